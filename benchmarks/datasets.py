@@ -1,0 +1,728 @@
+"""Typed loaders for the three debugging splits: MBPP+Fix (Hard), MBPP+Fix and HE+Fix.
+
+Files are found (:func:`resolve_file`) in ``data_dir``, else ``$UTDEBUG_DATA_DIR``, else
+``<cache_dir>/datasets/`` (``cache_dir`` defaults to :func:`default_cache_dir`); a file that is
+missing there is downloaded from its public URL into ``<cache_dir>/datasets/`` (temp name,
+sha256 check, atomic rename) unless ``download=False``. Every file's actual sha256 is recorded in
+:attr:`LoadedSplit.sources` and in each problem's :class:`Provenance`. Fatal problems (missing,
+unreadable or mismatching files, no network) raise :class:`DatasetError`; a row that cannot
+become a :class:`Problem` becomes a :class:`ProblemError` and loading goes on.
+
+Private tests are extracted without executing anything: MBPP test scripts are parsed with
+:mod:`ast` and their ``inputs`` / ``results`` lists evaluated by
+:func:`utdebug.literals.literal_value`; HE+ inputs are JSON. A row whose buggy ``code`` does not
+compile still loads (the evaluator reports it per problem).
+
+Measured facts on the published files (sha256 in :data:`SOURCES`):
+
+- MBPP+Fix (Hard), ``MBPP+Fix_hard_test.jsonl``: 170 rows, all load; 18,274 private tests
+  (107.49 per problem, min 4, max 140). The test loop's ``atol`` is 0 except in 3 rows
+  (120, 137, 293: ``0.0001``). The ``assertion`` helper wraps both sides in ``set()`` in 4 rows
+  (7, 232, 579, 769) and never asserts in 2 (737, 794: any non-raising output passes).
+  ``' set(' in test`` (the reference harness's set comparison) holds for those 4 plus 473, where
+  it only occurs inside ``results``. The only non-plain constructs in ``inputs``/``results`` are
+  ``set(...)`` calls (11) and the name ``inf`` (1).
+- MBPP+Fix, ``MBPP+Fix_test.jsonl``: 325 problems (published), same schema as Hard; its sha256 is
+  not pinned (``None``): the actual hash is recorded.
+- HE+Fix: ``humanevalpack_python.jsonl`` (bug: ``buggy_solution``, body only) joined with
+  HumanEval+ v0.1.10 ``HumanEvalPlus.jsonl.gz`` (tests, gold) on the problem number; the 164
+  entry points agree. :data:`HE_EXCLUDED` (14, 15, 83, 100, 130, 139) is dropped silently: in
+  EvalPlus's OriginFmt those tasks compute expected values with a reference function instead of a
+  ``results`` list, so the published HE+Fix excludes them. ``base_input + plus_input``
+  de-duplicated by ``repr`` (first occurrence kept) gives 158 problems and 122,478 inputs
+  (775.18 per problem, the published figure). Expected outputs are ``None``: the evaluator
+  computes them by running the gold code. ``HeVariant.BODY`` keeps the published body-only
+  ``code`` (it fails to load: 0 % at start); ``HeVariant.RUNNABLE`` prefixes the declaration
+  (about 35 % of tests pass). HumanEval/32 (``find_zero``) is checked with EvalPlus's polynomial
+  root rule (``poly_root``). The HE :class:`Provenance` names the humanevalpack row (the bug);
+  both files' hashes are in :attr:`LoadedSplit.sources`.
+"""
+
+from __future__ import annotations
+
+import ast
+import gzip
+import hashlib
+import http.client
+import json
+import math
+import os
+import re
+import tempfile
+import urllib.request
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, NamedTuple, TypeVar
+
+from utdebug.literals import LiteralError, literal_value
+from utdebug.sandbox.compare import CheckSpec
+
+__all__ = [
+    "HE_EXCLUDED",
+    "SOURCES",
+    "SPLIT_FILES",
+    "DatasetError",
+    "HeVariant",
+    "LoadedSplit",
+    "PrivateTests",
+    "Problem",
+    "ProblemError",
+    "Provenance",
+    "SourceFile",
+    "Split",
+    "default_cache_dir",
+    "load_split",
+    "resolve_file",
+]
+
+
+class Split(StrEnum):
+    HARD = "hard"
+    MBPP = "mbpp"
+    HE = "he"
+
+
+class HeVariant(StrEnum):
+    BODY = "body"
+    """The published HE+Fix ``code``: the buggy body only (does not load)."""
+    RUNNABLE = "runnable"
+    """``declaration + buggy_solution``: the honest debugging task."""
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    """One public source file."""
+
+    name: str
+    url: str
+    sha256: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    file: str
+    """Path actually read."""
+    row: int
+    """1-based line number in that file."""
+    sha256: str
+    """Actual sha256 of that file."""
+
+
+@dataclass(frozen=True, slots=True)
+class PrivateTests:
+    inputs: tuple[tuple[Any, ...], ...]
+    """Positional arguments of each private test."""
+    expected: tuple[Any, ...] | None
+    """Expected outputs; ``None`` for HE+Fix (computed by running the gold code)."""
+    check: CheckSpec
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    split: Split
+    task_id: str
+    number: int
+    prompt: str
+    signature: str
+    entry_point: str
+    code: str
+    gold: str
+    tests: PrivateTests
+    test_list: tuple[str, ...]
+    provenance: Provenance
+
+
+@dataclass(frozen=True, slots=True)
+class ProblemError:
+    """One row that could not become a :class:`Problem`; the run goes on."""
+
+    split: Split
+    file: str
+    row: int
+    task_id: str | None
+    message: str
+
+
+@dataclass(slots=True)
+class LoadedSplit:
+    split: Split
+    problems: list[Problem]
+    errors: list[ProblemError]
+    sources: dict[str, str]
+    """File name -> actual sha256 of every file read."""
+
+
+class DatasetError(Exception):
+    """Fatal: a file is missing, unreadable or has the wrong checksum (the message says how to fix it)."""
+
+
+HARD_FILE = "MBPP+Fix_hard_test.jsonl"
+MBPP_FILE = "MBPP+Fix_test.jsonl"
+HE_PACK_FILE = "humanevalpack_python.jsonl"
+HE_PLUS_FILE = "HumanEvalPlus.jsonl.gz"
+
+SOURCES: dict[str, SourceFile] = {
+    source.name: source
+    for source in (
+        SourceFile(
+            HARD_FILE,
+            "https://raw.githubusercontent.com/archiki/UTGenDebug/main/datasets/MBPP+Fix_hard_test.jsonl",
+            "01cb4be1b1b4627ecf7c2daf2c6a5674a156ad2ac652b9d863ef84ddfe754810",
+        ),
+        SourceFile(
+            MBPP_FILE,
+            "https://raw.githubusercontent.com/archiki/UTGenDebug/main/datasets/MBPP+Fix_test.jsonl",
+            None,
+        ),
+        SourceFile(
+            HE_PACK_FILE,
+            "https://raw.githubusercontent.com/bigcode-project/octopack/main/evaluation/create/"
+            "humaneval-x/data/python/data/humanevalpack.jsonl",
+            "b1376d72be4bd016a62ad043d9de3846edb8d63edf1222da802a31330c14c3a7",
+        ),
+        SourceFile(
+            HE_PLUS_FILE,
+            "https://github.com/evalplus/humanevalplus_release/releases/download/v0.1.10/"
+            "HumanEvalPlus.jsonl.gz",
+            "272720b90ac375502c8ed23cd791c2a93dfb22a911641a494da74a426c09f101",
+        ),
+    )
+}
+"""Every public source file, keyed by file name."""
+
+SPLIT_FILES: dict[Split, tuple[str, ...]] = {
+    Split.HARD: (HARD_FILE,),
+    Split.MBPP: (MBPP_FILE,),
+    Split.HE: (HE_PACK_FILE, HE_PLUS_FILE),
+}
+
+HE_EXCLUDED: frozenset[int] = frozenset({14, 15, 83, 100, 130, 139})
+"""HumanEval tasks left out of HE+Fix: their OriginFmt expected values come from a reference
+function, not a ``results`` list (all_prefixes, string_sequence, starts_one_ends, make_a_pile,
+tri, special_factorial)."""
+
+HE_POLY_ROOT_TASK = 32
+"""HumanEval/32 ``find_zero``: EvalPlus checks ``|poly(xs, out)| <= atol`` instead of equality."""
+
+MBPP_LOOP_HEADER = "for i, (inp, exp) in enumerate(zip(inputs, results)):"
+"""The line of an MBPP+ test script before which ``inputs`` and ``results`` are defined."""
+
+_CHUNK = 1 << 20
+_DOWNLOAD_TIMEOUT_S = 60.0
+_TASK_NUMBER = re.compile(r"(?:[A-Za-z]+/)?(\d+)")
+
+
+# ---------------------------------------------------------------------------------------------
+# Locating, downloading and hashing files
+
+
+def default_cache_dir() -> Path:
+    """``$UTDEBUG_CACHE_DIR``, else ``$XDG_CACHE_HOME/utdebug``, else ``~/.cache/utdebug``."""
+    explicit = os.environ.get("UTDEBUG_CACHE_DIR")
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg and Path(xdg).is_absolute():
+        return Path(xdg) / "utdebug"
+    return Path.home() / ".cache" / "utdebug"
+
+
+def resolve_file(
+    name: str,
+    *,
+    data_dir: Path | None = None,
+    cache_dir: Path | None = None,
+    download: bool = True,
+    verify: bool = True,
+) -> tuple[Path, str]:
+    """Find (or download) one source file and return ``(path, actual sha256)``."""
+    source = SOURCES.get(name)
+    if source is None:
+        raise DatasetError(f"unknown dataset file {name!r}; known files: {', '.join(SOURCES)}")
+    cache_folder = (cache_dir if cache_dir is not None else default_cache_dir()) / "datasets"
+    folders = _search_folders(data_dir, cache_folder)
+    for folder in folders:
+        path = folder / name
+        if path.exists():
+            actual = _sha256_of(path)
+            if verify:
+                _check_hash(source, path, actual, downloaded=False)
+            return path, actual
+    looked = " and ".join(str(folder) for folder in folders)
+    if not download:
+        raise DatasetError(
+            f"{name} not found (looked in {looked}) and downloading is off. {_fix_hint(source)}"
+        )
+    return _download(source, cache_folder, verify=verify)
+
+
+def _search_folders(data_dir: Path | None, cache_folder: Path) -> list[Path]:
+    env_dir = os.environ.get("UTDEBUG_DATA_DIR")
+    if data_dir is not None:
+        chosen = Path(data_dir).expanduser()
+    elif env_dir:
+        chosen = Path(env_dir).expanduser()
+    else:
+        return [cache_folder]
+    return [chosen] if chosen == cache_folder else [chosen, cache_folder]
+
+
+def _fix_hint(source: SourceFile) -> str:
+    return (
+        f"Fix: download {source.url} and put it in a folder named by --data-dir DIR "
+        f"or the environment variable UTDEBUG_DATA_DIR=DIR."
+    )
+
+
+def _sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    try:
+        with path.open("rb") as handle:
+            while chunk := handle.read(_CHUNK):
+                digest.update(chunk)
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+    return digest.hexdigest()
+
+
+def _unreadable(path: Path, exc: BaseException) -> DatasetError:
+    source = SOURCES.get(path.name)
+    hint = _fix_hint(source) if source is not None else "Fix: replace the file with a good copy."
+    return DatasetError(f"cannot read {path.name} at {path}: {exc}. {hint}")
+
+
+def _check_hash(source: SourceFile, path: Path, actual: str, *, downloaded: bool) -> None:
+    if source.sha256 is None or source.sha256 == actual:
+        return
+    what = f"downloaded from {source.url}" if downloaded else f"at {path}"
+    raise DatasetError(
+        f"checksum mismatch for {source.name} ({what}): expected sha256 {source.sha256}, "
+        f"got {actual}. The file is corrupt or a different version: replace it, or accept it "
+        f"with verify=False (CLI: --no-verify)."
+    )
+
+
+def _download(source: SourceFile, folder: Path, *, verify: bool) -> tuple[Path, str]:
+    target = folder / source.name
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, temp_name = tempfile.mkstemp(prefix=f".{source.name}.", suffix=".part", dir=folder)
+    except OSError as exc:
+        raise DatasetError(f"cannot create the cache folder {folder}: {exc}") from None
+    temp = Path(temp_name)
+    try:
+        actual = _fetch_into(source.url, fd)
+        if verify:
+            _check_hash(source, target, actual, downloaded=True)
+        os.replace(temp, target)
+    except (OSError, ValueError, http.client.HTTPException) as exc:
+        raise DatasetError(
+            f"cannot download {source.name} from {source.url}: {exc}. Without network, "
+            f"{_fix_hint(source)[5:]}"
+        ) from None
+    finally:
+        temp.unlink(missing_ok=True)
+    return target, actual
+
+
+def _fetch_into(url: str, fd: int) -> str:
+    """Stream ``url`` into the open file descriptor ``fd`` (closed afterwards); return sha256."""
+    digest = hashlib.sha256()
+    with (
+        os.fdopen(fd, "wb") as out,
+        urllib.request.urlopen(url, timeout=_DOWNLOAD_TIMEOUT_S) as response,
+    ):
+        while chunk := response.read(_CHUNK):
+            digest.update(chunk)
+            out.write(chunk)
+    return digest.hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading rows
+
+
+class _Row(NamedTuple):
+    path: Path
+    row: int
+    record: dict[str, Any]
+
+
+class _RowError(Exception):
+    """A row-level problem; becomes a :class:`ProblemError` blaming ``row`` (if given)."""
+
+    def __init__(self, message: str, row: _Row | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.row = row
+
+
+def _raw_lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """Non-blank lines of a ``.jsonl`` or ``.jsonl.gz`` file with their 1-based line numbers."""
+    try:
+        handle = gzip.open(path, "rb") if path.name.endswith(".gz") else path.open("rb")
+        with handle:
+            for number, line in enumerate(handle, start=1):
+                if line.strip():
+                    yield number, line
+    except (OSError, EOFError, zlib.error) as exc:
+        raise _unreadable(path, exc) from None
+
+
+def _read_rows(path: Path, split: Split, errors: list[ProblemError]) -> list[_Row]:
+    """Decode every line as a JSON object; undecodable lines become errors."""
+    rows: list[_Row] = []
+    for number, line in _raw_lines(path):
+        try:
+            record = json.loads(line)
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            message = f"line is not valid JSON: {exc}"
+            errors.append(ProblemError(split, str(path), number, None, message))
+            continue
+        if not isinstance(record, dict):
+            message = f"row is a JSON {type(record).__name__}, not an object"
+            errors.append(ProblemError(split, str(path), number, None, message))
+            continue
+        rows.append(_Row(path, number, record))
+    return rows
+
+
+def _field(row: _Row, name: str) -> Any:
+    if name not in row.record:
+        raise _RowError(f"missing field `{name}`", row)
+    return row.record[name]
+
+
+def _text(row: _Row, name: str, *, required: bool = False) -> str:
+    value = _field(row, name)
+    if not isinstance(value, str):
+        raise _RowError(f"field `{name}` must be a string, got {type(value).__name__}", row)
+    if required and not value.strip():
+        raise _RowError(f"field `{name}` is empty", row)
+    return value
+
+
+def _list(row: _Row, name: str) -> list[Any]:
+    value = _field(row, name)
+    if not isinstance(value, list):
+        raise _RowError(f"field `{name}` must be a list, got {type(value).__name__}", row)
+    return value
+
+
+def _task_number(row: _Row, prefix: str | None = None) -> int:
+    value = _field(row, "task_id")
+    if isinstance(value, int) and not isinstance(value, bool) and prefix is None:
+        return value
+    match = _TASK_NUMBER.fullmatch(value) if isinstance(value, str) else None
+    if match is None or (prefix is not None and not value.startswith(f"{prefix}/")):
+        expected = f"`{prefix}/<number>`" if prefix else "a task number"
+        raise _RowError(f"field `task_id` must be {expected}, got {value!r}", row)
+    return int(match.group(1))
+
+
+def _problem_error(split: Split, exc: _RowError, row: _Row, task_id: str | None) -> ProblemError:
+    blamed = exc.row or row
+    return ProblemError(split, str(blamed.path), blamed.row, task_id, exc.message)
+
+
+# ---------------------------------------------------------------------------------------------
+# MBPP+Fix and MBPP+Fix (Hard)
+
+
+def _load_mbpp(split: Split, path: Path, sha256: str) -> tuple[list[Problem], list[ProblemError]]:
+    errors: list[ProblemError] = []
+    problems: list[Problem] = []
+    first_row: dict[int, int] = {}
+    for row in _read_rows(path, split, errors):
+        task_id: str | None = None
+        try:
+            number = _task_number(row)
+            task_id = f"{split.value}/{number}"
+            if number in first_row:
+                raise _RowError(f"duplicate task_id {number} (first at row {first_row[number]})")
+            first_row[number] = row.row
+            problems.append(_mbpp_problem(split, row, number, sha256))
+        except _RowError as exc:
+            errors.append(_problem_error(split, exc, row, task_id))
+    return problems, errors
+
+
+def _mbpp_problem(split: Split, row: _Row, number: int, sha256: str) -> Problem:
+    entry_point = _text(row, "entry_point", required=True)
+    test_list = _list(row, "test_list")
+    if not all(isinstance(item, str) for item in test_list):
+        raise _RowError("field `test_list` must be a list of strings")
+    return Problem(
+        split=split,
+        task_id=f"{split.value}/{number}",
+        number=number,
+        prompt=_text(row, "prompt"),
+        signature=_text(row, "signature"),
+        entry_point=entry_point,
+        code=_text(row, "code", required=True),
+        gold=_text(row, "canonical_solution", required=True),
+        tests=_mbpp_tests(_text(row, "test", required=True), entry_point),
+        test_list=tuple(test_list),
+        provenance=Provenance(str(row.path), row.row, sha256),
+    )
+
+
+def _mbpp_tests(test: str, entry_point: str) -> PrivateTests:
+    """Private tests of an MBPP+ test script, read from its AST (nothing is executed)."""
+    lines = test.splitlines(keepends=True)
+    loop_at = next((i for i, line in enumerate(lines) if line.strip() == MBPP_LOOP_HEADER), None)
+    if loop_at is None:
+        raise _RowError(f"test script: no `{MBPP_LOOP_HEADER}` line")
+    head = _parse_script("".join(lines[:loop_at]))
+    loop = _parse_script("\n" * loop_at + "".join(lines[loop_at:]))
+    inputs = _script_list(head, "inputs")
+    results = _script_list(head, "results")
+    if len(inputs) != len(results):
+        raise _RowError(f"test script: {len(inputs)} inputs but {len(results)} results")
+    if not inputs:
+        raise _RowError("test script: `inputs` is empty")
+    helper = _assertion_helper(head)
+    check = CheckSpec(
+        atol=_loop_atol(loop, entry_point),
+        set_compare=_calls_set_on_params(helper),
+        never_asserts=not any(isinstance(node, ast.Assert) for node in ast.walk(helper)),
+        reference_use_set=" set(" in test,
+    )
+    return PrivateTests(_argument_tuples(inputs), tuple(results), check)
+
+
+def _parse_script(text: str) -> ast.Module:
+    try:
+        return ast.parse(text)
+    except SyntaxError as exc:
+        raise _RowError(f"test script: syntax error at line {exc.lineno}: {exc.msg}") from None
+    except (ValueError, MemoryError, RecursionError) as exc:
+        raise _RowError(f"test script: cannot parse: {exc!r}") from None
+
+
+def _script_list(module: ast.Module, name: str) -> list[Any] | tuple[Any, ...]:
+    """Value of the last module-level ``<name> = <literal>`` assignment (a list or tuple)."""
+    node: ast.expr | None = None
+    for statement in module.body:
+        if (
+            isinstance(statement, ast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)
+            and statement.targets[0].id == name
+        ):
+            node = statement.value
+    if node is None:
+        raise _RowError(f"test script: no module-level `{name} = ...` assignment")
+    try:
+        value = literal_value(node)
+    except LiteralError as exc:
+        raise _RowError(f"test script: cannot extract `{name}`: {exc}") from None
+    if not isinstance(value, list | tuple):
+        raise _RowError(f"test script: `{name}` is a {type(value).__name__}, not a list")
+    return value
+
+
+def _argument_tuples(inputs: list[Any] | tuple[Any, ...]) -> tuple[tuple[Any, ...], ...]:
+    for index, args in enumerate(inputs, start=1):
+        if not isinstance(args, list | tuple):
+            raise _RowError(
+                f"test input {index} is a {type(args).__name__}, not a list of positional arguments"
+            )
+    return tuple(tuple(args) for args in inputs)
+
+
+def _assertion_helper(module: ast.Module) -> ast.FunctionDef:
+    for statement in module.body:
+        if isinstance(statement, ast.FunctionDef) and statement.name == "assertion":
+            return statement
+    raise _RowError("test script: no `def assertion(out, exp, atol)` helper")
+
+
+def _calls_set_on_params(helper: ast.FunctionDef) -> bool:
+    """Whether the helper calls ``set(out)`` / ``set(exp)`` on its first two parameters."""
+    params = {arg.arg for arg in helper.args.args[:2]}
+    return any(
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "set"
+        and any(isinstance(arg, ast.Name) and arg.id in params for arg in node.args)
+        for node in ast.walk(helper)
+    )
+
+
+def _loop_atol(loop: ast.Module, entry_point: str) -> float:
+    """The last argument of ``assertion(<entry_point>(*inp), exp, <atol>)`` in the test loop."""
+    call = next(
+        (
+            node
+            for node in ast.walk(loop)
+            if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "assertion"
+        ),
+        None,
+    )
+    if call is None or len(call.args) != 3 or call.keywords:
+        raise _RowError("test script: no `assertion(<entry_point>(*inp), exp, atol)` in the loop")
+    tested = call.args[0]
+    if not (isinstance(tested, ast.Call) and isinstance(tested.func, ast.Name)):
+        raise _RowError(f"test script: the loop does not call a function: {ast.unparse(tested)}")
+    if tested.func.id != entry_point:
+        raise _RowError(
+            f"test script: the loop calls `{tested.func.id}` but entry_point is `{entry_point}`"
+        )
+    try:
+        atol = literal_value(call.args[2])
+    except LiteralError as exc:
+        raise _RowError(f"test script: cannot read the loop's atol: {exc}") from None
+    return _tolerance(atol, "the test loop's atol")
+
+
+def _tolerance(value: Any, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < math.inf:
+        raise _RowError(f"{what} must be a finite number >= 0, got {value!r}")
+    return float(value)
+
+
+# ---------------------------------------------------------------------------------------------
+# HE+Fix
+
+
+def _load_he(
+    variant: HeVariant, pack: tuple[Path, str], plus: tuple[Path, str]
+) -> tuple[list[Problem], list[ProblemError]]:
+    errors: list[ProblemError] = []
+    pack_rows = _index_he(pack[0], "Python", errors)
+    plus_rows = _index_he(plus[0], "HumanEval", errors)
+    problems: list[Problem] = []
+    for number in sorted((pack_rows.keys() | plus_rows.keys()) - HE_EXCLUDED):
+        pack_row, plus_row = pack_rows.get(number), plus_rows.get(number)
+        try:
+            if pack_row is None or plus_row is None:
+                missing = HE_PACK_FILE if pack_row is None else HE_PLUS_FILE
+                raise _RowError(f"HumanEval task {number} is missing from {missing}")
+            problems.append(_he_problem(number, variant, pack_row, plus_row, pack[1]))
+        except _RowError as exc:
+            blame = pack_row or plus_row
+            assert blame is not None  # every number comes from one of the two indexes
+            errors.append(_problem_error(Split.HE, exc, blame, f"he/{number}"))
+    return problems, errors
+
+
+def _index_he(path: Path, prefix: str, errors: list[ProblemError]) -> dict[int, _Row]:
+    """Rows of one HE file keyed by problem number (``<prefix>/<number>``)."""
+    index: dict[int, _Row] = {}
+    for row in _read_rows(path, Split.HE, errors):
+        try:
+            number = _task_number(row, prefix)
+        except _RowError as exc:
+            errors.append(_problem_error(Split.HE, exc, row, None))
+            continue
+        if number in index:
+            message = f"duplicate task_id {prefix}/{number} (first at row {index[number].row})"
+            if number not in HE_EXCLUDED:
+                errors.append(ProblemError(Split.HE, str(path), row.row, f"he/{number}", message))
+            continue
+        index[number] = row
+    return index
+
+
+def _he_problem(number: int, variant: HeVariant, pack: _Row, plus: _Row, sha256: str) -> Problem:
+    """One HE+Fix problem: the bug from humanevalpack, prompt, gold and tests from HE+."""
+    entry_point = _text(pack, "entry_point", required=True)
+    plus_entry = _text(plus, "entry_point", required=True)
+    if entry_point != plus_entry:
+        raise _RowError(
+            f"entry points disagree: `{entry_point}` in {HE_PACK_FILE} "
+            f"but `{plus_entry}` in {HE_PLUS_FILE}"
+        )
+    buggy = _text(pack, "buggy_solution", required=True)
+    prompt = _text(plus, "prompt", required=True)
+    return Problem(
+        split=Split.HE,
+        task_id=f"he/{number}",
+        number=number,
+        prompt=prompt,
+        signature=_text(pack, "signature"),
+        entry_point=entry_point,
+        code=buggy if variant is HeVariant.BODY else _text(pack, "declaration") + buggy,
+        gold=prompt + _text(plus, "canonical_solution", required=True),
+        tests=_he_tests(number, pack, plus),
+        test_list=(),
+        provenance=Provenance(str(pack.path), pack.row, sha256),
+    )
+
+
+def _he_tests(number: int, pack: _Row, plus: _Row) -> PrivateTests:
+    """``base_input + plus_input`` de-duplicated by ``repr`` (first occurrence kept)."""
+    inputs: list[tuple[Any, ...]] = []
+    seen: set[str] = set()
+    for name in ("base_input", "plus_input"):
+        for index, args in enumerate(_list(plus, name), start=1):
+            if not isinstance(args, list):
+                message = (
+                    f"`{name}` item {index} is a {type(args).__name__}, not a list of arguments"
+                )
+                raise _RowError(message, plus)
+            key = repr(args)
+            if key not in seen:
+                seen.add(key)
+                inputs.append(tuple(args))
+    if not inputs:
+        raise _RowError("`base_input` and `plus_input` are both empty", plus)
+    try:
+        atol = _tolerance(_field(plus, "atol"), "field `atol`")
+    except _RowError as exc:
+        raise _RowError(exc.message, plus) from None
+    check = CheckSpec(
+        atol=atol,
+        reference_use_set=" set(" in _text(pack, "test"),
+        poly_root=number == HE_POLY_ROOT_TASK,
+    )
+    return PrivateTests(tuple(inputs), None, check)
+
+
+# ---------------------------------------------------------------------------------------------
+# Entry point
+
+
+def load_split(
+    split: Split | str,
+    *,
+    data_dir: Path | None = None,
+    cache_dir: Path | None = None,
+    he_variant: HeVariant | str = HeVariant.BODY,
+    download: bool = True,
+    verify: bool = True,
+) -> LoadedSplit:
+    """Load one split; fatal file problems raise :class:`DatasetError`, bad rows are collected.
+
+    ``he_variant`` only matters for HE+Fix. Raises :class:`ValueError` for an unknown split or
+    variant name.
+    """
+    split = _choice(Split, split, "split")
+    variant = _choice(HeVariant, he_variant, "HE variant")
+    files = [
+        resolve_file(name, data_dir=data_dir, cache_dir=cache_dir, download=download, verify=verify)
+        for name in SPLIT_FILES[split]
+    ]
+    if split is Split.HE:
+        problems, errors = _load_he(variant, files[0], files[1])
+    else:
+        problems, errors = _load_mbpp(split, *files[0])
+    sources = {path.name: sha256 for path, sha256 in files}
+    return LoadedSplit(split, problems, errors, sources)
+
+
+_E = TypeVar("_E", bound=StrEnum)
+
+
+def _choice(enum: type[_E], value: _E | str, what: str) -> _E:
+    try:
+        return enum(value)
+    except ValueError:
+        choices = ", ".join(member.value for member in enum)
+        raise ValueError(f"unknown {what} {value!r}; choose one of: {choices}") from None

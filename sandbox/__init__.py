@@ -1,0 +1,40 @@
+"""The sandbox: runs untrusted, model-written Python safely and fast.
+
+It knows nothing of models. The trusted parent (:class:`Sandbox`) holds every expected output
+and decides every verdict; confined children only report what a program returned, as plain
+values over a dedicated pipe. See ``docs/sandbox.md`` for the layers and the threat model.
+"""
+
+from __future__ import annotations
+
+from utdebug.sandbox.compare import CheckSpec, Opaque, Semantics
+from utdebug.sandbox.layers import Layer, LayerReport, SandboxUnavailable
+from utdebug.sandbox.server import (
+    REFERENCE_PRELUDE,
+    BatchResult,
+    Limits,
+    Outcome,
+    Sandbox,
+    SandboxConfig,
+    SandboxError,
+    Status,
+    encode_inputs,
+)
+
+__all__ = [
+    "REFERENCE_PRELUDE",
+    "BatchResult",
+    "CheckSpec",
+    "Layer",
+    "LayerReport",
+    "Limits",
+    "Opaque",
+    "Outcome",
+    "Sandbox",
+    "SandboxConfig",
+    "SandboxError",
+    "SandboxUnavailable",
+    "Semantics",
+    "Status",
+    "encode_inputs",
+]

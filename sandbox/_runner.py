@@ -1,0 +1,639 @@
+"""The untrusted side of the sandbox: a fork server ("zygote") and its confined children.
+
+This file is self-contained (standard library only, no utdebug imports) because the parent
+starts the zygote as ``python -I -c <this file's source>`` inside the confinement, where the
+utdebug package is not visible. The parent also imports it, to share the value codec.
+
+Protocol (every message is a frame: 4-byte big-endian length + UTF-8 JSON):
+
+parent -> zygote, on a Unix socket:
+  {"op": "spawn", "job": {...}}      reply {"pid": N} with the read end of the child's result pipe
+                                     attached (SCM_RIGHTS)
+  {"op": "reap", "pid": N}           SIGKILL + wait4; reply {"status", "maxrss_kb", "cpu"}
+  {"op": "info"}                     reply: what this zygote could set up
+child -> parent, on its own result pipe (the only fd it keeps):
+  {"k": "load", "ok": bool, "t": s[, "e": [type, msg], "timeout": bool]}
+  {"k": "r", "i": index, "s": "ok"|"exc"|"timeout", "t": s[, "v": value][, "e": [type, msg]]}
+  {"k": "end", "out": bytes printed}
+
+The child never receives expected outputs; it only reports what the program returned. The
+parent decodes plain values, checks ordering and sizes, and decides every verdict.
+"""
+
+from __future__ import annotations
+
+import base64
+import builtins
+import json
+import math
+import os
+import signal
+import struct
+import sys
+import time
+
+# ---------------------------------------------------------------------------------------------
+# Value codec: tagged JSON of plain types. Encoding reads values through the *base* types'
+# methods, so a subclass cannot lie about equality: the parent rebuilds plain values and
+# compares those. Builtins are bound at import, before any untrusted code can patch them.
+# ---------------------------------------------------------------------------------------------
+
+MAX_DEPTH = 100
+_BIG = 1 << 62
+
+
+class EncodeError(Exception):
+    pass
+
+
+def encode(
+    value: object,
+    _depth: int = 0,
+    _type=type,  # noqa: ANN001 - bound at import on purpose
+    _int=int,
+    _float=float,
+    _str=str,
+    _isinstance=isinstance,
+    _isfinite=math.isfinite,
+    _b64=base64.b64encode,
+) -> object:
+    """Encode ``value`` as JSON-able plain data with tags for non-JSON types."""
+    if _depth > MAX_DEPTH:
+        raise EncodeError("value nested too deeply")
+    t = _type(value)
+    if value is None or t is bool:
+        return value
+    if _isinstance(value, _int) and t is not bool:
+        v = _int.__int__(value)  # the stored integer, whatever the subclass says
+        if -_BIG < v < _BIG:
+            return v
+        return {"$int": v.__index__().__format__("x") if v >= 0 else "-" + (-v).__format__("x")}
+    if _isinstance(value, _float):
+        f = _float.__float__(value)
+        if _isfinite(f):
+            return f
+        return {"$float": "nan" if f != f else ("inf" if f > 0 else "-inf")}
+    if _isinstance(value, _str):
+        return _str.__str__(value)
+    d = _depth + 1
+    if _isinstance(value, list):
+        return [encode(x, d) for x in list.__iter__(value)]
+    if _isinstance(value, tuple):
+        return {"$tuple": [encode(x, d) for x in tuple.__iter__(value)]}
+    if _isinstance(value, frozenset):
+        return {"$frozenset": [encode(x, d) for x in frozenset.__iter__(value)]}
+    if _isinstance(value, set):
+        return {"$set": [encode(x, d) for x in set.__iter__(value)]}
+    if _isinstance(value, dict):
+        return {"$dict": [[encode(k, d), encode(v, d)] for k, v in dict.items(value)]}
+    if _isinstance(value, complex):
+        c = complex.__complex__(value)
+        return {"$complex": [encode(c.real, d), encode(c.imag, d)]}
+    if _isinstance(value, bytes):
+        return {"$bytes": _b64(bytes(value)).decode("ascii")}
+    if _isinstance(value, bytearray):
+        return {"$bytearray": _b64(bytes(value)).decode("ascii")}
+    np = sys.modules.get("numpy")
+    if np is not None:
+        if _isinstance(value, np.ndarray) and value.dtype.kind in "biufcU":
+            return {
+                "$ndarray": {
+                    "dtype": value.dtype.str,
+                    "shape": list(value.shape),
+                    "v": encode(value.tolist(), d),
+                }
+            }
+        if _isinstance(value, np.generic) and value.dtype.kind in "biufcU":
+            return {"$np": [value.dtype.str, encode(value.item(), d)]}
+    return {"$opaque": [_opaque_name(value), _opaque_text(value)]}
+
+
+def _opaque_name(value: object) -> str:
+    try:
+        t = type(value)
+        return f"{t.__module__}.{t.__qualname__}"[:200]
+    except BaseException:  # noqa: BLE001 - untrusted objects may raise anything
+        return "<unknown type>"
+
+
+def _opaque_text(value: object) -> str:
+    try:
+        return str(repr(value))[:500]
+    except BaseException:  # noqa: BLE001
+        return f"<{_opaque_name(value)} object>"
+
+
+def no_opaque(type_name: str, text: str) -> object:
+    raise ValueError(f"an opaque {type_name} cannot be an input")
+
+
+def decode(data: object, make_opaque=no_opaque, _depth: int = 0) -> object:  # noqa: ANN001
+    """Inverse of :func:`encode`. Raises ValueError on anything that is not a known form.
+
+    ``make_opaque(type_name, text)`` builds the stand-in for an unencodable result.
+    """
+    if _depth > MAX_DEPTH + 2:
+        raise ValueError("value nested too deeply")
+    t = type(data)
+    if data is None or t in (bool, int, float, str):
+        return data
+    d = _depth + 1
+    if t is list:
+        return [decode(x, make_opaque, d) for x in data]  # type: ignore[attr-defined]
+    if t is not dict or len(data) != 1:  # type: ignore[arg-type]
+        raise ValueError(f"unexpected {t.__name__} in a result")
+    ((tag, body),) = data.items()  # type: ignore[attr-defined]
+    if tag == "$int" and type(body) is str:
+        neg = body.startswith("-")
+        v = int(body[1:] if neg else body, 16)
+        return -v if neg else v
+    if tag == "$float" and body in ("nan", "inf", "-inf"):
+        return float(body)
+    if type(body) is not list and tag != "$ndarray":
+        if tag in ("$bytes", "$bytearray") and type(body) is str:
+            raw = base64.b64decode(body.encode("ascii"), validate=True)
+            return raw if tag == "$bytes" else bytearray(raw)
+        raise ValueError(f"malformed {tag!r} in a result")
+    if tag == "$tuple":
+        return tuple(decode(x, make_opaque, d) for x in body)
+    if tag == "$set":
+        return {decode(x, make_opaque, d) for x in body}
+    if tag == "$frozenset":
+        return frozenset(decode(x, make_opaque, d) for x in body)
+    if tag == "$dict":
+        out = {}
+        for pair in body:
+            if type(pair) is not list or len(pair) != 2:
+                raise ValueError("malformed $dict in a result")
+            out[decode(pair[0], make_opaque, d)] = decode(pair[1], make_opaque, d)
+        return out
+    if tag == "$complex" and len(body) == 2:
+        re_, im = (decode(x, make_opaque, d) for x in body)
+        if type(re_) is not float or type(im) is not float:
+            raise ValueError("malformed $complex in a result")
+        return complex(re_, im)
+    if tag == "$opaque" and len(body) == 2 and all(type(x) is str for x in body):
+        return make_opaque(body[0], body[1])
+    if tag == "$np" and len(body) == 2 and type(body[0]) is str:
+        import numpy as np
+
+        return np.dtype(body[0]).type(decode(body[1], make_opaque, d))
+    if tag == "$ndarray" and type(body) is dict:
+        import numpy as np
+
+        arr = np.array(decode(body["v"], make_opaque, d), dtype=np.dtype(body["dtype"]))
+        return arr.reshape(tuple(body["shape"]))
+    raise ValueError(f"unknown tag {tag!r} in a result")
+
+
+# ---------------------------------------------------------------------------------------------
+# Framing
+# ---------------------------------------------------------------------------------------------
+
+_HDR = struct.Struct(">I")
+
+
+def pack(obj: object) -> bytes:
+    raw = json.dumps(obj, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    return _HDR.pack(len(raw)) + raw
+
+
+def _write_all(fd: int, data: bytes, _write=os.write) -> None:  # noqa: ANN001
+    view = memoryview(data)
+    while view:
+        n = _write(fd, view)
+        view = view[n:]
+
+
+def _read_exact(fd: int, n: int) -> bytes | None:
+    chunks = []
+    while n:
+        b = os.read(fd, n)
+        if not b:
+            return None
+        chunks.append(b)
+        n -= len(b)
+    return b"".join(chunks)
+
+
+# ---------------------------------------------------------------------------------------------
+# Linux confinement helpers (ctypes; Python 3.11 has no os.unshare)
+# ---------------------------------------------------------------------------------------------
+
+PR_SET_PDEATHSIG = 1
+PR_SET_NO_NEW_PRIVS = 38
+CLONE_NEWNS = 0x00020000
+CLONE_NEWNET = 0x40000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = (
+    1,
+    2,
+    4,
+    32,
+    4096,
+    16384,
+    1 << 18,
+)
+MNT_DETACH = 2
+
+_libc = None
+
+
+def libc():  # noqa: ANN201
+    global _libc
+    if _libc is None:
+        import ctypes
+
+        _libc = ctypes.CDLL(None, use_errno=True)
+    return _libc
+
+
+def _check(ret: int, what: str) -> None:
+    if ret != 0:
+        import ctypes
+
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def prctl(option: int, arg: int) -> None:
+    _check(libc().prctl(option, arg, 0, 0, 0), "prctl")
+
+
+def unshare(flags: int) -> None:
+    _check(libc().unshare(flags), "unshare")
+
+
+def mount(src: str, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+    c = libc()
+    _check(
+        c.mount(
+            src.encode(),
+            target.encode(),
+            fstype.encode() if fstype else None,
+            flags,
+            data.encode() if data else None,
+        ),
+        f"mount {target}",
+    )
+
+
+def build_tmpfs_view(hide: list[str], keep: list[str]) -> list[str]:
+    """Fallback file-system isolation when bubblewrap is absent (root only).
+
+    In a new mount namespace, lay an empty tmpfs over every directory in ``hide`` (world-writable
+    ones, home directories, the data and cache folders) and bind the read-only ``keep`` folders
+    (the interpreter and its packages) back into place where a hidden folder covered them.
+    Returns the folders actually hidden.
+    """
+    unshare(CLONE_NEWNS)
+    mount("none", "/", None, MS_REC | MS_PRIVATE)
+    staging = "/dev/shm" if os.path.isdir("/dev/shm") else "/tmp"
+    mount("tmpfs", staging, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700,size=1m")
+    kept: list[tuple[str, str]] = []
+    for i, path in enumerate(keep):
+        if any(_under(path, h) for h in hide) and os.path.isdir(path):
+            spot = f"{staging}/.keep{i}"
+            os.mkdir(spot, 0o700)
+            mount(path, spot, None, MS_BIND | MS_REC)
+            kept.append((spot, path))
+    hidden = []
+    for h in sorted(set(hide), key=len):
+        if os.path.isdir(h) and not any(_under(h, x) and h != x for x in hidden):
+            mount("tmpfs", h, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=64m")
+            hidden.append(h)
+    for spot, path in kept:
+        os.makedirs(path, 0o755, exist_ok=True)
+        p = path
+        while p not in hidden and p != "/":
+            os.chmod(p, 0o755)
+            p = os.path.dirname(p)
+        mount(spot, path, None, MS_BIND | MS_REC)
+        mount("none", path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_REC)
+        _check(libc().umount2(spot.encode(), MNT_DETACH), "umount staging")
+    if staging not in hidden:
+        _check(libc().umount2(staging.encode(), MNT_DETACH), "umount staging")
+    return hidden
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def seccomp_filter():  # noqa: ANN201
+    """A deny-list filter (default allow; listed calls fail with EPERM, clone3 with ENOSYS).
+
+    Denied: sockets, ptrace and cross-process memory, bpf/perf/userfaultfd/keyrings, mounts and
+    namespaces, module and kexec calls, personality, every way to signal a process, new
+    sessions and process groups, fork/vfork/execve, and clone without CLONE_THREAD (threads
+    still work). Returns None when no libseccomp binding is importable.
+    """
+    try:
+        import pyseccomp as sc
+    except Exception:  # noqa: BLE001 - missing binding or missing libseccomp.so
+        try:
+            import seccomp as sc  # Debian's python3-seccomp
+        except Exception:  # noqa: BLE001
+            return None
+    import errno
+
+    f = sc.SyscallFilter(defaction=sc.ALLOW)
+    eperm = sc.ERRNO(errno.EPERM)
+    deny = [
+        "socket", "socketpair", "io_uring_setup", "io_uring_enter", "io_uring_register",
+        "ptrace", "process_vm_readv", "process_vm_writev", "bpf", "perf_event_open",
+        "userfaultfd", "add_key", "request_key", "keyctl", "mount", "umount2", "pivot_root",
+        "chroot", "unshare", "setns", "kexec_load", "kexec_file_load", "init_module",
+        "finit_module", "delete_module", "personality", "kill", "tkill", "tgkill",
+        "rt_sigqueueinfo", "rt_tgsigqueueinfo", "pidfd_open", "pidfd_send_signal",
+        "pidfd_getfd", "setsid", "setpgid", "fork", "vfork", "execve", "execveat",
+        "open_by_handle_at", "name_to_handle_at", "mount_setattr", "move_mount", "fsopen",
+        "fsmount", "open_tree", "quotactl", "swapon", "swapoff", "reboot", "acct",
+        "settimeofday", "clock_settime", "adjtimex", "syslog", "vhangup",
+    ]  # fmt: skip
+    for name in deny:
+        try:
+            f.add_rule(eperm, name)
+        except Exception:  # noqa: BLE001, S112 - a call this kernel/library does not know
+            continue
+    clone_thread = 0x00010000
+    f.add_rule(eperm, "clone", sc.Arg(0, sc.MASKED_EQ, clone_thread, 0))
+    try:
+        f.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")  # glibc falls back to clone
+    except Exception:  # noqa: BLE001, S110
+        pass
+    return f
+
+
+# ---------------------------------------------------------------------------------------------
+# The child: confine, load the program, run the inputs, report
+# ---------------------------------------------------------------------------------------------
+
+
+class _Timeout(BaseException):
+    pass
+
+
+def _on_alarm(signum, frame):  # noqa: ANN001, ANN202, ARG001
+    raise _Timeout
+
+
+class _Sink:
+    """stdout/stderr replacement: swallows everything, counts the bytes."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def write(self, s: object) -> int:
+        try:
+            n = len(s)  # type: ignore[arg-type]
+        except Exception:  # noqa: BLE001
+            n = 0
+        self.count += n
+        return n
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+
+def _exc_info(e: BaseException) -> list[str]:
+    try:
+        name = type(e).__name__
+    except BaseException:  # noqa: BLE001
+        name = "Exception"
+    try:
+        msg = str(e)[:1000]
+    except BaseException:  # noqa: BLE001
+        msg = "<unprintable>"
+    return [str(name)[:200], msg]
+
+
+def confine(job: dict, result_fd: int, state: dict) -> None:  # type: ignore[type-arg]
+    """Runs in the forked child, before any untrusted byte. Order matters."""
+    import resource
+
+    os.setsid()
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != state["zygote_pid"]:  # the zygote died between fork and prctl
+        os._exit(1)
+    devnull = os.open("/dev/null", os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    keep = sorted({0, 1, 2, result_fd})
+    lo = 3
+    for fd in keep[3:]:
+        os.closerange(lo, fd)
+        lo = fd + 1
+    os.closerange(lo, 65536)
+    lim = job["limits"]
+    mem = int(lim["memory_mb"]) << 20
+    cpu = int(math.ceil(lim["cpu_s"]))
+    for res, soft, hard in (
+        (resource.RLIMIT_AS, mem, mem),
+        (resource.RLIMIT_CPU, cpu, cpu + 2),
+        (resource.RLIMIT_FSIZE, int(lim["fsize_mb"]) << 20, int(lim["fsize_mb"]) << 20),
+        (resource.RLIMIT_NOFILE, 64, 64),
+        (resource.RLIMIT_CORE, 0, 0),
+    ):
+        resource.setrlimit(res, (soft, hard))
+    uid = job.get("uid")
+    if uid is not None and os.getuid() == 0:
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+        try:
+            os.setuid(0)
+        except PermissionError:
+            pass
+        else:
+            os._exit(3)
+    os.chdir("/tmp" if os.path.isdir("/tmp") else "/")
+    prctl(PR_SET_NO_NEW_PRIVS, 1)
+    flt = state.get("seccomp")
+    if flt is not None:
+        flt.load()
+
+
+def run_job(job: dict, fd: int) -> None:  # type: ignore[type-arg]
+    """Load the program and run the inputs; one frame per input, strictly in order."""
+    sink = _Sink()
+    sys.stdout = sys.stderr = sink  # type: ignore[assignment]
+    sys.stdin = None  # type: ignore[assignment]
+    signal.signal(signal.SIGALRM, _on_alarm)
+    setitimer, real = signal.setitimer, signal.ITIMER_REAL
+    now = time.perf_counter
+    write, dumps, loads = _write_all, json.dumps, json.loads
+    hdr = _HDR.pack
+    cap = int(job["limits"]["frame_cap"])
+    limits = job["per_input"]
+    sys.set_int_max_str_digits(0)
+
+    g: dict = {"__name__": "solution", "__builtins__": builtins}  # type: ignore[type-arg]
+    t0 = now()
+    setitimer(real, float(job["limits"]["load_s"]))
+    try:
+        exec(job["prelude"], g)
+        exec(compile(job["code"], "<program>", "exec"), g)
+        fn = g.get(job["entry_point"])
+        if not callable(fn):
+            raise NameError(f"the program defines no function {job['entry_point']!r}")
+        setitimer(real, 0)
+        load = {"k": "load", "ok": True, "t": now() - t0}
+    except _Timeout:
+        load = {"k": "load", "ok": False, "timeout": True, "t": now() - t0, "e": ["Timeout", ""]}
+    except BaseException as e:  # noqa: BLE001 - the program's failure is data
+        setitimer(real, 0)
+        load = {"k": "load", "ok": False, "t": now() - t0, "e": _exc_info(e)}
+    write(fd, pack(load))
+    if not load["ok"]:
+        os._exit(0)
+
+    start = int(job["start"])
+    for j, text in enumerate(job["inputs"]):
+        i = start + j
+        rec: dict = {"k": "r", "i": i}  # type: ignore[type-arg]
+        try:
+            args = decode(loads(text))
+            t1 = now()
+            setitimer(real, float(limits[j]))
+            try:
+                out = fn(*args)
+            finally:
+                setitimer(real, 0)
+                rec["t"] = now() - t1
+            setitimer(real, float(limits[j]))
+            try:
+                rec["v"] = encode(out)
+            finally:
+                setitimer(real, 0)
+            rec["s"] = "ok"
+        except _Timeout:
+            rec["s"] = "timeout"
+        except BaseException as e:  # noqa: BLE001
+            rec["s"] = "exc"
+            rec["e"] = _exc_info(e)
+        rec.setdefault("t", 0.0)
+        try:
+            raw = dumps(rec, separators=(",", ":"), allow_nan=False).encode("utf-8")
+        except BaseException as e:  # noqa: BLE001
+            raw = dumps({"k": "r", "i": i, "s": "exc", "t": rec["t"], "e": _exc_info(e)}).encode()
+        if len(raw) > cap:
+            small = {"k": "r", "i": i, "s": "exc", "t": rec["t"]}
+            small["e"] = ["OutputTooLarge", f"result is {len(raw)} bytes; the cap is {cap}"]
+            raw = dumps(small).encode()
+        write(fd, hdr(len(raw)) + raw)
+    write(fd, pack({"k": "end", "out": sink.count}))
+    os._exit(0)
+
+
+def child_main(job: dict, fd: int, state: dict) -> None:  # type: ignore[type-arg]
+    try:
+        confine(job, fd, state)
+    except BaseException as e:  # noqa: BLE001
+        try:
+            _write_all(fd, pack({"k": "confine-failed", "e": _exc_info(e)}))
+        finally:
+            os._exit(4)
+    try:
+        run_job(job, fd)
+    finally:
+        os._exit(0)
+
+
+# ---------------------------------------------------------------------------------------------
+# The zygote
+# ---------------------------------------------------------------------------------------------
+
+
+def zygote(ctl_fd: int, config: dict) -> None:  # type: ignore[type-arg]
+    import socket
+
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    state: dict = {"zygote_pid": os.getpid()}  # type: ignore[type-arg]
+    info: dict = {"pid": os.getpid(), "uid": os.getuid(), "errors": []}  # type: ignore[type-arg]
+    if config.get("unshare_net"):
+        try:
+            unshare(CLONE_NEWNET)
+            info["netns"] = True
+        except OSError as e:
+            info["errors"].append(f"netns: {e}")
+    if config.get("tmpfs_view"):
+        try:
+            info["hidden"] = build_tmpfs_view(config["hide"], config["keep"])
+            info["mount"] = "tmpfs"
+        except OSError as e:
+            info["errors"].append(f"mount: {e}")
+    try:
+        info["ifaces"] = [name for _, name in socket.if_nameindex()]
+    except OSError as e:
+        info["ifaces"] = None
+        info["errors"].append(f"interfaces: {e}")
+    for name in config.get("preimport", []):
+        try:
+            __import__(name)
+        except Exception as e:  # noqa: BLE001
+            info["errors"].append(f"preimport {name}: {e}")
+    try:
+        state["seccomp"] = seccomp_filter()
+        info["seccomp"] = state["seccomp"] is not None
+    except Exception as e:  # noqa: BLE001
+        info["seccomp"] = False
+        info["errors"].append(f"seccomp: {e}")
+    ctl = socket.socket(fileno=ctl_fd)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    while True:
+        hdr = _recv_exact(ctl, 4)
+        if hdr is None:
+            os._exit(0)
+        body = _recv_exact(ctl, _HDR.unpack(hdr)[0])
+        if body is None:
+            os._exit(0)
+        msg = json.loads(body)
+        op = msg.get("op")
+        if op == "spawn":
+            r, w = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                ctl.close()
+                os.close(r)
+                child_main(msg["job"], w, state)
+            os.close(w)
+            socket.send_fds(ctl, [pack({"pid": pid})], [r])
+            os.close(r)
+        elif op == "reap":
+            pid = int(msg["pid"])
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+            try:
+                _, status, ru = os.wait4(pid, 0)
+                reply = {
+                    "status": status,
+                    "maxrss_kb": ru.ru_maxrss,
+                    "cpu": ru.ru_utime + ru.ru_stime,
+                }
+            except ChildProcessError:
+                reply = {"status": None, "maxrss_kb": 0, "cpu": 0.0}
+            ctl.sendall(pack(reply))
+        elif op == "info":
+            ctl.sendall(pack(info))
+        else:
+            ctl.sendall(pack({"error": f"unknown op {op!r}"}))
+
+
+def _recv_exact(sock, n: int) -> bytes | None:  # noqa: ANN001
+    buf = bytearray()
+    while len(buf) < n:
+        b = sock.recv(n - len(buf))
+        if not b:
+            return None
+        buf += b
+    return bytes(buf)
+
+
+if __name__ == "__main__":
+    _ctl, _config = int(sys.argv[1]), json.loads(sys.argv[2])
+    zygote(_ctl, _config)

@@ -1,0 +1,305 @@
+"""Output comparison, decided in the trusted parent.
+
+Two semantics are implemented:
+
+- ``Semantics.DATASET`` (the default): the benchmark file's own ``assertion(out, exp, atol)``
+  helper, with the per-test ``atol`` of the loop, the rows whose helper wraps both sides in
+  ``set()``, and the two rows (MBPP 737 and 794) whose helper never asserts.
+- ``Semantics.REFERENCE``: the UTDebug authors' ``eval_exact_match`` (atol ignored,
+  1e-6 only when the expected side is float(s), set comparison whenever ``' set('`` occurs
+  in the test text, literal comparison everywhere else).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+import numpy as np
+
+
+class Semantics(StrEnum):
+    DATASET = "dataset"
+    REFERENCE = "reference"
+
+
+@dataclass(frozen=True, slots=True)
+class CheckSpec:
+    """How one problem's private tests compare an output with the expected value."""
+
+    atol: float = 0.0
+    """The ``atol`` argument of the dataset's test loop (``assertion(f(*inp), exp, atol)``)."""
+    set_compare: bool = False
+    """The dataset's ``assertion`` helper wraps both sides in ``set()`` (MBPP 7, 232, 579, 769)."""
+    never_asserts: bool = False
+    """The dataset's helper computes a result but never asserts it (MBPP 737, 794)."""
+    reference_use_set: bool = False
+    """``' set(' in test``: the authors' harness compares as sets (adds MBPP 473)."""
+    poly_root: bool = False
+    """HumanEval/32 ``find_zero``: pass iff ``|poly(xs, out)| <= atol`` (EvalPlus's check)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Opaque:
+    """A return value the child could not encode as plain data (a ``re.Match``, an object).
+
+    It never equals an expected value; only checks that ignore the value (the dataset helper
+    of MBPP 737/794) can pass it.
+    """
+
+    type_name: str
+    text: str
+
+
+# ---------------------------------------------------------------------------------------------
+# Comparison
+# ---------------------------------------------------------------------------------------------
+#
+# Both semantics are re-statements of Python code that runs ``==``, ``!=``, ``set()``,
+# ``bool()`` and ``np.allclose`` on the values. The values reaching the parent are plain data
+# (decoded by the sandbox codec), so running the very same operations here is safe and is the
+# most faithful way to reproduce every corner case (numpy truth values, broadcasting, nan, ...).
+# Outcomes therefore follow the installed numpy (2.x: comparing arrays of mismatched shapes
+# raises instead of returning a scalar), exactly as a re-run of the original code would.
+
+_FLOAT_TOL = 1e-6
+"""Tolerance both helpers switch to when ``atol == 0`` and the expected value "is floats"."""
+_RTOL = 1e-07
+"""The ``rtol`` both helpers pass to ``np.allclose``."""
+
+
+def _is_floats(x: object) -> bool:
+    """The ``is_floats`` helper of the dataset and of the authors' ``utils.py`` (identical).
+
+    Quirk (every row with an empty expected list, e.g. MBPP 161, 308, 589, 725, 754, 769):
+    ``all()`` of an empty list is True, so ``[]`` and ``()`` count as "floats"; the tolerance
+    becomes 1e-6 and ``np.allclose`` then broadcasts shape ``(0,)`` against any scalar or
+    one-element output and returns True, so ``5`` or ``[5]`` passes against an expected ``[]``.
+    (Newer evalplus adds ``and x``; neither the dataset text nor the authors' code has it.)
+    """
+    if isinstance(x, float):
+        return True
+    if isinstance(x, (list, tuple)):
+        return all(isinstance(i, float) for i in x)
+    if isinstance(x, np.ndarray):
+        return bool(x.dtype == np.float64 or x.dtype == np.float32)
+    return False
+
+
+def _contains_opaque(value: object) -> bool:
+    """Whether ``value`` is or contains (at any depth) an :class:`Opaque`.
+
+    Iterative (no recursion limit) and cycle-safe (each container is visited once).
+    """
+    stack: list[object] = [value]
+    seen: set[int] = set()
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Opaque):
+            return True
+        if isinstance(item, (list, tuple, set, frozenset, dict, np.ndarray)):
+            if id(item) in seen:
+                continue
+            seen.add(id(item))
+        if isinstance(item, (list, tuple, set, frozenset)):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, np.ndarray) and item.dtype == object:
+            stack.extend(item.flat)
+    return False
+
+
+def _dataset_assertion(out: object, exp: object, atol: float, set_compare: bool) -> bool:
+    """The dataset's ``assertion(out, exp, atol)`` helper; True iff it does not raise.
+
+    - ``atol`` is the loop's value: 0 in 167 Hard rows, ``0.0001`` in MBPP 120, 137 and 293.
+    - ``is_floats(exp)`` is decided on the *original* expected value, before any ``set()``.
+    - ``set_compare`` (MBPP 7, 232, 579, 769): ``out = set(out); exp = set(exp)`` with no
+      ``try``: an output that ``set()`` rejects (an int, None, a list of lists) fails; a str
+      output becomes its set of characters; order and duplicates are ignored.
+      If the tolerance is non-zero (a float expected list) and the sets differ,
+      ``np.allclose`` on two sets raises, so float sets pass only when exactly equal.
+    - ``if out != exp and atol != 0`` takes the truth value of ``out != exp``: for a numpy
+      array with more than one element (or none) that raises, so the test fails; a
+      one-element array stands for its element. Same for ``assert out == exp``.
+    - ``np.allclose(out, exp, rtol=1e-07, atol=atol)`` broadcasts: a scalar output can match
+      an expected list of identical floats, and nan never matches (``equal_nan=False``),
+      while ``inf`` matches ``inf`` of the same sign.
+    - A tuple never equals a list (``(1, 2) != [1, 2]``), but with a non-zero tolerance
+      ``np.allclose`` accepts it: ``(1.0, 2.0)`` passes against ``[1.0, 2.0]``.
+    """
+    if atol == 0 and _is_floats(exp):
+        atol = _FLOAT_TOL
+    if set_compare:
+        out = set(out)  # type: ignore[call-overload]
+        exp = set(exp)  # type: ignore[call-overload]
+    if out != exp and atol != 0:
+        return bool(np.allclose(out, exp, rtol=_RTOL, atol=atol))  # type: ignore[arg-type]
+    return bool(out == exp)
+
+
+def _poly(xs: Any, x: Any) -> Any:
+    """EvalPlus's ``_poly`` oracle for HumanEval/32: ``sum(coeff * math.pow(x, i))``."""
+    return sum([coeff * math.pow(x, i) for i, coeff in enumerate(xs)])
+
+
+def _poly_root_check(out: object, args: Sequence[object], atol: float) -> bool:
+    """EvalPlus's find_zero oracle: ``assert abs(_poly(*inp, out)) <= atol`` (HumanEval/32).
+
+    The expected value is ignored. ``math.pow`` rejects non-real roots (complex, str, None,
+    arrays of more than one element) and raises OverflowError for huge ones; nan and inf fail
+    the ``<=``. ``atol`` is used as given: the caller passes HumanEval+'s ``atol`` (1e-4 for
+    HumanEval/32); with ``atol == 0`` only an exact root passes.
+    """
+    if len(args) != 1:  # ``_poly(*inp, out)`` with another arity raises TypeError
+        return False
+    return bool(abs(_poly(args[0], out)) <= atol)
+
+
+def _dataset_match(
+    actual: object, expected: object, check: CheckSpec, args: Sequence[object]
+) -> bool:
+    if check.poly_root:
+        return not _contains_opaque(actual) and _poly_root_check(actual, args, check.atol)
+    if check.never_asserts:
+        # MBPP 737, 794: the helper computes ``exact_match`` and never asserts it, so any
+        # value the function returns (a ``re.Match``, None, a wrong bool) passes.
+        return True
+    if _contains_opaque(actual):
+        return False
+    return _dataset_assertion(actual, expected, check.atol, check.set_compare)
+
+
+def _reference_eval_exact_match(out: object, exp: object, use_set: bool) -> object:
+    """The authors' ``eval_exact_match(out, exp, atol=0, use_set)`` (utils.py), quirks included.
+
+    - Both str and ``'error' in out.lower()``: the code then evaluates ``'error' in exp.lower``
+      (the method, not called), which raises TypeError; the caller counts a failure even for
+      equal strings. No Hard ``results`` contain such strings; generated UTs might.
+    - ``atol`` is always 0 on entry (the loop's 1e-4 of MBPP 120/137/293 is ignored); it
+      becomes 1e-6 only when the *expected* side is floats (``is_floats``, see above).
+    - ``use_set`` (``' set(' in test``: MBPP 7, 232, 579, 769 and 473, where ``set()`` only
+      appears in ``results``): ``out = set(out)`` then ``exp = set(exp)`` inside a bare
+      ``try``; on failure it silently goes on. If only ``set(exp)`` fails, ``out`` stays a
+      set and ``exp`` keeps its type. So MBPP 473's list-of-tuples output matches a ``set``
+      of tuples in ``results``, and unhashable outputs fall back to literal comparison.
+    - Both str containing ``'Error'`` (capital E, after the set step): True, whatever else.
+    - ``np.allclose(out, exp, rtol=1e-7, atol)`` only when ``out != exp`` and ``atol != 0``;
+      else ``out == exp``. The truth value of an array ``out != exp`` may raise here.
+    """
+    if isinstance(out, str) and isinstance(exp, str) and "error" in out.lower():
+        raise TypeError("argument of type 'builtin_function_or_method' is not iterable")
+    atol = 0.0
+    if _is_floats(exp):
+        atol = _FLOAT_TOL
+    if use_set:
+        try:
+            out = set(out)  # type: ignore[call-overload]
+            exp = set(exp)  # type: ignore[call-overload]
+        except Exception:
+            pass
+    if isinstance(out, str) and isinstance(exp, str) and "Error" in out and "Error" in exp:
+        return True
+    if out != exp and atol != 0:
+        return np.allclose(out, exp, rtol=_RTOL, atol=atol)  # type: ignore[arg-type]
+    return out == exp
+
+
+def _reference_match(actual: object, expected: object, check: CheckSpec) -> bool:
+    """The authors' per-input verdict: ``eval_exact_match`` plus the caller's reduction.
+
+    A result that is not a ``bool`` (a numpy ``bool_`` or array from ``==``) is reduced with
+    ``.all()``; if that raises, the input fails. ``never_asserts`` does not apply (MBPP 737/794
+    compare the canonical ``re.Match`` with True/False literally and fail), nor ``poly_root``
+    (HumanEval/32 compares the root with ``results`` at 1e-6), nor the per-test ``atol``.
+    """
+    if _contains_opaque(actual):
+        return False
+    result = _reference_eval_exact_match(actual, expected, check.reference_use_set)
+    if not isinstance(result, bool):
+        result = getattr(result, "all")()  # noqa: B009 - AttributeError means fail, as in the original
+    return bool(result)
+
+
+def outputs_match(
+    actual: object,
+    expected: object,
+    check: CheckSpec,
+    semantics: Semantics = Semantics.DATASET,
+    args: Sequence[object] = (),
+) -> bool:
+    """Whether the (decoded, plain) return value ``actual`` passes one private test.
+
+    ``expected`` is the dataset's expected value and ``args`` the test's positional arguments
+    (only ``poly_root`` reads them). Any exception raised while comparing means failure, as in
+    both original harnesses; this function never raises for any value (it raises ValueError only
+    for a ``semantics`` that is not a :class:`Semantics`). An :class:`Opaque` anywhere in
+    ``actual`` never equals anything; only the DATASET helper of MBPP 737/794, which never
+    asserts, passes it.
+    """
+    mode = Semantics(semantics)
+    try:
+        with np.errstate(all="ignore"):
+            if mode is Semantics.REFERENCE:
+                return _reference_match(actual, expected, check)
+            return _dataset_match(actual, expected, check, args)
+    except Exception:
+        return False
+
+
+# ---------------------------------------------------------------------------------------------
+# Rendering
+# ---------------------------------------------------------------------------------------------
+
+
+def _int_repr(value: int) -> str:
+    try:
+        return repr(value)
+    except ValueError:  # more digits than sys.get_int_max_str_digits() allows
+        digits = int(abs(value).bit_length() * math.log10(2)) + 1
+        return f"<int with about {digits} digits>"
+
+
+def _render(value: object) -> str:
+    """``repr`` with nested :class:`Opaque` shown as their text and huge ints summarised."""
+    if isinstance(value, Opaque):
+        return value.text
+    t = type(value)
+    if t is int:
+        return _int_repr(value)  # type: ignore[arg-type]
+    if t is list:
+        return "[" + ", ".join(_render(x) for x in value) + "]"  # type: ignore[attr-defined]
+    if t is tuple:
+        items = [_render(x) for x in value]  # type: ignore[attr-defined]
+        return "(" + items[0] + ",)" if len(items) == 1 else "(" + ", ".join(items) + ")"
+    if t is set or t is frozenset:
+        if not value:
+            return f"{t.__name__}()"
+        body = "{" + ", ".join(_render(x) for x in value) + "}"  # type: ignore[attr-defined]
+        return body if t is set else f"frozenset({body})"
+    if t is dict:
+        pairs = value.items()  # type: ignore[attr-defined]
+        return "{" + ", ".join(f"{_render(k)}: {_render(v)}" for k, v in pairs) + "}"
+    return repr(value)
+
+
+def describe(value: object, limit: int = 2000) -> str:
+    """A ``repr`` of ``value`` for reports and feedback, at most ``limit`` characters.
+
+    An :class:`Opaque` (also nested) renders as its ``text``; ints too long for ``repr``
+    (``sys.set_int_max_str_digits``) render as ``<int with about N digits>``. A longer text is
+    cut and ends with ``… (N chars)``, N being the full length. Never raises.
+    """
+    try:
+        text = _render(value)
+    except Exception as exc:  # RecursionError for absurd nesting, a failing repr, ...
+        text = f"<{type(value).__name__}: repr failed: {type(exc).__name__}>"
+    if len(text) <= limit:
+        return text
+    marker = f"… ({len(text)} chars)"
+    return text[: max(0, limit - len(marker))] + marker

@@ -1,0 +1,250 @@
+"""Which protection layers the sandbox can put around untrusted code on this machine.
+
+The layers, outermost first (``utdebug doctor`` prints them):
+
+- ``clean_env``: the zygote starts with an empty environment (no API keys, no dataset paths).
+- ``mount``: the child sees a minimal file tree: bubblewrap (``/usr``, the interpreter, a
+  private ``/tmp``; nothing else), or, without bubblewrap and as root, a private mount
+  namespace with an empty tmpfs over ``/tmp``, ``/root``, ``/home``, ``/run``... and the
+  data folders.
+- ``pidns``: a private PID namespace (bubblewrap): daemons die with the sandbox and
+  ``kill(getppid())`` cannot reach the evaluator.
+- ``netns``: a private network namespace with only ``lo``.
+- ``uid_drop``: as root, ``setgroups([])``, ``setgid``, ``setuid`` to a sandbox uid per child
+  (not needed, and reported as such, when utdebug itself does not run as root).
+- ``seccomp``: a deny-list syscall filter (no sockets, no signals to others, no fork/exec,
+  threads allowed); needs a libseccomp binding (``pyseccomp``) and ``libseccomp.so.2``.
+- ``rlimits``: address space, CPU, file size, open files, no core dumps.
+- ``session``: a new session and death with the parent (``PR_SET_PDEATHSIG``).
+
+By default every layer is required; a missing one is an error that says how to get it, unless
+the user opts in to weaker isolation (``allow_weak``: ``--allow-weak-sandbox`` or
+``UTDEBUG_ALLOW_WEAK_SANDBOX=1``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import sys
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class Layer(StrEnum):
+    CLEAN_ENV = "clean_env"
+    MOUNT = "mount"
+    PIDNS = "pidns"
+    NETNS = "netns"
+    UID_DROP = "uid_drop"
+    SECCOMP = "seccomp"
+    RLIMITS = "rlimits"
+    SESSION = "session"
+
+
+DEFAULT_REQUIRED = frozenset(Layer)
+
+HINTS: dict[Layer, str] = {
+    Layer.MOUNT: "install bubblewrap (apt-get install bubblewrap), or run as root",
+    Layer.PIDNS: "install bubblewrap (apt-get install bubblewrap)",
+    Layer.NETNS: "install bubblewrap, or run as root, to get a network namespace",
+    Layer.SECCOMP: "pip install pyseccomp (needs the system's libseccomp2)",
+    Layer.UID_DROP: "run as root so children can drop to a sandbox uid",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class LayerState:
+    layer: Layer
+    active: bool
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class LayerReport:
+    """What a started sandbox really has (confirmed by the zygote, not only predicted)."""
+
+    states: tuple[LayerState, ...]
+    mode: str
+    """``bwrap``, ``tmpfs`` (root without bubblewrap) or ``plain``."""
+    errors: tuple[str, ...] = ()
+
+    def active(self) -> frozenset[Layer]:
+        return frozenset(s.layer for s in self.states if s.active)
+
+    def missing(self, required: frozenset[Layer]) -> list[LayerState]:
+        return [s for s in self.states if s.layer in required and not s.active]
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "mode": self.mode,
+            "layers": {s.layer.value: {"active": s.active, "detail": s.detail} for s in self.states},
+            "errors": list(self.errors),
+        }
+
+
+class SandboxUnavailable(RuntimeError):
+    """The sandbox cannot give the isolation the user asked for."""
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """How the zygote will be started (decided before starting it)."""
+
+    mode: str
+    argv_prefix: tuple[str, ...]
+    zygote_config: dict[str, object] = field(default_factory=dict)
+    is_root: bool = False
+
+
+def bwrap_path() -> str | None:
+    return shutil.which("bwrap") or next(
+        (p for p in ("/usr/bin/bwrap", "/usr/local/bin/bwrap") if os.access(p, os.X_OK)), None
+    )
+
+
+def seccomp_binding() -> str | None:
+    for name in ("pyseccomp", "seccomp"):
+        if importlib.util.find_spec(name) is not None:
+            return name
+    return None
+
+
+def interpreter_dirs() -> list[str]:
+    """Folders the interpreter needs to start and import its packages, outermost only."""
+    dirs = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    dirs |= {os.path.abspath(p) for p in (sys.prefix, sys.base_prefix)}
+    out: list[str] = []
+    for d in sorted(dirs, key=len):
+        if d.startswith("/usr/") or any(d == o or d.startswith(o + "/") for o in out):
+            continue
+        out.append(d)
+    return out
+
+
+def _ancestors(path: str) -> list[str]:
+    parts = path.strip("/").split("/")[:-1]
+    return ["/" + "/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def bwrap_argv(bwrap: str, is_root: bool) -> list[str]:
+    argv = [
+        bwrap,
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--die-with-parent",
+        "--new-session",
+        "--clearenv",
+        "--cap-drop",
+        "ALL",
+    ]
+    if is_root:
+        # Real root, no user namespace: keep only what the zygote needs to drop each child to
+        # its own uid and to kill it afterwards (bwrap's --uid inside a user namespace is
+        # cosmetic for host files, so the real uid must change).
+        argv += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_KILL"]
+    else:
+        argv += ["--unshare-user"]
+    argv += ["--ro-bind", "/usr", "/usr"]
+    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(top):
+            argv += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            argv += ["--ro-bind", top, top]
+    for f in ("/etc/ld.so.cache", "/etc/localtime"):
+        argv += ["--ro-bind-try", f, f]
+    made: set[str] = set()
+    for d in interpreter_dirs():
+        for a in _ancestors(d):
+            if a not in made:
+                argv += ["--perms", "0755", "--dir", a]
+                made.add(a)
+        argv += ["--ro-bind", d, d]
+    argv += ["--tmpfs", "/tmp", "--dev", "/dev", "--proc", "/proc", "--chdir", "/tmp"]
+    for k, v in CHILD_ENV.items():
+        argv += ["--setenv", k, v]
+    return [*argv, "--"]
+
+
+CHILD_ENV = {
+    "PATH": "/usr/bin:/bin",
+    "LANG": "C.UTF-8",
+    "OPENBLAS_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "MALLOC_ARENA_MAX": "2",
+}
+
+DEFAULT_HIDE = ("/tmp", "/var/tmp", "/dev/shm", "/run", "/root", "/home", "/mnt", "/media", "/srv")
+
+
+def plan(use_bwrap: bool | None = None, hide: tuple[str, ...] = ()) -> Plan:
+    """Decide how to start the zygote on this machine."""
+    is_root = os.geteuid() == 0
+    bwrap = bwrap_path() if use_bwrap is not False else None
+    if use_bwrap and bwrap is None:
+        raise SandboxUnavailable("bubblewrap was requested but `bwrap` is not installed")
+    if bwrap is not None:
+        return Plan("bwrap", tuple(bwrap_argv(bwrap, is_root)), {}, is_root)
+    if is_root:
+        keep = interpreter_dirs()
+        hidden = sorted({*DEFAULT_HIDE, *(os.path.abspath(h) for h in hide)})
+        cfg: dict[str, object] = {
+            "unshare_net": True,
+            "tmpfs_view": True,
+            "hide": hidden,
+            "keep": keep,
+        }
+        return Plan("tmpfs", (), cfg, is_root)
+    return Plan("plain", (), {}, is_root)
+
+
+def report(plan_: Plan, info: dict[str, object]) -> LayerReport:
+    """Combine the plan with what the started zygote says it has."""
+    errors = tuple(str(e) for e in info.get("errors", []) or [])  # type: ignore[union-attr]
+    ifaces = info.get("ifaces")
+    only_lo = isinstance(ifaces, list) and all(i == "lo" for i in ifaces)
+    mode = plan_.mode
+    bw = mode == "bwrap"
+    mount_ok = bw or info.get("mount") == "tmpfs"
+    states = [
+        LayerState(Layer.CLEAN_ENV, True, "empty environment; no secrets or data paths passed"),
+        LayerState(
+            Layer.MOUNT,
+            mount_ok,
+            "bubblewrap: /usr + interpreter read-only, private /tmp"
+            if bw
+            else ("tmpfs over " + ", ".join(info.get("hidden", []) or []))  # type: ignore[arg-type]
+            if mount_ok
+            else "none: " + HINTS[Layer.MOUNT],
+        ),
+        LayerState(Layer.PIDNS, bw, "bubblewrap PID namespace" if bw else "none: " + HINTS[Layer.PIDNS]),
+        LayerState(
+            Layer.NETNS,
+            only_lo,
+            f"interfaces: {', '.join(ifaces)}"  # type: ignore[arg-type]
+            if only_lo
+            else f"none (interfaces: {ifaces}): " + HINTS[Layer.NETNS],
+        ),
+        LayerState(
+            Layer.UID_DROP,
+            True,
+            "children run as their own uid >= 1536, no groups"
+            if plan_.is_root
+            else f"not needed: utdebug runs as uid {os.geteuid()}",
+        ),
+        LayerState(
+            Layer.SECCOMP,
+            bool(info.get("seccomp")),
+            "deny-list: sockets, signals, fork/exec, namespaces (threads allowed)"
+            if info.get("seccomp")
+            else "none: " + HINTS[Layer.SECCOMP],
+        ),
+        LayerState(Layer.RLIMITS, True, "address space, CPU, file size, open files, no core"),
+        LayerState(Layer.SESSION, True, "new session, killed with the parent"),
+    ]
+    return LayerReport(tuple(states), mode, errors)

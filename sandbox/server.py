@@ -1,0 +1,563 @@
+"""The trusted side of the sandbox: start the zygote, run batches, decide what happened.
+
+One :class:`Sandbox` owns one zygote (a warm fork server started with a clean environment,
+inside bubblewrap when available). :meth:`Sandbox.run` asks it for one confined child per
+(program, input batch), reads that child's result frames from a dedicated pipe with a hard
+deadline per input, and, when the child dies or hangs at input *k*, records *k* and resumes a
+fresh child at *k + 1*, so every input gets its own exact outcome. ``run`` is thread-safe:
+the evaluator calls it from several threads at once.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from utdebug.sandbox import _runner
+from utdebug.sandbox.compare import Opaque
+from utdebug.sandbox.layers import (
+    DEFAULT_REQUIRED,
+    CHILD_ENV,
+    HINTS,
+    Layer,
+    LayerReport,
+    SandboxUnavailable,
+    plan,
+    report,
+)
+
+# The UTDebug authors' import prelude, executed before every program (reference §3.2).
+REFERENCE_PRELUDE = "\n".join(
+    [
+        "import math",
+        "import re",
+        "import sys",
+        "import copy",
+        "import datetime",
+        "import itertools",
+        "import collections",
+        "import heapq",
+        "import functools",
+        "import hashlib",
+        "import numpy",
+        "import numpy as np",
+        "import string",
+        "from typing import *",
+        "from collections import *",
+        "from functools import *",
+    ]
+)
+
+# Imported once by the zygote, so children get them without touching the disk.
+PREIMPORT = [
+    "math", "re", "copy", "datetime", "itertools", "collections", "heapq", "functools",
+    "hashlib", "numpy", "string", "typing", "fractions", "decimal", "statistics", "bisect",
+    "random", "operator", "array", "cmath", "json", "textwrap", "unicodedata", "dataclasses",
+    "enum", "struct", "calendar", "time", "ast", "inspect", "copyreg", "numbers", "abc",
+]  # fmt: skip
+
+RUNNER_SOURCE = Path(_runner.__file__).read_text(encoding="utf-8")
+
+
+class Status(StrEnum):
+    OK = "ok"
+    """The program returned a value."""
+    ERROR = "error"
+    """The program raised (or failed to load)."""
+    TIMEOUT = "timeout"
+    CRASH = "crash"
+    """The child died, or broke the result protocol, while running this input."""
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What one input did. ``value`` is plain, decoded data (or an ``Opaque``)."""
+
+    status: Status
+    value: Any = None
+    error_type: str | None = None
+    error: str | None = None
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"status": self.status.value, "t": round(self.seconds, 6)}
+        if self.error_type is not None:
+            d["error_type"] = self.error_type
+            d["error"] = self.error
+        return d
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    per_input: float = 2.0
+    """Wall-clock seconds per input (the paper's harness uses 2 s)."""
+    per_input_each: tuple[float, ...] | None = None
+    """Optional limit for each input (e.g. calibrated from the gold solution's time)."""
+    load: float = 10.0
+    """Seconds to execute the program's module-level code."""
+    memory_mb: int = 2048
+    """RLIMIT_AS of the child (it inherits the zygote's ~200 MB of mappings)."""
+    fsize_mb: int = 16
+    frame_cap: int = 16 << 20
+    """Largest encoded result of one input, in bytes; larger results fail as OutputTooLarge."""
+    slack: float = 0.5
+    """Extra seconds before the parent kills a child whose in-process timer did not fire."""
+
+    def limit_of(self, i: int) -> float:
+        return self.per_input_each[i] if self.per_input_each is not None else self.per_input
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxConfig:
+    allow_weak: bool = False
+    """Run even when a required layer is missing (explicit opt-in)."""
+    required: frozenset[Layer] = DEFAULT_REQUIRED
+    use_bwrap: bool | None = None
+    """None: use bubblewrap when installed; False: never; True: require it."""
+    hide: tuple[str, ...] = ()
+    """Extra folders to hide in the tmpfs fallback (data and cache folders)."""
+    prelude: str = REFERENCE_PRELUDE
+    uid_base: int = 1536
+    start_timeout: float = 30.0
+
+
+@dataclass(slots=True)
+class BatchResult:
+    outcomes: list[Outcome]
+    children: int = 0
+    """Confined children used (1 + one per resume after a crash or hang)."""
+    peak_rss_kb: int = 0
+    """Largest resident set of any of this batch's children."""
+    cpu_seconds: float = 0.0
+    wall_seconds: float = 0.0
+    load_error: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+class SandboxError(RuntimeError):
+    """The sandbox itself failed (not the program under test)."""
+
+
+class EncodedInputs(tuple[str, ...]):
+    """Inputs encoded once (JSON text per input); decoded afresh in the child for every call."""
+
+    __slots__ = ()
+
+
+def encode_inputs(inputs: Sequence[Sequence[Any]]) -> EncodedInputs:
+    if isinstance(inputs, EncodedInputs):
+        return inputs
+    return EncodedInputs(
+        json.dumps(_runner.encode(list(args)), separators=(",", ":"), allow_nan=False)
+        for args in inputs
+    )
+
+
+def decode_value(data: object) -> Any:
+    return _runner.decode(data, make_opaque=Opaque)
+
+
+def clean_env() -> dict[str, str]:
+    """The zygote's whole environment: nothing of the user's (no keys, no paths)."""
+    return dict(CHILD_ENV)
+
+
+_RECV_CAP = 1 << 20
+
+
+class _Stop(Exception):
+    """The current child stopped early at input ``index`` with ``outcome``."""
+
+    def __init__(self, index: int, outcome: Outcome) -> None:
+        super().__init__(index)
+        self.index = index
+        self.outcome = outcome
+
+
+class Sandbox:
+    """A warm, confined fork server. Use as a context manager, or call start()/close()."""
+
+    def __init__(self, config: SandboxConfig | None = None) -> None:
+        self.config = config or SandboxConfig()
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._ctl: socket.socket | None = None
+        self._report: LayerReport | None = None
+        self._slots = itertools.count()
+        self.spawned = 0
+
+    # -- life cycle ---------------------------------------------------------------------------
+
+    def __enter__(self) -> Sandbox:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def layers(self) -> LayerReport:
+        if self._report is None:
+            self.start()
+        assert self._report is not None
+        return self._report
+
+    def start(self) -> LayerReport:
+        with self._lock:
+            if self._proc is None or self._proc.poll() is not None:
+                self._start_locked()
+            assert self._report is not None
+            return self._report
+
+    def _start_locked(self) -> None:
+        cfg = self.config
+        p = plan(cfg.use_bwrap, cfg.hide)
+        parent_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        zconf = dict(p.zygote_config)
+        zconf["preimport"] = PREIMPORT
+        if p.mode == "plain":
+            zconf["unshare_net"] = False
+        fd = child_sock.fileno()
+        argv = [
+            *p.argv_prefix,
+            sys.executable,
+            "-I",
+            "-c",
+            RUNNER_SOURCE,
+            str(fd),
+            json.dumps(zconf),
+        ]
+        try:
+            proc = subprocess.Popen(
+                argv,
+                env=clean_env(),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                pass_fds=(fd,),
+                cwd="/",
+                start_new_session=True,
+            )
+        except OSError as e:
+            raise SandboxUnavailable(f"cannot start the sandbox zygote: {e}") from e
+        finally:
+            child_sock.close()
+        parent_sock.settimeout(cfg.start_timeout)
+        try:
+            _send(parent_sock, {"op": "info"})
+            info = _recv(parent_sock)
+        except (OSError, ValueError) as e:
+            proc.kill()
+            err = proc.stderr.read(4000).decode(errors="replace") if proc.stderr else ""
+            proc.wait()
+            raise SandboxUnavailable(
+                f"the sandbox zygote ({p.mode}) did not start: {e}. {err.strip()}"
+            ) from e
+        parent_sock.settimeout(None)
+        rep = report(p, info)
+        missing = rep.missing(cfg.required)
+        if missing and not cfg.allow_weak:
+            proc.kill()
+            proc.wait()
+            parent_sock.close()
+            lines = "; ".join(f"{s.layer.value} ({HINTS.get(s.layer, s.detail)})" for s in missing)
+            raise SandboxUnavailable(
+                f"refusing to run untrusted code: missing sandbox layers: {lines}. "
+                "Pass --allow-weak-sandbox (or set UTDEBUG_ALLOW_WEAK_SANDBOX=1) to run anyway."
+            )
+        self._proc, self._ctl, self._report = proc, parent_sock, rep
+        if proc.stderr is not None:
+            threading.Thread(target=_drain, args=(proc.stderr,), daemon=True).start()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._ctl is not None:
+                self._ctl.close()
+                self._ctl = None
+            if self._proc is not None:
+                try:
+                    self._proc.wait(timeout=2)
+                except subprocess.TimeoutExpired:
+                    self._proc.kill()
+                    self._proc.wait()
+                self._proc = None
+
+    # -- zygote requests ----------------------------------------------------------------------
+
+    def _request(self, msg: dict[str, Any], want_fd: bool = False) -> tuple[dict[str, Any], int]:
+        with self._lock:
+            if self._proc is None or self._proc.poll() is not None or self._ctl is None:
+                self._start_locked()
+            ctl = self._ctl
+            assert ctl is not None
+            try:
+                _send(ctl, msg)
+                if want_fd:
+                    head, fds, _, _ = socket.recv_fds(ctl, 64, 1)
+                    if len(fds) != 1:
+                        raise SandboxError("the zygote did not hand over a result pipe")
+                    body = _frame_body(head, ctl)
+                    return body, fds[0]
+                return _recv(ctl), -1
+            except (OSError, ValueError) as e:
+                self._proc.kill() if self._proc else None
+                self._proc = None
+                raise SandboxError(f"lost the sandbox zygote: {e}") from e
+
+    def _spawn(self, job: dict[str, Any]) -> tuple[int, int]:
+        reply, fd = self._request({"op": "spawn", "job": job}, want_fd=True)
+        self.spawned += 1
+        return int(reply["pid"]), fd
+
+    def _reap(self, pid: int) -> dict[str, Any]:
+        try:
+            return self._request({"op": "reap", "pid": pid})[0]
+        except SandboxError:
+            return {"status": None, "maxrss_kb": 0, "cpu": 0.0}
+
+    # -- running ------------------------------------------------------------------------------
+
+    def run(
+        self,
+        code: str,
+        entry_point: str,
+        inputs: Sequence[Sequence[Any]],
+        limits: Limits | None = None,
+    ) -> BatchResult:
+        """Run ``entry_point`` of ``code`` on every input; one Outcome per input, in order."""
+        lim = limits or Limits()
+        enc = encode_inputs(inputs)
+        n = len(enc)
+        if lim.per_input_each is not None and len(lim.per_input_each) != n:
+            raise ValueError("per_input_each must have one limit per input")
+        res = BatchResult(outcomes=[])
+        t0 = time.perf_counter()
+        start = 0
+        first = True
+        while first or start < n:
+            first = False
+            stop = self._run_child(code, entry_point, enc, start, lim, res)
+            if stop is None:
+                break
+            start = stop
+        res.wall_seconds = time.perf_counter() - t0
+        return res
+
+    def _job(self, code: str, entry: str, enc: EncodedInputs, start: int, lim: Limits) -> dict[str, Any]:
+        each = [lim.limit_of(i) for i in range(start, len(enc))]
+        slot = next(self._slots) % 4096
+        return {
+            "code": code,
+            "entry_point": entry,
+            "prelude": self.config.prelude,
+            "inputs": list(enc[start:]),
+            "start": start,
+            "per_input": each,
+            "uid": self.config.uid_base + slot if os.geteuid() == 0 else None,
+            "limits": {
+                "memory_mb": lim.memory_mb,
+                "cpu_s": sum(each) + lim.load + 2.0,
+                "fsize_mb": lim.fsize_mb,
+                "frame_cap": lim.frame_cap,
+                "load_s": lim.load,
+            },
+        }
+
+    def _run_child(
+        self, code: str, entry: str, enc: EncodedInputs, start: int, lim: Limits, res: BatchResult
+    ) -> int | None:
+        """Run one child from ``start``; return where to resume, or None when done."""
+        pid, fd = self._spawn(self._job(code, entry, enc, start, lim))
+        res.children += 1
+        stop: _Stop | None = None
+        load_failed: Outcome | None = None
+        try:
+            load_failed = self._collect(fd, start, len(enc), lim, res)
+        except _Stop as s:
+            stop = s
+        finally:
+            os.close(fd)
+            stats = self._reap(pid)
+            res.peak_rss_kb = max(res.peak_rss_kb, int(stats.get("maxrss_kb") or 0))
+            res.cpu_seconds += float(stats.get("cpu") or 0.0)
+        if load_failed is not None:
+            res.outcomes.extend([load_failed] * (len(enc) - len(res.outcomes)))
+            return None
+        if stop is None:
+            return None
+        outcome = stop.outcome
+        if outcome.status is Status.CRASH and outcome.error is None:
+            outcome = Outcome(Status.CRASH, None, "Crash", _describe_status(stats), outcome.seconds)
+        if stop.index < 0:  # died or hung while loading: every remaining input shares it
+            res.load_error = f"{outcome.error_type}: {outcome.error}"
+            res.outcomes.extend([outcome] * (len(enc) - len(res.outcomes)))
+            return None
+        res.outcomes.append(outcome)
+        res.notes.append(f"input {stop.index}: {outcome.status.value}; resumed in a new child")
+        return stop.index + 1
+
+    def _collect(self, fd: int, start: int, n: int, lim: Limits, res: BatchResult) -> Outcome | None:
+        """Read frames until the child ends. Returns an Outcome when loading failed."""
+        buf = bytearray()
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        expect = -1  # -1: the load frame
+        t_mark = time.monotonic()
+        deadline = t_mark + lim.load + lim.slack
+        while True:
+            try:
+                frame = _take_frame(buf, lim.frame_cap)
+            except _Oversize as e:
+                raise _Stop(expect, _violation(str(e))) from None
+            if frame is None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise _Stop(expect, _timeout_outcome(expect, time.monotonic() - t_mark, lim))
+                if not poller.poll(remaining * 1000):
+                    continue
+                chunk = os.read(fd, _RECV_CAP)
+                if not chunk:
+                    raise _Stop(expect, Outcome(Status.CRASH, seconds=time.monotonic() - t_mark))
+                buf += chunk
+                continue
+            try:
+                msg = json.loads(frame)
+                kind = msg["k"]
+            except (ValueError, TypeError, KeyError) as e:
+                raise _Stop(expect, _violation(f"unreadable frame ({e})")) from None
+            now = time.monotonic()
+            if kind == "confine-failed":
+                raise SandboxError(f"the child could not confine itself: {msg.get('e')}")
+            if expect == -1:
+                if kind != "load":
+                    raise _Stop(expect, _violation(f"expected the load frame, got {kind!r}"))
+                if not msg.get("ok"):
+                    e = msg.get("e") or ["Error", ""]
+                    if msg.get("timeout"):
+                        return Outcome(Status.TIMEOUT, None, "Timeout", "loading the program timed out")
+                    res.load_error = f"{e[0]}: {e[1]}"
+                    return Outcome(Status.ERROR, None, str(e[0]), str(e[1]))
+                expect = start
+            elif kind == "end":
+                if expect != n:
+                    raise _Stop(expect, _violation(f"'end' after {expect - start} of {n - start} results"))
+                return None
+            elif kind == "r":
+                if msg.get("i") != expect:
+                    raise _Stop(expect, _violation(f"result {msg.get('i')!r} where {expect} was due"))
+                res.outcomes.append(_outcome(msg))
+                expect += 1
+            else:
+                raise _Stop(expect, _violation(f"unknown frame kind {kind!r}"))
+            t_mark = now
+            deadline = now + (lim.limit_of(expect) if expect < n else 1.0) + lim.slack
+
+
+def _outcome(msg: dict[str, Any]) -> Outcome:
+    t = float(msg.get("t") or 0.0)
+    s = msg.get("s")
+    if s == "ok":
+        try:
+            return Outcome(Status.OK, decode_value(msg.get("v")), seconds=t)
+        except (ValueError, TypeError, KeyError, RecursionError) as e:
+            return _violation(f"undecodable result ({e})")
+    if s == "timeout":
+        return Outcome(Status.TIMEOUT, None, "Timeout", "timed out", t)
+    if s == "exc":
+        e = msg.get("e")
+        if isinstance(e, list) and len(e) == 2:
+            return Outcome(Status.ERROR, None, str(e[0])[:200], str(e[1])[:2000], t)
+    return _violation(f"malformed result status {s!r}")
+
+
+def _violation(why: str) -> Outcome:
+    return Outcome(Status.CRASH, None, "ProtocolViolation", why)
+
+
+def _timeout_outcome(index: int, seconds: float, lim: Limits) -> Outcome:
+    what = "loading the program" if index < 0 else "the input"
+    return Outcome(Status.TIMEOUT, None, "Timeout", f"{what} hit the hard deadline; killed", seconds)
+
+
+def _describe_status(stats: dict[str, Any]) -> str:
+    st = stats.get("status")
+    if st is None:
+        return "the child disappeared"
+    if os.WIFSIGNALED(st):
+        sig = os.WTERMSIG(st)
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = str(sig)
+        return f"the child was killed by {name}"
+    return f"the child exited with status {os.WEXITSTATUS(st)} before reporting"
+
+
+class _Oversize(Exception):
+    pass
+
+
+def _take_frame(buf: bytearray, cap: int) -> bytes | None:
+    if len(buf) < 4:
+        return None
+    size = int.from_bytes(buf[:4], "big")
+    if size > cap + 4096:
+        raise _Oversize(f"a result frame of {size} bytes exceeds the {cap}-byte cap")
+    if len(buf) < 4 + size:
+        return None
+    frame = bytes(buf[4 : 4 + size])
+    del buf[: 4 + size]
+    return frame
+
+
+def _send(sock: socket.socket, obj: object) -> None:
+    sock.sendall(_runner.pack(obj))
+
+
+def _recv(sock: socket.socket) -> dict[str, Any]:
+    head = _recv_exact(sock, 4)
+    return _frame_body(head, sock)
+
+
+def _frame_body(head: bytes, sock: socket.socket) -> dict[str, Any]:
+    if len(head) < 4:
+        head += _recv_exact(sock, 4 - len(head))
+    size = int.from_bytes(head[:4], "big")
+    body = head[4:]
+    if len(body) < size:
+        body += _recv_exact(sock, size - len(body))
+    out = json.loads(body)
+    if not isinstance(out, dict):
+        raise ValueError("bad reply from the zygote")
+    return out
+
+
+def _recv_exact(sock: socket.socket, n: int) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        b = sock.recv(n - len(buf))
+        if not b:
+            raise ValueError("the zygote closed the connection")
+        buf += b
+    return bytes(buf)
+
+
+def _drain(stream: Any) -> None:
+    try:
+        while stream.read(65536):
+            pass
+    except (OSError, ValueError):
+        pass

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Set up everything utdebug needs on a fresh Debian/Ubuntu machine (idempotent):
+#   - bubblewrap, the sandbox's mount/pid-namespace layer (apt, when running as root);
+#   - a virtual environment in .venv with utdebug installed (editable) and its dev tools.
+# Usage: bash scripts/setup.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v bwrap >/dev/null 2>&1; then
+    if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+        echo "setup: installing bubblewrap (sandbox layer)" >&2
+        apt-get update -qq >/dev/null
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null
+    else
+        echo "setup: bubblewrap not found; install it (e.g. 'sudo apt-get install bubblewrap')" >&2
+        echo "       or run utdebug with --allow-weak-sandbox (see 'utdebug doctor')" >&2
+    fi
+fi
+
+# Use the interpreter by absolute path (a pyenv shim costs ~330 ms per start).
+PY="${PYTHON:-$(command -v python3.11 || command -v python3)}"
+PY="$("$PY" -c 'import sys; print(sys.executable)')"
+if [ ! -x .venv/bin/python ]; then
+    "$PY" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
+.venv/bin/python -m pip install -q --disable-pip-version-check -e ".[dev]"
+echo "setup: ready (.venv/bin/utdebug)" >&2

@@ -44,6 +44,7 @@ import ast
 import gzip
 import hashlib
 import http.client
+import io
 import json
 import math
 import os
@@ -156,7 +157,7 @@ class LoadedSplit:
 
 
 class DatasetError(Exception):
-    """Fatal: a file is missing, unreadable or has the wrong checksum (the message says how to fix it)."""
+    """Fatal: a missing, unreadable or mismatching file; the message says how to fix it."""
 
 
 HARD_FILE = "MBPP+Fix_hard_test.jsonl"
@@ -242,7 +243,8 @@ def resolve_file(
     source = SOURCES.get(name)
     if source is None:
         raise DatasetError(f"unknown dataset file {name!r}; known files: {', '.join(SOURCES)}")
-    cache_folder = (cache_dir if cache_dir is not None else default_cache_dir()) / "datasets"
+    cache_root = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
+    cache_folder = cache_root / "datasets"
     folders = _search_folders(data_dir, cache_folder)
     for folder in folders:
         path = folder / name
@@ -272,8 +274,8 @@ def _search_folders(data_dir: Path | None, cache_folder: Path) -> list[Path]:
 
 def _fix_hint(source: SourceFile) -> str:
     return (
-        f"Fix: download {source.url} and put it in a folder named by --data-dir DIR "
-        f"or the environment variable UTDEBUG_DATA_DIR=DIR."
+        f"Fix: fetch {source.url} (on a machine with network if needed), put it in a folder "
+        f"and name that folder with --data-dir DIR or the environment variable UTDEBUG_DATA_DIR."
     )
 
 
@@ -320,8 +322,7 @@ def _download(source: SourceFile, folder: Path, *, verify: bool) -> tuple[Path, 
         os.replace(temp, target)
     except (OSError, ValueError, http.client.HTTPException) as exc:
         raise DatasetError(
-            f"cannot download {source.name} from {source.url}: {exc}. Without network, "
-            f"{_fix_hint(source)[5:]}"
+            f"cannot download {source.name} from {source.url}: {exc}. {_fix_hint(source)}"
         ) from None
     finally:
         temp.unlink(missing_ok=True)
@@ -360,11 +361,16 @@ class _RowError(Exception):
         self.row = row
 
 
+def _open_binary(path: Path) -> io.BufferedIOBase:
+    if path.name.endswith(".gz"):
+        return gzip.open(path, "rb")
+    return path.open("rb")
+
+
 def _raw_lines(path: Path) -> Iterator[tuple[int, bytes]]:
     """Non-blank lines of a ``.jsonl`` or ``.jsonl.gz`` file with their 1-based line numbers."""
     try:
-        handle = gzip.open(path, "rb") if path.name.endswith(".gz") else path.open("rb")
-        with handle:
+        with _open_binary(path) as handle:
             for number, line in enumerate(handle, start=1):
                 if line.strip():
                     yield number, line

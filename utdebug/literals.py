@@ -243,7 +243,8 @@ class _Evaluator:
         return self._items(node.elts, depth)
 
     def _set(self, node: ast.Set, depth: int) -> set[Any]:
-        return _hashable_op(set, self._items(node.elts, depth), node, "set element")
+        result: set[Any] = _hashable_op(set, self._items(node.elts, depth), node, "set element")
+        return result
 
     def _dict(self, node: ast.Dict, depth: int) -> dict[Any, Any]:
         result: dict[Any, Any] = {}

@@ -77,7 +77,8 @@ def _is_floats(x: object) -> bool:
     Quirk (every row with an empty expected list, e.g. MBPP 161, 308, 589, 725, 754, 769):
     ``all()`` of an empty list is True, so ``[]`` and ``()`` count as "floats"; the tolerance
     becomes 1e-6 and ``np.allclose`` then broadcasts shape ``(0,)`` against any scalar or
-    one-element output and returns True, so ``5`` or ``[5]`` passes against an expected ``[]``.
+    one-element output and returns True without looking at the values, so ``5``, ``[5]`` and
+    even ``None`` pass against an expected ``[]`` (``[1, 2]`` or a str do not).
     (Newer evalplus adds ``and x``; neither the dataset text nor the authors' code has it.)
     """
     if isinstance(x, float):
@@ -188,7 +189,9 @@ def _reference_eval_exact_match(out: object, exp: object, use_set: bool) -> obje
       ``try``; on failure it silently goes on. If only ``set(exp)`` fails, ``out`` stays a
       set and ``exp`` keeps its type. So MBPP 473's list-of-tuples output matches a ``set``
       of tuples in ``results``, and unhashable outputs fall back to literal comparison.
-    - Both str containing ``'Error'`` (capital E, after the set step): True, whatever else.
+    - Both str containing ``'Error'`` (capital E, after the set step): True. Unreachable in
+      practice: such an ``out`` also contains ``'error'`` in lower case, so the TypeError of
+      the first clause wins and ``"Error: a"`` vs ``"Error: a"`` fails.
     - ``np.allclose(out, exp, rtol=1e-7, atol)`` only when ``out != exp`` and ``atol != 0``;
       else ``out == exp``. The truth value of an array ``out != exp`` may raise here.
     """
@@ -240,7 +243,9 @@ def outputs_match(
     both original harnesses; this function never raises for any value (it raises ValueError only
     for a ``semantics`` that is not a :class:`Semantics`). An :class:`Opaque` anywhere in
     ``actual`` never equals anything; only the DATASET helper of MBPP 737/794, which never
-    asserts, passes it.
+    asserts, passes it. This is a deliberate departure from both originals in one corner: there
+    the real object reaches ``np.allclose``, which accepts *anything* against an empty expected
+    list or tuple (the ``is_floats([])`` quirk; e.g. MBPP 308, 310, 413, 445, 589, 754).
     """
     mode = Semantics(semantics)
     try:

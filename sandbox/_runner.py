@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import base64
 import builtins
+import contextlib
 import json
 import math
 import os
@@ -49,7 +50,7 @@ class EncodeError(Exception):
 def encode(
     value: object,
     _depth: int = 0,
-    _type=type,  # noqa: ANN001 - bound at import on purpose
+    _type=type,
     _int=int,
     _float=float,
     _str=str,
@@ -112,14 +113,14 @@ def _opaque_name(value: object) -> str:
     try:
         t = type(value)
         return f"{t.__module__}.{t.__qualname__}"[:200]
-    except BaseException:  # noqa: BLE001 - untrusted objects may raise anything
+    except BaseException:
         return "<unknown type>"
 
 
 def _opaque_text(value: object) -> str:
     try:
         return str(repr(value))[:500]
-    except BaseException:  # noqa: BLE001
+    except BaseException:
         return f"<{_opaque_name(value)} object>"
 
 
@@ -127,7 +128,7 @@ def no_opaque(type_name: str, text: str) -> object:
     raise ValueError(f"an opaque {type_name} cannot be an input")
 
 
-def decode(data: object, make_opaque=no_opaque, _depth: int = 0) -> object:  # noqa: ANN001
+def decode(data: object, make_opaque=no_opaque, _depth: int = 0) -> object:
     """Inverse of :func:`encode`. Raises ValueError on anything that is not a known form.
 
     ``make_opaque(type_name, text)`` builds the stand-in for an unencodable result.
@@ -198,7 +199,7 @@ def pack(obj: object) -> bytes:
     return _HDR.pack(len(raw)) + raw
 
 
-def _write_all(fd: int, data: bytes, _write=os.write) -> None:  # noqa: ANN001
+def _write_all(fd: int, data: bytes, _write=os.write) -> None:
     view = memoryview(data)
     while view:
         n = _write(fd, view)
@@ -238,7 +239,7 @@ MNT_DETACH = 2
 _libc = None
 
 
-def libc():  # noqa: ANN201
+def libc():
     global _libc
     if _libc is None:
         import ctypes
@@ -319,7 +320,7 @@ def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def seccomp_filter():  # noqa: ANN201
+def seccomp_filter():
     """A deny-list filter (default allow; listed calls fail with EPERM, clone3 with ENOSYS).
 
     Denied: sockets, ptrace and cross-process memory, bpf/perf/userfaultfd/keyrings, mounts and
@@ -329,10 +330,10 @@ def seccomp_filter():  # noqa: ANN201
     """
     try:
         import pyseccomp as sc
-    except Exception:  # noqa: BLE001 - missing binding or missing libseccomp.so
+    except Exception:
         try:
             import seccomp as sc  # Debian's python3-seccomp
-        except Exception:  # noqa: BLE001
+        except Exception:
             return None
     import errno
 
@@ -353,14 +354,12 @@ def seccomp_filter():  # noqa: ANN201
     for name in deny:
         try:
             f.add_rule(eperm, name)
-        except Exception:  # noqa: BLE001, S112 - a call this kernel/library does not know
+        except Exception:
             continue
     clone_thread = 0x00010000
     f.add_rule(eperm, "clone", sc.Arg(0, sc.MASKED_EQ, clone_thread, 0))
-    try:
+    with contextlib.suppress(Exception):  # a libseccomp too old to know clone3
         f.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")  # glibc falls back to clone
-    except Exception:  # noqa: BLE001, S110
-        pass
     return f
 
 
@@ -373,7 +372,7 @@ class _Timeout(BaseException):
     pass
 
 
-def _on_alarm(signum, frame):  # noqa: ANN001, ANN202, ARG001
+def _on_alarm(signum, frame):
     raise _Timeout
 
 
@@ -386,7 +385,7 @@ class _Sink:
     def write(self, s: object) -> int:
         try:
             n = len(s)  # type: ignore[arg-type]
-        except Exception:  # noqa: BLE001
+        except Exception:
             n = 0
         self.count += n
         return n
@@ -401,11 +400,11 @@ class _Sink:
 def _exc_info(e: BaseException) -> list[str]:
     try:
         name = type(e).__name__
-    except BaseException:  # noqa: BLE001
+    except BaseException:
         name = "Exception"
     try:
         msg = str(e)[:1000]
-    except BaseException:  # noqa: BLE001
+    except BaseException:
         msg = "<unprintable>"
     return [str(name)[:200], msg]
 
@@ -429,7 +428,7 @@ def confine(job: dict, result_fd: int, state: dict) -> None:  # type: ignore[typ
     os.closerange(lo, 65536)
     lim = job["limits"]
     mem = int(lim["memory_mb"]) << 20
-    cpu = int(math.ceil(lim["cpu_s"]))
+    cpu = math.ceil(lim["cpu_s"])
     for res, soft, hard in (
         (resource.RLIMIT_AS, mem, mem),
         (resource.RLIMIT_CPU, cpu, cpu + 2),
@@ -483,7 +482,7 @@ def run_job(job: dict, fd: int) -> None:  # type: ignore[type-arg]
         load = {"k": "load", "ok": True, "t": now() - t0}
     except _Timeout:
         load = {"k": "load", "ok": False, "timeout": True, "t": now() - t0, "e": ["Timeout", ""]}
-    except BaseException as e:  # noqa: BLE001 - the program's failure is data
+    except BaseException as e:
         setitimer(real, 0)
         load = {"k": "load", "ok": False, "t": now() - t0, "e": _exc_info(e)}
     write(fd, pack(load))
@@ -511,13 +510,13 @@ def run_job(job: dict, fd: int) -> None:  # type: ignore[type-arg]
             rec["s"] = "ok"
         except _Timeout:
             rec["s"] = "timeout"
-        except BaseException as e:  # noqa: BLE001
+        except BaseException as e:
             rec["s"] = "exc"
             rec["e"] = _exc_info(e)
         rec.setdefault("t", 0.0)
         try:
             raw = dumps(rec, separators=(",", ":"), allow_nan=False).encode("utf-8")
-        except BaseException as e:  # noqa: BLE001
+        except BaseException as e:
             raw = dumps({"k": "r", "i": i, "s": "exc", "t": rec["t"], "e": _exc_info(e)}).encode()
         if len(raw) > cap:
             small = {"k": "r", "i": i, "s": "exc", "t": rec["t"]}
@@ -531,7 +530,7 @@ def run_job(job: dict, fd: int) -> None:  # type: ignore[type-arg]
 def child_main(job: dict, fd: int, state: dict) -> None:  # type: ignore[type-arg]
     try:
         confine(job, fd, state)
-    except BaseException as e:  # noqa: BLE001
+    except BaseException as e:
         try:
             _write_all(fd, pack({"k": "confine-failed", "e": _exc_info(e)}))
         finally:
@@ -573,12 +572,12 @@ def zygote(ctl_fd: int, config: dict) -> None:  # type: ignore[type-arg]
     for name in config.get("preimport", []):
         try:
             __import__(name)
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             info["errors"].append(f"preimport {name}: {e}")
     try:
         state["seccomp"] = seccomp_filter()
         info["seccomp"] = state["seccomp"] is not None
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         info["seccomp"] = False
         info["errors"].append(f"seccomp: {e}")
     ctl = socket.socket(fileno=ctl_fd)
@@ -604,10 +603,8 @@ def zygote(ctl_fd: int, config: dict) -> None:  # type: ignore[type-arg]
             os.close(r)
         elif op == "reap":
             pid = int(msg["pid"])
-            try:
+            with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
             try:
                 _, status, ru = os.wait4(pid, 0)
                 reply = {
@@ -624,7 +621,7 @@ def zygote(ctl_fd: int, config: dict) -> None:  # type: ignore[type-arg]
             ctl.sendall(pack({"error": f"unknown op {op!r}"}))
 
 
-def _recv_exact(sock, n: int) -> bytes | None:  # noqa: ANN001
+def _recv_exact(sock, n: int) -> bytes | None:
     buf = bytearray()
     while len(buf) < n:
         b = sock.recv(n - len(buf))

@@ -79,7 +79,9 @@ class LayerReport:
     def as_dict(self) -> dict[str, object]:
         return {
             "mode": self.mode,
-            "layers": {s.layer.value: {"active": s.active, "detail": s.detail} for s in self.states},
+            "layers": {
+                s.layer.value: {"active": s.active, "detail": s.detail} for s in self.states
+            },
             "errors": list(self.errors),
         }
 
@@ -205,7 +207,8 @@ def plan(use_bwrap: bool | None = None, hide: tuple[str, ...] = ()) -> Plan:
 
 def report(plan_: Plan, info: dict[str, object]) -> LayerReport:
     """Combine the plan with what the started zygote says it has."""
-    errors = tuple(str(e) for e in info.get("errors", []) or [])  # type: ignore[union-attr]
+    raw_errors = info.get("errors")
+    errors = tuple(str(e) for e in raw_errors) if isinstance(raw_errors, list) else ()
     ifaces = info.get("ifaces")
     only_lo = isinstance(ifaces, list) and all(i == "lo" for i in ifaces)
     mode = plan_.mode
@@ -222,7 +225,9 @@ def report(plan_: Plan, info: dict[str, object]) -> LayerReport:
             if mount_ok
             else "none: " + HINTS[Layer.MOUNT],
         ),
-        LayerState(Layer.PIDNS, bw, "bubblewrap PID namespace" if bw else "none: " + HINTS[Layer.PIDNS]),
+        LayerState(
+            Layer.PIDNS, bw, "bubblewrap PID namespace" if bw else "none: " + HINTS[Layer.PIDNS]
+        ),
         LayerState(
             Layer.NETNS,
             only_lo,

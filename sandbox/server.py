@@ -29,8 +29,8 @@ from typing import Any
 from utdebug.sandbox import _runner
 from utdebug.sandbox.compare import Opaque
 from utdebug.sandbox.layers import (
-    DEFAULT_REQUIRED,
     CHILD_ENV,
+    DEFAULT_REQUIRED,
     HINTS,
     Layer,
     LayerReport,
@@ -356,7 +356,9 @@ class Sandbox:
         res.wall_seconds = time.perf_counter() - t0
         return res
 
-    def _job(self, code: str, entry: str, enc: EncodedInputs, start: int, lim: Limits) -> dict[str, Any]:
+    def _job(
+        self, code: str, entry: str, enc: EncodedInputs, start: int, lim: Limits
+    ) -> dict[str, Any]:
         each = [lim.limit_of(i) for i in range(start, len(enc))]
         slot = next(self._slots) % 4096
         return {
@@ -409,7 +411,9 @@ class Sandbox:
         res.notes.append(f"input {stop.index}: {outcome.status.value}; resumed in a new child")
         return stop.index + 1
 
-    def _collect(self, fd: int, start: int, n: int, lim: Limits, res: BatchResult) -> Outcome | None:
+    def _collect(
+        self, fd: int, start: int, n: int, lim: Limits, res: BatchResult
+    ) -> Outcome | None:
         """Read frames until the child ends. Returns an Outcome when loading failed."""
         buf = bytearray()
         poller = select.poll()
@@ -445,19 +449,25 @@ class Sandbox:
                 if kind != "load":
                     raise _Stop(expect, _violation(f"expected the load frame, got {kind!r}"))
                 if not msg.get("ok"):
-                    e = msg.get("e") or ["Error", ""]
+                    err = msg.get("e") or ["Error", ""]
                     if msg.get("timeout"):
-                        return Outcome(Status.TIMEOUT, None, "Timeout", "loading the program timed out")
-                    res.load_error = f"{e[0]}: {e[1]}"
-                    return Outcome(Status.ERROR, None, str(e[0]), str(e[1]))
+                        return Outcome(
+                            Status.TIMEOUT, None, "Timeout", "loading the program timed out"
+                        )
+                    res.load_error = f"{err[0]}: {err[1]}"
+                    return Outcome(Status.ERROR, None, str(err[0]), str(err[1]))
                 expect = start
             elif kind == "end":
                 if expect != n:
-                    raise _Stop(expect, _violation(f"'end' after {expect - start} of {n - start} results"))
+                    raise _Stop(
+                        expect, _violation(f"'end' after {expect - start} of {n - start} results")
+                    )
                 return None
             elif kind == "r":
                 if msg.get("i") != expect:
-                    raise _Stop(expect, _violation(f"result {msg.get('i')!r} where {expect} was due"))
+                    raise _Stop(
+                        expect, _violation(f"result {msg.get('i')!r} where {expect} was due")
+                    )
                 res.outcomes.append(_outcome(msg))
                 expect += 1
             else:
@@ -477,9 +487,9 @@ def _outcome(msg: dict[str, Any]) -> Outcome:
     if s == "timeout":
         return Outcome(Status.TIMEOUT, None, "Timeout", "timed out", t)
     if s == "exc":
-        e = msg.get("e")
-        if isinstance(e, list) and len(e) == 2:
-            return Outcome(Status.ERROR, None, str(e[0])[:200], str(e[1])[:2000], t)
+        err = msg.get("e")
+        if isinstance(err, list) and len(err) == 2:
+            return Outcome(Status.ERROR, None, str(err[0])[:200], str(err[1])[:2000], t)
     return _violation(f"malformed result status {s!r}")
 
 
@@ -489,7 +499,9 @@ def _violation(why: str) -> Outcome:
 
 def _timeout_outcome(index: int, seconds: float, lim: Limits) -> Outcome:
     what = "loading the program" if index < 0 else "the input"
-    return Outcome(Status.TIMEOUT, None, "Timeout", f"{what} hit the hard deadline; killed", seconds)
+    return Outcome(
+        Status.TIMEOUT, None, "Timeout", f"{what} hit the hard deadline; killed", seconds
+    )
 
 
 def _describe_status(stats: dict[str, Any]) -> str:

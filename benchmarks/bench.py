@@ -1,0 +1,245 @@
+"""``utdebug bench``: evaluate benchmark splits headlessly, with progress on stderr."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from utdebug.benchmarks.datasets import (
+    DatasetError,
+    HeVariant,
+    LoadedSplit,
+    Split,
+    default_cache_dir,
+    load_split,
+)
+from utdebug.benchmarks.evaluator import (
+    EvalSettings,
+    ExpectedCache,
+    Program,
+    SplitRun,
+    evaluate_split,
+)
+from utdebug.sandbox import (
+    Limits,
+    Sandbox,
+    SandboxConfig,
+    SandboxError,
+    SandboxUnavailable,
+    Semantics,
+)
+
+EXIT_OK, EXIT_USAGE, EXIT_SANDBOX, EXIT_INTERRUPTED = 0, 2, 3, 130
+
+
+def default_out_dir(split: Split, program: Program, args: argparse.Namespace) -> Path:
+    variant = f"-{args.he_variant}" if split is Split.HE and program is Program.CODE else ""
+    return (
+        Path("runs")
+        / "bench"
+        / f"{split.value}{variant}-{program.value}-{args.semantics}-t{args.timeout:g}"
+    )
+
+
+def select(loaded: LoadedSplit, spec: str | None, limit: int | None) -> LoadedSplit:
+    problems = loaded.problems
+    if spec:
+        wanted = {s.strip() for s in spec.split(",") if s.strip()}
+        norm = {w if "/" in w else f"{loaded.split.value}/{w}" for w in wanted}
+        problems = [p for p in problems if p.task_id in norm]
+        unknown = norm - {p.task_id for p in problems}
+        if unknown:
+            raise DatasetError(
+                f"unknown problem(s) in {loaded.split.value}: {', '.join(sorted(unknown))}"
+            )
+    if limit is not None:
+        problems = problems[:limit]
+    errors = loaded.errors if not spec and limit is None else []
+    return LoadedSplit(loaded.split, problems, errors, loaded.sources)
+
+
+def run_bench(args: argparse.Namespace, stop: threading.Event) -> int:
+    err = Console(stderr=True)
+    out = Console()
+    program = Program.GOLD if args.gold else Program.CODE
+    splits = [Split(s) for s in (args.split or ["hard"])]
+    cache_dir = args.cache_dir or default_cache_dir()
+    try:
+        loaded = [
+            select(
+                load_split(
+                    s,
+                    data_dir=args.data_dir,
+                    cache_dir=cache_dir,
+                    he_variant=HeVariant(args.he_variant),
+                    verify=not args.no_verify,
+                ),
+                args.problems,
+                args.limit,
+            )
+            for s in splits
+        ]
+    except DatasetError as e:
+        err.print(f"[red]utdebug bench:[/red] {e}")
+        return EXIT_USAGE
+    settings = EvalSettings(
+        semantics=Semantics(args.semantics),
+        limits=Limits(per_input=args.timeout, memory_mb=args.memory_mb),
+    )
+    hide = [p for p in (args.data_dir, cache_dir) if p is not None]
+    cfg = SandboxConfig(
+        allow_weak=bool(args.allow_weak_sandbox),
+        use_bwrap=False if args.no_bwrap else None,
+        hide=tuple(str(Path(h).resolve()) for h in hide),
+    )
+    runs: list[SplitRun] = []
+    try:
+        with Sandbox(cfg) as sb:
+            err.print(
+                f"sandbox: {sb.layers.mode}; active layers: {', '.join(sorted(sb.layers.active()))}"
+            )
+            for ls in loaded:
+                out_dir = args.out or default_out_dir(ls.split, program, args)
+                runs.append(
+                    _run_one(sb, ls, program, settings, out_dir, args, cache_dir, stop, err)
+                )
+                if stop.is_set():
+                    break
+    except SandboxUnavailable as e:
+        err.print(f"[red]utdebug bench:[/red] {e}")
+        return EXIT_SANDBOX
+    except SandboxError as e:
+        err.print(f"[red]utdebug bench: sandbox failure:[/red] {e}")
+        return EXIT_SANDBOX
+    _print(out, runs, program, settings, as_json=args.json)
+    if stop.is_set():
+        err.print("stopped early; rerun the same command to resume")
+        return EXIT_INTERRUPTED
+    return EXIT_OK
+
+
+def _run_one(
+    sb: Sandbox,
+    ls: LoadedSplit,
+    program: Program,
+    settings: EvalSettings,
+    out_dir: Path,
+    args: argparse.Namespace,
+    cache_dir: Path,
+    stop: threading.Event,
+    err: Console,
+) -> SplitRun:
+    total = len(ls.problems) + len(ls.errors)
+    progress = Progress(
+        TextColumn(f"[bold]{ls.split.value}[/bold] {program.value}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[last]}"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=False,
+    )
+    with progress:
+        task = progress.add_task("eval", total=total, last="")
+
+        def on_record(kind: str, rec: dict[str, Any]) -> None:
+            last = rec.get("task_id", "")
+            if kind == "done":
+                last = f"{last} {rec['passed']}/{rec['n_tests']}"
+            elif kind == "error":
+                last = f"{last} error"
+            progress.update(task, advance=1, last=last)
+
+        try:
+            return evaluate_split(
+                sb,
+                ls.split,
+                ls.problems,
+                ls.errors,
+                program,
+                settings,
+                out_dir,
+                sources=ls.sources,
+                workers=args.workers,
+                expected_cache=ExpectedCache(cache_dir / "he-expected"),
+                on_record=on_record,
+                stop=stop,
+            )
+        except KeyboardInterrupt:
+            stop.set()
+            raise
+
+
+def _print(
+    out: Console, runs: list[SplitRun], program: Program, settings: EvalSettings, *, as_json: bool
+) -> None:
+    if as_json:
+        payload: dict[str, Any] = {
+            "program": program.value,
+            "semantics": settings.semantics.value,
+            "per_input_limit": settings.limits.per_input,
+            "splits": {
+                r.split.value: {
+                    "summary": next(iter(r.summary.values()), {}),
+                    "out_dir": str(r.out_dir),
+                    "evaluated_now": r.evaluated,
+                    "resumed": r.skipped,
+                    "wall_seconds": round(r.wall_seconds, 2),
+                    "evaluator_peak_rss_kb": r.evaluator_peak_rss_kb,
+                    "peak_child_rss_kb": r.peak_child_rss_kb,
+                }
+                for r in runs
+            },
+        }
+        json.dump(payload, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return
+    table = Table(
+        title=f"{program.value} code on the private tests ({settings.semantics.value} comparison, "
+        f"{settings.limits.per_input:g} s per input)"
+    )
+    for col in (
+        "split",
+        "problems",
+        "tests",
+        "mean pass fraction",
+        "pass@1",
+        "timeouts",
+        "errors",
+        "wall s",
+    ):
+        table.add_column(col, justify="right" if col != "split" else "left")
+    for r in runs:
+        s = next(iter(r.summary.values()), None)
+        if s is None:
+            continue
+        table.add_row(
+            r.split.value,
+            str(s["problems"]),
+            f"{s['tests']:,}",
+            f"{100 * s['mean_pass_fraction']:.2f}%",
+            f"{100 * s['pass_at_1']:.2f}% ({s['solved']})",
+            f"{s['timeouts']} in {len(s['problems_with_timeouts'])} problems",
+            str(s["problem_errors"]),
+            f"{r.wall_seconds:.1f}",
+        )
+    out.print(table)
+    for r in runs:
+        s = next(iter(r.summary.values()), None)
+        if s is None:
+            continue
+        if s["problems_with_timeouts"]:
+            out.print(f"{r.split.value}: timeouts in {', '.join(s['problems_with_timeouts'])}")
+        for e in s["errors"][:10]:
+            out.print(
+                f"{r.split.value}: [yellow]problem error[/yellow] {e['task_id']}: {e['error']}"
+            )
+        out.print(f"{r.split.value}: samples and summary in {r.out_dir}/")

@@ -1,0 +1,297 @@
+"""The evaluator: run a program on a problem's private tests in the sandbox and judge each input.
+
+``evaluate_split`` drives a whole split concurrently (one sandbox, a thread per worker),
+appends one record per problem to ``samples.jsonl``, skips problems already recorded with
+the same key (resume), and rewrites ``summary.json`` from the samples at the end.
+HE+Fix has no expected values in its files: they come from running the gold solution on the
+same inputs in the sandbox first (cached on disk, keyed by the dataset hash and the gold code).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import resource
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from utdebug.benchmarks.datasets import Problem, ProblemError, Split
+from utdebug.benchmarks.records import (
+    SAMPLES,
+    SUMMARY,
+    SampleWriter,
+    read_samples,
+    record_key,
+    summarize,
+    write_json_atomic,
+)
+from utdebug.sandbox import _runner
+from utdebug.sandbox.compare import Semantics
+from utdebug.sandbox.server import Limits, Sandbox, Status, decode_value
+from utdebug.sandbox.verdicts import Verdict, judge
+
+
+class Program(StrEnum):
+    CODE = "code"
+    """The dataset's given (buggy) code."""
+    GOLD = "gold"
+
+
+@dataclass(frozen=True, slots=True)
+class EvalSettings:
+    semantics: Semantics = Semantics.DATASET
+    limits: Limits = field(default_factory=Limits)
+    gold_limits: Limits = field(default_factory=lambda: Limits(per_input=20.0, load=30.0))
+    """Limits for computing HE+Fix expected values from the gold solution."""
+    max_details: int = 20
+    """Non-passing inputs described in full per record (the verdict string has them all)."""
+
+    def key_parts(self) -> dict[str, Any]:
+        lim = self.limits
+        return {
+            "semantics": self.semantics.value,
+            "per_input": lim.per_input,
+            "load": lim.load,
+            "memory_mb": lim.memory_mb,
+        }
+
+
+class ExpectedUnavailable(Exception):
+    pass
+
+
+def program_text(problem: Problem, program: Program) -> str:
+    return problem.gold if program is Program.GOLD else problem.code
+
+
+def evaluate_problem(
+    sb: Sandbox,
+    problem: Problem,
+    code: str,
+    settings: EvalSettings,
+    expected: Sequence[Any],
+) -> dict[str, Any]:
+    """Run ``code`` on every private test of ``problem``; return the sample record body."""
+    tests = problem.tests
+    res = sb.run(code, problem.entry_point, tests.inputs, settings.limits)
+    letters: list[str] = []
+    details: list[dict[str, Any]] = []
+    counts = dict.fromkeys(Verdict, 0)
+    for i, (outcome, exp, args) in enumerate(
+        zip(res.outcomes, expected, tests.inputs, strict=True)
+    ):
+        j = judge(outcome, exp, tests.check, settings.semantics, args)
+        counts[j.verdict] += 1
+        letters.append(j.verdict.letter)
+        if j.verdict is not Verdict.PASS and len(details) < settings.max_details:
+            details.append({"i": i, "verdict": j.verdict.value, "detail": j.detail})
+    n = len(tests.inputs)
+    return {
+        "n_tests": n,
+        "passed": counts[Verdict.PASS],
+        "pass_fraction": counts[Verdict.PASS] / n if n else 0.0,
+        "all_pass": n > 0 and counts[Verdict.PASS] == n,
+        "failed": counts[Verdict.FAIL],
+        "timeouts": counts[Verdict.TIMEOUT],
+        "crashes": counts[Verdict.CRASH],
+        "load_error": res.load_error,
+        "verdicts": "".join(letters),
+        "details": details,
+        "seconds": round(res.wall_seconds, 4),
+        "cpu_seconds": round(res.cpu_seconds, 4),
+        "children": res.children,
+        "peak_child_rss_kb": res.peak_rss_kb,
+    }
+
+
+# --- HE+Fix expected values -------------------------------------------------------------------
+
+
+class ExpectedCache:
+    """Expected outputs computed from gold solutions, stored as codec JSON per problem."""
+
+    def __init__(self, folder: Path | None) -> None:
+        self.folder = folder
+
+    def _path(self, problem: Problem) -> Path | None:
+        if self.folder is None:
+            return None
+        h = hashlib.sha256(
+            f"{problem.provenance.sha256}\0{problem.task_id}\0{problem.gold}".encode()
+        ).hexdigest()[:24]
+        return self.folder / f"{problem.task_id.replace('/', '-')}-{h}.json"
+
+    def get(self, problem: Problem) -> list[Any] | None:
+        path = self._path(problem)
+        if path is None or not path.exists():
+            return None
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            values = [decode_value(v) for v in data["expected"]]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        return values if len(values) == len(problem.tests.inputs) else None
+
+    def put(self, problem: Problem, values: Sequence[Any]) -> None:
+        path = self._path(problem)
+        if path is None:
+            return
+        write_json_atomic(
+            path, {"task_id": problem.task_id, "expected": [_runner.encode(v) for v in values]}
+        )
+
+
+def expected_values(
+    sb: Sandbox, problem: Problem, settings: EvalSettings, cache: ExpectedCache
+) -> Sequence[Any]:
+    if problem.tests.expected is not None:
+        return problem.tests.expected
+    cached = cache.get(problem)
+    if cached is not None:
+        return cached
+    res = sb.run(problem.gold, problem.entry_point, problem.tests.inputs, settings.gold_limits)
+    bad = [(i, o) for i, o in enumerate(res.outcomes) if o.status is not Status.OK]
+    if bad:
+        i, o = bad[0]
+        raise ExpectedUnavailable(
+            f"the gold solution gave no value for {len(bad)} input(s); first: input {i}: "
+            f"{o.status.value} {o.error_type or ''} {o.error or ''}".strip()
+        )
+    values = [o.value for o in res.outcomes]
+    cache.put(problem, values)
+    return values
+
+
+# --- whole splits -------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class SplitRun:
+    split: Split
+    program: Program
+    out_dir: Path
+    evaluated: int = 0
+    skipped: int = 0
+    summary: dict[str, Any] = field(default_factory=dict)
+    wall_seconds: float = 0.0
+    evaluator_peak_rss_kb: int = 0
+    peak_child_rss_kb: int = 0
+
+
+ProgressFn = Callable[[str, dict[str, Any]], None]
+
+
+def evaluate_split(
+    sb: Sandbox,
+    split: Split,
+    problems: Sequence[Problem],
+    errors: Iterable[ProblemError],
+    program: Program,
+    settings: EvalSettings,
+    out_dir: Path,
+    *,
+    sources: dict[str, str],
+    workers: int = 2,
+    expected_cache: ExpectedCache | None = None,
+    on_record: ProgressFn | None = None,
+    stop: threading.Event | None = None,
+) -> SplitRun:
+    """Evaluate every problem not yet recorded; rewrite the summary from the samples file."""
+    t0 = time.perf_counter()
+    samples_path = out_dir / SAMPLES
+    done = {r.get("key") for r in read_samples(samples_path)}
+    run = SplitRun(split, program, out_dir)
+    cache = expected_cache or ExpectedCache(None)
+    dataset_sha = sorted(sources.items())
+
+    def key_of(task_id: str, code: str) -> str:
+        return record_key(
+            {
+                "split": split.value,
+                "task_id": task_id,
+                "program": program.value,
+                "code_sha256": hashlib.sha256(code.encode()).hexdigest(),
+                "sources": dataset_sha,
+                **settings.key_parts(),
+            }
+        )
+
+    def base(task_id: str, key: str) -> dict[str, Any]:
+        return {"key": key, "split": split.value, "task_id": task_id, "program": program.value,
+                "semantics": settings.semantics.value, "per_input_limit": settings.limits.per_input,
+                "sources": dict(dataset_sha)}  # fmt: skip
+
+    current: set[str] = set()
+    with SampleWriter(samples_path) as writer:
+        for err in errors:
+            task = err.task_id or f"{split.value}/row{err.row}"
+            key = key_of(task, f"row {err.row}")
+            current.add(key)
+            if key in done:
+                run.skipped += 1
+                continue
+            rec = base(task, key) | {"error": f"{err.file}, row {err.row}: {err.message}"}
+            rec |= {"n_tests": 0, "passed": 0, "all_pass": False, "timeouts": 0, "crashes": 0}
+            writer.write(rec)
+            if on_record:
+                on_record("error", rec)
+        todo = []
+        for p in problems:
+            key = key_of(p.task_id, program_text(p, program))
+            current.add(key)
+            if key in done:
+                run.skipped += 1
+                if on_record:
+                    on_record("skipped", {"task_id": p.task_id})
+            else:
+                todo.append((p, key))
+        # Largest problems first: a long problem started last would set the run's tail.
+        todo.sort(key=lambda pk: -len(pk[0].tests.inputs))
+
+        def work(p: Problem, key: str) -> dict[str, Any]:
+            rec = base(p.task_id, key) | {
+                "provenance": {"file": p.provenance.file, "row": p.provenance.row}
+            }
+            try:
+                expected = expected_values(sb, p, settings, cache)
+            except ExpectedUnavailable as e:
+                return rec | {"error": str(e), "n_tests": len(p.tests.inputs), "passed": 0,
+                              "all_pass": False, "timeouts": 0, "crashes": 0}  # fmt: skip
+            body = evaluate_problem(sb, p, program_text(p, program), settings, expected)
+            return rec | {"error": None} | body
+
+        with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="eval") as pool:
+            pending: set[Future[dict[str, Any]]] = set()
+            it = iter(todo)
+            while True:
+                while len(pending) < max(1, workers) and not (stop and stop.is_set()):
+                    nxt = next(it, None)
+                    if nxt is None:
+                        break
+                    pending.add(pool.submit(work, *nxt))
+                if not pending:
+                    break
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    rec = fut.result()
+                    writer.write(rec)
+                    run.evaluated += 1
+                    run.peak_child_rss_kb = max(
+                        run.peak_child_rss_kb, rec.get("peak_child_rss_kb", 0)
+                    )
+                    if on_record:
+                        on_record("done", rec)
+    # Only this configuration's records: an output folder reused with other settings keeps
+    # its old lines, but they do not leak into this summary.
+    records = [r for r in read_samples(samples_path) if r.get("key") in current]
+    run.summary = summarize(records)
+    write_json_atomic(out_dir / SUMMARY, run.summary)
+    run.wall_seconds = time.perf_counter() - t0
+    run.evaluator_peak_rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return run

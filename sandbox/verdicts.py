@@ -1,0 +1,49 @@
+"""Per-input verdicts: a child's Outcome, judged in the parent against the expected value."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from utdebug.sandbox.compare import CheckSpec, Semantics, describe, outputs_match
+from utdebug.sandbox.server import Outcome, Status
+
+
+class Verdict(StrEnum):
+    PASS = "pass"
+    FAIL = "fail"
+    """Wrong value, or the program raised (the detail says which)."""
+    TIMEOUT = "timeout"
+    CRASH = "crash"
+
+    @property
+    def letter(self) -> str:
+        return {"pass": "P", "fail": "F", "timeout": "T", "crash": "C"}[self.value]
+
+
+@dataclass(frozen=True, slots=True)
+class Judged:
+    verdict: Verdict
+    detail: str | None = None
+    """For a fail: ``returned <repr>`` or ``raised <Type>: <message>``; otherwise the reason."""
+
+
+def judge(
+    outcome: Outcome,
+    expected: Any,
+    check: CheckSpec,
+    semantics: Semantics = Semantics.DATASET,
+    args: Sequence[Any] = (),
+) -> Judged:
+    if outcome.status is Status.OK:
+        if outputs_match(outcome.value, expected, check, semantics, args):
+            return Judged(Verdict.PASS)
+        return Judged(Verdict.FAIL, "returned " + describe(outcome.value, 500))
+    if outcome.status is Status.ERROR:
+        # The dataset helper of MBPP 737/794 never asserts, but an exception still fails it.
+        return Judged(Verdict.FAIL, f"raised {outcome.error_type}: {outcome.error}")
+    if outcome.status is Status.TIMEOUT:
+        return Judged(Verdict.TIMEOUT, outcome.error)
+    return Judged(Verdict.CRASH, f"{outcome.error_type}: {outcome.error}")

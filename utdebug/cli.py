@@ -1,0 +1,217 @@
+"""The ``utdebug`` command line: ``bench`` (headless benchmark) and ``doctor`` (sandbox layers).
+
+stdout carries results (tables, or JSON with ``--json``); progress and diagnostics go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from enum import IntEnum
+from pathlib import Path
+from typing import Any
+
+
+class Exit(IntEnum):
+    OK = 0
+    FAILURE = 1
+    """The command ran but what it checked failed."""
+    USAGE = 2
+    """Bad arguments, missing or corrupt data."""
+    SANDBOX = 3
+    """The sandbox cannot give the required isolation here."""
+    INTERRUPTED = 130
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from utdebug import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="utdebug",
+        description="Find and fix bugs in a Python function with generated unit tests.",
+    )
+    parser.add_argument("--version", action="version", version=f"utdebug {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    sandbox_opts = argparse.ArgumentParser(add_help=False)
+    sandbox_opts.add_argument(
+        "--allow-weak-sandbox",
+        action="store_true",
+        default=_env_flag("UTDEBUG_ALLOW_WEAK_SANDBOX"),
+        help="run untrusted code even if some sandbox layers are missing "
+        "(env UTDEBUG_ALLOW_WEAK_SANDBOX=1)",
+    )
+    sandbox_opts.add_argument(
+        "--no-bwrap", action="store_true", help="do not use bubblewrap (use the fallback layers)"
+    )
+
+    doctor = sub.add_parser(
+        "doctor", parents=[sandbox_opts], help="show which sandbox layers are active here"
+    )
+    doctor.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    bench = sub.add_parser(
+        "bench",
+        parents=[sandbox_opts],
+        help="evaluate a benchmark split on its private tests",
+        description="Evaluate the given (buggy) code, or the gold code, of a benchmark split on "
+        "its private tests, in the sandbox. Writes samples.jsonl and summary.json; rerunning "
+        "with the same settings resumes.",
+    )
+    bench.add_argument(
+        "--split",
+        action="append",
+        choices=["hard", "mbpp", "he"],
+        help="split to evaluate (repeatable; default: hard)",
+    )
+    bench.add_argument(
+        "--model",
+        default="none",
+        choices=["none"],
+        help="model for a debugging run; 'none' evaluates the code as given",
+    )
+    bench.add_argument("--gold", action="store_true", help="evaluate the gold solutions instead")
+    bench.add_argument(
+        "--semantics",
+        choices=["dataset", "reference"],
+        default="dataset",
+        help="output comparison: the dataset's own assertion helper (default) or the UTDebug "
+        "authors' eval_exact_match",
+    )
+    bench.add_argument(
+        "--timeout",
+        type=float,
+        default=2.0,
+        help="seconds per test input (default 2, as the paper)",
+    )
+    bench.add_argument("--memory-mb", type=int, default=2048, help="address-space limit per child")
+    bench.add_argument(
+        "--he-variant",
+        choices=["body", "runnable"],
+        default="body",
+        help="HE+Fix buggy code: 'body' as published (does not load: 0%%) or 'runnable' "
+        "(declaration + body)",
+    )
+    bench.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help="folder holding the dataset files (env UTDEBUG_DATA_DIR); otherwise the cache, "
+        "then a download from the public URLs",
+    )
+    bench.add_argument("--cache-dir", type=Path, default=None, help="env UTDEBUG_CACHE_DIR")
+    bench.add_argument("--no-verify", action="store_true", help="accept files whose sha256 differs")
+    bench.add_argument(
+        "--out", type=Path, default=None, help="run folder (default: runs/bench/<config>)"
+    )
+    bench.add_argument("--workers", type=int, default=os.cpu_count() or 2, help="parallel children")
+    bench.add_argument(
+        "--problems", default=None, help="comma-separated task ids or numbers (e.g. hard/6,11)"
+    )
+    bench.add_argument("--limit", type=int, default=None, help="only the first N problems")
+    bench.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "doctor":
+            return _doctor(args)
+        if args.command == "bench":
+            return _bench(args, parser)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return Exit.INTERRUPTED
+    parser.error(f"unknown command {args.command!r}")
+
+
+def _sandbox_config(args: argparse.Namespace, hide: Sequence[Path] = ()) -> Any:
+    from utdebug.sandbox import SandboxConfig
+
+    return SandboxConfig(
+        allow_weak=bool(args.allow_weak_sandbox),
+        use_bwrap=False if args.no_bwrap else None,
+        hide=tuple(str(h) for h in hide),
+    )
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from utdebug.sandbox import Sandbox, SandboxUnavailable
+
+    cfg = _sandbox_config(args)
+    # The doctor reports; it never refuses, so it always starts with allow_weak.
+    from dataclasses import replace
+
+    sb = Sandbox(replace(cfg, allow_weak=True))
+    try:
+        rep = sb.start()
+        probe = sb.run("def f(x):\n    return x + 1\n", "f", [[41]])
+        works = probe.outcomes[0].value == 42
+    except SandboxUnavailable as e:
+        print(f"utdebug doctor: {e}", file=sys.stderr)
+        return Exit.SANDBOX
+    finally:
+        sb.close()
+    missing = rep.missing(cfg.required)
+    if args.json:
+        print(
+            json.dumps(
+                rep.as_dict() | {"probe_ok": works, "missing": [s.layer.value for s in missing]},
+                indent=2,
+            )
+        )
+    else:
+        table = Table(title=f"utdebug sandbox layers (mode: {rep.mode})")
+        table.add_column("layer")
+        table.add_column("active")
+        table.add_column("detail")
+        for s in rep.states:
+            table.add_row(s.layer.value, "yes" if s.active else "[red]no[/red]", s.detail)
+        console = Console()
+        console.print(table)
+        console.print(f"probe program ran: {'yes' if works else 'NO'}")
+        for note in rep.errors:
+            console.print(f"[yellow]note:[/yellow] {note}")
+        if missing:
+            console.print(
+                "[red]missing layers:[/red] "
+                + ", ".join(s.layer.value for s in missing)
+                + " — utdebug refuses to run untrusted code unless --allow-weak-sandbox is given"
+            )
+    if not works:
+        return Exit.SANDBOX
+    return Exit.OK if not missing or cfg.allow_weak else Exit.SANDBOX
+
+
+def _bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from utdebug.benchmarks.bench import run_bench
+
+    if args.timeout <= 0:
+        parser.error("--timeout must be positive")
+    if args.workers < 1:
+        parser.error("--workers must be at least 1")
+    stop = threading.Event()
+
+    def on_sigterm(signum: int, frame: Any) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_sigterm)
+    return run_bench(args, stop)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

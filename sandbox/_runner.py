@@ -28,6 +28,7 @@ import contextlib
 import json
 import math
 import os
+import resource
 import signal
 import struct
 import sys
@@ -284,12 +285,13 @@ def build_tmpfs_view(hide: list[str], keep: list[str]) -> list[str]:
     In a new mount namespace, lay an empty tmpfs over every directory in ``hide`` (world-writable
     ones, home directories, the data and cache folders) and bind the read-only ``keep`` folders
     (the interpreter and its packages) back into place where a hidden folder covered them.
-    Returns the folders actually hidden.
+    ``/tmp`` is hidden first and doubles as the staging area. Returns the folders hidden.
     """
     unshare(CLONE_NEWNS)
     mount("none", "/", None, MS_REC | MS_PRIVATE)
-    staging = "/dev/shm" if os.path.isdir("/dev/shm") else "/tmp"
-    mount("tmpfs", staging, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700,size=1m")
+    staging = "/tmp"
+    mount("tmpfs", staging, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=64m")
+    hidden = [staging]
     kept: list[tuple[str, str]] = []
     for i, path in enumerate(keep):
         if any(_under(path, h) for h in hide) and os.path.isdir(path):
@@ -297,9 +299,8 @@ def build_tmpfs_view(hide: list[str], keep: list[str]) -> list[str]:
             os.mkdir(spot, 0o700)
             mount(path, spot, None, MS_BIND | MS_REC)
             kept.append((spot, path))
-    hidden = []
     for h in sorted(set(hide), key=len):
-        if os.path.isdir(h) and not any(_under(h, x) and h != x for x in hidden):
+        if os.path.isdir(h) and not any(_under(h, x) for x in hidden):
             mount("tmpfs", h, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=64m")
             hidden.append(h)
     for spot, path in kept:
@@ -309,10 +310,9 @@ def build_tmpfs_view(hide: list[str], keep: list[str]) -> list[str]:
             os.chmod(p, 0o755)
             p = os.path.dirname(p)
         mount(spot, path, None, MS_BIND | MS_REC)
-        mount("none", path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_REC)
+        mount("none", path, None, MS_REMOUNT | MS_BIND | MS_RDONLY)
         _check(libc().umount2(spot.encode(), MNT_DETACH), "umount staging")
-    if staging not in hidden:
-        _check(libc().umount2(staging.encode(), MNT_DETACH), "umount staging")
+        os.rmdir(spot)
     return hidden
 
 
@@ -411,8 +411,6 @@ def _exc_info(e: BaseException) -> list[str]:
 
 def confine(job: dict, result_fd: int, state: dict) -> None:  # type: ignore[type-arg]
     """Runs in the forked child, before any untrusted byte. Order matters."""
-    import resource
-
     os.setsid()
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != state["zygote_pid"]:  # the zygote died between fork and prctl

@@ -150,7 +150,7 @@ def _doctor(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from utdebug.sandbox import Sandbox, SandboxUnavailable
+    from utdebug.sandbox import Sandbox, SandboxError, SandboxUnavailable
 
     cfg = _sandbox_config(args)
     # The doctor reports; it never refuses, so it always starts with allow_weak.
@@ -161,7 +161,7 @@ def _doctor(args: argparse.Namespace) -> int:
         rep = sb.start()
         probe = sb.run("def f(x):\n    return x + 1\n", "f", [[41]])
         works = probe.outcomes[0].value == 42
-    except SandboxUnavailable as e:
+    except (SandboxUnavailable, SandboxError) as e:
         print(f"utdebug doctor: {e}", file=sys.stderr)
         return Exit.SANDBOX
     finally:

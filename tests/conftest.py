@@ -1,0 +1,39 @@
+"""Shared test setup: no network model ever, and the offline dataset folder when present."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+# Importing litellm (later issues) must never reach the network in tests.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def shared_datasets() -> Path | None:
+    """The offline dataset folder: $UTDEBUG_DATA_DIR, else ../shared/datasets beside the repo."""
+    env = os.environ.get("UTDEBUG_DATA_DIR")
+    for cand in ([Path(env)] if env else []) + [REPO.parent / "shared" / "datasets"]:
+        if (cand / "MBPP+Fix_hard_test.jsonl").exists():
+            return cand
+    return None
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    d = shared_datasets()
+    if d is None:
+        pytest.skip("dataset files not found (set UTDEBUG_DATA_DIR or place ../shared/datasets)")
+    return d
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Keep tests out of the user's cache folder."""
+    monkeypatch.setenv("UTDEBUG_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))

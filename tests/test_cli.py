@@ -1,0 +1,128 @@
+"""The command line, run as a user would: exit codes, stdout/stderr, files, resume."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from utdebug.benchmarks.records import SAMPLES, SUMMARY, read_samples
+
+
+def utdebug(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "utdebug", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def test_help_lists_commands() -> None:
+    r = utdebug("--help")
+    assert r.returncode == 0
+    assert "bench" in r.stdout and "doctor" in r.stdout
+
+
+def test_bench_json_then_resume(data_dir: Path, tmp_path: Path) -> None:
+    args = ["bench", "--split", "hard", "--problems", "6,hard/7,9", "--data-dir", str(data_dir)]
+    r = utdebug(*args, "--out", str(tmp_path), "--json")
+    assert r.returncode == 0, r.stderr
+    payload = json.loads(r.stdout)
+    hard = payload["splits"]["hard"]
+    assert hard["evaluated_now"] == 3 and hard["resumed"] == 0
+    s = hard["summary"]
+    assert s["problems"] == 3 and s["tests"] > 0
+    assert 0.0 < s["mean_pass_fraction"] < 1.0  # buggy code: fails some tests
+    assert len(read_samples(tmp_path / SAMPLES)) == 3
+    assert json.loads((tmp_path / SUMMARY).read_text())["hard:code"] == s
+    again = json.loads(utdebug(*args, "--out", str(tmp_path), "--json").stdout)["splits"]["hard"]
+    assert again["evaluated_now"] == 0 and again["resumed"] == 3
+    assert again["summary"] == s
+
+
+def test_bench_gold_table(data_dir: Path, tmp_path: Path) -> None:
+    r = utdebug(
+        "bench", "--split", "hard", "--gold", "--limit", "4", "--data-dir", str(data_dir),
+        "--out", str(tmp_path),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "100.00%" in r.stdout  # the gold code passes everything
+    assert "sandbox: bwrap" in r.stderr or "sandbox:" in r.stderr
+
+
+def test_missing_data_is_a_clear_usage_error(tmp_path: Path) -> None:
+    r = utdebug(
+        "bench", "--split", "hard", "--data-dir", str(tmp_path / "nowhere"),
+        env={"UTDEBUG_CACHE_DIR": str(tmp_path / "cache")},
+    )  # fmt: skip
+    # Offline: the download fails with a clear message naming the file; no traceback.
+    assert r.returncode == 2
+    assert "MBPP+Fix_hard_test.jsonl" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_checksum_mismatch_and_no_verify(data_dir: Path, tmp_path: Path) -> None:
+    src = (data_dir / "MBPP+Fix_hard_test.jsonl").read_text(encoding="utf-8").splitlines()
+    rows = [json.loads(line) for line in src[:3]]
+    rows[0]["test"] = "inputs = [open('/etc/passwd')]\nresults = [1]\n"  # not extractable
+    rows[1]["code"] = "def broken(:\n"  # syntax error
+    bad = tmp_path / "data"
+    bad.mkdir()
+    lines = [json.dumps(r) for r in rows] + ["{not json"]
+    (bad / "MBPP+Fix_hard_test.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    r = utdebug("bench", "--split", "hard", "--data-dir", str(bad), "--out", str(tmp_path / "o"))
+    assert r.returncode == 2
+    assert "sha256" in r.stderr and "Traceback" not in r.stderr
+    r = utdebug(
+        "bench", "--split", "hard", "--data-dir", str(bad), "--no-verify", "--json",
+        "--out", str(tmp_path / "o"),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    s = json.loads(r.stdout)["splits"]["hard"]["summary"]
+    assert s["problems"] == 4 and s["problem_errors"] == 2 and s["evaluated"] == 2
+    recs = {x["task_id"]: x for x in read_samples(tmp_path / "o" / SAMPLES)}
+    first = recs[f"hard/{rows[0]['task_id']}"]
+    assert "row 1" in first["error"]
+    syntax = recs[f"hard/{rows[1]['task_id']}"]
+    assert syntax["load_error"].startswith("SyntaxError") and syntax["passed"] == 0
+    assert any("row 4" in (x.get("error") or "") for x in recs.values())
+
+
+def test_unknown_problem_is_a_usage_error(data_dir: Path, tmp_path: Path) -> None:
+    r = utdebug("bench", "--problems", "hard/99999", "--data-dir", str(data_dir))
+    assert r.returncode == 2
+    assert "hard/99999" in r.stderr
+
+
+def test_bad_numbers_are_rejected() -> None:
+    r = utdebug("bench", "--timeout", "0")
+    assert r.returncode == 2 and "--timeout" in r.stderr
+
+
+@pytest.mark.skipif(
+    shutil.which("bwrap") is None or os.geteuid() != 0, reason="needs bubblewrap and root"
+)
+def test_doctor_reports_every_layer_active() -> None:
+    r = utdebug("doctor", "--json")
+    assert r.returncode == 0, r.stderr
+    rep = json.loads(r.stdout)
+    assert rep["mode"] == "bwrap" and rep["probe_ok"] is True and rep["missing"] == []
+    assert all(v["active"] for v in rep["layers"].values())
+
+
+def test_doctor_without_bwrap_names_what_is_missing() -> None:
+    r = utdebug("doctor", "--no-bwrap")
+    assert "pidns" in r.stdout
+    if os.geteuid() == 0:
+        # Root without bubblewrap: the tmpfs fallback; the PID namespace is what is missing.
+        assert r.returncode == 3
+        assert "missing layers" in r.stdout and "--allow-weak-sandbox" in r.stdout
+        ok = utdebug("doctor", "--no-bwrap", "--allow-weak-sandbox")
+        assert ok.returncode == 0

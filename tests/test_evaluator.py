@@ -1,0 +1,216 @@
+"""The evaluator and run records: verdicts per input, resume, summaries, bad rows."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from utdebug.benchmarks.datasets import (
+    PrivateTests,
+    Problem,
+    ProblemError,
+    Provenance,
+    Split,
+)
+from utdebug.benchmarks.evaluator import (
+    EvalSettings,
+    ExpectedCache,
+    Program,
+    evaluate_split,
+)
+from utdebug.benchmarks.records import (
+    SAMPLES,
+    SUMMARY,
+    SampleWriter,
+    read_samples,
+    summarize,
+)
+from utdebug.sandbox import CheckSpec, Limits, Sandbox, Semantics
+
+GOLD_ADD = "def add(a, b):\n    return a + b\n"
+
+
+def make_problem(
+    number: int,
+    code: str,
+    *,
+    inputs: tuple[tuple[object, ...], ...] = ((1, 2), (3, 4), (10, -3)),
+    expected: tuple[object, ...] | None = (3, 7, 7),
+    gold: str = GOLD_ADD,
+    entry: str = "add",
+    check: CheckSpec | None = None,
+    split: Split = Split.HARD,
+) -> Problem:
+    return Problem(
+        split=split,
+        task_id=f"{split.value}/{number}",
+        number=number,
+        prompt="Add two numbers.",
+        signature=f"{entry}(a, b)",
+        entry_point=entry,
+        code=code,
+        gold=gold,
+        tests=PrivateTests(inputs, expected, check or CheckSpec()),
+        test_list=(),
+        provenance=Provenance("synthetic.jsonl", number, "0" * 64),
+    )
+
+
+@pytest.fixture(scope="module")
+def sb() -> Sandbox:
+    with Sandbox() as box:
+        yield box  # type: ignore[misc]
+
+
+SETTINGS = EvalSettings(limits=Limits(per_input=1.0, load=5.0))
+
+
+def run(sb: Sandbox, problems: list[Problem], out: Path, **kw: object) -> dict[str, object]:
+    res = evaluate_split(
+        sb,
+        Split.HARD,
+        problems,
+        kw.pop("errors", []),  # type: ignore[arg-type]
+        kw.pop("program", Program.CODE),  # type: ignore[arg-type]
+        kw.pop("settings", SETTINGS),  # type: ignore[arg-type]
+        out,
+        sources={"synthetic.jsonl": "0" * 64},
+        workers=2,
+        **kw,  # type: ignore[arg-type]
+    )
+    return {"run": res, "summary": next(iter(res.summary.values()))}
+
+
+def test_verdicts_per_input_and_summary(sb: Sandbox, tmp_path: Path) -> None:
+    problems = [
+        make_problem(1, GOLD_ADD),
+        make_problem(2, "def add(a, b):\n    return a - b if a > 5 else a + b\n"),
+        make_problem(
+            3, "def add(a, b):\n    if a == 3:\n        while True: pass\n    return a + b\n"
+        ),
+        make_problem(4, "def add(a, b):\n    return [a][b]\n"),
+    ]
+    out = run(sb, problems, tmp_path)
+    recs = {r["task_id"]: r for r in read_samples(tmp_path / SAMPLES)}
+    assert recs["hard/1"]["verdicts"] == "PPP"
+    assert recs["hard/2"]["verdicts"] == "PPF"
+    assert recs["hard/2"]["details"][0]["detail"] == "returned 13"
+    assert recs["hard/3"]["verdicts"] == "PTP"
+    assert recs["hard/4"]["verdicts"] == "FFF"
+    assert recs["hard/4"]["details"][0]["detail"].startswith("raised IndexError")
+    s = out["summary"]
+    assert s["problems"] == 4 and s["tests"] == 12
+    assert s["pass_at_1"] == pytest.approx(0.25)
+    assert s["mean_pass_fraction"] == pytest.approx((1 + 2 / 3 + 2 / 3 + 0) / 4)
+    assert s["timeouts"] == 1 and s["problems_with_timeouts"] == ["hard/3"]
+    on_disk = json.loads((tmp_path / SUMMARY).read_text())
+    assert on_disk == out["run"].summary  # type: ignore[attr-defined]
+
+
+def test_resume_skips_recorded_problems(sb: Sandbox, tmp_path: Path) -> None:
+    problems = [make_problem(i, GOLD_ADD) for i in range(1, 5)]
+    first = run(sb, problems[:2], tmp_path)
+    assert first["run"].evaluated == 2  # type: ignore[attr-defined]
+    second = run(sb, problems, tmp_path)
+    assert second["run"].evaluated == 2 and second["run"].skipped == 2  # type: ignore[attr-defined]
+    assert len(read_samples(tmp_path / SAMPLES)) == 4
+    assert second["summary"]["problems"] == 4  # type: ignore[index]
+    # Other settings are other keys: nothing is skipped and the summary holds only them.
+    other = EvalSettings(semantics=Semantics.REFERENCE, limits=Limits(per_input=1.0))
+    third = run(sb, problems, tmp_path, settings=other)
+    assert third["run"].evaluated == 4  # type: ignore[attr-defined]
+    assert third["summary"]["problems"] == 4  # type: ignore[index]
+
+
+def test_torn_tail_from_a_crash_is_dropped_and_rerun(sb: Sandbox, tmp_path: Path) -> None:
+    problems = [make_problem(i, GOLD_ADD) for i in range(1, 4)]
+    run(sb, problems, tmp_path)
+    path = tmp_path / SAMPLES
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:2]) + lines[2][:25])  # the last write was cut short
+    assert len(read_samples(path)) == 2
+    again = run(sb, problems, tmp_path)
+    assert again["run"].evaluated == 1  # type: ignore[attr-defined]
+    assert len(read_samples(path)) == 3
+    assert all(line.endswith(b"\n") for line in path.read_bytes().splitlines(keepends=True))
+
+
+def test_bad_rows_are_recorded_and_the_run_goes_on(sb: Sandbox, tmp_path: Path) -> None:
+    problems = [
+        make_problem(1, "def add(a, b):\n    return a +\n"),  # syntax error in the code
+        make_problem(2, "def plus(a, b):\n    return a + b\n"),  # no such entry point
+        make_problem(3, GOLD_ADD),
+    ]
+    errors = [
+        ProblemError(Split.HARD, "x.jsonl", 9, "hard/9", "test script: cannot extract inputs")
+    ]
+    out = run(sb, problems, tmp_path, errors=errors)
+    recs = {r["task_id"]: r for r in read_samples(tmp_path / SAMPLES)}
+    assert recs["hard/1"]["load_error"].startswith("SyntaxError")
+    assert recs["hard/1"]["passed"] == 0
+    assert "add" in recs["hard/2"]["load_error"]
+    assert recs["hard/3"]["all_pass"]
+    assert recs["hard/9"]["error"] == "x.jsonl, row 9: test script: cannot extract inputs"
+    s = out["summary"]
+    assert s["problem_errors"] == 1 and s["evaluated"] == 3  # type: ignore[index]
+    assert s["errors"] == [{"task_id": "hard/9", "error": recs["hard/9"]["error"]}]  # type: ignore[index]
+
+
+def test_gold_program_and_expected_from_gold(sb: Sandbox, tmp_path: Path) -> None:
+    # HE-style: no expected values in the data; they come from the gold solution (cached).
+    p = make_problem(5, "def add(a, b):\n    return a * b\n", expected=None, split=Split.HE)
+    cache = ExpectedCache(tmp_path / "cache")
+    res = evaluate_split(
+        sb, Split.HE, [p], [], Program.CODE, SETTINGS, tmp_path / "run",
+        sources={}, expected_cache=cache,
+    )  # fmt: skip
+    rec = read_samples(tmp_path / "run" / SAMPLES)[0]
+    assert rec["verdicts"] == "FFF"  # 2, 12, -30 against 3, 7, 7
+    assert cache.get(p) == [3, 7, 7]
+    gold = evaluate_split(
+        sb, Split.HE, [p], [], Program.GOLD, SETTINGS, tmp_path / "gold",
+        sources={}, expected_cache=cache,
+    )  # fmt: skip
+    assert next(iter(gold.summary.values()))["pass_at_1"] == 1.0
+    assert res.evaluated == 1
+
+
+def test_gold_that_fails_is_a_problem_error(sb: Sandbox, tmp_path: Path) -> None:
+    p = make_problem(
+        6, GOLD_ADD, expected=None, gold="def add(a, b):\n    raise ValueError('no')\n"
+    )
+    res = evaluate_split(
+        sb, Split.HE, [p], [], Program.CODE, SETTINGS, tmp_path, sources={},
+        expected_cache=ExpectedCache(None),
+    )  # fmt: skip
+    rec = read_samples(tmp_path / SAMPLES)[0]
+    assert "gold solution gave no value for 3 input(s)" in rec["error"]
+    assert next(iter(res.summary.values()))["problem_errors"] == 1
+
+
+def test_summarize_from_records_alone() -> None:
+    recs = [
+        {"split": "hard", "program": "code", "task_id": "hard/2", "n_tests": 4, "passed": 4,
+         "all_pass": True, "timeouts": 0, "crashes": 0, "error": None},
+        {"split": "hard", "program": "code", "task_id": "hard/10", "n_tests": 2, "passed": 1,
+         "all_pass": False, "timeouts": 1, "crashes": 0, "error": None},
+        {"split": "hard", "program": "code", "task_id": "hard/3", "n_tests": 0, "passed": 0,
+         "all_pass": False, "timeouts": 0, "crashes": 0, "error": "bad row"},
+    ]  # fmt: skip
+    s = summarize(recs)["hard:code"]
+    assert s["problems"] == 3 and s["evaluated"] == 2 and s["tests"] == 6
+    assert s["mean_pass_fraction"] == pytest.approx(0.75)
+    assert s["pass_at_1"] == pytest.approx(0.5)
+    assert s["not_all_pass"] == ["hard/10"]
+
+
+def test_sample_writer_appends_whole_lines(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    with SampleWriter(path) as w:
+        w.write({"a": 1})
+    path.write_bytes(path.read_bytes() + b'{"a": 2')  # torn
+    with SampleWriter(path) as w:
+        w.write({"a": 3})
+    assert [r["a"] for r in read_samples(path)] == [1, 3]

@@ -72,23 +72,23 @@ def run_bench(args: argparse.Namespace, stop: threading.Event) -> int:
     program = Program.GOLD if args.gold else Program.CODE
     splits = [Split(s) for s in (args.split or ["hard"])]
     cache_dir = args.cache_dir or default_cache_dir()
-    try:
-        loaded = [
-            select(
-                load_split(
-                    s,
-                    data_dir=args.data_dir,
-                    cache_dir=cache_dir,
-                    he_variant=HeVariant(args.he_variant),
-                    verify=not args.no_verify,
-                ),
-                args.problems,
-                args.limit,
+    loaded: list[LoadedSplit] = []
+    failed: list[str] = []
+    for s in splits:
+        # One split's missing or unreadable file does not stop the others.
+        try:
+            ls = load_split(
+                s,
+                data_dir=args.data_dir,
+                cache_dir=cache_dir,
+                he_variant=HeVariant(args.he_variant),
+                verify=not args.no_verify,
             )
-            for s in splits
-        ]
-    except DatasetError as e:
-        err.print(f"[red]utdebug bench:[/red] {e}")
+            loaded.append(select(ls, args.problems, args.limit))
+        except DatasetError as e:
+            err.print(f"[red]utdebug bench: {s.value}:[/red] {e}")
+            failed.append(s.value)
+    if not loaded:
         return EXIT_USAGE
     settings = EvalSettings(
         semantics=Semantics(args.semantics),
@@ -107,7 +107,10 @@ def run_bench(args: argparse.Namespace, stop: threading.Event) -> int:
                 f"sandbox: {sb.layers.mode}; active layers: {', '.join(sorted(sb.layers.active()))}"
             )
             for ls in loaded:
-                out_dir = args.out or default_out_dir(ls.split, program, args)
+                if args.out is None:
+                    out_dir = default_out_dir(ls.split, program, args)
+                else:  # one folder per split when several share --out
+                    out_dir = args.out / ls.split.value if len(loaded) > 1 else args.out
                 runs.append(
                     _run_one(sb, ls, program, settings, out_dir, args, cache_dir, stop, err)
                 )
@@ -123,6 +126,9 @@ def run_bench(args: argparse.Namespace, stop: threading.Event) -> int:
     if stop.is_set():
         err.print("stopped early; rerun the same command to resume")
         return EXIT_INTERRUPTED
+    if failed:
+        err.print(f"[red]not evaluated:[/red] {', '.join(failed)} (see the errors above)")
+        return EXIT_USAGE
     return EXIT_OK
 
 

@@ -126,3 +126,30 @@ def test_doctor_without_bwrap_names_what_is_missing() -> None:
         assert "missing layers" in r.stdout and "--allow-weak-sandbox" in r.stdout
         ok = utdebug("doctor", "--no-bwrap", "--allow-weak-sandbox")
         assert ok.returncode == 0
+
+
+def test_one_unreadable_split_does_not_stop_the_others(data_dir: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "data"
+    folder.mkdir()
+    shutil.copy(data_dir / "MBPP+Fix_hard_test.jsonl", folder)
+    (folder / "humanevalpack_python.jsonl").mkdir()  # unreadable as a file
+    shutil.copy(data_dir / "HumanEvalPlus.jsonl.gz", folder)
+    r = utdebug(
+        "bench", "--split", "he", "--split", "hard", "--limit", "2", "--data-dir", str(folder),
+        "--out", str(tmp_path / "o"), "--json",
+    )  # fmt: skip
+    assert r.returncode == 2
+    assert "humanevalpack_python.jsonl" in r.stderr and "Traceback" not in r.stderr
+    payload = json.loads(r.stdout)
+    assert list(payload["splits"]) == ["hard"]
+    assert payload["splits"]["hard"]["summary"]["problems"] == 2
+
+
+def test_importing_the_core_loads_no_ui_or_model_library() -> None:
+    code = (
+        "import sys, utdebug, utdebug.sandbox, utdebug.benchmarks.evaluator, utdebug.cli;"
+        "bad = [m for m in ('textual', 'litellm') if m in sys.modules];"
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr

@@ -248,4 +248,8 @@ def _print(
             out.print(
                 f"{r.split.value}: [yellow]problem error[/yellow] {e['task_id']}: {e['error']}"
             )
+        out.print(
+            f"{r.split.value}: memory: evaluator peak {r.evaluator_peak_rss_kb / 1024:.0f} MiB, "
+            f"largest child {r.peak_child_rss_kb / 1024:.0f} MiB"
+        )
         out.print(f"{r.split.value}: samples and summary in {r.out_dir}/")

@@ -106,10 +106,10 @@ def test_bad_numbers_are_rejected() -> None:
     assert r.returncode == 2 and "--timeout" in r.stderr
 
 
-@pytest.mark.skipif(
-    shutil.which("bwrap") is None or os.geteuid() != 0, reason="needs bubblewrap and root"
-)
 def test_doctor_reports_every_layer_active() -> None:
+    # CI installs bubblewrap and pyseccomp and runs as root: there, every layer must be on.
+    if not os.environ.get("CI") and (shutil.which("bwrap") is None or os.geteuid() != 0):
+        pytest.skip("needs bubblewrap and root (required when CI is set)")
     r = utdebug("doctor", "--json")
     assert r.returncode == 0, r.stderr
     rep = json.loads(r.stdout)

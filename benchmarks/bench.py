@@ -94,11 +94,9 @@ def run_bench(args: argparse.Namespace, stop: threading.Event) -> int:
         semantics=Semantics(args.semantics),
         limits=Limits(per_input=args.timeout, memory_mb=args.memory_mb),
     )
-    hide = [p for p in (args.data_dir, cache_dir) if p is not None]
     cfg = SandboxConfig(
         allow_weak=bool(args.allow_weak_sandbox),
         use_bwrap=False if args.no_bwrap else None,
-        hide=tuple(str(Path(h).resolve()) for h in hide),
     )
     runs: list[SplitRun] = []
     try:

@@ -159,16 +159,14 @@ def decode(data: object, make_opaque=no_opaque, _depth: int = 0) -> object:
     if tag == "$tuple":
         return tuple(decode(x, make_opaque, d) for x in body)
     if tag == "$set":
-        return {decode(x, make_opaque, d) for x in body}
+        return set(_distinct_hashes([decode(x, make_opaque, d) for x in body]))
     if tag == "$frozenset":
-        return frozenset(decode(x, make_opaque, d) for x in body)
+        return frozenset(_distinct_hashes([decode(x, make_opaque, d) for x in body]))
     if tag == "$dict":
-        out = {}
-        for pair in body:
-            if type(pair) is not list or len(pair) != 2:
-                raise ValueError("malformed $dict in a result")
-            out[decode(pair[0], make_opaque, d)] = decode(pair[1], make_opaque, d)
-        return out
+        if not all(type(pair) is list and len(pair) == 2 for pair in body):
+            raise ValueError("malformed $dict in a result")
+        keys = _distinct_hashes([decode(pair[0], make_opaque, d) for pair in body])
+        return dict(zip(keys, (decode(pair[1], make_opaque, d) for pair in body), strict=True))
     if tag == "$complex" and len(body) == 2:
         re_, im = (decode(x, make_opaque, d) for x in body)
         if type(re_) is not float or type(im) is not float:
@@ -179,13 +177,55 @@ def decode(data: object, make_opaque=no_opaque, _depth: int = 0) -> object:
     if tag == "$np" and len(body) == 2 and type(body[0]) is str:
         import numpy as np
 
-        return np.dtype(body[0]).type(decode(body[1], make_opaque, d))
+        value = decode(body[1], make_opaque, d)
+        if body[0] in NUMERIC_DTYPES:
+            return np.dtype(body[0]).type(value)
+        if body[0].lstrip("<>|=").startswith("U") and type(value) is str:
+            return np.str_(value)
+        raise ValueError(f"numpy scalar of dtype {body[0][:20]!r} not accepted")
     if tag == "$ndarray" and type(body) is dict:
-        import numpy as np
-
-        arr = np.array(decode(body["v"], make_opaque, d), dtype=np.dtype(body["dtype"]))
-        return arr.reshape(tuple(body["shape"]))
+        return _decode_ndarray(body, make_opaque, d)
     raise ValueError(f"unknown tag {tag!r} in a result")
+
+
+NUMERIC_DTYPES = frozenset(
+    p + c
+    for p in "<>|="
+    for c in ("b1", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8", "c8", "c16")
+)
+
+
+def _distinct_hashes(items: list) -> list:  # type: ignore[type-arg]
+    """Refuse elements whose hashes collide en masse (a real set or dict never sends those).
+
+    Unequal values with equal hashes make building a set quadratic: a hostile child could
+    otherwise spend the parent's CPU outside every deadline.
+    """
+    if len(items) > 256 and len({hash(x) for x in items}) < len(items) // 2:
+        raise ValueError("a set or dict whose elements' hashes collide")
+    return items
+
+
+def _decode_ndarray(body: dict, make_opaque, depth: int) -> object:  # type: ignore[type-arg]
+    import numpy as np
+
+    dtype, shape = body.get("dtype"), body.get("shape")
+    if type(dtype) is not str or type(shape) is not list or len(shape) > 32:
+        raise ValueError("malformed $ndarray in a result")
+    if not all(type(k) is int and k >= 0 for k in shape):
+        raise ValueError("malformed $ndarray shape in a result")
+    data = decode(body.get("v"), make_opaque, depth)
+    if dtype in NUMERIC_DTYPES:
+        arr = np.array(data, dtype=np.dtype(dtype))
+    elif dtype.lstrip("<>|=").startswith("U"):
+        # The width comes from the data, never from the child's word (a '<U500000000' would
+        # make the parent allocate gigabytes).
+        arr = np.array(data, dtype=str)
+    else:
+        raise ValueError(f"ndarray of dtype {dtype[:20]!r} not accepted")
+    if math.prod(shape) != arr.size:
+        raise ValueError("$ndarray shape does not match its data")
+    return arr.reshape(tuple(shape))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -226,15 +266,8 @@ PR_SET_PDEATHSIG = 1
 PR_SET_NO_NEW_PRIVS = 38
 CLONE_NEWNS = 0x00020000
 CLONE_NEWNET = 0x40000000
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = (
-    1,
-    2,
-    4,
-    32,
-    4096,
-    16384,
-    1 << 18,
-)
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
+MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
 MNT_DETACH = 2
 
 _libc = None
@@ -279,45 +312,65 @@ def mount(src: str, target: str, fstype: str | None, flags: int, data: str | Non
     )
 
 
-def build_tmpfs_view(hide: list[str], keep: list[str]) -> list[str]:
+def build_minimal_root(keep: list[str]) -> None:
     """Fallback file-system isolation when bubblewrap is absent (root only).
 
-    In a new mount namespace, lay an empty tmpfs over every directory in ``hide`` (world-writable
-    ones, home directories, the data and cache folders) and bind the read-only ``keep`` folders
-    (the interpreter and its packages) back into place where a hidden folder covered them.
-    ``/tmp`` is hidden first and doubles as the staging area. Returns the folders hidden.
+    In a new mount namespace, build a minimal tree on a tmpfs (what bubblewrap would build):
+    ``/usr``, the top-level library links, ``/etc/ld.so.cache`` and the interpreter's folders
+    (``keep``) read-only; a few device nodes; a private ``/tmp`` (64 MiB); a fresh ``/proc``
+    with ``hidepid=2`` (children see only their own processes); then ``pivot_root`` into it.
+    Nothing else of the host (home folders, data, sockets, the repository) exists there.
     """
     unshare(CLONE_NEWNS)
     mount("none", "/", None, MS_REC | MS_PRIVATE)
-    staging = "/tmp"
-    mount("tmpfs", staging, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=64m")
-    hidden = [staging]
-    kept: list[tuple[str, str]] = []
-    for i, path in enumerate(keep):
-        if any(_under(path, h) for h in hide) and os.path.isdir(path):
-            spot = f"{staging}/.keep{i}"
-            os.mkdir(spot, 0o700)
-            mount(path, spot, None, MS_BIND | MS_REC)
-            kept.append((spot, path))
-    for h in sorted(set(hide), key=len):
-        if os.path.isdir(h) and not any(_under(h, x) for x in hidden):
-            mount("tmpfs", h, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=64m")
-            hidden.append(h)
-    for spot, path in kept:
-        os.makedirs(path, 0o755, exist_ok=True)
-        p = path
-        while p not in hidden and p != "/":
-            os.chmod(p, 0o755)
-            p = os.path.dirname(p)
-        mount(spot, path, None, MS_BIND | MS_REC)
-        mount("none", path, None, MS_REMOUNT | MS_BIND | MS_RDONLY)
-        _check(libc().umount2(spot.encode(), MNT_DETACH), "umount staging")
-        os.rmdir(spot)
-    return hidden
+    new = "/tmp"  # a tmpfs over /tmp inside this namespace only; the host's /tmp is untouched
+    mount("tmpfs", new, "tmpfs", MS_NOSUID, "mode=0755,size=64m")
+
+    def bind(src: str, readonly: bool = True) -> None:
+        dst = new + src
+        if os.path.isdir(src):
+            os.makedirs(dst, 0o755, exist_ok=True)
+        else:
+            os.makedirs(os.path.dirname(dst), 0o755, exist_ok=True)
+            with open(dst, "a"):
+                pass
+        mount(src, dst, None, MS_BIND | MS_REC)
+        if readonly:
+            mount("none", dst, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID)
+
+    bind("/usr")
+    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(top):
+            os.symlink(os.readlink(top), new + top)
+        elif os.path.isdir(top):
+            bind(top)
+    for f in ("/etc/ld.so.cache", "/etc/localtime"):
+        if os.path.isfile(f):
+            bind(f)
+    for d in keep:
+        if os.path.isdir(d) and not d.startswith("/usr/"):
+            bind(d)
+    for dev in ("null", "zero", "full", "random", "urandom"):
+        bind("/dev/" + dev, readonly=False)
+    os.mkdir(new + "/proc", 0o555)
+    mount("proc", new + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=2")
+    os.mkdir(new + "/tmp")
+    os.chmod(new + "/tmp", 0o1777)
+    os.mkdir(new + "/.old")
+    _check(
+        libc().syscall(_SYS_PIVOT_ROOT[_machine()], new.encode(), (new + "/.old").encode()),
+        "pivot_root",
+    )
+    os.chdir("/")
+    _check(libc().umount2(b"/.old", MNT_DETACH), "umount the old root")
+    os.rmdir("/.old")
 
 
-def _under(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
+_SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41}
+
+
+def _machine() -> str:
+    return os.uname().machine
 
 
 def seccomp_filter():
@@ -556,11 +609,11 @@ def zygote(ctl_fd: int, config: dict) -> None:  # type: ignore[type-arg]
             info["netns"] = True
         except OSError as e:
             info["errors"].append(f"netns: {e}")
-    if config.get("tmpfs_view"):
+    if config.get("minimal_root"):
         try:
-            info["hidden"] = build_tmpfs_view(config["hide"], config["keep"])
-            info["mount"] = "tmpfs"
-        except OSError as e:
+            build_minimal_root(config["keep"])
+            info["mount"] = "minimal-root"
+        except (OSError, KeyError) as e:
             info["errors"].append(f"mount: {e}")
     try:
         info["ifaces"] = [name for _, name in socket.if_nameindex()]

@@ -3,10 +3,10 @@
 The layers, outermost first (``utdebug doctor`` prints them):
 
 - ``clean_env``: the zygote starts with an empty environment (no API keys, no dataset paths).
-- ``mount``: the child sees a minimal file tree: bubblewrap (``/usr``, the interpreter, a
-  private ``/tmp``; nothing else), or, without bubblewrap and as root, a private mount
-  namespace with an empty tmpfs over ``/tmp``, ``/root``, ``/home``, ``/run``... and the
-  data folders.
+- ``mount``: the child sees a minimal file tree (``/usr``, the interpreter's folders
+  read-only, a private ``/tmp``; nothing else): bubblewrap's, or, without bubblewrap and as
+  root, one the zygote builds itself (a tmpfs root, ``pivot_root``, ``/proc`` with
+  ``hidepid=2``).
 - ``pidns``: a private PID namespace (bubblewrap): daemons die with the sandbox and
   ``kill(getppid())`` cannot reach the evaluator.
 - ``netns``: a private network namespace with only ``lo``.
@@ -67,7 +67,7 @@ class LayerReport:
 
     states: tuple[LayerState, ...]
     mode: str
-    """``bwrap``, ``tmpfs`` (root without bubblewrap) or ``plain``."""
+    """``bwrap``, ``root`` (root without bubblewrap: the zygote isolates itself) or ``plain``."""
     errors: tuple[str, ...] = ()
 
     def active(self) -> frozenset[Layer]:
@@ -166,7 +166,9 @@ def bwrap_argv(bwrap: str, is_root: bool) -> list[str]:
                 argv += ["--perms", "0755", "--dir", a]
                 made.add(a)
         argv += ["--ro-bind", d, d]
-    argv += ["--tmpfs", "/tmp", "--dev", "/dev", "--proc", "/proc", "--chdir", "/tmp"]
+    # A private /tmp the children can write to (sticky, 64 MiB in all), like the fallback's.
+    argv += ["--perms", "1777", "--size", str(64 << 20), "--tmpfs", "/tmp"]
+    argv += ["--dev", "/dev", "--proc", "/proc", "--chdir", "/tmp"]
     for k, v in CHILD_ENV.items():
         argv += ["--setenv", k, v]
     return [*argv, "--"]
@@ -181,10 +183,8 @@ CHILD_ENV = {
     "MALLOC_ARENA_MAX": "2",
 }
 
-DEFAULT_HIDE = ("/tmp", "/var/tmp", "/dev/shm", "/run", "/root", "/home", "/mnt", "/media", "/srv")
 
-
-def plan(use_bwrap: bool | None = None, hide: tuple[str, ...] = ()) -> Plan:
+def plan(use_bwrap: bool | None = None) -> Plan:
     """Decide how to start the zygote on this machine."""
     is_root = os.geteuid() == 0
     bwrap = bwrap_path() if use_bwrap is not False else None
@@ -193,15 +193,12 @@ def plan(use_bwrap: bool | None = None, hide: tuple[str, ...] = ()) -> Plan:
     if bwrap is not None:
         return Plan("bwrap", tuple(bwrap_argv(bwrap, is_root)), {}, is_root)
     if is_root:
-        keep = interpreter_dirs()
-        hidden = sorted({*DEFAULT_HIDE, *(os.path.abspath(h) for h in hide)})
         cfg: dict[str, object] = {
             "unshare_net": True,
-            "tmpfs_view": True,
-            "hide": hidden,
-            "keep": keep,
+            "minimal_root": True,
+            "keep": interpreter_dirs(),
         }
-        return Plan("tmpfs", (), cfg, is_root)
+        return Plan("root", (), cfg, is_root)
     return Plan("plain", (), {}, is_root)
 
 
@@ -213,7 +210,7 @@ def report(plan_: Plan, info: dict[str, object]) -> LayerReport:
     only_lo = isinstance(ifaces, list) and all(i == "lo" for i in ifaces)
     mode = plan_.mode
     bw = mode == "bwrap"
-    mount_ok = bw or info.get("mount") == "tmpfs"
+    mount_ok = bw or info.get("mount") == "minimal-root"
     states = [
         LayerState(Layer.CLEAN_ENV, True, "empty environment; no secrets or data paths passed"),
         LayerState(
@@ -221,7 +218,8 @@ def report(plan_: Plan, info: dict[str, object]) -> LayerReport:
             mount_ok,
             "bubblewrap: /usr + interpreter read-only, private /tmp"
             if bw
-            else ("tmpfs over " + ", ".join(info.get("hidden", []) or []))  # type: ignore[arg-type]
+            else "private root (pivot_root): /usr + interpreter read-only, private /tmp, "
+            "/proc with hidepid=2"
             if mount_ok
             else "none: " + HINTS[Layer.MOUNT],
         ),

@@ -127,8 +127,6 @@ class SandboxConfig:
     required: frozenset[Layer] = DEFAULT_REQUIRED
     use_bwrap: bool | None = None
     """None: use bubblewrap when installed; False: never; True: require it."""
-    hide: tuple[str, ...] = ()
-    """Extra folders to hide in the tmpfs fallback (data and cache folders)."""
     prelude: str = REFERENCE_PRELUDE
     uid_base: int = 1536
     start_timeout: float = 30.0
@@ -224,7 +222,7 @@ class Sandbox:
 
     def _start_locked(self) -> None:
         cfg = self.config
-        p = plan(cfg.use_bwrap, cfg.hide)
+        p = plan(cfg.use_bwrap)
         parent_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         zconf = dict(p.zygote_config)
         zconf["preimport"] = PREIMPORT
@@ -403,6 +401,9 @@ class Sandbox:
         outcome = stop.outcome
         if outcome.status is Status.CRASH and outcome.error is None:
             outcome = Outcome(Status.CRASH, None, "Crash", _describe_status(stats), outcome.seconds)
+        if stop.index >= len(enc):  # every input has its outcome; only the 'end' frame is missing
+            res.notes.append(f"after the last input: {outcome.error_type}: {outcome.error}")
+            return None
         if stop.index < 0:  # died or hung while loading: every remaining input shares it
             res.load_error = f"{outcome.error_type}: {outcome.error}"
             res.outcomes.extend([outcome] * (len(enc) - len(res.outcomes)))
@@ -439,23 +440,22 @@ class Sandbox:
                 continue
             try:
                 msg = json.loads(frame)
-                kind = msg["k"]
-            except (ValueError, TypeError, KeyError) as e:
-                raise _Stop(expect, _violation(f"unreadable frame ({e})")) from None
-            now = time.monotonic()
+                kind = msg["k"] if isinstance(msg, dict) else None
+            except (ValueError, TypeError, KeyError, RecursionError, MemoryError) as e:
+                raise _Stop(expect, _violation(f"unreadable frame ({type(e).__name__})")) from None
             if kind == "confine-failed":
                 raise SandboxError(f"the child could not confine itself: {msg.get('e')}")
             if expect == -1:
                 if kind != "load":
                     raise _Stop(expect, _violation(f"expected the load frame, got {kind!r}"))
                 if not msg.get("ok"):
-                    err = msg.get("e") or ["Error", ""]
                     if msg.get("timeout"):
                         return Outcome(
                             Status.TIMEOUT, None, "Timeout", "loading the program timed out"
                         )
-                    res.load_error = f"{err[0]}: {err[1]}"
-                    return Outcome(Status.ERROR, None, str(err[0]), str(err[1]))
+                    etype, emsg = _error_pair(msg.get("e"))
+                    res.load_error = f"{etype}: {emsg}"
+                    return Outcome(Status.ERROR, None, etype, emsg)
                 expect = start
             elif kind == "end":
                 if expect != n:
@@ -463,34 +463,46 @@ class Sandbox:
                         expect, _violation(f"'end' after {expect - start} of {n - start} results")
                     )
                 return None
-            elif kind == "r":
+            elif kind == "r" and expect < n:
                 if msg.get("i") != expect:
                     raise _Stop(
                         expect, _violation(f"result {msg.get('i')!r} where {expect} was due")
                     )
-                res.outcomes.append(_outcome(msg))
+                outcome = _outcome(msg)
+                if outcome.error_type == "ProtocolViolation":
+                    # Stop this child: its later frames cannot be trusted to line up.
+                    raise _Stop(expect, outcome)
+                res.outcomes.append(outcome)
                 expect += 1
             else:
-                raise _Stop(expect, _violation(f"unknown frame kind {kind!r}"))
-            t_mark = now
-            deadline = now + (lim.limit_of(expect) if expect < n else 1.0) + lim.slack
+                raise _Stop(expect, _violation(f"unexpected frame kind {kind!r}"))
+            # Measured after decoding, so the parent's own work never eats the next input's time.
+            t_mark = time.monotonic()
+            deadline = t_mark + (lim.limit_of(expect) if expect < n else 1.0) + lim.slack
+
+
+def _error_pair(raw: object) -> tuple[str, str]:
+    if isinstance(raw, list) and len(raw) == 2:
+        return str(raw[0])[:200], str(raw[1])[:2000]
+    return "Error", "(malformed error report)"
 
 
 def _outcome(msg: dict[str, Any]) -> Outcome:
-    t = float(msg.get("t") or 0.0)
+    t = msg.get("t", 0.0)
+    if type(t) not in (int, float) or not 0 <= t < 1e9:
+        return _violation("malformed time in a result")
     s = msg.get("s")
     if s == "ok":
         try:
             return Outcome(Status.OK, decode_value(msg.get("v")), seconds=t)
-        except (ValueError, TypeError, KeyError, RecursionError) as e:
-            return _violation(f"undecodable result ({e})")
+        except (ValueError, TypeError, KeyError, RecursionError, MemoryError, OverflowError) as e:
+            return _violation(f"undecodable result ({type(e).__name__}: {str(e)[:200]})")
     if s == "timeout":
         return Outcome(Status.TIMEOUT, None, "Timeout", "timed out", t)
-    if s == "exc":
-        err = msg.get("e")
-        if isinstance(err, list) and len(err) == 2:
-            return Outcome(Status.ERROR, None, str(err[0])[:200], str(err[1])[:2000], t)
-    return _violation(f"malformed result status {s!r}")
+    if s == "exc" and isinstance(msg.get("e"), list) and len(msg["e"]) == 2:
+        etype, emsg = _error_pair(msg["e"])
+        return Outcome(Status.ERROR, None, etype, emsg, t)
+    return _violation(f"malformed result status {str(s)[:50]!r}")
 
 
 def _violation(why: str) -> Outcome:

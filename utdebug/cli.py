@@ -136,13 +136,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.error(f"unknown command {args.command!r}")
 
 
-def _sandbox_config(args: argparse.Namespace, hide: Sequence[Path] = ()) -> Any:
+def _sandbox_config(args: argparse.Namespace) -> Any:
     from utdebug.sandbox import SandboxConfig
 
     return SandboxConfig(
         allow_weak=bool(args.allow_weak_sandbox),
         use_bwrap=False if args.no_bwrap else None,
-        hide=tuple(str(h) for h in hide),
     )
 
 

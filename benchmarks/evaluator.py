@@ -33,7 +33,7 @@ from utdebug.benchmarks.records import (
 )
 from utdebug.sandbox import _runner
 from utdebug.sandbox.compare import Semantics
-from utdebug.sandbox.server import Limits, Sandbox, Status, decode_value
+from utdebug.sandbox.server import Limits, Sandbox, SandboxError, Status, decode_value
 from utdebug.sandbox.verdicts import Verdict, judge
 
 
@@ -254,6 +254,15 @@ def evaluate_split(
         # Largest problems first: a long problem started last would set the run's tail.
         todo.sort(key=lambda pk: -len(pk[0].tests.inputs))
 
+        def guarded(p: Problem, key: str) -> dict[str, Any]:
+            try:
+                return work(p, key)
+            except SandboxError as e:  # the sandbox, not the program, failed: record, go on
+                return base(p.task_id, key) | {
+                    "error": f"sandbox failure: {e}", "n_tests": len(p.tests.inputs),
+                    "passed": 0, "all_pass": False, "timeouts": 0, "crashes": 0,
+                }  # fmt: skip
+
         def work(p: Problem, key: str) -> dict[str, Any]:
             rec = base(p.task_id, key) | {
                 "provenance": {"file": p.provenance.file, "row": p.provenance.row}
@@ -266,15 +275,16 @@ def evaluate_split(
             body = evaluate_problem(sb, p, program_text(p, program), settings, expected)
             return rec | {"error": None} | body
 
-        with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="eval") as pool:
-            pending: set[Future[dict[str, Any]]] = set()
+        pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="eval")
+        pending: set[Future[dict[str, Any]]] = set()
+        try:
             it = iter(todo)
             while True:
                 while len(pending) < max(1, workers) and not (stop and stop.is_set()):
                     nxt = next(it, None)
                     if nxt is None:
                         break
-                    pending.add(pool.submit(work, *nxt))
+                    pending.add(pool.submit(guarded, *nxt))
                 if not pending:
                     break
                 finished, pending = wait(pending, return_when=FIRST_COMPLETED)
@@ -287,11 +297,18 @@ def evaluate_split(
                     )
                     if on_record:
                         on_record("done", rec)
-    # Only this configuration's records: an output folder reused with other settings keeps
-    # its old lines, but they do not leak into this summary.
-    records = [r for r in read_samples(samples_path) if r.get("key") in current]
-    run.summary = summarize(records)
-    write_json_atomic(out_dir / SUMMARY, run.summary)
+        finally:
+            # On Ctrl-C, do not wait for the problems in flight: their records are simply
+            # not written, and a rerun evaluates them.
+            interrupted = bool(pending)
+            pool.shutdown(wait=not interrupted, cancel_futures=True)
+            # Only this configuration's records: an output folder reused with other settings
+            # keeps its old lines, but they do not leak into this summary.
+            records = [r for r in read_samples(samples_path) if r.get("key") in current]
+            run.summary = summarize(records)
+            for group in run.summary.values():
+                group["complete"] = len(records) == len(current)
+            write_json_atomic(out_dir / SUMMARY, run.summary)
     run.wall_seconds = time.perf_counter() - t0
     run.evaluator_peak_rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return run

@@ -195,6 +195,7 @@ class Sandbox:
         self._ctl: socket.socket | None = None
         self._report: LayerReport | None = None
         self._slots = itertools.count()
+        self._closed = False
         self.spawned = 0
 
     # -- life cycle ---------------------------------------------------------------------------
@@ -215,6 +216,7 @@ class Sandbox:
 
     def start(self) -> LayerReport:
         with self._lock:
+            self._closed = False
             if self._proc is None or self._proc.poll() is not None:
                 self._start_locked()
             assert self._report is not None
@@ -281,7 +283,9 @@ class Sandbox:
             threading.Thread(target=_drain, args=(proc.stderr,), daemon=True).start()
 
     def close(self) -> None:
+        """Stop the zygote; its children die with it. Runs in flight end with SandboxError."""
         with self._lock:
+            self._closed = True
             if self._ctl is not None:
                 self._ctl.close()
                 self._ctl = None
@@ -297,6 +301,8 @@ class Sandbox:
 
     def _request(self, msg: dict[str, Any], want_fd: bool = False) -> tuple[dict[str, Any], int]:
         with self._lock:
+            if self._closed:
+                raise SandboxError("the sandbox was closed")
             if self._proc is None or self._proc.poll() is not None or self._ctl is None:
                 self._start_locked()
             ctl = self._ctl

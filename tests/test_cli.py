@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -153,3 +155,33 @@ def test_importing_the_core_loads_no_ui_or_model_library() -> None:
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupt_keeps_finished_records_and_rerun_resumes(
+    data_dir: Path, tmp_path: Path, sig: signal.Signals
+) -> None:
+    problems = "6,7,9,11,12,16,20,58,61,63,68,123"
+    cmd = [
+        sys.executable, "-m", "utdebug", "bench", "--split", "hard", "--problems", problems,
+        "--workers", "1", "--timeout", "0.3", "--data-dir", str(data_dir), "--out", str(tmp_path),
+    ]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    samples = tmp_path / SAMPLES
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(read_samples(samples)) < 2:
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    kept = read_samples(samples)
+    assert 2 <= len(kept) < 12
+    assert samples.read_bytes().endswith(b"\n")  # only whole records
+    summary = json.loads((tmp_path / SUMMARY).read_text())["hard:code"]
+    assert summary["complete"] is False and summary["problems"] == len(kept)
+    again = subprocess.run([*cmd, "--json"], capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    hard = json.loads(again.stdout)["splits"]["hard"]
+    assert hard["resumed"] == len(kept) and hard["evaluated_now"] == 12 - len(kept)
+    assert hard["summary"]["problems"] == 12 and hard["summary"]["complete"] is True

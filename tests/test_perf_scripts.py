@@ -1,0 +1,81 @@
+"""Smoke tests of the speed benchmarks in benchmarks/perf: they run and print their numbers.
+
+Each script runs in a subprocess with short settings (together well under 40 s). They need the
+full sandbox (every layer) and, for eval_speed, the MBPP+Fix (Hard) file; without the sandbox
+the scripts exit with status 3 and the test is skipped with the script's own message, without
+the file (``$UTDEBUG_DATA_DIR``, else ``../shared/datasets``) the eval_speed test is skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+PERF = REPO / "benchmarks" / "perf"
+HARD_FILE = "MBPP+Fix_hard_test.jsonl"
+NUM = r"[0-9][0-9,]*(?:\.[0-9]+)?"
+
+
+def _data_dir() -> Path:
+    env = os.environ.get("UTDEBUG_DATA_DIR")
+    return Path(env) if env else REPO.parent / "shared" / "datasets"
+
+
+def _run(script: str, *args: str, timeout: float) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        [sys.executable, str(PERF / script), *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    if proc.returncode == 3:
+        pytest.skip(f"the sandbox cannot start with all layers here: {proc.stderr.strip()[-300:]}")
+    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    return proc
+
+
+def test_throughput_script_prints_its_numbers() -> None:
+    out = _run(
+        "throughput.py", "--seconds", "0.3", "--first-n", "10", "--starts", "2", timeout=60
+    ).stdout
+    assert "LAYERS all 8 active" in out
+    for batch in (10, 100, 1000):
+        for callers in (1, 2):
+            assert re.search(
+                rf"^batch +{batch} +callers {callers} +{NUM} executions/s$", out, re.M
+            ), out
+    assert re.search(rf"^ZYGOTE START median {NUM} ms", out, re.M), out
+    assert re.search(rf"^FIRST RESULT median {NUM} ms", out, re.M), out
+    m = re.search(rf"^BEST ({NUM}) executions/s .*: (PASS|MISS)$", out, re.M)
+    assert m, out
+    assert float(m.group(1).replace(",", "")) > 0
+
+
+def test_eval_speed_script_prints_its_numbers() -> None:
+    data = _data_dir()
+    if not (data / HARD_FILE).is_file():
+        pytest.skip(f"{HARD_FILE} is not in {data} (set UTDEBUG_DATA_DIR)")
+    out = _run(
+        "eval_speed.py", "--problems", "3", "--skip-buggy", "--data-dir", str(data), timeout=120
+    ).stdout
+    assert re.search(rf"^RATIO gold {NUM}x \(target >= 5x\): (PASS|MISS)", out, re.M), out
+    assert "RATIO buggy" not in out
+    m = re.search(rf"^AGREEMENT gold ({NUM}) of ({NUM}) inputs differ$", out, re.M)
+    assert m, out
+    assert int(m.group(2)) > 0
+    # Three gold solutions run far from the 2 s limit: both harnesses must agree on every input.
+    assert int(m.group(1)) == 0, out
+    for side in ("ours", "naive"):
+        assert re.search(
+            rf"^MEMORY gold {side} children peak RSS max {NUM} MB median {NUM} MB$", out, re.M
+        ), out
+    assert re.search(rf"^MEMORY evaluator ru_maxrss {NUM} MB$", out, re.M), out
+    assert re.search(r"^ours : wall +[0-9.]+ s", out, re.M), out
+    assert re.search(r"^naive: wall +[0-9.]+ s", out, re.M), out

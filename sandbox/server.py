@@ -349,14 +349,11 @@ class Sandbox:
             raise ValueError("per_input_each must have one limit per input")
         res = BatchResult(outcomes=[])
         t0 = time.perf_counter()
-        start = 0
-        first = True
-        while first or start < n:
-            first = False
-            stop = self._run_child(code, entry_point, enc, start, lim, res)
-            if stop is None:
+        start: int | None = 0
+        while start is not None:  # one child, plus one more after each hang or crash
+            start = self._run_child(code, entry_point, enc, start, lim, res)
+            if start is not None and start >= n:
                 break
-            start = stop
         res.wall_seconds = time.perf_counter() - t0
         return res
 

@@ -28,6 +28,7 @@ from utdebug.sandbox import (
     Opaque,
     Sandbox,
     SandboxConfig,
+    SandboxError,
     SandboxUnavailable,
     Status,
 )
@@ -636,15 +637,19 @@ def test_concurrent_runs_from_several_threads(sb):
     assert len(results) == 8
 
 
-def test_sandbox_restarts_after_close(sb):
+def test_sandbox_refuses_after_close_until_started_again(sb):
     s = Sandbox(SandboxConfig(uid_base=H.private_uid_base()))
     try:
         s.start()
         assert s.run("def f():\n    return 1\n", "f", [[]], FAST).outcomes[0].value == 1
     finally:
         s.close()
-    # run() after close() starts a fresh zygote.
+    # A closed sandbox refuses work (runs in flight at close() must not restart it) ...
+    with pytest.raises(SandboxError, match="closed"):
+        s.run("def f():\n    return 2\n", "f", [[]], FAST)
+    # ... until start() opens a fresh zygote.
     try:
+        s.start()
         assert s.run("def f():\n    return 2\n", "f", [[]], FAST).outcomes[0].value == 2
     finally:
         s.close()

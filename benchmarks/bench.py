@@ -92,7 +92,7 @@ def run_bench(args: argparse.Namespace, stop: threading.Event) -> int:
         return EXIT_USAGE
     settings = EvalSettings(
         semantics=Semantics(args.semantics),
-        limits=Limits(per_input=args.timeout, memory_mb=args.memory_mb),
+        limits=Limits(per_input=args.timeout, memory_mb=args.memory_mb, batch=args.budget or None),
     )
     cfg = SandboxConfig(
         allow_weak=bool(args.allow_weak_sandbox),
@@ -231,7 +231,7 @@ def _print(
             f"{s['tests']:,}",
             f"{100 * s['mean_pass_fraction']:.2f}%",
             f"{100 * s['pass_at_1']:.2f}% ({s['solved']})",
-            f"{s['timeouts']} in {len(s['problems_with_timeouts'])} problems",
+            str(s["timeouts"]),
             str(s["problem_errors"]),
             f"{r.wall_seconds:.1f}",
         )
@@ -241,7 +241,10 @@ def _print(
         if s is None:
             continue
         if s["problems_with_timeouts"]:
-            out.print(f"{r.split.value}: timeouts in {', '.join(s['problems_with_timeouts'])}")
+            names = ", ".join(s["problems_with_timeouts"])
+            out.print(
+                f"{r.split.value}: timeouts in {len(s['problems_with_timeouts'])} problems: {names}"
+            )
         for e in s["errors"][:10]:
             out.print(
                 f"{r.split.value}: [yellow]problem error[/yellow] {e['task_id']}: {e['error']}"

@@ -59,6 +59,7 @@ class EvalSettings:
             "per_input": lim.per_input,
             "load": lim.load,
             "memory_mb": lim.memory_mb,
+            "batch": lim.batch,
         }
 
 

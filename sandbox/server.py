@@ -10,6 +10,7 @@ the evaluator calls it from several threads at once.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import os
@@ -69,7 +70,13 @@ PREIMPORT = [
     "enum", "struct", "calendar", "time", "ast", "inspect", "copyreg", "numbers", "abc",
 ]  # fmt: skip
 
-RUNNER_SOURCE = Path(_runner.__file__).read_text(encoding="utf-8")
+# The zygote reads its code from stdin, so its command line stays short and says what it is.
+BOOTSTRAP = "import sys; exec(compile(sys.stdin.buffer.read(), '<utdebug-runner>', 'exec'))"
+
+
+@functools.cache
+def runner_source() -> bytes:
+    return Path(_runner.__file__).read_bytes()
 
 
 class Status(StrEnum):
@@ -115,6 +122,10 @@ class Limits:
     """Largest encoded result of one input, in bytes; larger results fail as OutputTooLarge."""
     slack: float = 0.5
     """Extra seconds before the parent kills a child whose in-process timer did not fire."""
+    batch: float | None = 120.0
+    """Seconds for a whole batch (None: no limit). Inputs not reached when it is spent are
+    TIMEOUT without running ("not run"), so a program that times out on hundreds of inputs
+    cannot hold a worker for hours. The UTDebug authors' harness caps a problem at 60 s."""
 
     def limit_of(self, i: int) -> float:
         return self.per_input_each[i] if self.per_input_each is not None else self.per_input
@@ -179,10 +190,11 @@ _RECV_CAP = 1 << 20
 class _Stop(Exception):
     """The current child stopped early at input ``index`` with ``outcome``."""
 
-    def __init__(self, index: int, outcome: Outcome) -> None:
+    def __init__(self, index: int, outcome: Outcome, budget_spent: bool = False) -> None:
         super().__init__(index)
         self.index = index
         self.outcome = outcome
+        self.budget_spent = budget_spent
 
 
 class Sandbox:
@@ -236,7 +248,7 @@ class Sandbox:
             sys.executable,
             "-I",
             "-c",
-            RUNNER_SOURCE,
+            BOOTSTRAP,
             str(fd),
             json.dumps(zconf),
         ]
@@ -244,7 +256,7 @@ class Sandbox:
             proc = subprocess.Popen(
                 argv,
                 env=clean_env(),
-                stdin=subprocess.DEVNULL,
+                stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
                 pass_fds=(fd,),
@@ -255,6 +267,12 @@ class Sandbox:
             raise SandboxUnavailable(f"cannot start the sandbox zygote: {e}") from e
         finally:
             child_sock.close()
+        assert proc.stdin is not None
+        try:
+            proc.stdin.write(runner_source())
+            proc.stdin.close()
+        except OSError:
+            pass  # the zygote died at once: the info request below reports why
         parent_sock.settimeout(cfg.start_timeout)
         try:
             _send(parent_sock, {"op": "info"})
@@ -349,10 +367,14 @@ class Sandbox:
             raise ValueError("per_input_each must have one limit per input")
         res = BatchResult(outcomes=[])
         t0 = time.perf_counter()
+        budget_end = None if lim.batch is None else time.monotonic() + lim.batch
         start: int | None = 0
         while start is not None:  # one child, plus one more after each hang or crash
-            start = self._run_child(code, entry_point, enc, start, lim, res)
+            start = self._run_child(code, entry_point, enc, start, lim, res, budget_end)
             if start is not None and start >= n:
+                break
+            if start is not None and budget_end is not None and time.monotonic() >= budget_end:
+                _not_run(res, n, lim)
                 break
         res.wall_seconds = time.perf_counter() - t0
         return res
@@ -380,7 +402,14 @@ class Sandbox:
         }
 
     def _run_child(
-        self, code: str, entry: str, enc: EncodedInputs, start: int, lim: Limits, res: BatchResult
+        self,
+        code: str,
+        entry: str,
+        enc: EncodedInputs,
+        start: int,
+        lim: Limits,
+        res: BatchResult,
+        budget_end: float | None,
     ) -> int | None:
         """Run one child from ``start``; return where to resume, or None when done."""
         pid, fd = self._spawn(self._job(code, entry, enc, start, lim))
@@ -388,7 +417,7 @@ class Sandbox:
         stop: _Stop | None = None
         load_failed: Outcome | None = None
         try:
-            load_failed = self._collect(fd, start, len(enc), lim, res)
+            load_failed = self._collect(fd, start, len(enc), lim, res, budget_end)
         except _Stop as s:
             stop = s
         finally:
@@ -412,11 +441,20 @@ class Sandbox:
             res.outcomes.extend([outcome] * (len(enc) - len(res.outcomes)))
             return None
         res.outcomes.append(outcome)
+        if stop.budget_spent:
+            _not_run(res, len(enc), lim)
+            return None
         res.notes.append(f"input {stop.index}: {outcome.status.value}; resumed in a new child")
         return stop.index + 1
 
     def _collect(
-        self, fd: int, start: int, n: int, lim: Limits, res: BatchResult
+        self,
+        fd: int,
+        start: int,
+        n: int,
+        lim: Limits,
+        res: BatchResult,
+        budget_end: float | None = None,
     ) -> Outcome | None:
         """Read frames until the child ends. Returns an Outcome when loading failed."""
         buf = bytearray()
@@ -431,7 +469,16 @@ class Sandbox:
             except _Oversize as e:
                 raise _Stop(expect, _violation(str(e))) from None
             if frame is None:
-                remaining = deadline - time.monotonic()
+                now = time.monotonic()
+                if budget_end is not None and now >= budget_end and 0 <= expect < n:
+                    spent = Outcome(
+                        Status.TIMEOUT, None, "Timeout",
+                        f"the batch's {lim.batch:g} s budget ran out here; killed", now - t_mark,
+                    )  # fmt: skip
+                    raise _Stop(expect, spent, budget_spent=True)
+                remaining = deadline - now
+                if budget_end is not None and expect >= 0:
+                    remaining = min(remaining, budget_end - now)
                 if remaining <= 0:
                     raise _Stop(expect, _timeout_outcome(expect, time.monotonic() - t_mark, lim))
                 if not poller.poll(remaining * 1000):
@@ -506,6 +553,14 @@ def _outcome(msg: dict[str, Any]) -> Outcome:
         etype, emsg = _error_pair(msg["e"])
         return Outcome(Status.ERROR, None, etype, emsg, t)
     return _violation(f"malformed result status {str(s)[:50]!r}")
+
+
+def _not_run(res: BatchResult, n: int, lim: Limits) -> None:
+    left = n - len(res.outcomes)
+    if left > 0:
+        why = f"not run: the batch's {lim.batch:g} s budget was spent"
+        res.outcomes.extend([Outcome(Status.TIMEOUT, None, "Timeout", why)] * left)
+        res.notes.append(f"{left} input(s) not run: the batch budget was spent")
 
 
 def _violation(why: str) -> Outcome:

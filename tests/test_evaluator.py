@@ -214,3 +214,29 @@ def test_sample_writer_appends_whole_lines(tmp_path: Path) -> None:
     with SampleWriter(path) as w:
         w.write({"a": 3})
     assert [r["a"] for r in read_samples(path)] == [1, 3]
+
+
+def test_batch_budget_bounds_a_problem_that_times_out_everywhere(sb: Sandbox) -> None:
+    code = "def f(x):\n    while True:\n        pass\n"
+    lim = Limits(per_input=0.2, batch=1.0)
+    res = sb.run(code, "f", [[i] for i in range(40)], lim)
+    assert len(res.outcomes) == 40
+    assert all(o.status.value == "timeout" for o in res.outcomes)
+    ran = [o for o in res.outcomes if not (o.error or "").startswith("not run")]
+    assert 3 <= len(ran) <= 6  # about 1 s of 0.2 s timeouts, then the budget is spent
+    assert res.wall_seconds < 2.5
+    assert any("budget" in n for n in res.notes)
+
+
+def test_batch_budget_also_stops_a_hang_the_timer_cannot_break(sb: Sandbox) -> None:
+    code = (
+        "import signal\n"
+        "def f(x):\n"
+        "    signal.signal(signal.SIGALRM, signal.SIG_IGN)\n"
+        "    while True:\n"
+        "        pass\n"
+    )
+    res = sb.run(code, "f", [[i] for i in range(10)], Limits(per_input=5.0, batch=1.0))
+    assert res.wall_seconds < 2.5
+    assert "budget ran out" in (res.outcomes[0].error or "")
+    assert all((o.error or "").startswith("not run") for o in res.outcomes[1:])

@@ -95,6 +95,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("--memory-mb", type=int, default=2048, help="address-space limit per child")
     bench.add_argument(
+        "--budget",
+        type=float,
+        default=120.0,
+        help="seconds per problem; inputs not reached by then count as timeouts "
+        "(default 120; 0 = no limit)",
+    )
+    bench.add_argument(
         "--he-variant",
         choices=["body", "runnable"],
         default="body",
@@ -203,10 +210,14 @@ def _bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error("--timeout must be positive")
     if args.workers < 1:
         parser.error("--workers must be at least 1")
+    if args.budget < 0:
+        parser.error("--budget must be 0 (no limit) or positive")
     stop = threading.Event()
 
     def on_sigterm(signum: int, frame: Any) -> None:
+        # Like Ctrl-C: finished records are kept, problems in flight are dropped.
         stop.set()
+        raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, on_sigterm)
     return run_bench(args, stop)

@@ -68,7 +68,8 @@ def select(loaded: LoadedSplit, spec: str | None, limit: int | None) -> LoadedSp
 
 def run_bench(args: argparse.Namespace, stop: threading.Event) -> int:
     err = Console(stderr=True)
-    out = Console()
+    # Results on stdout: a file or pipe gets a table wide enough not to wrap.
+    out = Console() if sys.stdout.isatty() else Console(width=120)
     program = Program.GOLD if args.gold else Program.CODE
     splits = [Split(s) for s in (args.split or ["hard"])]
     cache_dir = args.cache_dir or default_cache_dir()

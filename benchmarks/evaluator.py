@@ -228,6 +228,13 @@ def evaluate_split(
                 "semantics": settings.semantics.value, "per_input_limit": settings.limits.per_input,
                 "sources": dict(dataset_sha)}  # fmt: skip
 
+    def failed(task_id: str, key: str, message: str, n_tests: int = 0) -> dict[str, Any]:
+        """A record for a problem that could not be evaluated (it counts as a problem error)."""
+        return base(task_id, key) | {
+            "error": message, "n_tests": n_tests, "passed": 0, "all_pass": False,
+            "timeouts": 0, "crashes": 0,
+        }  # fmt: skip
+
     current: set[str] = set()
     with SampleWriter(samples_path) as writer:
         for err in errors:
@@ -237,8 +244,7 @@ def evaluate_split(
             if key in done:
                 run.skipped += 1
                 continue
-            rec = base(task, key) | {"error": f"{err.file}, row {err.row}: {err.message}"}
-            rec |= {"n_tests": 0, "passed": 0, "all_pass": False, "timeouts": 0, "crashes": 0}
+            rec = failed(task, key, f"{err.file}, row {err.row}: {err.message}")
             writer.write(rec)
             if on_record:
                 on_record("error", rec)
@@ -259,10 +265,7 @@ def evaluate_split(
             try:
                 return work(p, key)
             except SandboxError as e:  # the sandbox, not the program, failed: record, go on
-                return base(p.task_id, key) | {
-                    "error": f"sandbox failure: {e}", "n_tests": len(p.tests.inputs),
-                    "passed": 0, "all_pass": False, "timeouts": 0, "crashes": 0,
-                }  # fmt: skip
+                return failed(p.task_id, key, f"sandbox failure: {e}", len(p.tests.inputs))
 
         def work(p: Problem, key: str) -> dict[str, Any]:
             rec = base(p.task_id, key) | {
@@ -271,8 +274,7 @@ def evaluate_split(
             try:
                 expected = expected_values(sb, p, settings, cache)
             except ExpectedUnavailable as e:
-                return rec | {"error": str(e), "n_tests": len(p.tests.inputs), "passed": 0,
-                              "all_pass": False, "timeouts": 0, "crashes": 0}  # fmt: skip
+                return failed(p.task_id, key, str(e), len(p.tests.inputs))
             body = evaluate_problem(sb, p, program_text(p, program), settings, expected)
             return rec | {"error": None} | body
 

@@ -323,7 +323,13 @@ def build_minimal_root(keep: list[str]) -> None:
     """
     unshare(CLONE_NEWNS)
     mount("none", "/", None, MS_REC | MS_PRIVATE)
-    new = "/tmp"  # a tmpfs over /tmp inside this namespace only; the host's /tmp is untouched
+    # The new root is a tmpfs laid, in this namespace only, over a host folder that holds none
+    # of the folders to bind (a venv may live under /tmp, for example).
+    new = next(
+        d
+        for d in ("/mnt", "/media", "/srv", "/opt", "/var/tmp", "/tmp", "/home")
+        if os.path.isdir(d) and not os.path.islink(d) and not any(_under(k, d) for k in keep)
+    )
     mount("tmpfs", new, "tmpfs", MS_NOSUID, "mode=0755,size=64m")
 
     def bind(src: str, readonly: bool = True) -> None:
@@ -354,7 +360,7 @@ def build_minimal_root(keep: list[str]) -> None:
         bind("/dev/" + dev, readonly=False)
     os.mkdir(new + "/proc", 0o555)
     mount("proc", new + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=2")
-    os.mkdir(new + "/tmp")
+    os.makedirs(new + "/tmp", exist_ok=True)  # exists already when a kept folder is under /tmp
     os.chmod(new + "/tmp", 0o1777)
     os.mkdir(new + "/.old")
     _check(
@@ -367,6 +373,10 @@ def build_minimal_root(keep: list[str]) -> None:
 
 
 _SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41}
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 def _machine() -> str:

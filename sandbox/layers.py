@@ -159,6 +159,9 @@ def bwrap_argv(bwrap: str, is_root: bool) -> list[str]:
             argv += ["--ro-bind", top, top]
     for f in ("/etc/ld.so.cache", "/etc/localtime"):
         argv += ["--ro-bind-try", f, f]
+    # /tmp first: an interpreter (a venv in a checkout) may live under /tmp, and a later
+    # --tmpfs /tmp would cover its bind.
+    argv += ["--perms", "1777", "--size", str(64 << 20), "--tmpfs", "/tmp"]
     made: set[str] = set()
     for d in interpreter_dirs():
         for a in _ancestors(d):
@@ -166,8 +169,6 @@ def bwrap_argv(bwrap: str, is_root: bool) -> list[str]:
                 argv += ["--perms", "0755", "--dir", a]
                 made.add(a)
         argv += ["--ro-bind", d, d]
-    # A private /tmp the children can write to (sticky, 64 MiB in all), like the fallback's.
-    argv += ["--perms", "1777", "--size", str(64 << 20), "--tmpfs", "/tmp"]
     argv += ["--dev", "/dev", "--proc", "/proc", "--chdir", "/tmp"]
     for k, v in CHILD_ENV.items():
         argv += ["--setenv", k, v]

@@ -66,7 +66,7 @@ def select(loaded: LoadedSplit, spec: str | None, limit: int | None) -> LoadedSp
     return LoadedSplit(loaded.split, problems, errors, loaded.sources)
 
 
-def run_bench(args: argparse.Namespace, stop: threading.Event) -> int:
+def run_bench(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Event) -> int:
     err = Console(stderr=True)
     # Results on stdout: a file or pipe gets a table wide enough not to wrap.
     out = Console() if sys.stdout.isatty() else Console(width=120)
@@ -94,10 +94,6 @@ def run_bench(args: argparse.Namespace, stop: threading.Event) -> int:
     settings = EvalSettings(
         semantics=Semantics(args.semantics),
         limits=Limits(per_input=args.timeout, memory_mb=args.memory_mb, batch=args.budget or None),
-    )
-    cfg = SandboxConfig(
-        allow_weak=bool(args.allow_weak_sandbox),
-        use_bwrap=False if args.no_bwrap else None,
     )
     runs: list[SplitRun] = []
     try:

@@ -247,17 +247,6 @@ def _write_all(fd: int, data: bytes, _write=os.write) -> None:
         view = view[n:]
 
 
-def _read_exact(fd: int, n: int) -> bytes | None:
-    chunks = []
-    while n:
-        b = os.read(fd, n)
-        if not b:
-            return None
-        chunks.append(b)
-        n -= len(b)
-    return b"".join(chunks)
-
-
 # ---------------------------------------------------------------------------------------------
 # Linux confinement helpers (ctypes; Python 3.11 has no os.unshare)
 # ---------------------------------------------------------------------------------------------

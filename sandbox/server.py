@@ -240,8 +240,6 @@ class Sandbox:
         parent_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         zconf = dict(p.zygote_config)
         zconf["preimport"] = PREIMPORT
-        if p.mode == "plain":
-            zconf["unshare_net"] = False
         fd = child_sock.fileno()
         argv = [
             *p.argv_prefix,
@@ -480,7 +478,7 @@ class Sandbox:
                 if budget_end is not None and expect >= 0:
                     remaining = min(remaining, budget_end - now)
                 if remaining <= 0:
-                    raise _Stop(expect, _timeout_outcome(expect, time.monotonic() - t_mark, lim))
+                    raise _Stop(expect, _timeout_outcome(expect, time.monotonic() - t_mark))
                 if not poller.poll(remaining * 1000):
                     continue
                 chunk = os.read(fd, _RECV_CAP)
@@ -567,7 +565,7 @@ def _violation(why: str) -> Outcome:
     return Outcome(Status.CRASH, None, "ProtocolViolation", why)
 
 
-def _timeout_outcome(index: int, seconds: float, lim: Limits) -> Outcome:
+def _timeout_outcome(index: int, seconds: float) -> Outcome:
     what = "loading the program" if index < 0 else "the input"
     return Outcome(
         Status.TIMEOUT, None, "Timeout", f"{what} hit the hard deadline; killed", seconds
@@ -628,13 +626,10 @@ def _frame_body(head: bytes, sock: socket.socket) -> dict[str, Any]:
 
 
 def _recv_exact(sock: socket.socket, n: int) -> bytes:
-    buf = bytearray()
-    while len(buf) < n:
-        b = sock.recv(n - len(buf))
-        if not b:
-            raise ValueError("the zygote closed the connection")
-        buf += b
-    return bytes(buf)
+    data = _runner._recv_exact(sock, n)
+    if data is None:
+        raise ValueError("the zygote closed the connection")
+    return data
 
 
 def _drain(stream: Any) -> None:

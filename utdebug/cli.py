@@ -220,7 +220,7 @@ def _bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, on_sigterm)
-    return run_bench(args, stop)
+    return run_bench(args, _sandbox_config(args), stop)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -68,6 +68,15 @@ def build_parser() -> argparse.ArgumentParser:
         "with the same settings resumes.",
     )
     bench.add_argument(
+        "mode",
+        nargs="?",
+        default="eval",
+        choices=["eval", "intrinsic", "ablation", "voting"],
+        help="eval (default): evaluate the code, or debug it with --model; intrinsic: the "
+        "paper's Table 1 protocol; ablation: the full loop vs. no voting vs. no backtracking; "
+        "voting: output accuracy with and without voting (--model sim)",
+    )
+    bench.add_argument(
         "--split",
         action="append",
         choices=["hard", "mbpp", "he"],
@@ -76,8 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--model",
         default="none",
-        choices=["none"],
-        help="model for a debugging run; 'none' evaluates the code as given",
+        help="model for a debugging run: a name from the config file, a litellm model string, "
+        "'sim' (the SIMULATED model, offline) or 'scripted:FILE'; 'none' (default) evaluates "
+        "the code as given",
     )
     bench.add_argument("--gold", action="store_true", help="evaluate the gold solutions instead")
     bench.add_argument(
@@ -126,6 +136,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("--limit", type=int, default=None, help="only the first N problems")
     bench.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
+    from utdebug.benchmarks.model_bench import add_arguments
+
+    add_arguments(bench)
+
+    from utdebug import models_cmd
+
+    models_cmd.add_parser(sub)
     return parser
 
 
@@ -137,6 +154,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _doctor(args)
         if args.command == "bench":
             return _bench(args, parser)
+        if args.command == "models":
+            from utdebug import models_cmd
+
+            return models_cmd.run(args)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return Exit.INTERRUPTED
@@ -220,7 +241,16 @@ def _bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, on_sigterm)
-    return run_bench(args, _sandbox_config(args), stop)
+    if args.model == "none" and args.mode == "eval":
+        return run_bench(args, _sandbox_config(args), stop)
+    if args.model == "none":
+        parser.error(f"bench {args.mode} needs --model (e.g. --model sim)")
+    if args.gold:
+        parser.error("--gold evaluates the gold code; it does not combine with --model")
+    from utdebug.benchmarks.model_bench import check_arguments, run_model_bench
+
+    check_arguments(args, parser)
+    return run_model_bench(args, _sandbox_config(args), stop)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,260 @@
+"""The model protocol: messages in, ``n`` completions out.
+
+Every model utdebug talks to (a litellm-backed provider, the scripted model, the simulated
+model, a cache in front of any of them) implements :class:`Model`. Nothing here imports
+litellm.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, Protocol, runtime_checkable
+
+Role = Literal["system", "user", "assistant"]
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    role: Role
+    content: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"role": self.role, "content": self.content}
+
+
+@dataclass(frozen=True, slots=True)
+class Sampling:
+    temperature: float = 0.7
+    top_p: float = 0.9
+    max_tokens: int = 8192
+    stop: tuple[str, ...] = ()
+    seed: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "max_tokens": self.max_tokens,
+            "stop": list(self.stop),
+            "seed": self.seed,
+        }
+
+
+Purpose = Literal["ut", "vote", "debug", "critique", "chat"]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    """One request for ``n`` samples.
+
+    ``prefill`` is the start of the assistant's reply, to be continued (used by the output
+    predictor where the provider supports it). ``sample_index`` numbers the first sample, so
+    that sample ``i`` of a request is cached and simulated independently of how samples were
+    batched. ``context`` carries hints for simulated models only (never sent to a provider,
+    never part of the cache key).
+    """
+
+    messages: tuple[Message, ...]
+    n: int = 1
+    sampling: Sampling = field(default_factory=Sampling)
+    prefill: str | None = None
+    purpose: Purpose = "chat"
+    template_version: str = ""
+    sample_index: int = 0
+    context: Any = None
+
+    def __post_init__(self) -> None:
+        if self.n < 1:
+            raise ValueError(f"n must be at least 1, got {self.n}")
+        if not self.messages:
+            raise ValueError("a request needs at least one message")
+
+    def sample_key(self, model: str, i: int) -> str:
+        """Hash of the full request for sample ``sample_index + i`` of ``model``."""
+        body = {
+            "model": model,
+            "messages": [m.to_json() for m in self.messages],
+            "sampling": self.sampling.to_json(),
+            "prefill": self.prefill,
+            "template_version": self.template_version,
+            "sample": self.sample_index + i,
+        }
+        raw = json.dumps(body, sort_keys=True, ensure_ascii=False).encode()
+        return hashlib.sha256(raw).hexdigest()
+
+    def with_n(self, n: int, start: int) -> ModelRequest:
+        return replace(self, n=n, sample_index=start)
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = None
+    """US dollars, when the provider's price is known; ``None`` when unknown."""
+
+    def __add__(self, other: Usage) -> Usage:
+        cost = None if self.cost is None and other.cost is None else (
+            (self.cost or 0.0) + (other.cost or 0.0)
+        )
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            cost,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    text: str
+    finish_reason: str = "stop"
+    """``stop``, ``length`` (truncated), ``content_filter``, ``error`` ..."""
+    usage: Usage = field(default_factory=Usage)
+    """This sample's share of the call's usage."""
+    model: str = ""
+    """The model name the provider resolved (``gpt-4o-2024-08-06`` for ``gpt-4o``)."""
+    simulated: bool = False
+    cached: bool = False
+
+
+@runtime_checkable
+class Model(Protocol):
+    name: str
+    simulated: bool
+    supports_prefill: bool
+    """The model continues ``request.prefill`` as its own reply (assistant prefill)."""
+
+    async def complete(self, request: ModelRequest) -> list[Completion]:
+        """Exactly ``request.n`` completions, or raise :class:`ModelError`."""
+        ...
+
+
+# --- errors -----------------------------------------------------------------------------------
+
+
+class ModelError(Exception):
+    """A model call failed; ``retryable`` says whether trying again could help."""
+
+    retryable = False
+
+    def __init__(self, message: str, *, model: str = "") -> None:
+        super().__init__(message)
+        self.model = model
+
+
+class ModelAuthError(ModelError):
+    """Missing or rejected credentials. Never retried."""
+
+
+class ModelNotFound(ModelError):
+    """Unknown model or endpoint. Never retried."""
+
+
+class ModelBadRequest(ModelError):
+    """The provider rejected the request itself. Never retried."""
+
+
+class ContextLengthExceeded(ModelBadRequest):
+    """The conversation does not fit the model's context window."""
+
+
+class ModelRateLimited(ModelError):
+    retryable = True
+
+
+class ModelTimeout(ModelError):
+    retryable = True
+
+
+class ModelUnavailable(ModelError):
+    """Connection refused, 5xx, overloaded: transient."""
+
+    retryable = True
+
+
+class CostLimitExceeded(ModelError):
+    """The run spent its cost budget; no further calls are made."""
+
+
+class ScriptExhausted(ModelError):
+    """A scripted model was asked for more replies than it was given."""
+
+
+# --- accounting -------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Meter:
+    """Calls, tokens and cost of a run, shared by every model of that run."""
+
+    cost_limit: float | None = None
+    calls: int = 0
+    completions: int = 0
+    cached: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    cost_known: bool = True
+    failures: int = 0
+    retries: int = 0
+
+    def check(self, model: str = "") -> None:
+        if self.cost_limit is not None and self.cost >= self.cost_limit:
+            raise CostLimitExceeded(
+                f"cost limit reached: ${self.cost:.4f} spent of ${self.cost_limit:.4f}",
+                model=model,
+            )
+
+    def record(self, completions: Sequence[Completion], *, cached: bool = False) -> None:
+        if cached:
+            self.cached += len(completions)
+            return
+        self.calls += 1
+        self.completions += len(completions)
+        for c in completions:
+            self.prompt_tokens += c.usage.prompt_tokens
+            self.completion_tokens += c.usage.completion_tokens
+            if c.usage.cost is None:
+                self.cost_known = False
+            else:
+                self.cost += c.usage.cost
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "calls": self.calls,
+            "completions": self.completions,
+            "cached": self.cached,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cost": round(self.cost, 6),
+            "cost_known": self.cost_known,
+            "failures": self.failures,
+            "retries": self.retries,
+        }
+
+
+class Metered:
+    """Wraps a model: checks the cost limit before each call and records usage after it."""
+
+    def __init__(self, inner: Model, meter: Meter) -> None:
+        self.inner = inner
+        self.meter = meter
+        self.name = inner.name
+        self.simulated = inner.simulated
+        self.supports_prefill = inner.supports_prefill
+
+    async def complete(self, request: ModelRequest) -> list[Completion]:
+        self.meter.check(self.name)
+        try:
+            out = await self.inner.complete(request)
+        except ModelError:
+            self.meter.failures += 1
+            raise
+        fresh = [c for c in out if not c.cached]
+        if fresh:
+            self.meter.record(fresh)
+        self.meter.record([c for c in out if c.cached], cached=True)
+        return out

@@ -1,0 +1,157 @@
+"""A response cache: an sqlite file of completions keyed by request and sample number.
+
+Sample ``i`` of a request is stored under ``request.sample_key(model_name, i)``: the hash of the
+model name, messages, sampling parameters, prefill, template version and absolute sample number
+(``sample_index + i``). A rerun of the same request therefore hits, while a change of any of
+these (another temperature, another prompt template version) misses.
+
+The file uses WAL mode, so readers and a writer in other processes do not block each other; in
+one process, a lock serialises use of the connection (calls are short and local, so they run in
+the event loop's thread).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+from .base import Completion, Model, ModelRequest, Usage
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS completions (
+    key TEXT PRIMARY KEY,
+    text TEXT NOT NULL,
+    finish_reason TEXT NOT NULL,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    cost REAL,
+    model TEXT NOT NULL,
+    simulated INTEGER NOT NULL,
+    created REAL NOT NULL
+)
+"""
+
+
+class ResponseCache:
+    """Completions by sample key, in the sqlite file ``path`` (created with its folder)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False)
+        with self._lock:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute(_SCHEMA)
+            self._db.commit()
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, Completion]:
+        """The stored completions among ``keys`` (marked ``cached=True``)."""
+        wanted = list(dict.fromkeys(keys))
+        out: dict[str, Completion] = {}
+        with self._lock:
+            for i in range(0, len(wanted), 500):
+                chunk = wanted[i : i + 500]
+                marks = ",".join("?" * len(chunk))
+                rows = self._db.execute(
+                    "SELECT key, text, finish_reason, prompt_tokens, completion_tokens, cost, "
+                    f"model, simulated FROM completions WHERE key IN ({marks})",
+                    chunk,
+                ).fetchall()
+                for key, text, finish, pt, ct, cost, model, simulated in rows:
+                    out[key] = Completion(
+                        text=text,
+                        finish_reason=finish,
+                        usage=Usage(int(pt), int(ct), cost),
+                        model=model,
+                        simulated=bool(simulated),
+                        cached=True,
+                    )
+        return out
+
+    def get(self, key: str) -> Completion | None:
+        return self.get_many([key]).get(key)
+
+    def put_many(self, items: Iterable[tuple[str, Completion]]) -> None:
+        now = time.time()
+        rows = [
+            (
+                key,
+                c.text,
+                c.finish_reason,
+                c.usage.prompt_tokens,
+                c.usage.completion_tokens,
+                c.usage.cost,
+                c.model,
+                int(c.simulated),
+                now,
+            )
+            for key, c in items
+        ]
+        if not rows:
+            return
+        with self._lock:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO completions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
+            )
+            self._db.commit()
+
+    def put(self, key: str, completion: Completion) -> None:
+        self.put_many([(key, completion)])
+
+    def __len__(self) -> int:
+        with self._lock:
+            (count,) = self._db.execute("SELECT COUNT(*) FROM completions").fetchone()
+        return int(count)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> ResponseCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class CachedModel:
+    """``inner`` behind a :class:`ResponseCache`: only missing samples reach ``inner``.
+
+    For a request of ``n`` samples whose samples ``j..`` are missing from the first missing
+    one on, ``inner`` is asked for ``request.with_n(n - j, start=sample_index + j)``; samples
+    found in the cache keep their cached text even when ``inner`` produced them again (a gap in
+    the hits). Completions with ``finish_reason == "error"`` are not stored.
+    """
+
+    def __init__(self, inner: Model, cache: ResponseCache) -> None:
+        self.inner = inner
+        self.cache = cache
+        self.name = inner.name
+        self.simulated = inner.simulated
+        self.supports_prefill = inner.supports_prefill
+
+    async def complete(self, request: ModelRequest) -> list[Completion]:
+        keys = [request.sample_key(self.name, i) for i in range(request.n)]
+        hits = self.cache.get_many(keys)
+        missing = [i for i, k in enumerate(keys) if k not in hits]
+        if not missing:
+            return [hits[k] for k in keys]
+        first = missing[0]
+        sub = request.with_n(request.n - first, start=request.sample_index + first)
+        fresh = await self.inner.complete(sub)
+        if len(fresh) != sub.n:
+            raise RuntimeError(f"{self.name} returned {len(fresh)} completions for n={sub.n}")
+        self.cache.put_many(
+            (keys[first + j], c)
+            for j, c in enumerate(fresh)
+            if keys[first + j] not in hits and c.finish_reason != "error"
+        )
+        out: list[Completion] = [hits[k] for k in keys[:first]]
+        for j, c in enumerate(fresh):
+            out.append(hits.get(keys[first + j], c))
+        return out

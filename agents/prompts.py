@@ -1,0 +1,237 @@
+"""Prompt templates of UTGen / UTDebug (paper Appendix H; reference-implementation §4).
+
+The wording follows the authors' published templates character for character, typos included
+("hypotheis"), leading and trailing newlines included. Every template is part of the
+response-cache key through :data:`PROMPT_VERSION`.
+
+Bump rule: ANY change to the text a model receives (wording, whitespace, the order of turns,
+how values are formatted into feedback) MUST bump :data:`PROMPT_VERSION`, otherwise cached
+replies to the old prompt would be served for the new one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from utdebug.agents.base import Message
+
+__all__ = [
+    "OUTPUT_HEADER",
+    "PROMPT_VERSION",
+    "UTMethod",
+    "code_generation_prompt",
+    "debug_feedback",
+    "format_feedback_input",
+    "format_feedback_value",
+    "initial_chat",
+    "output_prediction_prompt",
+    "output_prefill",
+    "self_critique_prompt",
+    "ut_prompt",
+]
+
+PROMPT_VERSION = "utdebug-h1"
+"""Version of every template below; part of the response-cache key (see the bump rule)."""
+
+UTMethod = Literal["utgen", "prompted", "random"]
+
+OUTPUT_HEADER = "### Output"
+"""Where a UT reply is cut to form the output predictor's assistant prefix (§4.3)."""
+
+_VALID_ITEM = (
+    "1. Is **valid** input based on the task description, i.e., an acceptable input "
+    "consistent with task description that a correct program should be able to execute.\n"
+)
+_FAITHFUL_ITEM = (
+    "2. The output enclosed in ```.``` and is **faithful** to the task description, i.e., the "
+    "output of the unit test is consistent with what a correct program would {verb}.\n"
+)
+_NOTE = (
+    "Note:\n"
+    "- that you MUST directly write ALL input arguments of the function in the correct order. "
+    "Skip writing any names of arguments.\n"
+    "- you MUST enclose the unit test inputs and outputs in ```.```\n"
+)
+_OUTPUT_FORMAT = (
+    "### Output\n"
+    "< step-by-step reasoning for what a **correct** {entry_point} would execute to based on "
+    "the task description and your input above. Make sure your data type of the final answer "
+    "matches the expected output type of the function. >\n"
+    "Output: ```<your final answer>```\n"
+)
+_HEADER = (
+    "\nYou are given a Python function `{signature}` to solve the following task:\n\n"
+    "## Task\n{description}\n\n"
+)
+
+# `joint_adv_prompt`: the failing-UT prompt (Prompted failing UTs and UTGen), code shown.
+_JOINT_ADV = (
+    _HEADER + "## Code Solution:\n```\n{code}\n```\n"
+    "The code solution I have provided to you is **incorrect**. Your job is to give feedback "
+    "by generating a unit test that \n"
+    + _VALID_ITEM
+    + _FAITHFUL_ITEM.replace("{verb}", "return")
+    + "3. **Breaks** the given code, i.e., does **not** execute to the **correct** output and "
+    "brings out its mistakes and vulnerabilities.\n\n"
+    "Provide a reasoning for your answer and identify a general hypothesis or rationale "
+    "identifying the cause of error. Then provide input and output of the unit test "
+    "consistent with the pattern (hypotheis) you have identified.\n"
+    + _NOTE
+    + "\nRespond in the format below:\n\n"
+    "## Hypothesis\n< step-by-step reasoning >\n\n"
+    "Error Pattern: <an identified pattern of inputs that yields erroneous or incorrect "
+    "outputs>\n\n"
+    "## Unit Test\n\n"
+    "### Input Arguments\n"
+    "< step-by-step reasoning for constructing a unit test that fits the error pattern "
+    "identified above and is valid as per the task description>\n"
+    "Arguments: ```{entry_point}(<all arguments>)```\n\n" + _OUTPUT_FORMAT
+)
+
+# `joint_completion_prompt`: randomly-sampled UTs, from the description only (no code).
+_JOINT_COMPLETION = (
+    _HEADER
+    + "Based on the task description above, write a unit test that \n"
+    + _VALID_ITEM
+    + _FAITHFUL_ITEM.replace("{verb}", "yield")
+    + "\n"
+    + _NOTE
+    + "\nRespond in the format below:\n\n"
+    "## Unit Test\n\n"
+    "### Input Arguments\n"
+    "< step-by-step reasoning for constructing a unit test that is valid as per the task "
+    "description>\n"
+    "Arguments: ```{entry_point}(<all arguments>)```\n\n" + _OUTPUT_FORMAT
+)
+
+_OUTPUT_PREDICTION = (
+    _HEADER + "A user calls this function with the input: ```{call_source}```\n"
+    "Based on the task description and the user's input, what does a **correct** "
+    "{entry_point} return?\n\n"
+    "First give step-by-step reasoning for what a **correct** {entry_point} would execute to "
+    "based on the task description and the input above. Make sure your data type of the final "
+    "answer matches the expected output type of the function. In the end, format your final "
+    "answer as:\n\n"
+    "Output: ```<your final answer>```\n"
+)
+
+_CODE_GEN_HEAD = (
+    "\nWrite Python code to solve the task.\n"
+    "Write a Python function `{signature}` to solve the following problem: "
+    "Present code in ```python```\n"
+)
+_CODE_GEN_MBPP = _CODE_GEN_HEAD + '```python\n"""\n{prompt}\n"""\n```\n'
+_CODE_GEN_HE = _CODE_GEN_HEAD + "```python\n{prompt}\n```\n"
+
+_DEBUG_FEEDBACK = (
+    "The above code is incorrect and does not pass the testcase.\n"
+    "Input: {input}\nOutput: {output}\nExpected: {expected}\n\n"
+)
+
+_SELF_CRITIQUE = (
+    "\n# Your Task\n\n## Task\n{prompt}\n\n## Code:\n```\n{code}\n```\n\n"
+    "Based on given task and code, generate feedback that decides whether the code is correct "
+    "or wrong in the format ```Feedback: <your feedback>```.\n"
+    'Always end your feedback with the line "The above code is correct." if it is correct, '
+    'otherwise the feedback should end with "The above code is wrong, please fix it."\n'
+)
+
+
+def ut_prompt(method: str, *, signature: str, description: str, code: str, entry_point: str) -> str:
+    """The UT-generation prompt of ``method``.
+
+    ``utgen`` and ``prompted`` share the failing-UT prompt (``joint_adv_prompt``, shows
+    ``code``); ``random`` is ``joint_completion_prompt``, which never shows the code.
+    """
+    if method in ("utgen", "prompted"):
+        return _fill(
+            _JOINT_ADV,
+            signature=signature,
+            description=description,
+            code=code,
+            entry_point=entry_point,
+        )
+    if method == "random":
+        return _fill(
+            _JOINT_COMPLETION, signature=signature, description=description, entry_point=entry_point
+        )
+    raise ValueError(f"unknown UT method {method!r}: expected 'utgen', 'prompted' or 'random'")
+
+
+def output_prefill(ut_reply: str) -> str | None:
+    """The UT reply up to its first ``### Output``, plus that header and a newline (§4.3).
+
+    This is the assistant prefix the output predictor continues, on providers that support
+    assistant prefill (``Model.supports_prefill``). ``None`` when the reply has no
+    ``### Output`` header (the authors then used the whole reply, which almost never yields a
+    vote; callers should treat the UT as unusable or fall back to
+    :func:`output_prediction_prompt`).
+    """
+    at = ut_reply.find(OUTPUT_HEADER)
+    if at < 0:
+        return None
+    return ut_reply[:at] + OUTPUT_HEADER + "\n"
+
+
+def output_prediction_prompt(
+    *, signature: str, description: str, call_source: str, entry_point: str
+) -> str:
+    """A single-turn output-prediction prompt for models without assistant prefill.
+
+    Path choice: when the model supports prefill, the predictor continues
+    ``[user: ut_prompt(...), assistant: output_prefill(reply)]`` as the authors did (§4.3);
+    otherwise it gets this prompt, which shows the task and the parsed call (``f(1, [2])``,
+    not the UT reply's reasoning) and asks for reasoning then ``Output: ```<value>``` `` in
+    the same format, so the same output parser applies.
+    """
+    return _fill(
+        _OUTPUT_PREDICTION,
+        signature=signature,
+        description=description,
+        call_source=call_source,
+        entry_point=entry_point,
+    )
+
+
+def code_generation_prompt(
+    *, signature: str, description: str, example: str | None, he_stub: str | None
+) -> str:
+    """The debugger's first user turn (§4.1).
+
+    MBPP form: ``description`` plus ``"\\n>>> " + example`` (the first dataset test) inside a
+    docstring block. HumanEval form (``he_stub`` given): the stub itself, no triple quotes.
+    """
+    if he_stub is not None:
+        return _fill(_CODE_GEN_HE, signature=signature, prompt=he_stub)
+    prompt = description if example is None else f"{description}\n>>> {example}"
+    return _fill(_CODE_GEN_MBPP, signature=signature, prompt=prompt)
+
+
+def initial_chat(prompt: str, code: str) -> tuple[Message, ...]:
+    """The conversation the debugger starts from: the prompt and the code as its reply."""
+    return (Message("user", prompt), Message("assistant", f"```\n{code}\n```"))
+
+
+def debug_feedback(input_text: str, output_text: str, expected_text: str) -> str:
+    """The UT feedback user turn (§4.4), from already formatted texts."""
+    return _fill(_DEBUG_FEEDBACK, input=input_text, output=output_text, expected=expected_text)
+
+
+def self_critique_prompt(*, description: str, code: str) -> str:
+    """The no-UT self-feedback prompt (§4.5, the ``none`` baseline)."""
+    return _fill(_SELF_CRITIQUE, prompt=description, code=code)
+
+
+def format_feedback_value(value: Any) -> str:
+    """``str(value)``, as the reference does (strings lose their quotes)."""
+    return str(value)
+
+
+def format_feedback_input(args: Sequence[Any]) -> str:
+    """``str`` of the argument list, e.g. ``[[1, 2, 3], 4]`` (not a call expression)."""
+    return str(list(args))
+
+
+def _fill(template: str, **fields: str) -> str:
+    return template.format(**fields)

@@ -1,0 +1,219 @@
+"""The agents of the method: UT generator, output predictor, debugger and self-critic.
+
+Each role turns plain task text into :class:`~utdebug.agents.base.ModelRequest`s (prompts from
+:mod:`utdebug.agents.prompts`), calls a :class:`~utdebug.agents.base.Model`, and parses the
+replies (:mod:`utdebug.agents.parsing`, never ``eval``). ``hint`` is passed to the model as
+``request.context``; only simulated models read it.
+
+Output prediction continues the UT reply after its ``### Output`` header when the model
+supports assistant prefill (the published method), and otherwise asks a separate prompt that
+restates the task and the input call (documented in :mod:`utdebug.agents.prompts`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from utdebug.agents import parsing, prompts
+from utdebug.agents.base import Completion, Message, Model, ModelRequest, Purpose, Sampling
+from utdebug.agents.parsing import Style
+
+CallHook = Callable[[str, list[Completion], float], None]
+"""``(purpose, completions, seconds)`` after each model call."""
+
+UT_SAMPLING = Sampling(temperature=0.7, top_p=0.9, max_tokens=8192)
+VOTE_SAMPLING = Sampling(temperature=0.8, top_p=0.9, max_tokens=2048)
+DEBUG_SAMPLING = Sampling(temperature=0.7, top_p=0.9, max_tokens=8192)
+
+
+@dataclass(frozen=True, slots=True)
+class TaskText:
+    description: str
+    signature: str
+    entry_point: str
+    example: str | None = None
+    """An example assert shown in the code-generation prompt (MBPP's ``test_list[0]``)."""
+    he_stub: str | None = None
+    """For HumanEval-style tasks: the prompt stub shown instead of a description."""
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    reply: str
+    call: parsing.ParsedCall | parsing.ParseFailure
+    finish_reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Vote:
+    text: str
+    value: parsing.ParsedValue | parsing.ParseFailure
+
+
+class _Role:
+    purpose: Purpose = "chat"
+
+    def __init__(self, model: Model, *, sampling: Sampling, on_call: CallHook | None = None):
+        self.model = model
+        self.sampling = sampling
+        self.on_call = on_call
+
+    async def _ask(
+        self,
+        messages: Sequence[Message],
+        *,
+        n: int = 1,
+        prefill: str | None = None,
+        sample_index: int = 0,
+        hint: Any = None,
+        purpose: Purpose | None = None,
+    ) -> list[Completion]:
+        req = ModelRequest(
+            messages=tuple(messages),
+            n=n,
+            sampling=self.sampling,
+            prefill=prefill,
+            purpose=purpose or self.purpose,
+            template_version=prompts.PROMPT_VERSION,
+            sample_index=sample_index,
+            context=hint,
+        )
+        t0 = time.perf_counter()
+        out = await self.model.complete(req)
+        if self.on_call is not None:
+            self.on_call(req.purpose, out, time.perf_counter() - t0)
+        return out
+
+
+class UTGenerator(_Role):
+    """Samples one unit test (input call + the model's own output) per call."""
+
+    purpose: Purpose = "ut"
+
+    def __init__(
+        self,
+        model: Model,
+        method: str,
+        *,
+        style: Style = "paper",
+        sampling: Sampling = UT_SAMPLING,
+        on_call: CallHook | None = None,
+    ) -> None:
+        super().__init__(model, sampling=sampling, on_call=on_call)
+        self.method = method
+        self.style: Style = style
+
+    def prompt(self, task: TaskText, code: str) -> str:
+        return prompts.ut_prompt(
+            self.method,
+            signature=task.signature,
+            description=task.description,
+            code=code,
+            entry_point=task.entry_point,
+        )
+
+    async def propose(
+        self, task: TaskText, code: str, *, sample_index: int, hint: Any = None
+    ) -> Proposal:
+        msgs = (Message("user", self.prompt(task, code)),)
+        (c,) = await self._ask(msgs, sample_index=sample_index, hint=hint)
+        return Proposal(c.text, parsing.parse_call(c.text, task.entry_point, style=self.style),
+                        c.finish_reason)
+
+
+class OutputPredictor(_Role):
+    """Predicts a test's expected output ``k`` times (self-consistency votes)."""
+
+    purpose: Purpose = "vote"
+
+    def __init__(
+        self,
+        model: Model,
+        *,
+        style: Style = "paper",
+        sampling: Sampling = VOTE_SAMPLING,
+        on_call: CallHook | None = None,
+    ) -> None:
+        super().__init__(model, sampling=sampling, on_call=on_call)
+        self.style: Style = style
+
+    def uses_prefill(self, ut_reply: str) -> bool:
+        return self.model.supports_prefill and prompts.output_prefill(ut_reply) is not None
+
+    async def predict(
+        self,
+        task: TaskText,
+        ut_prompt: str,
+        ut_reply: str,
+        call_source: str,
+        k: int,
+        *,
+        sample_index: int = 0,
+        hint: Any = None,
+    ) -> list[Vote]:
+        prefill = prompts.output_prefill(ut_reply)
+        if self.style == "reference" and prefill is None:
+            prefill = ut_reply  # the published code continues the whole reply
+        if self.model.supports_prefill and prefill is not None:
+            msgs: tuple[Message, ...] = (Message("user", ut_prompt),)
+            out = await self._ask(msgs, n=k, prefill=prefill, sample_index=sample_index,
+                                  hint=hint)
+        else:
+            text = prompts.output_prediction_prompt(
+                signature=task.signature,
+                description=task.description,
+                call_source=call_source,
+                entry_point=task.entry_point,
+            )
+            out = await self._ask((Message("user", text),), n=k, sample_index=sample_index,
+                                  hint=hint)
+        return [Vote(c.text, parsing.parse_output(c.text, style=self.style)) for c in out]
+
+
+class Debugger(_Role):
+    """Proposes an edit from the chat history plus one feedback turn."""
+
+    purpose: Purpose = "debug"
+
+    def __init__(
+        self, model: Model, *, sampling: Sampling = DEBUG_SAMPLING, on_call: CallHook | None = None
+    ) -> None:
+        super().__init__(model, sampling=sampling, on_call=on_call)
+
+    async def edit(
+        self, chat: Sequence[Message], *, sample_index: int = 0, hint: Any = None
+    ) -> tuple[str, str | None]:
+        (c,) = await self._ask(chat, sample_index=sample_index, hint=hint)
+        return c.text, parsing.extract_code(c.text)
+
+
+class Critic(_Role):
+    """The ``none`` baseline: the model judges the code itself (no unit tests)."""
+
+    purpose: Purpose = "critique"
+
+    def __init__(
+        self, model: Model, *, sampling: Sampling = DEBUG_SAMPLING, on_call: CallHook | None = None
+    ) -> None:
+        super().__init__(model, sampling=sampling, on_call=on_call)
+
+    async def critique(
+        self, task: TaskText, code: str, *, sample_index: int = 0, hint: Any = None
+    ) -> tuple[str, bool]:
+        text = prompts.self_critique_prompt(description=task.description, code=code)
+        (c,) = await self._ask((Message("user", text),), sample_index=sample_index, hint=hint)
+        return c.text, parsing.critique_says_correct(c.text)
+
+
+def first_chat(task: TaskText, code: str) -> tuple[Message, ...]:
+    """The debugger's starting conversation: the code-generation prompt and the given code."""
+    prompt = prompts.code_generation_prompt(
+        signature=task.signature,
+        description=task.description,
+        example=task.example,
+        he_stub=task.he_stub,
+    )
+    return prompts.initial_chat(prompt, code)

@@ -1,0 +1,318 @@
+"""``sim``: a SIMULATED model for offline runs on benchmark problems.
+
+It is not a language model. It answers the same prompts a real model gets, in the same reply
+format (so the whole parsing path runs), but decides *what* to answer from the problem's gold
+solution and private test inputs:
+
+- **UT generator**: proposes one of the problem's private inputs; with probability ``attack``
+  one on which the current code fails (if there is one), otherwise one it passes. For the
+  ``random`` method (no code shown) it picks an input uniformly, so the attack rate is the
+  code's own failure rate. The output it writes itself is right with probability ``out_acc``.
+- **Output predictor**: each vote is the gold output with probability ``out_acc``; otherwise a
+  plausible wrong answer, mostly the same one per test (the current code's own output when it
+  differs from the gold one, else a small perturbation of the gold output), so that voting
+  helps when ``out_acc > 1/2`` and hurts below.
+- **Debugger**: when the feedback's expected output is right, it returns a fix (the gold
+  solution) with probability ``fix``, otherwise a narrow special-case patch of the current code
+  for the feedback input. When the feedback is wrong, it special-cases the wrong expected
+  value: half of the time on top of the current code, half of the time on top of a rewrite
+  that returns wrong values on about a third of all inputs (an edit that breaks what was
+  right; validation on the other generated tests is what catches it).
+- **Self-critic** (``none`` method): says "correct" for code that passes all private tests with
+  probability ``critique_tpr`` and for failing code with probability ``1 - critique_tnr``.
+
+Defaults per UT method are calibrated to the paper's Table 1 (Qwen2.5-7B on MBPP+Fix (Hard):
+UTGen attack 41.96 %, output accuracy 58.04 %; prompted 39.80 % / 40.78 %; random 26.27 % /
+57.25 %). Every completion is marked ``simulated`` and every reply says SIMULATED.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from utdebug.agents.base import Completion, ModelError, ModelRequest, Usage
+
+SIMULATED = "SIMULATED"
+
+METHOD_DEFAULTS: dict[str, tuple[float | None, float]] = {
+    "utgen": (0.4196, 0.5804),
+    "prompted": (0.3980, 0.4078),
+    "random": (None, 0.5725),
+    "none": (None, 0.5725),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SimParams:
+    attack: float | None = 0.4196
+    """P(a proposed input attacks the current code); None: uniform over the inputs."""
+    out_acc: float = 0.5804
+    """P(one predicted output is right)."""
+    fix: float = 0.5
+    """P(the debugger fixes the code given right feedback)."""
+    wrong_focus: float = 0.9
+    """P(a wrong vote is the test's main wrong answer rather than another one)."""
+    critique_tpr: float = 0.8
+    critique_tnr: float = 0.6
+    seed: int = 0
+
+    @classmethod
+    def for_method(cls, method: str, **overrides: Any) -> SimParams:
+        attack, acc = METHOD_DEFAULTS.get(method, METHOD_DEFAULTS["utgen"])
+        base = cls(attack=attack, out_acc=acc)
+        return replace(base, **{k: v for k, v in overrides.items() if v is not None})
+
+    def __post_init__(self) -> None:
+        for name in ("out_acc", "fix", "wrong_focus", "critique_tpr", "critique_tnr"):
+            v = getattr(self, name)
+            if not 0.0 <= v <= 1.0:
+                raise ValueError(f"sim {name} must be in [0, 1], got {v}")
+        if self.attack is not None and not 0.0 <= self.attack <= 1.0:
+            raise ValueError(f"sim attack must be in [0, 1], got {self.attack}")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "attack": self.attack,
+            "out_acc": self.out_acc,
+            "fix": self.fix,
+            "wrong_focus": self.wrong_focus,
+            "critique_tpr": self.critique_tpr,
+            "critique_tnr": self.critique_tnr,
+            "seed": self.seed,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SimProblem:
+    task_id: str
+    entry_point: str
+    gold: str
+    given: str
+    inputs: tuple[tuple[Any, ...], ...]
+    expected: tuple[Any, ...]
+    """The gold outputs on ``inputs``."""
+
+
+Verdicts = Sequence[tuple[bool, Any]]
+"""Per private input: (the code passes it, the value the code returned or None)."""
+Oracle = Callable[[str, str], Awaitable[Verdicts]]
+"""``(task_id, code) -> verdicts`` of ``code`` on that problem's private inputs."""
+Matcher = Callable[[str, Any, Any, tuple[Any, ...]], bool]
+"""``(task_id, value, gold, args) -> value is right`` (the problem's own comparison)."""
+
+
+class SimModel:
+    simulated = True
+    supports_prefill = True
+
+    def __init__(
+        self,
+        params: SimParams,
+        oracle: Oracle,
+        matcher: Matcher,
+        *,
+        name: str = "sim",
+    ) -> None:
+        self.params = params
+        self.oracle = oracle
+        self.matcher = matcher
+        self.name = name
+        self._problems: dict[str, SimProblem] = {}
+        self._index: dict[str, dict[str, int]] = {}
+
+    def register(self, problem: SimProblem) -> None:
+        self._problems[problem.task_id] = problem
+        self._index[problem.task_id] = {_args_key(a): i for i, a in enumerate(problem.inputs)}
+
+    async def complete(self, request: ModelRequest) -> list[Completion]:
+        ctx = request.context if isinstance(request.context, dict) else {}
+        problem = self._problems.get(str(ctx.get("task_id")))
+        if problem is None:
+            raise ModelError(
+                "the simulated model only answers for registered benchmark problems "
+                f"(got task {ctx.get('task_id')!r})", model=self.name)
+        out = []
+        for i in range(request.n):
+            rng = self._rng(problem, request, ctx, i)
+            text = await self._answer(problem, request, ctx, rng)
+            out.append(Completion(
+                text=text, finish_reason="stop",
+                usage=Usage(sum(len(m.content) for m in request.messages) // 4 // request.n,
+                            len(text) // 4, 0.0),
+                model=self.name, simulated=True,
+            ))
+        return out
+
+    def _rng(self, problem: SimProblem, req: ModelRequest, ctx: dict[str, Any],
+             i: int) -> random.Random:
+        h = hashlib.sha256(repr((
+            self.params.seed, problem.task_id, req.purpose, ctx.get("code", ""),
+            req.sample_index + i, _args_key(ctx.get("args", ())),
+            repr(getattr(ctx.get("feedback"), "args", None)),
+        )).encode()).digest()
+        return random.Random(int.from_bytes(h[:8], "big"))
+
+    async def _answer(self, p: SimProblem, req: ModelRequest, ctx: dict[str, Any],
+                      rng: random.Random) -> str:
+        code = str(ctx.get("code", p.given))
+        if req.purpose == "ut":
+            return await self._ut(p, code, ctx, rng)
+        if req.purpose == "vote":
+            return await self._vote(p, code, ctx, rng)
+        if req.purpose == "debug":
+            return await self._debug(p, code, ctx, rng)
+        if req.purpose == "critique":
+            return await self._critique(p, code, rng)
+        raise ModelError(f"the simulated model has no answer for purpose {req.purpose!r}",
+                         model=self.name)
+
+    async def _ut(self, p: SimProblem, code: str, ctx: dict[str, Any],
+                  rng: random.Random) -> str:
+        verdicts = await self.oracle(p.task_id, code)
+        failing = [i for i, (ok, _) in enumerate(verdicts) if not ok]
+        passing = [i for i, (ok, _) in enumerate(verdicts) if ok]
+        attack = self.params.attack if ctx.get("method") != "random" else None
+        if attack is None or not failing or not passing:
+            i = rng.randrange(len(p.inputs))
+        else:
+            i = rng.choice(failing) if rng.random() < attack else rng.choice(passing)
+        args = ", ".join(repr(a) for a in p.inputs[i])
+        value = self._predict(p, i, verdicts, rng)
+        return (
+            f"## Hypothesis\n[{SIMULATED} reply of the sim model] The code may mishandle "
+            f"inputs like this one.\n\nError Pattern: {SIMULATED}\n\n## Unit Test\n\n"
+            f"### Input Arguments\nArguments: ```{p.entry_point}({args})```\n\n"
+            f"### Output\nOutput: ```{_literal(value)}```\n"
+        )
+
+    def _predict(self, p: SimProblem, i: int, verdicts: Verdicts, rng: random.Random) -> Any:
+        gold = p.expected[i]
+        if rng.random() < self.params.out_acc:
+            return gold
+        focus = rng.random() < self.params.wrong_focus
+        ok, actual = verdicts[i] if i < len(verdicts) else (True, None)
+        if focus and not ok and actual is not None and _literal(actual) is not None:
+            return actual
+        return _perturb(gold, 1 if focus else 2)
+
+    async def _vote(self, p: SimProblem, code: str, ctx: dict[str, Any],
+                    rng: random.Random) -> str:
+        i = self._index[p.task_id].get(_args_key(ctx.get("args", ())))
+        if i is None:
+            return f"[{SIMULATED}] I cannot tell.\nOutput: ```None```"
+        verdicts = await self.oracle(p.task_id, code)
+        value = self._predict(p, i, verdicts, rng)
+        return (f" [{SIMULATED}] Working through the input step by step.\n"
+                f"Output: ```{_literal(value)}```")
+
+    async def _debug(self, p: SimProblem, code: str, ctx: dict[str, Any],
+                     rng: random.Random) -> str:
+        fb = ctx.get("feedback")
+        if fb is None:
+            new = p.gold if rng.random() < self.params.fix / 2 else code
+        else:
+            args, expected = tuple(fb.args), fb.expected
+            i = self._index[p.task_id].get(_args_key(args))
+            right = i is not None and self.matcher(p.task_id, expected, p.expected[i], args)
+            if right and rng.random() < self.params.fix:
+                new = p.gold
+            elif right:
+                new = special_case(code, p.entry_point, args, expected)
+            elif rng.random() < 0.5:
+                new = special_case(regressed(p.gold, p.entry_point), p.entry_point, args,
+                                   expected)
+            else:
+                new = special_case(code, p.entry_point, args, expected)
+        return (f"[{SIMULATED} reply of the sim model] Here is the corrected code:\n\n"
+                f"```python\n{new}\n```\n")
+
+    async def _critique(self, p: SimProblem, code: str, rng: random.Random) -> str:
+        verdicts = await self.oracle(p.task_id, code)
+        correct = all(ok for ok, _ in verdicts)
+        says = rng.random() < (self.params.critique_tpr if correct
+                               else 1.0 - self.params.critique_tnr)
+        verdict = ("The above code is correct." if says
+                   else "The above code is wrong, please fix it.")
+        return f"Feedback: [{SIMULATED}] I checked the code against the task. {verdict}"
+
+
+def _args_key(args: Any) -> str:
+    try:
+        return repr(list(args))
+    except TypeError:
+        return repr(args)
+
+
+def _literal(value: Any) -> str | None:
+    """A Python literal for ``value`` that reads back (``None`` when there is none)."""
+    try:
+        text = repr(value)
+    except Exception:
+        return None
+    if "<" in text and ">" in text and not isinstance(value, str):
+        return None
+    return text
+
+
+def _perturb(v: Any, j: int) -> Any:
+    if isinstance(v, bool):
+        return not v
+    if isinstance(v, int):
+        return v + j
+    if isinstance(v, float):
+        return v + j if math.isfinite(v) else 0.0
+    if isinstance(v, str):
+        return v[::-1] if j == 1 and len(set(v)) > 1 else v + "a" * j
+    if isinstance(v, list):
+        return v[:-1] if v else [0] * j
+    if isinstance(v, tuple):
+        return v[:-1] if v else (0,) * j
+    if isinstance(v, set | frozenset):
+        return set(list(v)[:-1]) if v else {j}
+    if isinstance(v, dict):
+        return dict(list(v.items())[:-1]) if v else {0: j}
+    if v is None:
+        return j - 1
+    return None
+
+
+def regressed(code: str, entry_point: str) -> str:
+    """``code`` rewritten so that about a third of all inputs get a wrong (perturbed) value."""
+    prev = f"_sim_base_{entry_point}_{hashlib.sha256(code.encode()).hexdigest()[:8]}"
+    return (
+        f"{code.rstrip()}\n\n\n"
+        f"{prev} = {entry_point}\n\n\n"
+        f"def {entry_point}(*args):\n"
+        f"    out = {prev}(*args)\n"
+        "    if sum(map(ord, repr(args))) % 3 == 0:\n"
+        "        if isinstance(out, bool):\n"
+        "            return not out\n"
+        "        if isinstance(out, (int, float)):\n"
+        "            return out + 1\n"
+        "        if isinstance(out, (list, tuple, str)) and out:\n"
+        "            return out[:-1]\n"
+        "        return None\n"
+        "    return out\n"
+    )
+
+
+def special_case(code: str, entry_point: str, args: tuple[Any, ...], value: Any) -> str:
+    """``code`` plus a wrapper that returns ``value`` for exactly ``args`` (an overfit edit)."""
+    a, v = _literal(list(args)), _literal(value)
+    if a is None or v is None:
+        return code
+    prev = f"_sim_prev_{entry_point}_{hashlib.sha256(code.encode()).hexdigest()[:8]}"
+    return (
+        f"{code.rstrip()}\n\n\n"
+        "inf, nan = float('inf'), float('nan')\n"
+        f"{prev} = {entry_point}\n\n\n"
+        f"def {entry_point}(*args):\n"
+        f"    if list(args) == {a}:\n"
+        f"        return {v}\n"
+        f"    return {prev}(*args)\n"
+    )

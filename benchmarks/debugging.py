@@ -1,0 +1,458 @@
+"""Model-driven benchmarks: the UTDebug loop on every problem of a split.
+
+Each problem runs one :class:`~utdebug.engine.Session` (problems run concurrently, bounded);
+the code in force after every round is evaluated on the private tests with the foundation's
+evaluator (each distinct program once), and the tests the session kept are scored with the
+gold solution in the sandbox (the intrinsic metrics: attack rate, output accuracy, both).
+One record per problem, with the session's full event trace, is appended to
+``samples.jsonl``; a rerun skips finished problems (resume); ``summary.json`` is recomputed
+from the samples alone.
+
+Runs with the simulated model say SIMULATED in the records, the summary and every table.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from utdebug.agents.base import Model
+from utdebug.agents.sim import SimModel, SimParams, SimProblem, Verdicts
+from utdebug.benchmarks.datasets import Problem, ProblemError, Split
+from utdebug.benchmarks.evaluator import (
+    EvalSettings,
+    ExpectedCache,
+    ExpectedUnavailable,
+    expected_values,
+)
+from utdebug.benchmarks.records import (
+    SAMPLES,
+    SUMMARY,
+    SampleWriter,
+    read_samples,
+    record_key,
+    write_json_atomic,
+)
+from utdebug.engine import (
+    Executor,
+    Session,
+    Settings,
+    Task,
+    UnitTest,
+    Variant,
+    event_to_json,
+)
+from utdebug.engine.events import RoundFinished, TestKept
+from utdebug.engine.model import code_id
+from utdebug.sandbox.compare import Semantics, outputs_match
+from utdebug.sandbox.server import Limits, Sandbox, SandboxError, Status
+from utdebug.sandbox.verdicts import Verdict, judge
+
+SIM_LABEL = "SIMULATED"
+
+
+def task_from_problem(problem: Problem) -> Task:
+    he = problem.split is Split.HE
+    return Task(
+        task_id=problem.task_id,
+        description=problem.prompt,
+        signature=problem.signature,
+        entry_point=problem.entry_point,
+        code=problem.code,
+        example=None if he or not problem.test_list else problem.test_list[0],
+        he_stub=problem.prompt if he else None,
+        reference_use_set=problem.tests.check.reference_use_set,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class PrivateResult:
+    verdicts: tuple[tuple[bool, Any], ...]
+    letters: str
+    pass_fraction: float
+    all_pass: bool
+    timeouts: int
+    load_error: str | None
+    seconds: float
+
+
+class PrivateTests:
+    """Evaluates programs on the private tests, each (problem, program) once, shared by all."""
+
+    def __init__(
+        self,
+        executor: Executor,
+        settings: EvalSettings,
+        expected_cache: ExpectedCache,
+    ) -> None:
+        self.executor = executor
+        self.settings = settings
+        self.expected_cache = expected_cache
+        self._problems: dict[str, Problem] = {}
+        self._expected: dict[str, Sequence[Any]] = {}
+        self._results: dict[tuple[str, str], asyncio.Future[PrivateResult]] = {}
+        self.evaluations = 0
+
+    async def add(self, problem: Problem) -> None:
+        """Register a problem (HE+Fix: computes the expected values from the gold code)."""
+        self._problems[problem.task_id] = problem
+        if problem.task_id not in self._expected:
+            loop = asyncio.get_running_loop()
+            self._expected[problem.task_id] = await loop.run_in_executor(
+                None, expected_values, self.executor.sandbox, problem, self.settings,
+                self.expected_cache,
+            )
+
+    def expected(self, task_id: str) -> Sequence[Any]:
+        return self._expected[task_id]
+
+    async def evaluate(self, task_id: str, code: str) -> PrivateResult:
+        key = (task_id, code)
+        fut = self._results.get(key)
+        if fut is None:
+            fut = asyncio.get_running_loop().create_future()
+            self._results[key] = fut
+            try:
+                fut.set_result(await self._evaluate(task_id, code))
+            except BaseException as exc:
+                del self._results[key]
+                fut.set_exception(exc)
+                fut.exception()  # mark retrieved: the caller re-raises it below
+                raise
+        return await asyncio.shield(fut)
+
+    async def verdicts(self, task_id: str, code: str) -> Verdicts:
+        return (await self.evaluate(task_id, code)).verdicts
+
+    async def _evaluate(self, task_id: str, code: str) -> PrivateResult:
+        p = self._problems[task_id]
+        exp = self._expected[task_id]
+        t0 = time.perf_counter()
+        res = await self.executor.batch(code, p.entry_point, p.tests.inputs,
+                                        self.settings.limits)
+        self.evaluations += 1
+        verdicts, letters, timeouts = [], [], 0
+        for o, e, args in zip(res.outcomes, exp, p.tests.inputs, strict=True):
+            j = judge(o, e, p.tests.check, self.settings.semantics, args)
+            ok = j.verdict is Verdict.PASS
+            verdicts.append((ok, o.value if o.status is Status.OK else None))
+            letters.append(j.verdict.letter)
+            timeouts += j.verdict is Verdict.TIMEOUT
+        n = len(verdicts)
+        passed = sum(ok for ok, _ in verdicts)
+        return PrivateResult(tuple(verdicts), "".join(letters), passed / n if n else 0.0,
+                             n > 0 and passed == n, timeouts, res.load_error,
+                             time.perf_counter() - t0)
+
+    def matches(self, task_id: str, value: Any, gold: Any, args: tuple[Any, ...]) -> bool:
+        p = self._problems[task_id]
+        try:
+            return bool(outputs_match(value, gold, p.tests.check, Semantics.DATASET, args))
+        except Exception:
+            return False
+
+
+def make_sim(params: SimParams, private: PrivateTests) -> SimModel:
+    return SimModel(params, private.verdicts, private.matches)
+
+
+def register_sim(sim: SimModel, problem: Problem, private: PrivateTests) -> None:
+    sim.register(SimProblem(
+        task_id=problem.task_id, entry_point=problem.entry_point, gold=problem.gold,
+        given=problem.code, inputs=problem.tests.inputs,
+        expected=tuple(private.expected(problem.task_id)),
+    ))
+
+
+# --- intrinsic metrics of the kept tests ------------------------------------------------------
+
+
+async def score_tests(
+    executor: Executor, problem: Problem, tests: Sequence[UnitTest], codes: dict[str, str],
+    limits: Limits,
+) -> list[dict[str, Any]]:
+    """Per kept test: valid (the gold code runs on it), attack (its target code's output
+    differs from the gold output), correct (the expected output equals the gold output)."""
+    if not tests:
+        return []
+    gold = await executor.batch(problem.gold, problem.entry_point, [t.args for t in tests],
+                                limits)
+    out: list[dict[str, Any]] = []
+    by_target: dict[str, list[int]] = {}
+    for i, t in enumerate(tests):
+        by_target.setdefault(t.target, []).append(i)
+    attack = [False] * len(tests)
+    for target, idx in by_target.items():
+        code = codes.get(target)
+        if code is None:
+            continue
+        res = await executor.batch(code, problem.entry_point, [tests[i].args for i in idx],
+                                   limits)
+        for i, o in zip(idx, res.outcomes, strict=True):
+            g = gold.outcomes[i]
+            if g.status is Status.OK:
+                j = judge(o, g.value, problem.tests.check, Semantics.DATASET, tests[i].args)
+                attack[i] = j.verdict is not Verdict.PASS
+    for i, t in enumerate(tests):
+        g = gold.outcomes[i]
+        valid = g.status is Status.OK
+        correct = False
+        if valid:
+            try:
+                correct = bool(outputs_match(t.expected, g.value, problem.tests.check,
+                                             Semantics.DATASET, t.args))
+            except Exception:
+                correct = False
+        out.append({"id": t.id, "valid": valid, "attack": valid and attack[i],
+                    "correct": correct, "share": t.share})
+    return out
+
+
+# --- one problem ------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class DebugRun:
+    split: Split
+    out_dir: Path
+    evaluated: int = 0
+    skipped: int = 0
+    summary: dict[str, Any] = field(default_factory=dict)
+    wall_seconds: float = 0.0
+
+
+async def debug_problem(
+    problem: Problem,
+    model: Model,
+    settings: Settings,
+    executor: Executor,
+    private: PrivateTests,
+    *,
+    ut_model: Model | None = None,
+) -> dict[str, Any]:
+    task = task_from_problem(problem)
+    session = Session(task, model, executor, settings, ut_model=ut_model)
+    t0 = time.perf_counter()
+    result = await session.run()
+    seconds = time.perf_counter() - t0
+    codes: dict[int, str] = {}
+    for ev in result.events:
+        if isinstance(ev, RoundFinished):
+            codes[ev.round] = ev.code
+    rounds = []
+    code = problem.code
+    for r in range(settings.rounds + 1):
+        code = codes.get(r, code)
+        pr = await private.evaluate(problem.task_id, code)
+        rounds.append({"round": r, "pass_fraction": round(pr.pass_fraction, 6),
+                       "all_pass": pr.all_pass, "timeouts": pr.timeouts,
+                       "code": code if r == 0 or code != problem.code else None})
+    kept = [ev.test for ev in result.events if isinstance(ev, TestKept)]
+    targets = {ev.code_id: ev.code for ev in result.events if isinstance(ev, RoundFinished)}
+    for c in {problem.code, *codes.values()}:
+        targets[code_id(c)] = c
+    for ev in result.events:  # candidates tests were built against (reference variant)
+        code_text = getattr(ev, "code", None)
+        if isinstance(code_text, str):
+            targets.setdefault(code_id(code_text), code_text)
+    scores = await score_tests(executor, problem, kept, targets, settings.limits)
+    return {
+        "finish": result.reason,
+        "error": result.error,
+        "rounds": rounds,
+        "tests": scores,
+        "usage": session.usage.to_json(),
+        "session_seconds": round(seconds, 3),
+        "events": [_jsonable(event_to_json(ev)) for ev in result.events],
+    }
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_jsonable(v) for v in obj]
+    if obj is None or isinstance(obj, bool | int | float | str):
+        return obj
+    return repr(obj)
+
+
+# --- a whole split ----------------------------------------------------------------------------
+
+
+def summarize_debug(records: Sequence[dict[str, Any]], rounds: int) -> dict[str, Any]:
+    ok = [r for r in records if r.get("error_kind") is None]
+    per_round = []
+    for i in range(rounds + 1):
+        vals = [r["rounds"][i] for r in ok if len(r["rounds"]) > i]
+        per_round.append({
+            "round": i,
+            "pass_at_1": sum(v["all_pass"] for v in vals) / len(vals) if vals else 0.0,
+            "solved": sum(v["all_pass"] for v in vals),
+            "mean_pass_rate": sum(v["pass_fraction"] for v in vals) / len(vals) if vals else 0.0,
+        })
+    tests = [t for r in ok for t in r["tests"]]
+    n = len(tests)
+    usage = {"calls": 0, "cached_calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
+             "cost": 0.0}
+    for r in ok:
+        for k in usage:
+            usage[k] += r["usage"].get(k, 0)
+    sim = any(r.get("simulated") for r in records)
+    return {
+        "label": SIM_LABEL if sim else None,
+        "simulated": sim,
+        "problems": len(records),
+        "evaluated": len(ok),
+        "problem_errors": len(records) - len(ok),
+        "errors": [{"task_id": r["task_id"], "error": r.get("error")} for r in records
+                   if r.get("error_kind") is not None][:50],
+        "session_errors": sum(1 for r in ok if r.get("error")),
+        "rounds": per_round,
+        "intrinsic": {
+            "tests": n,
+            "attack_rate": sum(t["attack"] for t in tests) / n if n else 0.0,
+            "output_accuracy": sum(t["correct"] for t in tests) / n if n else 0.0,
+            "accuracy_and_attack": sum(t["attack"] and t["correct"] for t in tests) / n
+            if n else 0.0,
+            "valid": sum(t["valid"] for t in tests) / n if n else 0.0,
+            "tests_per_problem": n / len(ok) if ok else 0.0,
+        },
+        "usage": usage,
+        "finish": _count(r.get("finish") for r in ok),
+    }
+
+
+def _count(items: Any) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for x in items:
+        out[str(x)] = out.get(str(x), 0) + 1
+    return out
+
+
+ProgressFn = Callable[[str, dict[str, Any]], None]
+
+
+async def debug_split(
+    *,
+    split: Split,
+    problems: Sequence[Problem],
+    errors: Sequence[ProblemError],
+    model: Model,
+    settings: Settings,
+    sandbox: Sandbox,
+    eval_settings: EvalSettings,
+    out_dir: Path,
+    sources: dict[str, str],
+    key_extra: dict[str, Any],
+    expected_cache: ExpectedCache,
+    concurrency: int = 16,
+    workers: int = 2,
+    sim_params: SimParams | None = None,
+    on_record: ProgressFn | None = None,
+    executor: Executor | None = None,
+    private: PrivateTests | None = None,
+    ut_model: Model | None = None,
+) -> DebugRun:
+    """Debug every problem not yet recorded; rewrite the summary from the samples file.
+
+    With ``sim_params`` the model is replaced by the simulated model built over these
+    private tests (labelled SIMULATED everywhere).
+    """
+    t0 = time.perf_counter()
+    samples_path = out_dir / SAMPLES
+    done = {r.get("key") for r in read_samples(samples_path)}
+    run = DebugRun(split, out_dir)
+    own_executor = executor is None
+    if executor is None:
+        executor = Executor(sandbox, workers=workers)
+    if private is None:
+        private = PrivateTests(executor, eval_settings, expected_cache)
+    if sim_params is not None:
+        model = make_sim(sim_params, private)
+    simulated = bool(getattr(model, "simulated", False))
+    dataset_sha = sorted(sources.items())
+    current: set[str] = set()
+
+    def key_of(task_id: str, code: str) -> str:
+        return record_key({"split": split.value, "task_id": task_id, "code": code,
+                           "sources": dataset_sha, "settings": settings.to_json(),
+                           "eval": eval_settings.key_parts(), **key_extra})
+
+    def base(task_id: str, key: str) -> dict[str, Any]:
+        return {"key": key, "split": split.value, "task_id": task_id, "model": model.name,
+                "simulated": simulated, "label": SIM_LABEL if simulated else None,
+                "settings": settings.to_json()}
+
+    sem = asyncio.Semaphore(max(1, concurrency))
+    try:
+        with SampleWriter(samples_path) as writer:
+            for err in errors:
+                task_id = err.task_id or f"{split.value}/row{err.row}"
+                key = key_of(task_id, f"row {err.row}")
+                current.add(key)
+                if key in done:
+                    run.skipped += 1
+                    continue
+                rec = base(task_id, key) | {"error_kind": "dataset",
+                                            "error": f"{err.file}, row {err.row}: {err.message}"}
+                writer.write(rec)
+                if on_record:
+                    on_record("error", rec)
+            todo = []
+            for p in problems:
+                key = key_of(p.task_id, p.code)
+                current.add(key)
+                if key in done:
+                    run.skipped += 1
+                    if on_record:
+                        on_record("skipped", {"task_id": p.task_id})
+                else:
+                    todo.append((p, key))
+
+            async def one(p: Problem, key: str) -> None:
+                async with sem:
+                    try:
+                        await private.add(p)
+                        if isinstance(model, SimModel):
+                            register_sim(model, p, private)
+                        body = await debug_problem(p, model, settings, executor, private,
+                                                   ut_model=ut_model)
+                        rec = base(p.task_id, key) | {"error_kind": None} | body
+                    except (ExpectedUnavailable, SandboxError) as e:
+                        rec = base(p.task_id, key) | {"error_kind": "problem",
+                                                      "error": f"{type(e).__name__}: {e}"}
+                writer.write(rec)
+                run.evaluated += 1
+                if on_record:
+                    on_record("error" if rec["error_kind"] else "done", rec)
+
+            await asyncio.gather(*(one(p, k) for p, k in todo))
+    finally:
+        if own_executor:
+            executor.close()
+        records = [r for r in read_samples(samples_path) if r.get("key") in current]
+        run.summary = summarize_debug(records, settings.rounds)
+        run.summary["complete"] = len(records) == len(current)
+        run.summary["model"] = model.name
+        run.summary["settings"] = settings.to_json()
+        if sim_params is not None:
+            run.summary["sim"] = sim_params.to_json()
+        write_json_atomic(out_dir / SUMMARY, run.summary)
+        run.wall_seconds = time.perf_counter() - t0
+    return run
+
+
+__all__ = [
+    "DebugRun",
+    "PrivateTests",
+    "Variant",
+    "debug_problem",
+    "debug_split",
+    "summarize_debug",
+    "task_from_problem",
+]

@@ -1,0 +1,165 @@
+"""``utdebug bench intrinsic``: the paper's Table 1 protocol for a test generator.
+
+Per problem, ``--samples`` independent UT replies (temperature 0.8, top-p 0.9, 2,560 tokens;
+no voting; the expected output is the one the reply wrote). For each reply:
+
+- **valid**: the gold solution runs on the input (1 s);
+- **attack**: the input is valid and the given (buggy) code's output differs from the gold
+  output under the problem's own comparison (an exception or a timeout also attacks);
+- **output accuracy**: the reply's expected output equals the gold output;
+- **accuracy ∩ attack**: both.
+
+Denominators follow the published scripts: MBPP counts every sample (an unparsable reply is
+False for all three); HE+Fix counts unparsable samples only in the attack denominator.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from utdebug.agents import parsing
+from utdebug.agents.base import CostLimitExceeded, Model, ModelAuthError, Sampling
+from utdebug.agents.roles import UTGenerator
+from utdebug.agents.sim import SIMULATED, SimParams
+from utdebug.benchmarks.datasets import LoadedSplit, Problem, Split
+from utdebug.benchmarks.debugging import PrivateTests, make_sim, register_sim, task_from_problem
+from utdebug.engine import Executor
+from utdebug.sandbox.compare import Semantics, outputs_match
+from utdebug.sandbox.server import Limits, Status
+from utdebug.sandbox.verdicts import Verdict, judge
+
+INTRINSIC_SAMPLING = Sampling(temperature=0.8, top_p=0.9, max_tokens=2560)
+GOLD_LIMITS = Limits(per_input=1.0, load=5.0, memory_mb=1024, batch=30.0)
+
+
+@dataclass(slots=True)
+class IntrinsicResult:
+    method: str
+    model: str
+    simulated: bool
+    samples: int = 0
+    parsed: int = 0
+    valid: int = 0
+    attack: int = 0
+    correct: int = 0
+    both: int = 0
+    he_rule: bool = False
+    problems: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def rates(self) -> dict[str, float]:
+        d_attack = self.samples
+        d_acc = self.parsed if self.he_rule else self.samples
+        return {
+            "attack_rate": self.attack / d_attack if d_attack else 0.0,
+            "output_accuracy": self.correct / d_acc if d_acc else 0.0,
+            "accuracy_and_attack": self.both / d_acc if d_acc else 0.0,
+            "parsed": self.parsed / self.samples if self.samples else 0.0,
+            "valid": self.valid / self.samples if self.samples else 0.0,
+        }
+
+
+async def run_intrinsic(
+    *, ls: LoadedSplit, model: Model | None, args: argparse.Namespace, private: PrivateTests,
+    executor: Executor, sim: SimParams | None, err: Console,
+) -> IntrinsicResult:
+    if model is None:
+        if sim is None:
+            raise ValueError("run_intrinsic needs a model or simulation parameters")
+        model = make_sim(sim, private)
+    method = args.ut_method if args.ut_method != "none" else "prompted"
+    style = "reference" if args.variant == "reference" else "paper"
+    gen = UTGenerator(model, method, style=style, sampling=INTRINSIC_SAMPLING)  # type: ignore[arg-type]
+    res = IntrinsicResult(method, model.name, bool(getattr(model, "simulated", False)),
+                          he_rule=ls.split is Split.HE)
+    sem = asyncio.Semaphore(max(1, args.concurrency))
+
+    async def problem(p: Problem) -> None:
+        async with sem:
+            try:
+                await private.add(p)
+                if sim is not None:
+                    register_sim(model, p, private)  # type: ignore[arg-type]
+                await _one(p, gen, args.samples, executor, res, method)
+                res.problems += 1
+            except (ModelAuthError, CostLimitExceeded):
+                raise
+            except Exception as e:  # a problem that errors is recorded; the run goes on
+                res.errors.append(f"{p.task_id}: {type(e).__name__}: {e}")
+                err.print(f"[yellow]{p.task_id}:[/yellow] {type(e).__name__}: {e}")
+
+    await asyncio.gather(*(problem(p) for p in ls.problems))
+    return res
+
+
+async def _one(p: Problem, gen: UTGenerator, samples: int, executor: Executor,
+               res: IntrinsicResult, method: str) -> None:
+    task = task_from_problem(p)
+    for i in range(samples):
+        res.samples += 1
+        prop = await gen.propose(task.text(), p.code, sample_index=i,
+                                 hint={"task_id": p.task_id, "purpose": "ut", "method": method,
+                                       "code": p.code})
+        call = prop.call
+        if isinstance(call, parsing.ParsedCall):
+            call = await executor.resolve_call(call, 1.0)
+        out = parsing.parse_output(prop.reply, style=gen.style)
+        if isinstance(out, parsing.ParsedValue):
+            out = await executor.resolve_value(out, 1.0)
+        if not isinstance(call, parsing.ParsedCall):
+            continue
+        bound = parsing.bind_arguments(call.args, call.kwargs, p.gold, p.entry_point)
+        if isinstance(bound, parsing.ParseFailure):
+            continue
+        res.parsed += 1
+        args = tuple(bound)
+        gold = (await executor.batch(p.gold, p.entry_point, [args], GOLD_LIMITS)).outcomes[0]
+        if gold.status is not Status.OK:
+            continue
+        res.valid += 1
+        buggy = (await executor.batch(p.code, p.entry_point, [args], GOLD_LIMITS)).outcomes[0]
+        attack = judge(buggy, gold.value, p.tests.check, Semantics.DATASET,
+                       args).verdict is not Verdict.PASS
+        correct = False
+        if isinstance(out, parsing.ParsedValue):
+            try:
+                correct = bool(outputs_match(out.value, gold.value, p.tests.check,
+                                             Semantics.DATASET, args))
+            except Exception:
+                correct = False
+        res.attack += attack
+        res.correct += correct
+        res.both += attack and correct
+
+
+def print_intrinsic(out: Console, split: Split, res: IntrinsicResult, *, as_json: bool) -> None:
+    rates = res.rates()
+    payload: dict[str, Any] = {
+        "split": split.value, "method": res.method, "model": res.model,
+        "simulated": res.simulated, "label": SIMULATED if res.simulated else None,
+        "problems": res.problems, "samples": res.samples, **rates, "errors": res.errors,
+    }
+    if as_json:
+        json.dump(payload, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return
+    title = f"{split.value}: intrinsic metrics ({res.method}, {res.model}, no voting)"
+    if res.simulated:
+        title = f"{SIMULATED} — {title} (simulated model, not a language model)"
+    t = Table(title=title)
+    for c in ("samples", "parsed", "valid", "attack rate", "output acc.", "acc. ∩ attack"):
+        t.add_column(c, justify="right")
+    t.add_row(str(res.samples), f"{100 * rates['parsed']:.2f}%", f"{100 * rates['valid']:.2f}%",
+              f"{100 * rates['attack_rate']:.2f}%", f"{100 * rates['output_accuracy']:.2f}%",
+              f"{100 * rates['accuracy_and_attack']:.2f}%")
+    out.print(t)
+    for e in res.errors[:10]:
+        out.print(f"[yellow]problem error[/yellow] {e}")

@@ -1,0 +1,420 @@
+"""``utdebug bench --model M ...``: model-driven benchmark runs with rich output.
+
+Modes (the positional argument of ``utdebug bench``):
+
+- ``eval`` (default): the UTDebug loop on every problem; pass@1 and mean pass rate after each
+  round, the intrinsic metrics of the tests the loop kept, calls, tokens, cost, wall time.
+- ``intrinsic``: the paper's Table 1 protocol (no voting, no debugging; see
+  :mod:`utdebug.benchmarks.intrinsic`).
+- ``ablation``: the paper's Table 8 design: the full loop, without output voting and without
+  backtracking, for the ``random`` and ``utgen`` test generators.
+- ``voting``: output accuracy of the kept tests with and without voting over a grid of
+  per-vote accuracies (``--model sim`` only: the per-vote accuracy is a parameter there).
+
+Every table of a run with the simulated model is titled SIMULATED.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import sys
+import threading
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from utdebug.agents.base import Meter, Metered, Model
+from utdebug.agents.sim import SIMULATED, SimParams
+from utdebug.benchmarks.bench import EXIT_INTERRUPTED, EXIT_OK, EXIT_SANDBOX, EXIT_USAGE, select
+from utdebug.benchmarks.datasets import (
+    DatasetError,
+    HeVariant,
+    LoadedSplit,
+    Split,
+    default_cache_dir,
+    load_split,
+)
+from utdebug.benchmarks.debugging import DebugRun, PrivateTests, debug_split
+from utdebug.benchmarks.evaluator import EvalSettings, ExpectedCache
+from utdebug.engine import Executor, Settings, UTMethod, Variant
+from utdebug.sandbox import Limits, Sandbox, SandboxConfig, SandboxError, SandboxUnavailable
+from utdebug.sandbox.compare import Semantics
+
+EXIT_MODEL = 1
+
+
+def add_arguments(bench: argparse.ArgumentParser) -> None:
+    """The model-driven options of ``utdebug bench``."""
+    g = bench.add_argument_group("model-driven runs (--model M)")
+    g.add_argument("--ut-method", choices=[m.value for m in UTMethod], default="utgen",
+                   help="test generator: utgen/prompted (failing-UT prompt, shows the code), "
+                   "random (no code shown), none (self-critique, no tests)")
+    g.add_argument("--ut-model", default=None,
+                   help="a separate model for test generation and voting (e.g. UTGen-trained)")
+    g.add_argument("--rounds", type=int, default=3, help="debugging rounds (default 3)")
+    g.add_argument("-n", "--tests", type=int, default=3, help="generated tests per set (default 3)")
+    g.add_argument("-k", "--votes", type=int, default=8,
+                   help="output votes per test (default 8; 0 = no voting)")
+    g.add_argument("--threshold", type=float, default=0.5,
+                   help="keep a test when its top answer has this share of the votes (0.5)")
+    g.add_argument("--variant", choices=[v.value for v in Variant], default="paper",
+                   help="paper: the paper's algorithms; reference: the published code's "
+                   "behaviour (ties accepted, tests rebuilt per candidate, first failing test, "
+                   "4n tries with patience 3)")
+    g.add_argument("--no-backtrack", action="store_true", help="accept every edit")
+    g.add_argument("--concurrency", type=int, default=16, help="problems debugged at once")
+    g.add_argument("--cost-limit", type=float, default=None, help="US dollars for the whole run")
+    g.add_argument("--no-cache", action="store_true",
+                   help="do not use the response cache (<cache-dir>/responses.sqlite)")
+    g.add_argument("--samples", type=int, default=3, help="intrinsic: UT samples per problem")
+    s = bench.add_argument_group("the simulated model (--model sim)")
+    s.add_argument("--sim-attack", type=float, default=None,
+                   help="P(a test input attacks the code); default by --ut-method (utgen 0.4196)")
+    s.add_argument("--sim-out-acc", type=float, default=None,
+                   help="per-vote output accuracy; default by --ut-method (utgen 0.5804)")
+    s.add_argument("--sim-fix", type=float, default=None,
+                   help="P(a fix, given right feedback); default 0.5")
+    s.add_argument("--seed", type=int, default=0, help="seed of the simulated model")
+    s.add_argument("--grid", default="0.2,0.3,0.4,0.6,0.7,0.8",
+                   help="voting: per-vote accuracies to compare")
+
+
+def check_arguments(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    if args.rounds < 0:
+        parser.error("--rounds must be 0 or more")
+    if args.tests < 1:
+        parser.error("-n/--tests must be at least 1")
+    if args.votes < 0:
+        parser.error("-k/--votes must be 0 (no voting) or more")
+    if not 0 < args.threshold <= 1:
+        parser.error("--threshold must be in (0, 1]")
+    if args.concurrency < 1:
+        parser.error("--concurrency must be at least 1")
+    if args.samples < 1:
+        parser.error("--samples must be at least 1")
+    for name in ("sim_attack", "sim_out_acc", "sim_fix"):
+        v = getattr(args, name)
+        if v is not None and not 0 <= v <= 1:
+            parser.error(f"--{name.replace('_', '-')} must be in [0, 1]")
+    if args.mode == "voting" and args.model != "sim":
+        parser.error("bench voting needs --model sim (it sweeps the per-vote accuracy)")
+
+
+def engine_settings(args: argparse.Namespace, **over: Any) -> Settings:
+    base = Settings(
+        n=args.tests, k=args.votes, threshold=args.threshold, rounds=args.rounds,
+        variant=Variant(args.variant), ut_method=UTMethod(args.ut_method),
+        backtrack=not args.no_backtrack,
+        limits=Limits(per_input=args.timeout, load=5.0, memory_mb=min(args.memory_mb, 1024),
+                      batch=30.0),
+    )
+    return replace(base, **over)
+
+
+def sim_params(args: argparse.Namespace, method: str | None = None, **over: Any) -> SimParams:
+    p = SimParams.for_method(method or args.ut_method, attack=args.sim_attack,
+                             out_acc=args.sim_out_acc, fix=args.sim_fix, seed=args.seed)
+    return replace(p, **over)
+
+
+def build_model(spec_value: str, args: argparse.Namespace, meter: Meter,
+                cache_dir: Path) -> Model | None:
+    """The model named by ``--model`` (``None`` for ``sim``, which each run builds itself)."""
+    from utdebug.agents.cache import CachedModel, ResponseCache
+    from utdebug.agents.config import build_litellm_model, resolve_model_spec
+    from utdebug.agents.scripted import ScriptedModel
+
+    spec = resolve_model_spec(spec_value)
+    if spec.kind == "sim":
+        return None
+    model: Model
+    if spec.kind == "scripted":
+        assert spec.script_path is not None
+        model = Metered(ScriptedModel.from_file(Path(spec.script_path)), meter)
+    else:
+        model = build_litellm_model(spec, meter)
+        if args.no_cache:
+            return model
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        model = CachedModel(model, ResponseCache(cache_dir / "responses.sqlite"))
+    return model
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_")[:60] or "model"
+
+
+def out_dir_for(args: argparse.Namespace, split: Split, settings: Settings, tag: str = "") -> Path:
+    if args.out is not None:
+        root = Path(args.out) / split.value
+        return root / tag if tag else root
+    he = f"-{args.he_variant}" if split is Split.HE else ""
+    name = (f"{split.value}{he}-{_slug(args.model)}-{settings.ut_method.value}-"
+            f"{settings.variant.value}-r{settings.rounds}-n{settings.n}-k{settings.k}"
+            f"{'' if settings.backtrack else '-nobt'}")
+    return Path("runs") / "debug" / (f"{name}-{tag}" if tag else name)
+
+
+def run_model_bench(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Event) -> int:
+    err = Console(stderr=True)
+    out = Console() if sys.stdout.isatty() else Console(width=140)
+    cache_dir = args.cache_dir or default_cache_dir()
+    splits = [Split(s) for s in (args.split or ["hard"])]
+    loaded: list[LoadedSplit] = []
+    for s in splits:
+        try:
+            ls = load_split(s, data_dir=args.data_dir, cache_dir=cache_dir,
+                            he_variant=HeVariant(args.he_variant), verify=not args.no_verify)
+            loaded.append(select(ls, args.problems, args.limit))
+        except DatasetError as e:
+            err.print(f"[red]utdebug bench: {s.value}:[/red] {e}")
+            return EXIT_USAGE
+    meter = Meter(cost_limit=args.cost_limit)
+    from utdebug.agents.config import ConfigError
+
+    try:
+        model = build_model(args.model, args, meter, cache_dir)
+        ut_model = build_model(args.ut_model, args, meter, cache_dir) if args.ut_model else None
+    except (ConfigError, OSError, ValueError) as e:
+        err.print(f"[red]utdebug bench:[/red] {e}")
+        return EXIT_USAGE
+    eval_settings = EvalSettings(
+        semantics=Semantics(args.semantics),
+        limits=Limits(per_input=args.timeout, memory_mb=args.memory_mb,
+                      batch=args.budget or None),
+    )
+    try:
+        with Sandbox(cfg) as sb:
+            err.print(f"sandbox: {sb.layers.mode}; active layers: "
+                      f"{', '.join(sorted(sb.layers.active()))}")
+            code = asyncio.run(_main(args, sb, loaded, model, ut_model, meter, eval_settings,
+                                     cache_dir, out, err, stop))
+    except SandboxUnavailable as e:
+        err.print(f"[red]utdebug bench:[/red] {e}")
+        return EXIT_SANDBOX
+    except SandboxError as e:
+        err.print(f"[red]utdebug bench: sandbox failure:[/red] {e}")
+        return EXIT_SANDBOX
+    except KeyboardInterrupt:
+        err.print("interrupted: finished problems are kept; rerun the same command to resume")
+        return EXIT_INTERRUPTED
+    return code
+
+
+async def _main(
+    args: argparse.Namespace, sb: Sandbox, loaded: list[LoadedSplit], model: Model | None,
+    ut_model: Model | None, meter: Meter, eval_settings: EvalSettings, cache_dir: Path,
+    out: Console, err: Console, stop: threading.Event,
+) -> int:
+    executor = Executor(sb, workers=max(1, args.workers))
+    expected_cache = ExpectedCache(cache_dir / "he-expected")
+    try:
+        for ls in loaded:
+            private = PrivateTests(executor, eval_settings, expected_cache)
+            if args.mode == "intrinsic":
+                from utdebug.benchmarks.intrinsic import print_intrinsic, run_intrinsic
+
+                res = await run_intrinsic(
+                    ls=ls, model=model, args=args, private=private, executor=executor,
+                    sim=sim_params(args) if model is None else None, err=err,
+                )
+                print_intrinsic(out, ls.split, res, as_json=args.json)
+                continue
+            configs = _configs(args)
+            runs: list[tuple[str, DebugRun]] = []
+            for tag, settings, params in configs:
+                run = await _debug_one(args, ls, tag, settings, params, model, ut_model,
+                                       executor, private, eval_settings, expected_cache, err)
+                runs.append((tag, run))
+            if args.mode == "eval":
+                print_debug(out, ls.split, runs[0][1], args, meter, as_json=args.json)
+            elif args.mode == "ablation":
+                print_ablation(out, ls.split, runs, as_json=args.json)
+            else:
+                print_voting(out, ls.split, runs, as_json=args.json)
+    except Exception as e:
+        from utdebug.agents.base import ModelError
+
+        if isinstance(e, ModelError):
+            err.print(f"[red]utdebug bench: model error:[/red] {e}")
+            return EXIT_MODEL
+        raise
+    finally:
+        executor.close()
+    return EXIT_INTERRUPTED if stop.is_set() else EXIT_OK
+
+
+def _configs(args: argparse.Namespace) -> list[tuple[str, Settings, SimParams | None]]:
+    sim = args.model == "sim"
+    if args.mode == "eval":
+        s = engine_settings(args)
+        return [("", s, sim_params(args) if sim else None)]
+    if args.mode == "ablation":
+        out = []
+        for method in ("random", "utgen"):
+            base = engine_settings(args, ut_method=UTMethod(method))
+            p = sim_params(args, method) if sim else None
+            out += [(f"{method}-full", base, p),
+                    (f"{method}-no-voting", replace(base, k=0), p),
+                    (f"{method}-no-backtracking", replace(base, backtrack=False), p)]
+        return out
+    grid = [float(x) for x in args.grid.split(",") if x.strip()]
+    out = []
+    for acc in grid:
+        base = engine_settings(args, rounds=0)
+        p = sim_params(args, out_acc=acc)
+        out += [(f"acc{acc:g}-k{base.k}", base, p), (f"acc{acc:g}-k0", replace(base, k=0), p)]
+    return out
+
+
+async def _debug_one(
+    args: argparse.Namespace, ls: LoadedSplit, tag: str, settings: Settings,
+    params: SimParams | None, model: Model | None, ut_model: Model | None, executor: Executor,
+    private: PrivateTests, eval_settings: EvalSettings, expected_cache: ExpectedCache,
+    err: Console,
+) -> DebugRun:
+    out_dir = out_dir_for(args, ls.split, settings, tag)
+    total = len(ls.problems) + len(ls.errors)
+    label = f"[bold]{ls.split.value}[/bold] {tag or settings.ut_method.value}"
+    if params is not None:
+        label += f" [yellow]{SIMULATED}[/yellow]"
+    progress = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(),
+                        TextColumn("{task.fields[last]}"), TimeElapsedColumn(), console=err)
+    with progress:
+        bar = progress.add_task("debug", total=total, last="")
+
+        def on_record(kind: str, rec: dict[str, Any]) -> None:
+            last = rec.get("task_id", "")
+            if kind == "done":
+                final = rec["rounds"][-1]
+                last = f"{last} {'solved' if final['all_pass'] else rec.get('finish', '')}"
+            progress.update(bar, advance=1, last=last)
+
+        key_extra: dict[str, Any] = {"model": args.model, "ut_model": args.ut_model}
+        if params is not None:
+            key_extra["sim"] = params.to_json()
+        return await debug_split(
+            split=ls.split, problems=ls.problems, errors=ls.errors,
+            model=model if model is not None else _placeholder(), settings=settings,
+            sandbox=executor.sandbox, eval_settings=eval_settings, out_dir=out_dir,
+            sources=ls.sources, key_extra=key_extra, expected_cache=expected_cache,
+            concurrency=args.concurrency, sim_params=params, on_record=on_record,
+            executor=executor, private=private, ut_model=ut_model,
+        )
+
+
+def _placeholder() -> Model:
+    from utdebug.agents.scripted import ScriptedModel
+
+    return ScriptedModel([], name="sim")
+
+
+# --- output -----------------------------------------------------------------------------------
+
+
+def _title(text: str, simulated: bool) -> str:
+    return f"{SIMULATED} — {text} (simulated model, not a language model)" if simulated else text
+
+
+def print_debug(out: Console, split: Split, run: DebugRun, args: argparse.Namespace,
+                meter: Meter, *, as_json: bool) -> None:
+    s = run.summary
+    if as_json:
+        json.dump({"split": split.value, "out_dir": str(run.out_dir),
+                   "wall_seconds": round(run.wall_seconds, 2), "summary": s}, sys.stdout,
+                  indent=2)
+        sys.stdout.write("\n")
+        return
+    t = Table(title=_title(f"{split.value}: UTDebug with {s['model']} "
+                           f"({s['settings']['ut_method']}, {s['settings']['variant']} variant)",
+                           s["simulated"]))
+    t.add_column("round", justify="right")
+    t.add_column("pass@1", justify="right")
+    t.add_column("mean pass rate", justify="right")
+    for r in s["rounds"]:
+        t.add_row(str(r["round"]), f"{100 * r['pass_at_1']:.2f}% ({r['solved']})",
+                  f"{100 * r['mean_pass_rate']:.2f}%")
+    out.print(t)
+    i = s["intrinsic"]
+    u = s["usage"]
+    label = f"{SIMULATED} " if s["simulated"] else ""
+    out.print(
+        f"{label}{split.value}: intrinsic metrics of {i['tests']} kept tests "
+        f"({i['tests_per_problem']:.2f} per problem): attack rate "
+        f"{100 * i['attack_rate']:.2f}%, output accuracy {100 * i['output_accuracy']:.2f}%, "
+        f"accuracy ∩ attack {100 * i['accuracy_and_attack']:.2f}%"
+    )
+    out.print(
+        f"{label}{split.value}: {s['problems']} problems, {s['problem_errors']} problem errors, "
+        f"{s['session_errors']} sessions ended by a model error; calls {u['calls']} "
+        f"(+{u['cached_calls']} cached), tokens {u['prompt_tokens']:,} in / "
+        f"{u['completion_tokens']:,} out, cost ${u['cost']:.4f}; wall {run.wall_seconds:.1f} s"
+    )
+    for e in s["errors"][:10]:
+        out.print(f"{split.value}: [yellow]problem error[/yellow] {e['task_id']}: {e['error']}")
+    out.print(f"{split.value}: samples and summary in {run.out_dir}/")
+
+
+def print_ablation(out: Console, split: Split, runs: list[tuple[str, DebugRun]], *,
+                   as_json: bool) -> None:
+    rows = []
+    for tag, run in runs:
+        method, _, what = tag.partition("-")
+        final = run.summary["rounds"][-1]
+        rows.append({"method": method, "config": what, "pass_at_1": final["pass_at_1"],
+                     "mean_pass_rate": final["mean_pass_rate"],
+                     "simulated": run.summary["simulated"], "out_dir": str(run.out_dir),
+                     "wall_seconds": round(run.wall_seconds, 2)})
+    sim = any(r["simulated"] for r in rows)
+    if as_json:
+        json.dump({"split": split.value, "label": SIMULATED if sim else None, "rows": rows},
+                  sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return
+    t = Table(title=_title(f"{split.value}: ablation of UTDebug (the paper's Table 8 design)",
+                           sim))
+    for c in ("UT method", "configuration", "pass@1", "Δ", "mean pass rate"):
+        t.add_column(c, justify="left" if c in ("UT method", "configuration") else "right")
+    full: dict[str, float] = {}
+    for r in rows:
+        if r["config"] == "full":
+            full[r["method"]] = r["pass_at_1"]
+        delta = r["pass_at_1"] - full.get(r["method"], r["pass_at_1"])
+        t.add_row(r["method"], r["config"].replace("-", " "), f"{100 * r['pass_at_1']:.2f}%",
+                  "" if r["config"] == "full" else f"{100 * delta:+.2f}",
+                  f"{100 * r['mean_pass_rate']:.2f}%")
+    out.print(t)
+
+
+def print_voting(out: Console, split: Split, runs: list[tuple[str, DebugRun]], *,
+                 as_json: bool) -> None:
+    rows: dict[str, dict[str, Any]] = {}
+    for tag, run in runs:
+        acc, _, k = tag.partition("-")
+        i = run.summary["intrinsic"]
+        row = rows.setdefault(acc, {"per_vote_accuracy": float(acc[3:])})
+        row["voting" if k != "k0" else "single"] = {
+            "output_accuracy": i["output_accuracy"], "tests": i["tests"]}
+    if as_json:
+        json.dump({"split": split.value, "label": SIMULATED, "rows": list(rows.values())},
+                  sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return
+    t = Table(title=_title(f"{split.value}: output accuracy of kept tests, with and without "
+                           "voting", True))
+    for c in ("per-vote accuracy", "no voting", "voting", "effect", "tests (voting)"):
+        t.add_column(c, justify="right")
+    for row in rows.values():
+        single = row.get("single", {}).get("output_accuracy", 0.0)
+        voted = row.get("voting", {}).get("output_accuracy", 0.0)
+        t.add_row(f"{100 * row['per_vote_accuracy']:.0f}%", f"{100 * single:.2f}%",
+                  f"{100 * voted:.2f}%", "raises" if voted > single else "lowers",
+                  str(row.get("voting", {}).get("tests", 0)))
+    out.print(t)

@@ -1,0 +1,460 @@
+"""LiteLLMModel through litellm's real call path (``mock_response=``), offline."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from utdebug.agents.base import (
+    ContextLengthExceeded,
+    CostLimitExceeded,
+    Message,
+    Meter,
+    Metered,
+    ModelAuthError,
+    ModelBadRequest,
+    ModelNotFound,
+    ModelRateLimited,
+    ModelRequest,
+    ModelTimeout,
+    ModelUnavailable,
+    Sampling,
+)
+from utdebug.agents.litellm_client import LiteLLMModel, guess_prefill_support
+
+
+@pytest.fixture(scope="module")
+def ll() -> Any:
+    import litellm  # once per module: seconds
+
+    return litellm
+
+
+class Recorder:
+    """Stands in for ``litellm.acompletion``: records kwargs, optionally raises scripted errors
+    first, then calls the real function (which serves ``mock_response``)."""
+
+    def __init__(self, real: Any, errors: list[BaseException] | None = None) -> None:
+        self.real = real
+        self.errors = list(errors or [])
+        self.calls: list[dict[str, Any]] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.hold = 0.0
+
+    async def __call__(self, **kwargs: Any) -> Any:
+        self.calls.append(kwargs)
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            if self.hold:
+                await asyncio.sleep(self.hold)
+            if self.errors:
+                raise self.errors.pop(0)
+            return await self.real(**kwargs)
+        finally:
+            self.in_flight -= 1
+
+
+@pytest.fixture
+def rec(ll: Any, monkeypatch: pytest.MonkeyPatch) -> Recorder:
+    r = Recorder(ll.acompletion)
+    monkeypatch.setattr(ll, "acompletion", r)
+    return r
+
+
+class FakeSleep:
+    def __init__(self) -> None:
+        self.delays: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.delays.append(seconds)
+
+
+def req(n: int = 1, **kw: Any) -> ModelRequest:
+    return ModelRequest(messages=(Message("user", "write a test"),), n=n, **kw)
+
+
+def model(name: str = "openai/gpt-4o-mini", **kw: Any) -> tuple[LiteLLMModel, FakeSleep]:
+    sleep = FakeSleep()
+    kw.setdefault("mock_response", "hello")
+    return LiteLLMModel(name, sleep=sleep, rng=random.Random(0), **kw), sleep
+
+
+async def test_n_choices_with_usage_cost_and_resolved_model(ll: Any, rec: Recorder) -> None:
+    m, _ = model()
+    out = await m.complete(req(3, sampling=Sampling(temperature=0.3, seed=5, stop=("END",))))
+    assert [c.text for c in out] == ["hello"] * 3
+    assert len(rec.calls) == 1
+    call = rec.calls[0]
+    assert call["n"] == 3 and call["seed"] == 5 and call["stop"] == ["END"]
+    assert call["temperature"] == 0.3 and call["num_retries"] == 0 and call["max_retries"] == 0
+    assert call["timeout"] == 120.0
+    assert all(c.model == "gpt-4o-mini" and c.finish_reason == "stop" for c in out)
+    assert not any(c.simulated or c.cached for c in out)
+    # The call's usage is split across its three choices, exactly.
+    assert sum(c.usage.prompt_tokens for c in out) == 10
+    assert sum(c.usage.completion_tokens for c in out) == 20
+    costs = [c.usage.cost for c in out]
+    assert all(c is not None and c > 0 for c in costs)
+    prompt_price = ll.model_cost["gpt-4o-mini"]["input_cost_per_token"]
+    output_price = ll.model_cost["gpt-4o-mini"]["output_cost_per_token"]
+    assert sum(c or 0 for c in costs) == pytest.approx(10 * prompt_price + 20 * output_price)
+
+
+async def test_unpriced_local_model_has_unknown_cost(rec: Recorder) -> None:
+    m, _ = model("openai/my-local-coder", api_base="http://127.0.0.1:8000/v1")
+    assert m.name == "openai/my-local-coder@http://127.0.0.1:8000/v1"
+    out = await m.complete(req(1))
+    assert out[0].text == "hello" and out[0].usage.cost is None
+    # Local servers accept any key; the OpenAI SDK needs one.
+    assert rec.calls[0]["api_key"] == "no-key"
+    assert rec.calls[0]["api_base"] == "http://127.0.0.1:8000/v1"
+
+
+def test_prefill_support_guess() -> None:
+    assert guess_prefill_support("anthropic/claude-3-5-sonnet-20241022")
+    assert guess_prefill_support("claude-3-5-haiku-latest")
+    assert guess_prefill_support("ollama/qwen2.5-coder:7b")
+    assert guess_prefill_support("hosted_vllm/qwen", "http://gpu-box:8000/v1")
+    assert guess_prefill_support("openai/qwen", "http://127.0.0.1:8080/v1")
+    assert not guess_prefill_support("openai/gpt-4o-mini")
+    assert not guess_prefill_support("gpt-4o")
+    assert not guess_prefill_support("openai/some-model", "https://api.example.com/v1")
+    assert not LiteLLMModel("anthropic/claude-x", supports_prefill=False).supports_prefill
+
+
+async def test_prefill_sent_as_assistant_message(rec: Recorder) -> None:
+    m, _ = model("anthropic/claude-3-5-haiku-20241022", mock_response=" 42)")
+    assert m.supports_prefill
+    out = await m.complete(req(2, prefill="assert f(3) == ("))
+    sent = [c["messages"] for c in rec.calls]
+    assert all(s[-1] == {"role": "assistant", "content": "assert f(3) == ("} for s in sent)
+    assert [c.text for c in out] == [" 42)", " 42)"]  # the continuation only
+    # Anthropic takes no n: one call per sample.
+    assert len(rec.calls) == 2 and all("n" not in c for c in rec.calls)
+
+
+async def test_prefill_on_local_openai_server_asks_vllm_to_continue(rec: Recorder) -> None:
+    m, _ = model("openai/qwen", api_base="http://127.0.0.1:8000/v1", mock_response="7")
+    await m.complete(req(1, prefill="x = "))
+    assert rec.calls[0]["messages"][-1]["role"] == "assistant"
+    assert rec.calls[0]["extra_body"] == {
+        "continue_final_message": True,
+        "add_generation_prompt": False,
+    }
+
+
+async def test_without_prefill_support_the_echoed_prefill_is_stripped(rec: Recorder) -> None:
+    m, _ = model(mock_response="assert f(3) == 42")
+    assert not m.supports_prefill
+    out = await m.complete(req(1, prefill="assert f(3) == "))
+    assert rec.calls[0]["messages"][-1]["role"] == "user"
+    assert out[0].text == "42"
+
+
+async def test_rate_limit_is_retried_then_succeeds(ll: Any, rec: Recorder) -> None:
+    rec.errors = [
+        ll.RateLimitError("slow down", llm_provider="openai", model="gpt-4o-mini"),
+        ll.RateLimitError("slow down", llm_provider="openai", model="gpt-4o-mini"),
+    ]
+    meter = Meter()
+    m, sleep = model(meter=meter)
+    out = await m.complete(req(2))
+    assert [c.text for c in out] == ["hello", "hello"]
+    assert len(rec.calls) == 3 and meter.retries == 2
+    # Exponential back-off with jitter: [0.5, 1] then [1, 2] seconds.
+    assert len(sleep.delays) == 2
+    assert 0.5 <= sleep.delays[0] <= 1.0 and 1.0 <= sleep.delays[1] <= 2.0
+
+
+async def test_timeout_is_retried(ll: Any, rec: Recorder) -> None:
+    rec.errors = [ll.Timeout("read timeout", model="gpt-4o-mini", llm_provider="openai")]
+    m, sleep = model(timeout=7.0)
+    out = await m.complete(req(1))
+    assert out[0].text == "hello" and len(rec.calls) == 2 and len(sleep.delays) == 1
+    assert rec.calls[0]["timeout"] == 7.0
+
+
+@pytest.mark.parametrize(
+    ("make", "ours"),
+    [
+        (lambda ll: ll.RateLimitError("429", llm_provider="openai", model="m"), ModelRateLimited),
+        (lambda ll: ll.Timeout("t", model="m", llm_provider="openai"), ModelTimeout),
+        (
+            lambda ll: ll.APIConnectionError("refused", llm_provider="openai", model="m"),
+            ModelUnavailable,
+        ),
+        (
+            lambda ll: ll.ServiceUnavailableError("503", llm_provider="openai", model="m"),
+            ModelUnavailable,
+        ),
+        (
+            lambda ll: ll.InternalServerError("500", llm_provider="openai", model="m"),
+            ModelUnavailable,
+        ),
+    ],
+)
+async def test_transient_errors_exhaust_the_retries(
+    ll: Any, rec: Recorder, make: Callable[[Any], BaseException], ours: type[Exception]
+) -> None:
+    # Through litellm's own mock path: every attempt raises.
+    meter = Meter()
+    m, sleep = model(mock_response=make(ll), max_retries=3, meter=meter)
+    with pytest.raises(ours) as info:
+        await m.complete(req(1))
+    assert info.value.retryable  # type: ignore[attr-defined]
+    assert len(rec.calls) == 4 and len(sleep.delays) == 3 and meter.retries == 3
+
+
+async def test_auth_error_is_not_retried_and_names_the_env_var(
+    ll: Any, rec: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    bad = ll.AuthenticationError("Incorrect API key provided", llm_provider="openai", model="m")
+    m, sleep = model(mock_response=bad)
+    with pytest.raises(ModelAuthError) as info:
+        await m.complete(req(3))
+    assert len(rec.calls) == 1 and sleep.delays == []
+    msg = str(info.value)
+    assert "OPENAI_API_KEY" in msg and "set" in msg and "\n" not in msg
+    assert not info.value.retryable
+
+    monkeypatch.setenv("MY_TEAM_KEY", "sk-wrong")
+    m2, _ = model(mock_response=bad, api_key_env="MY_TEAM_KEY")
+    with pytest.raises(ModelAuthError, match=r"rejected\. Check MY_TEAM_KEY"):
+        await m2.complete(req(1))
+    assert rec.calls[-1]["api_key"] == "sk-wrong"
+
+
+async def test_missing_anthropic_key_is_an_auth_error(
+    rec: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No mock: litellm itself refuses before any request (no network).
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    m = LiteLLMModel("anthropic/claude-3-5-haiku-20241022", sleep=FakeSleep())
+    with pytest.raises(ModelAuthError, match="no API key: set ANTHROPIC_API_KEY"):
+        await m.complete(req(1))
+    assert len(rec.calls) == 1
+
+
+@pytest.mark.parametrize(
+    ("make", "ours"),
+    [
+        (
+            lambda ll: ll.ContextWindowExceededError("too long", model="m", llm_provider="openai"),
+            ContextLengthExceeded,
+        ),
+        (
+            lambda ll: ll.NotFoundError("no such model", model="m", llm_provider="openai"),
+            ModelNotFound,
+        ),
+        (lambda ll: ll.BadRequestError("bad", model="m", llm_provider="openai"), ModelBadRequest),
+    ],
+)
+async def test_permanent_errors_are_not_retried(
+    ll: Any, rec: Recorder, make: Callable[[Any], BaseException], ours: type[Exception]
+) -> None:
+    meter = Meter()
+    m, sleep = model(mock_response=make(ll), meter=meter)
+    with pytest.raises(ours):
+        await m.complete(req(2))
+    assert len(rec.calls) == 1 and sleep.delays == [] and meter.retries == 0
+
+
+async def test_context_length_is_a_bad_request(ll: Any, rec: Recorder) -> None:
+    exc = ll.ContextWindowExceededError("too long", model="m", llm_provider="openai")
+    m, _ = model(mock_response=exc)
+    with pytest.raises(ModelBadRequest, match="too long"):
+        await m.complete(req(1))
+
+
+ONE_CHOICE = {
+    "model": "qwen-local",
+    "choices": [
+        {"index": 0, "message": {"role": "assistant", "content": "x"}, "finish_reason": "length"}
+    ],
+    "usage": {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15},
+}
+
+
+async def test_top_up_when_the_server_ignores_n(rec: Recorder) -> None:
+    # Like llama.cpp's server: asked for 3, returns 1.
+    m, _ = model("openai/qwen", api_base="http://127.0.0.1:8080/v1", mock_response=ONE_CHOICE)
+    out = await m.complete(req(3, sampling=Sampling(seed=7), sample_index=10))
+    assert len(out) == 3
+    assert all(c.text == "x" and c.finish_reason == "length" for c in out)
+    assert all(c.model == "qwen-local" and c.usage.prompt_tokens == 12 for c in out)
+    assert rec.calls[0]["n"] == 3
+    assert all("n" not in c for c in rec.calls[1:]) and len(rec.calls) == 3
+    # Distinct seeds: seed + sample_index + i.
+    assert [c["seed"] for c in rec.calls] == [17, 18, 19]
+    # Learned: the next request asks one sample per call from the start.
+    rec.calls.clear()
+    await m.complete(req(2))
+    assert len(rec.calls) == 2 and all("n" not in c for c in rec.calls)
+
+
+async def test_explicit_supports_n_true_keeps_asking_for_the_rest(rec: Recorder) -> None:
+    m, _ = model(
+        "openai/qwen",
+        api_base="http://127.0.0.1:8080/v1",
+        mock_response=ONE_CHOICE,
+        supports_n=True,
+    )
+    out = await m.complete(req(3))
+    assert len(out) == 3
+    assert [c.get("n") for c in rec.calls] == [3, 2, None]
+
+
+async def test_concurrency_limit_is_respected(rec: Recorder) -> None:
+    rec.hold = 0.02
+    m, _ = model(concurrency=2, supports_n=False)
+    outs = await asyncio.gather(*(m.complete(req(3)) for _ in range(3)))
+    assert [len(o) for o in outs] == [3, 3, 3]
+    assert len(rec.calls) == 9
+    assert rec.max_in_flight == 2
+
+
+async def test_cost_limit_stops_further_calls(rec: Recorder) -> None:
+    meter = Meter(cost_limit=1e-6)
+    inner, _ = model(meter=meter)
+    m = Metered(inner, meter)
+    await m.complete(req(1))
+    assert meter.cost > meter.cost_limit  # type: ignore[operator]
+    with pytest.raises(CostLimitExceeded):
+        await m.complete(req(1))
+    # The model itself checks too (e.g. between top-up calls), without the Metered wrapper.
+    with pytest.raises(CostLimitExceeded):
+        await inner.complete(req(1))
+    assert len(rec.calls) == 1
+    assert meter.calls == 1 and meter.completions == 1
+
+
+async def test_failures_are_counted_by_metered(ll: Any, rec: Recorder) -> None:
+    meter = Meter()
+    bad = ll.BadRequestError("bad", model="m", llm_provider="openai")
+    m = Metered(model(mock_response=bad, meter=meter)[0], meter)
+    with pytest.raises(ModelBadRequest):
+        await m.complete(req(1))
+    assert meter.failures == 1 and meter.calls == 0
+
+
+def test_retry_after_header_lengthens_the_wait(ll: Any) -> None:
+    import httpx
+
+    resp = httpx.Response(429, headers={"retry-after": "12"}, request=httpx.Request("POST", "x"))
+    exc = ll.RateLimitError("slow", llm_provider="openai", model="m", response=resp)
+    m = LiteLLMModel("openai/gpt-4o-mini", rng=random.Random(1), backoff=(1.0, 30.0))
+    assert m._delay(0, exc) == 12.0
+    m_capped = LiteLLMModel("openai/gpt-4o-mini", backoff=(1.0, 5.0))
+    assert m_capped._delay(0, exc) == 5.0
+    assert 8.0 <= m._delay(4, ValueError()) <= 16.0
+
+
+def test_constructor_validates() -> None:
+    with pytest.raises(ValueError, match="concurrency"):
+        LiteLLMModel("openai/x", concurrency=0)
+    with pytest.raises(ValueError, match="timeout"):
+        LiteLLMModel("openai/x", timeout=0)
+
+
+# --- a real HTTP round trip: a stub OpenAI-compatible server (like llama-server) -------------
+
+
+class StubServer:
+    """Answers /v1/chat/completions with one choice (ignores n, like llama.cpp's server);
+    ``statuses`` are HTTP error codes to answer first, one per request."""
+
+    def __init__(self) -> None:
+        import http.server
+        import json
+        import threading
+
+        self.bodies: list[dict[str, Any]] = []
+        self.statuses: list[int] = []
+        stub = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                size = int(self.headers["Content-Length"])
+                stub.bodies.append(json.loads(self.rfile.read(size)))
+                status = stub.statuses.pop(0) if stub.statuses else 200
+                if status == 200:
+                    out: dict[str, Any] = {
+                        "id": "c1",
+                        "object": "chat.completion",
+                        "created": 1,
+                        "model": "served-model",
+                        "choices": [
+                            {
+                                "index": 0,
+                                "message": {"role": "assistant", "content": "42)"},
+                                "finish_reason": "stop",
+                            }
+                        ],
+                        "usage": {"prompt_tokens": 9, "completion_tokens": 2, "total_tokens": 11},
+                    }
+                else:
+                    out = {"error": {"message": f"status {status}", "type": "x", "code": status}}
+                data = json.dumps(out).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.srv.serve_forever, args=(0.05,), daemon=True)
+        self.thread.start()
+        self.base = f"http://127.0.0.1:{self.srv.server_address[1]}/v1"
+
+    def close(self) -> None:
+        self.srv.shutdown()
+        self.srv.server_close()
+
+
+@pytest.fixture
+def stub(ll: Any) -> Any:
+    s = StubServer()
+    yield s
+    s.close()
+
+
+async def test_local_server_round_trip_with_prefill_top_up_and_retry(stub: StubServer) -> None:
+    stub.statuses = [503]
+    meter = Meter()
+    sleep = FakeSleep()
+    m = LiteLLMModel("openai/qwen", api_base=stub.base, sleep=sleep, meter=meter)
+    out = await m.complete(req(3, prefill="assert f(1) == (", sampling=Sampling(seed=3)))
+    assert [c.text for c in out] == ["42)"] * 3
+    assert out[0].model == "served-model" and out[0].usage.cost is None
+    assert meter.retries == 1 and len(sleep.delays) == 1
+    first, *rest = stub.bodies[1:]  # the 503 attempt, then the answered ones
+    assert first["n"] == 3 and all("n" not in b for b in rest) and len(rest) == 2
+    assert [b["seed"] for b in stub.bodies[1:]] == [3, 4, 5]
+    assert first["messages"][-1] == {"role": "assistant", "content": "assert f(1) == ("}
+    assert first["continue_final_message"] is True and first["add_generation_prompt"] is False
+
+
+async def test_local_server_rejecting_the_key(
+    stub: StubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stub.statuses = [401]
+    monkeypatch.setenv("LOCAL_KEY", "sk-wrong")
+    m = LiteLLMModel("openai/qwen", api_base=stub.base, api_key_env="LOCAL_KEY", sleep=FakeSleep())
+    with pytest.raises(ModelAuthError) as info:
+        await m.complete(req(1))
+    assert len(stub.bodies) == 1
+    assert str(info.value) == (
+        f"openai/qwen@{stub.base}: the API key was rejected by the server at {stub.base}. "
+        "Check LOCAL_KEY (or name another variable with api_key_env in the utdebug config)."
+    )

@@ -1,0 +1,185 @@
+"""The typed events a session emits: the one API that front ends consume.
+
+Every event is a frozen dataclass with a ``kind`` and serialises to JSON with
+:func:`event_to_json`; a benchmark record's trace is the list of its events in order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from utdebug.engine.model import UnitTest
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    kind: ClassVar[str] = "event"
+    __test__: ClassVar[bool] = False  # "Test..." event names are not pytest classes
+
+
+@dataclass(frozen=True, slots=True)
+class SessionStarted(Event):
+    kind: ClassVar[str] = "session_started"
+    task_id: str
+    model: str
+    simulated: bool
+    settings: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCalled(Event):
+    """One call to the model finished (``cached``: served from the response cache)."""
+
+    kind: ClassVar[str] = "model_called"
+    purpose: str
+    n: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float | None
+    cached: bool
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class TestProposed(Event):
+    kind: ClassVar[str] = "test_proposed"
+    round: int
+    attempt: int
+    call: str | None
+    """The parsed call, or ``None`` when the reply did not parse."""
+    reply: str
+    reason: str | None = None
+    """Why the proposal could not be parsed."""
+
+
+@dataclass(frozen=True, slots=True)
+class VoteCast(Event):
+    kind: ClassVar[str] = "vote_cast"
+    round: int
+    attempt: int
+    index: int
+    answer: str | None
+    """``repr`` of the predicted output, or ``None`` for an unparsable vote."""
+
+
+@dataclass(frozen=True, slots=True)
+class TestKept(Event):
+    kind: ClassVar[str] = "test_kept"
+    round: int
+    attempt: int
+    test: UnitTest
+
+
+@dataclass(frozen=True, slots=True)
+class TestDropped(Event):
+    kind: ClassVar[str] = "test_dropped"
+    round: int
+    attempt: int
+    call: str | None
+    reason: str
+    share: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TestsBuilt(Event):
+    """The generated-test set for ``code_id`` is complete (possibly empty)."""
+
+    kind: ClassVar[str] = "tests_built"
+    round: int
+    code_id: str
+    tests: list[UnitTest]
+    attempts: int
+
+
+@dataclass(frozen=True, slots=True)
+class TestsRun(Event):
+    kind: ClassVar[str] = "tests_run"
+    round: int
+    code_id: str
+    role: str
+    """``current`` (the accepted code) or ``candidate`` (a proposed edit)."""
+    passed: int
+    total: int
+    verdicts: list[dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class EditProposed(Event):
+    kind: ClassVar[str] = "edit_proposed"
+    round: int
+    code_id: str | None
+    code: str | None
+    reply: str
+    feedback_test: int | None
+    """Id of the generated test given as feedback (``None``: no feedback turn)."""
+    reason: str | None = None
+    """Why no code could be taken from the reply."""
+
+
+@dataclass(frozen=True, slots=True)
+class EditAccepted(Event):
+    kind: ClassVar[str] = "edit_accepted"
+    round: int
+    code_id: str
+    pre: float | None
+    post: float | None
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Backtracked(Event):
+    kind: ClassVar[str] = "backtracked"
+    round: int
+    code_id: str | None
+    pre: float | None
+    post: float | None
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class RoundFinished(Event):
+    """The code in force after round ``round`` (round 0: the given code)."""
+
+    kind: ClassVar[str] = "round_finished"
+    round: int
+    code_id: str
+    code: str
+    pass_rate: float | None
+    """Pass rate of that code on the generated tests in force (``None``: no tests)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Paused(Event):
+    kind: ClassVar[str] = "paused"
+    round: int
+
+
+@dataclass(frozen=True, slots=True)
+class Finished(Event):
+    kind: ClassVar[str] = "finished"
+    reason: str
+    """``all_pass``, ``rounds``, ``no_tests``, ``judged_correct``, ``cancelled``, ``error``."""
+    code_id: str
+    code: str
+    rounds: int
+    usage: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+
+def event_to_json(event: Event) -> dict[str, Any]:
+    out: dict[str, Any] = {"kind": event.kind}
+    for f in fields(event):
+        out[f.name] = _plain(getattr(event, f.name))
+    return out
+
+
+def _plain(v: Any) -> Any:
+    if hasattr(v, "to_json"):
+        return v.to_json()
+    if isinstance(v, list | tuple):
+        return [_plain(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): _plain(x) for k, x in v.items()}
+    return v

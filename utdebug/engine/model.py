@@ -1,0 +1,157 @@
+"""The engine's data: the task, its settings, generated unit tests and code identities."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Literal
+
+from utdebug.agents.base import Sampling
+from utdebug.agents.roles import DEBUG_SAMPLING, UT_SAMPLING, VOTE_SAMPLING, TaskText
+from utdebug.sandbox.compare import CheckSpec, Semantics, describe
+from utdebug.sandbox.server import Limits
+
+
+class Variant(StrEnum):
+    PAPER = "paper"
+    """The paper's Algorithms 1 and 2."""
+    REFERENCE = "reference"
+    """The published code's behaviour (reference-implementation notes, sections 6 and 7)."""
+
+
+class UTMethod(StrEnum):
+    UTGEN = "utgen"
+    """The failing-UT prompt, conditioned on the code (with a UTGen-trained model)."""
+    PROMPTED = "prompted"
+    """The same prompt with an untrained model."""
+    RANDOM = "random"
+    """Tests from the task description alone; the code is not shown."""
+    NONE = "none"
+    """No unit tests: the model critiques its own code (self-feedback baseline)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """One function to debug."""
+
+    task_id: str
+    description: str
+    signature: str
+    entry_point: str
+    code: str
+    example: str | None = None
+    he_stub: str | None = None
+    reference_use_set: bool = False
+    """The reference variant compares generated tests as sets (``' set('`` in the test text)."""
+
+    def text(self) -> TaskText:
+        return TaskText(self.description, self.signature, self.entry_point, self.example,
+                        self.he_stub)
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    n: int = 3
+    """Unit tests per set."""
+    k: int = 8
+    """Output votes per test (self-consistency); 0 turns voting off."""
+    threshold: float = 0.5
+    """Keep a test when its top answer has at least this share of the k draws."""
+    rounds: int = 3
+    variant: Variant = Variant.PAPER
+    ut_method: UTMethod = UTMethod.UTGEN
+    backtrack: bool = True
+    tries_factor: int | None = None
+    """Proposals per test set = tries_factor x n (paper 3, reference 4)."""
+    patience: int = 3
+    """Reference variant only: attempts without progress before giving up."""
+    feedback: Literal["first", "last"] | None = None
+    """Which failing test is the feedback (paper: last, reference: first)."""
+    limits: Limits = field(
+        default_factory=lambda: Limits(per_input=2.0, load=5.0, memory_mb=1024, batch=30.0)
+    )
+    parse_timeout: float = 1.0
+    ut_sampling: Sampling = UT_SAMPLING
+    vote_sampling: Sampling = VOTE_SAMPLING
+    debug_sampling: Sampling = DEBUG_SAMPLING
+
+    def __post_init__(self) -> None:
+        if self.n < 1:
+            raise ValueError(f"n (tests per set) must be at least 1, got {self.n}")
+        if self.k < 0:
+            raise ValueError(f"k (votes) must be 0 (no voting) or more, got {self.k}")
+        if not 0.0 < self.threshold <= 1.0:
+            raise ValueError(f"threshold must be in (0, 1], got {self.threshold}")
+        if self.rounds < 0:
+            raise ValueError(f"rounds must be 0 or more, got {self.rounds}")
+        if self.tries_factor is not None and self.tries_factor < 1:
+            raise ValueError(f"tries_factor must be at least 1, got {self.tries_factor}")
+
+    @property
+    def tries(self) -> int:
+        f = self.tries_factor or (4 if self.variant is Variant.REFERENCE else 3)
+        return f * self.n
+
+    @property
+    def feedback_rule(self) -> Literal["first", "last"]:
+        if self.feedback is not None:
+            return self.feedback
+        return "first" if self.variant is Variant.REFERENCE else "last"
+
+    @property
+    def semantics(self) -> Semantics:
+        return Semantics.REFERENCE if self.variant is Variant.REFERENCE else Semantics.DATASET
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "n": self.n,
+            "k": self.k,
+            "threshold": self.threshold,
+            "rounds": self.rounds,
+            "variant": self.variant.value,
+            "ut_method": self.ut_method.value,
+            "backtrack": self.backtrack,
+            "tries": self.tries,
+            "patience": self.patience,
+            "feedback": self.feedback_rule,
+            "per_input": self.limits.per_input,
+        }
+
+
+def code_id(code: str) -> str:
+    return hashlib.sha256(code.encode()).hexdigest()[:12]
+
+
+@dataclass(slots=True)
+class UnitTest:
+    id: int
+    args: tuple[Any, ...]
+    call: str
+    expected: Any
+    votes: dict[str, int] = field(default_factory=dict)
+    """Answer key -> count (empty without voting or for a person's test)."""
+    draws: int = 0
+    share: float = 1.0
+    origin: Literal["model", "person"] = "model"
+    round: int = 0
+    target: str = ""
+    """``code_id`` of the code the test was generated against."""
+
+    def check(self, task: Task, variant: Variant) -> CheckSpec:
+        if variant is Variant.REFERENCE:
+            return CheckSpec(reference_use_set=task.reference_use_set)
+        return CheckSpec()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "call": self.call,
+            "expected": describe(self.expected, 2000),
+            "share": round(self.share, 4),
+            "draws": self.draws,
+            "votes": dict(self.votes),
+            "origin": self.origin,
+            "round": self.round,
+            "target": self.target,
+        }

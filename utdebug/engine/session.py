@@ -1,0 +1,444 @@
+"""A debugging session: the UTDebug loop (paper Algorithm 2) over one task.
+
+``Session.run()`` drives the whole loop and emits typed events (:mod:`utdebug.engine.events`)
+to its listeners; :class:`Control` pauses, steps and cancels it. The ``paper`` variant follows
+Algorithm 2: tests are (re)built against the accepted code, the *last* failing test is the
+feedback, an edit is accepted only if the pass rate on the same tests strictly rises, and a
+rejected edit leaves no trace in the chat. The ``reference`` variant reproduces the published
+code (reference-implementation notes, section 7): round 0 is the given code, tests are rebuilt
+for every new candidate before it is judged, ties are accepted, the *first* failing test is the
+feedback, a rejected reply stays in the chat, a set with no tests keeps resampling.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from utdebug.agents import prompts
+from utdebug.agents.base import Completion, Message, Model, ModelError
+from utdebug.agents.roles import Critic, Debugger, OutputPredictor, UTGenerator, first_chat
+from utdebug.engine.events import (
+    Backtracked,
+    EditAccepted,
+    EditProposed,
+    Event,
+    Finished,
+    ModelCalled,
+    Paused,
+    RoundFinished,
+    SessionStarted,
+    TestsBuilt,
+    TestsRun,
+)
+from utdebug.engine.execution import Executor, TestRun
+from utdebug.engine.model import Settings, Task, UnitTest, UTMethod, Variant, code_id
+from utdebug.engine.utgen import build_tests
+from utdebug.sandbox.verdicts import Verdict
+
+Listener = Callable[[Event], None]
+
+
+class SessionCancelled(Exception):
+    pass
+
+
+class Control:
+    """Pause, step and cancel a running session (checked between model calls and rounds)."""
+
+    def __init__(self) -> None:
+        self._go: asyncio.Event | None = None
+        self._paused = False
+        self._steps: int | None = None
+        self.cancelled = False
+
+    def _event(self) -> asyncio.Event:
+        if self._go is None:
+            self._go = asyncio.Event()
+            if not self._paused:
+                self._go.set()
+        return self._go
+
+    @property
+    def paused(self) -> bool:
+        return self._paused
+
+    def pause(self) -> None:
+        self._paused = True
+        if self._go is not None:
+            self._go.clear()
+
+    def resume(self) -> None:
+        self._paused = False
+        self._steps = None
+        if self._go is not None:
+            self._go.set()
+
+    def step(self, rounds: int = 1) -> None:
+        """Run ``rounds`` more rounds, then pause again."""
+        self._steps = rounds
+        self._paused = False
+        if self._go is not None:
+            self._go.set()
+
+    def cancel(self) -> None:
+        self.cancelled = True
+        if self._go is not None:
+            self._go.set()
+
+    def round_done(self) -> None:
+        if self._steps is not None:
+            self._steps -= 1
+            if self._steps <= 0:
+                self._steps = None
+                self.pause()
+
+    async def wait(self) -> None:
+        if self.cancelled:
+            raise SessionCancelled
+        ev = self._event()
+        if not ev.is_set():
+            await ev.wait()
+        if self.cancelled:
+            raise SessionCancelled
+
+
+@dataclass(slots=True)
+class SessionResult:
+    code: str
+    reason: str
+    rounds: int
+    tests: list[UnitTest]
+    events: list[Event]
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class _Usage:
+    calls: int = 0
+    cached: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    cost_known: bool = True
+    by_purpose: dict[str, int] = field(default_factory=dict)
+
+    def add(self, purpose: str, out: list[Completion]) -> None:
+        if out and all(c.cached for c in out):
+            self.cached += 1
+            return
+        self.calls += 1
+        self.by_purpose[purpose] = self.by_purpose.get(purpose, 0) + 1
+        for c in out:
+            self.prompt_tokens += c.usage.prompt_tokens
+            self.completion_tokens += c.usage.completion_tokens
+            if c.usage.cost is None:
+                self.cost_known = False
+            else:
+                self.cost += c.usage.cost
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "calls": self.calls,
+            "cached_calls": self.cached,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cost": round(self.cost, 6),
+            "cost_known": self.cost_known,
+            "by_purpose": dict(self.by_purpose),
+        }
+
+
+class Session:
+    def __init__(
+        self,
+        task: Task,
+        model: Model,
+        executor: Executor,
+        settings: Settings | None = None,
+        *,
+        control: Control | None = None,
+        listeners: list[Listener] | None = None,
+        ut_model: Model | None = None,
+    ) -> None:
+        self.task = task
+        self.model = model
+        self.executor = executor
+        self.settings = settings or Settings()
+        self.control = control or Control()
+        self.listeners: list[Listener] = list(listeners or [])
+        self.events: list[Event] = []
+        self.usage = _Usage()
+        self._ids = 0
+        style = "reference" if self.settings.variant is Variant.REFERENCE else "paper"
+        gen_model = ut_model or model
+        method = self.settings.ut_method.value
+        self.generator = UTGenerator(
+            gen_model, "prompted" if method == "none" else method, style=style,  # type: ignore[arg-type]
+            sampling=self.settings.ut_sampling, on_call=self._on_call,
+        )
+        self.predictor = OutputPredictor(gen_model, style=style,  # type: ignore[arg-type]
+                                         sampling=self.settings.vote_sampling,
+                                         on_call=self._on_call)
+        self.debugger = Debugger(model, sampling=self.settings.debug_sampling,
+                                 on_call=self._on_call)
+        self.critic = Critic(model, sampling=self.settings.debug_sampling, on_call=self._on_call)
+        self.tests: list[UnitTest] = []
+        self.code = task.code
+        self.chat: list[Message] = list(first_chat(task.text(), task.code))
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    def emit(self, event: Event) -> None:
+        self.events.append(event)
+        for listener in self.listeners:
+            listener(event)
+
+    def _on_call(self, purpose: str, out: list[Completion], seconds: float) -> None:
+        self.usage.add(purpose, out)
+        cost: float | None = 0.0
+        for c in out:
+            if c.usage.cost is None:
+                cost = None
+                break
+            cost = (cost or 0.0) + c.usage.cost
+        self.emit(ModelCalled(
+            purpose, len(out), sum(c.usage.prompt_tokens for c in out),
+            sum(c.usage.completion_tokens for c in out), cost,
+            bool(out) and all(c.cached for c in out), round(seconds, 4),
+        ))
+
+    def _next_id(self) -> int:
+        self._ids += 1
+        return self._ids
+
+    def hint(self, purpose: str, **kw: Any) -> dict[str, Any]:
+        """What simulated models may read (``request.context``); real models ignore it."""
+        return {"task_id": self.task.task_id, "purpose": purpose,
+                "method": self.settings.ut_method.value, **kw}
+
+    async def _checkpoint(self) -> None:
+        if self.control.paused and not self.control.cancelled:
+            self.emit(Paused(self._round))
+        await self.control.wait()
+
+    async def _build(self, code: str, round_no: int) -> list[UnitTest]:
+        res = await build_tests(
+            task=self.task, code=code, round_no=round_no, settings=self.settings,
+            generator=self.generator, predictor=self.predictor, executor=self.executor,
+            emit=self.emit, checkpoint=self._checkpoint, next_id=self._next_id, hint=self.hint,
+        )
+        self.emit(TestsBuilt(round_no, code_id(code), list(res.tests),
+                             res.attempts))
+        return res.tests
+
+    async def run_tests(
+        self, code: str, tests: list[UnitTest], round_no: int, role: str
+    ) -> TestRun:
+        run = await self.executor.run_tests(self.task, code, tests, self.settings.variant,
+                                            self.settings.limits)
+        self.emit(TestsRun(
+            round_no, code_id(code), role, run.passed, run.total,
+            [{"id": t.id, "verdict": j.verdict.value, "detail": j.detail}
+             for t, j in zip(tests, run.results, strict=True)],
+        ))
+        return run
+
+    def _feedback(self, tests: list[UnitTest], run: TestRun) -> tuple[UnitTest, str]:
+        failing = run.failing()
+        i = failing[0] if self.settings.feedback_rule == "first" else failing[-1]
+        t, j = tests[i], run.results[i]
+        if j.verdict is Verdict.FAIL and j.detail and j.detail.startswith("returned "):
+            output = j.detail[len("returned "):]
+        elif j.detail and j.detail.startswith("raised "):
+            output = "Error: " + j.detail.split(": ", 1)[-1]
+        elif j.verdict is Verdict.TIMEOUT:
+            output = "Error: Timed out!"
+        else:
+            output = f"Execution of {self.task.entry_point} crashed"
+        text = prompts.debug_feedback(
+            prompts.format_feedback_input(list(t.args)), output,
+            prompts.format_feedback_value(t.expected),
+        )
+        return t, text
+
+    # -- the loop ---------------------------------------------------------------------------
+
+    _round = 0
+
+    async def run(self) -> SessionResult:
+        s = self.settings
+        self.emit(SessionStarted(self.task.task_id, self.model.name,
+                                 bool(getattr(self.model, "simulated", False)), s.to_json()))
+        reason, error = "rounds", None
+        try:
+            if s.ut_method is UTMethod.NONE:
+                reason = await self._run_critique()
+            elif s.variant is Variant.REFERENCE:
+                reason = await self._run_reference()
+            else:
+                reason = await self._run_paper()
+        except SessionCancelled:
+            reason = "cancelled"
+        except asyncio.CancelledError:
+            self._finish("cancelled", None)
+            raise
+        except ModelError as exc:
+            reason, error = "error", f"{type(exc).__name__}: {exc}"
+        self._finish(reason, error)
+        return SessionResult(self.code, reason, self._round, self.tests, self.events, error)
+
+    def _finish(self, reason: str, error: str | None) -> None:
+        self.emit(Finished(reason, code_id(self.code), self.code, self._round,
+                           self.usage.to_json(), error))
+
+    def _round_finished(self, r: int, rate: float | None) -> None:
+        self.emit(RoundFinished(r, code_id(self.code), self.code, rate))
+        self.control.round_done()
+
+    async def _run_paper(self) -> str:
+        s = self.settings
+        self._round = 0
+        self.tests = await self._build(self.code, 0)
+        run = await self.run_tests(self.code, self.tests, 0, "current")
+        self._round_finished(0, run.rate)
+        rebuild = False
+        for r in range(1, s.rounds + 1):
+            self._round = r
+            await self._checkpoint()
+            if rebuild:
+                self.tests = await self._build(self.code, r)
+                run = await self.run_tests(self.code, self.tests, r, "current")
+            if not self.tests:
+                return "no_tests"
+            if not run.failing():
+                return "all_pass"
+            pre = run.rate
+            fb_test, fb_text = self._feedback(self.tests, run)
+            chat = [*self.chat, Message("user", fb_text)]
+            reply, new = await self.debugger.edit(
+                chat, sample_index=r, hint=self.hint("debug", code=self.code, feedback=fb_test))
+            if new is None:
+                self.emit(EditProposed(r, None, None, reply, fb_test.id, "no code in the reply"))
+                self.emit(Backtracked(r, None, pre, None, "no code in the reply"))
+                rebuild = False
+                self._round_finished(r, pre)
+                continue
+            self.emit(EditProposed(r, code_id(new), new, reply, fb_test.id))
+            cand = await self.run_tests(new, self.tests, r, "candidate")
+            post = cand.rate
+            if not s.backtrack or (post or 0.0) > (pre or 0.0):
+                why = "backtracking off" if not s.backtrack else "pass rate rose"
+                self.code = new
+                self.chat = [*chat, Message("assistant", reply)]
+                self.emit(EditAccepted(r, code_id(new), pre, post, why))
+                run, rebuild = cand, True
+                self._round_finished(r, post)
+            else:
+                self.emit(Backtracked(r, code_id(new), pre, post, "pass rate did not rise"))
+                rebuild = False
+                self._round_finished(r, pre)
+        return "rounds"
+
+    async def _run_reference(self) -> str:
+        s = self.settings
+        given_reply = f"```\n{self.task.code}\n```"
+        record: tuple[list[UnitTest], float] | None = None
+        edited = True
+        tests: list[UnitTest] = []
+        for r in range(0, s.rounds + 1):
+            self._round = r
+            await self._checkpoint()
+            if r == 0:
+                cand, reply = self.task.code, given_reply
+            else:
+                reply, extracted = await self.debugger.edit(
+                    self.chat, sample_index=r, hint=self.hint("debug", code=self.code,
+                                                              feedback=self._last_fb))
+                cand = extracted if extracted is not None else reply
+                self.emit(EditProposed(r, code_id(cand), cand, reply,
+                                       self._last_fb.id if self._last_fb else None,
+                                       None if extracted is not None else "no code block"))
+            if edited:
+                tests = await self._build(cand, r)
+                self.tests = tests
+            backtracked = False
+            if record is not None:
+                old_tests, old_rate = record
+                cr = await self.run_tests(cand, old_tests, r, "candidate")
+                if (cr.rate or 0.0) < old_rate:
+                    backtracked, edited = True, False
+                    self.emit(Backtracked(r, code_id(cand), old_rate, cr.rate,
+                                          "pass rate fell"))
+                else:
+                    self.code, edited = cand, True
+                    self.emit(EditAccepted(r, code_id(cand), old_rate, cr.rate,
+                                           "pass rate did not fall"))
+            else:
+                if r > 0:
+                    self.emit(EditAccepted(r, code_id(cand), None, None, "no tests to check"))
+                self.code, edited = cand, True
+            if not tests:
+                record = None
+                self._last_fb = None
+                self._round_finished(r, None)
+                continue
+            run = await self.run_tests(self.code, tests, r, "current")
+            if not run.failing():
+                self._round_finished(r, run.rate)
+                return "all_pass"
+            self.chat.append(Message("assistant", reply))
+            if not backtracked:
+                fb_test, fb_text = self._feedback(tests, run)
+                self._last_fb = fb_test
+                self.chat.append(Message("user", fb_text))
+            record = (tests, run.rate or 0.0)
+            self._round_finished(r, run.rate)
+        return "rounds"
+
+    _last_fb: UnitTest | None = None
+
+    async def _run_critique(self) -> str:
+        self._round = 0
+        self._round_finished(0, None)
+        for r in range(1, self.settings.rounds + 1):
+            self._round = r
+            await self._checkpoint()
+            text, correct = await self.critic.critique(
+                self.task.text(), self.code, sample_index=r, hint=self.hint("critique",
+                                                                            code=self.code))
+            if correct:
+                return "judged_correct"
+            self.chat.append(Message("user", text))
+            reply, new = await self.debugger.edit(self.chat, sample_index=r,
+                                                  hint=self.hint("debug", code=self.code,
+                                                                 feedback=None))
+            self.chat.append(Message("assistant", reply))
+            if new is not None:
+                self.code = new
+                self.emit(EditAccepted(r, code_id(new), None, None, "self-feedback"))
+            self._round_finished(r, None)
+        return "rounds"
+
+
+async def stream(session: Session) -> AsyncIterator[Event]:
+    """Run ``session`` and yield its events as they happen."""
+    queue: asyncio.Queue[Event | None] = asyncio.Queue()
+    session.listeners.append(queue.put_nowait)
+    task = asyncio.create_task(session.run())
+    task.add_done_callback(lambda _t: queue.put_nowait(None))
+    try:
+        while (ev := await queue.get()) is not None:
+            yield ev
+        await task
+    finally:
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+__all__ = ["Control", "Session", "SessionCancelled", "SessionResult", "stream"]

@@ -1,0 +1,158 @@
+"""Building a set of generated unit tests (paper Algorithm 1, with self-consistency).
+
+Per attempt: the UT generator proposes one test; its call is parsed (non-literal arguments are
+evaluated in the sandbox); keyword arguments are bound to positions; a duplicate input is
+dropped; then the output predictor draws ``k`` outputs and the test is kept when its top answer
+has at least ``threshold`` of the draws. Without voting (``k = 0``) the output the generator
+wrote itself is the expected value.
+
+``paper`` variant: at most ``tries_factor x n`` attempts (3n), stop as soon as n tests are kept.
+``reference`` variant: at most 4n attempts; like the published code, a set is "fulfilled" only
+by one more kept test after it already holds n (so it keeps sampling), and the search stops
+after ``patience`` attempts in a row that keep nothing once a first test was kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from utdebug.agents import parsing
+from utdebug.agents.parsing import Style
+from utdebug.agents.roles import OutputPredictor, UTGenerator
+from utdebug.engine.events import Event, TestDropped, TestKept, TestProposed, VoteCast
+from utdebug.engine.execution import Executor
+from utdebug.engine.model import Settings, Task, UnitTest, Variant, code_id
+from utdebug.engine.voting import answer_key, keeps, tally
+from utdebug.sandbox.compare import describe
+
+Emit = Callable[[Event], None]
+Checkpoint = Callable[[], Awaitable[None]]
+HintFn = Callable[..., Any]
+
+
+@dataclass(slots=True)
+class BuildResult:
+    tests: list[UnitTest] = field(default_factory=list)
+    attempts: int = 0
+
+
+async def build_tests(
+    *,
+    task: Task,
+    code: str,
+    round_no: int,
+    settings: Settings,
+    generator: UTGenerator,
+    predictor: OutputPredictor,
+    executor: Executor,
+    emit: Emit,
+    checkpoint: Checkpoint,
+    next_id: Callable[[], int],
+    hint: HintFn,
+) -> BuildResult:
+    reference = settings.variant is Variant.REFERENCE
+    n = settings.n
+    out = BuildResult()
+    seen: set[str] = set()
+    patience = settings.patience
+    fulfilled = False
+    target = code_id(code)
+    text = task.text()
+    for attempt in range(settings.tries):
+        if fulfilled or (not reference and len(out.tests) >= n):
+            break
+        await checkpoint()
+        out.attempts += 1
+        sample = round_no * 1000 + attempt
+        prop = await generator.propose(text, code, sample_index=sample,
+                                       hint=hint("ut", code=code))
+        call = prop.call
+        if isinstance(call, parsing.ParsedCall):
+            call = await executor.resolve_call(call, settings.parse_timeout)
+        if isinstance(call, parsing.ParsedCall):
+            bound = parsing.bind_arguments(call.args, call.kwargs, code, task.entry_point)
+            if not reference and isinstance(bound, parsing.ParseFailure) and call.kwargs:
+                call = bound
+            elif isinstance(bound, tuple):
+                call = parsing.ParsedCall(args=tuple(bound), kwargs={}, source=call.source,
+                                          pending=None)
+        if isinstance(call, parsing.ParseFailure):
+            emit(TestProposed(round_no, attempt, None, prop.reply, call.reason))
+            emit(TestDropped(round_no, attempt, None, f"unparsable: {call.reason}"))
+            progress = False
+        else:
+            emit(TestProposed(round_no, attempt, call.source, prop.reply))
+            kept = await _judge_outputs(
+                task=task, code=code, call=call, prop_reply=prop.reply, attempt=attempt,
+                round_no=round_no, settings=settings, generator=generator,
+                predictor=predictor, executor=executor, emit=emit, hint=hint,
+            )
+            progress = kept is not None
+            if kept is not None:
+                key = answer_key(list(kept.args), "reference" if reference else "paper")
+                if len(out.tests) >= n:
+                    fulfilled = reference
+                elif key in seen:
+                    emit(TestDropped(round_no, attempt, call.source, "duplicate input",
+                                     kept.share))
+                    progress = False
+                else:
+                    seen.add(key)
+                    kept.id = next_id()
+                    kept.target = target
+                    out.tests.append(kept)
+                    emit(TestKept(round_no, attempt, kept))
+        if reference and out.tests and not progress:
+            patience -= 1
+            if patience <= 0:
+                break
+    return out
+
+
+async def _judge_outputs(
+    *,
+    task: Task,
+    code: str,
+    call: parsing.ParsedCall,
+    prop_reply: str,
+    attempt: int,
+    round_no: int,
+    settings: Settings,
+    generator: UTGenerator,
+    predictor: OutputPredictor,
+    executor: Executor,
+    emit: Emit,
+    hint: HintFn,
+) -> UnitTest | None:
+    """The voted (or, without voting, the generator's own) expected output; None: dropped."""
+    style: Style = "reference" if settings.variant is Variant.REFERENCE else "paper"
+    args = tuple(call.args)
+    if settings.k == 0:
+        own = parsing.parse_output(prop_reply, style=style)
+        if isinstance(own, parsing.ParsedValue):
+            own = await executor.resolve_value(own, settings.parse_timeout)
+        if not isinstance(own, parsing.ParsedValue):
+            emit(TestDropped(round_no, attempt, call.source, f"no output: {own.reason}"))
+            return None
+        return UnitTest(0, args, call.source, own.value, {}, 0, 1.0, "model", round_no)
+    votes = await predictor.predict(
+        task.text(), generator.prompt(task.text(), code), prop_reply, call.source, settings.k,
+        sample_index=round_no * 100_000 + attempt * 100, hint=hint("vote", code=code, args=args),
+    )
+    answers: list[tuple[bool, Any]] = []
+    for i, v in enumerate(votes):
+        value = v.value
+        if isinstance(value, parsing.ParsedValue):
+            value = await executor.resolve_value(value, settings.parse_timeout)
+        ok = isinstance(value, parsing.ParsedValue)
+        answers.append((ok, value.value if isinstance(value, parsing.ParsedValue) else None))
+        emit(VoteCast(round_no, attempt, i, describe(answers[-1][1], 500) if ok else None))
+    t = tally(answers, style)
+    if not keeps(t, settings.threshold):
+        emit(TestDropped(round_no, attempt, call.source,
+                         f"top answer has {t.count} of {t.draws} votes", t.share))
+        return None
+    return UnitTest(0, args, call.source, t.value, dict(t.counts), t.draws, t.share, "model",
+                    round_no)

@@ -1,0 +1,66 @@
+"""``utdebug models [--check] [--json]``: the configured and built-in models, and whether each
+can be reached (an HTTP probe of local servers with ``--check``; API key variables of hosted
+providers). See docs/models.md for the config file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Register ``models`` on the CLI's subparsers (``parser.add_subparsers(...)``)."""
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "models",
+        help="list the configured models and whether they can be reached",
+        description="List the models of the config file (UTDEBUG_CONFIG, else "
+        "~/.config/utdebug/config.toml), the built-ins (sim, scripted:PATH) and the current "
+        "choice (UTDEBUG_MODEL), with a verdict: API key set for hosted providers; with --check, "
+        "an HTTP probe of local servers (2 s).",
+    )
+    p.add_argument(
+        "--check", action="store_true", help="probe models with an api_base over HTTP (2 s each)"
+    )
+    p.add_argument("--json", action="store_true", help="print the list as JSON")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from utdebug.agents.config import ConfigError, list_models
+    from utdebug.cli import Exit
+
+    try:
+        statuses = list_models(check=bool(getattr(args, "check", False)))
+    except ConfigError as e:
+        print(f"utdebug models: {e}", file=sys.stderr)
+        return Exit.USAGE
+    if getattr(args, "json", False):
+        print(json.dumps({"models": [s.to_json() for s in statuses]}, indent=2))
+        return Exit.OK
+
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title="utdebug models")
+    for col in ("", "name", "litellm model", "source", "status"):
+        table.add_column(col)
+    for s in statuses:
+        colour = {True: "green", False: "red", None: "yellow"}[s.ok]
+        table.add_row(
+            "*" if s.default else "",
+            escape(s.name),
+            escape(s.litellm_model or "-") + (f"\n{escape(s.api_base)}" if s.api_base else ""),
+            escape(s.source),
+            f"[{colour}]{escape(s.verdict)}[/{colour}]",
+        )
+    console = Console()
+    console.print(table)
+    if not any(s.default for s in statuses):
+        console.print("no model chosen: pass --model, set UTDEBUG_MODEL or a config default")
+    else:
+        console.print("* = the model used when --model is not given")
+    return Exit.OK

@@ -36,6 +36,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from utdebug.agents.base import Completion, ModelError, ModelRequest, Usage
+from utdebug.literals import literal_value
 
 SIMULATED = "SIMULATED"
 
@@ -252,9 +253,10 @@ def _literal(value: Any) -> str | None:
     """A Python literal for ``value`` that reads back (``None`` when there is none)."""
     try:
         text = repr(value)
+        if len(text) > 100_000:
+            return None
+        literal_value(text)
     except Exception:
-        return None
-    if "<" in text and ">" in text and not isinstance(value, str):
         return None
     return text
 

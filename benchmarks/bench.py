@@ -93,7 +93,13 @@ def run_bench(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Even
         return EXIT_USAGE
     settings = EvalSettings(
         semantics=Semantics(args.semantics),
-        limits=Limits(per_input=args.timeout, memory_mb=args.memory_mb, batch=args.budget or None),
+        limits=Limits(
+            per_input=args.timeout,
+            memory_mb=args.memory_mb,
+            batch=args.budget or None,
+            cut_after=args.cut_after or None,
+            cut_limit=args.cut_limit,
+        ),
     )
     runs: list[SplitRun] = []
     try:

@@ -14,6 +14,8 @@ Runs with the simulated model say SIMULATED in the records, the summary and ever
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -48,11 +50,17 @@ from utdebug.engine import (
 )
 from utdebug.engine.events import RoundFinished, TestKept
 from utdebug.engine.model import code_id
+from utdebug.literals import literal_value
+from utdebug.sandbox import _runner
 from utdebug.sandbox.compare import Semantics, outputs_match
-from utdebug.sandbox.server import Limits, Sandbox, SandboxError, Status
+from utdebug.sandbox.server import Limits, Sandbox, SandboxError, Status, decode_value
 from utdebug.sandbox.verdicts import Verdict, judge
 
 SIM_LABEL = "SIMULATED"
+
+
+class FatalRunError(Exception):
+    """An error every problem would hit (credentials, unknown model, spent cost budget)."""
 
 
 def task_from_problem(problem: Problem) -> Task:
@@ -78,6 +86,62 @@ class PrivateResult:
     timeouts: int
     load_error: str | None
     seconds: float
+    cached: bool = False
+
+
+class VerdictCache:
+    """Private-test results of programs, on disk: one JSON file per (dataset file, problem,
+    program text, evaluation settings). A program evaluated by any earlier run (the given code,
+    the gold solution, a common fix) is not run again. ``None``: no cache."""
+
+    def __init__(self, folder: Path | None) -> None:
+        self.folder = folder
+
+    def _path(self, problem: Problem, code: str, settings: EvalSettings) -> Path | None:
+        if self.folder is None:
+            return None
+        raw = json.dumps([problem.provenance.sha256, problem.task_id, code,
+                          settings.key_parts()], sort_keys=True)
+        h = hashlib.sha256(raw.encode()).hexdigest()[:32]
+        return self.folder / problem.task_id.replace("/", "-") / f"{h}.json"
+
+    def get(self, problem: Problem, code: str, settings: EvalSettings) -> PrivateResult | None:
+        path = self._path(problem, code, settings)
+        if path is None or not path.exists():
+            return None
+        try:
+            d = json.loads(path.read_text(encoding="utf-8"))
+            values = [None if v is None else decode_value(v) for v in d["values"]]
+            letters = str(d["letters"])
+            if len(letters) != len(problem.tests.inputs) or len(values) != len(letters):
+                return None
+            verdicts = tuple((c == "P", v) for c, v in zip(letters, values, strict=True))
+            return PrivateResult(verdicts, letters, float(d["pass_fraction"]),
+                                 bool(d["all_pass"]), int(d["timeouts"]), d["load_error"],
+                                 0.0, cached=True)
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def put(self, problem: Problem, code: str, settings: EvalSettings, r: PrivateResult) -> None:
+        path = self._path(problem, code, settings)
+        if path is None:
+            return
+        write_json_atomic(path, {
+            "task_id": problem.task_id, "letters": r.letters,
+            "values": [None if v is None else _runner.encode(v) for _, v in r.verdicts],
+            "pass_fraction": r.pass_fraction, "all_pass": r.all_pass, "timeouts": r.timeouts,
+            "load_error": r.load_error, "seconds": round(r.seconds, 4),
+        })
+
+
+def _storable(value: Any) -> Any:
+    """``value`` if it survives the on-disk codec and reads back as a literal, else None."""
+    try:
+        _runner.encode(value)
+        literal_value(repr(value))
+    except Exception:
+        return None
+    return value
 
 
 class PrivateTests:
@@ -88,13 +152,17 @@ class PrivateTests:
         executor: Executor,
         settings: EvalSettings,
         expected_cache: ExpectedCache,
+        verdict_cache: VerdictCache | None = None,
     ) -> None:
         self.executor = executor
         self.settings = settings
         self.expected_cache = expected_cache
+        self.verdict_cache = verdict_cache or VerdictCache(None)
+        self.cached = 0
         self._problems: dict[str, Problem] = {}
         self._expected: dict[str, Sequence[Any]] = {}
         self._results: dict[tuple[str, str], asyncio.Future[PrivateResult]] = {}
+        self._index: dict[str, dict[str, int]] = {}
         self.evaluations = 0
 
     async def add(self, problem: Problem) -> None:
@@ -130,7 +198,31 @@ class PrivateTests:
 
     async def _evaluate(self, task_id: str, code: str) -> PrivateResult:
         p = self._problems[task_id]
-        exp = self._expected[task_id]
+        hit = self.verdict_cache.get(p, code, self.settings)
+        if hit is not None:
+            self.cached += 1
+            return hit
+        r = await self._run(p, code)
+        self.verdict_cache.put(p, code, self.settings, r)
+        return r
+
+    def result_if_known(self, task_id: str, code: str) -> PrivateResult | None:
+        fut = self._results.get((task_id, code))
+        if fut is None or not fut.done() or fut.cancelled() or fut.exception() is not None:
+            return None
+        return fut.result()
+
+    def index_of(self, task_id: str, args: tuple[Any, ...]) -> int | None:
+        idx = self._index.get(task_id)
+        if idx is None:
+            p = self._problems[task_id]
+            idx = self._index[task_id] = {}
+            for i, a in enumerate(p.tests.inputs):
+                idx.setdefault(repr(list(a)), i)
+        return idx.get(repr(list(args)))
+
+    async def _run(self, p: Problem, code: str) -> PrivateResult:
+        exp = self._expected[p.task_id]
         t0 = time.perf_counter()
         res = await self.executor.batch(code, p.entry_point, p.tests.inputs,
                                         self.settings.limits)
@@ -139,7 +231,7 @@ class PrivateTests:
         for o, e, args in zip(res.outcomes, exp, p.tests.inputs, strict=True):
             j = judge(o, e, p.tests.check, self.settings.semantics, args)
             ok = j.verdict is Verdict.PASS
-            verdicts.append((ok, o.value if o.status is Status.OK else None))
+            verdicts.append((ok, _storable(o.value) if o.status is Status.OK else None))
             letters.append(j.verdict.letter)
             timeouts += j.verdict is Verdict.TIMEOUT
         n = len(verdicts)
@@ -173,10 +265,48 @@ def register_sim(sim: SimModel, problem: Problem, private: PrivateTests) -> None
 
 async def score_tests(
     executor: Executor, problem: Problem, tests: Sequence[UnitTest], codes: dict[str, str],
-    limits: Limits,
+    limits: Limits, private: PrivateTests | None = None,
 ) -> list[dict[str, Any]]:
     """Per kept test: valid (the gold code runs on it), attack (its target code's output
-    differs from the gold output), correct (the expected output equals the gold output)."""
+    differs from the gold output), correct (the expected output equals the gold output).
+
+    A test whose input is one of the private inputs, against a program already evaluated on
+    the private tests, is scored from those results instead of being run again.
+    """
+    if not tests:
+        return []
+    known: list[dict[str, Any] | None] = [
+        _score_from_private(private, problem, t, codes) if private is not None else None
+        for t in tests
+    ]
+    rest = [t for t, k in zip(tests, known, strict=True) if k is None]
+    fresh = iter(await _score_run(executor, problem, rest, codes, limits))
+    return [k if k is not None else next(fresh) for k in known]
+
+
+def _score_from_private(private: PrivateTests, problem: Problem, t: UnitTest,
+                        codes: dict[str, str]) -> dict[str, Any] | None:
+    code = codes.get(t.target)
+    i = private.index_of(problem.task_id, t.args)
+    if code is None or i is None:
+        return None
+    r = private.result_if_known(problem.task_id, code)
+    if r is None:
+        return None
+    gold = private.expected(problem.task_id)[i]
+    try:
+        correct = bool(outputs_match(t.expected, gold, problem.tests.check, Semantics.DATASET,
+                                     t.args))
+    except Exception:
+        correct = False
+    return {"id": t.id, "valid": True, "attack": not r.verdicts[i][0], "correct": correct,
+            "share": t.share}
+
+
+async def _score_run(
+    executor: Executor, problem: Problem, tests: Sequence[UnitTest], codes: dict[str, str],
+    limits: Limits,
+) -> list[dict[str, Any]]:
     if not tests:
         return []
     gold = await executor.batch(problem.gold, problem.entry_point, [t.args for t in tests],
@@ -239,6 +369,8 @@ async def debug_problem(
     t0 = time.perf_counter()
     result = await session.run()
     seconds = time.perf_counter() - t0
+    if result.fatal:
+        raise FatalRunError(result.error or "the model failed")
     codes: dict[int, str] = {}
     for ev in result.events:
         if isinstance(ev, RoundFinished):
@@ -259,7 +391,7 @@ async def debug_problem(
         code_text = getattr(ev, "code", None)
         if isinstance(code_text, str):
             targets.setdefault(code_id(code_text), code_text)
-    scores = await score_tests(executor, problem, kept, targets, settings.limits)
+    scores = await score_tests(executor, problem, kept, targets, settings.limits, private)
     return {
         "finish": result.reason,
         "error": result.error,
@@ -414,8 +546,12 @@ async def debug_split(
                 else:
                     todo.append((p, key))
 
+            fatal: list[str] = []
+
             async def one(p: Problem, key: str) -> None:
                 async with sem:
+                    if fatal:
+                        return
                     try:
                         await private.add(p)
                         if isinstance(model, SimModel):
@@ -423,15 +559,25 @@ async def debug_split(
                         body = await debug_problem(p, model, settings, executor, private,
                                                    ut_model=ut_model)
                         rec = base(p.task_id, key) | {"error_kind": None} | body
+                    except FatalRunError as e:
+                        fatal.append(str(e))  # not recorded: a rerun retries the problem
+                        return
                     except (ExpectedUnavailable, SandboxError) as e:
                         rec = base(p.task_id, key) | {"error_kind": "problem",
                                                       "error": f"{type(e).__name__}: {e}"}
+                    except Exception as e:  # a bug or odd data in one problem: record, go on
+                        rec = base(p.task_id, key) | {
+                            "error_kind": "problem",
+                            "error": f"unexpected {type(e).__name__}: {e}",
+                        }
                 writer.write(rec)
                 run.evaluated += 1
                 if on_record:
                     on_record("error" if rec["error_kind"] else "done", rec)
 
             await asyncio.gather(*(one(p, k) for p, k in todo))
+            if fatal:
+                raise FatalRunError(fatal[0])
     finally:
         if own_executor:
             executor.close()
@@ -449,6 +595,7 @@ async def debug_split(
 
 __all__ = [
     "DebugRun",
+    "FatalRunError",
     "PrivateTests",
     "Variant",
     "debug_problem",

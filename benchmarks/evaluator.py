@@ -60,6 +60,7 @@ class EvalSettings:
             "load": lim.load,
             "memory_mb": lim.memory_mb,
             "batch": lim.batch,
+            **({} if lim.cut_after is None else {"cut": [lim.cut_after, lim.cut_limit]}),
         }
 
 

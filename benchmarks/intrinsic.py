@@ -151,9 +151,11 @@ def print_intrinsic(out: Console, split: Split, res: IntrinsicResult, *, as_json
         json.dump(payload, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return
-    title = f"{split.value}: intrinsic metrics ({res.method}, {res.model}, no voting)"
+    title = f"{split.value}: intrinsic, {res.method}, {res.model}"
     if res.simulated:
-        title = f"{SIMULATED} — {title} (simulated model, not a language model)"
+        title = f"{SIMULATED}: {title}"
+        out.print(f"{SIMULATED}: these results come from the simulated model (sim), not from a "
+                  "language model.")
     t = Table(title=title)
     for c in ("samples", "parsed", "valid", "attack rate", "output acc.", "acc. ∩ attack"):
         t.add_column(c, justify="right")

@@ -30,7 +30,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from utdebug.agents.base import Meter, Metered, Model
+from utdebug.agents.base import Meter, Metered, Model, ModelError
 from utdebug.agents.sim import SIMULATED, SimParams
 from utdebug.benchmarks.bench import EXIT_INTERRUPTED, EXIT_OK, EXIT_SANDBOX, EXIT_USAGE, select
 from utdebug.benchmarks.datasets import (
@@ -41,13 +41,22 @@ from utdebug.benchmarks.datasets import (
     default_cache_dir,
     load_split,
 )
-from utdebug.benchmarks.debugging import DebugRun, PrivateTests, debug_split
+from utdebug.benchmarks.debugging import (
+    DebugRun,
+    FatalRunError,
+    PrivateTests,
+    VerdictCache,
+    debug_split,
+)
 from utdebug.benchmarks.evaluator import EvalSettings, ExpectedCache
 from utdebug.engine import Executor, Settings, UTMethod, Variant
 from utdebug.sandbox import Limits, Sandbox, SandboxConfig, SandboxError, SandboxUnavailable
 from utdebug.sandbox.compare import Semantics
 
 EXIT_MODEL = 1
+DEFAULT_CUT_AFTER = 3
+"""Model-driven runs evaluate every round's code: after 3 timeouts of one program, its
+remaining private inputs get at most --cut-limit seconds each (see docs/engine.md)."""
 
 
 def add_arguments(bench: argparse.ArgumentParser) -> None:
@@ -72,7 +81,8 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
     g.add_argument("--concurrency", type=int, default=16, help="problems debugged at once")
     g.add_argument("--cost-limit", type=float, default=None, help="US dollars for the whole run")
     g.add_argument("--no-cache", action="store_true",
-                   help="do not use the response cache (<cache-dir>/responses.sqlite)")
+                   help="use neither the response cache (<cache-dir>/responses.sqlite) nor the "
+                   "private-test results of earlier runs (<cache-dir>/private-verdicts/)")
     g.add_argument("--samples", type=int, default=3, help="intrinsic: UT samples per problem")
     s = bench.add_argument_group("the simulated model (--model sim)")
     s.add_argument("--sim-attack", type=float, default=None,
@@ -188,7 +198,10 @@ def run_model_bench(args: argparse.Namespace, cfg: SandboxConfig, stop: threadin
     eval_settings = EvalSettings(
         semantics=Semantics(args.semantics),
         limits=Limits(per_input=args.timeout, memory_mb=args.memory_mb,
-                      batch=args.budget or None),
+                      batch=args.budget or None,
+                      cut_after=DEFAULT_CUT_AFTER if args.cut_after is None
+                      else (args.cut_after or None),
+                      cut_limit=args.cut_limit),
     )
     try:
         with Sandbox(cfg) as sb:
@@ -217,7 +230,8 @@ async def _main(
     expected_cache = ExpectedCache(cache_dir / "he-expected")
     try:
         for ls in loaded:
-            private = PrivateTests(executor, eval_settings, expected_cache)
+            verdicts = VerdictCache(None if args.no_cache else cache_dir / "private-verdicts")
+            private = PrivateTests(executor, eval_settings, expected_cache, verdicts)
             if args.mode == "intrinsic":
                 from utdebug.benchmarks.intrinsic import print_intrinsic, run_intrinsic
 
@@ -239,13 +253,10 @@ async def _main(
                 print_ablation(out, ls.split, runs, as_json=args.json)
             else:
                 print_voting(out, ls.split, runs, as_json=args.json)
-    except Exception as e:
-        from utdebug.agents.base import ModelError
-
-        if isinstance(e, ModelError):
-            err.print(f"[red]utdebug bench: model error:[/red] {e}")
-            return EXIT_MODEL
-        raise
+    except (FatalRunError, ModelError) as e:
+        err.print(f"[red]utdebug bench: the model cannot be used:[/red] {e}")
+        err.print("finished problems are kept; fix the cause and rerun the same command")
+        return EXIT_MODEL
     finally:
         executor.close()
     return EXIT_INTERRUPTED if stop.is_set() else EXIT_OK
@@ -320,7 +331,13 @@ def _placeholder() -> Model:
 
 
 def _title(text: str, simulated: bool) -> str:
-    return f"{SIMULATED} — {text} (simulated model, not a language model)" if simulated else text
+    return f"{SIMULATED}: {text}" if simulated else text
+
+
+def _sim_note(out: Console, simulated: bool) -> None:
+    if simulated:
+        out.print(f"{SIMULATED}: these results come from the simulated model (sim), not from a "
+                  "language model.")
 
 
 def print_debug(out: Console, split: Split, run: DebugRun, args: argparse.Namespace,
@@ -332,8 +349,8 @@ def print_debug(out: Console, split: Split, run: DebugRun, args: argparse.Namesp
                   indent=2)
         sys.stdout.write("\n")
         return
-    t = Table(title=_title(f"{split.value}: UTDebug with {s['model']} "
-                           f"({s['settings']['ut_method']}, {s['settings']['variant']} variant)",
+    _sim_note(out, s["simulated"])
+    t = Table(title=_title(f"{split.value}, {s['model']}, {s['settings']['ut_method']}",
                            s["simulated"]))
     t.add_column("round", justify="right")
     t.add_column("pass@1", justify="right")
@@ -357,6 +374,12 @@ def print_debug(out: Console, split: Split, run: DebugRun, args: argparse.Namesp
         f"(+{u['cached_calls']} cached), tokens {u['prompt_tokens']:,} in / "
         f"{u['completion_tokens']:,} out, cost ${u['cost']:.4f}; wall {run.wall_seconds:.1f} s"
     )
+    st = s["settings"]
+    out.print(
+        f"{label}{split.value}: settings: {st['variant']} variant, n={st['n']}, k={st['k']}, "
+        f"threshold {st['threshold']}, rounds {st['rounds']}, backtracking "
+        f"{'on' if st['backtrack'] else 'off'}, feedback = {st['feedback']} failing test"
+    )
     for e in s["errors"][:10]:
         out.print(f"{split.value}: [yellow]problem error[/yellow] {e['task_id']}: {e['error']}")
     out.print(f"{split.value}: samples and summary in {run.out_dir}/")
@@ -378,8 +401,8 @@ def print_ablation(out: Console, split: Split, runs: list[tuple[str, DebugRun]],
                   sys.stdout, indent=2)
         sys.stdout.write("\n")
         return
-    t = Table(title=_title(f"{split.value}: ablation of UTDebug (the paper's Table 8 design)",
-                           sim))
+    _sim_note(out, sim)
+    t = Table(title=_title(f"{split.value}: ablation (paper Table 8 design)", sim))
     for c in ("UT method", "configuration", "pass@1", "Δ", "mean pass rate"):
         t.add_column(c, justify="left" if c in ("UT method", "configuration") else "right")
     full: dict[str, float] = {}
@@ -407,8 +430,8 @@ def print_voting(out: Console, split: Split, runs: list[tuple[str, DebugRun]], *
                   sys.stdout, indent=2)
         sys.stdout.write("\n")
         return
-    t = Table(title=_title(f"{split.value}: output accuracy of kept tests, with and without "
-                           "voting", True))
+    _sim_note(out, True)
+    t = Table(title=_title(f"{split.value}: output accuracy of kept tests", True))
     for c in ("per-vote accuracy", "no voting", "voting", "effect", "tests (voting)"):
         t.add_column(c, justify="right")
     for row in rows.values():

@@ -127,6 +127,13 @@ class Limits:
     TIMEOUT without running ("not run"), so a program that times out on hundreds of inputs
     cannot hold a worker for hours. The UTDebug authors' harness caps a problem at 60 s."""
 
+    cut_after: int | None = None
+    """After this many timeouts in one batch, later inputs get at most ``cut_limit`` seconds
+    (None: never). A program that already hangs on several inputs then costs a fraction of
+    a second per further hang instead of the full limit; an input that needs longer than
+    ``cut_limit`` after that point is reported as a timeout "at the reduced limit"."""
+    cut_limit: float = 0.25
+
     def limit_of(self, i: int) -> float:
         return self.per_input_each[i] if self.per_input_each is not None else self.per_input
 
@@ -378,7 +385,8 @@ class Sandbox:
         return res
 
     def _job(
-        self, code: str, entry: str, enc: EncodedInputs, start: int, lim: Limits
+        self, code: str, entry: str, enc: EncodedInputs, start: int, lim: Limits,
+        timeouts: int = 0,
     ) -> dict[str, Any]:
         each = [lim.limit_of(i) for i in range(start, len(enc))]
         slot = next(self._slots) % 4096
@@ -389,6 +397,8 @@ class Sandbox:
             "inputs": list(enc[start:]),
             "start": start,
             "per_input": each,
+            "cut": None if lim.cut_after is None else [lim.cut_after, lim.cut_limit],
+            "timeouts": timeouts,
             "uid": self.config.uid_base + slot if os.geteuid() == 0 else None,
             "limits": {
                 "memory_mb": lim.memory_mb,
@@ -410,7 +420,8 @@ class Sandbox:
         budget_end: float | None,
     ) -> int | None:
         """Run one child from ``start``; return where to resume, or None when done."""
-        pid, fd = self._spawn(self._job(code, entry, enc, start, lim))
+        timeouts = sum(o.status is Status.TIMEOUT for o in res.outcomes)
+        pid, fd = self._spawn(self._job(code, entry, enc, start, lim, timeouts))
         res.children += 1
         stop: _Stop | None = None
         load_failed: Outcome | None = None
@@ -546,7 +557,9 @@ def _outcome(msg: dict[str, Any]) -> Outcome:
         except (ValueError, TypeError, KeyError, RecursionError, MemoryError, OverflowError) as e:
             return _violation(f"undecodable result ({type(e).__name__}: {str(e)[:200]})")
     if s == "timeout":
-        return Outcome(Status.TIMEOUT, None, "Timeout", "timed out", t)
+        why = "timed out at the reduced limit (after earlier timeouts)" if msg.get("c") else (
+            "timed out")
+        return Outcome(Status.TIMEOUT, None, "Timeout", why, t)
     if s == "exc" and isinstance(msg.get("e"), list) and len(msg["e"]) == 2:
         etype, emsg = _error_pair(msg["e"])
         return Outcome(Status.ERROR, None, etype, emsg, t)

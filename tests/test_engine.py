@@ -134,7 +134,7 @@ def test_paper_loop_fixes_the_code(executor: Executor) -> None:
     assert acc[0].post == pytest.approx(1.0)
     # The paper feeds back the last failing test.
     assert kinds(ev, EditProposed)[0].feedback_test == kept[2].test.id
-    feedback = [r for r in model.requests if r.purpose == "debug"][0].messages[-1].content
+    feedback = next(r for r in model.requests if r.purpose == "debug").messages[-1].content
     assert "Input: [0, 5]" in feedback and "Output: -5" in feedback and "Expected: 5" in feedback
     # Tests are rebuilt against the accepted code, then all pass.
     assert [r.round for r in kinds(ev, RoundFinished)] == [0, 1]
@@ -238,8 +238,23 @@ def test_a_test_that_hangs_times_out_and_the_loop_goes_on(executor: Executor) ->
     result = run(Session(task, model, executor, s))
     first_run = kinds(result.events, TestsRun)[0]
     assert [v["verdict"] for v in first_run.verdicts] == ["timeout", "pass", "timeout"]
-    fb = [r for r in model.requests if r.purpose == "debug"][0].messages[-1].content
+    fb = next(r for r in model.requests if r.purpose == "debug").messages[-1].content
     assert "Error: Timed out!" in fb
+    assert result.code.strip() == FIXED.strip()
+
+
+def test_a_program_that_eats_memory_fails_its_tests(executor: Executor) -> None:
+    hog = "def add(a, b):\n    x = [0] * (10 ** 10)\n    return a + b\n"
+    task = Task("toy/hog", "Return the sum.", "add(a, b)", "add", hog)
+    model = ScriptedModel({
+        "ut": [ut("add(1, 2)"), ut("add(0, 2)"), ut("add(5, 0)")],
+        "vote": votes(*["3"] * 8) + votes(*["2"] * 8) + votes(*["5"] * 8),
+        "debug": [fix(FIXED)],
+    })
+    result = run(Session(task, model, executor, Settings(rounds=1)))
+    first_run = kinds(result.events, TestsRun)[0]
+    assert {v["verdict"] for v in first_run.verdicts} == {"fail"}
+    assert "MemoryError" in first_run.verdicts[0]["detail"]
     assert result.code.strip() == FIXED.strip()
 
 
@@ -277,7 +292,7 @@ def test_reference_variant_accepts_ties_and_keeps_rejected_reply(executor: Execu
     bt = kinds(ev, Backtracked)
     assert bt and bt[0].round == 2
     # The reference feeds back the first failing test.
-    first = [r for r in model.requests if r.purpose == "debug"][0]
+    first = next(r for r in model.requests if r.purpose == "debug")
     assert "Input: [1, 2]" in first.messages[-1].content
     # Round 0 duplicates the given code as a second assistant turn (a quirk kept on purpose).
     assert [m.role for m in first.messages] == ["user", "assistant", "assistant", "user"]
@@ -361,7 +376,7 @@ def test_settings_reject_bad_values() -> None:
         Settings(n=0)
     with pytest.raises(ValueError, match="threshold"):
         Settings(threshold=0)
-    with pytest.raises(ValueError, match="votes|k"):
+    with pytest.raises(ValueError, match=r"k \(votes\)"):
         Settings(k=-1)
     assert Settings().tries == 9 and Settings(variant=Variant.REFERENCE).tries == 12
 

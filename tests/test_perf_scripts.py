@@ -1,13 +1,15 @@
 """Smoke tests of the speed benchmarks in benchmarks/perf: they run and print their numbers.
 
 Each script runs in a subprocess with short settings (together well under 40 s). They need the
-full sandbox (every layer) and, for eval_speed, the MBPP+Fix (Hard) file; without the sandbox
-the scripts exit with status 3 and the test is skipped with the script's own message, without
-the file (``$UTDEBUG_DATA_DIR``, else ``../shared/datasets``) the eval_speed test is skipped.
+full sandbox (every layer) and, for eval_speed and engine_speed, the MBPP+Fix (Hard) file;
+without the sandbox the scripts exit with status 3 and the test is skipped with the script's own
+message, without the file (``$UTDEBUG_DATA_DIR``, else ``../shared/datasets``) the eval_speed and
+engine_speed tests are skipped.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -79,3 +81,35 @@ def test_eval_speed_script_prints_its_numbers() -> None:
     assert re.search(rf"^MEMORY evaluator ru_maxrss {NUM} MB$", out, re.M), out
     assert re.search(r"^ours : wall +[0-9.]+ s", out, re.M), out
     assert re.search(r"^naive: wall +[0-9.]+ s", out, re.M), out
+
+
+def test_engine_speed_script_prints_its_numbers() -> None:
+    data = _data_dir()
+    if not (data / HARD_FILE).is_file():
+        pytest.skip(f"{HARD_FILE} is not in {data} (set UTDEBUG_DATA_DIR)")
+    proc = _run(
+        "engine_speed.py", "--limit", "3", "--latency", "0.01", "--json",
+        "--data-dir", str(data), timeout=60,
+    )
+    r = json.loads(proc.stdout)
+    assert r["problems"] == 3
+    assert r["errors"] == 0, proc.stderr
+    assert r["latency_s"] == 0.01 and r["concurrency"] == 16
+    # Every session makes at least one UT call and one vote call, in sequence.
+    assert r["model_calls"] >= 6 and 2 <= r["longest_chain"] <= r["model_calls"]
+    assert sum(r["chains"].values()) == r["model_calls"]
+    assert r["bound_s"] == pytest.approx(
+        max(r["longest_chain"] * 0.01, r["model_calls"] * 0.01 / 16), abs=1e-3
+    )
+    # The wall cannot beat the critical path.
+    assert 0 < r["bound_s"] <= r["wall_s"] < 30
+    assert r["ratio"] == pytest.approx(r["wall_s"] / r["bound_s"], rel=1e-2)
+    assert 0 < r["cpu_ms_per_call"] < 1000
+    assert r["sandbox_batch_wall_s"] > 0 and r["sandbox_timeouts"] >= 0
+    assert r["bound_with_sandbox_s"] >= r["bound_s"]
+    assert isinstance(r["ratio_met"], bool) and isinstance(r["cpu_met"], bool)
+    assert r["vote_misses"] == 0
+    assert re.search(rf"^RATIO wall/bound {NUM} \(target <= 1.5\): (PASS|MISS)$", proc.stderr,
+                     re.M), proc.stderr
+    assert re.search(rf"^CPU engine {NUM} ms per model call .*: (PASS|MISS)$", proc.stderr,
+                     re.M), proc.stderr

@@ -112,6 +112,20 @@ def build_parser() -> argparse.ArgumentParser:
         "(default 120; 0 = no limit)",
     )
     bench.add_argument(
+        "--cut-after",
+        type=int,
+        default=None,
+        help="after this many timeouts of one program, run its remaining inputs with at most "
+        "--cut-limit seconds each (default: off for plain evaluation, 3 for --model runs; "
+        "0 = off)",
+    )
+    bench.add_argument(
+        "--cut-limit",
+        type=float,
+        default=0.25,
+        help="seconds per input after --cut-after timeouts (default 0.25)",
+    )
+    bench.add_argument(
         "--he-variant",
         choices=["body", "runnable"],
         default="body",
@@ -233,6 +247,10 @@ def _bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error("--workers must be at least 1")
     if args.budget < 0:
         parser.error("--budget must be 0 (no limit) or positive")
+    if args.cut_after is not None and args.cut_after < 0:
+        parser.error("--cut-after must be 0 (off) or positive")
+    if args.cut_limit <= 0:
+        parser.error("--cut-limit must be positive")
     stop = threading.Event()
 
     def on_sigterm(signum: int, frame: Any) -> None:

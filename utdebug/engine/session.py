@@ -19,7 +19,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from utdebug.agents import prompts
-from utdebug.agents.base import Completion, Message, Model, ModelError
+from utdebug.agents.base import (
+    Completion,
+    CostLimitExceeded,
+    Message,
+    Model,
+    ModelAuthError,
+    ModelError,
+    ModelNotFound,
+)
 from utdebug.agents.roles import Critic, Debugger, OutputPredictor, UTGenerator, first_chat
 from utdebug.engine.events import (
     Backtracked,
@@ -114,6 +122,12 @@ class SessionResult:
     tests: list[UnitTest]
     events: list[Event]
     error: str | None = None
+    fatal: bool = False
+    """The error will recur on every session with this model (credentials, unknown model,
+    spent budget): a front end running many sessions should stop and say so once."""
+
+
+FATAL_ERRORS = (ModelAuthError, ModelNotFound, CostLimitExceeded)
 
 
 @dataclass(slots=True)
@@ -273,7 +287,7 @@ class Session:
         s = self.settings
         self.emit(SessionStarted(self.task.task_id, self.model.name,
                                  bool(getattr(self.model, "simulated", False)), s.to_json()))
-        reason, error = "rounds", None
+        reason, error, fatal = "rounds", None, False
         try:
             if s.ut_method is UTMethod.NONE:
                 reason = await self._run_critique()
@@ -288,8 +302,10 @@ class Session:
             raise
         except ModelError as exc:
             reason, error = "error", f"{type(exc).__name__}: {exc}"
+            fatal = isinstance(exc, FATAL_ERRORS)
         self._finish(reason, error)
-        return SessionResult(self.code, reason, self._round, self.tests, self.events, error)
+        return SessionResult(self.code, reason, self._round, self.tests, self.events, error,
+                             fatal)
 
     def _finish(self, reason: str, error: str | None) -> None:
         self.emit(Finished(reason, code_id(self.code), self.code, self._round,

@@ -1,0 +1,121 @@
+"""The model-driven benchmark harness, driven in-process (scripted and simulated models)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from utdebug.agents.base import ModelRequest
+from utdebug.agents.scripted import ScriptedModel
+from utdebug.agents.sim import SimParams
+from utdebug.benchmarks.datasets import LoadedSplit, Split, load_split
+from utdebug.benchmarks.debugging import (
+    PrivateTests,
+    VerdictCache,
+    _score_run,
+    debug_split,
+    score_tests,
+)
+from utdebug.benchmarks.evaluator import EvalSettings, ExpectedCache
+from utdebug.benchmarks.records import SAMPLES, read_samples
+from utdebug.engine import Executor, Settings, UnitTest, code_id
+from utdebug.sandbox import Limits, Sandbox
+
+FAST = ["hard/6", "hard/7", "hard/9", "hard/11", "hard/12", "hard/16"]
+
+
+@pytest.fixture(scope="module")
+def hard(data_dir: Path) -> LoadedSplit:
+    return load_split(Split.HARD, data_dir=data_dir)
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Iterator[Sandbox]:
+    with Sandbox() as sb:
+        yield sb
+
+
+def _problems(hard: LoadedSplit, ids: list[str]) -> list[Any]:
+    by_id = {p.task_id: p for p in hard.problems}
+    return [by_id[i] for i in ids]
+
+
+def _run(hard: LoadedSplit, sandbox: Sandbox, out: Path, model: Any, ids: list[str],
+         settings: Settings, **kw: Any) -> Any:
+    return asyncio.run(debug_split(
+        split=Split.HARD, problems=_problems(hard, ids), errors=[], model=model,
+        settings=settings, sandbox=sandbox, eval_settings=EvalSettings(), out_dir=out,
+        sources=hard.sources, key_extra={}, expected_cache=ExpectedCache(None), **kw,
+    ))
+
+
+def test_a_problem_that_errors_is_recorded_and_the_run_goes_on(
+    hard: LoadedSplit, sandbox: Sandbox, tmp_path: Path
+) -> None:
+    def reply(req: ModelRequest, i: int) -> str:
+        if req.context["task_id"] == "hard/7":
+            raise RuntimeError("a bug in a plug-in model")
+        return "I cannot think of a test."  # unparsable: no tests, the session stops
+
+    run = _run(hard, sandbox, tmp_path, ScriptedModel(reply), FAST[:3], Settings(rounds=1))
+    recs = {r["task_id"]: r for r in read_samples(tmp_path / SAMPLES)}
+    assert set(recs) == set(FAST[:3])
+    assert recs["hard/7"]["error_kind"] == "problem"
+    assert "a bug in a plug-in model" in recs["hard/7"]["error"]
+    assert recs["hard/6"]["error_kind"] is None and recs["hard/6"]["finish"] == "no_tests"
+    assert run.summary["problem_errors"] == 1 and run.summary["evaluated"] == 2
+
+
+def test_private_results_are_cached_across_runs(
+    hard: LoadedSplit, sandbox: Sandbox, tmp_path: Path
+) -> None:
+    cache = VerdictCache(tmp_path / "verdicts")
+    settings = Settings(rounds=2)
+
+    def run_once(out: str) -> tuple[dict[str, Any], int, int]:
+        ex = Executor(sandbox)
+        private = PrivateTests(ex, EvalSettings(), ExpectedCache(None), cache)
+        r = _run(hard, sandbox, tmp_path / out, None, FAST, settings,
+                 sim_params=SimParams(), executor=ex, private=private)
+        ex.close()
+        return r.summary, private.evaluations, private.cached
+
+    first, ran1, hits1 = run_once("a")
+    second, ran2, hits2 = run_once("b")
+    assert ran1 > 0 and hits1 == 0
+    assert ran2 == 0 and hits2 == ran1  # nothing ran twice
+    assert second["rounds"] == first["rounds"]
+    assert second["intrinsic"] == first["intrinsic"]  # the simulation does not see the cache
+    assert second["label"] == "SIMULATED"
+
+
+def test_scores_from_private_results_match_running_the_tests(
+    hard: LoadedSplit, sandbox: Sandbox
+) -> None:
+    (p,) = _problems(hard, ["hard/11"])
+    ex = Executor(sandbox)
+
+    async def main() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        private = PrivateTests(ex, EvalSettings(), ExpectedCache(None))
+        await private.add(p)
+        await private.evaluate(p.task_id, p.code)
+        exp = private.expected(p.task_id)
+        tests = [
+            UnitTest(i, p.tests.inputs[i], "call", exp[i] if i % 2 else "wrong",
+                     target=code_id(p.code))
+            for i in range(len(p.tests.inputs))
+        ]
+        codes = {code_id(p.code): p.code}
+        quick = await score_tests(ex, p, tests, codes, Limits(), private)
+        slow = await _score_run(ex, p, tests, codes, Limits())
+        return quick, slow
+
+    quick, slow = asyncio.run(main())
+    ex.close()
+    assert quick == slow
+    assert any(s["attack"] for s in quick) and not all(s["attack"] for s in quick)
+    assert [s["correct"] for s in quick] == [bool(i % 2) for i in range(len(quick))]

@@ -97,8 +97,10 @@ class Usage:
     """US dollars, when the provider's price is known; ``None`` when unknown."""
 
     def __add__(self, other: Usage) -> Usage:
-        cost = None if self.cost is None and other.cost is None else (
-            (self.cost or 0.0) + (other.cost or 0.0)
+        cost = (
+            None
+            if self.cost is None and other.cost is None
+            else ((self.cost or 0.0) + (other.cost or 0.0))
         )
         return Usage(
             self.prompt_tokens + other.prompt_tokens,

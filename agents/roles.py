@@ -120,8 +120,9 @@ class UTGenerator(_Role):
     ) -> Proposal:
         msgs = (Message("user", self.prompt(task, code)),)
         (c,) = await self._ask(msgs, sample_index=sample_index, hint=hint)
-        return Proposal(c.text, parsing.parse_call(c.text, task.entry_point, style=self.style),
-                        c.finish_reason)
+        return Proposal(
+            c.text, parsing.parse_call(c.text, task.entry_point, style=self.style), c.finish_reason
+        )
 
 
 class OutputPredictor(_Role):
@@ -159,8 +160,7 @@ class OutputPredictor(_Role):
             prefill = ut_reply  # the published code continues the whole reply
         if self.model.supports_prefill and prefill is not None:
             msgs: tuple[Message, ...] = (Message("user", ut_prompt),)
-            out = await self._ask(msgs, n=k, prefill=prefill, sample_index=sample_index,
-                                  hint=hint)
+            out = await self._ask(msgs, n=k, prefill=prefill, sample_index=sample_index, hint=hint)
         else:
             text = prompts.output_prediction_prompt(
                 signature=task.signature,
@@ -168,8 +168,9 @@ class OutputPredictor(_Role):
                 call_source=call_source,
                 entry_point=task.entry_point,
             )
-            out = await self._ask((Message("user", text),), n=k, sample_index=sample_index,
-                                  hint=hint)
+            out = await self._ask(
+                (Message("user", text),), n=k, sample_index=sample_index, hint=hint
+            )
         return [Vote(c.text, parsing.parse_output(c.text, style=self.style)) for c in out]
 
 

@@ -136,30 +136,49 @@ class SimModel:
         if problem is None:
             raise ModelError(
                 "the simulated model only answers for registered benchmark problems "
-                f"(got task {ctx.get('task_id')!r})", model=self.name)
+                f"(got task {ctx.get('task_id')!r})",
+                model=self.name,
+            )
         out = []
         for i in range(request.n):
             rng = self._rng(problem, request, ctx, i)
             text = await self._answer(problem, request, ctx, rng)
-            out.append(Completion(
-                text=text, finish_reason="stop",
-                usage=Usage(sum(len(m.content) for m in request.messages) // 4 // request.n,
-                            len(text) // 4, 0.0),
-                model=self.name, simulated=True,
-            ))
+            out.append(
+                Completion(
+                    text=text,
+                    finish_reason="stop",
+                    usage=Usage(
+                        sum(len(m.content) for m in request.messages) // 4 // request.n,
+                        len(text) // 4,
+                        0.0,
+                    ),
+                    model=self.name,
+                    simulated=True,
+                )
+            )
         return out
 
-    def _rng(self, problem: SimProblem, req: ModelRequest, ctx: dict[str, Any],
-             i: int) -> random.Random:
-        h = hashlib.sha256(repr((
-            self.params.seed, problem.task_id, req.purpose, ctx.get("code", ""),
-            req.sample_index + i, _args_key(ctx.get("args", ())),
-            repr(getattr(ctx.get("feedback"), "args", None)),
-        )).encode()).digest()
+    def _rng(
+        self, problem: SimProblem, req: ModelRequest, ctx: dict[str, Any], i: int
+    ) -> random.Random:
+        h = hashlib.sha256(
+            repr(
+                (
+                    self.params.seed,
+                    problem.task_id,
+                    req.purpose,
+                    ctx.get("code", ""),
+                    req.sample_index + i,
+                    _args_key(ctx.get("args", ())),
+                    repr(getattr(ctx.get("feedback"), "args", None)),
+                )
+            ).encode()
+        ).digest()
         return random.Random(int.from_bytes(h[:8], "big"))
 
-    async def _answer(self, p: SimProblem, req: ModelRequest, ctx: dict[str, Any],
-                      rng: random.Random) -> str:
+    async def _answer(
+        self, p: SimProblem, req: ModelRequest, ctx: dict[str, Any], rng: random.Random
+    ) -> str:
         code = str(ctx.get("code", p.given))
         if req.purpose == "ut":
             return await self._ut(p, code, ctx, rng)
@@ -169,11 +188,11 @@ class SimModel:
             return await self._debug(p, code, ctx, rng)
         if req.purpose == "critique":
             return await self._critique(p, code, rng)
-        raise ModelError(f"the simulated model has no answer for purpose {req.purpose!r}",
-                         model=self.name)
+        raise ModelError(
+            f"the simulated model has no answer for purpose {req.purpose!r}", model=self.name
+        )
 
-    async def _ut(self, p: SimProblem, code: str, ctx: dict[str, Any],
-                  rng: random.Random) -> str:
+    async def _ut(self, p: SimProblem, code: str, ctx: dict[str, Any], rng: random.Random) -> str:
         verdicts = await self.oracle(p.task_id, code)
         failing = [i for i, (ok, _) in enumerate(verdicts) if not ok]
         passing = [i for i, (ok, _) in enumerate(verdicts) if ok]
@@ -201,18 +220,20 @@ class SimModel:
             return actual
         return _perturb(gold, 1 if focus else 2)
 
-    async def _vote(self, p: SimProblem, code: str, ctx: dict[str, Any],
-                    rng: random.Random) -> str:
+    async def _vote(self, p: SimProblem, code: str, ctx: dict[str, Any], rng: random.Random) -> str:
         i = self._index[p.task_id].get(_args_key(ctx.get("args", ())))
         if i is None:
             return f"[{SIMULATED}] I cannot tell.\nOutput: ```None```"
         verdicts = await self.oracle(p.task_id, code)
         value = self._predict(p, i, verdicts, rng)
-        return (f" [{SIMULATED}] Working through the input step by step.\n"
-                f"Output: ```{_literal(value)}```")
+        return (
+            f" [{SIMULATED}] Working through the input step by step.\n"
+            f"Output: ```{_literal(value)}```"
+        )
 
-    async def _debug(self, p: SimProblem, code: str, ctx: dict[str, Any],
-                     rng: random.Random) -> str:
+    async def _debug(
+        self, p: SimProblem, code: str, ctx: dict[str, Any], rng: random.Random
+    ) -> str:
         fb = ctx.get("feedback")
         if fb is None:
             new = p.gold if rng.random() < self.params.fix / 2 else code
@@ -225,20 +246,23 @@ class SimModel:
             elif right:
                 new = special_case(code, p.entry_point, args, expected)
             elif rng.random() < 0.5:
-                new = special_case(regressed(p.gold, p.entry_point), p.entry_point, args,
-                                   expected)
+                new = special_case(regressed(p.gold, p.entry_point), p.entry_point, args, expected)
             else:
                 new = special_case(code, p.entry_point, args, expected)
-        return (f"[{SIMULATED} reply of the sim model] Here is the corrected code:\n\n"
-                f"```python\n{new}\n```\n")
+        return (
+            f"[{SIMULATED} reply of the sim model] Here is the corrected code:\n\n"
+            f"```python\n{new}\n```\n"
+        )
 
     async def _critique(self, p: SimProblem, code: str, rng: random.Random) -> str:
         verdicts = await self.oracle(p.task_id, code)
         correct = all(ok for ok, _ in verdicts)
-        says = rng.random() < (self.params.critique_tpr if correct
-                               else 1.0 - self.params.critique_tnr)
-        verdict = ("The above code is correct." if says
-                   else "The above code is wrong, please fix it.")
+        says = rng.random() < (
+            self.params.critique_tpr if correct else 1.0 - self.params.critique_tnr
+        )
+        verdict = (
+            "The above code is correct." if says else "The above code is wrong, please fix it."
+        )
         return f"Feedback: [{SIMULATED}] I checked the code against the task. {verdict}"
 
 

@@ -100,8 +100,9 @@ class VerdictCache:
     def _path(self, problem: Problem, code: str, settings: EvalSettings) -> Path | None:
         if self.folder is None:
             return None
-        raw = json.dumps([problem.provenance.sha256, problem.task_id, code,
-                          settings.key_parts()], sort_keys=True)
+        raw = json.dumps(
+            [problem.provenance.sha256, problem.task_id, code, settings.key_parts()], sort_keys=True
+        )
         h = hashlib.sha256(raw.encode()).hexdigest()[:32]
         return self.folder / problem.task_id.replace("/", "-") / f"{h}.json"
 
@@ -116,9 +117,16 @@ class VerdictCache:
             if len(letters) != len(problem.tests.inputs) or len(values) != len(letters):
                 return None
             verdicts = tuple((c == "P", v) for c, v in zip(letters, values, strict=True))
-            return PrivateResult(verdicts, letters, float(d["pass_fraction"]),
-                                 bool(d["all_pass"]), int(d["timeouts"]), d["load_error"],
-                                 0.0, cached=True)
+            return PrivateResult(
+                verdicts,
+                letters,
+                float(d["pass_fraction"]),
+                bool(d["all_pass"]),
+                int(d["timeouts"]),
+                d["load_error"],
+                0.0,
+                cached=True,
+            )
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
@@ -126,12 +134,19 @@ class VerdictCache:
         path = self._path(problem, code, settings)
         if path is None:
             return
-        write_json_atomic(path, {
-            "task_id": problem.task_id, "letters": r.letters,
-            "values": [None if v is None else _runner.encode(v) for _, v in r.verdicts],
-            "pass_fraction": r.pass_fraction, "all_pass": r.all_pass, "timeouts": r.timeouts,
-            "load_error": r.load_error, "seconds": round(r.seconds, 4),
-        })
+        write_json_atomic(
+            path,
+            {
+                "task_id": problem.task_id,
+                "letters": r.letters,
+                "values": [None if v is None else _runner.encode(v) for _, v in r.verdicts],
+                "pass_fraction": r.pass_fraction,
+                "all_pass": r.all_pass,
+                "timeouts": r.timeouts,
+                "load_error": r.load_error,
+                "seconds": round(r.seconds, 4),
+            },
+        )
 
 
 def _storable(value: Any) -> Any:
@@ -171,7 +186,11 @@ class PrivateTests:
         if problem.task_id not in self._expected:
             loop = asyncio.get_running_loop()
             self._expected[problem.task_id] = await loop.run_in_executor(
-                None, expected_values, self.executor.sandbox, problem, self.settings,
+                None,
+                expected_values,
+                self.executor.sandbox,
+                problem,
+                self.settings,
                 self.expected_cache,
             )
 
@@ -224,8 +243,7 @@ class PrivateTests:
     async def _run(self, p: Problem, code: str) -> PrivateResult:
         exp = self._expected[p.task_id]
         t0 = time.perf_counter()
-        res = await self.executor.batch(code, p.entry_point, p.tests.inputs,
-                                        self.settings.limits)
+        res = await self.executor.batch(code, p.entry_point, p.tests.inputs, self.settings.limits)
         self.evaluations += 1
         verdicts, letters, timeouts = [], [], 0
         for o, e, args in zip(res.outcomes, exp, p.tests.inputs, strict=True):
@@ -236,9 +254,15 @@ class PrivateTests:
             timeouts += j.verdict is Verdict.TIMEOUT
         n = len(verdicts)
         passed = sum(ok for ok, _ in verdicts)
-        return PrivateResult(tuple(verdicts), "".join(letters), passed / n if n else 0.0,
-                             n > 0 and passed == n, timeouts, res.load_error,
-                             time.perf_counter() - t0)
+        return PrivateResult(
+            tuple(verdicts),
+            "".join(letters),
+            passed / n if n else 0.0,
+            n > 0 and passed == n,
+            timeouts,
+            res.load_error,
+            time.perf_counter() - t0,
+        )
 
     def matches(self, task_id: str, value: Any, gold: Any, args: tuple[Any, ...]) -> bool:
         p = self._problems[task_id]
@@ -253,19 +277,28 @@ def make_sim(params: SimParams, private: PrivateTests) -> SimModel:
 
 
 def register_sim(sim: SimModel, problem: Problem, private: PrivateTests) -> None:
-    sim.register(SimProblem(
-        task_id=problem.task_id, entry_point=problem.entry_point, gold=problem.gold,
-        given=problem.code, inputs=problem.tests.inputs,
-        expected=tuple(private.expected(problem.task_id)),
-    ))
+    sim.register(
+        SimProblem(
+            task_id=problem.task_id,
+            entry_point=problem.entry_point,
+            gold=problem.gold,
+            given=problem.code,
+            inputs=problem.tests.inputs,
+            expected=tuple(private.expected(problem.task_id)),
+        )
+    )
 
 
 # --- intrinsic metrics of the kept tests ------------------------------------------------------
 
 
 async def score_tests(
-    executor: Executor, problem: Problem, tests: Sequence[UnitTest], codes: dict[str, str],
-    limits: Limits, private: PrivateTests | None = None,
+    executor: Executor,
+    problem: Problem,
+    tests: Sequence[UnitTest],
+    codes: dict[str, str],
+    limits: Limits,
+    private: PrivateTests | None = None,
 ) -> list[dict[str, Any]]:
     """Per kept test: valid (the gold code runs on it), attack (its target code's output
     differs from the gold output), correct (the expected output equals the gold output).
@@ -284,8 +317,9 @@ async def score_tests(
     return [k if k is not None else next(fresh) for k in known]
 
 
-def _score_from_private(private: PrivateTests, problem: Problem, t: UnitTest,
-                        codes: dict[str, str]) -> dict[str, Any] | None:
+def _score_from_private(
+    private: PrivateTests, problem: Problem, t: UnitTest, codes: dict[str, str]
+) -> dict[str, Any] | None:
     code = codes.get(t.target)
     i = private.index_of(problem.task_id, t.args)
     if code is None or i is None:
@@ -295,22 +329,30 @@ def _score_from_private(private: PrivateTests, problem: Problem, t: UnitTest,
         return None
     gold = private.expected(problem.task_id)[i]
     try:
-        correct = bool(outputs_match(t.expected, gold, problem.tests.check, Semantics.DATASET,
-                                     t.args))
+        correct = bool(
+            outputs_match(t.expected, gold, problem.tests.check, Semantics.DATASET, t.args)
+        )
     except Exception:
         correct = False
-    return {"id": t.id, "valid": True, "attack": not r.verdicts[i][0], "correct": correct,
-            "share": t.share}
+    return {
+        "id": t.id,
+        "valid": True,
+        "attack": not r.verdicts[i][0],
+        "correct": correct,
+        "share": t.share,
+    }
 
 
 async def _score_run(
-    executor: Executor, problem: Problem, tests: Sequence[UnitTest], codes: dict[str, str],
+    executor: Executor,
+    problem: Problem,
+    tests: Sequence[UnitTest],
+    codes: dict[str, str],
     limits: Limits,
 ) -> list[dict[str, Any]]:
     if not tests:
         return []
-    gold = await executor.batch(problem.gold, problem.entry_point, [t.args for t in tests],
-                                limits)
+    gold = await executor.batch(problem.gold, problem.entry_point, [t.args for t in tests], limits)
     out: list[dict[str, Any]] = []
     by_target: dict[str, list[int]] = {}
     for i, t in enumerate(tests):
@@ -320,8 +362,7 @@ async def _score_run(
         code = codes.get(target)
         if code is None:
             continue
-        res = await executor.batch(code, problem.entry_point, [tests[i].args for i in idx],
-                                   limits)
+        res = await executor.batch(code, problem.entry_point, [tests[i].args for i in idx], limits)
         for i, o in zip(idx, res.outcomes, strict=True):
             g = gold.outcomes[i]
             if g.status is Status.OK:
@@ -333,12 +374,22 @@ async def _score_run(
         correct = False
         if valid:
             try:
-                correct = bool(outputs_match(t.expected, g.value, problem.tests.check,
-                                             Semantics.DATASET, t.args))
+                correct = bool(
+                    outputs_match(
+                        t.expected, g.value, problem.tests.check, Semantics.DATASET, t.args
+                    )
+                )
             except Exception:
                 correct = False
-        out.append({"id": t.id, "valid": valid, "attack": valid and attack[i],
-                    "correct": correct, "share": t.share})
+        out.append(
+            {
+                "id": t.id,
+                "valid": valid,
+                "attack": valid and attack[i],
+                "correct": correct,
+                "share": t.share,
+            }
+        )
     return out
 
 
@@ -380,9 +431,15 @@ async def debug_problem(
     for r in range(settings.rounds + 1):
         code = codes.get(r, code)
         pr = await private.evaluate(problem.task_id, code)
-        rounds.append({"round": r, "pass_fraction": round(pr.pass_fraction, 6),
-                       "all_pass": pr.all_pass, "timeouts": pr.timeouts,
-                       "code": code if r == 0 or code != problem.code else None})
+        rounds.append(
+            {
+                "round": r,
+                "pass_fraction": round(pr.pass_fraction, 6),
+                "all_pass": pr.all_pass,
+                "timeouts": pr.timeouts,
+                "code": code if r == 0 or code != problem.code else None,
+            }
+        )
     kept = [ev.test for ev in result.events if isinstance(ev, TestKept)]
     targets = {ev.code_id: ev.code for ev in result.events if isinstance(ev, RoundFinished)}
     for c in {problem.code, *codes.values()}:
@@ -421,16 +478,19 @@ def summarize_debug(records: Sequence[dict[str, Any]], rounds: int) -> dict[str,
     per_round = []
     for i in range(rounds + 1):
         vals = [r["rounds"][i] for r in ok if len(r["rounds"]) > i]
-        per_round.append({
-            "round": i,
-            "pass_at_1": sum(v["all_pass"] for v in vals) / len(vals) if vals else 0.0,
-            "solved": sum(v["all_pass"] for v in vals),
-            "mean_pass_rate": sum(v["pass_fraction"] for v in vals) / len(vals) if vals else 0.0,
-        })
+        per_round.append(
+            {
+                "round": i,
+                "pass_at_1": sum(v["all_pass"] for v in vals) / len(vals) if vals else 0.0,
+                "solved": sum(v["all_pass"] for v in vals),
+                "mean_pass_rate": sum(v["pass_fraction"] for v in vals) / len(vals)
+                if vals
+                else 0.0,
+            }
+        )
     tests = [t for r in ok for t in r["tests"]]
     n = len(tests)
-    usage = {"calls": 0, "cached_calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
-             "cost": 0.0}
+    usage = {"calls": 0, "cached_calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0}
     for r in ok:
         for k in usage:
             usage[k] += r["usage"].get(k, 0)
@@ -441,8 +501,11 @@ def summarize_debug(records: Sequence[dict[str, Any]], rounds: int) -> dict[str,
         "problems": len(records),
         "evaluated": len(ok),
         "problem_errors": len(records) - len(ok),
-        "errors": [{"task_id": r["task_id"], "error": r.get("error")} for r in records
-                   if r.get("error_kind") is not None][:50],
+        "errors": [
+            {"task_id": r["task_id"], "error": r.get("error")}
+            for r in records
+            if r.get("error_kind") is not None
+        ][:50],
         "session_errors": sum(1 for r in ok if r.get("error")),
         "rounds": per_round,
         "intrinsic": {
@@ -450,7 +513,8 @@ def summarize_debug(records: Sequence[dict[str, Any]], rounds: int) -> dict[str,
             "attack_rate": sum(t["attack"] for t in tests) / n if n else 0.0,
             "output_accuracy": sum(t["correct"] for t in tests) / n if n else 0.0,
             "accuracy_and_attack": sum(t["attack"] and t["correct"] for t in tests) / n
-            if n else 0.0,
+            if n
+            else 0.0,
             "valid": sum(t["valid"] for t in tests) / n if n else 0.0,
             "tests_per_problem": n / len(ok) if ok else 0.0,
         },
@@ -511,14 +575,28 @@ async def debug_split(
     current: set[str] = set()
 
     def key_of(task_id: str, code: str) -> str:
-        return record_key({"split": split.value, "task_id": task_id, "code": code,
-                           "sources": dataset_sha, "settings": settings.to_json(),
-                           "eval": eval_settings.key_parts(), **key_extra})
+        return record_key(
+            {
+                "split": split.value,
+                "task_id": task_id,
+                "code": code,
+                "sources": dataset_sha,
+                "settings": settings.to_json(),
+                "eval": eval_settings.key_parts(),
+                **key_extra,
+            }
+        )
 
     def base(task_id: str, key: str) -> dict[str, Any]:
-        return {"key": key, "split": split.value, "task_id": task_id, "model": model.name,
-                "simulated": simulated, "label": SIM_LABEL if simulated else None,
-                "settings": settings.to_json()}
+        return {
+            "key": key,
+            "split": split.value,
+            "task_id": task_id,
+            "model": model.name,
+            "simulated": simulated,
+            "label": SIM_LABEL if simulated else None,
+            "settings": settings.to_json(),
+        }
 
     sem = asyncio.Semaphore(max(1, concurrency))
     try:
@@ -530,8 +608,10 @@ async def debug_split(
                 if key in done:
                     run.skipped += 1
                     continue
-                rec = base(task_id, key) | {"error_kind": "dataset",
-                                            "error": f"{err.file}, row {err.row}: {err.message}"}
+                rec = base(task_id, key) | {
+                    "error_kind": "dataset",
+                    "error": f"{err.file}, row {err.row}: {err.message}",
+                }
                 writer.write(rec)
                 if on_record:
                     on_record("error", rec)
@@ -556,15 +636,18 @@ async def debug_split(
                         await private.add(p)
                         if isinstance(model, SimModel):
                             register_sim(model, p, private)
-                        body = await debug_problem(p, model, settings, executor, private,
-                                                   ut_model=ut_model)
+                        body = await debug_problem(
+                            p, model, settings, executor, private, ut_model=ut_model
+                        )
                         rec = base(p.task_id, key) | {"error_kind": None} | body
                     except FatalRunError as e:
                         fatal.append(str(e))  # not recorded: a rerun retries the problem
                         return
                     except (ExpectedUnavailable, SandboxError) as e:
-                        rec = base(p.task_id, key) | {"error_kind": "problem",
-                                                      "error": f"{type(e).__name__}: {e}"}
+                        rec = base(p.task_id, key) | {
+                            "error_kind": "problem",
+                            "error": f"{type(e).__name__}: {e}",
+                        }
                     except Exception as e:  # a bug or odd data in one problem: record, go on
                         rec = base(p.task_id, key) | {
                             "error_kind": "problem",

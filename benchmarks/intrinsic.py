@@ -68,8 +68,14 @@ class IntrinsicResult:
 
 
 async def run_intrinsic(
-    *, ls: LoadedSplit, model: Model | None, args: argparse.Namespace, private: PrivateTests,
-    executor: Executor, sim: SimParams | None, err: Console,
+    *,
+    ls: LoadedSplit,
+    model: Model | None,
+    args: argparse.Namespace,
+    private: PrivateTests,
+    executor: Executor,
+    sim: SimParams | None,
+    err: Console,
 ) -> IntrinsicResult:
     if model is None:
         if sim is None:
@@ -78,8 +84,9 @@ async def run_intrinsic(
     method = args.ut_method if args.ut_method != "none" else "prompted"
     style = "reference" if args.variant == "reference" else "paper"
     gen = UTGenerator(model, method, style=style, sampling=INTRINSIC_SAMPLING)  # type: ignore[arg-type]
-    res = IntrinsicResult(method, model.name, bool(getattr(model, "simulated", False)),
-                          he_rule=ls.split is Split.HE)
+    res = IntrinsicResult(
+        method, model.name, bool(getattr(model, "simulated", False)), he_rule=ls.split is Split.HE
+    )
     sem = asyncio.Semaphore(max(1, args.concurrency))
 
     async def problem(p: Problem) -> None:
@@ -100,14 +107,23 @@ async def run_intrinsic(
     return res
 
 
-async def _one(p: Problem, gen: UTGenerator, samples: int, executor: Executor,
-               res: IntrinsicResult, method: str) -> None:
+async def _one(
+    p: Problem,
+    gen: UTGenerator,
+    samples: int,
+    executor: Executor,
+    res: IntrinsicResult,
+    method: str,
+) -> None:
     task = task_from_problem(p)
     for i in range(samples):
         res.samples += 1
-        prop = await gen.propose(task.text(), p.code, sample_index=i,
-                                 hint={"task_id": p.task_id, "purpose": "ut", "method": method,
-                                       "code": p.code})
+        prop = await gen.propose(
+            task.text(),
+            p.code,
+            sample_index=i,
+            hint={"task_id": p.task_id, "purpose": "ut", "method": method, "code": p.code},
+        )
         call = prop.call
         if isinstance(call, parsing.ParsedCall):
             call = await executor.resolve_call(call, 1.0)
@@ -126,13 +142,16 @@ async def _one(p: Problem, gen: UTGenerator, samples: int, executor: Executor,
             continue
         res.valid += 1
         buggy = (await executor.batch(p.code, p.entry_point, [args], GOLD_LIMITS)).outcomes[0]
-        attack = judge(buggy, gold.value, p.tests.check, Semantics.DATASET,
-                       args).verdict is not Verdict.PASS
+        attack = (
+            judge(buggy, gold.value, p.tests.check, Semantics.DATASET, args).verdict
+            is not Verdict.PASS
+        )
         correct = False
         if isinstance(out, parsing.ParsedValue):
             try:
-                correct = bool(outputs_match(out.value, gold.value, p.tests.check,
-                                             Semantics.DATASET, args))
+                correct = bool(
+                    outputs_match(out.value, gold.value, p.tests.check, Semantics.DATASET, args)
+                )
             except Exception:
                 correct = False
         res.attack += attack
@@ -143,9 +162,15 @@ async def _one(p: Problem, gen: UTGenerator, samples: int, executor: Executor,
 def print_intrinsic(out: Console, split: Split, res: IntrinsicResult, *, as_json: bool) -> None:
     rates = res.rates()
     payload: dict[str, Any] = {
-        "split": split.value, "method": res.method, "model": res.model,
-        "simulated": res.simulated, "label": SIMULATED if res.simulated else None,
-        "problems": res.problems, "samples": res.samples, **rates, "errors": res.errors,
+        "split": split.value,
+        "method": res.method,
+        "model": res.model,
+        "simulated": res.simulated,
+        "label": SIMULATED if res.simulated else None,
+        "problems": res.problems,
+        "samples": res.samples,
+        **rates,
+        "errors": res.errors,
     }
     if as_json:
         json.dump(payload, sys.stdout, indent=2)
@@ -154,14 +179,21 @@ def print_intrinsic(out: Console, split: Split, res: IntrinsicResult, *, as_json
     title = f"{split.value}: intrinsic, {res.method}, {res.model}"
     if res.simulated:
         title = f"{SIMULATED}: {title}"
-        out.print(f"{SIMULATED}: these results come from the simulated model (sim), not from a "
-                  "language model.")
+        out.print(
+            f"{SIMULATED}: these results come from the simulated model (sim), not from a "
+            "language model."
+        )
     t = Table(title=title)
     for c in ("samples", "parsed", "valid", "attack rate", "output acc.", "acc. ∩ attack"):
         t.add_column(c, justify="right")
-    t.add_row(str(res.samples), f"{100 * rates['parsed']:.2f}%", f"{100 * rates['valid']:.2f}%",
-              f"{100 * rates['attack_rate']:.2f}%", f"{100 * rates['output_accuracy']:.2f}%",
-              f"{100 * rates['accuracy_and_attack']:.2f}%")
+    t.add_row(
+        str(res.samples),
+        f"{100 * rates['parsed']:.2f}%",
+        f"{100 * rates['valid']:.2f}%",
+        f"{100 * rates['attack_rate']:.2f}%",
+        f"{100 * rates['output_accuracy']:.2f}%",
+        f"{100 * rates['accuracy_and_attack']:.2f}%",
+    )
     out.print(t)
     for e in res.errors[:10]:
         out.print(f"[yellow]problem error[/yellow] {e}")

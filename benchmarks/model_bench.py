@@ -62,38 +62,71 @@ remaining private inputs get at most --cut-limit seconds each (see docs/engine.m
 def add_arguments(bench: argparse.ArgumentParser) -> None:
     """The model-driven options of ``utdebug bench``."""
     g = bench.add_argument_group("model-driven runs (--model M)")
-    g.add_argument("--ut-method", choices=[m.value for m in UTMethod], default="utgen",
-                   help="test generator: utgen/prompted (failing-UT prompt, shows the code), "
-                   "random (no code shown), none (self-critique, no tests)")
-    g.add_argument("--ut-model", default=None,
-                   help="a separate model for test generation and voting (e.g. UTGen-trained)")
+    g.add_argument(
+        "--ut-method",
+        choices=[m.value for m in UTMethod],
+        default="utgen",
+        help="test generator: utgen/prompted (failing-UT prompt, shows the code), "
+        "random (no code shown), none (self-critique, no tests)",
+    )
+    g.add_argument(
+        "--ut-model",
+        default=None,
+        help="a separate model for test generation and voting (e.g. UTGen-trained)",
+    )
     g.add_argument("--rounds", type=int, default=3, help="debugging rounds (default 3)")
     g.add_argument("-n", "--tests", type=int, default=3, help="generated tests per set (default 3)")
-    g.add_argument("-k", "--votes", type=int, default=8,
-                   help="output votes per test (default 8; 0 = no voting)")
-    g.add_argument("--threshold", type=float, default=0.5,
-                   help="keep a test when its top answer has this share of the votes (0.5)")
-    g.add_argument("--variant", choices=[v.value for v in Variant], default="paper",
-                   help="paper: the paper's algorithms; reference: the published code's "
-                   "behaviour (ties accepted, tests rebuilt per candidate, first failing test, "
-                   "4n tries with patience 3)")
+    g.add_argument(
+        "-k",
+        "--votes",
+        type=int,
+        default=8,
+        help="output votes per test (default 8; 0 = no voting)",
+    )
+    g.add_argument(
+        "--threshold",
+        type=float,
+        default=0.5,
+        help="keep a test when its top answer has this share of the votes (0.5)",
+    )
+    g.add_argument(
+        "--variant",
+        choices=[v.value for v in Variant],
+        default="paper",
+        help="paper: the paper's algorithms; reference: the published code's "
+        "behaviour (ties accepted, tests rebuilt per candidate, first failing test, "
+        "4n tries with patience 3)",
+    )
     g.add_argument("--no-backtrack", action="store_true", help="accept every edit")
     g.add_argument("--concurrency", type=int, default=16, help="problems debugged at once")
     g.add_argument("--cost-limit", type=float, default=None, help="US dollars for the whole run")
-    g.add_argument("--no-cache", action="store_true",
-                   help="use neither the response cache (<cache-dir>/responses.sqlite) nor the "
-                   "private-test results of earlier runs (<cache-dir>/private-verdicts/)")
+    g.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="use neither the response cache (<cache-dir>/responses.sqlite) nor the "
+        "private-test results of earlier runs (<cache-dir>/private-verdicts/)",
+    )
     g.add_argument("--samples", type=int, default=3, help="intrinsic: UT samples per problem")
     s = bench.add_argument_group("the simulated model (--model sim)")
-    s.add_argument("--sim-attack", type=float, default=None,
-                   help="P(a test input attacks the code); default by --ut-method (utgen 0.4196)")
-    s.add_argument("--sim-out-acc", type=float, default=None,
-                   help="per-vote output accuracy; default by --ut-method (utgen 0.5804)")
-    s.add_argument("--sim-fix", type=float, default=None,
-                   help="P(a fix, given right feedback); default 0.5")
+    s.add_argument(
+        "--sim-attack",
+        type=float,
+        default=None,
+        help="P(a test input attacks the code); default by --ut-method (utgen 0.4196)",
+    )
+    s.add_argument(
+        "--sim-out-acc",
+        type=float,
+        default=None,
+        help="per-vote output accuracy; default by --ut-method (utgen 0.5804)",
+    )
+    s.add_argument(
+        "--sim-fix", type=float, default=None, help="P(a fix, given right feedback); default 0.5"
+    )
     s.add_argument("--seed", type=int, default=0, help="seed of the simulated model")
-    s.add_argument("--grid", default="0.2,0.3,0.4,0.6,0.7,0.8",
-                   help="voting: per-vote accuracies to compare")
+    s.add_argument(
+        "--grid", default="0.2,0.3,0.4,0.6,0.7,0.8", help="voting: per-vote accuracies to compare"
+    )
 
 
 def check_arguments(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
@@ -119,23 +152,34 @@ def check_arguments(args: argparse.Namespace, parser: argparse.ArgumentParser) -
 
 def engine_settings(args: argparse.Namespace, **over: Any) -> Settings:
     base = Settings(
-        n=args.tests, k=args.votes, threshold=args.threshold, rounds=args.rounds,
-        variant=Variant(args.variant), ut_method=UTMethod(args.ut_method),
+        n=args.tests,
+        k=args.votes,
+        threshold=args.threshold,
+        rounds=args.rounds,
+        variant=Variant(args.variant),
+        ut_method=UTMethod(args.ut_method),
         backtrack=not args.no_backtrack,
-        limits=Limits(per_input=args.timeout, load=5.0, memory_mb=min(args.memory_mb, 1024),
-                      batch=30.0),
+        limits=Limits(
+            per_input=args.timeout, load=5.0, memory_mb=min(args.memory_mb, 1024), batch=30.0
+        ),
     )
     return replace(base, **over)
 
 
 def sim_params(args: argparse.Namespace, method: str | None = None, **over: Any) -> SimParams:
-    p = SimParams.for_method(method or args.ut_method, attack=args.sim_attack,
-                             out_acc=args.sim_out_acc, fix=args.sim_fix, seed=args.seed)
+    p = SimParams.for_method(
+        method or args.ut_method,
+        attack=args.sim_attack,
+        out_acc=args.sim_out_acc,
+        fix=args.sim_fix,
+        seed=args.seed,
+    )
     return replace(p, **over)
 
 
-def build_model(spec_value: str, args: argparse.Namespace, meter: Meter,
-                cache_dir: Path) -> Model | None:
+def build_model(
+    spec_value: str, args: argparse.Namespace, meter: Meter, cache_dir: Path
+) -> Model | None:
     """The model named by ``--model`` (``None`` for ``sim``, which each run builds itself)."""
     from utdebug.agents.cache import CachedModel, ResponseCache
     from utdebug.agents.config import build_litellm_model, resolve_model_spec
@@ -166,9 +210,11 @@ def out_dir_for(args: argparse.Namespace, split: Split, settings: Settings, tag:
         root = Path(args.out) / split.value
         return root / tag if tag else root
     he = f"-{args.he_variant}" if split is Split.HE else ""
-    name = (f"{split.value}{he}-{_slug(args.model)}-{settings.ut_method.value}-"
-            f"{settings.variant.value}-r{settings.rounds}-n{settings.n}-k{settings.k}"
-            f"{'' if settings.backtrack else '-nobt'}")
+    name = (
+        f"{split.value}{he}-{_slug(args.model)}-{settings.ut_method.value}-"
+        f"{settings.variant.value}-r{settings.rounds}-n{settings.n}-k{settings.k}"
+        f"{'' if settings.backtrack else '-nobt'}"
+    )
     return Path("runs") / "debug" / (f"{name}-{tag}" if tag else name)
 
 
@@ -180,8 +226,13 @@ def run_model_bench(args: argparse.Namespace, cfg: SandboxConfig, stop: threadin
     loaded: list[LoadedSplit] = []
     for s in splits:
         try:
-            ls = load_split(s, data_dir=args.data_dir, cache_dir=cache_dir,
-                            he_variant=HeVariant(args.he_variant), verify=not args.no_verify)
+            ls = load_split(
+                s,
+                data_dir=args.data_dir,
+                cache_dir=cache_dir,
+                he_variant=HeVariant(args.he_variant),
+                verify=not args.no_verify,
+            )
             loaded.append(select(ls, args.problems, args.limit))
         except DatasetError as e:
             err.print(f"[red]utdebug bench: {s.value}:[/red] {e}")
@@ -197,18 +248,34 @@ def run_model_bench(args: argparse.Namespace, cfg: SandboxConfig, stop: threadin
         return EXIT_USAGE
     eval_settings = EvalSettings(
         semantics=Semantics(args.semantics),
-        limits=Limits(per_input=args.timeout, memory_mb=args.memory_mb,
-                      batch=args.budget or None,
-                      cut_after=DEFAULT_CUT_AFTER if args.cut_after is None
-                      else (args.cut_after or None),
-                      cut_limit=args.cut_limit),
+        limits=Limits(
+            per_input=args.timeout,
+            memory_mb=args.memory_mb,
+            batch=args.budget or None,
+            cut_after=DEFAULT_CUT_AFTER if args.cut_after is None else (args.cut_after or None),
+            cut_limit=args.cut_limit,
+        ),
     )
     try:
         with Sandbox(cfg) as sb:
-            err.print(f"sandbox: {sb.layers.mode}; active layers: "
-                      f"{', '.join(sorted(sb.layers.active()))}")
-            code = asyncio.run(_main(args, sb, loaded, model, ut_model, meter, eval_settings,
-                                     cache_dir, out, err, stop))
+            err.print(
+                f"sandbox: {sb.layers.mode}; active layers: {', '.join(sorted(sb.layers.active()))}"
+            )
+            code = asyncio.run(
+                _main(
+                    args,
+                    sb,
+                    loaded,
+                    model,
+                    ut_model,
+                    meter,
+                    eval_settings,
+                    cache_dir,
+                    out,
+                    err,
+                    stop,
+                )
+            )
     except SandboxUnavailable as e:
         err.print(f"[red]utdebug bench:[/red] {e}")
         return EXIT_SANDBOX
@@ -222,9 +289,17 @@ def run_model_bench(args: argparse.Namespace, cfg: SandboxConfig, stop: threadin
 
 
 async def _main(
-    args: argparse.Namespace, sb: Sandbox, loaded: list[LoadedSplit], model: Model | None,
-    ut_model: Model | None, meter: Meter, eval_settings: EvalSettings, cache_dir: Path,
-    out: Console, err: Console, stop: threading.Event,
+    args: argparse.Namespace,
+    sb: Sandbox,
+    loaded: list[LoadedSplit],
+    model: Model | None,
+    ut_model: Model | None,
+    meter: Meter,
+    eval_settings: EvalSettings,
+    cache_dir: Path,
+    out: Console,
+    err: Console,
+    stop: threading.Event,
 ) -> int:
     executor = Executor(sb, workers=max(1, args.workers))
     expected_cache = ExpectedCache(cache_dir / "he-expected")
@@ -236,16 +311,33 @@ async def _main(
                 from utdebug.benchmarks.intrinsic import print_intrinsic, run_intrinsic
 
                 res = await run_intrinsic(
-                    ls=ls, model=model, args=args, private=private, executor=executor,
-                    sim=sim_params(args) if model is None else None, err=err,
+                    ls=ls,
+                    model=model,
+                    args=args,
+                    private=private,
+                    executor=executor,
+                    sim=sim_params(args) if model is None else None,
+                    err=err,
                 )
                 print_intrinsic(out, ls.split, res, as_json=args.json)
                 continue
             configs = _configs(args)
             runs: list[tuple[str, DebugRun]] = []
             for tag, settings, params in configs:
-                run = await _debug_one(args, ls, tag, settings, params, model, ut_model,
-                                       executor, private, eval_settings, expected_cache, err)
+                run = await _debug_one(
+                    args,
+                    ls,
+                    tag,
+                    settings,
+                    params,
+                    model,
+                    ut_model,
+                    executor,
+                    private,
+                    eval_settings,
+                    expected_cache,
+                    err,
+                )
                 runs.append((tag, run))
             if args.mode == "eval":
                 print_debug(out, ls.split, runs[0][1], args, meter, as_json=args.json)
@@ -272,9 +364,11 @@ def _configs(args: argparse.Namespace) -> list[tuple[str, Settings, SimParams | 
         for method in ("random", "utgen"):
             base = engine_settings(args, ut_method=UTMethod(method))
             p = sim_params(args, method) if sim else None
-            out += [(f"{method}-full", base, p),
-                    (f"{method}-no-voting", replace(base, k=0), p),
-                    (f"{method}-no-backtracking", replace(base, backtrack=False), p)]
+            out += [
+                (f"{method}-full", base, p),
+                (f"{method}-no-voting", replace(base, k=0), p),
+                (f"{method}-no-backtracking", replace(base, backtrack=False), p),
+            ]
         return out
     grid = [float(x) for x in args.grid.split(",") if x.strip()]
     out = []
@@ -286,9 +380,17 @@ def _configs(args: argparse.Namespace) -> list[tuple[str, Settings, SimParams | 
 
 
 async def _debug_one(
-    args: argparse.Namespace, ls: LoadedSplit, tag: str, settings: Settings,
-    params: SimParams | None, model: Model | None, ut_model: Model | None, executor: Executor,
-    private: PrivateTests, eval_settings: EvalSettings, expected_cache: ExpectedCache,
+    args: argparse.Namespace,
+    ls: LoadedSplit,
+    tag: str,
+    settings: Settings,
+    params: SimParams | None,
+    model: Model | None,
+    ut_model: Model | None,
+    executor: Executor,
+    private: PrivateTests,
+    eval_settings: EvalSettings,
+    expected_cache: ExpectedCache,
     err: Console,
 ) -> DebugRun:
     out_dir = out_dir_for(args, ls.split, settings, tag)
@@ -296,8 +398,14 @@ async def _debug_one(
     label = f"[bold]{ls.split.value}[/bold] {tag or settings.ut_method.value}"
     if params is not None:
         label += f" [yellow]{SIMULATED}[/yellow]"
-    progress = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(),
-                        TextColumn("{task.fields[last]}"), TimeElapsedColumn(), console=err)
+    progress = Progress(
+        TextColumn(label),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[last]}"),
+        TimeElapsedColumn(),
+        console=err,
+    )
     with progress:
         bar = progress.add_task("debug", total=total, last="")
 
@@ -312,12 +420,23 @@ async def _debug_one(
         if params is not None:
             key_extra["sim"] = params.to_json()
         return await debug_split(
-            split=ls.split, problems=ls.problems, errors=ls.errors,
-            model=model if model is not None else _placeholder(), settings=settings,
-            sandbox=executor.sandbox, eval_settings=eval_settings, out_dir=out_dir,
-            sources=ls.sources, key_extra=key_extra, expected_cache=expected_cache,
-            concurrency=args.concurrency, sim_params=params, on_record=on_record,
-            executor=executor, private=private, ut_model=ut_model,
+            split=ls.split,
+            problems=ls.problems,
+            errors=ls.errors,
+            model=model if model is not None else _placeholder(),
+            settings=settings,
+            sandbox=executor.sandbox,
+            eval_settings=eval_settings,
+            out_dir=out_dir,
+            sources=ls.sources,
+            key_extra=key_extra,
+            expected_cache=expected_cache,
+            concurrency=args.concurrency,
+            sim_params=params,
+            on_record=on_record,
+            executor=executor,
+            private=private,
+            ut_model=ut_model,
         )
 
 
@@ -336,28 +455,48 @@ def _title(text: str, simulated: bool) -> str:
 
 def _sim_note(out: Console, simulated: bool) -> None:
     if simulated:
-        out.print(f"{SIMULATED}: these results come from the simulated model (sim), not from a "
-                  "language model.")
+        out.print(
+            f"{SIMULATED}: these results come from the simulated model (sim), not from a "
+            "language model."
+        )
 
 
-def print_debug(out: Console, split: Split, run: DebugRun, args: argparse.Namespace,
-                meter: Meter, *, as_json: bool) -> None:
+def print_debug(
+    out: Console,
+    split: Split,
+    run: DebugRun,
+    args: argparse.Namespace,
+    meter: Meter,
+    *,
+    as_json: bool,
+) -> None:
     s = run.summary
     if as_json:
-        json.dump({"split": split.value, "out_dir": str(run.out_dir),
-                   "wall_seconds": round(run.wall_seconds, 2), "summary": s}, sys.stdout,
-                  indent=2)
+        json.dump(
+            {
+                "split": split.value,
+                "out_dir": str(run.out_dir),
+                "wall_seconds": round(run.wall_seconds, 2),
+                "summary": s,
+            },
+            sys.stdout,
+            indent=2,
+        )
         sys.stdout.write("\n")
         return
     _sim_note(out, s["simulated"])
-    t = Table(title=_title(f"{split.value}, {s['model']}, {s['settings']['ut_method']}",
-                           s["simulated"]))
+    t = Table(
+        title=_title(f"{split.value}, {s['model']}, {s['settings']['ut_method']}", s["simulated"])
+    )
     t.add_column("round", justify="right")
     t.add_column("pass@1", justify="right")
     t.add_column("mean pass rate", justify="right")
     for r in s["rounds"]:
-        t.add_row(str(r["round"]), f"{100 * r['pass_at_1']:.2f}% ({r['solved']})",
-                  f"{100 * r['mean_pass_rate']:.2f}%")
+        t.add_row(
+            str(r["round"]),
+            f"{100 * r['pass_at_1']:.2f}% ({r['solved']})",
+            f"{100 * r['mean_pass_rate']:.2f}%",
+        )
     out.print(t)
     i = s["intrinsic"]
     u = s["usage"]
@@ -385,20 +524,31 @@ def print_debug(out: Console, split: Split, run: DebugRun, args: argparse.Namesp
     out.print(f"{split.value}: samples and summary in {run.out_dir}/")
 
 
-def print_ablation(out: Console, split: Split, runs: list[tuple[str, DebugRun]], *,
-                   as_json: bool) -> None:
+def print_ablation(
+    out: Console, split: Split, runs: list[tuple[str, DebugRun]], *, as_json: bool
+) -> None:
     rows = []
     for tag, run in runs:
         method, _, what = tag.partition("-")
         final = run.summary["rounds"][-1]
-        rows.append({"method": method, "config": what, "pass_at_1": final["pass_at_1"],
-                     "mean_pass_rate": final["mean_pass_rate"],
-                     "simulated": run.summary["simulated"], "out_dir": str(run.out_dir),
-                     "wall_seconds": round(run.wall_seconds, 2)})
+        rows.append(
+            {
+                "method": method,
+                "config": what,
+                "pass_at_1": final["pass_at_1"],
+                "mean_pass_rate": final["mean_pass_rate"],
+                "simulated": run.summary["simulated"],
+                "out_dir": str(run.out_dir),
+                "wall_seconds": round(run.wall_seconds, 2),
+            }
+        )
     sim = any(r["simulated"] for r in rows)
     if as_json:
-        json.dump({"split": split.value, "label": SIMULATED if sim else None, "rows": rows},
-                  sys.stdout, indent=2)
+        json.dump(
+            {"split": split.value, "label": SIMULATED if sim else None, "rows": rows},
+            sys.stdout,
+            indent=2,
+        )
         sys.stdout.write("\n")
         return
     _sim_note(out, sim)
@@ -410,24 +560,34 @@ def print_ablation(out: Console, split: Split, runs: list[tuple[str, DebugRun]],
         if r["config"] == "full":
             full[r["method"]] = r["pass_at_1"]
         delta = r["pass_at_1"] - full.get(r["method"], r["pass_at_1"])
-        t.add_row(r["method"], r["config"].replace("-", " "), f"{100 * r['pass_at_1']:.2f}%",
-                  "" if r["config"] == "full" else f"{100 * delta:+.2f}",
-                  f"{100 * r['mean_pass_rate']:.2f}%")
+        t.add_row(
+            r["method"],
+            r["config"].replace("-", " "),
+            f"{100 * r['pass_at_1']:.2f}%",
+            "" if r["config"] == "full" else f"{100 * delta:+.2f}",
+            f"{100 * r['mean_pass_rate']:.2f}%",
+        )
     out.print(t)
 
 
-def print_voting(out: Console, split: Split, runs: list[tuple[str, DebugRun]], *,
-                 as_json: bool) -> None:
+def print_voting(
+    out: Console, split: Split, runs: list[tuple[str, DebugRun]], *, as_json: bool
+) -> None:
     rows: dict[str, dict[str, Any]] = {}
     for tag, run in runs:
         acc, _, k = tag.partition("-")
         i = run.summary["intrinsic"]
         row = rows.setdefault(acc, {"per_vote_accuracy": float(acc[3:])})
         row["voting" if k != "k0" else "single"] = {
-            "output_accuracy": i["output_accuracy"], "tests": i["tests"]}
+            "output_accuracy": i["output_accuracy"],
+            "tests": i["tests"],
+        }
     if as_json:
-        json.dump({"split": split.value, "label": SIMULATED, "rows": list(rows.values())},
-                  sys.stdout, indent=2)
+        json.dump(
+            {"split": split.value, "label": SIMULATED, "rows": list(rows.values())},
+            sys.stdout,
+            indent=2,
+        )
         sys.stdout.write("\n")
         return
     _sim_note(out, True)
@@ -437,7 +597,11 @@ def print_voting(out: Console, split: Split, runs: list[tuple[str, DebugRun]], *
     for row in rows.values():
         single = row.get("single", {}).get("output_accuracy", 0.0)
         voted = row.get("voting", {}).get("output_accuracy", 0.0)
-        t.add_row(f"{100 * row['per_vote_accuracy']:.0f}%", f"{100 * single:.2f}%",
-                  f"{100 * voted:.2f}%", "raises" if voted > single else "lowers",
-                  str(row.get("voting", {}).get("tests", 0)))
+        t.add_row(
+            f"{100 * row['per_vote_accuracy']:.0f}%",
+            f"{100 * single:.2f}%",
+            f"{100 * voted:.2f}%",
+            "raises" if voted > single else "lowers",
+            str(row.get("voting", {}).get("tests", 0)),
+        )
     out.print(t)

@@ -385,7 +385,12 @@ class Sandbox:
         return res
 
     def _job(
-        self, code: str, entry: str, enc: EncodedInputs, start: int, lim: Limits,
+        self,
+        code: str,
+        entry: str,
+        enc: EncodedInputs,
+        start: int,
+        lim: Limits,
         timeouts: int = 0,
     ) -> dict[str, Any]:
         each = [lim.limit_of(i) for i in range(start, len(enc))]
@@ -557,8 +562,11 @@ def _outcome(msg: dict[str, Any]) -> Outcome:
         except (ValueError, TypeError, KeyError, RecursionError, MemoryError, OverflowError) as e:
             return _violation(f"undecodable result ({type(e).__name__}: {str(e)[:200]})")
     if s == "timeout":
-        why = "timed out at the reduced limit (after earlier timeouts)" if msg.get("c") else (
-            "timed out")
+        why = (
+            "timed out at the reduced limit (after earlier timeouts)"
+            if msg.get("c")
+            else ("timed out")
+        )
         return Outcome(Status.TIMEOUT, None, "Timeout", why, t)
     if s == "exc" and isinstance(msg.get("e"), list) and len(msg["e"]) == 2:
         etype, emsg = _error_pair(msg["e"])

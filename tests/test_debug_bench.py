@@ -18,17 +18,32 @@ FAST = "6,7,9,11,12,16,58,61,63,68,69,70,72,74,77,89,92,93,99,100,103,109,113,11
 """Hard problems whose given code runs quickly (no per-input timeouts)."""
 
 
-def utdebug(*args: str, env: dict[str, str] | None = None,
-            timeout: float = 300) -> subprocess.CompletedProcess[str]:
+def utdebug(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "utdebug", *args], capture_output=True, text=True,
-        timeout=timeout, env={**os.environ, **(env or {})},
+        [sys.executable, "-m", "utdebug", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
     )
 
 
 def test_sim_run_is_labelled_recorded_and_resumes(data_dir: Path, tmp_path: Path) -> None:
-    args = ["bench", "--split", "hard", "--model", "sim", "--problems", "6,7,9,11",
-            "--data-dir", str(data_dir), "--out", str(tmp_path)]
+    args = [
+        "bench",
+        "--split",
+        "hard",
+        "--model",
+        "sim",
+        "--problems",
+        "6,7,9,11",
+        "--data-dir",
+        str(data_dir),
+        "--out",
+        str(tmp_path),
+    ]
     r = utdebug(*args, "--json")
     assert r.returncode == 0, r.stderr
     s = json.loads(r.stdout)["summary"]
@@ -45,8 +60,9 @@ def test_sim_run_is_labelled_recorded_and_resumes(data_dir: Path, tmp_path: Path
         kinds = [e["kind"] for e in rec["events"]]
         assert kinds[0] == "session_started" and kinds[-1] == "finished"
         assert "test_kept" in kinds and "round_finished" in kinds
-        assert "SIMULATED" in next(e for e in rec["events"] if e["kind"] == "test_proposed")[
-            "reply"]
+        assert (
+            "SIMULATED" in next(e for e in rec["events"] if e["kind"] == "test_proposed")["reply"]
+        )
     assert json.loads((tmp_path / "hard" / SUMMARY).read_text())["label"] == "SIMULATED"
     # The same command again: nothing is recomputed, the summary is identical.
     again = utdebug(*args)
@@ -57,17 +73,45 @@ def test_sim_run_is_labelled_recorded_and_resumes(data_dir: Path, tmp_path: Path
 
 
 def test_sim_runs_are_deterministic_per_seed(data_dir: Path, tmp_path: Path) -> None:
-    base = ["bench", "--split", "hard", "--model", "sim", "--problems", "12,16,58",
-            "--data-dir", str(data_dir), "--json"]
+    base = [
+        "bench",
+        "--split",
+        "hard",
+        "--model",
+        "sim",
+        "--problems",
+        "12,16,58",
+        "--data-dir",
+        str(data_dir),
+        "--json",
+    ]
     a = json.loads(utdebug(*base, "--out", str(tmp_path / "a")).stdout)["summary"]
     b = json.loads(utdebug(*base, "--out", str(tmp_path / "b")).stdout)["summary"]
     assert a["rounds"] == b["rounds"] and a["intrinsic"] == b["intrinsic"]
 
 
 def test_reference_variant_and_no_voting_run(data_dir: Path, tmp_path: Path) -> None:
-    r = utdebug("bench", "--split", "hard", "--model", "sim", "--problems", "61,63",
-                "--variant", "reference", "-k", "0", "--no-backtrack", "--rounds", "2",
-                "--data-dir", str(data_dir), "--out", str(tmp_path), "--json")
+    r = utdebug(
+        "bench",
+        "--split",
+        "hard",
+        "--model",
+        "sim",
+        "--problems",
+        "61,63",
+        "--variant",
+        "reference",
+        "-k",
+        "0",
+        "--no-backtrack",
+        "--rounds",
+        "2",
+        "--data-dir",
+        str(data_dir),
+        "--out",
+        str(tmp_path),
+        "--json",
+    )
     assert r.returncode == 0, r.stderr
     s = json.loads(r.stdout)["summary"]
     assert s["settings"]["variant"] == "reference" and s["settings"]["k"] == 0
@@ -77,8 +121,19 @@ def test_reference_variant_and_no_voting_run(data_dir: Path, tmp_path: Path) -> 
 
 
 def test_intrinsic_protocol_with_sim(data_dir: Path) -> None:
-    r = utdebug("bench", "intrinsic", "--split", "hard", "--model", "sim", "--problems", FAST,
-                "--data-dir", str(data_dir), "--json")
+    r = utdebug(
+        "bench",
+        "intrinsic",
+        "--split",
+        "hard",
+        "--model",
+        "sim",
+        "--problems",
+        FAST,
+        "--data-dir",
+        str(data_dir),
+        "--json",
+    )
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["label"] == "SIMULATED" and out["samples"] == 3 * len(FAST.split(","))
@@ -90,9 +145,23 @@ def test_intrinsic_protocol_with_sim(data_dir: Path) -> None:
 
 def test_voting_helps_above_half_and_hurts_below(data_dir: Path, tmp_path: Path) -> None:
     """Measured over many problems (the direction, not a value on one problem)."""
-    r = utdebug("bench", "voting", "--split", "hard", "--model", "sim", "--problems", FAST,
-                "--grid", "0.3,0.75", "--data-dir", str(data_dir), "--out", str(tmp_path),
-                "--json")
+    r = utdebug(
+        "bench",
+        "voting",
+        "--split",
+        "hard",
+        "--model",
+        "sim",
+        "--problems",
+        FAST,
+        "--grid",
+        "0.3,0.75",
+        "--data-dir",
+        str(data_dir),
+        "--out",
+        str(tmp_path),
+        "--json",
+    )
     assert r.returncode == 0, r.stderr
     rows = {row["per_vote_accuracy"]: row for row in json.loads(r.stdout)["rows"]}
     low, high = rows[0.3], rows[0.75]
@@ -101,18 +170,41 @@ def test_voting_helps_above_half_and_hurts_below(data_dir: Path, tmp_path: Path)
 
 
 def test_scripted_model_file(data_dir: Path, tmp_path: Path) -> None:
-    ut = ("## Unit Test\n### Input Arguments\nArguments: ```differ_At_One_Bit_Pos(2, 4)```\n"
-          "### Output\nOutput: ```False```")
+    def ut(a: int, b: int, out: bool) -> str:
+        call = f"differ_At_One_Bit_Pos({a}, {b})"
+        return (
+            f"## Unit Test\n### Input Arguments\nArguments: ```{call}```\n"
+            f"### Output\nOutput: ```{out}```"
+        )
+
+    # The given code mishandles negative numbers: -1 ^ -2 == 1 differs in one bit.
     script = {
-        "ut": [ut] * 9,
-        "vote": ["Output: ```False```"] * 72,
-        "debug": ["```python\ndef differ_At_One_Bit_Pos(a, b):\n"
-                  "    x = a ^ b\n    return x > 0 and x & (x - 1) == 0\n```"] * 3,
+        "ut": [ut(-1, -2, True), ut(2, 4, False), ut(5, 4, True)] * 3,
+        "vote": ["Output: ```True```"] * 8
+        + ["Output: ```False```"] * 8
+        + ["Output: ```True```"] * 56,
+        "debug": [
+            "```python\ndef differ_At_One_Bit_Pos(a, b):\n"
+            "    x = a ^ b\n    return x > 0 and x & (x - 1) == 0\n```"
+        ]
+        * 3,
     }
     path = tmp_path / "script.json"
     path.write_text(json.dumps(script))
-    r = utdebug("bench", "--split", "hard", "--model", f"scripted:{path}", "--problems", "6",
-                "--data-dir", str(data_dir), "--out", str(tmp_path / "run"), "--json")
+    r = utdebug(
+        "bench",
+        "--split",
+        "hard",
+        "--model",
+        f"scripted:{path}",
+        "--problems",
+        "6",
+        "--data-dir",
+        str(data_dir),
+        "--out",
+        str(tmp_path / "run"),
+        "--json",
+    )
     assert r.returncode == 0, r.stderr
     s = json.loads(r.stdout)["summary"]
     assert s["rounds"][-1]["pass_at_1"] == 1.0  # the scripted fix is the gold behaviour
@@ -121,9 +213,21 @@ def test_scripted_model_file(data_dir: Path, tmp_path: Path) -> None:
 
 def test_auth_error_is_one_clear_message(data_dir: Path, tmp_path: Path) -> None:
     env = {k: "" for k in ("OPENAI_API_KEY", "UTDEBUG_MODEL", "UTDEBUG_CONFIG")}
-    r = utdebug("bench", "--split", "hard", "--model", "openai/gpt-4o-mini", "--problems",
-                "6,7,9", "--data-dir", str(data_dir), "--out", str(tmp_path), "--no-cache",
-                env=env)
+    r = utdebug(
+        "bench",
+        "--split",
+        "hard",
+        "--model",
+        "openai/gpt-4o-mini",
+        "--problems",
+        "6,7,9",
+        "--data-dir",
+        str(data_dir),
+        "--out",
+        str(tmp_path),
+        "--no-cache",
+        env=env,
+    )
     assert r.returncode == 1, r.stderr
     assert "OPENAI_API_KEY" in r.stderr
     assert r.stderr.count("OPENAI_API_KEY") <= 2  # one message, not one per problem
@@ -131,21 +235,48 @@ def test_auth_error_is_one_clear_message(data_dir: Path, tmp_path: Path) -> None
 
 
 def test_bad_arguments_are_usage_errors(data_dir: Path) -> None:
-    for bad in (["--rounds", "-1"], ["--sim-out-acc", "1.5"], ["-n", "0"],
-                ["--threshold", "0"], ["--concurrency", "0"]):
+    for bad in (
+        ["--rounds", "-1"],
+        ["--sim-out-acc", "1.5"],
+        ["-n", "0"],
+        ["--threshold", "0"],
+        ["--concurrency", "0"],
+    ):
         r = utdebug("bench", "--model", "sim", *bad)
         assert r.returncode == 2, bad
     assert utdebug("bench", "intrinsic").returncode == 2  # needs --model
     assert utdebug("bench", "voting", "--model", "scripted:x.json").returncode == 2
-    missing = utdebug("bench", "--model", "scripted:/nonexistent.json", "--problems", "6",
-                      "--data-dir", str(data_dir))
+    missing = utdebug(
+        "bench",
+        "--model",
+        "scripted:/nonexistent.json",
+        "--problems",
+        "6",
+        "--data-dir",
+        str(data_dir),
+    )
     assert missing.returncode == 2 and "no such file" in missing.stderr
 
 
 def test_interrupt_keeps_finished_problems_and_resumes(data_dir: Path, tmp_path: Path) -> None:
-    cmd = [sys.executable, "-m", "utdebug", "bench", "--split", "hard", "--model", "sim",
-           "--problems", FAST, "--concurrency", "1", "--data-dir", str(data_dir),
-           "--out", str(tmp_path)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "utdebug",
+        "bench",
+        "--split",
+        "hard",
+        "--model",
+        "sim",
+        "--problems",
+        FAST,
+        "--concurrency",
+        "1",
+        "--data-dir",
+        str(data_dir),
+        "--out",
+        str(tmp_path),
+    ]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     samples = tmp_path / "hard" / SAMPLES
     deadline = time.monotonic() + 120
@@ -171,8 +302,22 @@ def test_interrupt_keeps_finished_problems_and_resumes(data_dir: Path, tmp_path:
 
 @pytest.mark.parametrize("mode", ["ablation"])
 def test_ablation_table_is_labelled(data_dir: Path, tmp_path: Path, mode: str) -> None:
-    r = utdebug("bench", mode, "--split", "hard", "--model", "sim", "--problems", "6,7,9",
-                "--rounds", "1", "--data-dir", str(data_dir), "--out", str(tmp_path))
+    r = utdebug(
+        "bench",
+        mode,
+        "--split",
+        "hard",
+        "--model",
+        "sim",
+        "--problems",
+        "6,7,9",
+        "--rounds",
+        "1",
+        "--data-dir",
+        str(data_dir),
+        "--out",
+        str(tmp_path),
+    )
     assert r.returncode == 0, r.stderr
     assert "SIMULATED" in r.stdout
     for row in ("no voting", "no backtracking", "full"):

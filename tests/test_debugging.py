@@ -44,13 +44,31 @@ def _problems(hard: LoadedSplit, ids: list[str]) -> list[Any]:
     return [by_id[i] for i in ids]
 
 
-def _run(hard: LoadedSplit, sandbox: Sandbox, out: Path, model: Any, ids: list[str],
-         settings: Settings, **kw: Any) -> Any:
-    return asyncio.run(debug_split(
-        split=Split.HARD, problems=_problems(hard, ids), errors=[], model=model,
-        settings=settings, sandbox=sandbox, eval_settings=EvalSettings(), out_dir=out,
-        sources=hard.sources, key_extra={}, expected_cache=ExpectedCache(None), **kw,
-    ))
+def _run(
+    hard: LoadedSplit,
+    sandbox: Sandbox,
+    out: Path,
+    model: Any,
+    ids: list[str],
+    settings: Settings,
+    **kw: Any,
+) -> Any:
+    return asyncio.run(
+        debug_split(
+            split=Split.HARD,
+            problems=_problems(hard, ids),
+            errors=[],
+            model=model,
+            settings=settings,
+            sandbox=sandbox,
+            eval_settings=EvalSettings(),
+            out_dir=out,
+            sources=hard.sources,
+            key_extra={},
+            expected_cache=ExpectedCache(None),
+            **kw,
+        )
+    )
 
 
 def test_a_problem_that_errors_is_recorded_and_the_run_goes_on(
@@ -79,8 +97,17 @@ def test_private_results_are_cached_across_runs(
     def run_once(out: str) -> tuple[dict[str, Any], int, int]:
         ex = Executor(sandbox)
         private = PrivateTests(ex, EvalSettings(), ExpectedCache(None), cache)
-        r = _run(hard, sandbox, tmp_path / out, None, FAST, settings,
-                 sim_params=SimParams(), executor=ex, private=private)
+        r = _run(
+            hard,
+            sandbox,
+            tmp_path / out,
+            None,
+            FAST,
+            settings,
+            sim_params=SimParams(),
+            executor=ex,
+            private=private,
+        )
         ex.close()
         return r.summary, private.evaluations, private.cached
 
@@ -105,8 +132,9 @@ def test_scores_from_private_results_match_running_the_tests(
         await private.evaluate(p.task_id, p.code)
         exp = private.expected(p.task_id)
         tests = [
-            UnitTest(i, p.tests.inputs[i], "call", exp[i] if i % 2 else "wrong",
-                     target=code_id(p.code))
+            UnitTest(
+                i, p.tests.inputs[i], "call", exp[i] if i % 2 else "wrong", target=code_id(p.code)
+            )
             for i in range(len(p.tests.inputs))
         ]
         codes = {code_id(p.code): p.code}

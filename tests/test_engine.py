@@ -112,13 +112,25 @@ def test_tally_threshold_counts_unparsed_draws() -> None:
 
 
 def test_paper_loop_fixes_the_code(executor: Executor) -> None:
-    model = ScriptedModel({
-        "ut": [ut("add(1, 2)", "3"), ut("add(2, 2)", "4"), ut("add(0, 5)", "5"),
-               ut("add(3, 3)", "6"), ut("add(7, 1)", "8"), ut("add(4, 0)", "4")],
-        "vote": votes(*["3"] * 8) + votes(*["4"] * 6, "5", "5") + votes(*["5"] * 8)
-        + votes(*["6"] * 8) + votes(*["8"] * 8) + votes(*["4"] * 8),
-        "debug": [fix(FIXED)],
-    })
+    model = ScriptedModel(
+        {
+            "ut": [
+                ut("add(1, 2)", "3"),
+                ut("add(2, 2)", "4"),
+                ut("add(0, 5)", "5"),
+                ut("add(3, 3)", "6"),
+                ut("add(7, 1)", "8"),
+                ut("add(4, 0)", "4"),
+            ],
+            "vote": votes(*["3"] * 8)
+            + votes(*["4"] * 6, "5", "5")
+            + votes(*["5"] * 8)
+            + votes(*["6"] * 8)
+            + votes(*["8"] * 8)
+            + votes(*["4"] * 8),
+            "debug": [fix(FIXED)],
+        }
+    )
     session = Session(TASK, model, executor, Settings(rounds=3))
     result = run(session)
     ev = result.events
@@ -143,18 +155,23 @@ def test_paper_loop_fixes_the_code(executor: Executor) -> None:
 
 
 def test_worse_edit_is_backtracked(executor: Executor) -> None:
-    model = ScriptedModel({
-        "ut": [ut("add(1, 2)"), ut("add(2, 0)"), ut("add(0, 5)")],
-        "vote": votes(*["3"] * 8) + votes(*["2"] * 8) + votes(*["5"] * 8),
-        "debug": [fix(WORSE), "I am not sure what to change.", fix(WORSE)],
-    })
+    model = ScriptedModel(
+        {
+            "ut": [ut("add(1, 2)"), ut("add(2, 0)"), ut("add(0, 5)")],
+            "vote": votes(*["3"] * 8) + votes(*["2"] * 8) + votes(*["5"] * 8),
+            "debug": [fix(WORSE), "I am not sure what to change.", fix(WORSE)],
+        }
+    )
     session = Session(TASK, model, executor, Settings(rounds=3))
     result = run(session)
     ev = result.events
     assert result.code.strip() == BUGGY.strip()
     bt = kinds(ev, Backtracked)
-    assert [b.reason for b in bt] == ["pass rate did not rise", "no code in the reply",
-                                      "pass rate did not rise"]
+    assert [b.reason for b in bt] == [
+        "pass rate did not rise",
+        "no code in the reply",
+        "pass rate did not rise",
+    ]
     assert bt[0].pre == pytest.approx(1 / 3) and bt[0].post == pytest.approx(0.0)
     # A rejected edit leaves no trace in the chat of the next request.
     debug_reqs = [r for r in model.requests if r.purpose == "debug"]
@@ -163,26 +180,40 @@ def test_worse_edit_is_backtracked(executor: Executor) -> None:
 
 
 def test_without_backtracking_every_edit_is_kept(executor: Executor) -> None:
-    model = ScriptedModel({
-        "ut": [ut("add(1, 2)"), ut("add(2, 0)"), ut("add(0, 5)")] * 2,
-        "vote": (votes(*["3"] * 8) + votes(*["2"] * 8) + votes(*["5"] * 8)) * 2,
-        "debug": [fix(WORSE)],
-    })
+    model = ScriptedModel(
+        {
+            "ut": [ut("add(1, 2)"), ut("add(2, 0)"), ut("add(0, 5)")] * 2,
+            "vote": (votes(*["3"] * 8) + votes(*["2"] * 8) + votes(*["5"] * 8)) * 2,
+            "debug": [fix(WORSE)],
+        }
+    )
     result = run(Session(TASK, model, executor, Settings(rounds=1, backtrack=False)))
     assert result.code.strip() == WORSE.strip()
     assert kinds(result.events, EditAccepted)[0].reason == "backtracking off"
 
 
 def test_dropped_tests_unparsable_low_votes_duplicates(executor: Executor) -> None:
-    model = ScriptedModel({
-        "ut": ["I would test it with some numbers.", ut("add(1, 2)"), ut("add(1, 2)"),
-               ut("add(5, 5)"), ut("add(9, 9)"), ut("add(a=3, b=4)"), ut("add(0, 0)"),
-               ut("add(1, 1)"), ut("add(2, 2)")],
-        "vote": votes(*["3"] * 8) + votes(*["3"] * 8)
-        + votes("10", "10", "10", "11", "12", "13", "x y", "14")
-        + votes(*["18"] * 5, "17", "17", "16") + votes(*["7"] * 8),
-        "debug": [fix(FIXED)],
-    })
+    model = ScriptedModel(
+        {
+            "ut": [
+                "I would test it with some numbers.",
+                ut("add(1, 2)"),
+                ut("add(1, 2)"),
+                ut("add(5, 5)"),
+                ut("add(9, 9)"),
+                ut("add(a=3, b=4)"),
+                ut("add(0, 0)"),
+                ut("add(1, 1)"),
+                ut("add(2, 2)"),
+            ],
+            "vote": votes(*["3"] * 8)
+            + votes(*["3"] * 8)
+            + votes("10", "10", "10", "11", "12", "13", "x y", "14")
+            + votes(*["18"] * 5, "17", "17", "16")
+            + votes(*["7"] * 8),
+            "debug": [fix(FIXED)],
+        }
+    )
     session = Session(TASK, model, executor, Settings(rounds=0))
     result = run(session)
     reasons = [d.reason for d in kinds(result.events, TestDropped)]
@@ -204,21 +235,33 @@ def test_tries_are_capped_at_three_n(executor: Executor) -> None:
 
 
 def test_no_voting_uses_the_generators_own_output(executor: Executor) -> None:
-    model = ScriptedModel({"ut": [ut("add(1, 2)", "3"), ut("add(2, 3)", "5"),
-                                  ut("add(4, 4)", "8")], "vote": [], "debug": []})
+    model = ScriptedModel(
+        {
+            "ut": [ut("add(1, 2)", "3"), ut("add(2, 3)", "5"), ut("add(4, 4)", "8")],
+            "vote": [],
+            "debug": [],
+        }
+    )
     result = run(Session(TASK, model, executor, Settings(k=0, rounds=0)))
     assert [t.expected for t in result.tests] == [3, 5, 8]
     assert not kinds(result.events, VoteCast)
 
 
 def test_hostile_inputs_are_contained(executor: Executor) -> None:
-    model = ScriptedModel({
-        "ut": [ut("add(10**10**10, 1)"), ut("add([0] * 10**10, 1)"),
-               ut("add(__import__('os').system('touch /tmp/pwned'), 1)"), ut("add(1, 2)"),
-               ut("add(2, 2)"), ut("add(3, 3)")],
-        "vote": votes(*["3"] * 8) + votes(*["4"] * 8) + votes(*["6"] * 8),
-        "debug": [],
-    })
+    model = ScriptedModel(
+        {
+            "ut": [
+                ut("add(10**10**10, 1)"),
+                ut("add([0] * 10**10, 1)"),
+                ut("add(__import__('os').system('touch /tmp/pwned'), 1)"),
+                ut("add(1, 2)"),
+                ut("add(2, 2)"),
+                ut("add(3, 3)"),
+            ],
+            "vote": votes(*["3"] * 8) + votes(*["4"] * 8) + votes(*["6"] * 8),
+            "debug": [],
+        }
+    )
     result = run(Session(TASK, model, executor, Settings(rounds=0)))
     reasons = [d.reason for d in kinds(result.events, TestDropped)]
     assert len(reasons) == 3 and all(r.startswith("unparsable") for r in reasons)
@@ -228,11 +271,13 @@ def test_hostile_inputs_are_contained(executor: Executor) -> None:
 def test_a_test_that_hangs_times_out_and_the_loop_goes_on(executor: Executor) -> None:
     hang = "def add(a, b):\n    while a:\n        pass\n    return b\n"
     task = Task("toy/hang", "Return the sum.", "add(a, b)", "add", hang)
-    model = ScriptedModel({
-        "ut": [ut("add(1, 2)"), ut("add(0, 2)"), ut("add(5, 0)")],
-        "vote": votes(*["3"] * 8) + votes(*["2"] * 8) + votes(*["5"] * 8),
-        "debug": [fix(FIXED)],
-    })
+    model = ScriptedModel(
+        {
+            "ut": [ut("add(1, 2)"), ut("add(0, 2)"), ut("add(5, 0)")],
+            "vote": votes(*["3"] * 8) + votes(*["2"] * 8) + votes(*["5"] * 8),
+            "debug": [fix(FIXED)],
+        }
+    )
     s = Settings(rounds=1)
     s = Settings(rounds=1, limits=type(s.limits)(per_input=0.3, load=2.0, batch=5.0))
     result = run(Session(task, model, executor, s))
@@ -246,11 +291,13 @@ def test_a_test_that_hangs_times_out_and_the_loop_goes_on(executor: Executor) ->
 def test_a_program_that_eats_memory_fails_its_tests(executor: Executor) -> None:
     hog = "def add(a, b):\n    x = [0] * (10 ** 10)\n    return a + b\n"
     task = Task("toy/hog", "Return the sum.", "add(a, b)", "add", hog)
-    model = ScriptedModel({
-        "ut": [ut("add(1, 2)"), ut("add(0, 2)"), ut("add(5, 0)")],
-        "vote": votes(*["3"] * 8) + votes(*["2"] * 8) + votes(*["5"] * 8),
-        "debug": [fix(FIXED)],
-    })
+    model = ScriptedModel(
+        {
+            "ut": [ut("add(1, 2)"), ut("add(0, 2)"), ut("add(5, 0)")],
+            "vote": votes(*["3"] * 8) + votes(*["2"] * 8) + votes(*["5"] * 8),
+            "debug": [fix(FIXED)],
+        }
+    )
     result = run(Session(task, model, executor, Settings(rounds=1)))
     first_run = kinds(result.events, TestsRun)[0]
     assert {v["verdict"] for v in first_run.verdicts} == {"fail"}
@@ -277,12 +324,14 @@ def test_model_error_ends_the_session_with_a_reason(executor: Executor) -> None:
 
 def test_reference_variant_accepts_ties_and_keeps_rejected_reply(executor: Executor) -> None:
     first_arg = "def add(a, b):\n    return a\n"
-    model = ScriptedModel({
-        "ut": [ut("add(1, 2)"), ut("add(2, 0)"), ut("add(0, 5)"), ut("add(7, 7)")] * 3,
-        "vote": (votes(*["3"] * 8) + votes(*["2"] * 8) + votes(*["5"] * 8)
-                 + votes(*["14"] * 8)) * 3,
-        "debug": [fix(BUGGY), fix(WORSE), fix(first_arg)],
-    })
+    model = ScriptedModel(
+        {
+            "ut": [ut("add(1, 2)"), ut("add(2, 0)"), ut("add(0, 5)"), ut("add(7, 7)")] * 3,
+            "vote": (votes(*["3"] * 8) + votes(*["2"] * 8) + votes(*["5"] * 8) + votes(*["14"] * 8))
+            * 3,
+            "debug": [fix(BUGGY), fix(WORSE), fix(first_arg)],
+        }
+    )
     s = Settings(rounds=3, variant=Variant.REFERENCE)
     result = run(Session(TASK, model, executor, s))
     ev = result.events
@@ -303,8 +352,9 @@ def test_reference_variant_accepts_ties_and_keeps_rejected_reply(executor: Execu
 
 
 def test_reference_variant_tries_four_n_with_patience(executor: Executor) -> None:
-    model = ScriptedModel({"ut": [ut("add(1, 2)")] * 20, "vote": votes(*["3"] * 8) * 20,
-                           "debug": []})
+    model = ScriptedModel(
+        {"ut": [ut("add(1, 2)")] * 20, "vote": votes(*["3"] * 8) * 20, "debug": []}
+    )
     result = run(Session(TASK, model, executor, Settings(rounds=0, variant=Variant.REFERENCE)))
     # One test kept, then duplicates make no progress: patience 3 stops after 3 more tries.
     assert len(kinds(result.events, TestProposed)) == 4
@@ -315,11 +365,15 @@ def test_reference_variant_tries_four_n_with_patience(executor: Executor) -> Non
 
 
 def test_self_critique_baseline(executor: Executor) -> None:
-    model = ScriptedModel({
-        "critique": ["Feedback: it subtracts. The above code is wrong, please fix it.",
-                     "Feedback: looks fine. The above code is correct."],
-        "debug": [fix(FIXED)],
-    })
+    model = ScriptedModel(
+        {
+            "critique": [
+                "Feedback: it subtracts. The above code is wrong, please fix it.",
+                "Feedback: looks fine. The above code is correct.",
+            ],
+            "debug": [fix(FIXED)],
+        }
+    )
     result = run(Session(TASK, model, executor, Settings(ut_method=UTMethod.NONE)))
     assert result.reason == "judged_correct"
     assert result.code.strip() == FIXED.strip()

@@ -88,8 +88,15 @@ def test_engine_speed_script_prints_its_numbers() -> None:
     if not (data / HARD_FILE).is_file():
         pytest.skip(f"{HARD_FILE} is not in {data} (set UTDEBUG_DATA_DIR)")
     proc = _run(
-        "engine_speed.py", "--limit", "3", "--latency", "0.01", "--json",
-        "--data-dir", str(data), timeout=60,
+        "engine_speed.py",
+        "--limit",
+        "3",
+        "--latency",
+        "0.01",
+        "--json",
+        "--data-dir",
+        str(data),
+        timeout=60,
     )
     r = json.loads(proc.stdout)
     assert r["problems"] == 3
@@ -109,7 +116,9 @@ def test_engine_speed_script_prints_its_numbers() -> None:
     assert r["bound_with_sandbox_s"] >= r["bound_s"]
     assert isinstance(r["ratio_met"], bool) and isinstance(r["cpu_met"], bool)
     assert r["vote_misses"] == 0
-    assert re.search(rf"^RATIO wall/bound {NUM} \(target <= 1.5\): (PASS|MISS)$", proc.stderr,
-                     re.M), proc.stderr
-    assert re.search(rf"^CPU engine {NUM} ms per model call .*: (PASS|MISS)$", proc.stderr,
-                     re.M), proc.stderr
+    assert re.search(
+        rf"^RATIO wall/bound {NUM} \(target <= 1.5\): (PASS|MISS)$", proc.stderr, re.M
+    ), proc.stderr
+    assert re.search(rf"^CPU engine {NUM} ms per model call .*: (PASS|MISS)$", proc.stderr, re.M), (
+        proc.stderr
+    )

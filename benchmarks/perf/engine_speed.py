@@ -328,18 +328,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="folder with MBPP+Fix_hard_test.jsonl (default: $UTDEBUG_DATA_DIR, "
         "else ../shared/datasets next to the repository)",
     )
-    ap.add_argument("--latency", type=float, default=0.2,
-                    help="seconds the model takes for every call (default 0.2)")
-    ap.add_argument("--concurrency", type=int, default=16,
-                    help="model calls in flight at most (default 16)")
-    ap.add_argument("--problems-at-once", type=int, default=170,
-                    help="sessions running at once at most (default 170)")
+    ap.add_argument(
+        "--latency",
+        type=float,
+        default=0.2,
+        help="seconds the model takes for every call (default 0.2)",
+    )
+    ap.add_argument(
+        "--concurrency", type=int, default=16, help="model calls in flight at most (default 16)"
+    )
+    ap.add_argument(
+        "--problems-at-once",
+        type=int,
+        default=170,
+        help="sessions running at once at most (default 170)",
+    )
     ap.add_argument("--limit", type=int, default=None, help="only the first N problems")
-    ap.add_argument("--workers", type=int, default=2,
-                    help="executor threads (sandbox batches at once; default 2)")
+    ap.add_argument(
+        "--workers",
+        type=int,
+        default=2,
+        help="executor threads (sandbox batches at once; default 2)",
+    )
     ap.add_argument("--top", type=int, default=8, help="dominating sessions to list (default 8)")
-    ap.add_argument("--json", action="store_true",
-                    help="print one JSON object on stdout (the report goes to stderr)")
+    ap.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object on stdout (the report goes to stderr)",
+    )
     args = ap.parse_args(argv)
     if args.latency < 0 or args.concurrency < 1 or args.problems_at_once < 1 or args.workers < 1:
         ap.error("--latency must be >= 0; --concurrency, --problems-at-once, --workers >= 1")
@@ -371,12 +387,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"settings: n={settings.n} k={settings.k} rounds={settings.rounds} "
         f"variant={settings.variant.value} per-input limit {settings.limits.per_input:g} s"
     )
-    say("note: private tests are NOT evaluated per round here (the evaluator's cost, measured "
-        "by eval_speed.py)")
+    say(
+        "note: private tests are NOT evaluated per round here (the evaluator's cost, measured "
+        "by eval_speed.py)"
+    )
 
     responder = Responder(scripts)
-    model = Limited(ScriptedModel(responder, name="scripted-latency", delay=args.latency),
-                    args.concurrency)
+    model = Limited(
+        ScriptedModel(responder, name="scripted-latency", delay=args.latency), args.concurrency
+    )
     try:
         sb = Sandbox()
         rep = sb.start()
@@ -425,56 +444,82 @@ def main(argv: Sequence[str] | None = None) -> int:
     chains = [s.calls for s in stats]
 
     say()
-    say(f"sessions: {len(stats)}; end reasons: "
-        + ", ".join(f"{k} {v}" for k, v in reasons.most_common()))
+    say(
+        f"sessions: {len(stats)}; end reasons: "
+        + ", ".join(f"{k} {v}" for k, v in reasons.most_common())
+    )
     others = [f"{s.task_id} {s.reason}" for s in stats if s.reason != "all_pass"]
     if others:
         say(f"  not all_pass: {', '.join(others[:12])}{' ...' if len(others) > 12 else ''}")
-    say(f"model calls: {calls} ({', '.join(f'{k} {v}' for k, v in purposes.most_common())}); "
-        f"samples {sum(responder.samples.values())}; vote lookups missed {responder.vote_misses}")
-    say(f"chain (model calls per session): longest {longest.calls} ({longest.task_id}), median "
-        f"{statistics.median(chains):g}, min {min(chains)}")
-    say(f"model: peak in flight {model.peak} of {conc}; mean wait for a slot "
-        f"{1000 * model.waited / max(1, calls):.1f} ms/call")
-    say(f"sandbox: {sum(t.batches for t in sbt.values())} batches, "
+    say(
+        f"model calls: {calls} ({', '.join(f'{k} {v}' for k, v in purposes.most_common())}); "
+        f"samples {sum(responder.samples.values())}; vote lookups missed {responder.vote_misses}"
+    )
+    say(
+        f"chain (model calls per session): longest {longest.calls} ({longest.task_id}), median "
+        f"{statistics.median(chains):g}, min {min(chains)}"
+    )
+    say(
+        f"model: peak in flight {model.peak} of {conc}; mean wait for a slot "
+        f"{1000 * model.waited / max(1, calls):.1f} ms/call"
+    )
+    say(
+        f"sandbox: {sum(t.batches for t in sbt.values())} batches, "
         f"{sum(t.inputs for t in sbt.values())} inputs, {timeouts} per-input timeouts, "
         f"{sum(t.resolves for t in sbt.values())} argument/value resolutions; batch walls "
         f"{sb_run:.1f} s (over {args.workers} workers: >= {capacity:.1f} s), children CPU "
-        f"{sb_cpu:.1f} s; sessions awaited the executor {sb_wait:.1f} s in all")
-    say(f"event loop lag (5 ms ticker): median {1000 * _pct(lags, 0.5):.1f} ms, p99 "
-        f"{1000 * _pct(lags, 0.99):.1f} ms, max {1000 * max(lags, default=0.0):.1f} ms")
+        f"{sb_cpu:.1f} s; sessions awaited the executor {sb_wait:.1f} s in all"
+    )
+    say(
+        f"event loop lag (5 ms ticker): median {1000 * _pct(lags, 0.5):.1f} ms, p99 "
+        f"{1000 * _pct(lags, 0.99):.1f} ms, max {1000 * max(lags, default=0.0):.1f} ms"
+    )
     say(f"load average after: {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f}")
     say()
-    say(f"BOUND {bound:.2f} s = max(longest chain {longest.calls} x {lat:g} s = "
-        f"{chain_bound:.2f} s, {calls} calls x {lat:g} s / {conc} = {thru_bound:.2f} s)")
+    say(
+        f"BOUND {bound:.2f} s = max(longest chain {longest.calls} x {lat:g} s = "
+        f"{chain_bound:.2f} s, {calls} calls x {lat:g} s / {conc} = {thru_bound:.2f} s)"
+    )
     say(f"WALL {wall:.2f} s")
     ok_ratio = ratio <= TARGET_RATIO
     ok_cpu = cpu_ms < TARGET_CPU_MS
-    say(f"RATIO wall/bound {ratio:.2f} (target <= {TARGET_RATIO:g}): "
-        f"{'PASS' if ok_ratio else 'MISS'}")
-    say(f"CPU engine {cpu_ms:.2f} ms per model call ({cpu:.2f} s process CPU / {calls} calls; "
-        f"target < {TARGET_CPU_MS:g} ms): {'PASS' if ok_cpu else 'MISS'}")
-    say(f"BOUND+SANDBOX {bound_sb:.2f} s = max(max over sessions of chain x latency + its own "
+    say(
+        f"RATIO wall/bound {ratio:.2f} (target <= {TARGET_RATIO:g}): "
+        f"{'PASS' if ok_ratio else 'MISS'}"
+    )
+    say(
+        f"CPU engine {cpu_ms:.2f} ms per model call ({cpu:.2f} s process CPU / {calls} calls; "
+        f"target < {TARGET_CPU_MS:g} ms): {'PASS' if ok_cpu else 'MISS'}"
+    )
+    say(
+        f"BOUND+SANDBOX {bound_sb:.2f} s = max(max over sessions of chain x latency + its own "
         f"batch walls {max(own.values()):.2f} s, calls bound {thru_bound:.2f} s, batch walls / "
-        f"workers {capacity:.2f} s); wall/that {ratio_sb:.2f}")
+        f"workers {capacity:.2f} s); wall/that {ratio_sb:.2f}"
+    )
     top = sorted(stats, key=lambda s: waited[s.task_id], reverse=True)[: args.top]
     if not ok_ratio or args.top:
-        say("  sessions that set the tail (chain x latency + executor wait; own batch walls; "
-            "timeouts; session end):")
+        say(
+            "  sessions that set the tail (chain x latency + executor wait; own batch walls; "
+            "timeouts; session end):"
+        )
         for s in top:
             t = sbt.get(s.task_id, zero)
-            say(f"  {s.task_id:>10}: {s.calls:2d} calls x {lat:g} = {s.calls * lat:5.2f} s + "
+            say(
+                f"  {s.task_id:>10}: {s.calls:2d} calls x {lat:g} = {s.calls * lat:5.2f} s + "
                 f"executor {t.wait:6.2f} s = {waited[s.task_id]:6.2f} s; batch walls "
                 f"{t.run:6.2f} s in {t.batches} batches, {t.timeouts} timeouts; model "
-                f"{s.model_seconds:5.2f} s; ended at {s.end:6.2f} s ({s.reason})")
+                f"{s.model_seconds:5.2f} s; ended at {s.end:6.2f} s ({s.reason})"
+            )
     if not ok_ratio:
         slowest = max(stats, key=lambda s: s.end)
         t = sbt.get(slowest.task_id, zero)
         rest = slowest.end - slowest.start - slowest.model_seconds - t.wait
-        say(f"  why: the last session ({slowest.task_id}) ran {slowest.end - slowest.start:.2f} "
+        say(
+            f"  why: the last session ({slowest.task_id}) ran {slowest.end - slowest.start:.2f} "
             f"s: model calls {slowest.model_seconds:.2f} s ({slowest.calls} calls, slot waits "
             f"included), executor {t.wait:.2f} s (own batch walls {t.run:.2f} s), the rest "
-            f"(engine, event loop) {rest:.2f} s")
+            f"(engine, event loop) {rest:.2f} s"
+        )
     for s in errors[:5]:
         say(f"ERROR {s.task_id}: {s.reason} {s.error}")
     if missing:
@@ -520,10 +565,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             "load_avg_after": list(load_after),
             "chains": chain_of,
             "top": [
-                {"task_id": s.task_id, "calls": s.calls,
-                 "executor_wait_s": round(sbt.get(s.task_id, zero).wait, 4),
-                 "batch_wall_s": round(sbt.get(s.task_id, zero).run, 4),
-                 "timeouts": sbt.get(s.task_id, zero).timeouts, "end_s": round(s.end, 4)}
+                {
+                    "task_id": s.task_id,
+                    "calls": s.calls,
+                    "executor_wait_s": round(sbt.get(s.task_id, zero).wait, 4),
+                    "batch_wall_s": round(sbt.get(s.task_id, zero).run, 4),
+                    "timeouts": sbt.get(s.task_id, zero).timeouts,
+                    "end_s": round(s.end, 4),
+                }
                 for s in top
             ],
         }

@@ -46,8 +46,9 @@ class Task:
     """The reference variant compares generated tests as sets (``' set('`` in the test text)."""
 
     def text(self) -> TaskText:
-        return TaskText(self.description, self.signature, self.entry_point, self.example,
-                        self.he_stub)
+        return TaskText(
+            self.description, self.signature, self.entry_point, self.example, self.he_stub
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -191,14 +191,21 @@ class Session:
         gen_model = ut_model or model
         method = self.settings.ut_method.value
         self.generator = UTGenerator(
-            gen_model, "prompted" if method == "none" else method, style=style,  # type: ignore[arg-type]
-            sampling=self.settings.ut_sampling, on_call=self._on_call,
+            gen_model,
+            "prompted" if method == "none" else method,
+            style=style,  # type: ignore[arg-type]
+            sampling=self.settings.ut_sampling,
+            on_call=self._on_call,
         )
-        self.predictor = OutputPredictor(gen_model, style=style,  # type: ignore[arg-type]
-                                         sampling=self.settings.vote_sampling,
-                                         on_call=self._on_call)
-        self.debugger = Debugger(model, sampling=self.settings.debug_sampling,
-                                 on_call=self._on_call)
+        self.predictor = OutputPredictor(
+            gen_model,
+            style=style,  # type: ignore[arg-type]
+            sampling=self.settings.vote_sampling,
+            on_call=self._on_call,
+        )
+        self.debugger = Debugger(
+            model, sampling=self.settings.debug_sampling, on_call=self._on_call
+        )
         self.critic = Critic(model, sampling=self.settings.debug_sampling, on_call=self._on_call)
         self.tests: list[UnitTest] = []
         self.code = task.code
@@ -219,11 +226,17 @@ class Session:
                 cost = None
                 break
             cost = (cost or 0.0) + c.usage.cost
-        self.emit(ModelCalled(
-            purpose, len(out), sum(c.usage.prompt_tokens for c in out),
-            sum(c.usage.completion_tokens for c in out), cost,
-            bool(out) and all(c.cached for c in out), round(seconds, 4),
-        ))
+        self.emit(
+            ModelCalled(
+                purpose,
+                len(out),
+                sum(c.usage.prompt_tokens for c in out),
+                sum(c.usage.completion_tokens for c in out),
+                cost,
+                bool(out) and all(c.cached for c in out),
+                round(seconds, 4),
+            )
+        )
 
     def _next_id(self) -> int:
         self._ids += 1
@@ -231,8 +244,12 @@ class Session:
 
     def hint(self, purpose: str, **kw: Any) -> dict[str, Any]:
         """What simulated models may read (``request.context``); real models ignore it."""
-        return {"task_id": self.task.task_id, "purpose": purpose,
-                "method": self.settings.ut_method.value, **kw}
+        return {
+            "task_id": self.task.task_id,
+            "purpose": purpose,
+            "method": self.settings.ut_method.value,
+            **kw,
+        }
 
     async def _checkpoint(self) -> None:
         if self.control.paused and not self.control.cancelled:
@@ -241,24 +258,40 @@ class Session:
 
     async def _build(self, code: str, round_no: int) -> list[UnitTest]:
         res = await build_tests(
-            task=self.task, code=code, round_no=round_no, settings=self.settings,
-            generator=self.generator, predictor=self.predictor, executor=self.executor,
-            emit=self.emit, checkpoint=self._checkpoint, next_id=self._next_id, hint=self.hint,
+            task=self.task,
+            code=code,
+            round_no=round_no,
+            settings=self.settings,
+            generator=self.generator,
+            predictor=self.predictor,
+            executor=self.executor,
+            emit=self.emit,
+            checkpoint=self._checkpoint,
+            next_id=self._next_id,
+            hint=self.hint,
         )
-        self.emit(TestsBuilt(round_no, code_id(code), list(res.tests),
-                             res.attempts))
+        self.emit(TestsBuilt(round_no, code_id(code), list(res.tests), res.attempts))
         return res.tests
 
     async def run_tests(
         self, code: str, tests: list[UnitTest], round_no: int, role: str
     ) -> TestRun:
-        run = await self.executor.run_tests(self.task, code, tests, self.settings.variant,
-                                            self.settings.limits)
-        self.emit(TestsRun(
-            round_no, code_id(code), role, run.passed, run.total,
-            [{"id": t.id, "verdict": j.verdict.value, "detail": j.detail}
-             for t, j in zip(tests, run.results, strict=True)],
-        ))
+        run = await self.executor.run_tests(
+            self.task, code, tests, self.settings.variant, self.settings.limits
+        )
+        self.emit(
+            TestsRun(
+                round_no,
+                code_id(code),
+                role,
+                run.passed,
+                run.total,
+                [
+                    {"id": t.id, "verdict": j.verdict.value, "detail": j.detail}
+                    for t, j in zip(tests, run.results, strict=True)
+                ],
+            )
+        )
         return run
 
     def _feedback(self, tests: list[UnitTest], run: TestRun) -> tuple[UnitTest, str]:
@@ -266,7 +299,7 @@ class Session:
         i = failing[0] if self.settings.feedback_rule == "first" else failing[-1]
         t, j = tests[i], run.results[i]
         if j.verdict is Verdict.FAIL and j.detail and j.detail.startswith("returned "):
-            output = j.detail[len("returned "):]
+            output = j.detail[len("returned ") :]
         elif j.detail and j.detail.startswith("raised "):
             output = "Error: " + j.detail.split(": ", 1)[-1]
         elif j.verdict is Verdict.TIMEOUT:
@@ -274,7 +307,8 @@ class Session:
         else:
             output = f"Execution of {self.task.entry_point} crashed"
         text = prompts.debug_feedback(
-            prompts.format_feedback_input(list(t.args)), output,
+            prompts.format_feedback_input(list(t.args)),
+            output,
             prompts.format_feedback_value(t.expected),
         )
         return t, text
@@ -285,8 +319,14 @@ class Session:
 
     async def run(self) -> SessionResult:
         s = self.settings
-        self.emit(SessionStarted(self.task.task_id, self.model.name,
-                                 bool(getattr(self.model, "simulated", False)), s.to_json()))
+        self.emit(
+            SessionStarted(
+                self.task.task_id,
+                self.model.name,
+                bool(getattr(self.model, "simulated", False)),
+                s.to_json(),
+            )
+        )
         reason, error, fatal = "rounds", None, False
         try:
             if s.ut_method is UTMethod.NONE:
@@ -304,12 +344,14 @@ class Session:
             reason, error = "error", f"{type(exc).__name__}: {exc}"
             fatal = isinstance(exc, FATAL_ERRORS)
         self._finish(reason, error)
-        return SessionResult(self.code, reason, self._round, self.tests, self.events, error,
-                             fatal)
+        return SessionResult(self.code, reason, self._round, self.tests, self.events, error, fatal)
 
     def _finish(self, reason: str, error: str | None) -> None:
-        self.emit(Finished(reason, code_id(self.code), self.code, self._round,
-                           self.usage.to_json(), error))
+        self.emit(
+            Finished(
+                reason, code_id(self.code), self.code, self._round, self.usage.to_json(), error
+            )
+        )
 
     def _round_finished(self, r: int, rate: float | None) -> None:
         self.emit(RoundFinished(r, code_id(self.code), self.code, rate))
@@ -336,7 +378,8 @@ class Session:
             fb_test, fb_text = self._feedback(self.tests, run)
             chat = [*self.chat, Message("user", fb_text)]
             reply, new = await self.debugger.edit(
-                chat, sample_index=r, hint=self.hint("debug", code=self.code, feedback=fb_test))
+                chat, sample_index=r, hint=self.hint("debug", code=self.code, feedback=fb_test)
+            )
             if new is None:
                 self.emit(EditProposed(r, None, None, reply, fb_test.id, "no code in the reply"))
                 self.emit(Backtracked(r, None, pre, None, "no code in the reply"))
@@ -372,12 +415,21 @@ class Session:
                 cand, reply = self.task.code, given_reply
             else:
                 reply, extracted = await self.debugger.edit(
-                    self.chat, sample_index=r, hint=self.hint("debug", code=self.code,
-                                                              feedback=self._last_fb))
+                    self.chat,
+                    sample_index=r,
+                    hint=self.hint("debug", code=self.code, feedback=self._last_fb),
+                )
                 cand = extracted if extracted is not None else reply
-                self.emit(EditProposed(r, code_id(cand), cand, reply,
-                                       self._last_fb.id if self._last_fb else None,
-                                       None if extracted is not None else "no code block"))
+                self.emit(
+                    EditProposed(
+                        r,
+                        code_id(cand),
+                        cand,
+                        reply,
+                        self._last_fb.id if self._last_fb else None,
+                        None if extracted is not None else "no code block",
+                    )
+                )
             if edited:
                 tests = await self._build(cand, r)
                 self.tests = tests
@@ -387,12 +439,12 @@ class Session:
                 cr = await self.run_tests(cand, old_tests, r, "candidate")
                 if (cr.rate or 0.0) < old_rate:
                     backtracked, edited = True, False
-                    self.emit(Backtracked(r, code_id(cand), old_rate, cr.rate,
-                                          "pass rate fell"))
+                    self.emit(Backtracked(r, code_id(cand), old_rate, cr.rate, "pass rate fell"))
                 else:
                     self.code, edited = cand, True
-                    self.emit(EditAccepted(r, code_id(cand), old_rate, cr.rate,
-                                           "pass rate did not fall"))
+                    self.emit(
+                        EditAccepted(r, code_id(cand), old_rate, cr.rate, "pass rate did not fall")
+                    )
             else:
                 if r > 0:
                     self.emit(EditAccepted(r, code_id(cand), None, None, "no tests to check"))
@@ -424,14 +476,17 @@ class Session:
             self._round = r
             await self._checkpoint()
             text, correct = await self.critic.critique(
-                self.task.text(), self.code, sample_index=r, hint=self.hint("critique",
-                                                                            code=self.code))
+                self.task.text(),
+                self.code,
+                sample_index=r,
+                hint=self.hint("critique", code=self.code),
+            )
             if correct:
                 return "judged_correct"
             self.chat.append(Message("user", text))
-            reply, new = await self.debugger.edit(self.chat, sample_index=r,
-                                                  hint=self.hint("debug", code=self.code,
-                                                                 feedback=None))
+            reply, new = await self.debugger.edit(
+                self.chat, sample_index=r, hint=self.hint("debug", code=self.code, feedback=None)
+            )
             self.chat.append(Message("assistant", reply))
             if new is not None:
                 self.code = new

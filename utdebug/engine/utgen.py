@@ -66,8 +66,7 @@ async def build_tests(
         await checkpoint()
         out.attempts += 1
         sample = round_no * 1000 + attempt
-        prop = await generator.propose(text, code, sample_index=sample,
-                                       hint=hint("ut", code=code))
+        prop = await generator.propose(text, code, sample_index=sample, hint=hint("ut", code=code))
         call = prop.call
         if isinstance(call, parsing.ParsedCall):
             call = await executor.resolve_call(call, settings.parse_timeout)
@@ -76,8 +75,9 @@ async def build_tests(
             if not reference and isinstance(bound, parsing.ParseFailure) and call.kwargs:
                 call = bound
             elif isinstance(bound, tuple):
-                call = parsing.ParsedCall(args=tuple(bound), kwargs={}, source=call.source,
-                                          pending=None)
+                call = parsing.ParsedCall(
+                    args=tuple(bound), kwargs={}, source=call.source, pending=None
+                )
         if isinstance(call, parsing.ParseFailure):
             emit(TestProposed(round_no, attempt, None, prop.reply, call.reason))
             emit(TestDropped(round_no, attempt, None, f"unparsable: {call.reason}"))
@@ -85,9 +85,18 @@ async def build_tests(
         else:
             emit(TestProposed(round_no, attempt, call.source, prop.reply))
             kept = await _judge_outputs(
-                task=task, code=code, call=call, prop_reply=prop.reply, attempt=attempt,
-                round_no=round_no, settings=settings, generator=generator,
-                predictor=predictor, executor=executor, emit=emit, hint=hint,
+                task=task,
+                code=code,
+                call=call,
+                prop_reply=prop.reply,
+                attempt=attempt,
+                round_no=round_no,
+                settings=settings,
+                generator=generator,
+                predictor=predictor,
+                executor=executor,
+                emit=emit,
+                hint=hint,
             )
             progress = kept is not None
             if kept is not None:
@@ -95,8 +104,7 @@ async def build_tests(
                 if len(out.tests) >= n:
                     fulfilled = reference
                 elif key in seen:
-                    emit(TestDropped(round_no, attempt, call.source, "duplicate input",
-                                     kept.share))
+                    emit(TestDropped(round_no, attempt, call.source, "duplicate input", kept.share))
                     progress = False
                 else:
                     seen.add(key)
@@ -138,8 +146,13 @@ async def _judge_outputs(
             return None
         return UnitTest(0, args, call.source, own.value, {}, 0, 1.0, "model", round_no)
     votes = await predictor.predict(
-        task.text(), generator.prompt(task.text(), code), prop_reply, call.source, settings.k,
-        sample_index=round_no * 100_000 + attempt * 100, hint=hint("vote", code=code, args=args),
+        task.text(),
+        generator.prompt(task.text(), code),
+        prop_reply,
+        call.source,
+        settings.k,
+        sample_index=round_no * 100_000 + attempt * 100,
+        hint=hint("vote", code=code, args=args),
     )
     answers: list[tuple[bool, Any]] = []
     for i, v in enumerate(votes):
@@ -151,8 +164,16 @@ async def _judge_outputs(
         emit(VoteCast(round_no, attempt, i, describe(answers[-1][1], 500) if ok else None))
     t = tally(answers, style)
     if not keeps(t, settings.threshold):
-        emit(TestDropped(round_no, attempt, call.source,
-                         f"top answer has {t.count} of {t.draws} votes", t.share))
+        emit(
+            TestDropped(
+                round_no,
+                attempt,
+                call.source,
+                f"top answer has {t.count} of {t.draws} votes",
+                t.share,
+            )
+        )
         return None
-    return UnitTest(0, args, call.source, t.value, dict(t.counts), t.draws, t.share, "model",
-                    round_no)
+    return UnitTest(
+        0, args, call.source, t.value, dict(t.counts), t.draws, t.share, "model", round_no
+    )

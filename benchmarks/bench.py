@@ -66,17 +66,15 @@ def select(loaded: LoadedSplit, spec: str | None, limit: int | None) -> LoadedSp
     return LoadedSplit(loaded.split, problems, errors, loaded.sources)
 
 
-def run_bench(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Event) -> int:
-    err = Console(stderr=True)
-    # Results on stdout: a file or pipe gets a table wide enough not to wrap.
-    out = Console() if sys.stdout.isatty() else Console(width=120)
-    program = Program.GOLD if args.gold else Program.CODE
-    splits = [Split(s) for s in (args.split or ["hard"])]
-    cache_dir = args.cache_dir or default_cache_dir()
+def load_selected(
+    args: argparse.Namespace, cache_dir: Path, err: Console
+) -> tuple[list[LoadedSplit], list[str]]:
+    """The splits of ``--split`` narrowed by ``--problems``/``--limit``, and the names of those
+    that could not be read (reported on ``err``; one split's missing file does not stop the
+    others)."""
     loaded: list[LoadedSplit] = []
     failed: list[str] = []
-    for s in splits:
-        # One split's missing or unreadable file does not stop the others.
+    for s in [Split(s) for s in (args.split or ["hard"])]:
         try:
             ls = load_split(
                 s,
@@ -89,6 +87,16 @@ def run_bench(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Even
         except DatasetError as e:
             err.print(f"[red]utdebug bench: {s.value}:[/red] {e}")
             failed.append(s.value)
+    return loaded, failed
+
+
+def run_bench(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Event) -> int:
+    err = Console(stderr=True)
+    # Results on stdout: a file or pipe gets a table wide enough not to wrap.
+    out = Console() if sys.stdout.isatty() else Console(width=120)
+    program = Program.GOLD if args.gold else Program.CODE
+    cache_dir = args.cache_dir or default_cache_dir()
+    loaded, failed = load_selected(args, cache_dir, err)
     if not loaded:
         return EXIT_USAGE
     settings = EvalSettings(

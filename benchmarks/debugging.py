@@ -454,7 +454,7 @@ async def debug_problem(
         "error": result.error,
         "rounds": rounds,
         "tests": scores,
-        "usage": session.usage.to_json(),
+        "usage": session.usage_json(),
         "session_seconds": round(seconds, 3),
         "events": [_jsonable(event_to_json(ev)) for ev in result.events],
     }
@@ -490,7 +490,7 @@ def summarize_debug(records: Sequence[dict[str, Any]], rounds: int) -> dict[str,
         )
     tests = [t for r in ok for t in r["tests"]]
     n = len(tests)
-    usage = {"calls": 0, "cached_calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0}
+    usage = {"calls": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0}
     for r in ok:
         for k in usage:
             usage[k] += r["usage"].get(k, 0)

@@ -32,14 +32,17 @@ from rich.table import Table
 
 from utdebug.agents.base import Meter, Metered, Model, ModelError
 from utdebug.agents.sim import SIMULATED, SimParams
-from utdebug.benchmarks.bench import EXIT_INTERRUPTED, EXIT_OK, EXIT_SANDBOX, EXIT_USAGE, select
+from utdebug.benchmarks.bench import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_SANDBOX,
+    EXIT_USAGE,
+    load_selected,
+)
 from utdebug.benchmarks.datasets import (
-    DatasetError,
-    HeVariant,
     LoadedSplit,
     Split,
     default_cache_dir,
-    load_split,
 )
 from utdebug.benchmarks.debugging import (
     DebugRun,
@@ -146,6 +149,11 @@ def check_arguments(args: argparse.Namespace, parser: argparse.ArgumentParser) -
         v = getattr(args, name)
         if v is not None and not 0 <= v <= 1:
             parser.error(f"--{name.replace('_', '-')} must be in [0, 1]")
+    if args.ut_model == "sim":
+        parser.error(
+            "--ut-model sim is not supported: the simulated model plays every role "
+            "(use --model sim)"
+        )
     if args.mode == "voting" and args.model != "sim":
         parser.error("bench voting needs --model sim (it sweeps the per-vote accuracy)")
 
@@ -222,21 +230,9 @@ def run_model_bench(args: argparse.Namespace, cfg: SandboxConfig, stop: threadin
     err = Console(stderr=True)
     out = Console() if sys.stdout.isatty() else Console(width=140)
     cache_dir = args.cache_dir or default_cache_dir()
-    splits = [Split(s) for s in (args.split or ["hard"])]
-    loaded: list[LoadedSplit] = []
-    for s in splits:
-        try:
-            ls = load_split(
-                s,
-                data_dir=args.data_dir,
-                cache_dir=cache_dir,
-                he_variant=HeVariant(args.he_variant),
-                verify=not args.no_verify,
-            )
-            loaded.append(select(ls, args.problems, args.limit))
-        except DatasetError as e:
-            err.print(f"[red]utdebug bench: {s.value}:[/red] {e}")
-            return EXIT_USAGE
+    loaded, failed = load_selected(args, cache_dir, err)
+    if failed:
+        return EXIT_USAGE
     meter = Meter(cost_limit=args.cost_limit)
     from utdebug.agents.config import ConfigError
 
@@ -510,7 +506,7 @@ def print_debug(
     out.print(
         f"{label}{split.value}: {s['problems']} problems, {s['problem_errors']} problem errors, "
         f"{s['session_errors']} sessions ended by a model error; calls {u['calls']} "
-        f"(+{u['cached_calls']} cached), tokens {u['prompt_tokens']:,} in / "
+        f"(+{u['cached']} completions from the cache), tokens {u['prompt_tokens']:,} in / "
         f"{u['completion_tokens']:,} out, cost ${u['cost']:.4f}; wall {run.wall_seconds:.1f} s"
     )
     st = s["settings"]

@@ -122,3 +122,17 @@ def test_engine_speed_script_prints_its_numbers() -> None:
     assert re.search(rf"^CPU engine {NUM} ms per model call .*: (PASS|MISS)$", proc.stderr, re.M), (
         proc.stderr
     )
+
+
+def test_sim_speed_script_prints_its_numbers() -> None:
+    if not (_data_dir() / HARD_FILE).exists():
+        pytest.skip("the MBPP+Fix (Hard) file is not available")
+    out = json.loads(
+        _run(
+            "sim_speed.py", "--limit", "3", "--json", "--data-dir", str(_data_dir()), timeout=120
+        ).stdout
+    )
+    assert out["label"] == "SIMULATED" and out["problems"] == 3
+    assert out["results_agree"] is True
+    assert out["cold_seconds"] > 0 and out["warm_seconds"] > 0
+    assert len(out["pass_at_1"]) == 4

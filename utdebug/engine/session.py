@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from utdebug.agents import prompts
@@ -23,6 +23,7 @@ from utdebug.agents.base import (
     Completion,
     CostLimitExceeded,
     Message,
+    Meter,
     Model,
     ModelAuthError,
     ModelError,
@@ -130,42 +131,6 @@ class SessionResult:
 FATAL_ERRORS = (ModelAuthError, ModelNotFound, CostLimitExceeded)
 
 
-@dataclass(slots=True)
-class _Usage:
-    calls: int = 0
-    cached: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost: float = 0.0
-    cost_known: bool = True
-    by_purpose: dict[str, int] = field(default_factory=dict)
-
-    def add(self, purpose: str, out: list[Completion]) -> None:
-        if out and all(c.cached for c in out):
-            self.cached += 1
-            return
-        self.calls += 1
-        self.by_purpose[purpose] = self.by_purpose.get(purpose, 0) + 1
-        for c in out:
-            self.prompt_tokens += c.usage.prompt_tokens
-            self.completion_tokens += c.usage.completion_tokens
-            if c.usage.cost is None:
-                self.cost_known = False
-            else:
-                self.cost += c.usage.cost
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "calls": self.calls,
-            "cached_calls": self.cached,
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "cost": round(self.cost, 6),
-            "cost_known": self.cost_known,
-            "by_purpose": dict(self.by_purpose),
-        }
-
-
 class Session:
     def __init__(
         self,
@@ -185,7 +150,9 @@ class Session:
         self.control = control or Control()
         self.listeners: list[Listener] = list(listeners or [])
         self.events: list[Event] = []
-        self.usage = _Usage()
+        self.usage = Meter()
+        """Calls, tokens and cost of this session's model calls."""
+        self.calls_by_purpose: dict[str, int] = {}
         self._ids = 0
         style = "reference" if self.settings.variant is Variant.REFERENCE else "paper"
         gen_model = ut_model or model
@@ -219,7 +186,11 @@ class Session:
             listener(event)
 
     def _on_call(self, purpose: str, out: list[Completion], seconds: float) -> None:
-        self.usage.add(purpose, out)
+        fresh = [c for c in out if not c.cached]
+        if fresh:
+            self.usage.record(fresh)
+            self.calls_by_purpose[purpose] = self.calls_by_purpose.get(purpose, 0) + 1
+        self.usage.record([c for c in out if c.cached], cached=True)
         cost: float | None = 0.0
         for c in out:
             if c.usage.cost is None:
@@ -348,10 +319,12 @@ class Session:
 
     def _finish(self, reason: str, error: str | None) -> None:
         self.emit(
-            Finished(
-                reason, code_id(self.code), self.code, self._round, self.usage.to_json(), error
-            )
+            Finished(reason, code_id(self.code), self.code, self._round, self.usage_json(), error)
         )
+
+    def usage_json(self) -> dict[str, Any]:
+        """The session's calls, tokens and cost, with calls counted per purpose."""
+        return self.usage.to_json() | {"by_purpose": dict(self.calls_by_purpose)}
 
     def _round_finished(self, r: int, rate: float | None) -> None:
         self.emit(RoundFinished(r, code_id(self.code), self.code, rate))

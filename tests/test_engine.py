@@ -437,3 +437,23 @@ def test_settings_reject_bad_values() -> None:
 
 def test_messages_are_plain_dataclasses() -> None:
     assert Message("user", "x").to_json() == {"role": "user", "content": "x"}
+
+
+def test_a_whole_session_through_litellm_mock_response(executor: Executor) -> None:
+    """The real litellm client in the loop, offline: litellm's own mock_response."""
+    from utdebug.agents.litellm_client import LiteLLMModel
+
+    reply = (
+        "Here is a corrected version:\n```python\ndef add(a, b):\n    return a + b\n```\n\n"
+        "## Unit Test\n### Input Arguments\nArguments: ```add(1, 2)```\n\n"
+        "### Output\nOutput: ```3```\n"
+    )
+    model = LiteLLMModel("openai/gpt-4o-mini", api_key="sk-test", mock_response=reply)
+    assert model.supports_prefill is False  # votes use the separate prediction prompt
+    session = Session(TASK, model, executor, Settings(n=1, rounds=2))
+    result = run(session)
+    assert result.reason == "all_pass", result.error
+    assert result.code.strip() == FIXED.strip()
+    assert kinds(result.events, TestKept)[0].test.expected == 3
+    assert session.usage.calls >= 4 and session.usage.completion_tokens > 0
+    assert session.calls_by_purpose.keys() >= {"ut", "vote", "debug"}

@@ -9,15 +9,16 @@ solution and private test inputs:
   ``random`` method (no code shown) it picks an input uniformly, so the attack rate is the
   code's own failure rate. The output it writes itself is right with probability ``out_acc``.
 - **Output predictor**: each vote is the gold output with probability ``out_acc``; otherwise a
-  plausible wrong answer, mostly the same one per test (the current code's own output when it
-  differs from the gold one, else a small perturbation of the gold output), so that voting
-  helps when ``out_acc > 1/2`` and hurts below.
+  plausible wrong answer, with probability ``wrong_focus`` the test's one main wrong answer
+  (for a share ``mimic`` of the tests the current code's own output when that is wrong, as if
+  the model traced the code; otherwise a near miss of the gold output), so that voting helps
+  when ``out_acc > 1/2`` and hurts below.
 - **Debugger**: when the feedback's expected output is right, it returns a fix (the gold
-  solution) with probability ``fix``, otherwise a narrow special-case patch of the current code
-  for the feedback input. When the feedback is wrong, it special-cases the wrong expected
-  value: half of the time on top of the current code, half of the time on top of a rewrite
-  that returns wrong values on about a third of all inputs (an edit that breaks what was
-  right; validation on the other generated tests is what catches it).
+  solution) with probability ``fix``, otherwise a narrow patch that special-cases the feedback
+  input (overfitting to the one test). When the feedback is wrong, it bends the code towards the
+  wrong value: the special case plus, with probability ``regress``, a rewrite that returns wrong
+  values on about half of all inputs (an edit that breaks what worked; validation on the other
+  generated tests, i.e. backtracking, is what can catch it).
 - **Self-critic** (``none`` method): says "correct" for code that passes all private tests with
   probability ``critique_tpr`` and for failing code with probability ``1 - critique_tnr``.
 
@@ -56,8 +57,12 @@ class SimParams:
     """P(one predicted output is right)."""
     fix: float = 0.5
     """P(the debugger fixes the code given right feedback)."""
+    regress: float = 0.8
+    """P(an edit made from wrong feedback also breaks about half of the other inputs)."""
     wrong_focus: float = 0.9
     """P(a wrong vote is the test's main wrong answer rather than another one)."""
+    mimic: float = 0.25
+    """P(a test's main wrong answer is the current code's own output, when that is wrong)."""
     critique_tpr: float = 0.8
     critique_tnr: float = 0.6
     seed: int = 0
@@ -69,7 +74,15 @@ class SimParams:
         return replace(base, **{k: v for k, v in overrides.items() if v is not None})
 
     def __post_init__(self) -> None:
-        for name in ("out_acc", "fix", "wrong_focus", "critique_tpr", "critique_tnr"):
+        for name in (
+            "out_acc",
+            "fix",
+            "regress",
+            "wrong_focus",
+            "mimic",
+            "critique_tpr",
+            "critique_tnr",
+        ):
             v = getattr(self, name)
             if not 0.0 <= v <= 1.0:
                 raise ValueError(f"sim {name} must be in [0, 1], got {v}")
@@ -81,7 +94,9 @@ class SimParams:
             "attack": self.attack,
             "out_acc": self.out_acc,
             "fix": self.fix,
+            "regress": self.regress,
             "wrong_focus": self.wrong_focus,
+            "mimic": self.mimic,
             "critique_tpr": self.critique_tpr,
             "critique_tnr": self.critique_tnr,
             "seed": self.seed,
@@ -202,7 +217,7 @@ class SimModel:
         else:
             i = rng.choice(failing) if rng.random() < attack else rng.choice(passing)
         args = ", ".join(repr(a) for a in p.inputs[i])
-        value = self._predict(p, i, verdicts, rng)
+        value = self._predict(p, i, code, verdicts, rng)
         return (
             f"## Hypothesis\n[{SIMULATED} reply of the sim model] The code may mishandle "
             f"inputs like this one.\n\nError Pattern: {SIMULATED}\n\n## Unit Test\n\n"
@@ -210,22 +225,29 @@ class SimModel:
             f"### Output\nOutput: ```{_literal(value)}```\n"
         )
 
-    def _predict(self, p: SimProblem, i: int, verdicts: Verdicts, rng: random.Random) -> Any:
+    def _predict(
+        self, p: SimProblem, i: int, code: str, verdicts: Verdicts, rng: random.Random
+    ) -> Any:
         gold = p.expected[i]
         if rng.random() < self.params.out_acc:
             return gold
-        focus = rng.random() < self.params.wrong_focus
+        if rng.random() >= self.params.wrong_focus:
+            return _perturb(gold, 2)
+        # The test's main wrong answer, the same for every vote: what the code under test
+        # returns (the model traced the code instead of the task) or a near miss of the gold.
         ok, actual = verdicts[i] if i < len(verdicts) else (True, None)
-        if focus and not ok and actual is not None and _literal(actual) is not None:
+        h = hashlib.sha256(repr((self.params.seed, p.task_id, code, i)).encode()).digest()
+        mimic = h[0] / 256 < self.params.mimic
+        if mimic and not ok and actual is not None and _literal(actual) is not None:
             return actual
-        return _perturb(gold, 1 if focus else 2)
+        return _perturb(gold, 1)
 
     async def _vote(self, p: SimProblem, code: str, ctx: dict[str, Any], rng: random.Random) -> str:
         i = self._index[p.task_id].get(_args_key(ctx.get("args", ())))
         if i is None:
             return f"[{SIMULATED}] I cannot tell.\nOutput: ```None```"
         verdicts = await self.oracle(p.task_id, code)
-        value = self._predict(p, i, verdicts, rng)
+        value = self._predict(p, i, code, verdicts, rng)
         return (
             f" [{SIMULATED}] Working through the input step by step.\n"
             f"Output: ```{_literal(value)}```"
@@ -243,12 +265,12 @@ class SimModel:
             right = i is not None and self.matcher(p.task_id, expected, p.expected[i], args)
             if right and rng.random() < self.params.fix:
                 new = p.gold
-            elif right:
+            elif right:  # a narrow patch that makes the feedback test pass (overfitting)
                 new = special_case(code, p.entry_point, args, expected)
-            elif rng.random() < 0.5:
-                new = special_case(regressed(p.gold, p.entry_point), p.entry_point, args, expected)
-            else:
-                new = special_case(code, p.entry_point, args, expected)
+            else:  # misled by a wrong expected value: the logic is bent towards it
+                broken = rng.random() < self.params.regress
+                base = regressed(code, p.entry_point) if broken else code
+                new = special_case(base, p.entry_point, args, expected)
         return (
             f"[{SIMULATED} reply of the sim model] Here is the corrected code:\n\n"
             f"```python\n{new}\n```\n"
@@ -308,14 +330,14 @@ def _perturb(v: Any, j: int) -> Any:
 
 
 def regressed(code: str, entry_point: str) -> str:
-    """``code`` rewritten so that about a third of all inputs get a wrong (perturbed) value."""
+    """``code`` rewritten so that about half of all inputs get a wrong (perturbed) value."""
     prev = f"_sim_base_{entry_point}_{hashlib.sha256(code.encode()).hexdigest()[:8]}"
     return (
         f"{code.rstrip()}\n\n\n"
         f"{prev} = {entry_point}\n\n\n"
         f"def {entry_point}(*args):\n"
         f"    out = {prev}(*args)\n"
-        "    if sum(map(ord, repr(args))) % 3 == 0:\n"
+        "    if sum(map(ord, repr(args))) % 2 == 0:\n"
         "        if isinstance(out, bool):\n"
         "            return not out\n"
         "        if isinstance(out, (int, float)):\n"

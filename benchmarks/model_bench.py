@@ -126,6 +126,12 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
     s.add_argument(
         "--sim-fix", type=float, default=None, help="P(a fix, given right feedback); default 0.5"
     )
+    s.add_argument(
+        "--sim-regress",
+        type=float,
+        default=None,
+        help="P(an edit made from wrong feedback also breaks other inputs); default 0.8",
+    )
     s.add_argument("--seed", type=int, default=0, help="seed of the simulated model")
     s.add_argument(
         "--grid", default="0.2,0.3,0.4,0.6,0.7,0.8", help="voting: per-vote accuracies to compare"
@@ -145,7 +151,7 @@ def check_arguments(args: argparse.Namespace, parser: argparse.ArgumentParser) -
         parser.error("--concurrency must be at least 1")
     if args.samples < 1:
         parser.error("--samples must be at least 1")
-    for name in ("sim_attack", "sim_out_acc", "sim_fix"):
+    for name in ("sim_attack", "sim_out_acc", "sim_fix", "sim_regress"):
         v = getattr(args, name)
         if v is not None and not 0 <= v <= 1:
             parser.error(f"--{name.replace('_', '-')} must be in [0, 1]")
@@ -180,6 +186,7 @@ def sim_params(args: argparse.Namespace, method: str | None = None, **over: Any)
         attack=args.sim_attack,
         out_acc=args.sim_out_acc,
         fix=args.sim_fix,
+        regress=args.sim_regress,
         seed=args.seed,
     )
     return replace(p, **over)

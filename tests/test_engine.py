@@ -457,3 +457,19 @@ def test_a_whole_session_through_litellm_mock_response(executor: Executor) -> No
     assert kinds(result.events, TestKept)[0].test.expected == 3
     assert session.usage.calls >= 4 and session.usage.completion_tokens > 0
     assert session.calls_by_purpose.keys() >= {"ut", "vote", "debug"}
+
+
+def test_reference_variant_without_backtracking_accepts_a_worse_edit(executor: Executor) -> None:
+    model = ScriptedModel(
+        {
+            "ut": [ut("add(1, 2)"), ut("add(2, 0)"), ut("add(0, 5)")] * 3,
+            "vote": (votes(*["3"] * 8) + votes(*["2"] * 8) + votes(*["5"] * 8)) * 3,
+            "debug": [fix(WORSE)] * 3,
+        }
+    )
+    s = Settings(rounds=1, variant=Variant.REFERENCE, backtrack=False)
+    result = run(Session(TASK, model, executor, s))
+    assert result.code.strip() == WORSE.strip()
+    acc = kinds(result.events, EditAccepted)
+    assert acc[-1].reason == "backtracking off" and acc[-1].post < acc[-1].pre
+    assert not kinds(result.events, Backtracked)

@@ -62,10 +62,13 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser(
         "bench",
         parents=[sandbox_opts],
-        help="evaluate a benchmark split on its private tests",
-        description="Evaluate the given (buggy) code, or the gold code, of a benchmark split on "
-        "its private tests, in the sandbox. Writes samples.jsonl and summary.json; rerunning "
-        "with the same settings resumes.",
+        help="evaluate a benchmark split, or debug it with a model (--model M)",
+        description="Without --model: evaluate the given (buggy) code, or the gold code, of a "
+        "benchmark split on its private tests, in the sandbox. With --model M: run the UTDebug "
+        "loop on every problem and report pass@1 after each round and the intrinsic metrics of "
+        "the generated tests (modes intrinsic, ablation and voting run the paper's other "
+        "protocols). Writes samples.jsonl and summary.json; rerunning with the same settings "
+        "resumes.",
     )
     bench.add_argument(
         "mode",

@@ -410,14 +410,13 @@ class Session:
             if record is not None:
                 old_tests, old_rate = record
                 cr = await self.run_tests(cand, old_tests, r, "candidate")
-                if (cr.rate or 0.0) < old_rate:
+                if s.backtrack and (cr.rate or 0.0) < old_rate:
                     backtracked, edited = True, False
                     self.emit(Backtracked(r, code_id(cand), old_rate, cr.rate, "pass rate fell"))
                 else:
+                    why = "pass rate did not fall" if s.backtrack else "backtracking off"
                     self.code, edited = cand, True
-                    self.emit(
-                        EditAccepted(r, code_id(cand), old_rate, cr.rate, "pass rate did not fall")
-                    )
+                    self.emit(EditAccepted(r, code_id(cand), old_rate, cr.rate, why))
             else:
                 if r > 0:
                     self.emit(EditAccepted(r, code_id(cand), None, None, "no tests to check"))

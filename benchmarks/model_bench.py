@@ -555,7 +555,8 @@ def print_ablation(
         sys.stdout.write("\n")
         return
     _sim_note(out, sim)
-    t = Table(title=_title(f"{split.value}: ablation (paper Table 8 design)", sim))
+    variant = runs[0][1].summary["settings"]["variant"] if runs else "?"
+    t = Table(title=_title(f"{split.value}: ablation (Table 8 design), {variant} variant", sim))
     for c in ("UT method", "configuration", "pass@1", "Δ", "mean pass rate"):
         t.add_column(c, justify="left" if c in ("UT method", "configuration") else "right")
     full: dict[str, float] = {}

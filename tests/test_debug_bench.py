@@ -322,3 +322,15 @@ def test_ablation_table_is_labelled(data_dir: Path, tmp_path: Path, mode: str) -
     assert "SIMULATED" in r.stdout
     for row in ("no voting", "no backtracking", "full"):
         assert row in r.stdout
+
+
+@pytest.mark.parametrize("method", ["random", "prompted", "none"])
+def test_every_ut_method_runs_with_sim(data_dir: Path, tmp_path: Path, method: str) -> None:
+    r = utdebug("bench", "--split", "hard", "--model", "sim", "--ut-method", method,
+                "--problems", "6,7,9", "--data-dir", str(data_dir), "--out", str(tmp_path),
+                "--json")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    s = json.loads(r.stdout)["summary"]
+    assert s["settings"]["ut_method"] == method and s["problems"] == 3
+    kinds = {e["kind"] for rec in read_samples(tmp_path / "hard" / SAMPLES) for e in rec["events"]}
+    assert ("test_kept" in kinds) == (method != "none")

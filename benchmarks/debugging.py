@@ -37,6 +37,7 @@ from utdebug.benchmarks.records import (
     SampleWriter,
     read_samples,
     record_key,
+    task_order,
     write_json_atomic,
 )
 from utdebug.engine import (
@@ -474,6 +475,9 @@ def _jsonable(obj: Any) -> Any:
 
 
 def summarize_debug(records: Sequence[dict[str, Any]], rounds: int) -> dict[str, Any]:
+    """The run's numbers from its records alone (in problem order, so that float sums do not
+    depend on the order in which problems finished)."""
+    records = sorted(records, key=lambda r: task_order(str(r["task_id"])))
     ok = [r for r in records if r.get("error_kind") is None]
     per_round = []
     for i in range(rounds + 1):

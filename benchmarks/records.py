@@ -114,12 +114,10 @@ def summarize(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
             "solved": sum(1 for r in ok if r["all_pass"]),
             "timeouts": timeouts,
             "problems_with_timeouts": sorted(
-                (r["task_id"] for r in ok if r["timeouts"]), key=_task_order
+                (r["task_id"] for r in ok if r["timeouts"]), key=task_order
             ),
             "crashes": sum(r["crashes"] for r in ok),
-            "not_all_pass": sorted(
-                (r["task_id"] for r in ok if not r["all_pass"]), key=_task_order
-            ),
+            "not_all_pass": sorted((r["task_id"] for r in ok if not r["all_pass"]), key=task_order),
             "errors": [
                 {"task_id": r["task_id"], "error": r["error"]} for r in recs if r.get("error")
             ],
@@ -127,6 +125,6 @@ def summarize(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _task_order(task_id: str) -> tuple[str, int]:
+def task_order(task_id: str) -> tuple[str, int]:
     head, _, num = task_id.rpartition("/")
     return (head, int(num)) if num.isdigit() else (task_id, -1)

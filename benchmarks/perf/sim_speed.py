@@ -8,12 +8,12 @@ Run from the repository root::
 It runs ``utdebug bench --split hard --model sim`` (default settings: UTGen, n=3, k=8, three
 rounds, private tests evaluated after every round) twice in a subprocess with a fresh, empty
 cache folder: **cold** (every program is run in the sandbox) and **warm** (private-test results
-of the first run are reused). It prints both wall times, pass@1 and the mean pass rate after
-each round of both runs, and ``TARGET cold < 180 s: PASS|MISS``. The two runs agree up to
-timing: time limits are wall-clock, so the verdict of an input that runs close to its limit (a few Hard
-programs take 1-4 s per input) can differ between two executions, and the generated tests of
-the warm run are executed again. All results come from the simulated model, not a language
-model.
+of the first run are reused). It prints both wall times, pass@1 and the mean pass
+rate after each round of both runs, and ``TARGET cold < 180 s: PASS|MISS``. The two runs agree
+up to timing: time limits are wall-clock, so the verdict of an input that runs close to its
+limit (a few Hard programs take 1-4 s per input) can differ between two executions, and the
+generated tests of the warm run are executed again. All results come from the simulated
+model, not a language model.
 
 Exit status: 0 when both runs completed (whatever the target), 1 when a run failed.
 """

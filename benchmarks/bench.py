@@ -66,6 +66,19 @@ def select(loaded: LoadedSplit, spec: str | None, limit: int | None) -> LoadedSp
     return LoadedSplit(loaded.split, problems, errors, loaded.sources)
 
 
+def progress_bar(label: str, err: Console) -> Progress:
+    """The per-split progress bar on stderr: label, bar, done/total, last problem, time."""
+    return Progress(
+        TextColumn(label),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[last]}"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=False,
+    )
+
+
 def load_selected(
     args: argparse.Namespace, cache_dir: Path, err: Console
 ) -> tuple[list[LoadedSplit], list[str]]:
@@ -153,15 +166,7 @@ def _run_one(
     err: Console,
 ) -> SplitRun:
     total = len(ls.problems) + len(ls.errors)
-    progress = Progress(
-        TextColumn(f"[bold]{ls.split.value}[/bold] {program.value}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[last]}"),
-        TimeElapsedColumn(),
-        console=err,
-        transient=False,
-    )
+    progress = progress_bar(f"[bold]{ls.split.value}[/bold] {program.value}", err)
     with progress:
         task = progress.add_task("eval", total=total, last="")
 

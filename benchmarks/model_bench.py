@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from utdebug.agents.base import Meter, Metered, Model, ModelError
@@ -38,6 +37,7 @@ from utdebug.benchmarks.bench import (
     EXIT_SANDBOX,
     EXIT_USAGE,
     load_selected,
+    progress_bar,
 )
 from utdebug.benchmarks.datasets import (
     LoadedSplit,
@@ -401,14 +401,7 @@ async def _debug_one(
     label = f"[bold]{ls.split.value}[/bold] {tag or settings.ut_method.value}"
     if params is not None:
         label += f" [yellow]{SIMULATED}[/yellow]"
-    progress = Progress(
-        TextColumn(label),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[last]}"),
-        TimeElapsedColumn(),
-        console=err,
-    )
+    progress = progress_bar(label, err)
     with progress:
         bar = progress.add_task("debug", total=total, last="")
 

@@ -16,6 +16,12 @@ import pytest
 from utdebug.benchmarks.records import SAMPLES, SUMMARY, read_samples
 
 
+def _default_sigint() -> None:
+    """A shell runs background jobs with SIGINT ignored, and children inherit that: give the
+    command under test the default Ctrl-C behaviour whatever started the test run."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def utdebug(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "utdebug", *args],
@@ -167,7 +173,9 @@ def test_interrupt_keeps_finished_records_and_rerun_resumes(
         sys.executable, "-m", "utdebug", "bench", "--split", "hard", "--problems", problems,
         "--workers", "1", "--timeout", "0.3", "--data-dir", str(data_dir), "--out", str(tmp_path),
     ]  # fmt: skip
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint
+    )
     samples = tmp_path / SAMPLES
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and len(read_samples(samples)) < 2:

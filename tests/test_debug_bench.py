@@ -18,6 +18,12 @@ FAST = "6,7,9,11,12,16,58,61,63,68,69,70,72,74,77,89,92,93,99,100,103,109,113,11
 """Hard problems whose given code runs quickly (no per-input timeouts)."""
 
 
+def _default_sigint() -> None:
+    """A shell runs background jobs with SIGINT ignored, and children inherit that: give the
+    command under test the default Ctrl-C behaviour whatever started the test run."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def utdebug(
     *args: str, env: dict[str, str] | None = None, timeout: float = 300
 ) -> subprocess.CompletedProcess[str]:
@@ -272,12 +278,15 @@ def test_interrupt_keeps_finished_problems_and_resumes(data_dir: Path, tmp_path:
         FAST,
         "--concurrency",
         "1",
+        "--no-cache",  # a cold run: problems take long enough to be interrupted
         "--data-dir",
         str(data_dir),
         "--out",
         str(tmp_path),
     ]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint
+    )
     samples = tmp_path / "hard" / SAMPLES
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and len(read_samples(samples)) < 2:

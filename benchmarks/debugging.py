@@ -266,11 +266,16 @@ class PrivateTests:
         )
 
     def matches(self, task_id: str, value: Any, gold: Any, args: tuple[Any, ...]) -> bool:
-        p = self._problems[task_id]
-        try:
-            return bool(outputs_match(value, gold, p.tests.check, Semantics.DATASET, args))
-        except Exception:
-            return False
+        return matches_gold(self._problems[task_id], value, gold, args)
+
+
+def matches_gold(problem: Problem, value: Any, gold: Any, args: Sequence[Any]) -> bool:
+    """``value`` is the gold output under the problem's own comparison (an exception inside the
+    comparison counts as a mismatch)."""
+    try:
+        return bool(outputs_match(value, gold, problem.tests.check, Semantics.DATASET, args))
+    except Exception:
+        return False
 
 
 def make_sim(params: SimParams, private: PrivateTests) -> SimModel:
@@ -329,17 +334,11 @@ def _score_from_private(
     if r is None:
         return None
     gold = private.expected(problem.task_id)[i]
-    try:
-        correct = bool(
-            outputs_match(t.expected, gold, problem.tests.check, Semantics.DATASET, t.args)
-        )
-    except Exception:
-        correct = False
     return {
         "id": t.id,
         "valid": True,
         "attack": not r.verdicts[i][0],
-        "correct": correct,
+        "correct": matches_gold(problem, t.expected, gold, t.args),
         "share": t.share,
     }
 
@@ -372,16 +371,7 @@ async def _score_run(
     for i, t in enumerate(tests):
         g = gold.outcomes[i]
         valid = g.status is Status.OK
-        correct = False
-        if valid:
-            try:
-                correct = bool(
-                    outputs_match(
-                        t.expected, g.value, problem.tests.check, Semantics.DATASET, t.args
-                    )
-                )
-            except Exception:
-                correct = False
+        correct = valid and matches_gold(problem, t.expected, g.value, t.args)
         out.append(
             {
                 "id": t.id,
@@ -442,13 +432,10 @@ async def debug_problem(
             }
         )
     kept = [ev.test for ev in result.events if isinstance(ev, TestKept)]
-    targets = {ev.code_id: ev.code for ev in result.events if isinstance(ev, RoundFinished)}
-    for c in {problem.code, *codes.values()}:
-        targets[code_id(c)] = c
-    for ev in result.events:  # candidates tests were built against (reference variant)
-        code_text = getattr(ev, "code", None)
-        if isinstance(code_text, str):
-            targets.setdefault(code_id(code_text), code_text)
+    # Tests target the code they were built against: the given code, an accepted edit, or (in
+    # the reference variant) a candidate; every one of them appears in some event.
+    texts = [getattr(ev, "code", None) for ev in result.events]
+    targets = {code_id(c): c for c in [problem.code, *texts] if isinstance(c, str)}
     scores = await score_tests(executor, problem, kept, targets, settings.limits, private)
     return {
         "finish": result.reason,
@@ -457,18 +444,8 @@ async def debug_problem(
         "tests": scores,
         "usage": session.usage_json(),
         "session_seconds": round(seconds, 3),
-        "events": [_jsonable(event_to_json(ev)) for ev in result.events],
+        "events": [event_to_json(ev) for ev in result.events],
     }
-
-
-def _jsonable(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_jsonable(v) for v in obj]
-    if obj is None or isinstance(obj, bool | int | float | str):
-        return obj
-    return repr(obj)
 
 
 # --- a whole split ----------------------------------------------------------------------------
@@ -542,7 +519,7 @@ async def debug_split(
     split: Split,
     problems: Sequence[Problem],
     errors: Sequence[ProblemError],
-    model: Model,
+    model: Model | None,
     settings: Settings,
     sandbox: Sandbox,
     eval_settings: EvalSettings,
@@ -574,6 +551,8 @@ async def debug_split(
         private = PrivateTests(executor, eval_settings, expected_cache)
     if sim_params is not None:
         model = make_sim(sim_params, private)
+    if model is None:
+        raise ValueError("debug_split needs a model or simulation parameters")
     simulated = bool(getattr(model, "simulated", False))
     dataset_sha = sorted(sources.items())
     current: set[str] = set()

@@ -30,9 +30,15 @@ from utdebug.agents.base import CostLimitExceeded, Model, ModelAuthError, Sampli
 from utdebug.agents.roles import UTGenerator
 from utdebug.agents.sim import SIMULATED, SimParams
 from utdebug.benchmarks.datasets import LoadedSplit, Problem, Split
-from utdebug.benchmarks.debugging import PrivateTests, make_sim, register_sim, task_from_problem
+from utdebug.benchmarks.debugging import (
+    PrivateTests,
+    make_sim,
+    matches_gold,
+    register_sim,
+    task_from_problem,
+)
 from utdebug.engine import Executor
-from utdebug.sandbox.compare import Semantics, outputs_match
+from utdebug.sandbox.compare import Semantics
 from utdebug.sandbox.server import Limits, Status
 from utdebug.sandbox.verdicts import Verdict, judge
 
@@ -146,14 +152,9 @@ async def _one(
             judge(buggy, gold.value, p.tests.check, Semantics.DATASET, args).verdict
             is not Verdict.PASS
         )
-        correct = False
-        if isinstance(out, parsing.ParsedValue):
-            try:
-                correct = bool(
-                    outputs_match(out.value, gold.value, p.tests.check, Semantics.DATASET, args)
-                )
-            except Exception:
-                correct = False
+        correct = isinstance(out, parsing.ParsedValue) and matches_gold(
+            p, out.value, gold.value, args
+        )
         res.attack += attack
         res.correct += correct
         res.both += attack and correct

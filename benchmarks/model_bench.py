@@ -419,7 +419,7 @@ async def _debug_one(
             split=ls.split,
             problems=ls.problems,
             errors=ls.errors,
-            model=model if model is not None else _placeholder(),
+            model=model,
             settings=settings,
             sandbox=executor.sandbox,
             eval_settings=eval_settings,
@@ -434,12 +434,6 @@ async def _debug_one(
             private=private,
             ut_model=ut_model,
         )
-
-
-def _placeholder() -> Model:
-    from utdebug.agents.scripted import ScriptedModel
-
-    return ScriptedModel([], name="sim")
 
 
 # --- output -----------------------------------------------------------------------------------

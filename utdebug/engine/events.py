@@ -176,10 +176,13 @@ def event_to_json(event: Event) -> dict[str, Any]:
 
 
 def _plain(v: Any) -> Any:
+    """JSON-ready data: objects with ``to_json``, containers, and ``repr`` of anything else."""
     if hasattr(v, "to_json"):
-        return v.to_json()
+        return _plain(v.to_json())
     if isinstance(v, list | tuple):
         return [_plain(x) for x in v]
     if isinstance(v, dict):
         return {str(k): _plain(x) for k, x in v.items()}
-    return v
+    if v is None or isinstance(v, bool | int | float | str):
+        return v
+    return repr(v)

@@ -154,6 +154,9 @@ class Session:
         """Calls, tokens and cost of this session's model calls."""
         self.calls_by_purpose: dict[str, int] = {}
         self._ids = 0
+        self._round = 0
+        self._last_fb: UnitTest | None = None
+        """Reference variant: the test of the last feedback turn."""
         style = "reference" if self.settings.variant is Variant.REFERENCE else "paper"
         gen_model = ut_model or model
         method = self.settings.ut_method.value
@@ -191,12 +194,8 @@ class Session:
             self.usage.record(fresh)
             self.calls_by_purpose[purpose] = self.calls_by_purpose.get(purpose, 0) + 1
         self.usage.record([c for c in out if c.cached], cached=True)
-        cost: float | None = 0.0
-        for c in out:
-            if c.usage.cost is None:
-                cost = None
-                break
-            cost = (cost or 0.0) + c.usage.cost
+        costs = [c.usage.cost for c in out]
+        cost = None if None in costs else sum(c for c in costs if c is not None)
         self.emit(
             ModelCalled(
                 purpose,
@@ -285,8 +284,6 @@ class Session:
         return t, text
 
     # -- the loop ---------------------------------------------------------------------------
-
-    _round = 0
 
     async def run(self) -> SessionResult:
         s = self.settings
@@ -438,8 +435,6 @@ class Session:
             record = (tests, run.rate or 0.0)
             self._round_finished(r, run.rate)
         return "rounds"
-
-    _last_fb: UnitTest | None = None
 
     async def _run_critique(self) -> str:
         self._round = 0

@@ -136,3 +136,30 @@ def test_sim_speed_script_prints_its_numbers() -> None:
     assert out["results_agree"] is True
     assert out["cold_seconds"] > 0 and out["warm_seconds"] > 0
     assert len(out["pass_at_1"]) == 4
+
+
+def test_ranking_speed_script_prints_its_numbers() -> None:
+    out = _run(
+        "ranking_speed.py",
+        "--sizes",
+        "20,40",
+        "--matrices",
+        "2",
+        "--repeat-loop",
+        "1",
+        "--repeat-fast",
+        "5",
+        timeout=120,
+    ).stdout
+    for n in (20, 40):
+        assert re.search(
+            rf"^N=M={n} loop {NUM} ms  vectorised {NUM} ms  speed-up {NUM}x  agree yes$", out, re.M
+        ), out
+        assert re.search(
+            rf"^N=M={n} codet loop {NUM} ms  vectorised {NUM} ms  speed-up {NUM}x  agree yes$",
+            out,
+            re.M,
+        ), out
+        assert re.search(rf"^N=M={n} b4_scores only {NUM} ms  speed-up {NUM}x$", out, re.M), out
+    assert re.search(r"^TARGET speed-up at N=M=40 >= 100x: (PASS|MISS)$", out, re.M), out
+    assert "agree NO" not in out

@@ -43,7 +43,7 @@ class Sampling:
         }
 
 
-Purpose = Literal["ut", "vote", "debug", "critique", "chat"]
+Purpose = Literal["ut", "vote", "debug", "critique", "generate", "chat"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,6 +27,8 @@ CallHook = Callable[[str, list[Completion], float], None]
 UT_SAMPLING = Sampling(temperature=0.7, top_p=0.9, max_tokens=8192)
 VOTE_SAMPLING = Sampling(temperature=0.8, top_p=0.9, max_tokens=2048)
 DEBUG_SAMPLING = Sampling(temperature=0.7, top_p=0.9, max_tokens=8192)
+GENERATE_SAMPLING = Sampling(temperature=0.8, top_p=0.95, max_tokens=4096)
+"""Best-of-N solution sampling (``bench judge``): diverse samples of the same prompt."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,6 +192,13 @@ class Debugger(_Role):
         (c,) = await self._ask(chat, sample_index=sample_index, hint=hint)
         return c.text, parsing.extract_code(c.text)
 
+    async def edits(
+        self, chat: Sequence[Message], n: int, *, sample_index: int = 0, hint: Any = None
+    ) -> list[tuple[str, str | None]]:
+        """``n`` sampled edits (one request, samples ``sample_index .. sample_index + n - 1``)."""
+        out = await self._ask(chat, n=n, sample_index=sample_index, hint=hint)
+        return [(c.text, parsing.extract_code(c.text)) for c in out]
+
 
 class Critic(_Role):
     """The ``none`` baseline: the model judges the code itself (no unit tests)."""
@@ -207,6 +216,34 @@ class Critic(_Role):
         text = prompts.self_critique_prompt(description=task.description, code=code)
         (c,) = await self._ask((Message("user", text),), sample_index=sample_index, hint=hint)
         return c.text, parsing.critique_says_correct(c.text)
+
+
+class Coder(_Role):
+    """Writes solutions from the task alone (best-of-N judging samples ``n`` of them)."""
+
+    purpose: Purpose = "generate"
+
+    def __init__(
+        self,
+        model: Model,
+        *,
+        sampling: Sampling = GENERATE_SAMPLING,
+        on_call: CallHook | None = None,
+    ) -> None:
+        super().__init__(model, sampling=sampling, on_call=on_call)
+
+    async def solve(
+        self, task: TaskText, n: int, *, sample_index: int = 0, hint: Any = None
+    ) -> list[tuple[str, str | None]]:
+        """``n`` sampled solutions: (reply, extracted code or ``None``)."""
+        prompt = prompts.code_generation_prompt(
+            signature=task.signature,
+            description=task.description,
+            example=task.example,
+            he_stub=task.he_stub,
+        )
+        out = await self._ask((Message("user", prompt),), n=n, sample_index=sample_index, hint=hint)
+        return [(c.text, parsing.extract_code(c.text)) for c in out]
 
 
 def first_chat(task: TaskText, code: str) -> tuple[Message, ...]:

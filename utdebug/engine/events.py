@@ -116,6 +116,27 @@ class EditProposed(Event):
     """Id of the generated test given as feedback (``None``: no feedback turn)."""
     reason: str | None = None
     """Why no code could be taken from the reply."""
+    candidate: int | None = None
+    """Index of this sample among the round's candidates (``None``: one edit per round)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CandidatesRanked(Event):
+    """The round's candidate edits, with the code in force, ranked against the tests.
+
+    Row 0 of the passing matrix is the code in force; rows 1.. are the distinct candidates in
+    sampling order. ``ranking`` is :meth:`utdebug.ranking.Ranking.to_json` (every group with
+    its score, the winners and the selected rows); ``chosen`` is the row put forward (the
+    first selected candidate), ``None`` when the ranking selected only the code in force.
+    """
+
+    kind: ClassVar[str] = "candidates_ranked"
+    round: int
+    code_ids: list[str]
+    pass_rates: list[float]
+    matrix: list[list[int]]
+    ranking: dict[str, Any]
+    chosen: int | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
@@ -11,6 +12,9 @@ from utdebug.agents.base import Sampling
 from utdebug.agents.roles import DEBUG_SAMPLING, UT_SAMPLING, VOTE_SAMPLING, TaskText
 from utdebug.sandbox.compare import CheckSpec, Semantics, describe
 from utdebug.sandbox.server import Limits
+
+RANKERS = ("b4", "codet", "codet_paper", "maxpass", "most_passed", "mbr_exec", "random")
+"""Ranking strategies for candidate edits (the values of :class:`utdebug.ranking.Strategy`)."""
 
 
 class Variant(StrEnum):
@@ -76,6 +80,16 @@ class Settings:
     ut_sampling: Sampling = UT_SAMPLING
     vote_sampling: Sampling = VOTE_SAMPLING
     debug_sampling: Sampling = DEBUG_SAMPLING
+    candidates: int = 1
+    """Edits sampled per round; more than 1 ranks them with ``ranker`` (1: the paper)."""
+    ranker: str = "b4"
+    """How candidates are ranked (a :class:`utdebug.ranking.Strategy` value)."""
+    tie: Literal["first", "pool"] = "first"
+    """Tie rule of the ranking (see :mod:`utdebug.ranking`)."""
+    beta0: float | None = None
+    """B4's beta0 (``None``: the ranking default)."""
+    alpha_xy: float | None = None
+    """B4's alpha_xy (``None``: the ranking default)."""
 
     def __post_init__(self) -> None:
         if self.n < 1:
@@ -88,6 +102,26 @@ class Settings:
             raise ValueError(f"rounds must be 0 or more, got {self.rounds}")
         if self.tries_factor is not None and self.tries_factor < 1:
             raise ValueError(f"tries_factor must be at least 1, got {self.tries_factor}")
+        if self.candidates < 1:
+            raise ValueError(f"candidates must be at least 1, got {self.candidates}")
+        if self.candidates > 1 and self.variant is not Variant.PAPER:
+            raise ValueError(
+                "ranked candidates (candidates > 1) need the paper variant: the reference "
+                "variant reproduces the published code, which samples one edit per round"
+            )
+        if self.candidates > 1 and self.ut_method is UTMethod.NONE:
+            raise ValueError(
+                "ranked candidates (candidates > 1) need generated tests: the 'none' method "
+                "has none to rank them with"
+            )
+        if self.ranker not in RANKERS:
+            raise ValueError(f"unknown ranker {self.ranker!r}; choose one of: {', '.join(RANKERS)}")
+        if self.tie not in ("first", "pool"):
+            raise ValueError(f"unknown tie rule {self.tie!r}; choose 'first' or 'pool'")
+        for name in ("beta0", "alpha_xy"):
+            v = getattr(self, name)
+            if v is not None and not (math.isfinite(v) and v > 0):
+                raise ValueError(f"{name} must be a positive number, got {v}")
 
     @property
     def tries(self) -> int:
@@ -117,6 +151,18 @@ class Settings:
             "patience": self.patience,
             "feedback": self.feedback_rule,
             "per_input": self.limits.per_input,
+        } | self._ranking_json()
+
+    def _ranking_json(self) -> dict[str, Any]:
+        """The candidate settings, only when in use (C = 1 is the paper: keys unchanged)."""
+        if self.candidates == 1:
+            return {}
+        return {
+            "candidates": self.candidates,
+            "ranker": self.ranker,
+            "tie": self.tie,
+            "beta0": self.beta0,
+            "alpha_xy": self.alpha_xy,
         }
 
 

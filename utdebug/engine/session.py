@@ -29,9 +29,10 @@ from utdebug.agents.base import (
     ModelError,
     ModelNotFound,
 )
-from utdebug.agents.roles import Critic, Debugger, OutputPredictor, UTGenerator, first_chat
+from utdebug.agents.roles import Coder, Critic, Debugger, OutputPredictor, UTGenerator, first_chat
 from utdebug.engine.events import (
     Backtracked,
+    CandidatesRanked,
     EditAccepted,
     EditProposed,
     Event,
@@ -243,6 +244,16 @@ class Session:
         self.emit(TestsBuilt(round_no, code_id(code), list(res.tests), res.attempts))
         return res.tests
 
+    async def sample_solutions(self, n: int) -> list[tuple[str, str | None]]:
+        """``n`` solutions written from the task alone (best-of-N judging): (reply, code)."""
+        coder = Coder(self.model, on_call=self._on_call)
+        return await coder.solve(self.task.text(), n, hint=self.hint("generate"))
+
+    async def generate_tests(self, code: str, round_no: int = 0) -> list[UnitTest]:
+        """One self-consistent test set built against ``code``, outside the debugging loop
+        (best-of-N judging and verifier scoring use it); its events go to the listeners."""
+        return await self._build(code, round_no)
+
     async def run_tests(
         self, code: str, tests: list[UnitTest], round_no: int, role: str
     ) -> TestRun:
@@ -347,17 +358,17 @@ class Session:
             pre = run.rate
             fb_test, fb_text = self._feedback(self.tests, run)
             chat = [*self.chat, Message("user", fb_text)]
-            reply, new = await self.debugger.edit(
-                chat, sample_index=r, hint=self.hint("debug", code=self.code, feedback=fb_test)
-            )
-            if new is None:
-                self.emit(EditProposed(r, None, None, reply, fb_test.id, "no code in the reply"))
-                self.emit(Backtracked(r, None, pre, None, "no code in the reply"))
+            hint = self.hint("debug", code=self.code, feedback=fb_test)
+            if s.candidates > 1:
+                proposal = await self._ranked_edit(r, chat, fb_test, run, hint)
+            else:
+                proposal = await self._single_edit(r, chat, fb_test, hint)
+            if isinstance(proposal, str):
+                self.emit(Backtracked(r, None, pre, None, proposal))
                 rebuild = False
                 self._round_finished(r, pre)
                 continue
-            self.emit(EditProposed(r, code_id(new), new, reply, fb_test.id))
-            cand = await self.run_tests(new, self.tests, r, "candidate")
+            reply, new, cand = proposal
             post = cand.rate
             if not s.backtrack or (post or 0.0) > (pre or 0.0):
                 why = "backtracking off" if not s.backtrack else "pass rate rose"
@@ -371,6 +382,78 @@ class Session:
                 rebuild = False
                 self._round_finished(r, pre)
         return "rounds"
+
+    async def _single_edit(
+        self, r: int, chat: list[Message], fb_test: UnitTest, hint: dict[str, Any]
+    ) -> tuple[str, str, TestRun] | str:
+        """The paper's round: one sampled edit, run on the tests (or why there is none)."""
+        reply, new = await self.debugger.edit(chat, sample_index=r, hint=hint)
+        if new is None:
+            self.emit(EditProposed(r, None, None, reply, fb_test.id, "no code in the reply"))
+            return "no code in the reply"
+        self.emit(EditProposed(r, code_id(new), new, reply, fb_test.id))
+        return reply, new, await self.run_tests(new, self.tests, r, "candidate")
+
+    async def _ranked_edit(
+        self,
+        r: int,
+        chat: list[Message],
+        fb_test: UnitTest,
+        run: TestRun,
+        hint: dict[str, Any],
+    ) -> tuple[str, str, TestRun] | str:
+        """``candidates`` sampled edits ranked with the code in force on the generated tests.
+
+        Distinct candidate programs (the code in force and repeats dropped) join the code in
+        force as rows of a passing matrix; the ranker's selection names the candidate put
+        forward: the first selected row after the code in force.
+        """
+        from utdebug.ranking import RankingError, rank
+
+        s = self.settings
+        c = s.candidates
+        replies = await self.debugger.edits(chat, c, sample_index=r * c, hint=hint)
+        seen = {self.code.strip()}  # programs that differ only in outer whitespace are one
+        distinct: list[tuple[str, str]] = []
+        for i, (reply, new) in enumerate(replies):
+            if new is None:
+                self.emit(EditProposed(r, None, None, reply, fb_test.id, "no code in the reply", i))
+                continue
+            self.emit(EditProposed(r, code_id(new), new, reply, fb_test.id, None, i))
+            if new.strip() not in seen:
+                seen.add(new.strip())
+                distinct.append((reply, new))
+        if not distinct:
+            return "no new code in any candidate"
+        runs = await asyncio.gather(
+            *(self.run_tests(new, self.tests, r, "candidate") for _, new in distinct)
+        )
+        rows = [run, *runs]
+        matrix = [[int(j.verdict is Verdict.PASS) for j in tr.results] for tr in rows]
+        kw: dict[str, Any] = {"tie": s.tie}
+        if s.beta0 is not None:
+            kw["beta0"] = s.beta0
+        if s.alpha_xy is not None:
+            kw["alpha_xy"] = s.alpha_xy
+        try:
+            ranking = rank(matrix, s.ranker, **kw)
+        except RankingError as exc:  # a bug, not a model failure: say so in the trace
+            return f"the candidates could not be ranked: {exc}"
+        chosen = next((i for i in ranking.selected if i > 0), None)
+        self.emit(
+            CandidatesRanked(
+                r,
+                [code_id(self.code), *(code_id(new) for _, new in distinct)],
+                [tr.rate or 0.0 for tr in rows],
+                matrix,
+                ranking.to_json(),
+                chosen,
+            )
+        )
+        if chosen is None:
+            return f"the {s.ranker} ranking selected the code in force"
+        reply, new = distinct[chosen - 1]
+        return reply, new, runs[chosen - 1]
 
     async def _run_reference(self) -> str:
         s = self.settings

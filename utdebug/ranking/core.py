@@ -21,14 +21,13 @@ from __future__ import annotations
 import math
 import numbers
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import special as _special  # type: ignore[import-untyped]
 
 __all__ = [
     "DEFAULT_ALPHA_XY",
@@ -46,7 +45,13 @@ __all__ = [
     "rank_all",
 ]
 
-_betaln = cast(Callable[[Any, Any], Any], _special.betaln)
+
+def _betaln(a: Any, b: Any) -> Any:
+    """``scipy.special.betaln``, imported on first use (keeps importing this module cheap)."""
+    from scipy.special import betaln  # type: ignore[import-untyped]
+
+    return betaln(a, b)
+
 
 DEFAULT_BETA0 = 1e4
 DEFAULT_ALPHA_XY = 1e3

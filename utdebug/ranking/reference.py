@@ -15,10 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from itertools import compress
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple
 
 from numpy.typing import ArrayLike
-from scipy import special as _special  # type: ignore[import-untyped]
 
 from utdebug.ranking.core import (
     DEFAULT_ALPHA_XY,
@@ -48,7 +47,13 @@ __all__ = [
     "select_loop",
 ]
 
-_betaln = cast(Callable[[Any, Any], Any], _special.betaln)
+
+def _betaln(a: Any, b: Any) -> Any:
+    """``scipy.special.betaln``, imported on first use (keeps importing this module cheap)."""
+    from scipy.special import betaln  # type: ignore[import-untyped]
+
+    return betaln(a, b)
+
 
 Row = tuple[int, ...]
 Scored = list[tuple[tuple[int, ...], float]]

@@ -19,6 +19,8 @@ solution and private test inputs:
   wrong value: the special case plus, with probability ``regress``, a rewrite that returns wrong
   values on about half of all inputs (an edit that breaks what worked; validation on the other
   generated tests, i.e. backtracking, is what can catch it).
+- **Coder** (best-of-N judging): a sampled solution is the gold solution with probability
+  ``solve``, otherwise one of a few plausible wrong ones (right on most inputs).
 - **Self-critic** (``none`` method): says "correct" for code that passes all private tests with
   probability ``critique_tpr`` and for failing code with probability ``1 - critique_tnr``.
 
@@ -65,6 +67,9 @@ class SimParams:
     """P(a test's main wrong answer is the current code's own output, when that is wrong)."""
     critique_tpr: float = 0.8
     critique_tnr: float = 0.6
+    solve: float = 0.55
+    """P(a sampled solution is right) when writing code from the task (best-of-N judging);
+    about Llama3-8B's HumanEval+ pass@1 (paper Table 3: 54.43 %)."""
     seed: int = 0
 
     @classmethod
@@ -82,6 +87,7 @@ class SimParams:
             "mimic",
             "critique_tpr",
             "critique_tnr",
+            "solve",
         ):
             v = getattr(self, name)
             if not 0.0 <= v <= 1.0:
@@ -99,6 +105,7 @@ class SimParams:
             "mimic": self.mimic,
             "critique_tpr": self.critique_tpr,
             "critique_tnr": self.critique_tnr,
+            "solve": self.solve,
             "seed": self.seed,
         }
 
@@ -203,6 +210,8 @@ class SimModel:
             return await self._debug(p, code, ctx, rng)
         if req.purpose == "critique":
             return await self._critique(p, code, rng)
+        if req.purpose == "generate":
+            return self._generate(p, rng)
         raise ModelError(
             f"the simulated model has no answer for purpose {req.purpose!r}", model=self.name
         )
@@ -276,6 +285,15 @@ class SimModel:
             f"```python\n{new}\n```\n"
         )
 
+    def _generate(self, p: SimProblem, rng: random.Random) -> str:
+        if rng.random() < self.params.solve:
+            new = p.gold
+        else:  # a plausible wrong solution: right on most inputs, one of FLAW_KINDS bugs
+            new = flawed(p.gold, p.entry_point, rng.randrange(FLAW_KINDS))
+        return (
+            f"[{SIMULATED} reply of the sim model] Here is my solution:\n\n```python\n{new}\n```\n"
+        )
+
     async def _critique(self, p: SimProblem, code: str, rng: random.Random) -> str:
         verdicts = await self.oracle(p.task_id, code)
         correct = all(ok for ok, _ in verdicts)
@@ -344,6 +362,37 @@ def regressed(code: str, entry_point: str) -> str:
         "            return out + 1\n"
         "        if isinstance(out, (list, tuple, str)) and out:\n"
         "            return out[:-1]\n"
+        "        return None\n"
+        "    return out\n"
+    )
+
+
+FLAW_KINDS = 8
+"""Distinct wrong solutions ``flawed`` writes per problem (sampled solutions repeat them, as
+sampled LLM solutions repeat the same mistakes)."""
+_FLAW_PERIODS = (2, 3, 5, 7)
+
+
+def flawed(code: str, entry_point: str, kind: int) -> str:
+    """``code`` with bug ``kind``: wrong values on the inputs whose character sum falls in one
+    residue class (1/2, 1/3, 1/5 or 1/7 of all inputs, by ``kind``). The wrong values are not
+    the near misses a wrong predicted output uses (``_perturb``), so a wrong test agrees with a
+    wrong solution only when it was written from that solution's own output (``mimic``)."""
+    period = _FLAW_PERIODS[kind % len(_FLAW_PERIODS)]
+    offset = (kind // len(_FLAW_PERIODS)) % period
+    prev = f"_sim_flaw{kind}_{entry_point}_{hashlib.sha256(code.encode()).hexdigest()[:8]}"
+    return (
+        f"{code.rstrip()}\n\n\n"
+        f"{prev} = {entry_point}\n\n\n"
+        f"def {entry_point}(*args):\n"
+        f"    out = {prev}(*args)\n"
+        f"    if sum(map(ord, repr(args))) % {period} == {offset}:\n"
+        "        if isinstance(out, bool):\n"
+        "            return not out\n"
+        "        if isinstance(out, (int, float)):\n"
+        "            return out - 1\n"
+        "        if isinstance(out, (list, tuple, str)) and out:\n"
+        "            return out[1:]\n"
         "        return None\n"
         "    return out\n"
     )

@@ -84,6 +84,9 @@ class Split(StrEnum):
     HARD = "hard"
     MBPP = "mbpp"
     HE = "he"
+    HE_PLUS = "he+"
+    """HumanEval+ code generation (``bench judge``): no buggy code; ``code`` is the prompt
+    stub, which loads and returns ``None``."""
 
 
 class HeVariant(StrEnum):
@@ -198,6 +201,7 @@ SPLIT_FILES: dict[Split, tuple[str, ...]] = {
     Split.HARD: (HARD_FILE,),
     Split.MBPP: (MBPP_FILE,),
     Split.HE: (HE_PACK_FILE, HE_PLUS_FILE),
+    Split.HE_PLUS: (HE_PLUS_FILE,),
 }
 
 HE_EXCLUDED: frozenset[int] = frozenset({14, 15, 83, 100, 130, 139})
@@ -245,11 +249,11 @@ def resolve_file(
         raise DatasetError(f"unknown dataset file {name!r}; known files: {', '.join(SOURCES)}")
     cache_root = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
     cache_folder = cache_root / "datasets"
-    folders = _search_folders(data_dir, cache_folder)
+    folders = search_folders(data_dir, cache_folder)
     for folder in folders:
         path = folder / name
         if path.exists():
-            actual = _sha256_of(path)
+            actual = sha256_of(path)
             if verify:
                 _check_hash(source, path, actual, downloaded=False)
             return path, actual
@@ -258,10 +262,10 @@ def resolve_file(
         raise DatasetError(
             f"{name} not found (looked in {looked}) and downloading is off. {_fix_hint(source)}"
         )
-    return _download(source, cache_folder, verify=verify)
+    return download_file(source, cache_folder, verify=verify)
 
 
-def _search_folders(data_dir: Path | None, cache_folder: Path) -> list[Path]:
+def search_folders(data_dir: Path | None, cache_folder: Path) -> list[Path]:
     env_dir = os.environ.get("UTDEBUG_DATA_DIR")
     if data_dir is not None:
         chosen = Path(data_dir).expanduser()
@@ -279,7 +283,7 @@ def _fix_hint(source: SourceFile) -> str:
     )
 
 
-def _sha256_of(path: Path) -> str:
+def sha256_of(path: Path) -> str:
     digest = hashlib.sha256()
     try:
         with path.open("rb") as handle:
@@ -307,7 +311,7 @@ def _check_hash(source: SourceFile, path: Path, actual: str, *, downloaded: bool
     )
 
 
-def _download(source: SourceFile, folder: Path, *, verify: bool) -> tuple[Path, str]:
+def download_file(source: SourceFile, folder: Path, *, verify: bool) -> tuple[Path, str]:
     target = folder / source.name
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -618,19 +622,22 @@ def _load_he(
     return problems, errors
 
 
-def _index_he(path: Path, prefix: str, errors: list[ProblemError]) -> dict[int, _Row]:
+def _index_he(
+    path: Path, prefix: str, errors: list[ProblemError], split: Split = Split.HE
+) -> dict[int, _Row]:
     """Rows of one HE file keyed by problem number (``<prefix>/<number>``)."""
     index: dict[int, _Row] = {}
-    for row in _read_rows(path, Split.HE, errors):
+    for row in _read_rows(path, split, errors):
         try:
             number = _task_number(row, prefix)
         except _RowError as exc:
-            errors.append(_problem_error(Split.HE, exc, row, None))
+            errors.append(_problem_error(split, exc, row, None))
             continue
         if number in index:
             message = f"duplicate task_id {prefix}/{number} (first at row {index[number].row})"
-            if number not in HE_EXCLUDED:
-                errors.append(ProblemError(Split.HE, str(path), row.row, f"he/{number}", message))
+            if number not in HE_EXCLUDED or split is Split.HE_PLUS:
+                tid = f"{split.value}/{number}"
+                errors.append(ProblemError(split, str(path), row.row, tid, message))
             continue
         index[number] = row
     return index
@@ -660,6 +667,43 @@ def _he_problem(number: int, variant: HeVariant, pack: _Row, plus: _Row, sha256:
         test_list=(),
         provenance=Provenance(str(pack.path), pack.row, sha256),
     )
+
+
+def _load_he_plus(path: Path, sha256: str) -> tuple[list[Problem], list[ProblemError]]:
+    """HumanEval+ alone, every task: prompt, gold and tests for code generation."""
+    errors: list[ProblemError] = []
+    problems: list[Problem] = []
+    for number, row in sorted(_index_he(path, "HumanEval", errors, Split.HE_PLUS).items()):
+        try:
+            prompt = _text(row, "prompt", required=True)
+            problems.append(
+                Problem(
+                    split=Split.HE_PLUS,
+                    task_id=f"he+/{number}",
+                    number=number,
+                    prompt=prompt,
+                    signature=_signature(prompt, _text(row, "entry_point", required=True)),
+                    entry_point=_text(row, "entry_point", required=True),
+                    code=prompt,
+                    gold=prompt + _text(row, "canonical_solution", required=True),
+                    tests=_he_tests(number, row, row),
+                    test_list=(),
+                    provenance=Provenance(str(row.path), row.row, sha256),
+                )
+            )
+        except _RowError as exc:
+            errors.append(_problem_error(Split.HE_PLUS, exc, row, f"he+/{number}"))
+    return problems, errors
+
+
+def _signature(prompt: str, entry_point: str) -> str:
+    """``name(params)`` of the entry point's ``def`` line in a HumanEval prompt."""
+    m = re.search(
+        rf"^def\s+({re.escape(entry_point)}\s*\(.*?\)\s*(?:->[^:]*)?):", prompt, re.M | re.S
+    )
+    if m is None:
+        raise _RowError(f"the prompt has no `def {entry_point}(...)` line")
+    return " ".join(m.group(1).split())
 
 
 def _he_tests(number: int, pack: _Row, plus: _Row) -> PrivateTests:
@@ -717,6 +761,8 @@ def load_split(
     ]
     if split is Split.HE:
         problems, errors = _load_he(variant, files[0], files[1])
+    elif split is Split.HE_PLUS:
+        problems, errors = _load_he_plus(*files[0])
     else:
         problems, errors = _load_mbpp(split, *files[0])
     sources = {path.name: sha256 for path, sha256 in files}

@@ -65,7 +65,7 @@ class FatalRunError(Exception):
 
 
 def task_from_problem(problem: Problem) -> Task:
-    he = problem.split is Split.HE
+    he = problem.split in (Split.HE, Split.HE_PLUS)
     return Task(
         task_id=problem.task_id,
         description=problem.prompt,

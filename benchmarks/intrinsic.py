@@ -87,7 +87,8 @@ async def run_intrinsic(
         if sim is None:
             raise ValueError("run_intrinsic needs a model or simulation parameters")
         model = make_sim(sim, private)
-    method = args.ut_method if args.ut_method != "none" else "prompted"
+    method = args.ut_method or "utgen"
+    method = method if method != "none" else "prompted"
     style = "reference" if args.variant == "reference" else "paper"
     gen = UTGenerator(model, method, style=style, sampling=INTRINSIC_SAMPLING)  # type: ignore[arg-type]
     res = IntrinsicResult(

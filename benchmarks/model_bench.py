@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import re
 import sys
 import threading
@@ -52,7 +53,9 @@ from utdebug.benchmarks.debugging import (
     debug_split,
 )
 from utdebug.benchmarks.evaluator import EvalSettings, ExpectedCache
+from utdebug.benchmarks.scoring_verifiers import SETS as VERIFIER_SETS
 from utdebug.engine import Executor, Settings, UTMethod, Variant
+from utdebug.engine.model import RANKERS
 from utdebug.sandbox import Limits, Sandbox, SandboxConfig, SandboxError, SandboxUnavailable
 from utdebug.sandbox.compare import Semantics
 
@@ -68,9 +71,10 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--ut-method",
         choices=[m.value for m in UTMethod],
-        default="utgen",
+        default=None,
         help="test generator: utgen/prompted (failing-UT prompt, shows the code), "
-        "random (no code shown), none (self-critique, no tests)",
+        "random (no code shown), none (self-critique, no tests); default utgen (bench "
+        "verify: random, the Scoring-Verifiers protocol)",
     )
     g.add_argument(
         "--ut-model",
@@ -78,7 +82,14 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
         help="a separate model for test generation and voting (e.g. UTGen-trained)",
     )
     g.add_argument("--rounds", type=int, default=3, help="debugging rounds (default 3)")
-    g.add_argument("-n", "--tests", type=int, default=3, help="generated tests per set (default 3)")
+    g.add_argument(
+        "-n",
+        "--tests",
+        type=int,
+        default=None,
+        help="generated tests per set (default 3; bench judge: per solution, 3; bench verify: "
+        "per problem, 10)",
+    )
     g.add_argument(
         "-k",
         "--votes",
@@ -110,6 +121,62 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
         "private-test results of earlier runs (<cache-dir>/private-verdicts/)",
     )
     g.add_argument("--samples", type=int, default=3, help="intrinsic: UT samples per problem")
+    r = bench.add_argument_group("ranking (--candidates, bench judge, bench b4-sim)")
+    r.add_argument(
+        "--candidates",
+        type=int,
+        default=1,
+        help="edits sampled per debugging round, ranked with --ranker against the generated "
+        "tests (default 1: the paper's loop, no ranking)",
+    )
+    r.add_argument(
+        "--ranker",
+        choices=list(RANKERS),
+        default="b4",
+        help="how --candidates are ranked (default b4; see docs/ranking.md)",
+    )
+    r.add_argument(
+        "--tie",
+        choices=["first", "pool"],
+        default="first",
+        help="ranking ties: the first consensus set (default) or all top-tied sets pooled",
+    )
+    r.add_argument(
+        "--beta0",
+        type=float,
+        default=None,
+        help="B4's beta0 (default 1e4; 10 in b4-sim, as the paper's simulated study)",
+    )
+    r.add_argument(
+        "--alpha-xy",
+        type=float,
+        default=None,
+        help="B4's alpha_xy (default 1e3; 10 in b4-sim)",
+    )
+    r.add_argument(
+        "-N",
+        "--solutions",
+        type=int,
+        default=10,
+        help="judge: solutions sampled per problem; b4-sim: solutions per trial (default 10)",
+    )
+    v = bench.add_argument_group("bench verify")
+    v.add_argument(
+        "--verify-file",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="a Scoring-Verifiers JSON-lines file (its set is taken from the file name, or "
+        "from --verify-set)",
+    )
+    v.add_argument(
+        "--verify-set",
+        choices=list(VERIFIER_SETS),
+        default=None,
+        help="a Scoring-Verifiers set; its file (HE-R.jsonl ...) is looked up in --data-dir / "
+        "UTDEBUG_DATA_DIR / the cache, else downloaded from "
+        "huggingface.co/datasets/nvidia/Scoring-Verifiers",
+    )
     s = bench.add_argument_group("the simulated model (--model sim)")
     s.add_argument(
         "--sim-attack",
@@ -141,7 +208,7 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
 def check_arguments(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
     if args.rounds < 0:
         parser.error("--rounds must be 0 or more")
-    if args.tests < 1:
+    if args.tests is not None and args.tests < 1:
         parser.error("-n/--tests must be at least 1")
     if args.votes < 0:
         parser.error("-k/--votes must be 0 (no voting) or more")
@@ -151,6 +218,19 @@ def check_arguments(args: argparse.Namespace, parser: argparse.ArgumentParser) -
         parser.error("--concurrency must be at least 1")
     if args.samples < 1:
         parser.error("--samples must be at least 1")
+    if args.candidates < 1:
+        parser.error("--candidates must be at least 1")
+    if args.candidates > 1 and (args.variant != "paper" or args.ut_method == "none"):
+        parser.error(
+            "--candidates > 1 needs the paper variant and generated tests "
+            "(not --variant reference, not --ut-method none)"
+        )
+    if args.solutions < 1:
+        parser.error("-N/--solutions must be at least 1")
+    for name in ("beta0", "alpha_xy"):
+        v = getattr(args, name)
+        if v is not None and not (math.isfinite(v) and v > 0):
+            parser.error(f"--{name.replace('_', '-')} must be a positive number")
     for name in ("sim_attack", "sim_out_acc", "sim_fix", "sim_regress"):
         v = getattr(args, name)
         if v is not None and not 0 <= v <= 1:
@@ -166,13 +246,18 @@ def check_arguments(args: argparse.Namespace, parser: argparse.ArgumentParser) -
 
 def engine_settings(args: argparse.Namespace, **over: Any) -> Settings:
     base = Settings(
-        n=args.tests,
+        n=3 if args.tests is None else args.tests,
         k=args.votes,
         threshold=args.threshold,
         rounds=args.rounds,
         variant=Variant(args.variant),
-        ut_method=UTMethod(args.ut_method),
+        ut_method=UTMethod(args.ut_method or "utgen"),
         backtrack=not args.no_backtrack,
+        candidates=args.candidates,
+        ranker=args.ranker,
+        tie=args.tie,
+        beta0=args.beta0,
+        alpha_xy=args.alpha_xy,
         limits=Limits(
             per_input=args.timeout, load=5.0, memory_mb=min(args.memory_mb, 1024), batch=30.0
         ),
@@ -182,7 +267,7 @@ def engine_settings(args: argparse.Namespace, **over: Any) -> Settings:
 
 def sim_params(args: argparse.Namespace, method: str | None = None, **over: Any) -> SimParams:
     p = SimParams.for_method(
-        method or args.ut_method,
+        method or args.ut_method or "utgen",
         attack=args.sim_attack,
         out_acc=args.sim_out_acc,
         fix=args.sim_fix,
@@ -229,8 +314,19 @@ def out_dir_for(args: argparse.Namespace, split: Split, settings: Settings, tag:
         f"{split.value}{he}-{_slug(args.model)}-{settings.ut_method.value}-"
         f"{settings.variant.value}-r{settings.rounds}-n{settings.n}-k{settings.k}"
         f"{'' if settings.backtrack else '-nobt'}"
+        f"{_ranking_tag(settings)}"
     )
     return Path("runs") / "debug" / (f"{name}-{tag}" if tag else name)
+
+
+def _ranking_tag(settings: Settings) -> str:
+    if settings.candidates == 1:
+        return ""
+    tag = f"-c{settings.candidates}-{settings.ranker}-{settings.tie}"
+    for name, v in (("b", settings.beta0), ("a", settings.alpha_xy)):
+        if v is not None:
+            tag += f"-{name}{v:g}"
+    return tag
 
 
 def run_model_bench(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Event) -> int:
@@ -324,6 +420,9 @@ async def _main(
                 )
                 print_intrinsic(out, ls.split, res, as_json=args.json)
                 continue
+            if args.mode == "judge":
+                await _judge_one(args, ls, model, ut_model, executor, private, out, err)
+                continue
             configs = _configs(args)
             runs: list[tuple[str, DebugRun]] = []
             for tag, settings, params in configs:
@@ -355,6 +454,73 @@ async def _main(
     finally:
         executor.close()
     return EXIT_INTERRUPTED if stop.is_set() else EXIT_OK
+
+
+def rank_params(args: argparse.Namespace) -> dict[str, float]:
+    """B4's hyperparameters given on the command line (the rest: the ranking defaults)."""
+    out = {}
+    if args.beta0 is not None:
+        out["beta0"] = args.beta0
+    if args.alpha_xy is not None:
+        out["alpha_xy"] = args.alpha_xy
+    return out
+
+
+async def _judge_one(
+    args: argparse.Namespace,
+    ls: LoadedSplit,
+    model: Model | None,
+    ut_model: Model | None,
+    executor: Executor,
+    private: PrivateTests,
+    out: Console,
+    err: Console,
+) -> None:
+    from utdebug.benchmarks.judge import judge_split, print_judge
+
+    settings = engine_settings(args, rounds=0)
+    params = sim_params(args) if args.model == "sim" else None
+    if args.out is not None:
+        out_dir = Path(args.out) / ls.split.value
+    else:
+        name = (
+            f"{ls.split.value}-{_slug(args.model)}-{settings.ut_method.value}-"
+            f"N{args.solutions}-n{settings.n}-k{settings.k}"
+        )
+        out_dir = Path("runs") / "judge" / name
+    total = len(ls.problems) + len(ls.errors)
+    label = f"[bold]{ls.split.value}[/bold] judge best-of-{args.solutions}"
+    if params is not None:
+        label += f" [yellow]{SIMULATED}[/yellow]"
+    key_extra: dict[str, Any] = {"model": args.model, "ut_model": args.ut_model}
+    if params is not None:
+        key_extra["sim"] = params.to_json()
+    progress = progress_bar(label, err)
+    with progress:
+        bar = progress.add_task("judge", total=total, last="")
+
+        def on_record(kind: str, rec: dict[str, Any]) -> None:
+            last = str(rec.get("task_id", ""))
+            if kind == "done":
+                last += f" {rec['n_correct']}/{len(rec['correct'])} right"
+            progress.update(bar, advance=1, last=last)
+
+        run = await judge_split(
+            ls=ls,
+            model=model,
+            settings=settings,
+            executor=executor,
+            private=private,
+            out_dir=out_dir,
+            n_solutions=args.solutions,
+            rank_kw=rank_params(args),
+            key_extra=key_extra,
+            concurrency=args.concurrency,
+            sim_params=params,
+            on_record=on_record,
+            ut_model=ut_model,
+        )
+    print_judge(out, ls, run, as_json=args.json)
 
 
 def _configs(args: argparse.Namespace) -> list[tuple[str, Settings, SimParams | None]]:

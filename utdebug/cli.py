@@ -74,16 +74,20 @@ def build_parser() -> argparse.ArgumentParser:
         "mode",
         nargs="?",
         default="eval",
-        choices=["eval", "intrinsic", "ablation", "voting"],
+        choices=["eval", "intrinsic", "ablation", "voting", "judge", "verify", "b4-sim"],
         help="eval (default): evaluate the code, or debug it with --model; intrinsic: the "
         "paper's Table 1 protocol; ablation: the full loop vs. no voting vs. no backtracking; "
-        "voting: output accuracy with and without voting (--model sim)",
+        "voting: output accuracy with and without voting (--model sim); judge: best-of-N "
+        "selection on HumanEval+ with generated tests (random, MaxPass, CodeT, B4, ...); "
+        "verify: score a test generator as a verifier (Scoring-Verifiers sets); b4-sim: the "
+        "B4 paper's simulated study (no model, no sandbox)",
     )
     bench.add_argument(
         "--split",
         action="append",
-        choices=["hard", "mbpp", "he"],
-        help="split to evaluate (repeatable; default: hard)",
+        choices=["hard", "mbpp", "he", "he+"],
+        help="split to evaluate (repeatable; default: hard; bench judge: he+, HumanEval+ "
+        "code generation)",
     )
     bench.add_argument(
         "--model",
@@ -153,9 +157,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("--limit", type=int, default=None, help="only the first N problems")
     bench.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
+    from utdebug.benchmarks import b4_sim
     from utdebug.benchmarks.model_bench import add_arguments
 
     add_arguments(bench)
+    b4_sim.add_arguments(bench.add_argument_group("bench b4-sim (no model, no sandbox)"))
 
     from utdebug import models_cmd
 
@@ -262,6 +268,17 @@ def _bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, on_sigterm)
+    if args.mode == "b4-sim":
+        from utdebug.benchmarks.b4_sim import run as run_b4_sim
+
+        return run_b4_sim(args)
+    if args.mode == "judge" and not args.split:
+        args.split = ["he+"]
+    if "he+" in (args.split or []) and args.mode != "judge" and not args.gold:
+        parser.error(
+            "--split he+ is HumanEval+ code generation (no buggy code): use it with "
+            "'bench judge', or with --gold to check the loader and evaluator"
+        )
     if args.model == "none" and args.mode == "eval":
         return run_bench(args, _sandbox_config(args), stop)
     if args.model == "none":
@@ -271,6 +288,10 @@ def _bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from utdebug.benchmarks.model_bench import check_arguments, run_model_bench
 
     check_arguments(args, parser)
+    if args.mode == "verify":
+        from utdebug.benchmarks.verify import run_verify
+
+        return run_verify(args, _sandbox_config(args), stop)
     return run_model_bench(args, _sandbox_config(args), stop)
 
 

@@ -1,0 +1,409 @@
+"""``utdebug bench judge``: best-of-N selection with generated tests (UTDebug paper Table 3).
+
+Per problem (HumanEval+ by default, ``--split he+``):
+
+1. the model writes ``N`` solutions from the task alone (``-N``, default 10; temperature 0.8);
+   a reply without code is a solution that fails every test;
+2. tests are generated against each distinct solution (``-n`` per solution, default 3, with
+   the engine's self-consistency voting, ``-k``) and pooled, duplicates removed (same input
+   and expected output) — the paper's protocol; identical solutions get identical prompts, so
+   generating once per distinct program is what per-sample generation with a cache gives;
+3. every solution runs on every pooled test in the sandbox: the passing matrix (rows = the
+   ``N`` samples in sampling order, duplicates kept, as cluster sizes are evidence);
+4. each solution is checked on the private tests (HumanEval+: ~775 per problem);
+5. every strategy of :mod:`utdebug.ranking` selects from the matrix and scores the expected
+   pass@1 of its selection (the fraction of correct solutions in it), under both tie rules.
+
+``random`` is the pass@1 of one random sample (the fraction of correct samples);
+``most_passed`` is the paper's rule (the first sample that passes the most generated tests);
+``maxpass`` pools every sample with the most passes. "Discriminative" problems (B4 paper) are
+those with some right and some wrong samples: only there can a strategy make a difference.
+Runs with the simulated model are labelled SIMULATED everywhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from utdebug.agents.base import Model
+from utdebug.agents.sim import SIMULATED, SimModel, SimParams
+from utdebug.benchmarks.datasets import LoadedSplit, Problem
+from utdebug.benchmarks.debugging import (
+    FatalRunError,
+    PrivateTests,
+    make_sim,
+    register_sim,
+    task_from_problem,
+)
+from utdebug.benchmarks.records import (
+    SAMPLES,
+    SUMMARY,
+    SampleWriter,
+    read_samples,
+    record_key,
+    task_order,
+    write_json_atomic,
+)
+from utdebug.engine import Executor, Session, Settings, UnitTest, code_id
+from utdebug.engine.session import FATAL_ERRORS
+from utdebug.ranking import Strategy, TieRule, rank_all
+from utdebug.sandbox.server import SandboxError
+from utdebug.sandbox.verdicts import Verdict
+
+STRATEGIES: tuple[Strategy, ...] = (
+    Strategy.RANDOM,
+    Strategy.MOST_PASSED,
+    Strategy.MAXPASS,
+    Strategy.MBR_EXEC,
+    Strategy.CODET,
+    Strategy.CODET_PAPER,
+    Strategy.B4,
+)
+"""The strategies compared, in table order."""
+
+
+@dataclass(slots=True)
+class JudgeRun:
+    out_dir: Path
+    evaluated: int = 0
+    skipped: int = 0
+    summary: dict[str, Any] = field(default_factory=dict)
+    wall_seconds: float = 0.0
+
+
+def _test_key(t: UnitTest) -> str:
+    return repr((t.args, t.expected))
+
+
+async def judge_problem(
+    problem: Problem,
+    model: Model,
+    settings: Settings,
+    executor: Executor,
+    private: PrivateTests,
+    *,
+    n_solutions: int,
+    rank_kw: dict[str, float],
+    ut_model: Model | None = None,
+) -> dict[str, Any]:
+    """Sample, test, rank and score one problem; the body of its record."""
+    task = task_from_problem(problem)
+    session = Session(task, model, executor, settings, ut_model=ut_model)
+    t0 = time.perf_counter()
+    replies = await session.sample_solutions(n_solutions)
+    codes = [code if code is not None else "" for _, code in replies]
+    distinct = list(dict.fromkeys(c for c in codes if c))
+    # Private verdicts of each distinct program (the sim's oracle shares these results).
+    results = await asyncio.gather(*(private.evaluate(task.task_id, c) for c in distinct))
+    right = {c: r.all_pass for c, r in zip(distinct, results, strict=True)}
+    correct = [bool(c) and right[c] for c in codes]
+    # Tests against every distinct solution, pooled without duplicates.
+    tests: list[UnitTest] = []
+    seen: set[str] = set()
+    for c in distinct:
+        for t in await session.generate_tests(c):
+            if (k := _test_key(t)) not in seen:
+                seen.add(k)
+                tests.append(t)
+    rows: dict[str, list[int]] = {}
+    if tests:
+        runs = await asyncio.gather(
+            *(
+                executor.run_tests(task, c, tests, settings.variant, settings.limits)
+                for c in distinct
+            )
+        )
+        for c, run in zip(distinct, runs, strict=True):
+            rows[c] = [int(j.verdict is Verdict.PASS) for j in run.results]
+    matrix = [rows.get(c, [0] * len(tests)) for c in codes]
+    strategies: dict[str, Any] = {}
+    for tie in TieRule:
+        ranked = rank_all(matrix, STRATEGIES, tie=tie, **rank_kw)
+        for strategy, ranking in ranked.items():
+            entry = strategies.setdefault(strategy.value, {})
+            entry[tie.value] = {
+                "pass_at_1": ranking.pass_at_1(correct),
+                "selected": list(ranking.selected),
+            }
+            if tie is TieRule.FIRST:
+                entry["top_score"] = ranking.groups[0].score if ranking.groups else None
+    return {
+        "solutions": [code_id(c) if c else None for c in codes],
+        "programs": {code_id(c): c for c in distinct},
+        "correct": correct,
+        "n_correct": sum(correct),
+        "tests": [t.to_json() for t in tests],
+        "matrix": ["".join(map(str, row)) for row in matrix],
+        "strategies": strategies,
+        "usage": session.usage_json(),
+        "seconds": round(time.perf_counter() - t0, 3),
+    }
+
+
+def summarize_judge(records: Sequence[dict[str, Any]], n_solutions: int) -> dict[str, Any]:
+    """Mean expected pass@1 per strategy and tie rule, over all and discriminative problems."""
+    records = sorted(records, key=lambda r: task_order(str(r["task_id"])))
+    ok = [r for r in records if r.get("error_kind") is None]
+    disc = [r for r in ok if 0 < r["n_correct"] < len(r["correct"])]
+
+    def mean(rs: Sequence[dict[str, Any]], s: str, tie: str) -> float:
+        return sum(r["strategies"][s][tie]["pass_at_1"] for r in rs) / len(rs) if rs else 0.0
+
+    table = {
+        s.value: {
+            "pass_at_1": mean(ok, s.value, "first"),
+            "pass_at_1_pooled": mean(ok, s.value, "pool"),
+            "discriminative_pass_at_1": mean(disc, s.value, "first"),
+            "discriminative_pass_at_1_pooled": mean(disc, s.value, "pool"),
+        }
+        for s in STRATEGIES
+    }
+    sim = any(r.get("simulated") for r in records)
+    usage = {"calls": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0}
+    for r in ok:
+        for k in usage:
+            usage[k] += r["usage"].get(k, 0)
+    return {
+        "label": SIMULATED if sim else None,
+        "simulated": sim,
+        "problems": len(records),
+        "evaluated": len(ok),
+        "discriminative": len(disc),
+        "problem_errors": len(records) - len(ok),
+        "errors": [
+            {"task_id": r["task_id"], "error": r.get("error")}
+            for r in records
+            if r.get("error_kind") is not None
+        ][:50],
+        "solutions_per_problem": n_solutions,
+        "tests_per_problem": sum(len(r["tests"]) for r in ok) / len(ok) if ok else 0.0,
+        "problems_without_tests": sum(1 for r in ok if not r["tests"]),
+        "strategies": table,
+        "usage": usage,
+    }
+
+
+ProgressFn = Callable[[str, dict[str, Any]], None]
+
+
+async def judge_split(
+    *,
+    ls: LoadedSplit,
+    model: Model | None,
+    settings: Settings,
+    executor: Executor,
+    private: PrivateTests,
+    out_dir: Path,
+    n_solutions: int,
+    rank_kw: dict[str, float],
+    key_extra: dict[str, Any],
+    concurrency: int = 16,
+    sim_params: SimParams | None = None,
+    on_record: ProgressFn | None = None,
+    ut_model: Model | None = None,
+) -> JudgeRun:
+    """Judge every problem not yet recorded; rewrite the summary from the samples file."""
+    t0 = time.perf_counter()
+    samples_path = out_dir / SAMPLES
+    done = {r.get("key") for r in read_samples(samples_path)}
+    run = JudgeRun(out_dir)
+    if sim_params is not None:
+        model = make_sim(sim_params, private)
+    if model is None:
+        raise ValueError("judge_split needs a model or simulation parameters")
+    simulated = bool(getattr(model, "simulated", False))
+    current: set[str] = set()
+
+    def key_of(p: Problem) -> str:
+        return record_key(
+            {
+                "mode": "judge",
+                "split": ls.split.value,
+                "task_id": p.task_id,
+                "prompt": p.prompt,
+                "sources": sorted(ls.sources.items()),
+                "settings": settings.to_json(),
+                "solutions": n_solutions,
+                "rank": rank_kw,
+                "eval": private.settings.key_parts(),
+                **key_extra,
+            }
+        )
+
+    def base(task_id: str, key: str) -> dict[str, Any]:
+        return {
+            "key": key,
+            "split": ls.split.value,
+            "task_id": task_id,
+            "model": model.name,
+            "simulated": simulated,
+            "label": SIMULATED if simulated else None,
+        }
+
+    sem = asyncio.Semaphore(max(1, concurrency))
+    fatal: list[str] = []
+    try:
+        with SampleWriter(samples_path) as writer:
+            for err in ls.errors:
+                task_id = err.task_id or f"{ls.split.value}/row{err.row}"
+                key = record_key({"mode": "judge", "error_row": err.row, **key_extra})
+                current.add(key)
+                if key in done:
+                    continue
+                rec = base(task_id, key) | {
+                    "error_kind": "dataset",
+                    "error": f"{err.file}, row {err.row}: {err.message}",
+                }
+                writer.write(rec)
+            todo = []
+            for p in ls.problems:
+                key = key_of(p)
+                current.add(key)
+                if key in done:
+                    run.skipped += 1
+                    if on_record:
+                        on_record("skipped", {"task_id": p.task_id})
+                else:
+                    todo.append((p, key))
+
+            async def one(p: Problem, key: str) -> None:
+                async with sem:
+                    if fatal:
+                        return
+                    try:
+                        await private.add(p)
+                        if isinstance(model, SimModel):
+                            register_sim(model, p, private)
+                        body = await judge_problem(
+                            p,
+                            model,
+                            settings,
+                            executor,
+                            private,
+                            n_solutions=n_solutions,
+                            rank_kw=rank_kw,
+                            ut_model=ut_model,
+                        )
+                        rec = base(p.task_id, key) | {"error_kind": None} | body
+                    except FATAL_ERRORS as e:
+                        fatal.append(f"{type(e).__name__}: {e}")  # not recorded: rerun retries
+                        return
+                    except SandboxError as e:
+                        rec = base(p.task_id, key) | {
+                            "error_kind": "problem",
+                            "error": f"{type(e).__name__}: {e}",
+                        }
+                    except Exception as e:  # odd data or a model error in one problem
+                        rec = base(p.task_id, key) | {
+                            "error_kind": "problem",
+                            "error": f"{type(e).__name__}: {e}",
+                        }
+                writer.write(rec)
+                run.evaluated += 1
+                if on_record:
+                    on_record("error" if rec["error_kind"] else "done", rec)
+
+            await asyncio.gather(*(one(p, k) for p, k in todo))
+            if fatal:
+                raise FatalRunError(fatal[0])
+    finally:
+        records = [r for r in read_samples(samples_path) if r.get("key") in current]
+        run.summary = summarize_judge(records, n_solutions)
+        run.summary["complete"] = len(records) == len(current)
+        run.summary["model"] = model.name
+        run.summary["settings"] = settings.to_json()
+        run.summary["ranking"] = rank_kw
+        if sim_params is not None:
+            run.summary["sim"] = sim_params.to_json()
+        write_json_atomic(out_dir / SUMMARY, run.summary)
+        run.wall_seconds = time.perf_counter() - t0
+    return run
+
+
+_NAMES = {
+    "random": "one random sample",
+    "most_passed": "most tests passed (paper rule)",
+    "maxpass": "MaxPass",
+    "mbr_exec": "MBR-exec",
+    "codet": "CodeT (n_y·√n_x)",
+    "codet_paper": "CodeT (n_x·n_y, paper text)",
+    "b4": "B4",
+}
+
+
+def print_judge(out: Console, ls: LoadedSplit, run: JudgeRun, *, as_json: bool) -> None:
+    s = run.summary
+    if as_json:
+        json.dump(
+            {
+                "split": ls.split.value,
+                "out_dir": str(run.out_dir),
+                "wall_seconds": round(run.wall_seconds, 2),
+                "summary": s,
+            },
+            sys.stdout,
+            indent=2,
+        )
+        sys.stdout.write("\n")
+        return
+    sim = bool(s["simulated"])
+    label = f"{SIMULATED} " if sim else ""
+    if sim:
+        out.print(
+            f"{SIMULATED}: these results come from the simulated model (sim), not from a "
+            "language model."
+        )
+    title = (
+        f"{label}{ls.split.value}: best-of-{s['solutions_per_problem']} selection, "
+        f"{s['model']}, {s['settings']['ut_method']} tests"
+    )
+    t = Table(title=title.strip())
+    for c in (
+        "strategy",
+        "pass@1",
+        "Δ vs random",
+        "ties pooled",
+        f"discriminative ({s['discriminative']})",
+    ):
+        t.add_column(c, justify="left" if c == "strategy" else "right")
+    rows = s["strategies"]
+    base = rows["random"]["pass_at_1"]
+    best = max(v["pass_at_1"] for v in rows.values())
+    for name, v in rows.items():
+        mark = " *" if v["pass_at_1"] == best else ""
+        t.add_row(
+            _NAMES.get(name, name) + mark,
+            f"{100 * v['pass_at_1']:.2f}%",
+            "" if name == "random" else f"{100 * (v['pass_at_1'] - base):+.2f}",
+            f"{100 * v['pass_at_1_pooled']:.2f}%",
+            f"{100 * v['discriminative_pass_at_1']:.2f}%",
+        )
+    out.print(t)
+    u = s["usage"]
+    out.print(
+        f"{label}{ls.split.value}: {s['evaluated']} problems ({s['problem_errors']} errors), "
+        f"{s['tests_per_problem']:.1f} pooled tests per problem "
+        f"({s['problems_without_tests']} problems without tests: every strategy = random); "
+        f"calls {u['calls']} (+{u['cached']} from the cache), cost ${u['cost']:.4f}; "
+        f"wall {run.wall_seconds:.1f} s"
+    )
+    out.print(
+        f"{label}pass@1 = expected pass@1 of the selection (fraction of right solutions in it); "
+        "* marks the best; ties: first consensus set (pass@1) or all tied sets (ties pooled)"
+    )
+    for e in s["errors"][:10]:
+        out.print(f"{ls.split.value}: [yellow]problem error[/yellow] {e['task_id']}: {e['error']}")
+    out.print(f"{ls.split.value}: samples and summary in {run.out_dir}/")
+
+
+__all__ = ["STRATEGIES", "JudgeRun", "judge_problem", "judge_split", "print_judge"]

@@ -1,0 +1,762 @@
+"""``utdebug bench verify``: score a test generator as a verifier (Scoring-Verifiers protocol).
+
+For each problem of a Scoring-Verifiers file (HE-R, HE-R+, MBPP-R, MBPP-R+; see
+:mod:`utdebug.benchmarks.scoring_verifiers`):
+
+1. **Generate tests** with the engine's test generator (:meth:`Session.generate_tests`, the
+   same UTGen prompts, parsing and self-consistency voting ``-k`` as a debugging run).
+   Default: the paper's protocol, the ``random`` UT method, which never shows a solution, and
+   ``--verify-tests`` (default 10) tests per problem. With ``--verify-ut-method utgen|prompted``
+   the prompt shows code: tests are then generated against each candidate solution in turn,
+   ⌈n / #solutions⌉ each, and pooled (a test equal to an earlier one in input *and* expected
+   output is dropped), so a problem can get slightly more than n tests.
+2. **Run every generated test against every candidate** in the sandbox (``--timeout`` seconds
+   per test, default 2; the paper used 3 s). A test that fails, raises, times out or crashes
+   counts as failed; a candidate that does not load fails every test.
+3. **Estimated score** of a candidate = the fraction of the generated tests it passes. A
+   problem where no test could be built gives every candidate 0 (a constant prediction: ρ = τ
+   = 0 under the rule of :mod:`utdebug.ranking.verifiers`, Top-1 = 1/n).
+4. **Metrics** against the file's expected scores (Top-1, Spearman ρ, Bottom-1, MAE, Kendall
+   τ), computed per problem and averaged over problems.
+
+One record per problem (expected and predicted scores, the tests, each candidate's verdicts,
+the metrics, usage and the generation events) is appended to ``samples.jsonl`` in the run
+folder (``--out DIR``, default ``runs/verify/<file>-<model>-<method>-n<N>-k<k>``); a rerun with
+the same settings skips finished problems; ``summary.json`` is recomputed from the samples
+alone. Every record carries the data file's sha256.
+
+``--model sim`` (SIMULATED) needs the problem's ground-truth solution and predefined test
+inputs: the gold outputs are computed by running the ground truth in the sandbox, and the
+simulated model proposes those inputs and votes on their outputs (:mod:`utdebug.agents.sim`).
+A file where no problem has both is refused; single problems without them are recorded as
+problem errors. Every record, summary and table of such a run says SIMULATED.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import re
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from utdebug.agents.base import Meter, Model, ModelError
+from utdebug.agents.sim import SIMULATED, SimModel, SimParams, SimProblem, Verdicts
+from utdebug.benchmarks.bench import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_SANDBOX,
+    EXIT_USAGE,
+    progress_bar,
+)
+from utdebug.benchmarks.datasets import default_cache_dir
+from utdebug.benchmarks.records import (
+    SAMPLES,
+    SUMMARY,
+    SampleWriter,
+    read_samples,
+    record_key,
+    write_json_atomic,
+)
+from utdebug.benchmarks.scoring_verifiers import (
+    SETS,
+    VerifierDataError,
+    VerifierProblem,
+    VerifierSet,
+    load_verifier_file,
+    load_verifier_set,
+)
+from utdebug.engine import Executor, Session, Settings, Task, UnitTest, UTMethod, event_to_json
+from utdebug.engine.session import FATAL_ERRORS
+from utdebug.engine.voting import answer_key
+from utdebug.ranking.verifiers import ProblemScores, aggregate, score_problem
+from utdebug.sandbox import (
+    CheckSpec,
+    Limits,
+    Sandbox,
+    SandboxConfig,
+    SandboxError,
+    SandboxUnavailable,
+    Semantics,
+    Status,
+)
+from utdebug.sandbox.compare import outputs_match
+from utdebug.sandbox.verdicts import Verdict, judge
+
+__all__ = [
+    "DEFAULT_TESTS",
+    "VerifyRun",
+    "run_verify",
+    "summarize_verify",
+    "verify_problem",
+]
+
+EXIT_MODEL = 1
+DEFAULT_TESTS = 10
+"""Generated tests per problem (the paper's main setting)."""
+ORACLE_CUT_AFTER = 3
+"""The simulated model's oracle runs programs on every predefined input (HE-R+: ~760): after
+3 timeouts a program's remaining inputs get at most 0.25 s each, as in model-driven runs."""
+
+
+def _usage_error(args: argparse.Namespace) -> str | None:
+    if args.verify_file is None and args.verify_set is None:
+        return "bench verify needs --verify-file PATH or --verify-set {" + ",".join(SETS) + "}"
+    if args.tests is not None and args.tests < 1:
+        return "-n/--tests must be at least 1"
+    if args.model == "none":
+        return "bench verify needs --model (e.g. --model sim)"
+    if args.ut_method not in (None, UTMethod.RANDOM, UTMethod.UTGEN, UTMethod.PROMPTED):
+        return "bench verify generates tests with --ut-method random, utgen or prompted"
+    if args.votes < 0:
+        return "-k/--votes must be 0 (no voting) or more"
+    if args.concurrency < 1:
+        return "--concurrency must be at least 1"
+    if args.timeout <= 0:
+        return "--timeout must be positive"
+    return None
+
+
+# --- the simulated model's oracle -------------------------------------------------------------
+
+
+class SimOracle:
+    """Gold outputs and private verdicts of programs on the problems' predefined inputs."""
+
+    def __init__(self, executor: Executor, limits: Limits) -> None:
+        self.executor = executor
+        self.limits = limits
+        self._inputs: dict[str, tuple[tuple[Any, ...], ...]] = {}
+        self._gold: dict[str, tuple[Any, ...]] = {}
+        self._check: dict[str, CheckSpec] = {}
+        self._entries: dict[str, str] = {}
+        self._runs: dict[tuple[str, str], asyncio.Future[Verdicts]] = {}
+
+    async def add(self, p: VerifierProblem) -> SimProblem:
+        """Run the ground truth on the predefined inputs; keep the inputs it answers."""
+        reason = p.sim_problem_reason()
+        if reason is not None:
+            raise ValueError(f"cannot simulate {p.task_id}: {reason}")
+        assert p.ground_truth is not None
+        res = await self.executor.batch(p.ground_truth, p.entry_point, p.tests.inputs, self.limits)
+        kept = [
+            (args, o.value)
+            for args, o in zip(p.tests.inputs, res.outcomes, strict=True)
+            if o.status is Status.OK
+        ]
+        if not kept:
+            why = res.load_error or "it raised or timed out on every input"
+            raise ValueError(
+                f"cannot simulate {p.task_id}: the ground truth gives no output on the "
+                f"predefined inputs ({why})"
+            )
+        self._inputs[p.task_id] = tuple(a for a, _ in kept)
+        self._gold[p.task_id] = tuple(v for _, v in kept)
+        self._check[p.task_id] = CheckSpec(atol=p.tests.atol, poly_root=p.tests.poly_root)
+        self._entries[p.task_id] = p.entry_point
+        return SimProblem(
+            task_id=p.task_id,
+            entry_point=p.entry_point,
+            gold=p.ground_truth,
+            given=p.ground_truth,
+            inputs=self._inputs[p.task_id],
+            expected=self._gold[p.task_id],
+        )
+
+    async def verdicts(self, task_id: str, code: str) -> Verdicts:
+        key = (task_id, code)
+        fut = self._runs.get(key)
+        if fut is None:
+            fut = asyncio.ensure_future(self._run(task_id, code))
+            self._runs[key] = fut
+        return await asyncio.shield(fut)
+
+    async def _run(self, task_id: str, code: str) -> Verdicts:
+        inputs, gold, check = self._inputs[task_id], self._gold[task_id], self._check[task_id]
+        res = await self.executor.batch(code, self._entries[task_id], inputs, self.limits)
+        out: list[tuple[bool, Any]] = []
+        for o, g, args in zip(res.outcomes, gold, inputs, strict=True):
+            ok = judge(o, g, check, Semantics.DATASET, args).verdict is Verdict.PASS
+            out.append((ok, o.value if o.status is Status.OK else None))
+        return out
+
+    def matches(self, task_id: str, value: Any, gold: Any, args: tuple[Any, ...]) -> bool:
+        try:
+            return bool(outputs_match(value, gold, self._check[task_id], Semantics.DATASET, args))
+        except Exception:
+            return False
+
+
+# --- one problem ------------------------------------------------------------------------------
+
+
+def task_for(p: VerifierProblem) -> Task:
+    """The engine's task: the prompt as the description (HumanEval stubs also as ``he_stub``);
+    ``code`` is the ground truth (else the first candidate): under the ``random`` method it is
+    never shown, only used to bind keyword arguments to positions."""
+    code = p.ground_truth if p.ground_truth is not None else p.candidates[0].code
+    return Task(
+        task_id=p.task_id,
+        description=p.prompt,
+        signature=p.signature,
+        entry_point=p.entry_point,
+        code=code,
+        he_stub=p.prompt if p.he_style else None,
+    )
+
+
+def _test_key(t: UnitTest) -> str:
+    return answer_key(list(t.args)) + "\0" + answer_key(t.expected)
+
+
+def tests_per_set(settings: Settings, n_tests: int, n_solutions: int) -> int:
+    """Tests asked of each generation: n for ``random``; ⌈n / #solutions⌉ per candidate."""
+    if settings.ut_method is UTMethod.RANDOM:
+        return n_tests
+    return math.ceil(n_tests / n_solutions)
+
+
+async def verify_problem(
+    p: VerifierProblem,
+    model: Model,
+    settings: Settings,
+    executor: Executor,
+    n_tests: int,
+    *,
+    ut_model: Model | None = None,
+) -> dict[str, Any]:
+    """Generate tests, run them on every candidate, score; the body of the problem's record."""
+    task = task_for(p)
+    per = tests_per_set(settings, n_tests, len(p.candidates))
+    session = Session(task, model, executor, replace(settings, n=per), ut_model=ut_model)
+    targets = (
+        [task.code] if settings.ut_method is UTMethod.RANDOM else [c.code for c in p.candidates]
+    )
+    t0 = time.perf_counter()
+    tests: list[UnitTest] = []
+    seen: set[str] = set()
+    for round_no, code in enumerate(targets):
+        for t in await session.generate_tests(code, round_no):
+            key = _test_key(t)
+            if key not in seen:
+                seen.add(key)
+                tests.append(t)
+    runs = await asyncio.gather(
+        *(
+            executor.run_tests(task, c.code, tests, settings.variant, settings.limits)
+            for c in p.candidates
+        )
+    )
+    passed = [r.passed for r in runs]
+    predicted = [k / len(tests) if tests else 0.0 for k in passed]
+    scores = score_problem(p.expected, predicted)
+    return {
+        "n_solutions": len(p.candidates),
+        "expected": list(p.expected),
+        "predicted": predicted,
+        "passed": passed,
+        "n_tests": len(tests),
+        "tests_per_set": per,
+        "ranks": [c.rank for c in p.candidates],
+        "verdicts": ["".join(j.verdict.letter for j in r.results) for r in runs],
+        "load_errors": [r.load_error for r in runs],
+        "tests": [t.to_json() for t in tests],
+        "metrics": scores.to_json(),
+        "usage": session.usage_json(),
+        "seconds": round(time.perf_counter() - t0, 3),
+        "events": [event_to_json(ev) for ev in session.events],
+    }
+
+
+# --- summary ----------------------------------------------------------------------------------
+
+
+def _problem_scores(rec: dict[str, Any]) -> ProblemScores:
+    return score_problem(rec["expected"], rec["predicted"])
+
+
+def summarize_verify(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The run's numbers from its records alone (metrics recomputed from the scores, in file
+    order, so that sums do not depend on the order in which problems finished)."""
+    records = sorted(records, key=lambda r: (int(r.get("line", 0)), str(r.get("task_id"))))
+    ok = [r for r in records if r.get("error_kind") is None]
+    agg = aggregate(_problem_scores(r) for r in ok)
+    tests = sum(int(r["n_tests"]) for r in ok)
+    usage = {"calls": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0}
+    for r in ok:
+        for k in usage:
+            usage[k] += r["usage"].get(k, 0)
+    sim = any(r.get("simulated") for r in records)
+    return {
+        "label": SIMULATED if sim else None,
+        "simulated": sim,
+        "problems": len(records),
+        "evaluated": len(ok),
+        "problem_errors": len(records) - len(ok),
+        "errors": [
+            {"task_id": r["task_id"], "error": r.get("error")}
+            for r in records
+            if r.get("error_kind") is not None
+        ][:50],
+        "metrics": agg.to_json(),
+        "tests": tests,
+        "tests_per_problem": tests / len(ok) if ok else 0.0,
+        "problems_without_tests": sum(1 for r in ok if not r["n_tests"]),
+        "usage": usage,
+    }
+
+
+# --- a whole file -----------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class VerifyRun:
+    out_dir: Path
+    evaluated: int = 0
+    skipped: int = 0
+    summary: dict[str, Any] = field(default_factory=dict)
+    wall_seconds: float = 0.0
+
+
+class _Stopped(Exception):
+    """The run was asked to stop (Ctrl-C / SIGTERM): problems in flight are not recorded."""
+
+
+ProgressFn = Callable[[str, dict[str, Any]], None]
+
+
+async def verify_set(
+    *,
+    vs: VerifierSet,
+    problems: Sequence[VerifierProblem],
+    model: Model | None,
+    settings: Settings,
+    n_tests: int,
+    executor: Executor,
+    out_dir: Path,
+    key_extra: dict[str, Any],
+    concurrency: int = 16,
+    sim_params: SimParams | None = None,
+    oracle_limits: Limits | None = None,
+    ut_model: Model | None = None,
+    include_errors: bool = True,
+    on_record: ProgressFn | None = None,
+    stop: threading.Event | None = None,
+) -> VerifyRun:
+    """Score every problem not yet recorded; rewrite the summary from the samples file."""
+    t0 = time.perf_counter()
+    samples_path = out_dir / SAMPLES
+    # A problem a model error ended (rate limit, timeout, a short script) is tried again.
+    done = {r.get("key") for r in read_samples(samples_path) if r.get("error_kind") != "model"}
+    run = VerifyRun(out_dir)
+    oracle: SimOracle | None = None
+    if sim_params is not None:
+        oracle = SimOracle(executor, oracle_limits or settings.limits)
+        model = SimModel(sim_params, oracle.verdicts, oracle.matches)
+    if model is None:
+        raise ValueError("verify_set needs a model or simulation parameters")
+    simulated = bool(getattr(model, "simulated", False)) or sim_params is not None
+    current: set[str] = set()
+    base_settings = settings.to_json()
+
+    def key_of(task_id: str, what: str) -> str:
+        return record_key(
+            {
+                "bench": "verify",
+                "set": vs.name,
+                "file": vs.file_name,
+                "sha256": vs.sha256,
+                "task_id": task_id,
+                "what": what,
+                "tests": n_tests,
+                "settings": base_settings,
+                **key_extra,
+            }
+        )
+
+    def base(task_id: str, key: str, line: int) -> dict[str, Any]:
+        return {
+            "key": key,
+            "bench": "verify",
+            "set": vs.name,
+            "file": vs.file_name,
+            "sha256": vs.sha256,
+            "task_id": task_id,
+            "line": line,
+            "model": model.name,
+            "simulated": simulated,
+            "label": SIMULATED if simulated else None,
+            "settings": base_settings,
+            "verify_tests": n_tests,
+        }
+
+    sem = asyncio.Semaphore(max(1, concurrency))
+    fatal: list[str] = []
+    try:
+        with SampleWriter(samples_path) as writer:
+            for err in vs.errors if include_errors else []:
+                task_id = err.task_id or f"line {err.line}"
+                key = key_of(task_id, f"row error at line {err.line}")
+                current.add(key)
+                if key in done:
+                    run.skipped += 1
+                    continue
+                rec = base(task_id, key, err.line) | {
+                    "error_kind": "dataset",
+                    "error": str(err),
+                }
+                writer.write(rec)
+                if on_record:
+                    on_record("error", rec)
+            todo = []
+            for p in problems:
+                key = key_of(p.task_id, json.dumps([c.code for c in p.candidates]))
+                current.add(key)
+                if key in done:
+                    run.skipped += 1
+                    if on_record:
+                        on_record("skipped", {"task_id": p.task_id})
+                else:
+                    todo.append((p, key))
+
+            async def one(p: VerifierProblem, key: str) -> None:
+                async with sem:
+                    if fatal or (stop is not None and stop.is_set()):
+                        return
+                    rec = base(p.task_id, key, p.line)
+                    try:
+                        if oracle is not None:
+                            assert isinstance(model, SimModel)
+                            model.register(await oracle.add(p))
+                        body = await verify_problem(
+                            p, model, settings, executor, n_tests, ut_model=ut_model
+                        )
+                        rec |= {"error_kind": None} | body
+                    except FATAL_ERRORS as e:
+                        fatal.append(f"{type(e).__name__}: {e}")  # not recorded: rerun retries
+                        return
+                    except ModelError as e:
+                        rec |= {"error_kind": "model", "error": f"{type(e).__name__}: {e}"}
+                    except SandboxError as e:
+                        rec |= {"error_kind": "problem", "error": f"SandboxError: {e}"}
+                    except Exception as e:  # odd data or a bug in one problem: record, go on
+                        rec |= {"error_kind": "problem", "error": f"{type(e).__name__}: {e}"}
+                    if stop is not None and stop.is_set():
+                        return
+                    writer.write(rec)
+                    run.evaluated += 1
+                    if on_record:
+                        on_record("error" if rec["error_kind"] else "done", rec)
+
+            await asyncio.gather(*(one(p, k) for p, k in todo))
+    finally:
+        latest = {r.get("key"): r for r in read_samples(samples_path)}  # the last try wins
+        records = [r for k, r in latest.items() if k in current]
+        run.summary = summarize_verify(records)
+        run.summary |= {
+            "complete": len(records) == len(current),
+            "bench": "verify",
+            "set": vs.name,
+            "file": str(vs.path),
+            "sha256": vs.sha256,
+            "url": vs.url,
+            "model": model.name,
+            "settings": base_settings,
+            "verify_tests": n_tests,
+            "estimated_score": "fraction of the generated tests passed; a test that raises, "
+            "times out or crashes counts as failed",
+        }
+        if sim_params is not None:
+            run.summary["sim"] = sim_params.to_json()
+        write_json_atomic(out_dir / SUMMARY, run.summary)
+        run.wall_seconds = time.perf_counter() - t0
+    if fatal:
+        raise _FatalModel(fatal[0])
+    return run
+
+
+class _FatalModel(Exception):
+    pass
+
+
+# --- the command ------------------------------------------------------------------------------
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.+-]+", "_", text).strip("_")[:60] or "model"
+
+
+def _out_dir(args: argparse.Namespace, vs: VerifierSet, settings: Settings, n: int) -> Path:
+    if args.out is not None:
+        return Path(args.out)
+    stem = vs.path.name.removesuffix(".jsonl")
+    name = (
+        f"{_slug(stem)}-{_slug(args.model)}-{settings.ut_method.value}-"
+        f"{settings.variant.value}-n{n}-k{settings.k}"
+    )
+    return Path("runs") / "verify" / name
+
+
+def _select(
+    vs: VerifierSet, spec: str | None, limit: int | None
+) -> tuple[list[VerifierProblem], list[str]]:
+    problems = list(vs.problems)
+    unknown: list[str] = []
+    if spec:
+        wanted = [s.strip() for s in spec.split(",") if s.strip()]
+        chosen: list[VerifierProblem] = []
+        for w in wanted:
+            hits = [
+                p
+                for p in problems
+                if p.task_id == w or (w.isdigit() and p.task_id.rpartition("/")[2] == w)
+            ]
+            if not hits:
+                unknown.append(w)
+            chosen += [p for p in hits if p not in chosen]
+        order = {id(p): i for i, p in enumerate(problems)}
+        problems = sorted(chosen, key=lambda p: order[id(p)])
+    if limit is not None:
+        problems = problems[:limit]
+    return problems, unknown
+
+
+def _load(args: argparse.Namespace, cache_dir: Path) -> VerifierSet:
+    if args.verify_file is not None:
+        return load_verifier_file(args.verify_file, args.verify_set)
+    return load_verifier_set(args.verify_set, data_dir=args.data_dir, cache_dir=cache_dir)
+
+
+def run_verify(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Event) -> int:
+    """``utdebug bench verify``: exit 0 on success, 1 model failure, 2 usage/data, 3 sandbox,
+    130 interrupted."""
+    from utdebug.benchmarks.model_bench import build_model, engine_settings, sim_params
+
+    err = Console(stderr=True)
+    out = Console() if sys.stdout.isatty() else Console(width=140)
+    problem = _usage_error(args)
+    if problem is not None:
+        err.print(f"[red]utdebug bench verify:[/red] {problem}")
+        return EXIT_USAGE
+    cache_dir = args.cache_dir or default_cache_dir()
+    try:
+        vs = _load(args, cache_dir)
+    except (VerifierDataError, ValueError) as e:
+        err.print(f"[red]utdebug bench verify:[/red] {e}")
+        return EXIT_USAGE
+    problems, unknown = _select(vs, args.problems, args.limit)
+    if unknown:
+        err.print(
+            f"[red]utdebug bench verify:[/red] unknown problem(s) in {vs.file_name}: "
+            f"{', '.join(unknown)}"
+        )
+        return EXIT_USAGE
+    sim = args.model == "sim"
+    if sim:
+        usable = [p for p in problems if p.sim_problem_reason() is None]
+        if not usable:
+            first = problems[0].sim_problem_reason() if problems else "no problems selected"
+            err.print(
+                f"[red]utdebug bench verify:[/red] --model sim cannot run on {vs.file_name}: "
+                f"the simulated model needs each problem's ground-truth solution and "
+                f"predefined test inputs, and no selected problem has both ({first}). Use a "
+                "real model, or a file with `canonical_solution` and `base_input`/`test_list`."
+            )
+            return EXIT_USAGE
+    meter = Meter(cost_limit=args.cost_limit)
+    from utdebug.agents.config import ConfigError
+
+    try:
+        model = build_model(args.model, args, meter, cache_dir)
+        ut_model = build_model(args.ut_model, args, meter, cache_dir) if args.ut_model else None
+    except (ConfigError, OSError, ValueError) as e:
+        err.print(f"[red]utdebug bench verify:[/red] {e}")
+        return EXIT_USAGE
+    n = DEFAULT_TESTS if args.tests is None else int(args.tests)
+    method = UTMethod(args.ut_method or UTMethod.RANDOM.value)
+    try:
+        settings = engine_settings(args, n=n, rounds=0, candidates=1, ut_method=method)
+    except ValueError as e:
+        err.print(f"[red]utdebug bench verify:[/red] {e}")
+        return EXIT_USAGE
+    params = sim_params(args, method.value) if sim else None
+    out_dir = _out_dir(args, vs, settings, n)
+    key_extra: dict[str, Any] = {"model": args.model, "ut_model": args.ut_model}
+    if params is not None:
+        key_extra["sim"] = params.to_json()
+    oracle_limits = Limits(
+        per_input=args.timeout,
+        load=5.0,
+        memory_mb=min(args.memory_mb, 1024),
+        batch=120.0,
+        cut_after=ORACLE_CUT_AFTER,
+        cut_limit=args.cut_limit,
+    )
+    include_errors = not args.problems and args.limit is None
+    try:
+        with Sandbox(cfg) as sb:
+            err.print(
+                f"sandbox: {sb.layers.mode}; active layers: {', '.join(sorted(sb.layers.active()))}"
+            )
+            executor = Executor(sb, workers=max(1, args.workers))
+            label = f"[bold]verify[/bold] {vs.file_name} {settings.ut_method.value}"
+            if sim:
+                label += f" [yellow]{SIMULATED}[/yellow]"
+            progress = progress_bar(label, err)
+            total = len(problems) + (len(vs.errors) if include_errors else 0)
+            try:
+                with progress:
+                    bar = progress.add_task("verify", total=total, last="")
+
+                    def on_record(kind: str, rec: dict[str, Any]) -> None:
+                        last = str(rec.get("task_id", ""))
+                        if kind == "done":
+                            m = rec["metrics"]
+                            last = f"{last} top-1 {m['top1']:.2f}"
+                        elif kind == "error":
+                            last = f"{last} error"
+                        progress.update(bar, advance=1, last=last)
+
+                    run = asyncio.run(
+                        verify_set(
+                            vs=vs,
+                            problems=problems,
+                            model=model,
+                            settings=settings,
+                            n_tests=n,
+                            executor=executor,
+                            out_dir=out_dir,
+                            key_extra=key_extra,
+                            concurrency=args.concurrency,
+                            sim_params=params,
+                            oracle_limits=oracle_limits,
+                            ut_model=ut_model,
+                            include_errors=include_errors,
+                            on_record=on_record,
+                            stop=stop,
+                        )
+                    )
+            finally:
+                executor.close()
+    except _FatalModel as e:
+        err.print(f"[red]utdebug bench verify: the model cannot be used:[/red] {e}")
+        err.print("finished problems are kept; fix the cause and rerun the same command")
+        return EXIT_MODEL
+    except SandboxUnavailable as e:
+        err.print(f"[red]utdebug bench verify:[/red] {e}")
+        return EXIT_SANDBOX
+    except SandboxError as e:
+        err.print(f"[red]utdebug bench verify: sandbox failure:[/red] {e}")
+        return EXIT_SANDBOX
+    except KeyboardInterrupt:
+        err.print("interrupted: finished problems are kept; rerun the same command to resume")
+        return EXIT_INTERRUPTED
+    print_verify(out, vs, run, as_json=args.json)
+    if stop.is_set():
+        err.print("stopped early; rerun the same command to resume")
+        return EXIT_INTERRUPTED
+    return EXIT_OK
+
+
+# --- output -----------------------------------------------------------------------------------
+
+
+def _pct(x: float | None) -> str:
+    return "—" if x is None else f"{100 * x:.2f}"
+
+
+def _num(x: float | None) -> str:
+    return "—" if x is None else f"{x:.3f}"
+
+
+def print_verify(out: Console, vs: VerifierSet, run: VerifyRun, *, as_json: bool) -> None:
+    s = run.summary
+    if as_json:
+        json.dump(
+            {
+                "label": s["label"],
+                "set": vs.name,
+                "file": str(vs.path),
+                "sha256": vs.sha256,
+                "out_dir": str(run.out_dir),
+                "evaluated_now": run.evaluated,
+                "resumed": run.skipped,
+                "wall_seconds": round(run.wall_seconds, 2),
+                "summary": s,
+            },
+            sys.stdout,
+            indent=2,
+        )
+        sys.stdout.write("\n")
+        return
+    sim = bool(s["simulated"])
+    label = f"{SIMULATED} " if sim else ""
+    if sim:
+        out.print(
+            f"{SIMULATED}: these results come from the simulated model {s['model']!r}, not "
+            "from a language model."
+        )
+    m = s["metrics"]
+    st = s["settings"]
+    title = (
+        f"{vs.name or vs.file_name}: {s['model']} as a verifier, {st['ut_method']} tests, "
+        f"n={s['verify_tests']}, k={st['k']}"
+    )
+    t = Table(title=f"{SIMULATED}: {title}" if sim else title)
+    for c in (
+        "Top-1 %",
+        "Spearman ρ",
+        "Bottom-1 %",
+        "MAE",
+        "Kendall τ",
+        "problems",
+        "ρ/τ over",
+        "excl. n<2",
+        "excl. const. expected",
+        "const. predicted (ρ=0)",
+    ):
+        t.add_column(c, justify="right")
+    t.add_row(
+        _pct(m["top1"]),
+        _num(m["spearman"]),
+        _pct(m["bottom1"]),
+        _num(m["mae"]),
+        _num(m["kendall"]),
+        str(m["problems"]),
+        str(m["ranked"]),
+        str(m["excluded_too_few"]),
+        str(m["excluded_constant_expected"]),
+        str(m["constant_prediction"]),
+    )
+    out.print(t)
+    u = s["usage"]
+    where = vs.file_name
+    out.print(
+        f"{label}{where}: {m['solutions']} solutions in {m['problems']} problems; "
+        f"{s['tests']} generated tests ({s['tests_per_problem']:.2f} per problem, "
+        f"{s['problems_without_tests']} problems without any); pooled MAE "
+        f"{_num(m['mae_pooled'])}"
+    )
+    out.print(
+        f"{label}{where}: estimated score = fraction of generated tests passed (a test that "
+        f"raises or times out counts as failed); every metric averaged per problem"
+    )
+    out.print(
+        f"{label}{where}: {s['problem_errors']} problem errors; calls {u['calls']} "
+        f"(+{u['cached']} completions from the cache), tokens {u['prompt_tokens']:,} in / "
+        f"{u['completion_tokens']:,} out, cost ${u['cost']:.4f}; wall {run.wall_seconds:.1f} s"
+    )
+    for e in s["errors"][:10]:
+        out.print(f"{where}: [yellow]problem error[/yellow] {e['task_id']}: {e['error']}")
+    out.print(f"{where}: sha256 {vs.sha256}")
+    out.print(f"{where}: samples and summary in {run.out_dir}/")

@@ -17,8 +17,9 @@ import asyncio
 import hashlib
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,7 @@ from utdebug.benchmarks.records import (
     task_order,
     write_json_atomic,
 )
+from utdebug.benchmarks.runs import FatalRunError, Job, ProgressFn, record_jobs, summary_head
 from utdebug.engine import (
     Executor,
     Session,
@@ -58,10 +60,6 @@ from utdebug.sandbox.server import Limits, Sandbox, SandboxError, Status, decode
 from utdebug.sandbox.verdicts import Verdict, judge
 
 SIM_LABEL = "SIMULATED"
-
-
-class FatalRunError(Exception):
-    """An error every problem would hit (credentials, unknown model, spent cost budget)."""
 
 
 def task_from_problem(problem: Problem) -> Task:
@@ -455,6 +453,7 @@ def summarize_debug(records: Sequence[dict[str, Any]], rounds: int) -> dict[str,
     """The run's numbers from its records alone (in problem order, so that float sums do not
     depend on the order in which problems finished)."""
     records = sorted(records, key=lambda r: task_order(str(r["task_id"])))
+    head = summary_head(records)
     ok = [r for r in records if r.get("error_kind") is None]
     per_round = []
     for i in range(rounds + 1):
@@ -471,22 +470,7 @@ def summarize_debug(records: Sequence[dict[str, Any]], rounds: int) -> dict[str,
         )
     tests = [t for r in ok for t in r["tests"]]
     n = len(tests)
-    usage = {"calls": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0}
-    for r in ok:
-        for k in usage:
-            usage[k] += r["usage"].get(k, 0)
-    sim = any(r.get("simulated") for r in records)
-    return {
-        "label": SIM_LABEL if sim else None,
-        "simulated": sim,
-        "problems": len(records),
-        "evaluated": len(ok),
-        "problem_errors": len(records) - len(ok),
-        "errors": [
-            {"task_id": r["task_id"], "error": r.get("error")}
-            for r in records
-            if r.get("error_kind") is not None
-        ][:50],
+    return head | {
         "session_errors": sum(1 for r in ok if r.get("error")),
         "rounds": per_round,
         "intrinsic": {
@@ -499,7 +483,6 @@ def summarize_debug(records: Sequence[dict[str, Any]], rounds: int) -> dict[str,
             "valid": sum(t["valid"] for t in tests) / n if n else 0.0,
             "tests_per_problem": n / len(ok) if ok else 0.0,
         },
-        "usage": usage,
         "finish": _count(r.get("finish") for r in ok),
     }
 
@@ -509,9 +492,6 @@ def _count(items: Any) -> dict[str, int]:
     for x in items:
         out[str(x)] = out.get(str(x), 0) + 1
     return out
-
-
-ProgressFn = Callable[[str, dict[str, Any]], None]
 
 
 async def debug_split(
@@ -542,7 +522,8 @@ async def debug_split(
     """
     t0 = time.perf_counter()
     samples_path = out_dir / SAMPLES
-    done = {r.get("key") for r in read_samples(samples_path)}
+    # A problem a model error ended outside its session is tried again.
+    done = {r.get("key") for r in read_samples(samples_path) if r.get("error_kind") != "model"}
     run = DebugRun(split, out_dir)
     own_executor = executor is None
     if executor is None:
@@ -581,7 +562,6 @@ async def debug_split(
             "settings": settings.to_json(),
         }
 
-    sem = asyncio.Semaphore(max(1, concurrency))
     try:
         with SampleWriter(samples_path) as writer:
             for err in errors:
@@ -598,7 +578,14 @@ async def debug_split(
                 writer.write(rec)
                 if on_record:
                     on_record("error", rec)
-            todo = []
+
+            async def work(p: Problem) -> dict[str, Any]:
+                await private.add(p)
+                if isinstance(model, SimModel):
+                    register_sim(model, p, private)
+                return await debug_problem(p, model, settings, executor, private, ut_model=ut_model)
+
+            jobs = []
             for p in problems:
                 key = key_of(p.task_id, p.code)
                 current.add(key)
@@ -607,43 +594,15 @@ async def debug_split(
                     if on_record:
                         on_record("skipped", {"task_id": p.task_id})
                 else:
-                    todo.append((p, key))
+                    jobs.append(Job(base(p.task_id, key), partial(work, p)))
 
-            fatal: list[str] = []
-
-            async def one(p: Problem, key: str) -> None:
-                async with sem:
-                    if fatal:
-                        return
-                    try:
-                        await private.add(p)
-                        if isinstance(model, SimModel):
-                            register_sim(model, p, private)
-                        body = await debug_problem(
-                            p, model, settings, executor, private, ut_model=ut_model
-                        )
-                        rec = base(p.task_id, key) | {"error_kind": None} | body
-                    except FatalRunError as e:
-                        fatal.append(str(e))  # not recorded: a rerun retries the problem
-                        return
-                    except (ExpectedUnavailable, SandboxError) as e:
-                        rec = base(p.task_id, key) | {
-                            "error_kind": "problem",
-                            "error": f"{type(e).__name__}: {e}",
-                        }
-                    except Exception as e:  # a bug or odd data in one problem: record, go on
-                        rec = base(p.task_id, key) | {
-                            "error_kind": "problem",
-                            "error": f"unexpected {type(e).__name__}: {e}",
-                        }
-                writer.write(rec)
-                run.evaluated += 1
-                if on_record:
-                    on_record("error" if rec["error_kind"] else "done", rec)
-
-            await asyncio.gather(*(one(p, k) for p, k in todo))
-            if fatal:
-                raise FatalRunError(fatal[0])
+            run.evaluated = await record_jobs(
+                jobs,
+                writer,
+                concurrency=concurrency,
+                on_record=on_record,
+                problem_errors=(ExpectedUnavailable, SandboxError),
+            )
     finally:
         if own_executor:
             executor.close()

@@ -27,8 +27,9 @@ import asyncio
 import json
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,6 @@ from utdebug.agents.base import Model
 from utdebug.agents.sim import SIMULATED, SimModel, SimParams
 from utdebug.benchmarks.datasets import LoadedSplit, Problem
 from utdebug.benchmarks.debugging import (
-    FatalRunError,
     PrivateTests,
     make_sim,
     register_sim,
@@ -54,10 +54,9 @@ from utdebug.benchmarks.records import (
     task_order,
     write_json_atomic,
 )
+from utdebug.benchmarks.runs import Job, ProgressFn, record_jobs, summary_head
 from utdebug.engine import Executor, Session, Settings, UnitTest, code_id
-from utdebug.engine.session import FATAL_ERRORS
 from utdebug.ranking import Strategy, TieRule, rank_all
-from utdebug.sandbox.server import SandboxError
 from utdebug.sandbox.verdicts import Verdict
 
 STRATEGIES: tuple[Strategy, ...] = (
@@ -153,6 +152,7 @@ async def judge_problem(
 def summarize_judge(records: Sequence[dict[str, Any]], n_solutions: int) -> dict[str, Any]:
     """Mean expected pass@1 per strategy and tie rule, over all and discriminative problems."""
     records = sorted(records, key=lambda r: task_order(str(r["task_id"])))
+    head = summary_head(records)
     ok = [r for r in records if r.get("error_kind") is None]
     disc = [r for r in ok if 0 < r["n_correct"] < len(r["correct"])]
 
@@ -168,32 +168,13 @@ def summarize_judge(records: Sequence[dict[str, Any]], n_solutions: int) -> dict
         }
         for s in STRATEGIES
     }
-    sim = any(r.get("simulated") for r in records)
-    usage = {"calls": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0}
-    for r in ok:
-        for k in usage:
-            usage[k] += r["usage"].get(k, 0)
-    return {
-        "label": SIMULATED if sim else None,
-        "simulated": sim,
-        "problems": len(records),
-        "evaluated": len(ok),
+    return head | {
         "discriminative": len(disc),
-        "problem_errors": len(records) - len(ok),
-        "errors": [
-            {"task_id": r["task_id"], "error": r.get("error")}
-            for r in records
-            if r.get("error_kind") is not None
-        ][:50],
         "solutions_per_problem": n_solutions,
         "tests_per_problem": sum(len(r["tests"]) for r in ok) / len(ok) if ok else 0.0,
         "problems_without_tests": sum(1 for r in ok if not r["tests"]),
         "strategies": table,
-        "usage": usage,
     }
-
-
-ProgressFn = Callable[[str, dict[str, Any]], None]
 
 
 async def judge_split(
@@ -215,7 +196,7 @@ async def judge_split(
     """Judge every problem not yet recorded; rewrite the summary from the samples file."""
     t0 = time.perf_counter()
     samples_path = out_dir / SAMPLES
-    done = {r.get("key") for r in read_samples(samples_path)}
+    done = {r.get("key") for r in read_samples(samples_path) if r.get("error_kind") != "model"}
     run = JudgeRun(out_dir)
     if sim_params is not None:
         model = make_sim(sim_params, private)
@@ -250,8 +231,21 @@ async def judge_split(
             "label": SIMULATED if simulated else None,
         }
 
-    sem = asyncio.Semaphore(max(1, concurrency))
-    fatal: list[str] = []
+    async def work(p: Problem) -> dict[str, Any]:
+        await private.add(p)
+        if isinstance(model, SimModel):
+            register_sim(model, p, private)
+        return await judge_problem(
+            p,
+            model,
+            settings,
+            executor,
+            private,
+            n_solutions=n_solutions,
+            rank_kw=rank_kw,
+            ut_model=ut_model,
+        )
+
     try:
         with SampleWriter(samples_path) as writer:
             for err in ls.errors:
@@ -265,7 +259,7 @@ async def judge_split(
                     "error": f"{err.file}, row {err.row}: {err.message}",
                 }
                 writer.write(rec)
-            todo = []
+            jobs = []
             for p in ls.problems:
                 key = key_of(p)
                 current.add(key)
@@ -274,48 +268,10 @@ async def judge_split(
                     if on_record:
                         on_record("skipped", {"task_id": p.task_id})
                 else:
-                    todo.append((p, key))
-
-            async def one(p: Problem, key: str) -> None:
-                async with sem:
-                    if fatal:
-                        return
-                    try:
-                        await private.add(p)
-                        if isinstance(model, SimModel):
-                            register_sim(model, p, private)
-                        body = await judge_problem(
-                            p,
-                            model,
-                            settings,
-                            executor,
-                            private,
-                            n_solutions=n_solutions,
-                            rank_kw=rank_kw,
-                            ut_model=ut_model,
-                        )
-                        rec = base(p.task_id, key) | {"error_kind": None} | body
-                    except FATAL_ERRORS as e:
-                        fatal.append(f"{type(e).__name__}: {e}")  # not recorded: rerun retries
-                        return
-                    except SandboxError as e:
-                        rec = base(p.task_id, key) | {
-                            "error_kind": "problem",
-                            "error": f"{type(e).__name__}: {e}",
-                        }
-                    except Exception as e:  # odd data or a model error in one problem
-                        rec = base(p.task_id, key) | {
-                            "error_kind": "problem",
-                            "error": f"{type(e).__name__}: {e}",
-                        }
-                writer.write(rec)
-                run.evaluated += 1
-                if on_record:
-                    on_record("error" if rec["error_kind"] else "done", rec)
-
-            await asyncio.gather(*(one(p, k) for p, k in todo))
-            if fatal:
-                raise FatalRunError(fatal[0])
+                    jobs.append(Job(base(p.task_id, key), partial(work, p)))
+            run.evaluated = await record_jobs(
+                jobs, writer, concurrency=concurrency, on_record=on_record
+            )
     finally:
         records = [r for r in read_samples(samples_path) if r.get("key") in current]
         run.summary = summarize_judge(records, n_solutions)

@@ -301,6 +301,15 @@ def build_model(
     return model
 
 
+def build_models(
+    args: argparse.Namespace, meter: Meter, cache_dir: Path
+) -> tuple[Model | None, Model | None]:
+    """``--model`` and ``--ut-model`` (``None``: sim, or no separate test generator)."""
+    model = build_model(args.model, args, meter, cache_dir)
+    ut_model = build_model(args.ut_model, args, meter, cache_dir) if args.ut_model else None
+    return model, ut_model
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_")[:60] or "model"
 
@@ -340,8 +349,7 @@ def run_model_bench(args: argparse.Namespace, cfg: SandboxConfig, stop: threadin
     from utdebug.agents.config import ConfigError
 
     try:
-        model = build_model(args.model, args, meter, cache_dir)
-        ut_model = build_model(args.ut_model, args, meter, cache_dir) if args.ut_model else None
+        model, ut_model = build_models(args, meter, cache_dir)
     except (ConfigError, OSError, ValueError) as e:
         err.print(f"[red]utdebug bench:[/red] {e}")
         return EXIT_USAGE

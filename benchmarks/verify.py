@@ -42,15 +42,16 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
-from utdebug.agents.base import Meter, Model, ModelError
+from utdebug.agents.base import Meter, Model
 from utdebug.agents.sim import SIMULATED, SimModel, SimParams, SimProblem, Verdicts
 from utdebug.benchmarks.bench import (
     EXIT_INTERRUPTED,
@@ -68,6 +69,7 @@ from utdebug.benchmarks.records import (
     record_key,
     write_json_atomic,
 )
+from utdebug.benchmarks.runs import FatalRunError, Job, ProgressFn, record_jobs, summary_head
 from utdebug.benchmarks.scoring_verifiers import (
     SETS,
     VerifierDataError,
@@ -77,7 +79,6 @@ from utdebug.benchmarks.scoring_verifiers import (
     load_verifier_set,
 )
 from utdebug.engine import Executor, Session, Settings, Task, UnitTest, UTMethod, event_to_json
-from utdebug.engine.session import FATAL_ERRORS
 from utdebug.engine.voting import answer_key
 from utdebug.ranking.verifiers import ProblemScores, aggregate, score_problem
 from utdebug.sandbox import (
@@ -289,30 +290,15 @@ def summarize_verify(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """The run's numbers from its records alone (metrics recomputed from the scores, in file
     order, so that sums do not depend on the order in which problems finished)."""
     records = sorted(records, key=lambda r: (int(r.get("line", 0)), str(r.get("task_id"))))
+    head = summary_head(records)
     ok = [r for r in records if r.get("error_kind") is None]
     agg = aggregate(_problem_scores(r) for r in ok)
     tests = sum(int(r["n_tests"]) for r in ok)
-    usage = {"calls": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0}
-    for r in ok:
-        for k in usage:
-            usage[k] += r["usage"].get(k, 0)
-    sim = any(r.get("simulated") for r in records)
-    return {
-        "label": SIMULATED if sim else None,
-        "simulated": sim,
-        "problems": len(records),
-        "evaluated": len(ok),
-        "problem_errors": len(records) - len(ok),
-        "errors": [
-            {"task_id": r["task_id"], "error": r.get("error")}
-            for r in records
-            if r.get("error_kind") is not None
-        ][:50],
+    return head | {
         "metrics": agg.to_json(),
         "tests": tests,
         "tests_per_problem": tests / len(ok) if ok else 0.0,
         "problems_without_tests": sum(1 for r in ok if not r["n_tests"]),
-        "usage": usage,
     }
 
 
@@ -326,13 +312,6 @@ class VerifyRun:
     skipped: int = 0
     summary: dict[str, Any] = field(default_factory=dict)
     wall_seconds: float = 0.0
-
-
-class _Stopped(Exception):
-    """The run was asked to stop (Ctrl-C / SIGTERM): problems in flight are not recorded."""
-
-
-ProgressFn = Callable[[str, dict[str, Any]], None]
 
 
 async def verify_set(
@@ -400,8 +379,6 @@ async def verify_set(
             "verify_tests": n_tests,
         }
 
-    sem = asyncio.Semaphore(max(1, concurrency))
-    fatal: list[str] = []
     try:
         with SampleWriter(samples_path) as writer:
             for err in vs.errors if include_errors else []:
@@ -429,36 +406,21 @@ async def verify_set(
                 else:
                     todo.append((p, key))
 
-            async def one(p: VerifierProblem, key: str) -> None:
-                async with sem:
-                    if fatal or (stop is not None and stop.is_set()):
-                        return
-                    rec = base(p.task_id, key, p.line)
-                    try:
-                        if oracle is not None:
-                            assert isinstance(model, SimModel)
-                            model.register(await oracle.add(p))
-                        body = await verify_problem(
-                            p, model, settings, executor, n_tests, ut_model=ut_model
-                        )
-                        rec |= {"error_kind": None} | body
-                    except FATAL_ERRORS as e:
-                        fatal.append(f"{type(e).__name__}: {e}")  # not recorded: rerun retries
-                        return
-                    except ModelError as e:
-                        rec |= {"error_kind": "model", "error": f"{type(e).__name__}: {e}"}
-                    except SandboxError as e:
-                        rec |= {"error_kind": "problem", "error": f"SandboxError: {e}"}
-                    except Exception as e:  # odd data or a bug in one problem: record, go on
-                        rec |= {"error_kind": "problem", "error": f"{type(e).__name__}: {e}"}
-                    if stop is not None and stop.is_set():
-                        return
-                    writer.write(rec)
-                    run.evaluated += 1
-                    if on_record:
-                        on_record("error" if rec["error_kind"] else "done", rec)
+            async def work(p: VerifierProblem) -> dict[str, Any]:
+                if oracle is not None:
+                    assert isinstance(model, SimModel)
+                    model.register(await oracle.add(p))
+                return await verify_problem(
+                    p, model, settings, executor, n_tests, ut_model=ut_model
+                )
 
-            await asyncio.gather(*(one(p, k) for p, k in todo))
+            run.evaluated = await record_jobs(
+                [Job(base(p.task_id, key, p.line), partial(work, p)) for p, key in todo],
+                writer,
+                concurrency=concurrency,
+                on_record=on_record,
+                stop=stop,
+            )
     finally:
         latest = {r.get("key"): r for r in read_samples(samples_path)}  # the last try wins
         records = [r for k, r in latest.items() if k in current]
@@ -480,13 +442,7 @@ async def verify_set(
             run.summary["sim"] = sim_params.to_json()
         write_json_atomic(out_dir / SUMMARY, run.summary)
         run.wall_seconds = time.perf_counter() - t0
-    if fatal:
-        raise _FatalModel(fatal[0])
     return run
-
-
-class _FatalModel(Exception):
-    pass
 
 
 # --- the command ------------------------------------------------------------------------------
@@ -540,7 +496,7 @@ def _load(args: argparse.Namespace, cache_dir: Path) -> VerifierSet:
 def run_verify(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Event) -> int:
     """``utdebug bench verify``: exit 0 on success, 1 model failure, 2 usage/data, 3 sandbox,
     130 interrupted."""
-    from utdebug.benchmarks.model_bench import build_model, engine_settings, sim_params
+    from utdebug.benchmarks.model_bench import build_models, engine_settings, sim_params
 
     err = Console(stderr=True)
     out = Console() if sys.stdout.isatty() else Console(width=140)
@@ -577,8 +533,7 @@ def run_verify(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Eve
     from utdebug.agents.config import ConfigError
 
     try:
-        model = build_model(args.model, args, meter, cache_dir)
-        ut_model = build_model(args.ut_model, args, meter, cache_dir) if args.ut_model else None
+        model, ut_model = build_models(args, meter, cache_dir)
     except (ConfigError, OSError, ValueError) as e:
         err.print(f"[red]utdebug bench verify:[/red] {e}")
         return EXIT_USAGE
@@ -648,7 +603,7 @@ def run_verify(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Eve
                     )
             finally:
                 executor.close()
-    except _FatalModel as e:
+    except FatalRunError as e:
         err.print(f"[red]utdebug bench verify: the model cannot be used:[/red] {e}")
         err.print("finished problems are kept; fix the cause and rerun the same command")
         return EXIT_MODEL

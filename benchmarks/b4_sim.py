@@ -64,14 +64,7 @@ from utdebug.ranking import (
     TieRule,
     rank_all,
 )
-
-
-def _betaln(a: Any, b: Any) -> Any:
-    """``scipy.special.betaln``, imported on first use (keeps importing this module cheap)."""
-    from scipy.special import betaln  # type: ignore[import-untyped]
-
-    return betaln(a, b)
-
+from utdebug.ranking.core import b4_log_score
 
 SIMULATED: Final = "SIMULATED"
 EXIT_OK: Final = 0
@@ -376,13 +369,7 @@ def batched_pass_at_1(
         cu = np.einsum("bnm,bm->bn", e.astype(np.int64), c)
         n1 = cu - nx * ny
         n0 = c.sum(axis=1, dtype=np.int64)[:, None] - cu
-        e1 = (n - nx) * ny
-        e0 = (n - nx) * (m - ny)
-        px = _betaln(nx + alpha_xy, n - nx + 1)
-        py = _betaln(ny + alpha_xy, m - ny + 1)
-        p1 = _betaln(n1 + 1, e1 - n1 + 1)
-        p0 = _betaln(n0 + 1, e0 - n0 + beta0)
-        return cast(NDArray[np.float64], px + py + p1 + p0)
+        return b4_log_score(n, m, nx, ny, n1, n0, beta0, alpha_xy)
 
     def pick_set(score: NDArray[np.float64]) -> NDArray[np.float64]:
         masked = np.where(rep, score, -np.inf)

@@ -40,6 +40,7 @@ __all__ = [
     "Strategy",
     "TieRule",
     "as_matrix",
+    "b4_log_score",
     "b4_scores",
     "rank",
     "rank_all",
@@ -394,10 +395,12 @@ def _pow_half(nx: NDArray[np.int64]) -> NDArray[np.float64]:
     return table[nx]
 
 
-def _b4_log_scores(rows: _Rows, beta0: float, alpha_xy: float) -> NDArray[np.float64]:
-    n, m = rows.n, rows.m
-    nx, ny = rows.counts, rows.n_y
-    n1, n0 = rows.b4_counts()
+def b4_log_score(
+    n: Any, m: Any, nx: Any, ny: Any, n1: Any, n0: Any, beta0: float, alpha_xy: float
+) -> NDArray[np.float64]:
+    """B4's log score (Eq. 10 without constants) from a consensus set's counts, element-wise
+    over arrays of any shape: the four ``betaln`` terms added in the order x, y, E1, E0 (every
+    caller gets the same bits for the same counts)."""
     e1 = (n - nx) * ny
     e0 = (n - nx) * (m - ny)
     px = _betaln(nx + alpha_xy, n - nx + 1)
@@ -405,6 +408,11 @@ def _b4_log_scores(rows: _Rows, beta0: float, alpha_xy: float) -> NDArray[np.flo
     p1 = _betaln(n1 + 1, e1 - n1 + 1)
     p0 = _betaln(n0 + 1, e0 - n0 + beta0)
     return cast(NDArray[np.float64], px + py + p1 + p0)
+
+
+def _b4_log_scores(rows: _Rows, beta0: float, alpha_xy: float) -> NDArray[np.float64]:
+    n1, n0 = rows.b4_counts()
+    return b4_log_score(rows.n, rows.m, rows.counts, rows.n_y, n1, n0, beta0, alpha_xy)
 
 
 def _consensus_scores(rows: _Rows, strategy: Strategy, beta0: float, alpha_xy: float) -> Any:

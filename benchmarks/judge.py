@@ -28,7 +28,6 @@ import json
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -54,7 +53,7 @@ from utdebug.benchmarks.records import (
     task_order,
     write_json_atomic,
 )
-from utdebug.benchmarks.runs import Job, ProgressFn, record_jobs, summary_head
+from utdebug.benchmarks.runs import Job, ProgressFn, RunResult, record_jobs, summary_head
 from utdebug.engine import Executor, Session, Settings, UnitTest, code_id
 from utdebug.ranking import Strategy, TieRule, rank_all
 from utdebug.sandbox.verdicts import Verdict
@@ -71,13 +70,8 @@ STRATEGIES: tuple[Strategy, ...] = (
 """The strategies compared, in table order."""
 
 
-@dataclass(slots=True)
-class JudgeRun:
-    out_dir: Path
-    evaluated: int = 0
-    skipped: int = 0
-    summary: dict[str, Any] = field(default_factory=dict)
-    wall_seconds: float = 0.0
+JudgeRun = RunResult
+"""What a judge run did (records written, skipped, summary, wall time)."""
 
 
 def _test_key(t: UnitTest) -> str:

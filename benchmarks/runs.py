@@ -12,7 +12,8 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from utdebug.agents.base import ModelError
@@ -27,6 +28,18 @@ ProgressFn = Callable[[str, dict[str, Any]], None]
 
 class FatalRunError(Exception):
     """An error every problem would hit (credentials, unknown model, spent cost budget)."""
+
+
+@dataclass(slots=True)
+class RunResult:
+    """What a run did: records written now, problems skipped as already recorded, the summary
+    recomputed from the samples file, and the wall time."""
+
+    out_dir: Path
+    evaluated: int = 0
+    skipped: int = 0
+    summary: dict[str, Any] = field(default_factory=dict)
+    wall_seconds: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,4 +134,4 @@ def summary_head(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
-__all__ = ["FatalRunError", "Job", "ProgressFn", "record_jobs", "summary_head"]
+__all__ = ["FatalRunError", "Job", "ProgressFn", "RunResult", "record_jobs", "summary_head"]

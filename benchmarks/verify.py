@@ -43,7 +43,7 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -69,7 +69,14 @@ from utdebug.benchmarks.records import (
     record_key,
     write_json_atomic,
 )
-from utdebug.benchmarks.runs import FatalRunError, Job, ProgressFn, record_jobs, summary_head
+from utdebug.benchmarks.runs import (
+    FatalRunError,
+    Job,
+    ProgressFn,
+    RunResult,
+    record_jobs,
+    summary_head,
+)
 from utdebug.benchmarks.scoring_verifiers import (
     SETS,
     VerifierDataError,
@@ -305,13 +312,8 @@ def summarize_verify(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
 # --- a whole file -----------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
-class VerifyRun:
-    out_dir: Path
-    evaluated: int = 0
-    skipped: int = 0
-    summary: dict[str, Any] = field(default_factory=dict)
-    wall_seconds: float = 0.0
+VerifyRun = RunResult
+"""What a verify run did (records written, skipped, summary, wall time)."""
 
 
 async def verify_set(

@@ -1,0 +1,373 @@
+"""utdebug.workspace: targets, loading a function from a file, writing a fix back, exports."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from utdebug.engine import Task, UnitTest
+from utdebug.workspace import (
+    WorkspaceError,
+    export_patch,
+    export_pytest,
+    function_diff,
+    load_function,
+    parse_target,
+    render_pytest,
+    write_back,
+)
+
+PLAIN = '''\
+"""A small module."""
+
+import math
+
+SCALE = 2  # a constant the function needs
+
+
+def _helper(x):
+    return math.floor(x) * SCALE
+
+
+def traced(f):
+    return f
+
+
+@traced
+def scaled_sum(xs: list[float], offset: int = 0) -> int:
+    """Sum of the scaled floors, plus offset."""
+    # a comment inside the function
+    return sum(_helper(x) for x in xs) + offset
+
+
+def other():
+    return "untouched"  # keep me
+
+
+if __name__ == "__main__":
+    print(scaled_sum([1.5]))
+    raise SystemExit(1)
+'''
+
+CLASSY = """\
+import math
+
+
+class Geometry:
+    def area(self, r):
+        return math.pi * r * r
+
+    @staticmethod
+    def hyp(a, b):
+        \"\"\"Hypotenuse.\"\"\"
+        return math.sqrt(a * a + b)  # bug: b not squared
+
+    def after(self):
+        return 1
+"""
+
+BUGGY = """\
+def add(a, b):
+    return a - b  # bug
+
+
+def mean(xs):
+    return sum(xs) / len(xs)
+"""
+
+FIXED_ADD = "def add(a, b):\n    return a + b\n"
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def raises(match: str, *args: Any, **kwargs: Any) -> str:
+    fn, *rest = args
+    with pytest.raises(WorkspaceError, match=match) as info:
+        fn(*rest, **kwargs)
+    return str(info.value)
+
+
+# --- parse_target -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("spec", "path", "name"),
+    [
+        ("src/pkg/mod.py::func", Path("src/pkg/mod.py"), "func"),
+        ("mod.py::Class.method", Path("mod.py"), "Class.method"),
+        (" a/b.py::outer.inner ", Path("a/b.py"), "outer.inner"),
+    ],
+)
+def test_parse_target_good(spec: str, path: Path, name: str) -> None:
+    assert parse_target(spec) == (path, name)
+
+
+@pytest.mark.parametrize(
+    ("spec", "match"),
+    [
+        ("mod.py", "has no '::'"),
+        ("mod.py:func", "has no '::'"),
+        ("::func", "no file before"),
+        ("mod.py::", "no function name after"),
+        ("mod.txt::func", r"not a Python file \(\.py\)"),
+        ("mod::func", "not a Python file"),
+        ("mod.py::Class.", "empty part"),
+        ("mod.py::.method", "empty part"),
+        ("mod.py::1abc", "not a Python name"),
+    ],
+)
+def test_parse_target_bad(spec: str, match: str) -> None:
+    raises(match, parse_target, spec)
+
+
+# --- load_function ----------------------------------------------------------------------------
+
+
+def test_load_plain_function(tmp_path: Path) -> None:
+    path = write(tmp_path, "calc.py", PLAIN)
+    f = load_function(path, "scaled_sum")
+    assert f.entry_point == "scaled_sum"
+    assert f.signature == "scaled_sum(xs: list[float], offset: int=0) -> int"
+    assert f.docstring == "Sum of the scaled floors, plus offset."
+    assert f.description == f.docstring
+    lines = PLAIN.splitlines(keepends=True)
+    assert lines[f.start_line - 1].startswith("@traced")  # decorators included
+    assert lines[f.end_line - 1].strip() == "return sum(_helper(x) for x in xs) + offset"
+    assert f.source == "".join(lines[f.start_line - 1 : f.end_line])
+    assert "__main__" not in f.module_code and "SystemExit" not in f.module_code
+    assert "def other():" in f.module_code
+
+    namespace: dict[str, Any] = {}
+    exec(compile(f.module_code, "module_code", "exec"), namespace)  # our own trusted text
+    assert namespace["scaled_sum"]([1.5, 2.7], offset=1) == 7
+
+    task = f.to_task()
+    assert isinstance(task, Task)
+    assert (task.task_id, task.entry_point, task.code) == (
+        "calc.py::scaled_sum",
+        "scaled_sum",
+        f.module_code,
+    )
+    assert task.signature == f.signature and task.description == f.description
+
+
+def test_task_text_comes_before_the_docstring(tmp_path: Path) -> None:
+    path = write(tmp_path, "calc.py", PLAIN)
+    f = load_function(path, "scaled_sum", task="Offsets may be negative.")
+    assert f.description == "Offsets may be negative.\n\nSum of the scaled floors, plus offset."
+    g = load_function(path, "other", task="Return a word.")
+    assert g.description == "Return a word."
+    h = load_function(path, "other")
+    assert h.description == "Implement `other()`."
+
+
+def test_syntax_error_names_file_and_line(tmp_path: Path) -> None:
+    path = write(tmp_path, "broken.py", "def f(x):\n    return x\n\ndef g(:\n    pass\n")
+    message = raises("cannot parse", load_function, path, "f")
+    assert str(path) in message and "line 4" in message
+
+
+def test_missing_function_lists_names_and_suggests(tmp_path: Path) -> None:
+    defs = "".join(f"def func_{i}():\n    pass\n\n" for i in range(12))
+    path = write(tmp_path, "many.py", defs + "def compute_total(x):\n    return x\n")
+    message = raises("no function 'compute_totl'", load_function, path, "compute_totl")
+    assert "did you mean compute_total" in message
+    assert "func_0, func_1" in message and "func_9" in message
+    assert "func_10" not in message and "and 3 more" in message
+
+
+def test_method_is_refused_with_advice(tmp_path: Path) -> None:
+    path = write(tmp_path, "geo.py", CLASSY)
+    message = raises("methods are not supported yet", load_function, path, "Geometry.area")
+    assert "module-level function" in message
+    raises("has no method 'nope'", load_function, path, "Geometry.nope")
+    raises("is a class, not a function", load_function, path, "Geometry")
+
+
+def test_staticmethod_is_supported(tmp_path: Path) -> None:
+    path = write(tmp_path, "geo.py", CLASSY)
+    f = load_function(path, "Geometry.hyp")
+    assert (f.entry_point, f.class_name, f.indent) == ("hyp", "Geometry", "    ")
+    assert f.source.startswith("@staticmethod\ndef hyp(a, b):\n")
+    assert f.signature == "hyp(a, b)" and f.docstring == "Hypotenuse."
+    assert f.to_task().task_id == "geo.py::Geometry.hyp"
+    namespace: dict[str, Any] = {}
+    exec(compile(f.module_code, "module_code", "exec"), namespace)
+    assert namespace["hyp"](3, 16) == 5.0  # the buggy module-level copy the engine runs
+
+
+def test_nested_and_async_are_refused(tmp_path: Path) -> None:
+    text = "def outer():\n    def inner():\n        return 1\n    return inner()\n\n"
+    text += "async def fetch():\n    return 1\n"
+    path = write(tmp_path, "n.py", text)
+    message = raises("nested functions are not supported", load_function, path, "outer.inner")
+    assert "move `inner` to module level" in message
+    raises("async functions are not supported", load_function, path, "fetch")
+
+
+def test_file_problems(tmp_path: Path) -> None:
+    raises("file not found", load_function, tmp_path / "nope.py", "f")
+    bad = tmp_path / "latin.py"
+    bad.write_bytes(b"def f():\n    return '\xe9'\n")
+    raises("not UTF-8", load_function, bad, "f")
+
+
+# --- write_back -------------------------------------------------------------------------------
+
+
+def test_write_back_replaces_exactly_the_function(tmp_path: Path) -> None:
+    path = write(tmp_path, "calc.py", PLAIN)
+    f = load_function(path, "scaled_sum")
+    fixed = (
+        "@traced\n"
+        "def scaled_sum(xs: list[float], offset: int = 0) -> int:\n"
+        '    """Sum of the scaled floors, plus offset."""\n'
+        "    return sum(_helper(x) for x in xs) - offset\n"
+    )
+    shown = function_diff(f, fixed)
+    assert path.read_text() == PLAIN  # showing the diff writes nothing
+    result = write_back(f, fixed)
+    assert result.diff == shown
+    assert result.diff.startswith("--- a/calc.py\n+++ b/calc.py\n")
+    assert "-    # a comment inside the function\n" in result.diff
+    assert "+    return sum(_helper(x) for x in xs) - offset\n" in result.diff
+
+    new = path.read_text()
+    assert new == result.new_text
+    old_lines = PLAIN.splitlines(keepends=True)
+    expected = "".join(old_lines[: f.start_line - 1]) + fixed + "".join(old_lines[f.end_line :])
+    assert new == expected
+    assert result.backup == tmp_path / "calc.py.utdebug.bak"
+    assert result.backup.read_text() == PLAIN
+
+    again = write_back(result.loaded, FIXED_ADD.replace("add(a, b)", "scaled_sum(xs, offset=0)"))
+    assert again.backup == tmp_path / "calc.py.utdebug.bak.1"
+    assert again.backup.read_text() == new
+    assert (tmp_path / "calc.py.utdebug.bak").read_text() == PLAIN
+    assert 'def other():\n    return "untouched"  # keep me\n' in path.read_text()
+
+
+def test_write_back_refuses_a_file_changed_on_disk(tmp_path: Path) -> None:
+    path = write(tmp_path, "buggy.py", BUGGY)
+    f = load_function(path, "add")
+    path.write_text(BUGGY + "\n# edited meanwhile\n")
+    raises("changed on disk", write_back, f, FIXED_ADD)
+    assert path.read_text().endswith("# edited meanwhile\n")
+    assert not (tmp_path / "buggy.py.utdebug.bak").exists()
+
+
+def test_write_back_refuses_bad_replies(tmp_path: Path) -> None:
+    path = write(tmp_path, "buggy.py", BUGGY)
+    f = load_function(path, "add")
+    raises("does not parse", write_back, f, "def add(a, b:\n    return a + b\n")
+    raises("no function named 'add'", write_back, f, "def plus(a, b):\n    return a + b\n")
+    assert path.read_text() == BUGGY
+
+
+def test_reply_with_prose_only_contributes_the_target(tmp_path: Path) -> None:
+    path = write(tmp_path, "buggy.py", BUGGY)
+    f = load_function(path, "add")
+    reply = (
+        "The bug is the minus sign. Here is the fix:\n\n```python\nimport os\n\n"
+        "def helper():\n    return 42\n\n"
+        "def add(a, b):\n    return a + b\n\n"
+        "def mean(xs):\n    return 0\n```\n\nThat should do it.\n"
+    )
+    result = write_back(f, reply, backup=False)
+    assert result.backup is None
+    assert path.read_text() == BUGGY.replace("return a - b  # bug", "return a + b")
+    assert not list(tmp_path.glob("*.bak*"))
+
+
+def test_staticmethod_write_back_keeps_indentation(tmp_path: Path) -> None:
+    path = write(tmp_path, "geo.py", CLASSY)
+    f = load_function(path, "Geometry.hyp")
+    engine_fix = f.module_code.replace("a * a + b)  # bug: b not squared", "a * a + b * b)")
+    result = write_back(f, engine_fix)
+    expected = CLASSY.replace("a * a + b)  # bug: b not squared", "a * a + b * b)")
+    assert result.new_text == expected
+    assert result.loaded.class_name == "Geometry"
+    export = render_pytest(result.loaded, [UnitTest(1, (3, 4), "", 5.0)])
+    assert "hyp = _utd_module.Geometry.hyp" in export.text
+    assert "# origin: model, vote share 1.00, id 1, call: hyp(3, 4)\n" in export.text
+
+
+def test_export_patch(tmp_path: Path) -> None:
+    path = write(tmp_path, "buggy.py", BUGGY)
+    f = load_function(path, "add")
+    out = export_patch(f, FIXED_ADD, tmp_path / "fix.patch")
+    assert out.read_text() == function_diff(f, FIXED_ADD)
+    assert "-    return a - b  # bug\n+    return a + b\n" in out.read_text()
+    assert path.read_text() == BUGGY
+
+
+# --- export_pytest ----------------------------------------------------------------------------
+
+
+def run_pytest(test_file: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", str(test_file), "-q", "-p", "no:cacheprovider"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_export_pytest_end_to_end(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    path = write(src, "buggy.py", BUGGY)
+    f = load_function(path, "add")
+    tests = [
+        UnitTest(1, (1, 2), "add(1, 2)", 3, share=0.75, origin="model"),
+        UnitTest(2, (0.1, 0.2), "add(0.1, 0.2)", 0.3, share=1.0, origin="person"),
+        UnitTest(3, ([1], [2]), "add([1], [2])", [1, 2], share=0.5),
+        UnitTest(4, (1, 1), "add(1, 1)", object(), share=1.0),
+    ]
+    export = render_pytest(f, tests)
+    assert (export.exported, export.skipped) == (3, 1)
+    out = export_pytest(f, tests, tmp_path / "test_add_exported.py")
+    text = out.read_text()
+    assert text == export.text
+    ast.parse(text)
+    assert "# origin: model, vote share 0.75, id 1, call: add(1, 2)" in text
+    assert "# origin: person, vote share 1.00" in text
+    assert "math.isclose(result, 0.3, rel_tol=1e-6)" in text
+    assert "# skipped test 4 (id 4, call add(1, 1)): expected value <object object" in text
+    assert "def test_add_4" not in text
+    assert str(path.resolve()) in text
+
+    failing = run_pytest(out, tmp_path)
+    assert failing.returncode == 1, failing.stdout + failing.stderr
+    assert "3 failed" in failing.stdout
+
+    write_back(f, FIXED_ADD)
+    passing = run_pytest(out, tmp_path)
+    assert passing.returncode == 0, passing.stdout + passing.stderr
+    assert "3 passed" in passing.stdout
+
+
+def test_export_pytest_special_values_and_names(tmp_path: Path) -> None:
+    path = write(tmp_path, "t.py", "def test_ratio(a, b):\n    return a / b\n")
+    f = load_function(path, "test_ratio")
+    tests = [
+        UnitTest(1, (1.0, 0.0), "", float("inf")),
+        UnitTest(2, (float("inf"), float("inf")), "", float("nan")),
+        UnitTest(3, ({1, 2},), "", 0.5),
+    ]
+    export = render_pytest(f, tests)
+    assert (export.exported, export.skipped) == (3, 0)
+    assert "target_function = _utd_module.test_ratio" in export.text  # not collected as a test
+    assert "assert math.isnan(result), result" in export.text
+    assert "math.isclose(result, inf, rel_tol=1e-6)" in export.text

@@ -1,0 +1,699 @@
+"""The user's own code on disk: load one function, write a fix back, export tests and patches.
+
+The TUI (and any other front end) points utdebug at ``path/to/file.py::func``. This module
+turns that into an engine :class:`~utdebug.engine.Task` and, once the engine found a fix,
+puts the fix back into the file. It never runs the user's code itself (the engine runs
+``module_code`` in the sandbox) and imports neither Textual nor litellm.
+
+- :func:`parse_target` splits ``"path/to/file.py::name"`` into ``(Path, qualname)``; the name
+  may be dotted (``Class.method``, ``outer.inner``) so that the loader can say precisely what
+  is not supported.
+- :func:`load_function` reads the file (UTF-8), parses it with :mod:`ast` and finds the
+  function. Supported: a module-level ``def`` and a ``@staticmethod`` of a module-level class
+  (it is treated as a plain function named after the method). Refused with a message that
+  says what to do: ``async def``, other methods (move the logic into a module-level
+  function), nested functions, classes, unknown names (the message lists up to 10 of the
+  file's function names and suggests close matches). The result, :class:`LoadedFunction`,
+  carries the function's exact source (decorators included, dedented for a staticmethod),
+  its line range, signature, docstring, a description for the model (the ``task`` text,
+  then the docstring) and ``module_code``: the code the engine runs, i.e. the whole module
+  without its ``if __name__ == "__main__":`` block(s), so imports, constants and helpers are
+  all there; for a staticmethod the dedented function (without ``@staticmethod``) is
+  appended as a module-level function. :meth:`LoadedFunction.to_task` builds the Task. A
+  sha256 of the file's bytes is kept to detect later edits on disk.
+- :func:`write_back` replaces the function's lines (decorators included) by the fixed
+  function. ``new_function_code`` may be a whole module or a model reply with prose and
+  fenced code: only the last definition of the target function is taken (re-indented for a
+  staticmethod). It refuses when the file changed on disk since loading, when the reply has
+  no parseable definition of the function, or when the result would not parse. The write is
+  atomic (temp file + :func:`os.replace`, file mode kept) and, by default, the original is
+  kept as ``file.py.utdebug.bak`` (``.bak.1``, ``.bak.2``, ... when taken). It returns the
+  unified diff, the backup path, the new text and the function loaded again from the new
+  text (for a further fix). :func:`function_diff` gives the same diff without writing and
+  :func:`export_patch` writes it to a file.
+- :func:`export_pytest` writes a standalone pytest file that imports the function from the
+  source file by absolute path (:func:`importlib.util.spec_from_file_location`, so it always
+  tests what is in the file now) with one ``test_<entry>_<n>`` per unit test. Arguments and
+  expected values are written with :func:`repr`; a test whose values do not round-trip
+  through :func:`utdebug.literals.literal_value` is left out with a comment saying why.
+  Float expectations use ``math.isclose(rel_tol=1e-6)`` (``math.isnan`` for NaN).
+  :func:`render_pytest` returns the text and the counts without writing.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import hashlib
+import os
+import re
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from utdebug.engine.model import Task, UnitTest
+from utdebug.literals import LiteralError, literal_value
+
+__all__ = [
+    "LoadedFunction",
+    "PytestExport",
+    "WorkspaceError",
+    "WriteResult",
+    "export_patch",
+    "export_pytest",
+    "function_diff",
+    "load_function",
+    "parse_target",
+    "render_pytest",
+    "write_back",
+]
+
+MAX_LISTED_NAMES = 10
+"""How many of the file's function names a "not found" message lists."""
+
+_LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+"""One line with its ending; the same line breaks as the Python tokenizer (not splitlines)."""
+
+_FENCE_RE = re.compile(r"^[ \t]*```[^\n]*\n(.*?)^[ \t]*```", re.DOTALL | re.MULTILINE)
+
+
+class WorkspaceError(ValueError):
+    """A target, file, function or edit that this module cannot handle; the message says why."""
+
+
+# --- targets ----------------------------------------------------------------------------------
+
+
+def parse_target(spec: str) -> tuple[Path, str]:
+    """Split ``"path/to/file.py::name"`` (``name`` may be ``Class.method`` or ``outer.inner``)."""
+    text = spec.strip()
+    if "::" not in text:
+        raise WorkspaceError(
+            f"target {spec!r} has no '::': write it as path/to/file.py::function_name"
+        )
+    path_text, _, qualname = text.rpartition("::")
+    path_text, qualname = path_text.strip(), qualname.strip()
+    if not path_text:
+        raise WorkspaceError(f"target {spec!r} has no file before '::'")
+    if not qualname:
+        raise WorkspaceError(f"target {spec!r} has no function name after '::'")
+    path = Path(path_text)
+    if path.suffix != ".py":
+        raise WorkspaceError(f"target file {path_text!r} is not a Python file (.py)")
+    parts = qualname.split(".")
+    if any(not part for part in parts):
+        raise WorkspaceError(f"function name {qualname!r} has an empty part")
+    bad = [part for part in parts if not part.isidentifier()]
+    if bad:
+        raise WorkspaceError(f"function name {qualname!r}: {bad[0]!r} is not a Python name")
+    return path, qualname
+
+
+# --- loading ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedFunction:
+    """One function of a file on disk, ready for the engine (see the module docstring)."""
+
+    path: Path
+    qualname: str
+    entry_point: str
+    source: str
+    """The function's text, decorators included (dedented for a staticmethod)."""
+    module_code: str
+    """What the engine runs: the module without its ``__main__`` block (+ the staticmethod)."""
+    signature: str
+    docstring: str
+    description: str
+    start_line: int
+    """First line of the function in the file (its first decorator), 1-based."""
+    end_line: int
+    """Last line of the function in the file, 1-based, inclusive."""
+    file_text: str
+    """The whole file as loaded."""
+    file_sha256: str
+    """sha256 of the file's bytes as loaded (write_back refuses when it changed)."""
+    indent: str = ""
+    """The function's indentation in the file (a staticmethod's class body indent)."""
+    class_name: str | None = None
+    """The class of a staticmethod, else ``None``."""
+    task: str | None = None
+    """The ``task`` text given to :func:`load_function`."""
+
+    @property
+    def is_staticmethod(self) -> bool:
+        return self.class_name is not None
+
+    def to_task(self) -> Task:
+        return Task(
+            task_id=f"{self.path.name}::{self.qualname}",
+            description=self.description,
+            signature=self.signature,
+            entry_point=self.entry_point,
+            code=self.module_code,
+        )
+
+
+def load_function(path: Path, qualname: str, *, task: str | None = None) -> LoadedFunction:
+    """Read ``path`` and find the function ``qualname`` in it (see the module docstring)."""
+    path = Path(path)
+    raw = _read_bytes(path)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise WorkspaceError(
+            f"{path} is not UTF-8 text (invalid byte at position {exc.start})"
+        ) from None
+    return _load_text(path, qualname, text, hashlib.sha256(raw).hexdigest(), task)
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise WorkspaceError(f"file not found: {path}") from None
+    except IsADirectoryError:
+        raise WorkspaceError(f"{path} is a folder, not a Python file") from None
+    except OSError as exc:
+        raise WorkspaceError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _parse_module(text: str, where: str) -> ast.Module:
+    try:
+        return ast.parse(text, filename=where)
+    except SyntaxError as exc:
+        line = f"line {exc.lineno}" if exc.lineno is not None else "unknown line"
+        if exc.lineno is not None and exc.offset is not None:
+            line += f", column {exc.offset}"
+        raise WorkspaceError(f"cannot parse {where}: {line}: {exc.msg}") from None
+    except (ValueError, RecursionError, MemoryError) as exc:  # null bytes (3.11), deep nesting
+        raise WorkspaceError(f"cannot parse {where}: {exc}") from None
+
+
+def _load_text(path: Path, qualname: str, text: str, sha: str, task: str | None) -> LoadedFunction:
+    tree = _parse_module(text, str(path))
+    node, class_node = _find(tree, qualname, path)
+    lines = _lines(text)
+    start = _first_line(node)
+    end = node.end_lineno or node.lineno
+    indent = _indent_of(lines[node.lineno - 1])
+    source = "".join(_dedent(lines[start - 1 : end], indent))
+    docstring = ast.get_docstring(node) or ""
+    signature = _signature(node)
+    if task and task.strip() and docstring:
+        description = f"{task.strip()}\n\n{docstring}"
+    elif task and task.strip():
+        description = task.strip()
+    else:
+        description = docstring or f"Implement `{signature}`."
+    module_code = _module_code(tree, lines)
+    if class_node is not None:
+        kept = _without_staticmethod(node, lines, start, end)
+        module_code = _append_function(module_code, "".join(_dedent(kept, indent)))
+    return LoadedFunction(
+        path=path,
+        qualname=qualname,
+        entry_point=node.name,
+        source=source,
+        module_code=module_code,
+        signature=signature,
+        docstring=docstring,
+        description=description,
+        start_line=start,
+        end_line=end,
+        file_text=text,
+        file_sha256=sha,
+        indent=indent,
+        class_name=class_node.name if class_node is not None else None,
+        task=task,
+    )
+
+
+def _find(
+    tree: ast.Module, qualname: str, path: Path
+) -> tuple[ast.FunctionDef, ast.ClassDef | None]:
+    parts = qualname.split(".")
+    top = _last_named(tree.body, parts[0])
+    if top is None:
+        raise WorkspaceError(_not_found(tree, qualname, path))
+    if len(parts) == 1:
+        if isinstance(top, ast.AsyncFunctionDef):
+            raise WorkspaceError(f"{qualname} in {path}: async functions are not supported")
+        if isinstance(top, ast.ClassDef):
+            raise WorkspaceError(
+                f"{qualname} in {path} is a class, not a function: name a module-level "
+                f"function or a staticmethod (Class.method)"
+            )
+        return top, None
+    if isinstance(top, ast.FunctionDef | ast.AsyncFunctionDef):
+        raise WorkspaceError(
+            f"{qualname} in {path}: nested functions are not supported: move "
+            f"`{parts[-1]}` to module level and name it as {path.name}::{parts[-1]}"
+        )
+    if len(parts) > 2:
+        raise WorkspaceError(
+            f"{qualname} in {path}: nested classes are not supported: name a module-level "
+            f"function or a staticmethod of a module-level class (Class.method)"
+        )
+    member = _last_named(top.body, parts[1])
+    if not isinstance(member, ast.FunctionDef | ast.AsyncFunctionDef):
+        methods = [
+            n.name for n in top.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+        ]
+        listed = ", ".join(methods[:MAX_LISTED_NAMES]) or "none"
+        raise WorkspaceError(
+            f"class {top.name} in {path} has no method {parts[1]!r} (its methods: {listed})"
+        )
+    if isinstance(member, ast.AsyncFunctionDef):
+        raise WorkspaceError(f"{qualname} in {path}: async functions are not supported")
+    if not any(_is_staticmethod(d) for d in member.decorator_list):
+        raise WorkspaceError(
+            f"{qualname} in {path}: methods are not supported yet: move the logic into a "
+            f"module-level function (or make it a @staticmethod) and debug that"
+        )
+    return member, top
+
+
+def _last_named(
+    body: list[ast.stmt], name: str
+) -> ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | None:
+    """The definition Python would bind last under ``name`` (a later ``def`` wins)."""
+    found = None
+    for node in body:
+        if (
+            isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+            and node.name == name
+        ):
+            found = node
+    return found
+
+
+def _not_found(tree: ast.Module, qualname: str, path: Path) -> str:
+    functions = [n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    candidates = list(functions)
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            candidates += [
+                f"{node.name}.{m.name}"
+                for m in node.body
+                if isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef)
+            ]
+    message = f"no function {qualname!r} in {path}"
+    close = difflib.get_close_matches(qualname, candidates, n=3)
+    if close:
+        message += f"; did you mean {' or '.join(close)}?"
+    if functions:
+        listed = ", ".join(functions[:MAX_LISTED_NAMES])
+        more = len(functions) - MAX_LISTED_NAMES
+        message += f" (functions in the file: {listed}{f', and {more} more' if more > 0 else ''})"
+    else:
+        message += " (the file has no module-level functions)"
+    return message
+
+
+def _is_staticmethod(decorator: ast.expr) -> bool:
+    return isinstance(decorator, ast.Name) and decorator.id == "staticmethod"
+
+
+def _first_line(node: ast.FunctionDef) -> int:
+    return min([node.lineno, *(d.lineno for d in node.decorator_list)])
+
+
+def _lines(text: str) -> list[str]:
+    return _LINE_RE.findall(text)
+
+
+def _newline(text: str) -> str:
+    match = re.search(r"\r\n|\r|\n", text)
+    return match.group(0) if match else "\n"
+
+
+def _indent_of(line: str) -> str:
+    return line[: len(line) - len(line.lstrip(" \t"))]
+
+
+def _dedent(lines: Sequence[str], indent: str) -> list[str]:
+    """Remove ``indent`` from each line that has it (blank lines become empty)."""
+    if not indent:
+        return list(lines)
+    out = []
+    for line in lines:
+        if line.startswith(indent):
+            out.append(line[len(indent) :])
+        elif not line.strip():
+            out.append(line.lstrip(" \t"))
+        else:
+            out.append(line)
+    return out
+
+
+def _signature(node: ast.FunctionDef) -> str:
+    sig = f"{node.name}({ast.unparse(node.args)})"
+    if node.returns is not None:
+        sig += f" -> {ast.unparse(node.returns)}"
+    return sig
+
+
+def _is_main_guard(node: ast.stmt) -> bool:
+    if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare):
+        return False
+    test = node.test
+    if len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
+        return False
+    sides = [test.left, test.comparators[0]]
+    names = [s for s in sides if isinstance(s, ast.Name) and s.id == "__name__"]
+    mains = [s for s in sides if isinstance(s, ast.Constant) and s.value == "__main__"]
+    return len(names) == 1 and len(mains) == 1
+
+
+def _module_code(tree: ast.Module, lines: list[str]) -> str:
+    drop: set[int] = set()
+    for node in tree.body:
+        if _is_main_guard(node):
+            drop.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+    return "".join(line for i, line in enumerate(lines, start=1) if i not in drop)
+
+
+def _without_staticmethod(
+    node: ast.FunctionDef, lines: list[str], start: int, end: int
+) -> list[str]:
+    drop: set[int] = set()
+    for d in node.decorator_list:
+        if _is_staticmethod(d):
+            drop.update(range(d.lineno, (d.end_lineno or d.lineno) + 1))
+    return [lines[i - 1] for i in range(start, end + 1) if i not in drop]
+
+
+def _append_function(module: str, function: str) -> str:
+    module = module.rstrip("\r\n")
+    return f"{module}\n\n\n{function.rstrip()}\n" if module else f"{function.rstrip()}\n"
+
+
+# --- writing back -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class WriteResult:
+    path: Path
+    diff: str
+    """Unified diff of the file (``a/`` and ``b/`` labels); empty when nothing changed."""
+    backup: Path | None
+    """Where the original was kept (``None`` with ``backup=False``)."""
+    new_text: str
+    loaded: LoadedFunction
+    """The function as it is in the file now (use it for a further write_back)."""
+
+
+def function_diff(loaded: LoadedFunction, new_function_code: str) -> str:
+    """The diff :func:`write_back` would write, computed against the file as loaded."""
+    new_text = _replaced(loaded, new_function_code)
+    return _diff(loaded, new_text)
+
+
+def export_patch(loaded: LoadedFunction, new_function_code: str, out: Path) -> Path:
+    """Write :func:`function_diff` to ``out`` (atomically); returns ``out``."""
+    out = Path(out)
+    _atomic_write(out, function_diff(loaded, new_function_code).encode("utf-8"))
+    return out
+
+
+def write_back(
+    loaded: LoadedFunction, new_function_code: str, *, backup: bool = True
+) -> WriteResult:
+    """Replace the function in its file by the one in ``new_function_code`` (see module doc)."""
+    new_text = _replaced(loaded, new_function_code)
+    raw = _read_bytes(loaded.path)
+    if hashlib.sha256(raw).hexdigest() != loaded.file_sha256:
+        raise WorkspaceError(
+            f"{loaded.path} changed on disk since it was loaded: not overwriting it; "
+            f"load the function again and redo the fix"
+        )
+    backup_path = _write_backup(loaded.path, raw) if backup else None
+    new_raw = new_text.encode("utf-8")
+    _atomic_write(loaded.path, new_raw)
+    reloaded = _load_text(
+        loaded.path,
+        loaded.qualname,
+        new_text,
+        hashlib.sha256(new_raw).hexdigest(),
+        loaded.task,
+    )
+    return WriteResult(loaded.path, _diff(loaded, new_text), backup_path, new_text, reloaded)
+
+
+def _replaced(loaded: LoadedFunction, new_function_code: str) -> str:
+    """The file text with the function replaced; checked to parse."""
+    function = _extract_function(loaded, new_function_code)
+    newline = _newline(loaded.file_text)
+    body = [line.rstrip("\r\n") for line in _lines(function)]
+    if loaded.indent:
+        body = [loaded.indent + line if line.strip() else "" for line in body]
+    lines = _lines(loaded.file_text)
+    before = lines[: loaded.start_line - 1]
+    after = lines[loaded.end_line :]
+    last_had_newline = lines[loaded.end_line - 1].endswith(("\n", "\r"))
+    new_block = newline.join(body) + (newline if last_had_newline or after else "")
+    new_text = "".join(before) + new_block + "".join(after)
+    try:
+        ast.parse(new_text)
+    except (SyntaxError, ValueError) as exc:
+        raise WorkspaceError(
+            f"the file would not parse after replacing {loaded.qualname}: {exc}"
+        ) from None
+    return new_text
+
+
+def _extract_function(loaded: LoadedFunction, code: str) -> str:
+    """The last definition of the target function in ``code`` (a module or a model reply)."""
+    name = loaded.entry_point
+    tried: list[str] = [code]
+    tried += [m.group(1) for m in reversed(list(_FENCE_RE.finditer(code)))]
+    parse_error: str | None = None
+    for chunk in tried:
+        try:
+            tree = ast.parse(chunk)
+        except (SyntaxError, ValueError) as exc:
+            if parse_error is None:
+                parse_error = str(exc)
+            continue
+        found = _function_in(tree, loaded)
+        if found is not None:
+            return _function_text(chunk, found, loaded)
+    if parse_error is not None and len(tried) == 1:
+        raise WorkspaceError(f"the new code does not parse: {parse_error}")
+    raise WorkspaceError(f"the new code has no function named {name!r}")
+
+
+def _function_in(tree: ast.Module, loaded: LoadedFunction) -> ast.FunctionDef | None:
+    top = _last_named(tree.body, loaded.entry_point)
+    if isinstance(top, ast.FunctionDef):
+        return top
+    if loaded.class_name is not None:
+        cls = _last_named(tree.body, loaded.class_name)
+        if isinstance(cls, ast.ClassDef):
+            member = _last_named(cls.body, loaded.entry_point)
+            if isinstance(member, ast.FunctionDef):
+                return member
+    return None
+
+
+def _function_text(chunk: str, node: ast.FunctionDef, loaded: LoadedFunction) -> str:
+    lines = _lines(chunk)
+    start = _first_line(node)
+    end = node.end_lineno or node.lineno
+    text = "".join(_dedent(lines[start - 1 : end], _indent_of(lines[node.lineno - 1])))
+    if loaded.is_staticmethod and not any(_is_staticmethod(d) for d in node.decorator_list):
+        text = "@staticmethod\n" + text
+    return text
+
+
+def _diff(loaded: LoadedFunction, new_text: str) -> str:
+    label = loaded.path.as_posix() if not loaded.path.is_absolute() else loaded.path.name
+    out = []
+    for line in difflib.unified_diff(
+        _lines(loaded.file_text),
+        _lines(new_text),
+        fromfile=f"a/{label}",
+        tofile=f"b/{label}",
+    ):
+        if line.endswith(("\n", "\r")):
+            out.append(line)
+        else:
+            out.append(line + "\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+def _write_backup(path: Path, raw: bytes) -> Path:
+    base = path.with_name(path.name + ".utdebug.bak")
+    candidates = [base] + [base.with_name(f"{base.name}.{i}") for i in range(1, 10_000)]
+    for candidate in candidates:
+        try:
+            with open(candidate, "xb") as f:
+                f.write(raw)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise WorkspaceError(
+                f"cannot write backup {candidate}: {exc.strerror or exc}"
+            ) from None
+        return candidate
+    raise WorkspaceError(f"too many backups of {path}; remove old {base.name}.* files")
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    directory = path.parent if str(path.parent) else Path(".")
+    try:
+        mode = path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        mode = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise WorkspaceError(f"cannot write in {directory}: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+# --- pytest export ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PytestExport:
+    text: str
+    exported: int
+    skipped: int
+
+
+_RESERVED = frozenset({"math", "inf", "nan", "pytest"})
+
+
+def render_pytest(loaded: LoadedFunction, tests: Sequence[UnitTest]) -> PytestExport:
+    """The text of the pytest file :func:`export_pytest` writes, with the counts."""
+    source = loaded.path.resolve()
+    entry = loaded.entry_point
+    name = entry
+    if name in _RESERVED or name.startswith(("test", "_utd")):
+        name = "target_function"  # pytest would collect test*; the literals use inf/nan
+    owner = f"_utd_module.{loaded.class_name}" if loaded.class_name else "_utd_module"
+    getter = f"{owner}.{entry}"
+    module_name = "_utdebug_target_" + re.sub(r"\W", "_", source.stem)
+    blocks: list[str] = []
+    exported = skipped = 0
+    for n, test in enumerate(tests, start=1):
+        reason, args_text, expected_text = _literal_texts(test)
+        call_note = _one_line(test.call) or (
+            "?" if reason is not None else _one_line(f"{entry}({args_text})")
+        )
+        if reason is not None:
+            skipped += 1
+            blocks.append(f"# skipped test {n} (id {test.id}, call {call_note}): {reason}\n")
+            continue
+        exported += 1
+        call = f"{name}({args_text})"
+        comment = (
+            f"    # origin: {test.origin}, vote share {test.share:.2f}, id {test.id}, "
+            f"call: {call_note}\n"
+        )
+        expected = test.expected
+        if isinstance(expected, float) and expected != expected:  # NaN
+            check = f"    result = {call}\n    assert math.isnan(result), result\n"
+        elif isinstance(expected, float):
+            check = (
+                f"    result = {call}\n"
+                f"    assert math.isclose(result, {expected_text}, rel_tol=1e-6), result\n"
+            )
+        else:
+            check = f"    assert {call} == {expected_text}\n"
+        blocks.append(f"def test_{entry}_{n}() -> None:\n{comment}{check}")
+    header = (
+        f'"""Tests of {loaded.path.name}::{loaded.qualname}, exported by utdebug.\n\n'
+        f"They import the function from the file as it is now: {exported} exported, "
+        f'{skipped} skipped (not literal values).\n"""\n\n'
+        "import importlib.util\n"
+        "import math\n"
+        "import sys\n"
+        "from pathlib import Path\n\n"
+        f"_UTD_SOURCE = Path({str(source)!r})\n"
+        "inf = math.inf\n"
+        "nan = math.nan\n\n\n"
+        "def _utd_load():\n"
+        "    if str(_UTD_SOURCE.parent) not in sys.path:\n"
+        "        sys.path.insert(0, str(_UTD_SOURCE.parent))\n"
+        f"    spec = importlib.util.spec_from_file_location({module_name!r}, _UTD_SOURCE)\n"
+        "    if spec is None or spec.loader is None:\n"
+        '        raise ImportError(f"cannot import {_UTD_SOURCE}")\n'
+        "    module = importlib.util.module_from_spec(spec)\n"
+        "    spec.loader.exec_module(module)\n"
+        "    return module\n\n\n"
+        "_utd_module = _utd_load()\n"
+        f"{name} = {getter}\n"
+    )
+    text = header + "".join(f"\n\n{block}" for block in blocks)
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError) as exc:  # a bug here, not in the user's input
+        raise WorkspaceError(f"the exported test file would not parse: {exc}") from None
+    return PytestExport(text, exported, skipped)
+
+
+def export_pytest(loaded: LoadedFunction, tests: Sequence[UnitTest], out: Path) -> Path:
+    """Write :func:`render_pytest`'s file to ``out`` (atomically); returns ``out``."""
+    out = Path(out)
+    _atomic_write(out, render_pytest(loaded, tests).text.encode("utf-8"))
+    return out
+
+
+def _literal_texts(test: UnitTest) -> tuple[str | None, str, str]:
+    """(why the test cannot be written, or None; the args text; the expected text)."""
+    texts = []
+    for i, arg in enumerate(test.args, start=1):
+        text, why = _round_trip(arg)
+        if why is not None:
+            return f"argument {i} {why}", "", ""
+        texts.append(text)
+    expected_text, why = _round_trip(test.expected)
+    if why is not None:
+        return f"expected value {why}", "", ""
+    return None, ", ".join(texts), expected_text
+
+
+def _round_trip(value: Any) -> tuple[str, str | None]:
+    try:
+        text = repr(value)
+    except Exception as exc:  # a user type with a broken __repr__
+        return "", f"has no repr ({type(exc).__name__})"
+    try:
+        back = literal_value(text)
+    except LiteralError as exc:
+        return text, f"{_one_line(text, 60)} is not a literal ({_one_line(exc.message, 80)})"
+    if type(back) is not type(value) or not (_equal(back, value) or repr(back) == text):
+        return text, f"{_one_line(text, 60)} does not read back as the same value"
+    return text, None
+
+
+def _equal(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:
+        return False
+
+
+def _one_line(text: str, limit: int = 120) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."

@@ -172,6 +172,29 @@ class RoundFinished(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class TestChanged(Event):
+    """A person edited a test's expected output, added a test or deleted one."""
+
+    kind: ClassVar[str] = "test_changed"
+    round: int
+    action: str
+    """``edited``, ``added`` or ``deleted``."""
+    test: UnitTest
+
+
+@dataclass(frozen=True, slots=True)
+class RolledBack(Event):
+    """A person went back to an earlier accepted version of the code."""
+
+    kind: ClassVar[str] = "rolled_back"
+    round: int
+    version: int
+    """Index into the session's versions (0: the given code)."""
+    code_id: str
+    code: str
+
+
+@dataclass(frozen=True, slots=True)
 class Paused(Event):
     kind: ClassVar[str] = "paused"
     round: int

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from utdebug.agents import prompts
@@ -39,8 +39,10 @@ from utdebug.engine.events import (
     Finished,
     ModelCalled,
     Paused,
+    RolledBack,
     RoundFinished,
     SessionStarted,
+    TestChanged,
     TestsBuilt,
     TestsRun,
 )
@@ -132,6 +134,34 @@ class SessionResult:
 FATAL_ERRORS = (ModelAuthError, ModelNotFound, CostLimitExceeded)
 
 
+class SessionBusy(Exception):
+    """A person's change was asked for while a round is running: pause first."""
+
+
+@dataclass(frozen=True, slots=True)
+class Version:
+    """An accepted version of the code (index 0: the given code) and the chat that led to it."""
+
+    round: int
+    code: str
+    chat: tuple[Message, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class EditReview:
+    """What a person reviewing edits by hand decides on (``Session(review=...)``)."""
+
+    round: int
+    code: str
+    pre: float | None
+    post: float | None
+    rule_accepts: bool
+    """What the backtracking rule alone would do."""
+
+
+Reviewer = Callable[[EditReview], Awaitable[bool]]
+
+
 class Session:
     def __init__(
         self,
@@ -143,6 +173,7 @@ class Session:
         control: Control | None = None,
         listeners: list[Listener] | None = None,
         ut_model: Model | None = None,
+        review: Reviewer | None = None,
     ) -> None:
         self.task = task
         self.model = model
@@ -181,6 +212,15 @@ class Session:
         self.tests: list[UnitTest] = []
         self.code = task.code
         self.chat: list[Message] = list(first_chat(task.text(), task.code))
+        self.review = review
+        """Decides on each proposed edit instead of the backtracking rule (paper variant)."""
+        self.versions: list[Version] = [Version(0, self.code, tuple(self.chat))]
+        """Every accepted version of the code, the given code first."""
+        self.current_run: TestRun | None = None
+        """The latest run of the code in force on ``tests``."""
+        self._running = False
+        self._waiting = False
+        self._changed = False
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -225,7 +265,76 @@ class Session:
     async def _checkpoint(self) -> None:
         if self.control.paused and not self.control.cancelled:
             self.emit(Paused(self._round))
-        await self.control.wait()
+        self._waiting = True
+        try:
+            await self.control.wait()
+        finally:
+            self._waiting = False
+
+    # -- a person's changes (while paused, or after the session ended) -----------------------
+
+    @property
+    def idle(self) -> bool:
+        """No round is running: a person may change tests or roll back."""
+        return not self._running or self._waiting
+
+    def _check_idle(self) -> None:
+        if not self.idle:
+            raise SessionBusy("a round is running: pause the session first")
+
+    def _test_index(self, test_id: int) -> int:
+        for i, t in enumerate(self.tests):
+            if t.id == test_id:
+                return i
+        raise KeyError(f"no test with id {test_id}")
+
+    async def _rerun(self) -> TestRun:
+        run = await self.run_tests(self.code, self.tests, self._round, "current")
+        self._changed = True
+        return run
+
+    async def set_expected(self, test_id: int, value: Any) -> TestRun:
+        """A person's correction of a test's expected output; the tests run again."""
+        self._check_idle()
+        i = self._test_index(test_id)
+        t = replace(self.tests[i], expected=value, origin="person")
+        self.tests[i] = t
+        self.emit(TestChanged(self._round, "edited", t))
+        return await self._rerun()
+
+    async def add_test(self, args: Sequence[Any], expected: Any) -> TestRun:
+        """A person's own test of the code in force; the tests run again."""
+        self._check_idle()
+        args = tuple(args)
+        call = f"{self.task.entry_point}({', '.join(repr(a) for a in args)})"
+        t = UnitTest(
+            self._next_id(),
+            args,
+            call,
+            expected,
+            origin="person",
+            round=self._round,
+            target=code_id(self.code),
+        )
+        self.tests.append(t)
+        self.emit(TestChanged(self._round, "added", t))
+        return await self._rerun()
+
+    async def delete_test(self, test_id: int) -> TestRun:
+        self._check_idle()
+        t = self.tests.pop(self._test_index(test_id))
+        self.emit(TestChanged(self._round, "deleted", t))
+        return await self._rerun()
+
+    async def rollback(self, version: int) -> TestRun:
+        """Make an earlier accepted version the code in force (its chat too); tests run again."""
+        self._check_idle()
+        if not 0 <= version < len(self.versions):
+            raise IndexError(f"no version {version} (0..{len(self.versions) - 1})")
+        v = self.versions[version]
+        self.code, self.chat = v.code, list(v.chat)
+        self.emit(RolledBack(self._round, version, code_id(v.code), v.code))
+        return await self._rerun()
 
     async def _build(self, code: str, round_no: int) -> list[UnitTest]:
         res = await build_tests(
@@ -241,8 +350,10 @@ class Session:
             next_id=self._next_id,
             hint=self.hint,
         )
-        self.emit(TestsBuilt(round_no, code_id(code), list(res.tests), res.attempts))
-        return res.tests
+        # A person's tests stay when the model's are rebuilt.
+        tests = [*res.tests, *(t for t in self.tests if t.origin == "person")]
+        self.emit(TestsBuilt(round_no, code_id(code), tests, res.attempts))
+        return tests
 
     async def sample_solutions(self, n: int) -> list[tuple[str, str | None]]:
         """``n`` solutions written from the task alone (best-of-N judging): (reply, code)."""
@@ -260,6 +371,8 @@ class Session:
         run = await self.executor.run_tests(
             self.task, code, tests, self.settings.variant, self.settings.limits
         )
+        if role == "current":
+            self.current_run = run
         self.emit(
             TestsRun(
                 round_no,
@@ -307,6 +420,7 @@ class Session:
             )
         )
         reason, error, fatal = "rounds", None, False
+        self._running = True
         try:
             if s.ut_method is UTMethod.NONE:
                 reason = await self._run_critique()
@@ -322,6 +436,8 @@ class Session:
         except ModelError as exc:
             reason, error = "error", f"{type(exc).__name__}: {exc}"
             fatal = isinstance(exc, FATAL_ERRORS)
+        finally:
+            self._running = False
         self._finish(reason, error)
         return SessionResult(self.code, reason, self._round, self.tests, self.events, error, fatal)
 
@@ -348,6 +464,9 @@ class Session:
         for r in range(1, s.rounds + 1):
             self._round = r
             await self._checkpoint()
+            if self._changed:  # a person changed the tests or the code while paused
+                self._changed, rebuild = False, False
+                run = self.current_run or await self.run_tests(self.code, self.tests, r, "current")
             if rebuild:
                 self.tests = await self._build(self.code, r)
                 run = await self.run_tests(self.code, self.tests, r, "current")
@@ -370,15 +489,22 @@ class Session:
                 continue
             reply, new, cand = proposal
             post = cand.rate
-            if not s.backtrack or (post or 0.0) > (pre or 0.0):
-                why = "backtracking off" if not s.backtrack else "pass rate rose"
+            accept = not s.backtrack or (post or 0.0) > (pre or 0.0)
+            why = "backtracking off" if not s.backtrack else "pass rate rose"
+            no = "pass rate did not rise"
+            if self.review is not None:
+                accept = await self.review(EditReview(r, new, pre, post, accept))
+                why, no = "accepted by a person", "rejected by a person"
+            if accept:
                 self.code = new
                 self.chat = [*chat, Message("assistant", reply)]
+                self.versions.append(Version(r, new, tuple(self.chat)))
                 self.emit(EditAccepted(r, code_id(new), pre, post, why))
                 run, rebuild = cand, True
+                self.current_run = cand
                 self._round_finished(r, post)
             else:
-                self.emit(Backtracked(r, code_id(new), pre, post, "pass rate did not rise"))
+                self.emit(Backtracked(r, code_id(new), pre, post, no))
                 rebuild = False
                 self._round_finished(r, pre)
         return "rounds"
@@ -496,6 +622,7 @@ class Session:
                 else:
                     why = "pass rate did not fall" if s.backtrack else "backtracking off"
                     self.code, edited = cand, True
+                    self.versions.append(Version(r, cand, tuple(self.chat)))
                     self.emit(EditAccepted(r, code_id(cand), old_rate, cr.rate, why))
             else:
                 if r > 0:
@@ -540,6 +667,7 @@ class Session:
             self.chat.append(Message("assistant", reply))
             if new is not None:
                 self.code = new
+                self.versions.append(Version(r, new, tuple(self.chat)))
                 self.emit(EditAccepted(r, code_id(new), None, None, "self-feedback"))
             self._round_finished(r, None)
         return "rounds"
@@ -562,4 +690,14 @@ async def stream(session: Session) -> AsyncIterator[Event]:
                 await task
 
 
-__all__ = ["Control", "Session", "SessionCancelled", "SessionResult", "stream"]
+__all__ = [
+    "Control",
+    "EditReview",
+    "Reviewer",
+    "Session",
+    "SessionBusy",
+    "SessionCancelled",
+    "SessionResult",
+    "Version",
+    "stream",
+]

@@ -1,0 +1,154 @@
+"""A person's part in a session: correcting, adding and deleting tests while paused, reviewing
+edits by hand, rolling back to an earlier version (scripted model, real sandbox runs)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from utdebug.agents.scripted import ScriptedModel
+from utdebug.engine import Control, Executor, Session, Settings, Task
+from utdebug.engine.events import (
+    Backtracked,
+    EditAccepted,
+    EditProposed,
+    RolledBack,
+    TestChanged,
+)
+from utdebug.engine.session import EditReview, SessionBusy
+from utdebug.sandbox import Sandbox
+
+BUGGY = "def add(a, b):\n    return a - b\n"
+FIXED = "def add(a, b):\n    return a + b\n"
+WORSE = "def add(a, b):\n    return 0\n"
+TASK = Task("toy/add", "Return the sum of a and b.", "add(a, b)", "add", BUGGY)
+
+
+def ut(call: str, out: str) -> str:
+    return (
+        "## Hypothesis\nThe code subtracts.\n\nError Pattern: any b != 0\n\n## Unit Test\n\n"
+        f"### Input Arguments\nArguments: ```{call}```\n\n### Output\nOutput: ```{out}```\n"
+    )
+
+
+def votes(value: str) -> list[str]:
+    return [f"Tracing the code.\nOutput: ```{value}```"] * 8
+
+
+def fix(code: str) -> str:
+    return f"Here is the fix.\n```python\n{code}```\n"
+
+
+def script(debug: list[str], third: str = "-5") -> ScriptedModel:
+    # By default add(0, 5) is voted -5: what the buggy code returns (a wrong expected output).
+    tests = [ut("add(1, 2)", "3"), ut("add(2, 0)", "2"), ut("add(0, 5)", third)]
+    later = [ut("add(3, 4)", "7"), ut("add(5, 5)", "10"), ut("add(9, 0)", "9")]
+    return ScriptedModel(
+        {
+            "ut": tests + later,
+            "vote": votes("3") + votes("2") + votes(third) + votes("7") + votes("10") + votes("9"),
+            "debug": debug,
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def executor() -> Iterator[Executor]:
+    with Sandbox() as sb:
+        ex = Executor(sb, workers=2)
+        yield ex
+        ex.close()
+
+
+async def until_paused(session: Session, task: asyncio.Task[Any]) -> None:
+    for _ in range(2000):
+        if session.idle and session.control.paused:
+            return
+        assert not task.done(), task
+        await asyncio.sleep(0.005)
+    raise AssertionError("the session never paused")
+
+
+def test_a_person_corrects_a_test_then_the_loop_goes_on(executor: Executor) -> None:
+    async def go() -> tuple[Session, Any]:
+        control = Control()
+        control.step(1)  # round 0 (tests built and run), then pause
+        s = Session(TASK, script([fix(WORSE), fix(FIXED)]), executor, Settings(rounds=2),
+                    control=control)  # fmt: skip
+        task = asyncio.create_task(s.run())
+        await until_paused(s, task)
+        assert [t.call for t in s.tests] == ["add(1, 2)", "add(2, 0)", "add(0, 5)"]
+        assert s.tests[2].votes and s.tests[2].share == 1.0
+        assert s.current_run is not None and s.current_run.rate == pytest.approx(2 / 3)
+        wrong = s.tests[2]
+        run = await s.set_expected(wrong.id, 5)
+        assert run.rate == pytest.approx(1 / 3)  # the corrected test now fails the bug
+        assert s.tests[2].origin == "person" and s.tests[2].expected == 5
+        assert wrong.expected == -5  # the event's earlier test object is untouched
+        control.resume()
+        return s, await task
+
+    s, result = asyncio.run(go())
+    ev = result.events
+    (changed,) = [e for e in ev if isinstance(e, TestChanged)]
+    assert changed.action == "edited" and changed.test.expected == 5
+    proposed = [e for e in ev if isinstance(e, EditProposed)]
+    # Round 1's feedback is the corrected test (the last failing one).
+    assert proposed[0].feedback_test == changed.test.id
+    (bt,) = [e for e in ev if isinstance(e, Backtracked)]
+    assert bt.round == 1 and bt.pre == pytest.approx(1 / 3)
+    (acc,) = [e for e in ev if isinstance(e, EditAccepted)]
+    assert acc.round == 2 and acc.post == pytest.approx(1.0)
+    assert result.code.strip() == FIXED.strip()
+    assert [v.round for v in s.versions] == [0, 2]
+
+
+def test_add_delete_and_roll_back(executor: Executor) -> None:
+    async def go() -> None:
+        s = Session(TASK, script([fix(FIXED)], third="5"), executor, Settings(rounds=1))
+        await s.run()
+        assert s.code.strip() == FIXED.strip() and len(s.versions) == 2
+        assert s.idle
+        n = len(s.tests)
+        run = await s.add_test((10, 5), 15)
+        assert len(s.tests) == n + 1 and s.tests[-1].origin == "person"
+        assert s.tests[-1].call == "add(10, 5)" and run.rate == 1.0
+        run = await s.rollback(0)
+        assert s.code == BUGGY and run.rate is not None and run.rate < 1.0
+        assert isinstance(s.events[-2], RolledBack) and s.events[-2].version == 0
+        before = run.passed
+        run = await s.delete_test(s.tests[-1].id)  # the person's test fails on the bug
+        assert len(s.tests) == n and run.passed == before
+        with pytest.raises(KeyError):
+            await s.delete_test(999)
+        with pytest.raises(IndexError):
+            await s.rollback(5)
+
+    asyncio.run(go())
+
+
+def test_changes_are_refused_while_a_round_runs(executor: Executor) -> None:
+    s = Session(TASK, script([]), executor, Settings(rounds=1))
+    s._running = True  # as inside run(), between two checkpoints
+    with pytest.raises(SessionBusy, match="pause"):
+        asyncio.run(s.add_test((1, 1), 2))
+
+
+def test_a_person_reviews_each_edit(executor: Executor) -> None:
+    seen: list[EditReview] = []
+
+    async def reject(review: EditReview) -> bool:
+        seen.append(review)
+        return False
+
+    model = script([fix(FIXED)], third="5")
+    s = Session(TASK, model, executor, Settings(rounds=1), review=reject)
+    result = asyncio.run(s.run())
+    (review,) = seen
+    assert review.rule_accepts and review.post == pytest.approx(1.0)
+    (bt,) = [e for e in result.events if isinstance(e, Backtracked)]
+    assert bt.reason == "rejected by a person"
+    assert result.code == BUGGY

@@ -1,0 +1,533 @@
+"""The Textual front end driven by a Pilot: whole sessions with a scripted model and real sandbox
+runs, a person's corrections, review by hand, errors, exports, and SVG snapshots.
+
+Snapshots live in tests/snapshots/*.svg. A missing one is written and the test fails (so it is
+never silently accepted); ``UTDEBUG_UPDATE_SNAPSHOTS=1`` rewrites them all. Review a written or
+changed snapshot by opening the .svg in a browser before committing it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.syntax import Syntax
+from textual.pilot import Pilot
+from textual.widgets import DataTable, OptionList, Static, TabbedContent
+
+from utdebug.agents.base import Completion, ModelRateLimited, ModelRequest
+from utdebug.agents.scripted import ScriptedModel
+from utdebug.engine import Executor, Settings
+from utdebug.sandbox import Sandbox
+from utdebug.tui.actions import ACTIONS, BINDING_PREFIX
+from utdebug.tui.app import DebugApp
+from utdebug.tui.commands import DebugCommands
+from utdebug.tui.screens import (
+    AddTestScreen,
+    EditExpectedScreen,
+    HelpScreen,
+    ReviewScreen,
+    RollbackScreen,
+    WriteBackScreen,
+)
+from utdebug.tui.widgets import (
+    CandidatesPanel,
+    RoundsTable,
+    StatusBar,
+    TestsPanel,
+    TooSmall,
+    Transcript,
+)
+from utdebug.workspace import LoadedFunction, load_function
+
+SNAPSHOTS = Path(__file__).parent / "snapshots"
+SIZE = (120, 40)
+
+SOURCE = 'def add(a, b):\n    """Return the sum of a and b."""\n    return a - b\n'
+FIXED = 'def add(a, b):\n    """Return the sum of a and b."""\n    return a + b\n'
+WORSE = "def add(a, b):\n    return 0\n"
+
+
+def ut(call: str, out: str) -> str:
+    return (
+        "## Hypothesis\nThe code subtracts.\n\nError Pattern: any b != 0\n\n## Unit Test\n\n"
+        f"### Input Arguments\nArguments: ```{call}```\n\n### Output\nOutput: ```{out}```\n"
+    )
+
+
+def votes(value: str) -> list[str]:
+    return [f"Tracing the code.\nOutput: ```{value}```"] * 8
+
+
+def fix(code: str) -> str:
+    return f"Here is the fix.\n```python\n{code}```\n"
+
+
+def script(debug: list[str], third: str = "-5") -> ScriptedModel:
+    """Three tests; by default the votes for add(0, 5) say -5 (what the bug returns: wrong)."""
+    tests = [ut("add(1, 2)", "3"), ut("add(2, 0)", "2"), ut("add(0, 5)", third)]
+    later = [ut("add(3, 4)", "7"), ut("add(5, 5)", "10"), ut("add(9, 0)", "9")]
+    return ScriptedModel(
+        {
+            "ut": tests + later,
+            "vote": votes("3") + votes("2") + votes(third) + votes("7") + votes("10") + votes("9"),
+            "debug": debug,
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def executor() -> Iterator[Executor]:
+    with Sandbox() as sb:
+        ex = Executor(sb, workers=2)
+        yield ex
+        ex.close()
+
+
+@pytest.fixture
+def calc(tmp_path: Path) -> LoadedFunction:
+    path = tmp_path / "calc.py"
+    path.write_text(SOURCE, encoding="utf-8")
+    return load_function(path, "add")
+
+
+def make_app(
+    loaded: LoadedFunction,
+    model: ScriptedModel,
+    executor: Executor,
+    settings: Settings | None = None,
+    **kw: Any,
+) -> DebugApp:
+    app = DebugApp(
+        loaded.to_task(),
+        model,
+        executor,
+        settings or Settings(rounds=2),
+        loaded=loaded,
+        sandbox_layers=("test-layer",),
+        **kw,
+    )
+    app.animation_level = "none"  # no tab-underline animation half way in a snapshot
+    app.theme = "textual-dark"  # whatever TEXTUAL_THEME says
+    return app
+
+
+async def until(pilot: Pilot[None], cond: Callable[[], bool], what: str) -> None:
+    """Let the app process messages until ``cond`` holds (a bounded number of rounds)."""
+    app = pilot.app
+    for _ in range(2_000):
+        if cond():
+            return
+        await pilot.pause()
+    assert isinstance(app, DebugApp)
+    raise AssertionError(f"never reached: {what} (state {app.phase}, notices {app.notices})")
+
+
+def status(app: DebugApp) -> str:
+    return str(app.query_one(StatusBar).content)
+
+
+def summary(app: DebugApp) -> str:
+    return str(app.query_one("#tests-summary", Static).content)
+
+
+def rows(table: DataTable[Any]) -> list[list[str]]:
+    return [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+
+
+def table_rows(app: DebugApp) -> list[list[str]]:
+    """id, input, expected, status, votes, origin."""
+    return rows(app.query_one(TestsPanel).table)
+
+
+def timeline(app: DebugApp) -> list[list[str]]:
+    """round, pass rate, outcome, reason."""
+    return rows(app.query_one(RoundsTable))
+
+
+def run_pytest(test_file: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", str(test_file), "-q", "-p", "no:cacheprovider"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+# --- a whole session ------------------------------------------------------------------------
+
+
+async def test_a_person_corrects_a_test_and_writes_the_fix_back(
+    executor: Executor, calc: LoadedFunction, tmp_path: Path
+) -> None:
+    app = make_app(calc, script([fix(WORSE), fix(FIXED)]), executor, step_first=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.phase == "paused", "paused after round 0")
+        assert app.session is not None and app.session.idle
+        assert "paused after round 0" in status(app) and "SIMULATED" in status(app)
+        assert "test-layer" in status(app)
+        table = table_rows(app)
+        assert [r[1] for r in table] == ["add(1, 2)", "add(2, 0)", "add(0, 5)"]
+        assert [r[3] for r in table] == ["fail", "pass", "pass"]
+        assert all(r[4] == "████████ 100%" for r in table)  # eight of eight votes
+        assert all(r[5] == "model" for r in table)
+        assert "2/3" in summary(app)
+        assert "run with --candidates C" in str(app.query_one("#candidates-hint", Static).content)
+
+        # The votes for add(0, 5) are wrong (-5): the person corrects them to 5.
+        await pilot.press("down", "down", "e")
+        assert isinstance(app.screen, EditExpectedScreen)
+        await pilot.press("5", "enter")
+        await until(pilot, lambda: app.person_busy == 0 and app.passed == 1, "the edit re-run")
+        assert "1/3" in summary(app)
+        assert table_rows(app)[2][2:4] == ["5", "fail"] and table_rows(app)[2][5] == "person"
+        assert any(r[2] == "test edited" for r in timeline(app))
+
+        await pilot.press("s")  # round 1: the worse edit is backtracked
+        await until(pilot, lambda: app.phase == "paused" and app.rounds_done == 1, "round 1")
+        (r1,) = [r for r in timeline(app) if r[0] == "1"]
+        assert r1[1:] == ["33% → 0%", "backtracked", "pass rate did not rise"]
+
+        await pilot.press("s")  # round 2: the fix is accepted; that was the last round
+        await until(pilot, lambda: app.phase == "finished", "the session finished")
+        (r2,) = [r for r in timeline(app) if r[0] == "2"]
+        assert r2[1:] == ["33% → 100%", "accepted", "pass rate rose"]
+        assert "finished: rounds" in status(app)
+        assert [r[3] for r in table_rows(app)] == ["pass", "pass", "pass"]
+        diff = app.query_one("#diff-view", Static).content
+        assert isinstance(diff, Syntax) and "+    return a + b" in diff.code
+
+        await pilot.press("P")  # a patch next to the file, the file untouched
+        patch = tmp_path / "calc.py.utdebug.patch"
+        assert patch.exists() and "+    return a + b" in patch.read_text()
+        assert (tmp_path / "calc.py").read_text() == SOURCE
+
+        await pilot.press("w")
+        assert isinstance(app.screen, WriteBackScreen)
+        await pilot.press("y")
+        await pilot.pause()
+        assert (tmp_path / "calc.py").read_text() == FIXED
+        backup = tmp_path / "calc.py.utdebug.bak"
+        assert backup.read_text() == SOURCE
+        assert any(str(backup) in n for n in app.notices)
+        await pilot.press("w")  # nothing left to write
+        assert "already holds" in app.notices[-1]
+
+        await pilot.press("t")
+        exported = tmp_path / "test_add_utdebug.py"
+        assert exported.exists() and "exported 3 tests" in app.notices[-1]
+
+    passing = run_pytest(exported, tmp_path)
+    assert passing.returncode == 0, passing.stdout + passing.stderr
+    assert "3 passed" in passing.stdout
+    (tmp_path / "calc.py").write_text(backup.read_text())  # the bug again
+    failing = run_pytest(exported, tmp_path)
+    assert failing.returncode == 1, failing.stdout + failing.stderr
+    assert "2 failed, 1 passed" in failing.stdout
+
+
+async def test_add_roll_back_and_delete_after_the_session(
+    executor: Executor, calc: LoadedFunction
+) -> None:
+    app = make_app(calc, script([fix(FIXED)], third="5"), executor, Settings(rounds=1))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.phase == "finished", "the session finished")
+        assert app.finish_reason == "rounds" and "3/3" in summary(app)
+
+        await pilot.press("a")
+        assert isinstance(app.screen, AddTestScreen)
+        await pilot.press(*"(10, 5", "enter")  # not a literal: the dialog says so
+        assert "arguments" in str(app.screen.query_one("#error", Static).content)
+        await pilot.press(")", "enter", "1", "5", "enter")
+        await until(pilot, lambda: app.person_busy == 0 and app.total == 4, "the added test")
+        assert table_rows(app)[3][1:4] == ["add(10, 5)", "15", "pass"]
+        assert table_rows(app)[3][4:] == ["—", "person"]
+
+        await pilot.press("b")
+        assert isinstance(app.screen, RollbackScreen)
+        assert app.screen.query_one(OptionList).option_count == 2
+        await pilot.press("up", "enter")  # version 0: the given code
+        await until(pilot, lambda: app.person_busy == 0 and app.passed == 1, "the roll back")
+        assert app.code == SOURCE and "1/4" in summary(app)
+        assert any(r[2] == "rolled back" for r in timeline(app))
+
+        table = app.query_one(TestsPanel).table
+        table.move_cursor(row=3)
+        await pilot.press("d")
+        await until(pilot, lambda: app.person_busy == 0 and app.total == 3, "the deletion")
+        assert [r[1] for r in table_rows(app)] == ["add(1, 2)", "add(2, 0)", "add(0, 5)"]
+
+
+# --- ranked candidates ----------------------------------------------------------------------
+
+
+async def test_ranked_candidates_are_listed(executor: Executor, calc: LoadedFunction) -> None:
+    model = script([fix(WORSE), fix(FIXED), fix(FIXED)], third="5")
+    app = make_app(calc, model, executor, Settings(rounds=1, candidates=3))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.phase == "finished", "the session finished")
+        panel = app.query_one(CandidatesPanel)
+        got = rows(panel.table)
+        # Row 0 the code in force, then the distinct candidates (the repeated fix once).
+        assert [(r[0], r[1], r[3]) for r in got] == [
+            ("1", "in force", "33%"),
+            ("1", "#1", "0%"),
+            ("1", "#2", "100%"),
+        ]
+        assert all(len(r[2]) == 12 for r in got)  # code ids
+        assert "chosen" in got[2][5] and "chosen" not in got[0][5] + got[1][5]
+        assert all(r[4] != "—" for r in got)  # every row has its group's score
+        hint = str(panel.query_one("#candidates-hint", Static).content)
+        assert "3 candidates per round, ranked by b4" in hint
+        (r1,) = [r for r in timeline(app) if r[0] == "1"]
+        assert r1[1:3] == ["33% → 100%", "accepted"]
+
+
+# --- review by hand -------------------------------------------------------------------------
+
+
+async def test_review_by_hand_waits_for_a_person(executor: Executor, calc: LoadedFunction) -> None:
+    app = make_app(calc, script([fix(FIXED)], third="5"), executor, Settings(rounds=1), review=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, ReviewScreen), "the review dialog")
+        assert app.phase == "review" and app.session is not None and not app.session.idle
+        await pilot.press("escape")  # decide later: the session keeps waiting
+        assert not isinstance(app.screen, ReviewScreen)
+        assert "awaiting review" in status(app)
+        await pilot.press("e")
+        assert app.notices[-1] == "pause first (p)"
+        await pilot.press("n")
+        await until(pilot, lambda: app.phase == "finished", "the session finished")
+        (r1,) = [r for r in timeline(app) if r[0] == "1"]
+        assert r1[2:] == ["backtracked", "rejected by a person"]
+        assert app.code == SOURCE
+
+
+async def test_review_can_be_turned_on_while_running(
+    executor: Executor, calc: LoadedFunction
+) -> None:
+    model = script([fix(FIXED)], third="5")
+    app = make_app(calc, model, executor, Settings(rounds=1), step_first=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.phase == "paused", "paused after round 0")
+        await pilot.press("v", "r")
+        await until(pilot, lambda: isinstance(app.screen, ReviewScreen), "the review dialog")
+        await pilot.press("y")
+        await until(pilot, lambda: app.phase == "finished", "the session finished")
+        (r1,) = [r for r in timeline(app) if r[0] == "1"]
+        assert r1[2:] == ["accepted", "accepted by a person"]
+
+
+# --- pause, cancel, quit -------------------------------------------------------------------
+
+
+class GatedModel:
+    """A scripted model whose calls wait until the test opens the gate."""
+
+    simulated = True
+    supports_prefill = True
+
+    def __init__(self, inner: ScriptedModel) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.gate = asyncio.Event()
+        self.waiting = False
+
+    async def complete(self, request: ModelRequest) -> list[Completion]:
+        self.waiting = True
+        await self.gate.wait()
+        return await self.inner.complete(request)
+
+
+async def test_pause_mid_round_then_cancel(executor: Executor, calc: LoadedFunction) -> None:
+    model = GatedModel(script([]))
+    app = make_app(calc, model, executor)  # type: ignore[arg-type]
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: model.waiting, "the first model call")
+        assert app.phase == "running" and "running" in status(app)
+        await pilot.press("p")
+        assert app.phase == "pausing"  # the call in flight finishes first
+        model.gate.set()
+        await until(pilot, lambda: app.phase == "paused", "the pause")
+        assert "paused in round 0" in status(app)
+        assert app.session is not None and app.session.idle
+        await pilot.press("x")
+        await until(pilot, lambda: app.phase == "finished", "the cancellation")
+        assert "finished: cancelled" in status(app)
+
+
+async def test_quitting_mid_call_stops_the_session(
+    executor: Executor, calc: LoadedFunction
+) -> None:
+    model = GatedModel(script([]))
+    app = make_app(calc, model, executor)  # type: ignore[arg-type]
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: model.waiting, "the first model call")
+        await pilot.press("q")
+    assert not app.is_running
+    assert app.session is not None and app.session.idle
+
+
+# --- errors ---------------------------------------------------------------------------------
+
+
+async def test_a_model_error_ends_the_session_and_the_app_stays(
+    executor: Executor, calc: LoadedFunction
+) -> None:
+    model = script([], third="5")  # no debug replies: round 1 raises ScriptExhausted
+    app = make_app(calc, model, executor, Settings(rounds=1))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.phase == "error", "the error")
+        assert "error: ScriptExhausted" in status(app)
+        assert app.finish_reason == "error"
+        await pilot.press("r")
+        assert "the session has ended" in app.notices[-1]
+        await pilot.press("f1")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        await pilot.press("e")  # the finished session still takes a person's correction
+        assert isinstance(app.screen, EditExpectedScreen)
+        await pilot.press("x", "enter")  # a name, not a literal
+        error = str(app.screen.query_one("#error", Static).content)
+        assert error.startswith("not a literal")
+        await pilot.press("escape")
+        assert not isinstance(app.screen, EditExpectedScreen)
+        app.query_one("#bottom-tabs", TabbedContent).active = "tab-transcript"
+        await pilot.pause()
+        lines = [strip.text.rstrip() for strip in app.query_one(Transcript).lines]
+        assert "[round 0] test proposal 1: add(1, 2)" in lines
+        assert any(line.startswith("  kept #1 add(1, 2) → 3 (votes: 8× 3") for line in lines)
+        assert any(line.startswith("finished: error: ScriptExhausted") for line in lines)
+
+
+async def test_a_rate_limited_model_is_shown(executor: Executor, calc: LoadedFunction) -> None:
+    def refuse(request: ModelRequest, i: int) -> str:
+        raise ModelRateLimited("429: slow down", model="limited")
+
+    app = make_app(calc, ScriptedModel(refuse, name="limited"), executor)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.phase == "error", "the error")
+        assert "error: ModelRateLimited: 429: slow down" in status(app)
+        await pilot.press("w")
+        assert "nothing to write" in app.notices[-1]
+        await pilot.press("t")
+        assert app.notices[-1] == "no tests to export yet"
+
+
+async def test_a_small_terminal_gets_a_message(executor: Executor, calc: LoadedFunction) -> None:
+    app = make_app(calc, script([]), executor, autostart=False)
+    async with app.run_test(size=(60, 20)) as pilot:
+        message = app.query_one(TooSmall)
+        assert message.display and not app.query_one("#body").display
+        assert "terminal too small (80×24 needed" in str(message.content)
+        await pilot.resize_terminal(80, 24)
+        await until(pilot, lambda: not message.display, "the panels back")
+        assert app.query_one("#body").display
+
+
+async def test_without_a_source_file_nothing_is_written(
+    executor: Executor, calc: LoadedFunction
+) -> None:
+    app = DebugApp(calc.to_task(), script([]), executor, autostart=False)
+    async with app.run_test(size=SIZE) as pilot:
+        assert "ready" in status(app)
+        for key in ("w", "P", "t"):
+            await pilot.press(key)
+            assert app.notices[-1].startswith("no source file")
+
+
+# --- keys and the command palette -----------------------------------------------------------
+
+
+def test_every_binding_has_a_unique_id() -> None:
+    ids = [b.id for b in DebugApp.BINDINGS if not isinstance(b, tuple)]  # type: ignore[union-attr]
+    assert len(ids) == len(ACTIONS) and len(set(ids)) == len(ids)
+    assert all(i is not None and i.startswith(BINDING_PREFIX) for i in ids)
+    assert all(hasattr(DebugApp, f"action_{a.action}") for a in ACTIONS)
+
+
+async def test_the_command_palette_runs_actions(executor: Executor, calc: LoadedFunction) -> None:
+    app = make_app(calc, script([fix(FIXED)], third="5"), executor, autostart=False)
+    async with app.run_test(size=SIZE) as pilot:
+        provider = DebugCommands(app.screen)
+        found = [hit.text async for hit in provider.discover()]
+        assert len(found) == len(ACTIONS)
+        hits = [hit async for hit in provider.search("step")]
+        best = max(hits, key=lambda hit: hit.score)
+        assert str(best.text) == "Step (s)"
+        await best.command()  # runs the action: one round, then pause
+        await until(pilot, lambda: app.phase == "paused", "paused after round 0")
+        assert app.rounds_done == 0
+
+
+# --- snapshots ------------------------------------------------------------------------------
+
+
+def normalised(svg: str) -> str:
+    """The SVG without what may differ between runs: Rich's hash-based ids."""
+    return re.sub(r"terminal-\d+", "terminal", svg)
+
+
+def compare_snapshot(app: DebugApp, name: str, failures: list[str], tmp_path: Path) -> None:
+    svg = normalised(app.export_screenshot(title="utdebug"))
+    path = SNAPSHOTS / f"{name}.svg"
+    if os.environ.get("UTDEBUG_UPDATE_SNAPSHOTS") == "1" or not path.exists():
+        SNAPSHOTS.mkdir(exist_ok=True)
+        path.write_text(svg, encoding="utf-8")
+        failures.append(f"wrote {path}: open it in a browser, check it, then run the tests again")
+    elif path.read_text(encoding="utf-8") != svg:
+        actual = tmp_path / f"{name}.actual.svg"
+        actual.write_text(svg, encoding="utf-8")
+        failures.append(
+            f"{name}: the screen differs from {path} (now: {actual}); if the change is "
+            f"intended, review it and rerun with UTDEBUG_UPDATE_SNAPSHOTS=1"
+        )
+
+
+async def test_snapshots_of_the_main_screens(
+    executor: Executor, calc: LoadedFunction, tmp_path: Path
+) -> None:
+    failures: list[str] = []
+    app = make_app(calc, script([fix(WORSE), fix(FIXED)]), executor, step_first=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.phase == "paused", "paused after round 0")
+        await pilot.pause()
+        compare_snapshot(app, "paused_after_round_0", failures, tmp_path)
+        await pilot.press("down", "down", "e")
+        await pilot.pause()
+        compare_snapshot(app, "edit_dialog", failures, tmp_path)
+        await pilot.press("5", "enter")
+        await until(pilot, lambda: app.person_busy == 0 and app.passed == 1, "the edit re-run")
+        await pilot.press("r")
+        await until(pilot, lambda: app.phase == "finished", "the session finished")
+        await pilot.pause()
+        compare_snapshot(app, "finished", failures, tmp_path)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        compare_snapshot(app, "help", failures, tmp_path)
+    assert not failures, "\n".join(failures)
+
+
+# --- the import boundary --------------------------------------------------------------------
+
+
+def test_importing_the_app_does_not_load_litellm() -> None:
+    code = (
+        "import sys, utdebug.tui.app\n"
+        "assert 'textual' in sys.modules\n"
+        "assert 'litellm' not in sys.modules, 'litellm was imported'\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr

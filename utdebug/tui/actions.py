@@ -1,0 +1,80 @@
+"""The app's actions in one table: key bindings, the help screen and the command palette."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.binding import Binding
+
+
+@dataclass(frozen=True, slots=True)
+class ActionSpec:
+    """One thing a person can do: its binding id, default key(s), action name and texts."""
+
+    id: str
+    key: str
+    action: str
+    title: str
+    help: str
+    footer: str | None = None
+    """Short label in the footer (``None``: not there; every action is in the help screen
+    and the command palette)."""
+    key_display: str | None = None
+
+
+ACTIONS: tuple[ActionSpec, ...] = (
+    ActionSpec(
+        "run", "r", "run", "Run / resume", "Start the session, or resume it when paused", "Run"
+    ),
+    ActionSpec(
+        "pause", "p", "pause", "Pause", "Pause at the next model call or round end", "Pause"
+    ),
+    ActionSpec("step", "s", "step", "Step", "Run one more round, then pause", "Step"),
+    ActionSpec("cancel", "x", "cancel_session", "Cancel", "Cancel the session"),
+    ActionSpec(
+        "edit-test", "e", "edit_test", "Edit expected", "Correct the selected test's output", "Edit"
+    ),
+    ActionSpec("add-test", "a", "add_test", "Add test", "Add a test of your own"),
+    ActionSpec("delete-test", "d", "delete_test", "Delete test", "Delete the selected test"),
+    ActionSpec(
+        "toggle-review", "v", "toggle_review", "Review by hand", "Review each edit by hand (on/off)"
+    ),
+    ActionSpec("accept", "y", "accept_edit", "Accept edit", "Accept the edit awaiting review"),
+    ActionSpec("reject", "n", "reject_edit", "Reject edit", "Reject the edit awaiting review"),
+    ActionSpec("rollback", "b", "rollback", "Roll back", "Go back to an earlier accepted version"),
+    ActionSpec(
+        "write-back", "w", "write_back", "Write back", "Write the fix into the source file", "Write"
+    ),
+    ActionSpec("export-patch", "P", "export_patch", "Export patch", "Write <file>.utdebug.patch"),
+    ActionSpec(
+        "export-tests", "t", "export_tests", "Export tests", "Write test_<function>_utdebug.py"
+    ),
+    ActionSpec(
+        "help", "question_mark,f1", "show_help", "Help", "Show the keys", "Help", key_display="?"
+    ),
+    ActionSpec("quit", "q", "quit", "Quit", "Leave utdebug", "Quit"),
+)
+"""Every action of :class:`~utdebug.tui.app.DebugApp`, in the order the help screen lists them."""
+
+BINDING_PREFIX = "utdebug."
+"""Binding ids are ``utdebug.<id>`` (``App.set_keymap`` rebinds them)."""
+
+
+def bindings() -> list[Binding]:
+    return [
+        Binding(
+            a.key,
+            a.action,
+            a.footer or a.title,
+            show=a.footer is not None,
+            key_display=a.key_display,
+            id=BINDING_PREFIX + a.id,
+        )
+        for a in ACTIONS
+    ]
+
+
+def display_keys(spec: ActionSpec) -> str:
+    """The keys of an action as a person types them (``?, F1``)."""
+    names = {"question_mark": "?", "f1": "F1"}
+    return ", ".join(names.get(k, k) for k in spec.key.split(","))

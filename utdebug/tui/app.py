@@ -1,0 +1,797 @@
+"""``DebugApp``: the interactive front end over one engine :class:`Session`.
+
+The session runs in an async worker and reports through its events; every widget update
+happens in a message handler here (see :mod:`utdebug.tui` for the message flow). A person's
+changes go through the engine's own coroutines (``set_expected``, ``add_test``,
+``delete_test``, ``rollback``), only while the session is idle (paused or finished).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.binding import BindingType
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Footer, TabbedContent, TabPane
+from textual.worker import Worker, WorkerState
+
+from utdebug.agents.base import Model
+from utdebug.engine.events import (
+    Backtracked,
+    CandidatesRanked,
+    EditAccepted,
+    EditProposed,
+    Event,
+    Finished,
+    ModelCalled,
+    Paused,
+    RolledBack,
+    RoundFinished,
+    SessionStarted,
+    TestChanged,
+    TestDropped,
+    TestKept,
+    TestProposed,
+    TestsBuilt,
+    TestsRun,
+    VoteCast,
+)
+from utdebug.engine.execution import Executor, TestRun
+from utdebug.engine.model import Settings, Task, UnitTest, code_id
+from utdebug.engine.session import Control, EditReview, Session
+from utdebug.tui.actions import bindings
+from utdebug.tui.commands import DebugCommands
+from utdebug.tui.format import (
+    percent,
+    pre_post,
+    safe_repr,
+    shorten,
+    summarize_votes,
+    verdict_status,
+)
+from utdebug.tui.messages import EngineEvent, PersonDone, PersonFailed, ReviewRequested
+from utdebug.tui.screens import (
+    AddTestScreen,
+    Edited,
+    EditExpectedScreen,
+    HelpScreen,
+    NewTest,
+    ReviewScreen,
+    RollbackScreen,
+    WriteBackScreen,
+)
+from utdebug.tui.widgets import (
+    CandidateRow,
+    CandidatesPanel,
+    CodePanel,
+    Frame,
+    RoundsTable,
+    StatusBar,
+    TestsPanel,
+    TimelineRow,
+    TooSmall,
+    Transcript,
+)
+from utdebug.workspace import (
+    LoadedFunction,
+    WorkspaceError,
+    export_patch,
+    export_pytest,
+    function_diff,
+    render_pytest,
+    write_back,
+)
+
+MIN_WIDTH, MIN_HEIGHT = 80, 24
+CANDIDATES_HINT = "run with --candidates C to rank several edits"
+
+CSS = """
+#frame, #body { height: 1fr; }
+#top { height: 3fr; }
+#code-panel { width: 2fr; }
+#tests-panel { width: 3fr; border: round $primary; border-title-color: $text; padding: 0; }
+#tests-summary { height: 1; padding: 0 1; }
+#bottom-tabs { height: 2fr; }
+TabbedContent { height: 1fr; }
+TabbedContent > ContentSwitcher { height: 1fr; }
+TabPane { height: 1fr; padding: 0; }
+#code-scroll, #diff-scroll { height: 1fr; }
+#task-text { padding: 0 1 1 1; }
+#candidates-hint { height: auto; padding: 0 1; }
+#transcript { height: 1fr; }
+StatusBar { height: 1; background: $panel; padding: 0 1; }
+TooSmall { height: 1fr; content-align: center middle; text-style: bold; display: none; }
+"""
+
+
+class DebugApp(App[None]):
+    """Debug one function interactively; see the module docstring.
+
+    The caller owns ``executor`` (and its sandbox) and closes it after :meth:`run`; the app
+    creates the :class:`Control` and the :class:`Session` on mount (``self.session``).
+    """
+
+    TITLE = "utdebug"
+    CSS = CSS
+    BINDINGS: ClassVar[list[BindingType]] = list(bindings())
+    COMMANDS = App.COMMANDS | {DebugCommands}
+
+    def __init__(
+        self,
+        task: Task,
+        model: Model,
+        executor: Executor,
+        settings: Settings | None = None,
+        *,
+        loaded: LoadedFunction | None = None,
+        sandbox_layers: Sequence[str] = (),
+        autostart: bool = True,
+        review: bool = False,
+        step_first: bool = False,
+    ) -> None:
+        super().__init__()
+        self.debug_task = task
+        self.model = model
+        self.executor = executor
+        self.settings = settings or Settings()
+        self.loaded = loaded
+        """The source file of the function (write back and export need it)."""
+        self.sandbox_layers = tuple(str(layer) for layer in sandbox_layers)
+        self.autostart = autostart
+        self.review_by_hand = review
+        self.step_first = step_first
+        self.control: Control | None = None
+        self.session: Session | None = None
+        # What the panels show: owned by the message handlers below.
+        self.started = False
+        self.phase = "ready"
+        """ready, running, pausing, paused, review, finished or error."""
+        self.paused_round: int | None = None
+        self.finish_reason: str | None = None
+        self.error: str | None = None
+        self.code = task.code
+        """The code in force."""
+        self.tests: list[UnitTest] = []
+        self.statuses: dict[int, str] = {}
+        """Test id -> pass / fail / error / timeout / crash on the code in force."""
+        self.passed: int | None = None
+        self.total: int | None = None
+        self.rounds_done: int | None = None
+        self.timeline: dict[str, TimelineRow] = {}
+        self.candidate_rows: list[CandidateRow] = []
+        self.pending_review: ReviewRequested | None = None
+        self.person_busy = 0
+        """Changes by a person that are being applied (workers in the ``person`` group)."""
+        self.notices: list[str] = []
+        """Every notification shown, in order (tests read it; toasts are off in tests)."""
+        self._votes: dict[tuple[int, int], list[str | None]] = {}
+        self._candidate_runs: dict[str, TestsRun] = {}
+        """This round's runs of candidate edits: an accepted one's verdicts become current."""
+        self._person_changes = 0
+
+    # -- layout -----------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        with Frame((MIN_WIDTH, MIN_HEIGHT), id="frame"):
+            with Vertical(id="body"):
+                with Horizontal(id="top"):
+                    yield CodePanel(id="code-panel")
+                    yield TestsPanel(id="tests-panel")
+                with TabbedContent(id="bottom-tabs", initial="tab-rounds"):
+                    with TabPane("Rounds", id="tab-rounds"):
+                        yield RoundsTable(id="rounds-table")
+                    with TabPane("Candidates", id="tab-candidates"):
+                        yield CandidatesPanel(id="candidates-panel")
+                    with TabPane("Transcript", id="tab-transcript"):
+                        yield Transcript(
+                            id="transcript", wrap=True, markup=False, highlight=False, min_width=40
+                        )
+                yield StatusBar(id="status")
+            yield TooSmall(id="too-small")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#tests-panel", TestsPanel).border_title = "tests"
+        self.query_one(Frame).fit()
+        self.query_one(CodePanel).show_task(self.debug_task.task_id, self.debug_task.description)
+        self._draw_code()
+        self._draw_tests()
+        self._draw_timeline()
+        self._draw_candidates()
+        self.query_one(TestsPanel).table.focus()
+        self.control = Control()
+        if self.step_first:
+            self.control.step(1)
+        self.session = Session(
+            self.debug_task,
+            self.model,
+            self.executor,
+            self.settings,
+            control=self.control,
+            listeners=[self._listen],
+            review=self._review if self.review_by_hand else None,
+        )
+        self._draw_status()
+        if self.autostart:
+            self._start()
+
+    # -- the session (worker) ---------------------------------------------------------------
+
+    def _listen(self, event: Event) -> None:
+        """The session's listener: post the event; the handler below draws it."""
+        self.post_message(EngineEvent(event))
+
+    def _start(self) -> None:
+        assert self.session is not None
+        self.started = True
+        self.phase = "running"
+        self._draw_status()
+        self.run_worker(
+            self._run_session(self.session),
+            name="session",
+            group="session",
+            exclusive=True,
+            exit_on_error=False,
+        )
+
+    async def _run_session(self, session: Session) -> None:
+        await session.run()
+
+    async def _review(self, review: EditReview) -> bool:
+        """The session's reviewer: ask a person (while review by hand is on)."""
+        if not self.review_by_hand:
+            return review.rule_accepts
+        decision: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self.post_message(ReviewRequested(review, decision))
+        return await decision
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group != "session" or event.state is not WorkerState.ERROR:
+            return
+        error = event.worker.error
+        self.phase = "error"
+        self.error = f"{type(error).__name__}: {error}" if error else "the session failed"
+        self._draw_status()
+        self._tell(f"the session stopped: {self.error}", "error")
+
+    # -- engine events ----------------------------------------------------------------------
+
+    def on_engine_event(self, message: EngineEvent) -> None:
+        ev = message.event
+        if isinstance(ev, SessionStarted):
+            self._note(f"session started: {ev.task_id} with {self._model_label()}", "bold")
+        elif isinstance(ev, ModelCalled):
+            pass  # the usage is read from the session below
+        elif isinstance(ev, TestProposed):
+            what = ev.call if ev.call is not None else f"unparsable ({ev.reason})"
+            self._note(f"[round {ev.round}] test proposal {ev.attempt + 1}: {what}", "bold cyan")
+            self._note(ev.reply.strip(), "dim")
+        elif isinstance(ev, VoteCast):
+            self._votes.setdefault((ev.round, ev.attempt), []).append(ev.answer)
+        elif isinstance(ev, TestKept):
+            votes = summarize_votes(self._votes.pop((ev.round, ev.attempt), []))
+            t = ev.test
+            self._note(
+                f"  kept #{t.id} {t.call} → {shorten(safe_repr(t.expected), 40)} "
+                f"(votes: {votes}; share {t.share:.0%})",
+                "green",
+            )
+        elif isinstance(ev, TestDropped):
+            votes = summarize_votes(self._votes.pop((ev.round, ev.attempt), []))
+            self._note(f"  dropped {ev.call or 'the proposal'}: {ev.reason} (votes: {votes})", "")
+        elif isinstance(ev, TestsBuilt):
+            self.tests = list(ev.tests)
+            self.statuses, self.passed, self.total = {}, None, None
+            self._note(f"[round {ev.round}] {len(ev.tests)} tests kept of {ev.attempts} proposals")
+            self._draw_tests()
+        elif isinstance(ev, TestsRun):
+            self._tests_run(ev)
+        elif isinstance(ev, EditProposed):
+            which = "" if ev.candidate is None else f" candidate {ev.candidate + 1}"
+            fb = "" if ev.feedback_test is None else f" (feedback: test #{ev.feedback_test})"
+            self._note(f"[round {ev.round}] edit{which}{fb}", "bold magenta")
+            self._note(ev.reply.strip(), "dim")
+            if ev.reason:
+                self._note(f"  {ev.reason}", "yellow")
+        elif isinstance(ev, CandidatesRanked):
+            self._candidates_ranked(ev)
+        elif isinstance(ev, EditAccepted):
+            taken = self._candidate_runs.get(ev.code_id)
+            if taken is not None:
+                self._show_current_run(taken)
+            self._round_row(ev.round, pre_post(ev.pre, ev.post), "accepted", ev.reason)
+            self._note(f"[round {ev.round}] edit accepted: {ev.reason}", "bold green")
+        elif isinstance(ev, Backtracked):
+            self._round_row(ev.round, pre_post(ev.pre, ev.post), "backtracked", ev.reason)
+            self._note(f"[round {ev.round}] backtracked: {ev.reason}", "bold yellow")
+        elif isinstance(ev, RoundFinished):
+            self._candidate_runs.clear()
+            self.rounds_done = ev.round
+            self.code = ev.code
+            if f"r{ev.round}" not in self.timeline:
+                outcome = "given code" if ev.round == 0 else "finished"
+                self._round_row(ev.round, percent(ev.pass_rate), outcome, "")
+            self._draw_code()
+        elif isinstance(ev, TestChanged):
+            self._test_changed(ev)
+        elif isinstance(ev, RolledBack):
+            self.code = ev.code
+            self._person_row("rolled back", f"to version {ev.version} ({ev.code_id})")
+            self._note(f"rolled back to version {ev.version} ({ev.code_id})", "bold")
+            self._draw_code()
+        elif isinstance(ev, Paused):
+            self.phase = "paused"
+            self.paused_round = ev.round
+            self._note(f"paused ({self._state_text()})", "bold")
+        elif isinstance(ev, Finished):
+            self.code = ev.code
+            self.finish_reason = ev.reason
+            self.error = ev.error
+            self.phase = "error" if ev.reason == "error" else "finished"
+            self._resolve_review(False)  # nothing is waiting any more
+            self._note(f"finished: {ev.reason}" + (f": {ev.error}" if ev.error else ""), "bold")
+            self._draw_code()
+            if ev.error:
+                self._tell(f"the session stopped: {ev.error}", "error")
+            elif self.code.strip() != self.debug_task.code.strip():
+                self._tell(f"finished ({ev.reason}): w writes the fix back, t exports the tests")
+            else:
+                self._tell(f"finished ({ev.reason}) without a change to the code")
+        self._draw_status()
+
+    def _tests_run(self, ev: TestsRun) -> None:
+        if ev.role != "current":
+            self._candidate_runs[ev.code_id] = ev
+            self._note(f"  candidate {ev.code_id} passes {ev.passed}/{ev.total}")
+            return
+        self._note(f"  code in force {ev.code_id} passes {ev.passed}/{ev.total}")
+        self._show_current_run(ev)
+
+    def _show_current_run(self, ev: TestsRun) -> None:
+        """The verdicts of the code in force (its own run, or the accepted candidate's)."""
+        self.statuses = {
+            int(v["id"]): verdict_status(str(v["verdict"]), v.get("detail")) for v in ev.verdicts
+        }
+        self.passed, self.total = ev.passed, ev.total
+        self._draw_tests()
+
+    def _candidates_ranked(self, ev: CandidatesRanked) -> None:
+        ranking = ev.ranking
+        selected = set(ranking.get("selected", []))
+        scores: dict[int, str] = {}
+        for group in ranking.get("groups", []):
+            for member in group.get("members", []):
+                score = group.get("score")
+                scores.setdefault(
+                    int(member),
+                    f"{score:.4g}" if isinstance(score, int | float) else str(score),
+                )
+        for i, (cid, rate) in enumerate(zip(ev.code_ids, ev.pass_rates, strict=False)):
+            marks = []
+            if i in selected:
+                marks.append("selected")
+            if ev.chosen == i:
+                marks.append("chosen")
+            self.candidate_rows.append(
+                CandidateRow(ev.round, i, cid, percent(rate), scores.get(i, "—"), ", ".join(marks))
+            )
+        chosen = "the code in force" if ev.chosen is None else f"row {ev.chosen}"
+        self._note(
+            f"[round {ev.round}] {ranking.get('strategy', 'ranking')} ranked "
+            f"{len(ev.code_ids) - 1} candidates: chose {chosen}",
+            "bold",
+        )
+        self._draw_candidates()
+
+    def _test_changed(self, ev: TestChanged) -> None:
+        t = ev.test
+        if ev.action == "added":
+            self.tests.append(t)
+        elif ev.action == "deleted":
+            self.tests = [x for x in self.tests if x.id != t.id]
+            self.statuses.pop(t.id, None)
+        else:
+            self.tests = [t if x.id == t.id else x for x in self.tests]
+        detail = f"#{t.id} {t.call} → {shorten(safe_repr(t.expected), 30)}"
+        self._person_row(f"test {ev.action}", detail)
+        self._note(f"a person {ev.action} test {detail}", "bold")
+        self._draw_tests()
+
+    def _round_row(self, round_no: int, rates: str, outcome: str, reason: str) -> None:
+        self.timeline[f"r{round_no}"] = TimelineRow(str(round_no), rates, outcome, reason)
+        self._draw_timeline()
+
+    def _person_row(self, outcome: str, reason: str) -> None:
+        self._person_changes += 1
+        self.timeline[f"p{self._person_changes}"] = TimelineRow("·", "", outcome, reason)
+        self._draw_timeline()
+
+    # -- review by hand ---------------------------------------------------------------------
+
+    def on_review_requested(self, message: ReviewRequested) -> None:
+        self.pending_review = message
+        self.phase = "review"
+        self._draw_status()
+        r = message.review
+        self._note(f"[round {r.round}] edit awaiting review ({pre_post(r.pre, r.post)})", "bold")
+
+        def decided(accept: bool | None) -> None:
+            if accept is not None and self.pending_review is message:
+                self._resolve_review(accept)
+
+        self.push_screen(
+            ReviewScreen(r.round, self.code, r.code, r.pre, r.post, r.rule_accepts), decided
+        )
+
+    def _resolve_review(self, accept: bool) -> None:
+        pending = self.pending_review
+        if pending is None:
+            return
+        self.pending_review = None
+        if not pending.decision.done():
+            pending.decision.set_result(accept)
+        if self.phase == "review":
+            self.phase = "running"
+        if isinstance(self.screen, ReviewScreen):
+            self.screen.dismiss(None)
+        self._note(f"a person {'accepted' if accept else 'rejected'} the edit", "bold")
+        self._draw_status()
+
+    # -- a person's changes -----------------------------------------------------------------
+
+    def _idle_session(self) -> Session | None:
+        """The session, when a person may change it now (else say why and return None)."""
+        session = self.session
+        if session is None:
+            self._tell("no session yet", "warning")
+            return None
+        if not session.idle or self.pending_review is not None:
+            self._tell("pause first (p)", "warning")
+            return None
+        if self.person_busy:
+            self._tell("wait: the last change is still being applied", "warning")
+            return None
+        return session
+
+    def _selected_test(self) -> UnitTest | None:
+        test_id = self.query_one(TestsPanel).selected_id()
+        for t in self.tests:
+            if t.id == test_id:
+                return t
+        self._tell("no test selected", "warning")
+        return None
+
+    def _person(self, what: str, work: Callable[[Session], Awaitable[TestRun]]) -> None:
+        """Run a person's change in a worker; the engine's events redraw the panels."""
+        session = self._idle_session()
+        if session is None:
+            return
+        self.person_busy += 1
+
+        async def apply() -> None:
+            try:
+                run = await work(session)
+            except Exception as exc:  # SessionBusy, a gone test or version, a sandbox failure
+                reason = exc.args[0] if len(exc.args) == 1 else str(exc)
+                self.post_message(PersonFailed(what, str(reason)))
+            else:
+                self.post_message(PersonDone(what, run.passed, run.total))
+
+        self.run_worker(apply(), name=what, group="person", exit_on_error=False)
+
+    def on_person_done(self, message: PersonDone) -> None:
+        self.person_busy = max(self.person_busy - 1, 0)
+        self._tell(f"{message.what}: {message.passed}/{message.total} tests pass now")
+
+    def on_person_failed(self, message: PersonFailed) -> None:
+        self.person_busy = max(self.person_busy - 1, 0)
+        self._tell(f"{message.what} failed: {message.error}", "error")
+
+    # -- actions ----------------------------------------------------------------------------
+
+    def _can_drive(self) -> bool:
+        if self.phase in ("finished", "error"):
+            why = self.error if self.phase == "error" else self.finish_reason
+            self._tell(f"the session has ended ({why})", "warning")
+            return False
+        if self.person_busy:
+            self._tell("wait: a change is being applied", "warning")
+            return False
+        return True
+
+    def action_run(self) -> None:
+        if not self.started:
+            self._start()
+            return
+        if not self._can_drive() or self.control is None:
+            return
+        self.control.resume()
+        if self.phase in ("paused", "pausing"):
+            self.phase = "running"
+        self._draw_status()
+
+    def action_pause(self) -> None:
+        if not self.started:
+            self._tell("the session has not started: r runs it, s runs one round", "warning")
+            return
+        if not self._can_drive() or self.control is None:
+            return
+        self.control.pause()
+        if self.phase == "running":
+            self.phase = "pausing"
+        self._draw_status()
+
+    def action_step(self) -> None:
+        if self.control is None:
+            return
+        if not self.started:
+            self.control.step(1)
+            self._start()
+            return
+        if not self._can_drive():
+            return
+        self.control.step(1)
+        if self.phase in ("paused", "pausing"):
+            self.phase = "running"
+        self._draw_status()
+
+    def action_cancel_session(self) -> None:
+        if not self.started or self.control is None:
+            self._tell("the session has not started", "warning")
+            return
+        if self.phase in ("finished", "error"):
+            self._tell("the session has ended already", "warning")
+            return
+        self.control.cancel()
+        self._resolve_review(False)
+        self._tell("cancelling the session")
+
+    def action_edit_test(self) -> None:
+        if self._idle_session() is None:
+            return
+        test = self._selected_test()
+        if test is None:
+            return
+        test_id = test.id
+
+        def edited(result: Edited | None) -> None:
+            if result is not None:
+                value = result.value
+                self._person(f"test #{test_id} edited", lambda s: s.set_expected(test_id, value))
+
+        self.push_screen(EditExpectedScreen(test_id, test.call, test.expected), edited)
+
+    def action_add_test(self) -> None:
+        if self._idle_session() is None:
+            return
+
+        def added(result: NewTest | None) -> None:
+            if result is not None:
+                args, expected = result.args, result.expected
+                self._person("test added", lambda s: s.add_test(args, expected))
+
+        self.push_screen(AddTestScreen(self.debug_task.entry_point), added)
+
+    def action_delete_test(self) -> None:
+        if self._idle_session() is None:
+            return
+        test = self._selected_test()
+        if test is None:
+            return
+        test_id = test.id
+        self._person(f"test #{test_id} deleted", lambda s: s.delete_test(test_id))
+
+    def action_rollback(self) -> None:
+        session = self._idle_session()
+        if session is None:
+            return
+        versions = list(session.versions)
+        labels = []
+        current: int | None = None
+        for i, v in enumerate(versions):
+            label = f"version {i}: round {v.round}, code {code_id(v.code)}"
+            if i == 0:
+                label += " (the given code)"
+            if v.code == self.code:
+                label += "  ← in force"
+                current = i
+            labels.append((label, v.code))
+
+        def chosen(index: int | None) -> None:
+            if index is not None:
+                self._person(f"rolled back to version {index}", lambda s: s.rollback(index))
+
+        self.push_screen(RollbackScreen(labels, current), chosen)
+
+    def action_toggle_review(self) -> None:
+        self.review_by_hand = not self.review_by_hand
+        if self.session is not None:
+            self.session.review = self._review if self.review_by_hand else None
+        if not self.review_by_hand and self.pending_review is not None:
+            self._resolve_review(self.pending_review.review.rule_accepts)
+        self._tell(f"review by hand {'on' if self.review_by_hand else 'off'}")
+        self._draw_status()
+
+    def action_accept_edit(self) -> None:
+        self._decide(True)
+
+    def action_reject_edit(self) -> None:
+        self._decide(False)
+
+    def _decide(self, accept: bool) -> None:
+        if self.pending_review is None:
+            self._tell("no edit is awaiting review (v turns review by hand on)", "warning")
+            return
+        self._resolve_review(accept)
+
+    def _fix_diff(self) -> tuple[LoadedFunction, str] | None:
+        """The source file and the diff the fix makes to it (else say why and return None)."""
+        loaded = self.loaded
+        if loaded is None:
+            self._tell(
+                "no source file: debug a function from a file (utdebug debug file.py::name)",
+                "warning",
+            )
+            return None
+        if self.code.strip() == self.debug_task.code.strip():
+            self._tell("nothing to write: the code in force is the given code", "warning")
+            return None
+        try:
+            diff = function_diff(loaded, self.code)
+        except WorkspaceError as exc:
+            self._tell(str(exc), "error")
+            return None
+        if not diff:
+            self._tell(f"nothing to write: {loaded.path.name} already holds this code", "warning")
+            return None
+        return loaded, diff
+
+    def action_write_back(self) -> None:
+        found = self._fix_diff()
+        if found is None:
+            return
+        loaded, diff = found
+        code = self.code
+
+        def confirmed(yes: bool | None) -> None:
+            if not yes:
+                self._tell("not written")
+                return
+            try:
+                result = write_back(loaded, code, backup=True)
+            except WorkspaceError as exc:
+                self._tell(str(exc), "error")
+                return
+            self.loaded = result.loaded
+            self._tell(f"wrote the fix to {result.path}; the original is in {result.backup}")
+
+        self.push_screen(WriteBackScreen(str(loaded.path), diff), confirmed)
+
+    def action_export_patch(self) -> None:
+        found = self._fix_diff()
+        if found is None:
+            return
+        loaded, _diff = found
+        out = loaded.path.with_name(loaded.path.name + ".utdebug.patch")
+        try:
+            export_patch(loaded, self.code, out)
+        except (WorkspaceError, OSError) as exc:
+            self._tell(f"cannot write {out}: {exc}", "error")
+            return
+        self._tell(f"wrote the patch to {out}")
+
+    def action_export_tests(self) -> None:
+        loaded = self.loaded
+        if loaded is None:
+            self._tell("no source file: the exported tests import the function from it", "warning")
+            return
+        if not self.tests:
+            self._tell("no tests to export yet", "warning")
+            return
+        out = loaded.path.with_name(f"test_{loaded.entry_point}_utdebug.py")
+        try:
+            rendered = render_pytest(loaded, self.tests)
+            export_pytest(loaded, self.tests, out)
+        except (WorkspaceError, OSError) as exc:
+            self._tell(f"cannot write {out}: {exc}", "error")
+            return
+        skipped = f", {rendered.skipped} skipped (not literals)" if rendered.skipped else ""
+        self._tell(f"exported {rendered.exported} tests to {out}{skipped}")
+
+    def action_show_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    # -- drawing ----------------------------------------------------------------------------
+
+    def _tell(self, text: str, severity: str = "information") -> None:
+        self.notices.append(text)
+        if severity == "error":
+            self.notify(text, severity="error", markup=False)
+        elif severity == "warning":
+            self.notify(text, severity="warning", markup=False)
+        else:
+            self.notify(text, markup=False)
+
+    def _note(self, text: str, style: str = "") -> None:
+        if text:
+            self.query_one(Transcript).write(Text(text, style=style))
+
+    def _model_label(self) -> str:
+        simulated = bool(getattr(self.model, "simulated", False))
+        return self.model.name + (" SIMULATED" if simulated else "")
+
+    def _state_text(self) -> str:
+        if self.phase == "paused":
+            r = self.paused_round
+            if r is not None and self.rounds_done is not None and r == self.rounds_done + 1:
+                return f"paused after round {self.rounds_done}"
+            return f"paused in round {r}"
+        if self.phase == "finished":
+            return f"finished: {self.finish_reason}"
+        if self.phase == "error":
+            return f"error: {self.error}"
+        if self.phase == "review":
+            return "edit awaiting review: y accept, n reject"
+        if self.phase == "ready":
+            return "ready: r runs, s runs one round"
+        return self.phase
+
+    def _draw_status(self) -> None:
+        text = Text()
+        style = {"error": "bold red", "paused": "bold yellow", "review": "bold magenta"}.get(
+            self.phase, "bold"
+        )
+        text.append(self._state_text(), style=style)
+        done = "—" if self.rounds_done is None else str(self.rounds_done)
+        parts = [f"round {done}/{self.settings.rounds}", self._model_label()]
+        if self.session is not None:
+            u = self.session.usage
+            parts.append(f"tokens {_count(u.prompt_tokens)} in / {_count(u.completion_tokens)} out")
+            parts.append(f"${u.cost:.4f}" if u.cost_known else "cost unknown")
+        if self.review_by_hand:
+            parts.append("review by hand")
+        if self.sandbox_layers:
+            parts.append("sandbox: " + ", ".join(self.sandbox_layers))
+        for part in parts:
+            text.append(" │ ", style="dim")
+            text.append(part)
+        self.query_one(StatusBar).update(text)
+
+    def _draw_code(self) -> None:
+        self.query_one(CodePanel).show_code(self.code, self.debug_task.code)
+
+    def pass_summary(self) -> str:
+        if self.total is None:
+            return f"{len(self.tests)} tests" if self.tests else "no tests yet"
+        return f"{self.passed}/{self.total} tests pass on the code in force"
+
+    def _draw_tests(self) -> None:
+        self.query_one(TestsPanel).show(self.tests, self.statuses, self.pass_summary())
+
+    def _draw_timeline(self) -> None:
+        self.query_one(RoundsTable).show(list(self.timeline.values()))
+
+    def _draw_candidates(self) -> None:
+        if self.settings.candidates <= 1:
+            hint = f"one edit per round: {CANDIDATES_HINT}"
+        elif not self.candidate_rows:
+            hint = f"{self.settings.candidates} candidates per round, ranked by "
+            hint += f"{self.settings.ranker}: no ranking yet"
+        else:
+            hint = f"{self.settings.candidates} candidates per round, ranked by "
+            hint += self.settings.ranker
+        self.query_one(CandidatesPanel).show(self.candidate_rows, hint)
+
+
+def _count(n: int) -> str:
+    """A token count in a few characters: 950, 13.3k, 2.41M."""
+    if n < 10_000:
+        return f"{n:,}"
+    if n < 1_000_000:
+        return f"{n / 1000:.1f}k"
+    return f"{n / 1_000_000:.2f}M"

@@ -1,0 +1,305 @@
+"""Dialogs: help, a test's expected output, a new test, roll back, write back, review an edit."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from rich.syntax import Syntax
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from utdebug.literals import LiteralError
+from utdebug.tui.actions import ACTIONS, display_keys
+from utdebug.tui.format import parse_arguments, parse_expected, pre_post, safe_repr, unified_diff
+from utdebug.tui.widgets import SYNTAX_THEME
+
+DIALOG_CSS = """
+    align: center middle;
+    & > #dialog {
+        width: 90%;
+        max-width: 100;
+        height: auto;
+        max-height: 90%;
+        border: thick $accent;
+        background: $surface;
+        padding: 0 1;
+    }
+    & .title { text-style: bold; margin-bottom: 1; }
+    & .hint { color: $text-muted; margin-top: 1; }
+    & .error { color: $error; height: auto; }
+    & Input { margin: 0; }
+    & .scroll { height: auto; max-height: 16; }
+"""
+
+
+def _input(placeholder: str, widget_id: str) -> Input:
+    box = Input(placeholder=placeholder, id=widget_id, select_on_focus=False)
+    box.cursor_blink = False  # nothing blinks: snapshots stay stable
+    return box
+
+
+class HelpScreen(ModalScreen[None]):
+    """Every key of the app, what it does, and the command palette."""
+
+    DEFAULT_CSS = "HelpScreen {" + DIALOG_CSS + "}"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q,question_mark,f1", "close", "Close", id="utdebug.help.close"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static("utdebug: keys", classes="title")
+            table: DataTable[str] = DataTable(id="help-table", cursor_type="none")
+            yield table
+            yield Static(
+                "ctrl+p opens the command palette with every action. escape closes this help.",
+                classes="hint",
+            )
+
+    def on_mount(self) -> None:
+        table = self.query_one("#help-table", DataTable)
+        table.add_column("keys", width=6)
+        table.add_column("action", width=14)
+        table.add_column("what it does", width=44)
+        for spec in ACTIONS:
+            table.add_row(display_keys(spec), spec.title, spec.help)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+@dataclass(frozen=True, slots=True)
+class Edited:
+    """The expected output a person typed (a wrapper: ``None`` is a valid expected value)."""
+
+    value: Any
+
+
+class EditExpectedScreen(ModalScreen[Edited | None]):
+    """Correct one test's expected output; the text must be a Python literal."""
+
+    DEFAULT_CSS = "EditExpectedScreen {" + DIALOG_CSS + "}"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="utdebug.edit.cancel"),
+    ]
+
+    def __init__(self, test_id: int, call: str, expected: Any) -> None:
+        super().__init__()
+        self.test_id = test_id
+        self.call = call
+        self.expected = expected
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static(f"Expected output of test #{self.test_id}", classes="title")
+            yield Static(Text.assemble(("call: ", "dim"), self.call))
+            yield Static(Text.assemble(("now expects: ", "dim"), safe_repr(self.expected)))
+            yield _input("the correct output, as a Python literal", "expected-input")
+            yield Static("", id="error", classes="error")
+            yield Static("enter: save and run the tests again · escape: cancel", classes="hint")
+
+    def on_mount(self) -> None:
+        self.query_one("#expected-input", Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        try:
+            value = parse_expected(event.value)
+        except LiteralError as exc:
+            self.query_one("#error", Static).update(f"not a literal: {exc.message}")
+            return
+        self.dismiss(Edited(value))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+@dataclass(frozen=True, slots=True)
+class NewTest:
+    args: tuple[Any, ...]
+    expected: Any
+
+
+class AddTestScreen(ModalScreen[NewTest | None]):
+    """A person's own test: the arguments and the expected output, as Python literals."""
+
+    DEFAULT_CSS = "AddTestScreen {" + DIALOG_CSS + "}"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="utdebug.add.cancel"),
+    ]
+
+    def __init__(self, entry_point: str) -> None:
+        super().__init__()
+        self.entry_point = entry_point
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static(f"Add a test of {self.entry_point}", classes="title")
+            yield Static(Text("arguments: a tuple such as (1, 2), or a call such as f(1, 2)"))
+            yield _input(f"(1, 2)  or  {self.entry_point}(1, 2)", "args-input")
+            yield Static(Text("expected output: a Python literal"))
+            yield _input("3", "expected-input")
+            yield Static("", id="error", classes="error")
+            yield Static("enter: next / save · escape: cancel", classes="hint")
+
+    def on_mount(self) -> None:
+        self.query_one("#args-input", Input).focus()
+
+    def _args(self) -> tuple[Any, ...] | None:
+        try:
+            return parse_arguments(self.query_one("#args-input", Input).value, self.entry_point)
+        except LiteralError as exc:
+            self.query_one("#error", Static).update(f"arguments: {exc.message}")
+            return None
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        args = self._args()
+        if args is None:
+            self.query_one("#args-input", Input).focus()
+            return
+        if event.input.id == "args-input":
+            self.query_one("#error", Static).update("")
+            self.query_one("#expected-input", Input).focus()
+            return
+        try:
+            expected = parse_expected(event.value)
+        except LiteralError as exc:
+            self.query_one("#error", Static).update(f"expected output: {exc.message}")
+            return
+        self.dismiss(NewTest(args, expected))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class RollbackScreen(ModalScreen[int | None]):
+    """Pick an earlier accepted version of the code (0: the given code)."""
+
+    DEFAULT_CSS = "RollbackScreen {" + DIALOG_CSS + "}"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="utdebug.rollback.cancel"),
+    ]
+
+    def __init__(self, versions: Sequence[tuple[str, str]], current: int | None) -> None:
+        """``versions``: (label, code) of each version; ``current``: the one in force."""
+        super().__init__()
+        self.versions = list(versions)
+        self.current = current
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static("Roll back to an accepted version", classes="title")
+            yield OptionList(
+                *(Option(label, id=str(i)) for i, (label, _code) in enumerate(self.versions)),
+                id="versions",
+            )
+            with VerticalScroll(classes="scroll"):
+                yield Static(id="preview")
+            yield Static("enter: roll back (the tests run again) · escape: cancel", classes="hint")
+
+    def on_mount(self) -> None:
+        options = self.query_one("#versions", OptionList)
+        options.highlighted = self.current if self.current is not None else 0
+        options.focus()
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        _label, code = self.versions[event.option_index]
+        self.query_one("#preview", Static).update(
+            Syntax(code, "python", theme=SYNTAX_THEME, line_numbers=True)
+        )
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option_index)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class WriteBackScreen(ModalScreen[bool]):
+    """The diff that writing the fix back would make; ``y`` writes it."""
+
+    DEFAULT_CSS = "WriteBackScreen {" + DIALOG_CSS + "}"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "answer(True)", "Write", id="utdebug.write.yes"),
+        Binding("n,escape", "answer(False)", "Cancel", id="utdebug.write.no"),
+    ]
+
+    def __init__(self, path: str, diff: str) -> None:
+        super().__init__()
+        self.path = path
+        self.diff = diff
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static(f"Write the fix back to {self.path}?", classes="title")
+            with VerticalScroll(classes="scroll"):
+                yield Static(Syntax(self.diff, "diff", theme=SYNTAX_THEME))
+            yield Static(
+                "y: write it (the original is kept as a .utdebug.bak file) · n / escape: cancel",
+                classes="hint",
+            )
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
+
+
+class ReviewScreen(ModalScreen[bool | None]):
+    """An edit awaiting a person's decision: its diff and the pass rate before → after."""
+
+    DEFAULT_CSS = "ReviewScreen {" + DIALOG_CSS + "}"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "answer(True)", "Accept", id="utdebug.review.accept"),
+        Binding("n", "answer(False)", "Reject", id="utdebug.review.reject"),
+        Binding("escape", "later", "Later", id="utdebug.review.later"),
+    ]
+
+    def __init__(
+        self,
+        round_no: int,
+        code: str,
+        proposed: str,
+        pre: float | None,
+        post: float | None,
+        rule_accepts: bool,
+    ) -> None:
+        super().__init__()
+        self.round_no = round_no
+        self.code = code
+        self.proposed = proposed
+        self.pre = pre
+        self.post = post
+        self.rule_accepts = rule_accepts
+
+    def compose(self) -> ComposeResult:
+        rule = "accept it" if self.rule_accepts else "backtrack"
+        with Vertical(id="dialog"):
+            yield Static(f"Round {self.round_no}: review the proposed edit", classes="title")
+            yield Static(
+                f"pass rate on the tests {pre_post(self.pre, self.post)}; "
+                f"the backtracking rule alone would {rule}"
+            )
+            diff = unified_diff(self.code, self.proposed, "in force", "proposed")
+            with VerticalScroll(classes="scroll"):
+                yield Static(
+                    Syntax(diff, "diff", theme=SYNTAX_THEME)
+                    if diff
+                    else Text("the proposal is the code in force", style="dim")
+                )
+            yield Static(
+                "y: accept · n: reject · escape: decide later (y / n on the main screen)",
+                classes="hint",
+            )
+
+    def action_answer(self, accept: bool) -> None:
+        self.dismiss(accept)
+
+    def action_later(self) -> None:
+        self.dismiss(None)

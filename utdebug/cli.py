@@ -1,4 +1,5 @@
-"""The ``utdebug`` command line: ``bench`` (headless benchmark) and ``doctor`` (sandbox layers).
+"""The ``utdebug`` command line: ``debug`` and ``demo`` (the interactive app), ``bench``
+(headless benchmarks), ``models`` (configured models) and ``doctor`` (sandbox layers).
 
 stdout carries results (tables, or JSON with ``--json``); progress and diagnostics go to stderr.
 """
@@ -163,9 +164,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_arguments(bench)
     b4_sim.add_arguments(bench.add_argument_group("bench b4-sim (no model, no sandbox)"))
 
-    from utdebug import models_cmd
+    from utdebug import debug_cmd, models_cmd
 
     models_cmd.add_parser(sub)
+    debug_cmd.add_parsers(sub, sandbox_opts)
     return parser
 
 
@@ -181,6 +183,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             from utdebug import models_cmd
 
             return models_cmd.run(args)
+        if args.command in ("debug", "demo"):
+            from utdebug import debug_cmd
+
+            return (
+                debug_cmd.run_debug(args) if args.command == "debug" else debug_cmd.run_demo(args)
+            )
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return Exit.INTERRUPTED

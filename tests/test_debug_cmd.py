@@ -1,0 +1,65 @@
+"""``utdebug debug`` refuses bad input with one clear message before opening the app."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from utdebug.cli import main
+
+
+@pytest.fixture
+def source(tmp_path: Path) -> Path:
+    p = tmp_path / "calc.py"
+    p.write_text(
+        "class Box:\n    def size(self):\n        return 1\n\n\ndef add(a, b):\n    return a - b\n",
+        encoding="utf-8",
+    )
+    return p
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    code = main(["debug", *argv])
+    return code, capsys.readouterr().err
+
+
+def test_a_target_or_a_problem_is_needed(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(capsys) == (2, "utdebug debug: give FILE::FUNCTION or --problem ID (one of them)\n")
+
+
+def test_bad_targets_are_explained(
+    source: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, err = run(capsys, f"{source}::ad", "--model", "scripted:x.json")
+    assert code == 2 and "add" in err  # the message suggests the close match
+    code, err = run(capsys, f"{source}::Box.size", "--model", "scripted:x.json")
+    assert code == 2 and "methods are not supported" in err
+    code, err = run(capsys, f"{tmp_path / 'nope.py'}::f", "--model", "scripted:x.json")
+    assert code == 2 and "nope.py" in err
+    code, err = run(capsys, str(source), "--model", "scripted:x.json")
+    assert code == 2 and "::" in err
+    bad = tmp_path / "bad.py"
+    bad.write_text("def f(:\n", encoding="utf-8")
+    code, err = run(capsys, f"{bad}::f", "--model", "scripted:x.json")
+    assert code == 2 and "line 1" in err
+
+
+def test_models_are_checked(
+    source: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    (tmp_path / "empty.toml").write_text("", encoding="utf-8")
+    monkeypatch.setenv("UTDEBUG_CONFIG", str(tmp_path / "empty.toml"))
+    monkeypatch.delenv("UTDEBUG_MODEL", raising=False)
+    code, err = run(capsys, f"{source}::add")
+    assert code == 2 and "no model chosen" in err and "utdebug demo" in err
+    code, err = run(capsys, f"{source}::add", "--model", "sim")
+    assert code == 2 and "--problem" in err
+    code, err = run(capsys, f"{source}::add", "--model", f"scripted:{tmp_path / 'x.json'}")
+    assert code == 2 and "no such file" in err
+    code, err = run(capsys, "--problem", "hard/99999", "--model", "sim", "--data-dir",
+                    str(tmp_path))  # fmt: skip
+    assert code == 2 and "MBPP+Fix_hard_test.jsonl" in err

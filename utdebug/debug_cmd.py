@@ -1,0 +1,231 @@
+"""``utdebug debug FILE::FUNCTION`` / ``utdebug debug --problem hard/6`` / ``utdebug demo``: the
+interactive session (the Textual app in :mod:`utdebug.tui`).
+
+``debug`` loads one function from a file (its docstring, signature and ``--task`` make the
+task; fixes are written back there) or one benchmark problem, picks a model (``--model``, else
+``UTDEBUG_MODEL``, else the config default), starts the sandbox and opens the app. ``demo``
+copies a bundled buggy function into a fresh folder and opens it with a scripted model that
+replays recorded replies: it works offline on a fresh machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+DEMO_DIR = Path(__file__).resolve().parent / "demo"
+DEMO_FILE = "median.py"
+DEMO_FUNCTION = "median"
+DEMO_SCRIPT = "script.json"
+
+
+def add_parsers(subparsers: Any, sandbox_opts: argparse.ArgumentParser) -> None:
+    """Register ``debug`` and ``demo`` on the CLI's subparsers."""
+    d: argparse.ArgumentParser = subparsers.add_parser(
+        "debug",
+        parents=[sandbox_opts],
+        help="debug one function interactively (FILE::FUNCTION, or --problem hard/6)",
+        description="Open the interactive session on one function: watch the tests being "
+        "generated and voted, correct an expected output, accept or reject edits, roll back, "
+        "write the fix back (with a backup) and export the tests as a pytest file.",
+    )
+    d.add_argument("target", nargs="?", help="path/to/file.py::function")
+    d.add_argument("--problem", help="a benchmark problem instead of a file (e.g. hard/6)")
+    d.add_argument("--task", help="what the function should do (added to its docstring)")
+    d.add_argument(
+        "--model",
+        default=None,
+        help="a configured model name, a litellm model string, 'sim' (--problem only) or "
+        "'scripted:FILE' (default: UTDEBUG_MODEL, then the config file's default)",
+    )
+    d.add_argument("--rounds", type=int, default=3, help="debugging rounds (default 3)")
+    d.add_argument("-n", "--tests", type=int, default=3, help="generated tests per set (3)")
+    d.add_argument("-k", "--votes", type=int, default=8, help="output votes per test (8)")
+    d.add_argument(
+        "--candidates", type=int, default=1, help="edits sampled and ranked per round (1)"
+    )
+    d.add_argument("--review", action="store_true", help="accept or reject every edit by hand")
+    d.add_argument("--step", action="store_true", help="pause after round 0 (the first test set)")
+    d.add_argument("--data-dir", type=Path, default=None, help="dataset folder (--problem)")
+    d.add_argument("--cache-dir", type=Path, default=None, help="env UTDEBUG_CACHE_DIR")
+    demo: argparse.ArgumentParser = subparsers.add_parser(
+        "demo",
+        parents=[sandbox_opts],
+        help="open the interactive session on a bundled example (offline)",
+        description="Copy a bundled buggy function into a new folder and debug it with a "
+        "scripted model that replays recorded replies (no network, no API key).",
+    )
+    demo.add_argument(
+        "--dir", type=Path, default=None, help="folder to copy the example into (default: new)"
+    )
+    demo.add_argument(
+        "--step", action="store_true", help="pause after round 0 (the first test set)"
+    )
+
+
+@dataclass(slots=True)
+class Prepared:
+    task: Any
+    model: Any
+    loaded: Any
+    settings: Any
+    note: str | None = None
+
+
+def run_debug(args: argparse.Namespace) -> int:
+    from utdebug.cli import Exit
+
+    try:
+        prep = _prepare_debug(args)
+    except _UsageError as e:
+        print(f"utdebug debug: {e}", file=sys.stderr)
+        return Exit.USAGE
+    return _open(args, prep, step_first=args.step, review=args.review)
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    from utdebug.agents.scripted import ScriptedModel
+    from utdebug.cli import Exit
+    from utdebug.engine import Settings
+    from utdebug.workspace import load_function
+
+    folder = args.dir or Path(tempfile.mkdtemp(prefix="utdebug-demo-"))
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        target = folder / DEMO_FILE
+        if not target.exists():
+            shutil.copyfile(DEMO_DIR / DEMO_FILE, target)
+        loaded = load_function(target, DEMO_FUNCTION)
+    except (OSError, ValueError) as e:
+        print(f"utdebug demo: {e}", file=sys.stderr)
+        return Exit.USAGE
+    model = ScriptedModel.from_file(DEMO_DIR / DEMO_SCRIPT, name="demo (scripted replies)")
+    prep = Prepared(loaded.to_task(), model, loaded, Settings(), note=f"demo folder: {folder}")
+    code = _open(args, prep, step_first=args.step, review=False)
+    print(f"utdebug demo: the example and anything you wrote are in {folder}", file=sys.stderr)
+    return code
+
+
+class _UsageError(Exception):
+    pass
+
+
+def _prepare_debug(args: argparse.Namespace) -> Prepared:
+    from utdebug.engine import Settings
+
+    if (args.target is None) == (args.problem is None):
+        raise _UsageError("give FILE::FUNCTION or --problem ID (one of them)")
+    for name in ("rounds", "votes"):
+        if getattr(args, name) < 0:
+            raise _UsageError(f"--{name} must be 0 or more")
+    if args.tests < 1 or args.candidates < 1:
+        raise _UsageError("-n/--tests and --candidates must be at least 1")
+    settings = Settings(n=args.tests, k=args.votes, rounds=args.rounds, candidates=args.candidates)
+    if args.target is not None:
+        from utdebug.workspace import WorkspaceError, load_function, parse_target
+
+        try:
+            path, qualname = parse_target(args.target)
+            loaded = load_function(path, qualname, task=args.task)
+        except WorkspaceError as e:
+            raise _UsageError(str(e)) from None
+        if args.model == "sim":
+            raise _UsageError(
+                "--model sim answers from a benchmark problem's gold solution: use it with "
+                "--problem (or try 'utdebug demo')"
+            )
+        return Prepared(loaded.to_task(), _model(args), loaded, settings)
+    return _prepare_problem(args, settings)
+
+
+def _model(args: argparse.Namespace) -> Any:
+    from utdebug.agents.base import Meter
+    from utdebug.agents.config import ConfigError, build_litellm_model, resolve_model_spec
+    from utdebug.agents.scripted import ScriptedModel
+
+    try:
+        spec = resolve_model_spec(args.model)
+        if spec.kind == "scripted":
+            assert spec.script_path is not None
+            return ScriptedModel.from_file(Path(spec.script_path))
+        if spec.kind == "sim":
+            raise _UsageError("--model sim needs --problem")
+        return build_litellm_model(spec, Meter())
+    except (ConfigError, ValueError) as e:
+        raise _UsageError(f"{e} (for an offline try: 'utdebug demo')") from None
+
+
+def _prepare_problem(args: argparse.Namespace, settings: Any) -> Prepared:
+    from utdebug.benchmarks.datasets import DatasetError, Split, load_split
+    from utdebug.benchmarks.debugging import task_from_problem
+
+    wanted = str(args.problem)
+    split_name, _, number = wanted.rpartition("/")
+    split_name = split_name or "hard"
+    try:
+        ls = load_split(Split(split_name), data_dir=args.data_dir, cache_dir=args.cache_dir)
+    except ValueError:
+        raise _UsageError(f"unknown split {split_name!r} in --problem {wanted}") from None
+    except DatasetError as e:
+        raise _UsageError(str(e)) from None
+    problem = next((p for p in ls.problems if p.task_id == f"{split_name}/{number}"), None)
+    if problem is None:
+        raise _UsageError(f"no problem {wanted} in the {split_name} split")
+    task = task_from_problem(problem)
+    if args.model == "sim":
+        return Prepared(task, ("sim", problem), None, settings)
+    return Prepared(task, _model(args), None, settings)
+
+
+def _open(args: argparse.Namespace, prep: Prepared, *, step_first: bool, review: bool) -> int:
+    from utdebug.cli import Exit, _sandbox_config
+    from utdebug.engine import Executor
+    from utdebug.sandbox import Sandbox, SandboxError, SandboxUnavailable
+
+    try:
+        sb = Sandbox(_sandbox_config(args))
+        report = sb.start()
+    except (SandboxUnavailable, SandboxError) as e:
+        print(f"utdebug: {e}", file=sys.stderr)
+        return Exit.SANDBOX
+    executor = Executor(sb, workers=2)
+    try:
+        model = prep.model
+        if isinstance(model, tuple):  # ("sim", problem): the simulated model over its tests
+            model = _sim_for(model[1], executor)
+        from utdebug.tui.app import DebugApp
+
+        app = DebugApp(
+            prep.task,
+            model,
+            executor,
+            prep.settings,
+            loaded=prep.loaded,
+            sandbox_layers=sorted(report.active()),
+            review=review,
+            step_first=step_first,
+        )
+        app.run()
+    finally:
+        executor.close()
+        sb.close()
+    return Exit.OK
+
+
+def _sim_for(problem: Any, executor: Any) -> Any:
+    import asyncio
+
+    from utdebug.agents.sim import SimParams
+    from utdebug.benchmarks.debugging import PrivateTests, make_sim, register_sim
+    from utdebug.benchmarks.evaluator import EvalSettings, ExpectedCache
+
+    private = PrivateTests(executor, EvalSettings(), ExpectedCache(None))
+    asyncio.run(private.add(problem))
+    sim = make_sim(SimParams(), private)
+    register_sim(sim, problem, private)
+    return sim

@@ -163,3 +163,11 @@ def test_ranking_speed_script_prints_its_numbers() -> None:
         assert re.search(rf"^N=M={n} b4_scores only {NUM} ms  speed-up {NUM}x$", out, re.M), out
     assert re.search(r"^TARGET speed-up at N=M=40 >= 100x: (PASS|MISS)$", out, re.M), out
     assert "agree NO" not in out
+
+
+def test_tui_startup_script_prints_its_numbers() -> None:
+    out = _run("tui_startup.py", "--runs", "1", timeout=120).stdout
+    assert re.search(rf"^IMPORT utdebug.tui.app median {NUM} ms", out, re.M), out
+    assert re.search(rf"^FIRST SCREEN median {NUM} ms", out, re.M), out
+    assert "LITELLM loaded by the app: no" in out
+    assert re.search(r"^TARGET first screen < 1000 ms: (PASS|MISS)$", out, re.M), out

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from utdebug.engine import Executor
+from utdebug.sandbox import Sandbox
 
 # Importing litellm (later issues) must never reach the network in tests.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -37,3 +41,12 @@ def _isolated_cache(
 ) -> None:
     """Keep tests out of the user's cache folder."""
     monkeypatch.setenv("UTDEBUG_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
+
+
+@pytest.fixture(scope="module")
+def executor() -> Iterator[Executor]:
+    """A sandbox and its executor, one per test module (engine, candidate, app tests)."""
+    with Sandbox() as sb:
+        ex = Executor(sb, workers=2)
+        yield ex
+        ex.close()

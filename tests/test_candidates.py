@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from tests.scripted_add import (
+    fix,
+    ut,
+    votes,
+)
 from utdebug.agents.scripted import ScriptedModel
 from utdebug.engine import Executor, Session, Settings, Task, UTMethod, Variant, event_to_json
 from utdebug.engine.events import (
@@ -18,7 +22,6 @@ from utdebug.engine.events import (
     EditProposed,
     TestsRun,
 )
-from utdebug.sandbox import Sandbox
 
 BUGGY = "def add(a, b):\n    return a - b\n"
 FIXED = "def add(a, b):\n    return a + b\n"
@@ -27,32 +30,9 @@ PARTIAL = "def add(a, b):\n    return a + b if a else 0\n"
 TASK = Task("toy/add", "Return the sum of a and b.", "add(a, b)", "add", BUGGY)
 
 
-def ut(call: str, out: str) -> str:
-    return (
-        "## Hypothesis\nThe code subtracts.\n\nError Pattern: any b != 0\n\n## Unit Test\n\n"
-        f"### Input Arguments\nArguments: ```{call}```\n\n### Output\nOutput: ```{out}```\n"
-    )
-
-
-def votes(value: str) -> list[str]:
-    return [f"Adding the numbers.\nOutput: ```{value}```"] * 8
-
-
-def fix(code: str) -> str:
-    return f"Here is the fix.\n```python\n{code}```\n"
-
-
 # add(1, 2) = 3, add(2, 0) = 2 (the buggy code passes it), add(0, 5) = 5
 TESTS = [ut("add(1, 2)", "3"), ut("add(2, 0)", "2"), ut("add(0, 5)", "5")]
-VOTES = votes("3") + votes("2") + votes("5")
-
-
-@pytest.fixture(scope="module")
-def executor() -> Iterator[Executor]:
-    with Sandbox() as sb:
-        ex = Executor(sb, workers=2)
-        yield ex
-        ex.close()
+VOTES = votes(*["3"] * 8) + votes(*["2"] * 8) + votes(*["5"] * 8)
 
 
 def kinds(events: list[Any], cls: type) -> list[Any]:

@@ -5,11 +5,15 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from tests.scripted_add import (
+    fix,
+    ut,
+    votes,
+)
 from utdebug.agents.base import Message, ModelRateLimited, ModelRequest
 from utdebug.agents.scripted import ScriptedModel
 from utdebug.engine import (
@@ -37,35 +41,11 @@ from utdebug.engine.events import (
     VoteCast,
 )
 from utdebug.engine.voting import answer_key, keeps, tally
-from utdebug.sandbox import Sandbox
 
 BUGGY = "def add(a, b):\n    return a - b\n"
 FIXED = "def add(a, b):\n    return a + b\n"
 WORSE = "def add(a, b):\n    return 0\n"
 TASK = Task("toy/add", "Return the sum of a and b.", "add(a, b)", "add", BUGGY)
-
-
-def ut(call: str, out: str = "0") -> str:
-    return (
-        "## Hypothesis\nThe code subtracts.\n\nError Pattern: any b != 0\n\n## Unit Test\n\n"
-        f"### Input Arguments\nArguments: ```{call}```\n\n### Output\nOutput: ```{out}```\n"
-    )
-
-
-def votes(*values: str) -> list[str]:
-    return [f"Adding the numbers.\nOutput: ```{v}```" for v in values]
-
-
-def fix(code: str) -> str:
-    return f"Here is the fix.\n```python\n{code}```\n"
-
-
-@pytest.fixture(scope="module")
-def executor() -> Iterator[Executor]:
-    with Sandbox() as sb:
-        ex = Executor(sb, workers=2)
-        yield ex
-        ex.close()
 
 
 def kinds(events: list[Any], cls: type) -> list[Any]:

@@ -4,12 +4,14 @@ edits by hand, rolling back to an earlier version (scripted model, real sandbox 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from utdebug.agents.scripted import ScriptedModel
+from tests.scripted_add import (
+    add_script,
+    fix,
+)
 from utdebug.engine import Control, Executor, Session, Settings, Task
 from utdebug.engine.events import (
     Backtracked,
@@ -19,48 +21,11 @@ from utdebug.engine.events import (
     TestChanged,
 )
 from utdebug.engine.session import EditReview, SessionBusy
-from utdebug.sandbox import Sandbox
 
 BUGGY = "def add(a, b):\n    return a - b\n"
 FIXED = "def add(a, b):\n    return a + b\n"
 WORSE = "def add(a, b):\n    return 0\n"
 TASK = Task("toy/add", "Return the sum of a and b.", "add(a, b)", "add", BUGGY)
-
-
-def ut(call: str, out: str) -> str:
-    return (
-        "## Hypothesis\nThe code subtracts.\n\nError Pattern: any b != 0\n\n## Unit Test\n\n"
-        f"### Input Arguments\nArguments: ```{call}```\n\n### Output\nOutput: ```{out}```\n"
-    )
-
-
-def votes(value: str) -> list[str]:
-    return [f"Tracing the code.\nOutput: ```{value}```"] * 8
-
-
-def fix(code: str) -> str:
-    return f"Here is the fix.\n```python\n{code}```\n"
-
-
-def script(debug: list[str], third: str = "-5") -> ScriptedModel:
-    # By default add(0, 5) is voted -5: what the buggy code returns (a wrong expected output).
-    tests = [ut("add(1, 2)", "3"), ut("add(2, 0)", "2"), ut("add(0, 5)", third)]
-    later = [ut("add(3, 4)", "7"), ut("add(5, 5)", "10"), ut("add(9, 0)", "9")]
-    return ScriptedModel(
-        {
-            "ut": tests + later,
-            "vote": votes("3") + votes("2") + votes(third) + votes("7") + votes("10") + votes("9"),
-            "debug": debug,
-        }
-    )
-
-
-@pytest.fixture(scope="module")
-def executor() -> Iterator[Executor]:
-    with Sandbox() as sb:
-        ex = Executor(sb, workers=2)
-        yield ex
-        ex.close()
 
 
 async def until_paused(session: Session, task: asyncio.Task[Any]) -> None:
@@ -76,7 +41,7 @@ def test_a_person_corrects_a_test_then_the_loop_goes_on(executor: Executor) -> N
     async def go() -> tuple[Session, Any]:
         control = Control()
         control.step(1)  # round 0 (tests built and run), then pause
-        s = Session(TASK, script([fix(WORSE), fix(FIXED)]), executor, Settings(rounds=2),
+        s = Session(TASK, add_script([fix(WORSE), fix(FIXED)]), executor, Settings(rounds=2),
                     control=control)  # fmt: skip
         task = asyncio.create_task(s.run())
         await until_paused(s, task)
@@ -108,7 +73,7 @@ def test_a_person_corrects_a_test_then_the_loop_goes_on(executor: Executor) -> N
 
 def test_add_delete_and_roll_back(executor: Executor) -> None:
     async def go() -> None:
-        s = Session(TASK, script([fix(FIXED)], third="5"), executor, Settings(rounds=1))
+        s = Session(TASK, add_script([fix(FIXED)], third="5"), executor, Settings(rounds=1))
         await s.run()
         assert s.code.strip() == FIXED.strip() and len(s.versions) == 2
         assert s.idle
@@ -131,7 +96,7 @@ def test_add_delete_and_roll_back(executor: Executor) -> None:
 
 
 def test_changes_are_refused_while_a_round_runs(executor: Executor) -> None:
-    s = Session(TASK, script([]), executor, Settings(rounds=1))
+    s = Session(TASK, add_script([]), executor, Settings(rounds=1))
     s._running = True  # as inside run(), between two checkpoints
     with pytest.raises(SessionBusy, match="pause"):
         asyncio.run(s.add_test((1, 1), 2))
@@ -144,7 +109,7 @@ def test_a_person_reviews_each_edit(executor: Executor) -> None:
         seen.append(review)
         return False
 
-    model = script([fix(FIXED)], third="5")
+    model = add_script([fix(FIXED)], third="5")
     s = Session(TASK, model, executor, Settings(rounds=1), review=reject)
     result = asyncio.run(s.run())
     (review,) = seen

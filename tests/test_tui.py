@@ -13,7 +13,7 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +22,13 @@ from rich.syntax import Syntax
 from textual.pilot import Pilot
 from textual.widgets import DataTable, OptionList, Static, TabbedContent
 
+from tests.scripted_add import (
+    add_script,
+    fix,
+)
 from utdebug.agents.base import Completion, ModelRateLimited, ModelRequest
 from utdebug.agents.scripted import ScriptedModel
 from utdebug.engine import Executor, Settings
-from utdebug.sandbox import Sandbox
 from utdebug.tui.actions import ACTIONS, BINDING_PREFIX
 from utdebug.tui.app import DebugApp
 from utdebug.tui.commands import DebugCommands
@@ -53,42 +56,6 @@ SIZE = (120, 40)
 SOURCE = 'def add(a, b):\n    """Return the sum of a and b."""\n    return a - b\n'
 FIXED = 'def add(a, b):\n    """Return the sum of a and b."""\n    return a + b\n'
 WORSE = "def add(a, b):\n    return 0\n"
-
-
-def ut(call: str, out: str) -> str:
-    return (
-        "## Hypothesis\nThe code subtracts.\n\nError Pattern: any b != 0\n\n## Unit Test\n\n"
-        f"### Input Arguments\nArguments: ```{call}```\n\n### Output\nOutput: ```{out}```\n"
-    )
-
-
-def votes(value: str) -> list[str]:
-    return [f"Tracing the code.\nOutput: ```{value}```"] * 8
-
-
-def fix(code: str) -> str:
-    return f"Here is the fix.\n```python\n{code}```\n"
-
-
-def script(debug: list[str], third: str = "-5") -> ScriptedModel:
-    """Three tests; by default the votes for add(0, 5) say -5 (what the bug returns: wrong)."""
-    tests = [ut("add(1, 2)", "3"), ut("add(2, 0)", "2"), ut("add(0, 5)", third)]
-    later = [ut("add(3, 4)", "7"), ut("add(5, 5)", "10"), ut("add(9, 0)", "9")]
-    return ScriptedModel(
-        {
-            "ut": tests + later,
-            "vote": votes("3") + votes("2") + votes(third) + votes("7") + votes("10") + votes("9"),
-            "debug": debug,
-        }
-    )
-
-
-@pytest.fixture(scope="module")
-def executor() -> Iterator[Executor]:
-    with Sandbox() as sb:
-        ex = Executor(sb, workers=2)
-        yield ex
-        ex.close()
 
 
 @pytest.fixture
@@ -169,7 +136,7 @@ def run_pytest(test_file: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
 async def test_a_person_corrects_a_test_and_writes_the_fix_back(
     executor: Executor, calc: LoadedFunction, tmp_path: Path
 ) -> None:
-    app = make_app(calc, script([fix(WORSE), fix(FIXED)]), executor, step_first=True)
+    app = make_app(calc, add_script([fix(WORSE), fix(FIXED)]), executor, step_first=True)
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.phase == "paused", "paused after round 0")
         assert app.session is not None and app.session.idle
@@ -238,7 +205,7 @@ async def test_a_person_corrects_a_test_and_writes_the_fix_back(
 async def test_add_roll_back_and_delete_after_the_session(
     executor: Executor, calc: LoadedFunction
 ) -> None:
-    app = make_app(calc, script([fix(FIXED)], third="5"), executor, Settings(rounds=1))
+    app = make_app(calc, add_script([fix(FIXED)], third="5"), executor, Settings(rounds=1))
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.phase == "finished", "the session finished")
         assert app.finish_reason == "rounds" and "3/3" in summary(app)
@@ -271,7 +238,7 @@ async def test_add_roll_back_and_delete_after_the_session(
 
 
 async def test_ranked_candidates_are_listed(executor: Executor, calc: LoadedFunction) -> None:
-    model = script([fix(WORSE), fix(FIXED), fix(FIXED)], third="5")
+    model = add_script([fix(WORSE), fix(FIXED), fix(FIXED)], third="5")
     app = make_app(calc, model, executor, Settings(rounds=1, candidates=3))
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.phase == "finished", "the session finished")
@@ -296,7 +263,9 @@ async def test_ranked_candidates_are_listed(executor: Executor, calc: LoadedFunc
 
 
 async def test_review_by_hand_waits_for_a_person(executor: Executor, calc: LoadedFunction) -> None:
-    app = make_app(calc, script([fix(FIXED)], third="5"), executor, Settings(rounds=1), review=True)
+    app = make_app(
+        calc, add_script([fix(FIXED)], third="5"), executor, Settings(rounds=1), review=True
+    )
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: isinstance(app.screen, ReviewScreen), "the review dialog")
         assert app.phase == "review" and app.session is not None and not app.session.idle
@@ -315,7 +284,7 @@ async def test_review_by_hand_waits_for_a_person(executor: Executor, calc: Loade
 async def test_review_can_be_turned_on_while_running(
     executor: Executor, calc: LoadedFunction
 ) -> None:
-    model = script([fix(FIXED)], third="5")
+    model = add_script([fix(FIXED)], third="5")
     app = make_app(calc, model, executor, Settings(rounds=1), step_first=True)
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.phase == "paused", "paused after round 0")
@@ -349,7 +318,7 @@ class GatedModel:
 
 
 async def test_pause_mid_round_then_cancel(executor: Executor, calc: LoadedFunction) -> None:
-    model = GatedModel(script([]))
+    model = GatedModel(add_script([]))
     app = make_app(calc, model, executor)  # type: ignore[arg-type]
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: model.waiting, "the first model call")
@@ -368,7 +337,7 @@ async def test_pause_mid_round_then_cancel(executor: Executor, calc: LoadedFunct
 async def test_quitting_mid_call_stops_the_session(
     executor: Executor, calc: LoadedFunction
 ) -> None:
-    model = GatedModel(script([]))
+    model = GatedModel(add_script([]))
     app = make_app(calc, model, executor)  # type: ignore[arg-type]
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: model.waiting, "the first model call")
@@ -383,7 +352,7 @@ async def test_quitting_mid_call_stops_the_session(
 async def test_a_model_error_ends_the_session_and_the_app_stays(
     executor: Executor, calc: LoadedFunction
 ) -> None:
-    model = script([], third="5")  # no debug replies: round 1 raises ScriptExhausted
+    model = add_script([], third="5")  # no debug replies: round 1 raises ScriptExhausted
     app = make_app(calc, model, executor, Settings(rounds=1))
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.phase == "error", "the error")
@@ -424,7 +393,7 @@ async def test_a_rate_limited_model_is_shown(executor: Executor, calc: LoadedFun
 
 
 async def test_a_small_terminal_gets_a_message(executor: Executor, calc: LoadedFunction) -> None:
-    app = make_app(calc, script([]), executor, autostart=False)
+    app = make_app(calc, add_script([]), executor, autostart=False)
     async with app.run_test(size=(60, 20)) as pilot:
         message = app.query_one(TooSmall)
         assert message.display and not app.query_one("#body").display
@@ -437,7 +406,7 @@ async def test_a_small_terminal_gets_a_message(executor: Executor, calc: LoadedF
 async def test_without_a_source_file_nothing_is_written(
     executor: Executor, calc: LoadedFunction
 ) -> None:
-    app = DebugApp(calc.to_task(), script([]), executor, autostart=False)
+    app = DebugApp(calc.to_task(), add_script([]), executor, autostart=False)
     async with app.run_test(size=SIZE) as pilot:
         assert "ready" in status(app)
         for key in ("w", "P", "t"):
@@ -456,7 +425,7 @@ def test_every_binding_has_a_unique_id() -> None:
 
 
 async def test_the_command_palette_runs_actions(executor: Executor, calc: LoadedFunction) -> None:
-    app = make_app(calc, script([fix(FIXED)], third="5"), executor, autostart=False)
+    app = make_app(calc, add_script([fix(FIXED)], third="5"), executor, autostart=False)
     async with app.run_test(size=SIZE) as pilot:
         provider = DebugCommands(app.screen)
         found = [hit.text async for hit in provider.discover()]
@@ -497,7 +466,7 @@ async def test_snapshots_of_the_main_screens(
     executor: Executor, calc: LoadedFunction, tmp_path: Path
 ) -> None:
     failures: list[str] = []
-    app = make_app(calc, script([fix(WORSE), fix(FIXED)]), executor, step_first=True)
+    app = make_app(calc, add_script([fix(WORSE), fix(FIXED)]), executor, step_first=True)
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.phase == "paused", "paused after round 0")
         await pilot.pause()

@@ -41,7 +41,7 @@ from utdebug.benchmarks.records import (
     task_order,
     write_json_atomic,
 )
-from utdebug.benchmarks.runs import FatalRunError, Job, ProgressFn, record_jobs, summary_head
+from utdebug.benchmarks.runs import FatalRunError, Job, ProgressFn, record_run, summary_head
 from utdebug.engine import (
     Executor,
     Session,
@@ -562,43 +562,26 @@ async def debug_split(
             "settings": settings.to_json(),
         }
 
+    async def work(p: Problem) -> dict[str, Any]:
+        await private.add(p)
+        if isinstance(model, SimModel):
+            register_sim(model, p, private)
+        return await debug_problem(p, model, settings, executor, private, ut_model=ut_model)
+
+    dataset_errors = []
+    for err in errors:
+        task_id = err.task_id or f"{split.value}/row{err.row}"
+        message = f"{err.file}, row {err.row}: {err.message}"
+        dataset_errors.append((base(task_id, key_of(task_id, f"row {err.row}")), message))
+    jobs = [Job(base(p.task_id, key_of(p.task_id, p.code)), partial(work, p)) for p in problems]
     try:
         with SampleWriter(samples_path) as writer:
-            for err in errors:
-                task_id = err.task_id or f"{split.value}/row{err.row}"
-                key = key_of(task_id, f"row {err.row}")
-                current.add(key)
-                if key in done:
-                    run.skipped += 1
-                    continue
-                rec = base(task_id, key) | {
-                    "error_kind": "dataset",
-                    "error": f"{err.file}, row {err.row}: {err.message}",
-                }
-                writer.write(rec)
-                if on_record:
-                    on_record("error", rec)
-
-            async def work(p: Problem) -> dict[str, Any]:
-                await private.add(p)
-                if isinstance(model, SimModel):
-                    register_sim(model, p, private)
-                return await debug_problem(p, model, settings, executor, private, ut_model=ut_model)
-
-            jobs = []
-            for p in problems:
-                key = key_of(p.task_id, p.code)
-                current.add(key)
-                if key in done:
-                    run.skipped += 1
-                    if on_record:
-                        on_record("skipped", {"task_id": p.task_id})
-                else:
-                    jobs.append(Job(base(p.task_id, key), partial(work, p)))
-
-            run.evaluated = await record_jobs(
-                jobs,
+            run.evaluated, run.skipped = await record_run(
                 writer,
+                done,
+                current,
+                dataset_errors=dataset_errors,
+                jobs=jobs,
                 concurrency=concurrency,
                 on_record=on_record,
                 problem_errors=(ExpectedUnavailable, SandboxError),

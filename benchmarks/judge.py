@@ -53,7 +53,7 @@ from utdebug.benchmarks.records import (
     task_order,
     write_json_atomic,
 )
-from utdebug.benchmarks.runs import Job, ProgressFn, RunResult, record_jobs, summary_head
+from utdebug.benchmarks.runs import Job, ProgressFn, RunResult, record_run, summary_head
 from utdebug.engine import Executor, Session, Settings, UnitTest, code_id
 from utdebug.ranking import Strategy, TieRule, rank_all
 from utdebug.sandbox.verdicts import Verdict
@@ -240,31 +240,22 @@ async def judge_split(
             ut_model=ut_model,
         )
 
+    dataset_errors = []
+    for err in ls.errors:
+        task_id = err.task_id or f"{ls.split.value}/row{err.row}"
+        key = record_key({"mode": "judge", "error_row": err.row, **key_extra})
+        dataset_errors.append((base(task_id, key), f"{err.file}, row {err.row}: {err.message}"))
+    jobs = [Job(base(p.task_id, key_of(p)), partial(work, p)) for p in ls.problems]
     try:
         with SampleWriter(samples_path) as writer:
-            for err in ls.errors:
-                task_id = err.task_id or f"{ls.split.value}/row{err.row}"
-                key = record_key({"mode": "judge", "error_row": err.row, **key_extra})
-                current.add(key)
-                if key in done:
-                    continue
-                rec = base(task_id, key) | {
-                    "error_kind": "dataset",
-                    "error": f"{err.file}, row {err.row}: {err.message}",
-                }
-                writer.write(rec)
-            jobs = []
-            for p in ls.problems:
-                key = key_of(p)
-                current.add(key)
-                if key in done:
-                    run.skipped += 1
-                    if on_record:
-                        on_record("skipped", {"task_id": p.task_id})
-                else:
-                    jobs.append(Job(base(p.task_id, key), partial(work, p)))
-            run.evaluated = await record_jobs(
-                jobs, writer, concurrency=concurrency, on_record=on_record
+            run.evaluated, run.skipped = await record_run(
+                writer,
+                done,
+                current,
+                dataset_errors=dataset_errors,
+                jobs=jobs,
+                concurrency=concurrency,
+                on_record=on_record,
             )
     finally:
         records = [r for r in read_samples(samples_path) if r.get("key") in current]

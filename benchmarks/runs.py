@@ -99,6 +99,54 @@ async def record_jobs(
     return written
 
 
+async def record_run(
+    writer: SampleWriter,
+    done: set[Any],
+    current: set[str],
+    *,
+    dataset_errors: Sequence[tuple[dict[str, Any], str]],
+    jobs: Sequence[Job],
+    concurrency: int,
+    on_record: ProgressFn | None = None,
+    stop: threading.Event | None = None,
+    problem_errors: tuple[type[BaseException], ...] = (SandboxError,),
+) -> tuple[int, int]:
+    """One run over a split or file: every record key goes into ``current``; a key already in
+    ``done`` is skipped (and reported as ``skipped``); a dataset row that could not become a
+    problem is recorded as a ``dataset`` error (``(base record, message)``); the jobs left run
+    through :func:`record_jobs`. Returns (problems recorded now, records skipped)."""
+    skipped = 0
+    todo: list[Job] = []
+    for base, message in dataset_errors:
+        current.add(base["key"])
+        if base["key"] in done:
+            skipped += 1
+            if on_record:
+                on_record("skipped", base)
+            continue
+        rec = base | {"error_kind": "dataset", "error": message}
+        writer.write(rec)
+        if on_record:
+            on_record("error", rec)
+    for job in jobs:
+        current.add(job.base["key"])
+        if job.base["key"] in done:
+            skipped += 1
+            if on_record:
+                on_record("skipped", job.base)
+        else:
+            todo.append(job)
+    written = await record_jobs(
+        todo,
+        writer,
+        concurrency=concurrency,
+        on_record=on_record,
+        stop=stop,
+        problem_errors=problem_errors,
+    )
+    return written, skipped
+
+
 def _describe(e: BaseException) -> str:
     return f"{type(e).__name__}: {e}"
 
@@ -134,4 +182,12 @@ def summary_head(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
-__all__ = ["FatalRunError", "Job", "ProgressFn", "RunResult", "record_jobs", "summary_head"]
+__all__ = [
+    "FatalRunError",
+    "Job",
+    "ProgressFn",
+    "RunResult",
+    "record_jobs",
+    "record_run",
+    "summary_head",
+]

@@ -74,7 +74,7 @@ from utdebug.benchmarks.runs import (
     Job,
     ProgressFn,
     RunResult,
-    record_jobs,
+    record_run,
     summary_head,
 )
 from utdebug.benchmarks.scoring_verifiers import (
@@ -381,44 +381,32 @@ async def verify_set(
             "verify_tests": n_tests,
         }
 
+    async def work(p: VerifierProblem) -> dict[str, Any]:
+        if oracle is not None:
+            assert isinstance(model, SimModel)
+            model.register(await oracle.add(p))
+        return await verify_problem(p, model, settings, executor, n_tests, ut_model=ut_model)
+
+    dataset_errors = []
+    for err in vs.errors if include_errors else []:
+        task_id = err.task_id or f"line {err.line}"
+        key = key_of(task_id, f"row error at line {err.line}")
+        dataset_errors.append((base(task_id, key, err.line), str(err)))
+    jobs = [
+        Job(
+            base(p.task_id, key_of(p.task_id, json.dumps([c.code for c in p.candidates])), p.line),
+            partial(work, p),
+        )
+        for p in problems
+    ]
     try:
         with SampleWriter(samples_path) as writer:
-            for err in vs.errors if include_errors else []:
-                task_id = err.task_id or f"line {err.line}"
-                key = key_of(task_id, f"row error at line {err.line}")
-                current.add(key)
-                if key in done:
-                    run.skipped += 1
-                    continue
-                rec = base(task_id, key, err.line) | {
-                    "error_kind": "dataset",
-                    "error": str(err),
-                }
-                writer.write(rec)
-                if on_record:
-                    on_record("error", rec)
-            todo = []
-            for p in problems:
-                key = key_of(p.task_id, json.dumps([c.code for c in p.candidates]))
-                current.add(key)
-                if key in done:
-                    run.skipped += 1
-                    if on_record:
-                        on_record("skipped", {"task_id": p.task_id})
-                else:
-                    todo.append((p, key))
-
-            async def work(p: VerifierProblem) -> dict[str, Any]:
-                if oracle is not None:
-                    assert isinstance(model, SimModel)
-                    model.register(await oracle.add(p))
-                return await verify_problem(
-                    p, model, settings, executor, n_tests, ut_model=ut_model
-                )
-
-            run.evaluated = await record_jobs(
-                [Job(base(p.task_id, key, p.line), partial(work, p)) for p, key in todo],
+            run.evaluated, run.skipped = await record_run(
                 writer,
+                done,
+                current,
+                dataset_errors=dataset_errors,
+                jobs=jobs,
                 concurrency=concurrency,
                 on_record=on_record,
                 stop=stop,

@@ -10,7 +10,7 @@ import pytest
 
 from utdebug.agents.base import ModelAuthError, ModelRateLimited
 from utdebug.benchmarks.records import SAMPLES, SampleWriter, read_samples
-from utdebug.benchmarks.runs import FatalRunError, Job, record_jobs, summary_head
+from utdebug.benchmarks.runs import FatalRunError, Job, record_jobs, record_run, summary_head
 from utdebug.sandbox.server import SandboxError
 
 
@@ -60,3 +60,28 @@ def test_an_error_every_problem_would_hit_stops_the_run(tmp_path: Path) -> None:
         asyncio.run(record_jobs(jobs, w, concurrency=1))
     # The failing problem is not recorded (a rerun retries it), nothing after it started.
     assert read_samples(tmp_path / SAMPLES) == []
+
+
+def test_a_run_skips_recorded_keys_and_records_dataset_rows(tmp_path: Path) -> None:
+    seen: list[tuple[str, str]] = []
+    current: set[str] = set()
+    rows = [({"key": "row/1", "task_id": "t/row1"}, "row 1: no entry point")]
+    jobs = [job("t/1", 1), job("t/2", 2)]
+    with SampleWriter(tmp_path / SAMPLES) as w:
+        written, skipped = asyncio.run(
+            record_run(
+                w,
+                {"t/2"},
+                current,
+                dataset_errors=rows,
+                jobs=jobs,
+                concurrency=2,
+                on_record=lambda k, r: seen.append((k, r["task_id"])),
+            )
+        )
+    assert (written, skipped) == (1, 1)
+    assert current == {"row/1", "t/1", "t/2"}
+    recs = {r["key"]: r for r in read_samples(tmp_path / SAMPLES)}
+    assert set(recs) == {"row/1", "t/1"}
+    assert recs["row/1"]["error_kind"] == "dataset" and "no entry point" in recs["row/1"]["error"]
+    assert sorted(seen) == [("done", "t/1"), ("error", "t/row1"), ("skipped", "t/2")]

@@ -519,10 +519,22 @@ def run_job(job: dict, fd: int) -> None:  # type: ignore[type-arg]
     limits = job["per_input"]
     sys.set_int_max_str_digits(0)
 
+    ctx = job.get("context")
     g: dict = {"__name__": "solution", "__builtins__": builtins}  # type: ignore[type-arg]
+    if ctx:  # a module of the user's project (sandbox.ModuleContext)
+        mod = type(sys)(ctx["name"])
+        g = mod.__dict__
+        g.update({"__builtins__": builtins, "__package__": ctx.get("package")})
+        if ctx.get("file"):
+            g["__file__"] = ctx["file"]
     t0 = now()
     setitimer(real, float(job["limits"]["load_s"]))
     try:
+        if ctx:
+            sys.modules[ctx["name"]] = mod
+            sys.path[:0] = list(ctx.get("path") or [])
+            if ctx.get("cwd"):
+                os.chdir(ctx["cwd"])
         exec(job["prelude"], g)
         exec(compile(job["code"], "<program>", "exec"), g)
         fn = g.get(job["entry_point"])

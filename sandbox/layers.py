@@ -130,7 +130,17 @@ def _ancestors(path: str) -> list[str]:
     return ["/" + "/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
-def bwrap_argv(bwrap: str, is_root: bool) -> list[str]:
+def outermost(dirs: list[str], covered: list[str] | None = None) -> list[str]:
+    """``dirs`` without the ones inside another (or inside ``covered``), shortest first."""
+    out: list[str] = []
+    for d in sorted(set(dirs), key=len):
+        if any(d == o or d.startswith(o.rstrip("/") + "/") for o in [*(covered or []), *out]):
+            continue
+        out.append(d)
+    return out
+
+
+def bwrap_argv(bwrap: str, is_root: bool, mounts: tuple[str, ...] = ()) -> list[str]:
     argv = [
         bwrap,
         "--unshare-pid",
@@ -163,7 +173,8 @@ def bwrap_argv(bwrap: str, is_root: bool) -> list[str]:
     # --tmpfs /tmp would cover its bind.
     argv += ["--perms", "1777", "--size", str(64 << 20), "--tmpfs", "/tmp"]
     made: set[str] = set()
-    for d in interpreter_dirs():
+    interp = interpreter_dirs()
+    for d in interp + outermost(list(mounts), ["/usr", *interp]):
         for a in _ancestors(d):
             if a not in made:
                 argv += ["--perms", "0755", "--dir", a]
@@ -185,19 +196,19 @@ CHILD_ENV = {
 }
 
 
-def plan(use_bwrap: bool | None = None) -> Plan:
-    """Decide how to start the zygote on this machine."""
+def plan(use_bwrap: bool | None = None, mounts: tuple[str, ...] = ()) -> Plan:
+    """Decide how to start the zygote on this machine (``mounts``: extra read-only folders)."""
     is_root = os.geteuid() == 0
     bwrap = bwrap_path() if use_bwrap is not False else None
     if use_bwrap and bwrap is None:
         raise SandboxUnavailable("bubblewrap was requested but `bwrap` is not installed")
     if bwrap is not None:
-        return Plan("bwrap", tuple(bwrap_argv(bwrap, is_root)), {}, is_root)
+        return Plan("bwrap", tuple(bwrap_argv(bwrap, is_root, mounts)), {}, is_root)
     if is_root:
         cfg: dict[str, object] = {
             "unshare_net": True,
             "minimal_root": True,
-            "keep": interpreter_dirs(),
+            "keep": interpreter_dirs() + outermost(list(mounts), ["/usr", *interpreter_dirs()]),
         }
         return Plan("root", (), cfg, is_root)
     return Plan("plain", (), {}, is_root)

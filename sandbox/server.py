@@ -148,6 +148,37 @@ class SandboxConfig:
     prelude: str = REFERENCE_PRELUDE
     uid_base: int = 1536
     start_timeout: float = 30.0
+    mounts: tuple[str, ...] = ()
+    """Host folders the children may read, bound read-only at the same path (for example a
+    copy of the user's repository, or site-packages outside the interpreter's prefix). They
+    are never writable from inside; absolute paths of existing folders only."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleContext:
+    """Run a program as a module of a real project instead of a bare ``solution`` script.
+
+    The child creates a module object named ``name`` (registered in ``sys.modules``, so
+    ``dataclasses`` and pickling find it) with ``__file__`` and ``__package__`` set (relative
+    imports work), puts ``path`` in front of ``sys.path`` (the project's import roots, which
+    must be visible: see :attr:`SandboxConfig.mounts`) and changes to ``cwd``. A failure to
+    set this up is the program's load error.
+    """
+
+    name: str
+    file: str | None = None
+    package: str | None = None
+    path: tuple[str, ...] = ()
+    cwd: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "file": self.file,
+            "package": self.package,
+            "path": list(self.path),
+            "cwd": self.cwd,
+        }
 
 
 @dataclass(slots=True)
@@ -184,6 +215,18 @@ def encode_inputs(inputs: Sequence[Sequence[Any]]) -> EncodedInputs:
 
 def decode_value(data: object) -> Any:
     return _runner.decode(data, make_opaque=Opaque)
+
+
+def _checked_mounts(mounts: Sequence[str]) -> tuple[str, ...]:
+    out: list[str] = []
+    for m in mounts:
+        if not os.path.isabs(m):
+            raise SandboxError(f"sandbox mount {m!r} is not an absolute path")
+        real = os.path.realpath(m)
+        if not os.path.isdir(real):
+            raise SandboxError(f"sandbox mount {m!r} is not an existing folder")
+        out.append(real)
+    return tuple(out)
 
 
 def clean_env() -> dict[str, str]:
@@ -243,7 +286,7 @@ class Sandbox:
 
     def _start_locked(self) -> None:
         cfg = self.config
-        p = plan(cfg.use_bwrap)
+        p = plan(cfg.use_bwrap, _checked_mounts(cfg.mounts))
         parent_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         zconf = dict(p.zygote_config)
         zconf["preimport"] = PREIMPORT
@@ -363,8 +406,12 @@ class Sandbox:
         entry_point: str,
         inputs: Sequence[Sequence[Any]],
         limits: Limits | None = None,
+        context: ModuleContext | None = None,
     ) -> BatchResult:
-        """Run ``entry_point`` of ``code`` on every input; one Outcome per input, in order."""
+        """Run ``entry_point`` of ``code`` on every input; one Outcome per input, in order.
+
+        ``context`` runs the program as a module of a project (see :class:`ModuleContext`).
+        """
         lim = limits or Limits()
         enc = encode_inputs(inputs)
         n = len(enc)
@@ -375,7 +422,7 @@ class Sandbox:
         budget_end = None if lim.batch is None else time.monotonic() + lim.batch
         start: int | None = 0
         while start is not None:  # one child, plus one more after each hang or crash
-            start = self._run_child(code, entry_point, enc, start, lim, res, budget_end)
+            start = self._run_child(code, entry_point, enc, start, lim, res, budget_end, context)
             if start is not None and start >= n:
                 break
             if start is not None and budget_end is not None and time.monotonic() >= budget_end:
@@ -392,10 +439,12 @@ class Sandbox:
         start: int,
         lim: Limits,
         timeouts: int = 0,
+        context: ModuleContext | None = None,
     ) -> dict[str, Any]:
         each = [lim.limit_of(i) for i in range(start, len(enc))]
         slot = next(self._slots) % 4096
         return {
+            "context": context.to_json() if context is not None else None,
             "code": code,
             "entry_point": entry,
             "prelude": self.config.prelude,
@@ -423,10 +472,11 @@ class Sandbox:
         lim: Limits,
         res: BatchResult,
         budget_end: float | None,
+        context: ModuleContext | None = None,
     ) -> int | None:
         """Run one child from ``start``; return where to resume, or None when done."""
         timeouts = sum(o.status is Status.TIMEOUT for o in res.outcomes)
-        pid, fd = self._spawn(self._job(code, entry, enc, start, lim, timeouts))
+        pid, fd = self._spawn(self._job(code, entry, enc, start, lim, timeouts, context))
         res.children += 1
         stop: _Stop | None = None
         load_failed: Outcome | None = None

@@ -15,7 +15,7 @@ from typing import Any
 from utdebug.agents import parsing
 from utdebug.engine.model import Task, UnitTest, Variant
 from utdebug.sandbox.compare import Semantics
-from utdebug.sandbox.server import BatchResult, Limits, Sandbox
+from utdebug.sandbox.server import BatchResult, Limits, ModuleContext, Sandbox
 from utdebug.sandbox.verdicts import Judged, Verdict, judge
 
 
@@ -43,12 +43,19 @@ class TestRun:
 
 
 class Executor:
-    """Async front of a shared :class:`Sandbox` with at most ``workers`` batches at once."""
+    """Async front of a shared :class:`Sandbox` with at most ``workers`` batches at once.
 
-    def __init__(self, sandbox: Sandbox, workers: int = 2) -> None:
+    ``context`` runs every program as a module of the user's project (its imports, helpers
+    and data files work): see :class:`utdebug.sandbox.ModuleContext`.
+    """
+
+    def __init__(
+        self, sandbox: Sandbox, workers: int = 2, *, context: ModuleContext | None = None
+    ) -> None:
         if workers < 1:
             raise ValueError("workers must be at least 1")
         self.sandbox = sandbox
+        self.context = context
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="utdebug-exec")
 
     def close(self) -> None:
@@ -59,7 +66,7 @@ class Executor:
     ) -> BatchResult:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(
-            self._pool, self.sandbox.run, code, entry_point, inputs, limits
+            self._pool, self.sandbox.run, code, entry_point, inputs, limits, self.context
         )
 
     async def resolve_call(

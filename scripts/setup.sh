@@ -6,6 +6,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# git is what utdebug check reads repositories with (through gitpython).
+if ! command -v git >/dev/null 2>&1 && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing git (utdebug check)" >&2
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq git >/dev/null
+fi
 # tmux is only for the test that drives the real app in a terminal (skipped without it).
 if ! command -v tmux >/dev/null 2>&1 && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
     echo "setup: installing tmux (terminal smoke test of the app)" >&2

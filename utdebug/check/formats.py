@@ -1,0 +1,671 @@
+"""Output formats of ``utdebug check``: human (rich), JSON, JUnit XML, GitHub annotations, SARIF.
+
+:func:`render` turns a :class:`~utdebug.check.report.CheckReport` into the text of one format;
+:func:`write_human` prints the human report on a rich console. Every format says when the run
+used a scripted (simulated) model, and none raises on odd strings: model output can contain
+anything (quotes, newlines, control characters, lone surrogates), so each format escapes what
+its syntax needs and shows characters that would corrupt a terminal or an XML file as
+backslash escapes (``\\x1b``).
+
+rich is imported only by the human format (startup time matters).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.resources
+import json
+import re
+import urllib.parse
+import xml.etree.ElementTree as ET
+from datetime import UTC, datetime, timedelta
+from pathlib import PurePosixPath, PureWindowsPath
+from typing import TYPE_CHECKING, Any
+
+from utdebug.check.report import CheckReport, FunctionReport, Status, TestResult, TestVerdict
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+__all__ = ["FORMATS", "render", "schema", "write_human"]
+
+FORMATS: tuple[str, ...] = ("human", "json", "junit", "github", "sarif")
+
+SARIF_SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+FINGERPRINT_KEY = "utdebugFinding/v1"
+
+SIMULATED_NOTE = (
+    "the model is scripted (its answers are replayed), not a language model; "
+    "these results are not real model output."
+)
+
+_EXIT_MEANING = {
+    0: "no findings",
+    1: "findings",
+    2: "some functions could not be checked",
+}
+
+# --------------------------------------------------------------------------------------------
+# Shared helpers
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema of ``CheckReport.to_json()`` (``report.schema.json``), freshly loaded."""
+    text = (
+        importlib.resources.files("utdebug.check")
+        .joinpath("report.schema.json")
+        .read_text(encoding="utf-8")
+    )
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
+
+
+def render(report: CheckReport, fmt: str, *, color: bool = False, width: int = 100) -> str:
+    """The report as text in format ``fmt`` (one of :data:`FORMATS`).
+
+    ``color`` and ``width`` apply to the human format only. Raises ValueError for an unknown
+    format.
+    """
+    if fmt == "human":
+        return _render_human(report, color=color, width=width)
+    if fmt == "json":
+        return _dumps(report.to_json())
+    if fmt == "junit":
+        return _render_junit(report)
+    if fmt == "github":
+        return _render_github(report)
+    if fmt == "sarif":
+        return _dumps(_sarif(report))
+    raise ValueError(f"unknown format {fmt!r}: expected one of {', '.join(FORMATS)}")
+
+
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _dumps(data: Any) -> str:
+    """JSON text (UTF-8 safe): a lone surrogate becomes its ``\\uXXXX`` escape, losslessly."""
+    text = json.dumps(data, indent=2, ensure_ascii=False)
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n"
+
+
+# C0 and C1 controls, DEL, the Unicode line/paragraph separators and lone surrogates.
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape_char(ch: str) -> str:
+    if ch in _NAMED:
+        return _NAMED[ch]
+    code = ord(ch)
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def _visible(text: str, keep: str = "") -> str:
+    """``text`` with unsafe characters as backslash escapes; characters in ``keep`` stay."""
+    return _UNSAFE.sub(lambda m: m.group() if m.group() in keep else _escape_char(m.group()), text)
+
+
+def _line(n: int) -> int:
+    return n if n >= 1 else 1
+
+
+def _lines(f: FunctionReport) -> tuple[int, int]:
+    start = _line(f.line)
+    return start, max(start, f.end_line)
+
+
+def _votes(t: TestResult) -> str:
+    """``8/8 votes`` (share of the drawn votes), or ``100%`` without voting."""
+    if t.draws > 0:
+        return f"{round(t.share * t.draws)}/{t.draws} votes"
+    return f"{t.share:.0%}"
+
+
+def _outcome(t: TestResult) -> str:
+    """What the function did with a test."""
+    if t.actual:
+        return t.actual
+    return {
+        TestVerdict.PASS: "passed",
+        TestVerdict.FAIL: "returned a different value",
+        TestVerdict.ERROR: "raised an exception",
+        TestVerdict.TIMEOUT: "timed out",
+        TestVerdict.CRASH: "crashed",
+    }[t.verdict]
+
+
+def _weak_failures(f: FunctionReport) -> tuple[TestResult, ...]:
+    """Failing tests that are not findings (their expected output won too few votes)."""
+    return tuple(t for t in f.tests if t.verdict is not TestVerdict.PASS and not t.finding)
+
+
+def _module(path: str) -> str:
+    """Dotted module path of a repository file: ``pkg/mod.py`` -> ``pkg.mod``."""
+    parts = [p for p in path.replace("\\", "/").split("/") if p and p != "."]
+    if parts:
+        last = parts[-1]
+        for suffix in (".py", ".pyi", ".pyw"):
+            if last.endswith(suffix):
+                last = last[: -len(suffix)]
+                break
+        parts[-1] = last
+        if parts[-1] == "__init__" and len(parts) > 1:
+            parts.pop()
+    return ".".join(p for p in parts if p) or path
+
+
+def _qualified(f: FunctionReport) -> str:
+    module = _module(f.path)
+    if not f.qualname or f.qualname == "<module>":
+        return module
+    return f"{module}.{f.qualname}"
+
+
+def _exit_text(report: CheckReport) -> str:
+    code = report.exit_code()
+    meaning = _EXIT_MEANING.get(code, "")
+    if code == 0 and report.errors:
+        meaning = "no findings; functions that could not be checked are allowed"
+    return f"exit code {code} ({meaning})" if meaning else f"exit code {code}"
+
+
+def _plural(n: int, word: str, plural: str | None = None) -> str:
+    return f"{n} {word if n == 1 else (plural or word + 's')}"
+
+
+def _summary(report: CheckReport) -> str:
+    fns = report.functions
+    cached = sum(f.cached for f in fns)
+    return (
+        f"{_plural(len(fns), 'function')} checked: {_plural(report.findings, 'finding')}"
+        f" in {_plural(report.count(Status.FINDINGS), 'function')},"
+        f" {_plural(report.errors, 'error')}, {report.count(Status.SKIPPED)} skipped,"
+        f" {cached} cached, {report.seconds:.1f} s; {_exit_text(report)}"
+    )
+
+
+def _status_text(f: FunctionReport) -> str:
+    found = f.status is Status.FINDINGS
+    text = _plural(len(f.findings), "finding") if found else f.status.value
+    return f"{text} (cached)" if f.cached else text
+
+
+def _rate(x: float | None) -> str:
+    return "?" if x is None else f"{x:.0%}"
+
+
+# --------------------------------------------------------------------------------------------
+# human
+
+
+_STATUS_STYLE = {
+    Status.OK: "bold green",
+    Status.FINDINGS: "bold red",
+    Status.ERROR: "bold yellow",
+    Status.SKIPPED: "dim",
+}
+
+
+def _render_human(report: CheckReport, *, color: bool, width: int) -> str:
+    import io
+
+    from rich.console import Console
+
+    buffer = io.StringIO()
+    console = Console(
+        file=buffer,
+        width=max(20, width),
+        force_terminal=color,
+        color_system="standard" if color else None,
+        no_color=not color,
+        highlight=False,
+        markup=False,
+        emoji=False,
+        legacy_windows=False,
+        force_jupyter=False,
+        force_interactive=False,
+    )
+    write_human(report, console)
+    return buffer.getvalue()
+
+
+def write_human(report: CheckReport, console: Console) -> None:
+    """Print the human report on a rich console.
+
+    Every string from the report goes in as plain :class:`rich.text.Text` (never as markup), and
+    control characters are shown as escapes, so model output cannot style or corrupt the
+    terminal.
+    """
+    from rich.text import Text
+
+    def out(*parts: str | tuple[str, str], indent: int = 0) -> None:
+        text = Text.assemble(" " * indent, *parts, overflow="fold")
+        console.print(text, highlight=False)
+
+    v = _visible
+    base = v(report.base) if report.base is not None else "-"
+    out(
+        ("utdebug check", "bold"),
+        f" {v(report.tool_version)}  model ",
+        (v(report.model), "cyan"),
+        f"  revision {v(report.revision)}  base {base}  min votes {report.min_votes:g}",
+    )
+    if report.simulated:
+        out((" SIMULATED ", "bold black on yellow"), " ", (SIMULATED_NOTE, "yellow"))
+
+    if not report.functions:
+        console.print()
+        out(("no changed functions to check", "bold"))
+
+    for f in report.functions:
+        console.print()
+        out(
+            (f"{v(f.path)}:{f.line}", "bold"),
+            " ",
+            (v(f.qualname), "bold cyan"),
+            "  ",
+            (_status_text(f), _STATUS_STYLE[f.status]),
+        )
+        if f.message:
+            out(v(f.message), indent=2)
+        for t in f.findings:
+            out(("✗ ", "bold red"), (v(t.call), "bold"), indent=2)
+            out("expected  ", v(t.expected), (f"  ({_votes(t)})", "dim"), indent=6)
+            out("actual    ", (v(_outcome(t)), "red"), indent=6)
+        weak = _weak_failures(f)
+        if weak:
+            out((f"not confident ({_plural(len(weak), 'failing test')}):", "yellow"), indent=2)
+            for t in weak:
+                out(
+                    "? ",
+                    v(t.call),
+                    f" expected {v(t.expected)} ",
+                    (f"({_votes(t)})", "dim"),
+                    f"; {v(_outcome(t))}",
+                    indent=4,
+                )
+        if f.fix is not None:
+            fix = f.fix
+            patch = "patch present" if fix.patch else "no patch"
+            if fix.patch and fix.applied:
+                patch += ", applied"
+            elif fix.applied:
+                patch += " (applied)"
+            out(
+                ("fix: ", "bold"),
+                f"pass rate {_rate(fix.pass_before)} → {_rate(fix.pass_after)}, "
+                f"{_plural(fix.accepted_edits, 'accepted edit')}, {patch}",
+                indent=2,
+            )
+
+    console.print()
+    style = "bold red" if report.exit_code() == 1 else "bold"
+    if report.exit_code() == 2:
+        style = "bold yellow"
+    out((_summary(report), style))
+
+
+# --------------------------------------------------------------------------------------------
+# JUnit XML
+
+# Characters XML 1.0 does not allow (anywhere, escaped or not).
+_XML_INVALID = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _xml(text: str) -> str:
+    """``text`` with the characters XML 1.0 forbids shown as backslash escapes."""
+    return _XML_INVALID.sub(lambda m: _escape_char(m.group()), text)
+
+
+def _simulated_prefix(report: CheckReport) -> str:
+    return "[SIMULATED] " if report.simulated else ""
+
+
+def _render_junit(report: CheckReport) -> str:
+    root = ET.Element("testsuites", {"name": "utdebug check"})
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    prefix = _simulated_prefix(report)
+
+    def one(text: str) -> str:
+        """A one-line field: every control character as an escape, valid in XML."""
+        return _xml(_visible(text))
+
+    for f in report.functions:
+        suite = ET.SubElement(root, "testsuite", {"name": one(f.target)})
+        props = ET.SubElement(suite, "properties")
+        for name, value in (
+            ("model", report.model),
+            ("simulated", "true" if report.simulated else "false"),
+            ("revision", report.revision),
+            ("base", report.base or ""),
+            ("min_votes", f"{report.min_votes:g}"),
+            ("utdebug_version", report.tool_version),
+        ):
+            ET.SubElement(props, "property", {"name": name, "value": one(value)})
+
+        classname = one(_module(f.path))
+        location = {"file": one(f.path), "line": str(_line(f.line))}
+        counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+
+        if f.status in (Status.ERROR, Status.SKIPPED):
+            case = ET.SubElement(
+                suite,
+                "testcase",
+                {"classname": classname, "name": one(f.qualname), **location, "time": "0.000"},
+            )
+            counts["tests"] += 1
+            if f.status is Status.ERROR:
+                error = ET.SubElement(
+                    case,
+                    "error",
+                    {"type": "utdebug.not_checked", "message": one(prefix + f.message)},
+                )
+                error.text = one(f"{f.target} could not be checked: {f.message}") + "\n"
+                counts["errors"] += 1
+            else:
+                ET.SubElement(case, "skipped", {"message": one(f.message)})
+                counts["skipped"] += 1
+
+        per_test = f.seconds / len(f.tests) if f.tests else 0.0
+        for t in f.tests:
+            case = ET.SubElement(
+                suite,
+                "testcase",
+                {
+                    "classname": classname,
+                    "name": one(f"{f.qualname}: {t.call}"),
+                    **location,
+                    "time": f"{per_test:.3f}",
+                },
+            )
+            counts["tests"] += 1
+            details = (
+                f"call:     {one(t.call)}\n"
+                f"expected: {one(t.expected)}  ({_votes(t)}, share {t.share:.0%})\n"
+                f"actual:   {one(_outcome(t))}\n"
+                f"verdict:  {t.verdict.value}\n"
+            )
+            if t.finding:
+                message = f"{prefix}expected {t.expected} ({_votes(t)}), got {_outcome(t)}"
+                failure = ET.SubElement(
+                    case, "failure", {"type": "utdebug.finding", "message": one(message)}
+                )
+                heading = f"{prefix}{f.target} (line {_line(f.line)}) fails a generated test"
+                failure.text = one(heading) + "\n" + details
+                counts["failures"] += 1
+            elif t.verdict is not TestVerdict.PASS:
+                message = f"fails, but only {t.share:.0%} of votes agree on the expected output"
+                skipped = ET.SubElement(case, "skipped", {"message": message})
+                skipped.text = details
+                counts["skipped"] += 1
+
+        for key, count in counts.items():
+            suite.set(key, str(count))
+            totals[key] += count
+        suite.set("time", f"{max(0.0, f.seconds):.3f}")
+
+    for key, count in totals.items():
+        root.set(key, str(count))
+    root.set("time", f"{max(0.0, report.seconds):.3f}")
+    ET.indent(root)
+    body = ET.tostring(root, encoding="unicode")
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + body + "\n"
+
+
+# --------------------------------------------------------------------------------------------
+# GitHub workflow commands
+
+
+def _gh_data(text: str) -> str:
+    text = _visible(text, keep="\n\r\t")
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _gh_property(text: str) -> str:
+    return _gh_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+_TITLE_MAX = 200
+
+
+def _gh_command(command: str, message: str, **props: str | int) -> str:
+    parts = []
+    for key, value in props.items():
+        value = str(value)
+        if key == "title" and len(value) > _TITLE_MAX:
+            value = value[: _TITLE_MAX - 1] + "…"
+        parts.append(f"{key}={_gh_property(value)}")
+    head = f"::{command}"
+    if parts:
+        head += " " + ",".join(parts)
+    return f"{head}::{_gh_data(message)}"
+
+
+def _render_github(report: CheckReport) -> str:
+    lines: list[str] = []
+    prefix = _simulated_prefix(report)
+    if report.simulated:
+        lines.append(_gh_command("notice", f"SIMULATED: {SIMULATED_NOTE}", title="utdebug"))
+    for f in report.functions:
+        start, end = _lines(f)
+        where: dict[str, str | int] = {"file": f.path, "line": start, "endLine": end}
+        for t in f.findings:
+            message = (
+                f"{prefix}{t.call}\nexpected: {t.expected} ({_votes(t)})\nactual: {_outcome(t)}"
+            )
+            title = f"utdebug: {f.qualname} fails a generated test"
+            lines.append(_gh_command("error", message, **where, title=title))
+        if f.status is Status.ERROR:
+            title = f"utdebug: could not check {f.qualname}"
+            lines.append(_gh_command("warning", prefix + f.message, **where, title=title))
+        elif f.status is Status.SKIPPED:
+            title = f"utdebug: skipped {f.qualname}"
+            lines.append(_gh_command("notice", f.message, **where, title=title))
+    lines.append(_gh_command("notice", prefix + _summary(report), title="utdebug summary"))
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------------------------
+# SARIF 2.1.0
+
+_RULES: tuple[dict[str, Any], ...] = (
+    {
+        "id": "UTD001",
+        "name": "failing-generated-test",
+        "shortDescription": {"text": "A generated unit test fails with a confident expectation."},
+        "fullDescription": {
+            "text": "utdebug generated a unit test for this function from its docstring and "
+            "signature; the function does not pass it (a different value, an exception, or "
+            "no answer in time), and the test's expected output won at least the required "
+            "share of the model's self-consistency votes."
+        },
+        "help": {
+            "text": "Check the call and its expected output: if the expectation is right, the "
+            "function has a bug (`utdebug check --fix` proposes a fix); if it is wrong, "
+            "clarify the docstring or raise --min-votes.",
+        },
+        "defaultConfiguration": {"level": "error"},
+        "properties": {"tags": ["correctness", "generated-test"]},
+    },
+    {
+        "id": "UTD002",
+        "name": "function-not-checked",
+        "shortDescription": {"text": "The function could not be checked."},
+        "fullDescription": {
+            "text": "utdebug could not test this function: its module does not load in the "
+            "sandbox, it does I/O the sandbox blocks, the file does not parse, or the model "
+            "failed. The result message says why."
+        },
+        "help": {
+            "text": "Fix the cause given in the message (install the project's dependencies "
+            "where utdebug runs, keep I/O out of the function), or run with --allow-errors.",
+        },
+        "defaultConfiguration": {"level": "warning"},
+    },
+    {
+        "id": "UTD003",
+        "name": "function-skipped",
+        "shortDescription": {"text": "The function was skipped."},
+        "fullDescription": {
+            "text": "utdebug did not check this function on purpose: methods, classmethods, "
+            "properties and async functions are not checked, nor functions marked with "
+            "`# utdebug: skip`."
+        },
+        "help": {
+            "text": "Move the logic into a module-level function to have it checked, or "
+            "leave it skipped.",
+        },
+        "defaultConfiguration": {"level": "note"},
+    },
+)
+_RULE_INDEX = {rule["id"]: i for i, rule in enumerate(_RULES)}
+
+
+def _fingerprint(*parts: str) -> str:
+    data = "\x00".join(parts).encode("utf-8", "surrogatepass")
+    return hashlib.sha256(data).hexdigest()
+
+
+def _artifact_uri(path: str) -> str:
+    return urllib.parse.quote(path.replace("\\", "/").encode("utf-8", "surrogatepass"), safe="/")
+
+
+def _root_uri(repository: str) -> str | None:
+    """``file:///abs/repo/`` (percent-encoded, trailing slash), or None when not absolute."""
+    for cls in (PurePosixPath, PureWindowsPath):
+        pure = cls(repository)
+        if repository and pure.is_absolute():
+            try:
+                uri = pure.as_uri()
+            except (ValueError, UnicodeEncodeError):
+                return None
+            return uri if uri.endswith("/") else uri + "/"
+    return None
+
+
+def _utc_time(text: str) -> datetime | None:
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
+
+
+def _sarif_time(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def _sarif_result(
+    report: CheckReport, f: FunctionReport, rule_id: str, level: str, text: str
+) -> dict[str, Any]:
+    start, end = _lines(f)
+    return {
+        "ruleId": rule_id,
+        "ruleIndex": _RULE_INDEX[rule_id],
+        "level": level,
+        "message": {"text": _simulated_prefix(report) + text},
+        "locations": [
+            {
+                "physicalLocation": {
+                    "artifactLocation": {"uri": _artifact_uri(f.path), "uriBaseId": "%SRCROOT%"},
+                    "region": {"startLine": start, "endLine": end},
+                },
+                "logicalLocations": [{"fullyQualifiedName": _qualified(f), "kind": "function"}],
+            }
+        ],
+    }
+
+
+def _sarif(report: CheckReport) -> dict[str, Any]:
+    results: list[dict[str, Any]] = []
+    for f in report.functions:
+        for t in f.findings:
+            result = _sarif_result(
+                report,
+                f,
+                "UTD001",
+                "error",
+                f"{f.qualname} fails a generated test: {t.call} should give {t.expected} "
+                f"({_votes(t)} agree), but it {_outcome(t)}",
+            )
+            result["partialFingerprints"] = {
+                FINGERPRINT_KEY: _fingerprint(f.path, f.qualname, t.call)
+            }
+            result["properties"] = {
+                "call": t.call,
+                "expected": t.expected,
+                "share": round(t.share, 4),
+                "draws": t.draws,
+                "verdict": t.verdict.value,
+                "actual": t.actual,
+            }
+            results.append(result)
+        if f.status in (Status.ERROR, Status.SKIPPED):
+            if f.status is Status.ERROR:
+                rule_id, level = "UTD002", "warning"
+                text = f"{f.qualname} could not be checked: {f.message}"
+            else:
+                rule_id, level = "UTD003", "note"
+                text = f"{f.qualname} was skipped: {f.message}"
+            result = _sarif_result(report, f, rule_id, level, text)
+            result["partialFingerprints"] = {
+                FINGERPRINT_KEY: _fingerprint(rule_id, f.path, f.qualname)
+            }
+            result["properties"] = {"status": f.status.value, "cached": f.cached}
+            results.append(result)
+
+    exit_code = report.exit_code()
+    invocation: dict[str, Any] = {
+        "executionSuccessful": exit_code != 2,
+        "exitCode": exit_code,
+        "exitCodeDescription": _EXIT_MEANING.get(exit_code, ""),
+    }
+    started = _utc_time(report.started_at) if report.started_at else None
+    if started is not None:
+        invocation["startTimeUtc"] = _sarif_time(started)
+        invocation["endTimeUtc"] = _sarif_time(
+            started + timedelta(seconds=max(0.0, report.seconds))
+        )
+
+    run: dict[str, Any] = {
+        "tool": {
+            "driver": {
+                "name": "utdebug",
+                "version": report.tool_version,
+                "rules": [dict(rule) for rule in _RULES],
+            }
+        },
+        "invocations": [invocation],
+        "results": results,
+        "columnKind": "unicodeCodePoints",
+        "properties": {
+            "model": report.model,
+            "simulated": report.simulated,
+            "revision": report.revision,
+            "base": report.base,
+            "min_votes": report.min_votes,
+        },
+    }
+    root = _root_uri(report.repository)
+    if root is not None:
+        run["originalUriBaseIds"] = {"%SRCROOT%": {"uri": root}}
+    log = {"$schema": SARIF_SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+    cleaned: dict[str, Any] = _without_surrogates(log)
+    return cleaned
+
+
+def _without_surrogates(data: Any) -> Any:
+    """``data`` with each lone surrogate in a string shown as ``\\udXXX`` text.
+
+    Strict JSON readers reject a lone surrogate even as a ``\\u`` escape; SARIF goes to such
+    readers (code scanning), so the character becomes visible text instead.
+    """
+    if isinstance(data, str):
+        return _SURROGATE.sub(lambda m: _escape_char(m.group()), data)
+    if isinstance(data, dict):
+        return {_without_surrogates(k): _without_surrogates(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_without_surrogates(v) for v in data]
+    return data

@@ -1,0 +1,211 @@
+"""What ``utdebug check`` found: one :class:`FunctionReport` per checked function.
+
+A *finding* is a generated test that the function does not pass (wrong value, an exception or
+no answer in time) and whose expected output won at least ``min_votes`` of the
+self-consistency votes: a confident test that breaks the function. Tests that fail with a
+weaker majority are kept in the report but are not findings.
+
+Exit codes (:meth:`CheckReport.exit_code`): 0 no findings, 1 findings, 2 a usage or
+environment error, including a function that could not be checked (a module that does not
+load, I/O the sandbox blocks, a model error), unless ``allow_errors`` is set.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, ClassVar
+
+SCHEMA_VERSION = 1
+"""Version of the JSON report (``schema_version``); see ``utdebug/check/report.schema.json``."""
+
+
+class Status(StrEnum):
+    OK = "ok"
+    """Tests ran; no finding."""
+    FINDINGS = "findings"
+    """At least one finding."""
+    ERROR = "error"
+    """The function could not be checked; ``message`` says why."""
+    SKIPPED = "skipped"
+    """Not checked on purpose (a method, an async function, ``# utdebug: skip``)."""
+
+
+class TestVerdict(StrEnum):
+    __test__ = False  # not a pytest class
+    PASS = "pass"
+    FAIL = "fail"
+    """Returned a different value."""
+    ERROR = "error"
+    """Raised an exception."""
+    TIMEOUT = "timeout"
+    """Did not return in time (or the batch ran out of time)."""
+    CRASH = "crash"
+    """The sandboxed child died."""
+
+
+@dataclass(frozen=True, slots=True)
+class TestResult:
+    """One generated test and what the function did with it."""
+
+    __test__: ClassVar[bool] = False  # not a pytest class
+    id: int
+    call: str
+    """The call as the model wrote it, e.g. ``add(0, 5)``."""
+    expected: str
+    """``repr`` of the voted expected output."""
+    share: float
+    """Share of the votes the expected output won (1.0 without voting)."""
+    draws: int
+    """Votes drawn (0 without voting)."""
+    verdict: TestVerdict
+    actual: str | None = None
+    """``returned <repr>``, ``raised <Type>: <message>``, or why it timed out; None on a pass."""
+    finding: bool = False
+    """Failed, with ``share >= min_votes``."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "call": self.call,
+            "expected": self.expected,
+            "share": round(self.share, 4),
+            "draws": self.draws,
+            "verdict": self.verdict.value,
+            "actual": self.actual,
+            "finding": self.finding,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class FixResult:
+    """What ``--fix`` did for one function."""
+
+    pass_before: float | None
+    """Pass rate of the original on the generated tests."""
+    pass_after: float | None
+    """Pass rate of the code in force at the end."""
+    accepted_edits: int
+    patch: str | None
+    """Unified diff (``a/PATH``, ``b/PATH``) of the function, or None when nothing improved."""
+    applied: bool = False
+    """The fix was written to the working tree (``--apply``)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "pass_before": self.pass_before,
+            "pass_after": self.pass_after,
+            "accepted_edits": self.accepted_edits,
+            "patch": self.patch,
+            "applied": self.applied,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionReport:
+    """One function (``path::qualname``) and the outcome of checking it."""
+
+    path: str
+    """Path relative to the repository root, with ``/`` separators."""
+    qualname: str
+    line: int
+    """First line of the function (its first decorator), 1-based; 0 when unknown."""
+    end_line: int
+    status: Status
+    message: str
+    """One line: what happened (``2 of 3 tests fail``, why it was not checked, ...)."""
+    tests: tuple[TestResult, ...] = ()
+    cached: bool = False
+    """The result came from the cache (the function, its module and the model are unchanged)."""
+    seconds: float = 0.0
+    fix: FixResult | None = None
+
+    @property
+    def target(self) -> str:
+        return f"{self.path}::{self.qualname}"
+
+    @property
+    def findings(self) -> tuple[TestResult, ...]:
+        return tuple(t for t in self.tests if t.finding)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "qualname": self.qualname,
+            "line": self.line,
+            "end_line": self.end_line,
+            "status": self.status.value,
+            "message": self.message,
+            "cached": self.cached,
+            "seconds": round(self.seconds, 3),
+            "tests": [t.to_json() for t in self.tests],
+            "fix": self.fix.to_json() if self.fix is not None else None,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class CheckReport:
+    """The whole run."""
+
+    tool_version: str
+    model: str
+    simulated: bool
+    """The model is scripted or simulated (not a language model): said in every output."""
+    repository: str
+    """Absolute path of the repository's working tree."""
+    revision: str
+    """What was checked: ``working tree`` or a commit sha."""
+    base: str | None
+    """The commit the change was taken against (``--changed``), else None."""
+    min_votes: float
+    settings: dict[str, Any] = field(default_factory=dict)
+    """Engine settings that shaped the tests (n, k, threshold, rounds)."""
+    functions: tuple[FunctionReport, ...] = ()
+    started_at: str = ""
+    """ISO 8601 UTC time the run started."""
+    seconds: float = 0.0
+    allow_errors: bool = False
+
+    @property
+    def findings(self) -> int:
+        return sum(len(f.findings) for f in self.functions)
+
+    @property
+    def errors(self) -> int:
+        return sum(f.status is Status.ERROR for f in self.functions)
+
+    def count(self, status: Status) -> int:
+        return sum(f.status is status for f in self.functions)
+
+    def exit_code(self) -> int:
+        if self.findings:
+            return 1
+        if self.errors and not self.allow_errors:
+            return 2
+        return 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "tool": {"name": "utdebug", "version": self.tool_version},
+            "model": self.model,
+            "simulated": self.simulated,
+            "repository": self.repository,
+            "revision": self.revision,
+            "base": self.base,
+            "min_votes": self.min_votes,
+            "settings": dict(self.settings),
+            "started_at": self.started_at,
+            "seconds": round(self.seconds, 3),
+            "summary": {
+                "functions": len(self.functions),
+                "ok": self.count(Status.OK),
+                "findings": self.findings,
+                "functions_with_findings": self.count(Status.FINDINGS),
+                "errors": self.errors,
+                "skipped": self.count(Status.SKIPPED),
+                "cached": sum(f.cached for f in self.functions),
+            },
+            "exit_code": self.exit_code(),
+            "functions": [f.to_json() for f in self.functions],
+        }

@@ -1,5 +1,6 @@
 """The ``utdebug`` command line: ``debug`` and ``demo`` (the interactive app), ``bench``
-(headless benchmarks), ``models`` (configured models) and ``doctor`` (sandbox layers).
+(headless benchmarks), ``check`` (functions of a git repository, for CI), ``models``
+(configured models) and ``doctor`` (sandbox layers).
 
 stdout carries results (tables, or JSON with ``--json``); progress and diagnostics go to stderr.
 """
@@ -164,10 +165,11 @@ def build_parser() -> argparse.ArgumentParser:
     add_arguments(bench)
     b4_sim.add_arguments(bench.add_argument_group("bench b4-sim (no model, no sandbox)"))
 
-    from utdebug import debug_cmd, models_cmd
+    from utdebug import check_cmd, debug_cmd, models_cmd
 
     models_cmd.add_parser(sub)
     debug_cmd.add_parsers(sub, sandbox_opts)
+    check_cmd.add_parser(sub, sandbox_opts)
     return parser
 
 
@@ -183,6 +185,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from utdebug import models_cmd
 
             return models_cmd.run(args)
+        if args.command == "check":
+            from utdebug import check_cmd
+
+            return check_cmd.run(args)
         if args.command in ("debug", "demo"):
             from utdebug import debug_cmd
 

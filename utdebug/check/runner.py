@@ -1,0 +1,757 @@
+"""One ``utdebug check`` run: find the functions, test them in the sandbox, build the report.
+
+The functions are the ones named (``PATH::FUNCTION``) or the ones a change touches
+(``--changed``: :func:`utdebug.check.gitrepo.changed_functions`). A read-only copy of the
+repository at the checked revision (the working tree, or ``--rev``) is bound into the sandbox,
+and each function's module runs there *as that module* (its package, ``__file__``, the
+repository's import roots on ``sys.path``, the repository as the working folder), so its own
+imports, helpers and data files work; packages of the current environment are visible read-only.
+Nothing of the repository is writable from the sandbox, and the working tree is only written
+with ``--fix --apply``.
+
+For each function the engine generates tests with voting (UTGen + self-consistency) and runs
+them; a failing test whose expected output won at least ``min_votes`` of the votes is a finding.
+``--fix`` runs the debugging loop and keeps a patch of the fix (``--apply`` writes it).
+
+A function that cannot be checked is reported with the reason and the run goes on: a file that
+does not parse, a module that does not load (a missing import), I/O that the sandbox blocks, a
+model error. A function that never returns gets timeouts on its tests (2 s each by default):
+failing tests, so findings when confident.
+
+Results are cached under ``<cache>/check`` keyed by the function's source, its module's code,
+the model and the settings; an unchanged function is not tested again (its cached tests are
+judged again with the current ``min_votes``).
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import hashlib
+import json
+import os
+import re
+import site
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from utdebug.check.report import (
+    CheckReport,
+    FixResult,
+    FunctionReport,
+    Status,
+    TestResult,
+    TestVerdict,
+)
+
+CACHE_VERSION = 1
+"""Bumped when what a cached result means changes (old entries are then ignored)."""
+
+SKIP_PRAGMA = re.compile(r"#\s*utdebug:\s*skip\b", re.IGNORECASE)
+"""``# utdebug: skip`` on a function's ``def`` line (or the line above it) skips it."""
+
+IO_ERRORS = frozenset(
+    {
+        "OSError",
+        "IOError",
+        "PermissionError",
+        "FileNotFoundError",
+        "FileExistsError",
+        "IsADirectoryError",
+        "NotADirectoryError",
+        "ConnectionError",
+        "ConnectionRefusedError",
+        "ConnectionResetError",
+        "BlockingIOError",
+        "InterruptedError",
+        "socket.gaierror",
+        "gaierror",
+        "TimeoutError",
+    }
+)
+"""Exceptions that mean the function reached outside the sandbox (files, network)."""
+
+_RAISED = re.compile(r"^raised ([\w.]+):")
+
+Progress = Callable[[str], None]
+
+
+class CheckError(Exception):
+    """The run cannot go on (usage or environment): exit code 2; the message says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class CheckOptions:
+    targets: tuple[str, ...] = ()
+    """``PATH::FUNCTION`` (paths relative to ``cwd`` or absolute)."""
+    changed: bool = False
+    base: str = "HEAD"
+    rev: str | None = None
+    """Check this commit instead of the working tree."""
+    use_merge_base: bool = True
+    paths: tuple[str, ...] = ()
+    """``--changed`` only: limit to these repository paths (files or folders)."""
+    min_votes: float = 0.75
+    tests: int = 3
+    votes: int = 8
+    threshold: float = 0.5
+    timeout: float = 2.0
+    """Seconds per test."""
+    task: str | None = None
+    fix: bool = False
+    rounds: int = 3
+    apply: bool = False
+    patch: Path | None = None
+    """Where ``--fix`` writes the patch of every fix (None: not written)."""
+    cache_dir: Path | None = None
+    use_cache: bool = True
+    allow_errors: bool = False
+    cwd: Path = field(default_factory=Path.cwd)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInfo:
+    """The model as the run needs it: the engine model, a name, and an identity for the cache."""
+
+    model: Any
+    name: str
+    key: str
+    """What identifies the model's answers (name, endpoint, sampling, a script's hash)."""
+    simulated: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Target:
+    path: str
+    qualname: str
+    line: int = 0
+    end_line: int = 0
+    problem: FunctionReport | None = None
+
+
+def default_cache_dir() -> Path:
+    from utdebug.benchmarks.datasets import default_cache_dir as base
+
+    return base() / "check"
+
+
+def run_check(
+    options: CheckOptions,
+    model: ModelInfo,
+    sandbox_config: Any,
+    *,
+    progress: Progress | None = None,
+) -> CheckReport:
+    """Run the whole check (see the module docstring); :class:`CheckError` for exit code 2."""
+    from utdebug import __version__
+    from utdebug.check import gitrepo
+
+    say = progress or (lambda _msg: None)
+    validate_options(options)
+    t0 = time.perf_counter()
+    started = datetime.now(UTC).isoformat(timespec="seconds")
+    where = options.cwd
+    if options.targets:
+        first = Path(options.targets[0].rpartition("::")[0])
+        where = first if first.is_absolute() else options.cwd / first
+    try:
+        repo = gitrepo.open_repository(where if where.exists() else options.cwd)
+        revision = gitrepo.resolve(repo, options.rev) if options.rev else None
+        base: str | None = None
+        if options.changed:
+            cs = gitrepo.changed_functions(
+                repo,
+                options.base,
+                rev=revision,
+                use_merge_base=options.use_merge_base,
+                paths=options.paths,
+            )
+            base = cs.base
+            targets = _changed_targets(cs)
+        else:
+            targets = [_named_target(repo, spec, options.cwd) for spec in options.targets]
+    except gitrepo.GitError as e:
+        raise CheckError(str(e)) from None
+    settings = _settings(options)
+    report_head: dict[str, Any] = {
+        "tool_version": __version__,
+        "model": model.name,
+        "simulated": model.simulated,
+        "repository": str(repo.root),
+        "revision": revision or "working tree",
+        "base": base,
+        "min_votes": options.min_votes,
+        "settings": {
+            "tests": options.tests,
+            "votes": options.votes,
+            "threshold": options.threshold,
+            "timeout": options.timeout,
+            "fix": options.fix,
+            "rounds": options.rounds if options.fix else 0,
+        },
+        "started_at": started,
+        "allow_errors": options.allow_errors,
+    }
+    todo = [t for t in targets if t.problem is None]
+    results: dict[int, FunctionReport] = {
+        i: t.problem for i, t in enumerate(targets) if t.problem is not None
+    }
+    if todo:
+        tmp = Path(tempfile.mkdtemp(prefix="utdebug-check-"))
+        try:
+            say(f"copying the repository ({revision or 'working tree'}) for the sandbox")
+            root = gitrepo.snapshot(repo, tmp / "repo", rev=revision)
+            checker = _Checker(options, model, settings, repo, root, revision, say)
+            results |= checker.check_all(targets, sandbox_config)
+        except gitrepo.GitError as e:
+            raise CheckError(str(e)) from None
+        finally:
+            gitrepo.remove_snapshot(tmp)
+    functions = tuple(results[i] for i in range(len(targets)))
+    return CheckReport(functions=functions, seconds=time.perf_counter() - t0, **report_head)
+
+
+def validate_options(o: CheckOptions) -> None:
+    if bool(o.targets) == o.changed:
+        raise CheckError("give PATH::FUNCTION (one or more) or --changed, not both")
+    if not 0.0 <= o.min_votes <= 1.0:
+        raise CheckError("--min-votes must be between 0 and 1 (a share of the votes)")
+    if not 0.0 <= o.threshold <= 1.0:
+        raise CheckError("--threshold must be between 0 and 1")
+    if o.tests < 1:
+        raise CheckError("-n/--tests must be at least 1")
+    if o.votes < 0 or o.rounds < 0:
+        raise CheckError("-k/--votes and --rounds must be 0 or more")
+    if o.timeout <= 0:
+        raise CheckError("--timeout must be more than 0 seconds")
+    if o.apply and not o.fix:
+        raise CheckError("--apply needs --fix")
+    if o.apply and o.rev is not None:
+        raise CheckError("--apply writes the working tree: it cannot be used with --rev")
+    if o.paths and not o.changed:
+        raise CheckError("--path limits --changed; name functions as PATH::FUNCTION instead")
+
+
+def _settings(o: CheckOptions) -> Any:
+    from utdebug.engine import Settings
+    from utdebug.sandbox import Limits
+
+    return Settings(
+        n=o.tests,
+        k=o.votes,
+        threshold=o.threshold,
+        rounds=o.rounds if o.fix else 0,
+        limits=Limits(per_input=o.timeout, load=10.0, memory_mb=1024, batch=30.0 + 4 * o.timeout),
+    )
+
+
+def _changed_targets(cs: Any) -> list[_Target]:
+    out: list[_Target] = []
+    for p in cs.problems:
+        out.append(
+            _Target(
+                p.path, "<module>", problem=_report(p.path, "<module>", Status.ERROR, p.message)
+            )
+        )
+    for f in cs.functions:
+        problem = None
+        if not f.supported:
+            problem = _report(
+                f.path, f.qualname, Status.SKIPPED, f.reason or "not supported", f.line, f.end_line
+            )
+        out.append(_Target(f.path, f.qualname, f.line, f.end_line, problem))
+    return out
+
+
+def _named_target(repo: Any, spec: str, cwd: Path) -> _Target:
+    from utdebug.check import gitrepo
+    from utdebug.workspace import WorkspaceError, parse_target
+
+    try:
+        path, qualname = parse_target(spec)
+    except WorkspaceError as e:
+        raise CheckError(str(e)) from None
+    rel = gitrepo.relative_path(repo, path if path.is_absolute() else cwd / path)
+    return _Target(rel, qualname)
+
+
+def _report(
+    path: str,
+    qualname: str,
+    status: Status,
+    message: str,
+    line: int = 0,
+    end_line: int = 0,
+    **kw: Any,
+) -> FunctionReport:
+    return FunctionReport(path, qualname, line, end_line, status, message, **kw)
+
+
+def environment_paths(exclude: Sequence[Path]) -> list[str]:
+    """Folders with the current environment's packages that the interpreter's prefix (always
+    visible in the sandbox) does not hold: user site-packages and ``PYTHONPATH`` entries."""
+    from utdebug.sandbox.layers import interpreter_dirs
+
+    cands = list(site.getsitepackages())
+    if site.ENABLE_USER_SITE:
+        cands.append(site.getusersitepackages())
+    cands += [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    covered = [*interpreter_dirs(), "/usr"]
+    skip = [str(p.resolve()) for p in exclude]
+    out: list[str] = []
+    for c in cands:
+        real = os.path.realpath(c)
+        if not os.path.isabs(c) or not os.path.isdir(real) or real in out:
+            continue
+        if any(real == d or real.startswith(d.rstrip("/") + "/") for d in covered + skip):
+            continue
+        out.append(real)
+    return out
+
+
+def module_of(root: Path, rel: str) -> tuple[str, str | None, Path]:
+    """``(module name, package, import root)`` of the file ``rel`` in the tree ``root``: the
+    import root is the nearest folder above the file's packages (folders with ``__init__.py``)."""
+    file = root / rel
+    parts = [file.stem] if file.name != "__init__.py" else []
+    folder = file.parent
+    while folder != root and (folder / "__init__.py").is_file():
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    if not parts:  # a top-level __init__.py of the repository itself
+        parts = [root.name or "module"]
+    name = ".".join(parts)
+    if file.name == "__init__.py":
+        package: str | None = name
+    else:
+        package = name.rpartition(".")[0] or None
+    return name, package, folder
+
+
+class _Checker:
+    def __init__(
+        self,
+        options: CheckOptions,
+        model: ModelInfo,
+        settings: Any,
+        repo: Any,
+        root: Path,
+        revision: str | None,
+        say: Progress,
+    ) -> None:
+        self.o = options
+        self.model = model
+        self.settings = settings
+        self.repo = repo
+        self.root = root
+        self.revision = revision
+        self.say = say
+        self.cache_dir = (options.cache_dir or default_cache_dir()) if options.use_cache else None
+        self.patches: list[str] = []
+
+    def check_all(self, targets: list[_Target], sandbox_config: Any) -> dict[int, FunctionReport]:
+        from utdebug.sandbox import Sandbox
+
+        mounts = (str(self.root), *environment_paths([self.repo.root]))
+        sb = Sandbox(replace(sandbox_config, mounts=mounts))  # started on first use
+        out: dict[int, FunctionReport] = {}
+        todo = [(i, t) for i, t in enumerate(targets) if t.problem is None]
+        try:
+            for j, (i, t) in enumerate(todo, 1):
+                self.say(f"[{j}/{len(todo)}] {t.path}::{t.qualname}")
+                t0 = time.perf_counter()
+                rep = asyncio.run(self._check(sb, t))
+                if not rep.cached:
+                    rep = replace(rep, seconds=time.perf_counter() - t0)
+                self.say(f"[{j}/{len(todo)}] {t.path}::{t.qualname}: {rep.message}")
+                out[i] = rep
+        finally:
+            sb.close()
+        if self.o.patch is not None and self.o.fix:
+            self._write_patch()
+        return out
+
+    def _write_patch(self) -> None:
+        assert self.o.patch is not None
+        path = self.o.patch if self.o.patch.is_absolute() else self.o.cwd / self.o.patch
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("".join(self.patches), encoding="utf-8")
+        except OSError as e:
+            raise CheckError(f"cannot write the patch file {path}: {e}") from None
+        self.say(
+            f"patch with {len(self.patches)} fix(es) written to {path}"
+            if self.patches
+            else f"no fix found; {path} is empty"
+        )
+
+    async def _check(self, sb: Any, t: _Target) -> FunctionReport:
+        from utdebug.workspace import WorkspaceError, load_function
+
+        file = self.root / t.path
+        try:
+            loaded = load_function(file, t.qualname, task=self.o.task)
+        except WorkspaceError as e:
+            msg = str(e).replace(str(file), t.path)
+            return _report(t.path, t.qualname, Status.ERROR, msg, t.line, t.end_line)
+        line, end = loaded.start_line, loaded.end_line
+        loaded = replace(loaded, path=Path(t.path))  # diffs labelled a/PATH, b/PATH
+        if _has_skip_pragma(loaded):
+            return _report(
+                t.path, t.qualname, Status.SKIPPED, "skipped: '# utdebug: skip'", line, end
+            )
+        name, package, import_root = module_of(self.root, t.path)
+        key = self._key(loaded, name)
+        cached = self._cache_get(key)
+        if cached is not None:
+            rep = _from_cache(cached, t.path, t.qualname, line, end, self.o.min_votes)
+            if rep is not None:
+                return await self._maybe_apply(rep, loaded, cached.get("fixed_code"))
+        from utdebug.engine import Executor, Session
+        from utdebug.sandbox import ModuleContext, SandboxError, SandboxUnavailable
+
+        try:
+            sb.start()  # the first function not in the cache starts it; no-op afterwards
+        except (SandboxUnavailable, SandboxError) as e:
+            raise CheckError(f"sandbox: {e}") from None
+
+        ctx = ModuleContext(
+            name=name,
+            file=str(file),
+            package=package,
+            path=tuple(dict.fromkeys([str(import_root), str(self.root)])),
+            cwd=str(self.root),
+        )
+        executor = Executor(sb, workers=2, context=ctx)
+        task = replace(loaded.to_task(), description=_description(loaded, name))
+        task = replace(task, task_id=f"{t.path}::{t.qualname}")
+        session = Session(task, self.model.model, executor, self.settings)
+        try:
+            data = await self._run_session(session, task, loaded)
+        except Exception as e:  # a model or engine failure ends this function only
+            from utdebug.agents.base import ModelError
+
+            if not isinstance(e, ModelError):
+                raise
+            msg = f"not checked: the model failed: {type(e).__name__}: {e}"
+            return _report(t.path, t.qualname, Status.ERROR, msg, line, end)
+        finally:
+            executor.close()
+        if data["cacheable"]:
+            self._cache_put(key, data)
+        rep = _from_data(data, t.path, t.qualname, line, end, self.o.min_votes)
+        return await self._maybe_apply(rep, loaded, data.get("fixed_code"))
+
+    async def _run_session(self, session: Any, task: Any, loaded: Any) -> dict[str, Any]:
+        from utdebug.engine.events import TestsBuilt
+
+        code = task.code
+        stopped = None
+        if self.o.fix:
+            result = await session.run()
+            built = [e for e in session.events if isinstance(e, TestsBuilt) and e.round == 0]
+            if result.error is not None and not built:  # not even the tests were built
+                from utdebug.agents.base import ModelError
+
+                raise ModelError(result.error)
+            stopped = result.error  # a later round failed: keep the tests and any fix so far
+            tests = list(built[0].tests) if built else []
+        else:
+            tests = await session.generate_tests(code)
+        run = await session.run_tests(code, tests, 0, "current")
+        data: dict[str, Any] = {
+            "version": CACHE_VERSION,
+            "load_error": run.load_error,
+            "tests": [_test_json(t, j) for t, j in zip(tests, run.results, strict=True)],
+            "cacheable": stopped is None,
+            "fixed_code": None,
+            "fix": None,
+        }
+        if self.o.fix:
+            final = session.code
+            accepted = len(session.versions) - 1
+            after = await session.run_tests(final, tests, 0, "current") if tests else None
+            patch = None
+            if final.strip() != code.strip():
+                from utdebug.workspace import WorkspaceError, function_diff
+
+                try:
+                    patch = function_diff(loaded, final) or None
+                except WorkspaceError as e:
+                    data["fix_error"] = str(e)
+            data["fixed_code"] = final if patch else None
+            if stopped is not None:
+                data["fix_error"] = f"the debugging loop stopped: {stopped}"
+            data["fix"] = {
+                "pass_before": run.rate,
+                "pass_after": after.rate if after is not None else None,
+                "accepted_edits": accepted,
+                "patch": patch,
+            }
+        return data
+
+    async def _maybe_apply(
+        self, rep: FunctionReport, loaded: Any, fixed_code: str | None
+    ) -> FunctionReport:
+        if rep.fix is None or rep.fix.patch is None:
+            return rep
+        self.patches.append(rep.fix.patch)
+        if not self.o.apply or fixed_code is None:
+            return rep
+        from utdebug.workspace import WorkspaceError, load_function, write_back
+
+        target = self.repo.root / rep.path
+        try:
+            now = load_function(target, rep.qualname)
+            if now.source != loaded.source:
+                raise WorkspaceError(f"{rep.path} changed while it was checked: not applying")
+            write_back(now, fixed_code, backup=False)
+        except WorkspaceError as e:
+            return replace(rep, message=f"{rep.message}; fix not applied: {e}")
+        return replace(rep, fix=replace(rep.fix, applied=True), message=rep.message + "; applied")
+
+    # -- cache ------------------------------------------------------------------------------
+
+    def _key(self, loaded: Any, module: str) -> str:
+        o = self.o
+        blob = {
+            "v": CACHE_VERSION,
+            "model": self.model.key,
+            "function": loaded.source,
+            "module": module_context(loaded.module_code, loaded.entry_point),
+            "module_name": module,
+            "task": o.task,
+            "tests": o.tests,
+            "votes": o.votes,
+            "threshold": o.threshold,
+            "timeout": o.timeout,
+            "fix": o.rounds if o.fix else None,
+        }
+        return hashlib.sha256(json.dumps(blob, sort_keys=True).encode()).hexdigest()
+
+    def _cache_path(self, key: str) -> Path | None:
+        return None if self.cache_dir is None else self.cache_dir / key[:2] / f"{key}.json"
+
+    def _cache_get(self, key: str) -> dict[str, Any] | None:
+        path = self._cache_path(key)
+        if path is None:
+            return None
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None  # missing or unreadable: checked again and rewritten
+        if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
+            return None
+        return data
+
+    def _cache_put(self, key: str, data: dict[str, Any]) -> None:
+        path = self._cache_path(key)
+        if path is None:
+            return
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(data, f)
+            os.replace(tmp, path)
+        except OSError as e:  # a read-only cache must not fail the check
+            self.say(f"warning: cannot write the cache entry {path}: {e}")
+
+
+def module_context(module_code: str, entry_point: str) -> str:
+    """What of its module a function's behaviour can depend on, for the cache key: every
+    module-level statement that is not a definition (imports, constants, setup code), and the
+    module-level functions and classes the function uses, directly or through each other.
+    Editing an unrelated function of the same module leaves this unchanged."""
+    try:
+        tree = ast.parse(module_code)
+    except (SyntaxError, ValueError):
+        return module_code
+    defs: dict[str, ast.stmt] = {}
+    rest: list[str] = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            defs[node.name] = node  # the last definition wins, as in Python
+        else:
+            rest.append(ast.dump(node))
+    used: list[str] = []
+    todo = [entry_point]
+    while todo:
+        name = todo.pop()
+        found = defs.get(name)
+        if found is None or name in used:
+            continue
+        used.append(name)
+        todo += [n.id for n in ast.walk(found) if isinstance(n, ast.Name) and n.id in defs]
+    return "\n".join([*rest, *(ast.dump(defs[n]) for n in sorted(used))])
+
+
+def _has_skip_pragma(loaded: Any) -> bool:
+    """``# utdebug: skip`` on the line above the function, a decorator line or its ``def``."""
+    lines = loaded.file_text.splitlines()
+    window = []
+    for n in range(max(loaded.start_line - 1, 1), loaded.end_line + 1):
+        text = lines[n - 1] if n <= len(lines) else ""
+        window.append(text)
+        if n >= loaded.start_line and re.match(rf"\s*def\s+{loaded.entry_point}\b", text):
+            break
+    return any(SKIP_PRAGMA.search(x) for x in window)
+
+
+def _description(loaded: Any, module: str) -> str:
+    """The task: ``--task`` and the docstring (from the loader), plus the module it lives in."""
+    text = loaded.description
+    try:
+        doc = ast.get_docstring(ast.parse(loaded.file_text)) or ""
+    except SyntaxError:
+        doc = ""
+    context = f"`{loaded.qualname}` is part of the module `{module}`"
+    if doc.strip():
+        context += f", described as: {doc.strip().split(chr(10) + chr(10))[0]}"
+    return f"{text}\n\n({context}.)"
+
+
+def _test_json(t: Any, judged: Any) -> dict[str, Any]:
+    from utdebug.sandbox.compare import describe
+    from utdebug.sandbox.verdicts import Verdict
+
+    if judged.verdict is Verdict.PASS:
+        verdict = TestVerdict.PASS
+    elif judged.verdict is Verdict.TIMEOUT:
+        verdict = TestVerdict.TIMEOUT
+    elif judged.verdict is Verdict.CRASH:
+        verdict = TestVerdict.CRASH
+    elif (judged.detail or "").startswith("raised "):
+        verdict = TestVerdict.ERROR
+    else:
+        verdict = TestVerdict.FAIL
+    actual = judged.detail
+    if verdict is TestVerdict.TIMEOUT:
+        actual = f"no answer in time ({judged.detail})" if judged.detail else "no answer in time"
+    return {
+        "id": t.id,
+        "call": t.call,
+        "expected": describe(t.expected, 2000),
+        "share": t.share,
+        "draws": t.draws,
+        "verdict": verdict.value,
+        "actual": actual,
+    }
+
+
+def _io_error(tests: list[dict[str, Any]]) -> str | None:
+    for t in tests:
+        m = _RAISED.match(t.get("actual") or "")
+        if t["verdict"] == "error" and m and m.group(1) in IO_ERRORS:
+            return str(t["actual"])[len("raised ") :]
+    return None
+
+
+def _from_cache(
+    data: dict[str, Any], path: str, qualname: str, line: int, end: int, min_votes: float
+) -> FunctionReport | None:
+    try:
+        return replace(_from_data(data, path, qualname, line, end, min_votes), cached=True)
+    except (KeyError, TypeError, ValueError):
+        return None  # an entry of another shape: check again
+
+
+def _from_data(
+    data: dict[str, Any], path: str, qualname: str, line: int, end: int, min_votes: float
+) -> FunctionReport:
+    raw = list(data["tests"])
+    tests = tuple(
+        TestResult(
+            id=int(t["id"]),
+            call=str(t["call"]),
+            expected=str(t["expected"]),
+            share=float(t["share"]),
+            draws=int(t["draws"]),
+            verdict=TestVerdict(t["verdict"]),
+            actual=None if t["verdict"] == "pass" else t.get("actual"),
+            finding=t["verdict"] != "pass" and float(t["share"]) >= min_votes - 1e-9,
+        )
+        for t in raw
+    )
+    fix = None
+    if data.get("fix") is not None:
+        f = data["fix"]
+        fix = FixResult(f["pass_before"], f["pass_after"], int(f["accepted_edits"]), f["patch"])
+    load_error = data.get("load_error")
+    failing = [t for t in tests if t.verdict is not TestVerdict.PASS]
+    if load_error:
+        msg = f"not checked: its module does not load in the sandbox: {load_error}"
+        return _report(
+            path, qualname, Status.ERROR, msg, line, end, tests=_no_findings(tests), fix=fix
+        )
+    io = _io_error(raw)
+    if io is not None:
+        msg = (
+            f"not checked: it does I/O the sandbox blocks ({io}); mark it '# utdebug: skip' "
+            "or move the I/O out of the function"
+        )
+        return _report(
+            path, qualname, Status.ERROR, msg, line, end, tests=_no_findings(tests), fix=fix
+        )
+    if not tests:
+        msg = "not checked: no test could be generated (no usable test in the model's replies)"
+        return _report(path, qualname, Status.ERROR, msg, line, end, fix=fix)
+    findings = [t for t in tests if t.finding]
+    msg = f"{len(failing)} of {len(tests)} tests fail"
+    if findings:
+        msg += f", {len(findings)} with at least {min_votes:.0%} of the votes"
+    elif failing:
+        msg += f", none with at least {min_votes:.0%} of the votes"
+    if fix is not None:
+        msg += _fix_summary(fix)
+    if data.get("fix_error"):
+        msg += f" ({data['fix_error']})"
+    status = Status.FINDINGS if findings else Status.OK
+    return _report(path, qualname, status, msg, line, end, tests=tests, fix=fix)
+
+
+def _no_findings(tests: tuple[TestResult, ...]) -> tuple[TestResult, ...]:
+    return tuple(replace(t, finding=False) for t in tests)
+
+
+def _fix_summary(fix: FixResult) -> str:
+    if fix.patch is None:
+        return "; no fix found"
+
+    def pct(x: float | None) -> str:
+        return "n/a" if x is None else f"{x:.0%}"
+
+    return f"; fix: {pct(fix.pass_before)} -> {pct(fix.pass_after)} of the tests pass"
+
+
+def model_info(spec_value: str | None) -> ModelInfo:
+    """Build the model named by ``--model`` (else ``UTDEBUG_MODEL``, else the config default)."""
+    from utdebug.agents.base import Meter
+    from utdebug.agents.config import ConfigError, build_litellm_model, resolve_model_spec
+    from utdebug.agents.scripted import ScriptedModel
+
+    try:
+        spec = resolve_model_spec(spec_value)
+        if spec.kind == "sim":
+            raise CheckError(
+                "--model sim answers from a benchmark problem's gold solution; it cannot check "
+                "your code: use a real model, or scripted:FILE for a dry run"
+            )
+        if spec.kind == "scripted":
+            assert spec.script_path is not None
+            path = Path(spec.script_path)
+            model = ScriptedModel.from_file(path)
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            return ModelInfo(model, model.name, f"scripted:{digest}", True)
+        built = build_litellm_model(spec, Meter())
+    except (ConfigError, ValueError, OSError) as e:
+        raise CheckError(str(e)) from None
+    key = json.dumps(
+        [spec.litellm_model, spec.api_base, spec.temperature, spec.top_p, spec.max_tokens]
+    )
+    return ModelInfo(built, spec.name, key, bool(getattr(built, "simulated", False)))

@@ -1,0 +1,192 @@
+"""``utdebug check``: generated tests against functions of a git repository, for CI.
+
+``utdebug check PATH::FUNCTION ...`` checks the named functions; ``utdebug check --changed
+[--base REF]`` checks the functions that the change from ``REF`` (default ``HEAD``: the
+uncommitted changes) to the working tree touches. The report goes to stdout in the chosen
+``--format`` (or to ``--output FILE``, with the human report on stdout); progress goes to
+stderr. Exit codes: 0 no findings, 1 findings, 2 usage or environment error (including a
+function that could not be checked, unless ``--allow-errors``). See ``docs/check.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+DEFAULT_MIN_VOTES = 0.75
+
+
+def add_parser(subparsers: Any, sandbox_opts: argparse.ArgumentParser) -> None:
+    from utdebug.check.formats import FORMATS
+
+    c: argparse.ArgumentParser = subparsers.add_parser(
+        "check",
+        parents=[sandbox_opts],
+        help="generate tests that try to break functions of a git repository (for CI)",
+        description="Generate tests (with voting) for the named functions, or the functions a "
+        "git change touches, run them in the sandbox with the function's real module context, "
+        "and report the failing tests whose expected output has a confident majority. "
+        "Exit codes: 0 no findings, 1 findings, 2 usage or environment error.",
+    )
+    c.add_argument("targets", nargs="*", metavar="PATH::FUNCTION", help="functions to check")
+    c.add_argument("--changed", action="store_true", help="check the functions the change touches")
+    c.add_argument(
+        "--base",
+        default=os.environ.get("UTDEBUG_BASE") or "HEAD",
+        help="compare with this revision (default HEAD, env UTDEBUG_BASE); with a branch, "
+        "the change since the merge base",
+    )
+    c.add_argument(
+        "--no-merge-base",
+        action="store_true",
+        help="compare with --base itself, not with its merge base",
+    )
+    c.add_argument("--rev", default=None, help="check this commit instead of the working tree")
+    c.add_argument(
+        "--path",
+        action="append",
+        default=[],
+        dest="paths",
+        help="with --changed: only files under this repository path (repeatable)",
+    )
+    c.add_argument(
+        "--model",
+        default=None,
+        help="a configured model name, a litellm model string or 'scripted:FILE' "
+        "(default: UTDEBUG_MODEL, then the config file's default)",
+    )
+    c.add_argument("-n", "--tests", type=int, default=3, help="tests per function (3)")
+    c.add_argument("-k", "--votes", type=int, default=8, help="output votes per test (8)")
+    c.add_argument(
+        "--threshold",
+        type=float,
+        default=0.5,
+        help="keep a test when its expected output wins this share of the votes (0.5)",
+    )
+    c.add_argument(
+        "--min-votes",
+        type=float,
+        default=DEFAULT_MIN_VOTES,
+        help="a failing test is a finding when its expected output won at least this share "
+        f"of the votes ({DEFAULT_MIN_VOTES})",
+    )
+    c.add_argument("--timeout", type=float, default=2.0, help="seconds per test run (2)")
+    c.add_argument(
+        "--task", default=None, help="what the function should do (with --changed: every function)"
+    )
+    c.add_argument(
+        "--fix", action="store_true", help="run the debugging loop and write a patch file"
+    )
+    c.add_argument("--rounds", type=int, default=3, help="debugging rounds with --fix (3)")
+    c.add_argument(
+        "--patch",
+        type=Path,
+        default=Path("utdebug-fix.patch"),
+        help="patch file written by --fix (default utdebug-fix.patch; apply it with git apply)",
+    )
+    c.add_argument(
+        "--apply", action="store_true", help="with --fix: also write the fixes to the files"
+    )
+    c.add_argument("--format", choices=FORMATS, default="human", help="report format (human)")
+    c.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        default=None,
+        help="write the report there (the human report still goes to stdout)",
+    )
+    c.add_argument(
+        "--report",
+        action="append",
+        default=[],
+        metavar="FORMAT=PATH",
+        help="also write the report in FORMAT to PATH (repeatable), e.g. sarif=utdebug.sarif",
+    )
+    c.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        help="results cache (default: $UTDEBUG_CACHE_DIR/check or ~/.cache/utdebug/check)",
+    )
+    c.add_argument("--no-cache", action="store_true", help="check every function again")
+    c.add_argument(
+        "--allow-errors",
+        action="store_true",
+        help="exit 0 (not 2) when some functions could not be checked but nothing was found",
+    )
+    c.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+
+
+def run(args: argparse.Namespace) -> int:
+    from utdebug.check.formats import render, write_human
+    from utdebug.check.runner import CheckError, CheckOptions, model_info, run_check
+    from utdebug.cli import _sandbox_config
+
+    def progress(msg: str) -> None:
+        if not args.quiet:
+            print(f"utdebug check: {msg}", file=sys.stderr, flush=True)
+
+    try:
+        extra = [_report_spec(x) for x in args.report]
+        options = CheckOptions(
+            targets=tuple(args.targets),
+            changed=bool(args.changed),
+            base=args.base,
+            rev=args.rev,
+            use_merge_base=not args.no_merge_base,
+            paths=tuple(args.paths),
+            min_votes=args.min_votes,
+            tests=args.tests,
+            votes=args.votes,
+            threshold=args.threshold,
+            timeout=args.timeout,
+            task=args.task,
+            fix=bool(args.fix),
+            rounds=args.rounds,
+            apply=bool(args.apply),
+            patch=args.patch if args.fix else None,
+            cache_dir=args.cache_dir,
+            use_cache=not args.no_cache,
+            allow_errors=bool(args.allow_errors),
+            cwd=Path.cwd(),
+        )
+        from utdebug.check.runner import validate_options
+
+        validate_options(options)  # usage errors before a model is built
+        model = model_info(args.model)
+        report = run_check(options, model, _sandbox_config(args), progress=progress)
+    except CheckError as e:
+        print(f"utdebug check: {e}", file=sys.stderr)
+        return 2
+    files = ([(args.format, args.output)] if args.output is not None else []) + extra
+    for fmt, path in files:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(render(report, fmt), encoding="utf-8")
+        except OSError as e:
+            print(f"utdebug check: cannot write {path}: {e}", file=sys.stderr)
+            return 2
+        progress(f"{fmt} report written to {path}")
+    if args.output is None and args.format != "human":
+        sys.stdout.write(render(report, args.format))
+        sys.stdout.flush()
+    else:
+        from rich.console import Console
+
+        write_human(report, Console(highlight=False, soft_wrap=False))
+    return report.exit_code()
+
+
+def _report_spec(text: str) -> tuple[str, Path]:
+    from utdebug.check.formats import FORMATS
+    from utdebug.check.runner import CheckError
+
+    fmt, sep, path = text.partition("=")
+    if not sep or not path.strip():
+        raise CheckError(f"--report {text!r}: write it as FORMAT=PATH (e.g. sarif=out.sarif)")
+    if fmt not in FORMATS:
+        raise CheckError(f"--report {text!r}: unknown format {fmt!r} ({', '.join(FORMATS)})")
+    return fmt, Path(path)

@@ -171,3 +171,14 @@ def test_tui_startup_script_prints_its_numbers() -> None:
     assert re.search(rf"^FIRST SCREEN median {NUM} ms", out, re.M), out
     assert "LITELLM loaded by the app: no" in out
     assert re.search(r"^TARGET first screen < 1000 ms: (PASS|MISS)$", out, re.M), out
+
+
+def test_check_speed_script_prints_its_numbers() -> None:
+    out = _run("check_speed.py", "--modules", "6", "--changed", "4", timeout=120).stdout
+    assert re.search(rf"^DETECT {NUM} ms +\(4 functions in 4 files\)$", out, re.M), out
+    assert re.search(rf"^SNAPSHOT {NUM} ms +\(14 files\)$", out, re.M), out
+    assert re.search(rf"^COLD {NUM} ms +\(4 functions, {NUM} ms each, 0 cached, 6 findings\)$",
+                     out, re.M), out  # fmt: skip
+    assert re.search(rf"^CACHED {NUM} ms +\(4 functions, {NUM} ms each, 4 cached", out, re.M), out
+    assert "FINDINGS 6 (expected 6): OK" in out
+    assert re.search(r"^TARGET cached run < 2000 ms: (PASS|MISS)$", out, re.M), out

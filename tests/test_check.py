@@ -217,6 +217,19 @@ def test_working_tree_changes_are_checked_against_head(calc: git.Repo, tmp_path:
     assert len(greet.findings) == 3
 
 
+def test_a_commit_is_checked_from_its_own_snapshot(calc: git.Repo, tmp_path: Path) -> None:
+    feature = calc.commit("feature").hexsha
+    calc.git.checkout("main")  # the working tree holds the correct add
+    model = Replies(SPECS).info()
+    report = check(calc, tmp_path, model, changed=True, base="main", rev="feature")
+    assert report.revision == feature and by_name(report)["add"].status is Status.FINDINGS
+    named = check(calc, tmp_path, model, targets=("calc/ops.py::add",), rev="feature")
+    assert named.functions[0].status is Status.FINDINGS
+    with pytest.raises(CheckError, match="--rev"):
+        check(calc, tmp_path, model, targets=("calc/ops.py::add",), rev="feature", fix=True,
+              apply=True)  # fmt: skip
+
+
 # -- module context and the sandbox -----------------------------------------------------------
 
 

@@ -65,6 +65,7 @@ __all__ = [
     "export_pytest",
     "function_diff",
     "load_function",
+    "parse_module",
     "parse_target",
     "render_pytest",
     "write_back",
@@ -181,7 +182,8 @@ def _read_bytes(path: Path) -> bytes:
         raise WorkspaceError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
-def _parse_module(text: str, where: str) -> ast.Module:
+def parse_module(text: str, where: str) -> ast.Module:
+    """``ast.parse`` with a :class:`WorkspaceError` that names the line and column."""
     try:
         return ast.parse(text, filename=where)
     except SyntaxError as exc:
@@ -194,7 +196,7 @@ def _parse_module(text: str, where: str) -> ast.Module:
 
 
 def _load_text(path: Path, qualname: str, text: str, sha: str, task: str | None) -> LoadedFunction:
-    tree = _parse_module(text, str(path))
+    tree = parse_module(text, str(path))
     node, class_node = _find(tree, qualname, path)
     lines = _lines(text)
     start = _first_line(node)

@@ -479,15 +479,12 @@ def _source(repo: Repository, path: str, revision: str | None) -> str:
 
 
 def _parse(source: str, path: str) -> ast.Module:
+    from utdebug.workspace import WorkspaceError, parse_module
+
     try:
-        return ast.parse(source, filename=path)
-    except SyntaxError as exc:
-        where = f"line {exc.lineno}" if exc.lineno is not None else "unknown line"
-        if exc.lineno is not None and exc.offset is not None:
-            where += f", column {exc.offset}"
-        raise _Problem(f"cannot parse {path}: {where}: {exc.msg}") from None
-    except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, deep nesting
-        raise _Problem(f"cannot parse {path}: {exc}") from None
+        return parse_module(source, path)
+    except WorkspaceError as exc:
+        raise _Problem(str(exc)) from None
 
 
 def _touched(

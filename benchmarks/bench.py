@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import threading
 from pathlib import Path
@@ -219,8 +218,9 @@ def _print(
                 for r in runs
             },
         }
-        json.dump(payload, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        from utdebug.benchmarks.runs import print_json
+
+        print_json(payload)
         return
     table = Table(
         title=f"{program.value} code on the private tests ({settings.semantics.value} comparison, "

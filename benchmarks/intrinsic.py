@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +35,7 @@ from utdebug.benchmarks.debugging import (
     register_sim,
     task_from_problem,
 )
+from utdebug.benchmarks.runs import print_json, simulated_note
 from utdebug.engine import Executor
 from utdebug.sandbox.compare import Semantics
 from utdebug.sandbox.server import Limits, Status
@@ -175,16 +174,12 @@ def print_intrinsic(out: Console, split: Split, res: IntrinsicResult, *, as_json
         "errors": res.errors,
     }
     if as_json:
-        json.dump(payload, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        print_json(payload)
         return
     title = f"{split.value}: intrinsic, {res.method}, {res.model}"
     if res.simulated:
         title = f"{SIMULATED}: {title}"
-        out.print(
-            f"{SIMULATED}: these results come from the simulated model (sim), not from a "
-            "language model."
-        )
+        out.print(simulated_note())
     t = Table(title=title)
     for c in ("samples", "parsed", "valid", "attack rate", "output acc.", "acc. ∩ attack"):
         t.add_column(c, justify="right")

@@ -24,8 +24,6 @@ Runs with the simulated model are labelled SIMULATED everywhere.
 from __future__ import annotations
 
 import asyncio
-import json
-import sys
 import time
 from collections.abc import Sequence
 from functools import partial
@@ -53,7 +51,15 @@ from utdebug.benchmarks.records import (
     task_order,
     write_json_atomic,
 )
-from utdebug.benchmarks.runs import Job, ProgressFn, RunResult, record_run, summary_head
+from utdebug.benchmarks.runs import (
+    Job,
+    ProgressFn,
+    RunResult,
+    print_json,
+    record_run,
+    simulated_note,
+    summary_head,
+)
 from utdebug.engine import Executor, Session, Settings, UnitTest, code_id
 from utdebug.ranking import Strategy, TieRule, rank_all
 from utdebug.sandbox.verdicts import Verdict
@@ -285,25 +291,19 @@ _NAMES = {
 def print_judge(out: Console, ls: LoadedSplit, run: JudgeRun, *, as_json: bool) -> None:
     s = run.summary
     if as_json:
-        json.dump(
+        print_json(
             {
                 "split": ls.split.value,
                 "out_dir": str(run.out_dir),
                 "wall_seconds": round(run.wall_seconds, 2),
                 "summary": s,
-            },
-            sys.stdout,
-            indent=2,
+            }
         )
-        sys.stdout.write("\n")
         return
     sim = bool(s["simulated"])
     label = f"{SIMULATED} " if sim else ""
     if sim:
-        out.print(
-            f"{SIMULATED}: these results come from the simulated model (sim), not from a "
-            "language model."
-        )
+        out.print(simulated_note())
     title = (
         f"{label}{ls.split.value}: best-of-{s['solutions_per_problem']} selection, "
         f"{s['model']}, {s['settings']['ut_method']} tests"

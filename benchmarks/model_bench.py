@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import math
 import re
 import sys
@@ -53,6 +52,7 @@ from utdebug.benchmarks.debugging import (
     debug_split,
 )
 from utdebug.benchmarks.evaluator import EvalSettings, ExpectedCache
+from utdebug.benchmarks.runs import print_json, simulated_note
 from utdebug.benchmarks.scoring_verifiers import SETS as VERIFIER_SETS
 from utdebug.engine import Executor, Settings, UTMethod, Variant
 from utdebug.engine.model import RANKERS
@@ -619,10 +619,7 @@ def _title(text: str, simulated: bool) -> str:
 
 def _sim_note(out: Console, simulated: bool) -> None:
     if simulated:
-        out.print(
-            f"{SIMULATED}: these results come from the simulated model (sim), not from a "
-            "language model."
-        )
+        out.print(simulated_note())
 
 
 def print_debug(
@@ -636,17 +633,14 @@ def print_debug(
 ) -> None:
     s = run.summary
     if as_json:
-        json.dump(
+        print_json(
             {
                 "split": split.value,
                 "out_dir": str(run.out_dir),
                 "wall_seconds": round(run.wall_seconds, 2),
                 "summary": s,
-            },
-            sys.stdout,
-            indent=2,
+            }
         )
-        sys.stdout.write("\n")
         return
     _sim_note(out, s["simulated"])
     t = Table(
@@ -708,12 +702,7 @@ def print_ablation(
         )
     sim = any(r["simulated"] for r in rows)
     if as_json:
-        json.dump(
-            {"split": split.value, "label": SIMULATED if sim else None, "rows": rows},
-            sys.stdout,
-            indent=2,
-        )
-        sys.stdout.write("\n")
+        print_json({"split": split.value, "label": SIMULATED if sim else None, "rows": rows})
         return
     _sim_note(out, sim)
     variant = runs[0][1].summary["settings"]["variant"] if runs else "?"
@@ -748,12 +737,7 @@ def print_voting(
             "tests": i["tests"],
         }
     if as_json:
-        json.dump(
-            {"split": split.value, "label": SIMULATED, "rows": list(rows.values())},
-            sys.stdout,
-            indent=2,
-        )
-        sys.stdout.write("\n")
+        print_json({"split": split.value, "label": SIMULATED, "rows": list(rows.values())})
         return
     _sim_note(out, True)
     t = Table(title=_title(f"{split.value}: output accuracy of kept tests", True))

@@ -10,6 +10,8 @@ budget): those problems are not recorded, so a rerun retries them.
 from __future__ import annotations
 
 import asyncio
+import json
+import sys
 import threading
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -191,3 +193,17 @@ __all__ = [
     "record_run",
     "summary_head",
 ]
+
+
+def print_json(data: Any) -> None:
+    """``data`` as indented JSON on stdout: the ``--json`` output of every bench mode."""
+    json.dump(data, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+
+
+def simulated_note(model: str = "(sim)") -> str:
+    """The sentence a table of simulated results starts with."""
+    return (
+        f"{SIMULATED}: these results come from the simulated model {model}, not from a "
+        "language model."
+    )

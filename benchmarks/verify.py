@@ -74,7 +74,9 @@ from utdebug.benchmarks.runs import (
     Job,
     ProgressFn,
     RunResult,
+    print_json,
     record_run,
+    simulated_note,
     summary_head,
 )
 from utdebug.benchmarks.scoring_verifiers import (
@@ -627,7 +629,7 @@ def _num(x: float | None) -> str:
 def print_verify(out: Console, vs: VerifierSet, run: VerifyRun, *, as_json: bool) -> None:
     s = run.summary
     if as_json:
-        json.dump(
+        print_json(
             {
                 "label": s["label"],
                 "set": vs.name,
@@ -638,19 +640,13 @@ def print_verify(out: Console, vs: VerifierSet, run: VerifyRun, *, as_json: bool
                 "resumed": run.skipped,
                 "wall_seconds": round(run.wall_seconds, 2),
                 "summary": s,
-            },
-            sys.stdout,
-            indent=2,
+            }
         )
-        sys.stdout.write("\n")
         return
     sim = bool(s["simulated"])
     label = f"{SIMULATED} " if sim else ""
     if sim:
-        out.print(
-            f"{SIMULATED}: these results come from the simulated model {s['model']!r}, not "
-            "from a language model."
-        )
+        out.print(simulated_note(repr(s["model"])))
     m = s["metrics"]
     st = s["settings"]
     title = (

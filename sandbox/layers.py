@@ -117,27 +117,33 @@ def interpreter_dirs() -> list[str]:
     """Folders the interpreter needs to start and import its packages, outermost only."""
     dirs = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
     dirs |= {os.path.abspath(p) for p in (sys.prefix, sys.base_prefix)}
-    out: list[str] = []
-    for d in sorted(dirs, key=len):
-        if d.startswith("/usr/") or any(d == o or d.startswith(o + "/") for o in out):
-            continue
-        out.append(d)
-    return out
+    return [d for d in outermost(list(dirs)) if not d.startswith("/usr/")]
 
 
-def _ancestors(path: str) -> list[str]:
-    parts = path.strip("/").split("/")[:-1]
-    return ["/" + "/".join(parts[: i + 1]) for i in range(len(parts))]
+def inside(path: str, roots: list[str]) -> bool:
+    """``path`` is one of ``roots`` or lies under one of them."""
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
 
 
 def outermost(dirs: list[str], covered: list[str] | None = None) -> list[str]:
     """``dirs`` without the ones inside another (or inside ``covered``), shortest first."""
     out: list[str] = []
     for d in sorted(set(dirs), key=len):
-        if any(d == o or d.startswith(o.rstrip("/") + "/") for o in [*(covered or []), *out]):
-            continue
-        out.append(d)
+        if not inside(d, [*(covered or []), *out]):
+            out.append(d)
     return out
+
+
+def visible_dirs(mounts: tuple[str, ...]) -> list[str]:
+    """Host folders bound read-only besides ``/usr``: the interpreter's, then the mounts not
+    already inside one of them."""
+    interp = interpreter_dirs()
+    return interp + outermost(list(mounts), ["/usr", *interp])
+
+
+def _ancestors(path: str) -> list[str]:
+    parts = path.strip("/").split("/")[:-1]
+    return ["/" + "/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
 def bwrap_argv(bwrap: str, is_root: bool, mounts: tuple[str, ...] = ()) -> list[str]:
@@ -173,8 +179,7 @@ def bwrap_argv(bwrap: str, is_root: bool, mounts: tuple[str, ...] = ()) -> list[
     # --tmpfs /tmp would cover its bind.
     argv += ["--perms", "1777", "--size", str(64 << 20), "--tmpfs", "/tmp"]
     made: set[str] = set()
-    interp = interpreter_dirs()
-    for d in interp + outermost(list(mounts), ["/usr", *interp]):
+    for d in visible_dirs(mounts):
         for a in _ancestors(d):
             if a not in made:
                 argv += ["--perms", "0755", "--dir", a]
@@ -208,7 +213,7 @@ def plan(use_bwrap: bool | None = None, mounts: tuple[str, ...] = ()) -> Plan:
         cfg: dict[str, object] = {
             "unshare_net": True,
             "minimal_root": True,
-            "keep": interpreter_dirs() + outermost(list(mounts), ["/usr", *interpreter_dirs()]),
+            "keep": visible_dirs(mounts),
         }
         return Plan("root", (), cfg, is_root)
     return Plan("plain", (), {}, is_root)

@@ -295,7 +295,7 @@ def _report(
 def environment_paths(exclude: Sequence[Path]) -> list[str]:
     """Folders with the current environment's packages that the interpreter's prefix (always
     visible in the sandbox) does not hold: user site-packages and ``PYTHONPATH`` entries."""
-    from utdebug.sandbox.layers import interpreter_dirs
+    from utdebug.sandbox.layers import inside, interpreter_dirs
 
     cands = list(site.getsitepackages())
     if site.ENABLE_USER_SITE:
@@ -308,7 +308,7 @@ def environment_paths(exclude: Sequence[Path]) -> list[str]:
         real = os.path.realpath(c)
         if not os.path.isabs(c) or not os.path.isdir(real) or real in out:
             continue
-        if any(real == d or real.startswith(d.rstrip("/") + "/") for d in covered + skip):
+        if inside(real, covered + skip):
             continue
         out.append(real)
     return out

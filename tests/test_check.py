@@ -270,6 +270,28 @@ def test_third_party_packages_data_files_and_a_read_only_repository(
     )
 
 
+def test_packages_on_pythonpath_are_importable(
+    calc: git.Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lib = tmp_path / "extlib"
+    lib.mkdir()
+    (lib / "extlib_xyz.py").write_text("def ident(x):\n    return x\n")
+    commit(
+        calc,
+        {"calc/ext.py": "import extlib_xyz\n\n\ndef needs(x):\n    return extlib_xyz.ident(x)\n"},
+        "ext",
+    )
+    model = Replies(SPECS).info()
+    monkeypatch.setenv("PYTHONPATH", str(lib))
+    (ok,) = check(calc, tmp_path, model, targets=("calc/ext.py::needs",)).functions
+    assert ok.status is Status.OK, ok.message
+    monkeypatch.delenv("PYTHONPATH")
+    (missing,) = check(
+        calc, tmp_path, model, targets=("calc/ext.py::needs",), use_cache=False
+    ).functions
+    assert missing.status is Status.ERROR and "extlib_xyz" in missing.message
+
+
 def test_bad_functions_are_reported_one_by_one(calc: git.Repo, tmp_path: Path) -> None:
     root = Path(calc.working_tree_dir or ".")
     (root / "calc" / "broken.py").write_text("def oops(:\n    pass\n")

@@ -353,11 +353,14 @@ class _Checker:
         self.say = say
         self.cache_dir = (options.cache_dir or default_cache_dir()) if options.use_cache else None
         self.patches: list[str] = []
+        self.env_paths = environment_paths([repo.root])
+        """Packages outside the interpreter's prefix: mounted, and on the module's sys.path
+        (the sandbox's interpreter runs isolated, without PYTHONPATH or user site-packages)."""
 
     def check_all(self, targets: list[_Target], sandbox_config: Any) -> dict[int, FunctionReport]:
         from utdebug.sandbox import Sandbox
 
-        mounts = (str(self.root), *environment_paths([self.repo.root]))
+        mounts = (str(self.root), *self.env_paths)
         sb = Sandbox(replace(sandbox_config, mounts=mounts))  # started on first use
         out: dict[int, FunctionReport] = {}
         todo = [(i, t) for i, t in enumerate(targets) if t.problem is None]
@@ -424,7 +427,7 @@ class _Checker:
             name=name,
             file=str(file),
             package=package,
-            path=tuple(dict.fromkeys([str(import_root), str(self.root)])),
+            path=tuple(dict.fromkeys([str(import_root), str(self.root), *self.env_paths])),
             cwd=str(self.root),
         )
         executor = Executor(sb, workers=2, context=ctx)

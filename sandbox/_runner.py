@@ -18,6 +18,11 @@ child -> parent, on its own result pipe (the only fd it keeps):
 
 The child never receives expected outputs; it only reports what the program returned. The
 parent decodes plain values, checks ordering and sizes, and decides every verdict.
+
+The child's reporter (the codec, the JSON encoder, the frame writer, the timers) holds only
+references taken when this file is loaded in the zygote, before any program: a program that
+patches builtins, ``json``, ``os`` or this module's globals changes its own results at most,
+never the reporter's ability to report them.
 """
 
 from __future__ import annotations
@@ -34,10 +39,62 @@ import struct
 import sys
 import time
 
+try:
+    import _json
+
+    _c_make_encoder = _json.make_encoder
+    _c_make_scanner = _json.make_scanner
+    _c_escape = _json.encode_basestring_ascii
+except (ImportError, AttributeError):  # pragma: no cover - CPython always has _json
+    _c_make_encoder = _c_make_scanner = _c_escape = None
+
+# ---------------------------------------------------------------------------------------------
+# JSON with references bound now (json.dumps / json.loads look up module and class attributes
+# at call time, which a program can patch).
+# ---------------------------------------------------------------------------------------------
+
+
+def _make_json():  # type: ignore[no-untyped-def]
+    join = "".join
+    if _c_make_encoder is not None:
+
+        def _no_default(o, _type=type):  # type: ignore[no-untyped-def]
+            raise TypeError(f"cannot encode {_type(o).__name__} as JSON")
+
+        enc = _c_make_encoder(None, _no_default, _c_escape, None, ":", ",", False, False, False)
+
+        def dumps(obj, _enc=enc, _join=join):  # type: ignore[no-untyped-def]
+            return _join(_enc(obj, 0))
+
+    else:  # pragma: no cover
+        _encoder = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+
+        def dumps(obj, _encode=_encoder.encode):  # type: ignore[no-untyped-def]
+            return _encode(obj)
+
+    if _c_make_scanner is not None:
+        scan = _c_make_scanner(json.JSONDecoder())
+
+        def loads(text, _scan=scan, _len=len, _stop=StopIteration):  # type: ignore[no-untyped-def]
+            try:
+                obj, end = _scan(text, 0)
+            except _stop:
+                raise ValueError("not JSON") from None
+            if end != _len(text):
+                raise ValueError("trailing data after JSON")
+            return obj
+
+    else:  # pragma: no cover
+        loads = json.JSONDecoder().decode
+    return dumps, loads
+
+
+dumps, loads = _make_json()
+
 # ---------------------------------------------------------------------------------------------
 # Value codec: tagged JSON of plain types. Encoding reads values through the *base* types'
 # methods, so a subclass cannot lie about equality: the parent rebuilds plain values and
-# compares those. Builtins are bound at import, before any untrusted code can patch them.
+# compares those. Every builtin is bound here, before any untrusted code can patch it.
 # ---------------------------------------------------------------------------------------------
 
 MAX_DEPTH = 100
@@ -48,144 +105,164 @@ class EncodeError(Exception):
     pass
 
 
-def encode(
-    value: object,
-    _depth: int = 0,
-    _type=type,
-    _int=int,
-    _float=float,
-    _str=str,
-    _isinstance=isinstance,
-    _isfinite=math.isfinite,
-    _b64=base64.b64encode,
-) -> object:
-    """Encode ``value`` as JSON-able plain data with tags for non-JSON types."""
-    if _depth > MAX_DEPTH:
-        raise EncodeError("value nested too deeply")
-    t = _type(value)
-    if value is None or t is bool:
-        return value
-    if _isinstance(value, _int) and t is not bool:
-        v = _int.__int__(value)  # the stored integer, whatever the subclass says
-        if -_BIG < v < _BIG:
-            return v
-        return {"$int": v.__index__().__format__("x") if v >= 0 else "-" + (-v).__format__("x")}
-    if _isinstance(value, _float):
-        f = _float.__float__(value)
-        if _isfinite(f):
-            return f
-        return {"$float": "nan" if f != f else ("inf" if f > 0 else "-inf")}
-    if _isinstance(value, _str):
-        return _str.__str__(value)
-    d = _depth + 1
-    if _isinstance(value, list):
-        return [encode(x, d) for x in list.__iter__(value)]
-    if _isinstance(value, tuple):
-        return {"$tuple": [encode(x, d) for x in tuple.__iter__(value)]}
-    if _isinstance(value, frozenset):
-        return {"$frozenset": [encode(x, d) for x in frozenset.__iter__(value)]}
-    if _isinstance(value, set):
-        return {"$set": [encode(x, d) for x in set.__iter__(value)]}
-    if _isinstance(value, dict):
-        return {"$dict": [[encode(k, d), encode(v, d)] for k, v in dict.items(value)]}
-    if _isinstance(value, complex):
-        c = complex.__complex__(value)
-        return {"$complex": [encode(c.real, d), encode(c.imag, d)]}
-    if _isinstance(value, bytes):
-        return {"$bytes": _b64(bytes(value)).decode("ascii")}
-    if _isinstance(value, bytearray):
-        return {"$bytearray": _b64(bytes(value)).decode("ascii")}
-    np = sys.modules.get("numpy")
-    if np is not None:
-        if _isinstance(value, np.ndarray) and value.dtype.kind in "biufcU":
-            return {
-                "$ndarray": {
-                    "dtype": value.dtype.str,
-                    "shape": list(value.shape),
-                    "v": encode(value.tolist(), d),
-                }
-            }
-        if _isinstance(value, np.generic) and value.dtype.kind in "biufcU":
-            return {"$np": [value.dtype.str, encode(value.item(), d)]}
-    return {"$opaque": [_opaque_name(value), _opaque_text(value)]}
+class _Timeout(BaseException):
+    """Raised by the SIGALRM handler: the input's (or the load's) time is up."""
 
 
-def _opaque_name(value: object) -> str:
-    try:
-        t = type(value)
-        return f"{t.__module__}.{t.__qualname__}"[:200]
-    except BaseException:
-        return "<unknown type>"
+# numpy's classes and base methods, bound by the zygote right after it imports numpy
+# (bind_numpy), or lazily in the parent.
+_NP: list = [None]  # type: ignore[type-arg]
 
 
-def _opaque_text(value: object) -> str:
-    try:
-        return str(repr(value))[:500]
-    except BaseException:
-        return f"<{_opaque_name(value)} object>"
+def bind_numpy(np=None):  # type: ignore[no-untyped-def]
+    """Bind numpy's base classes and methods (the zygote calls this before any program)."""
+    if np is None:
+        np = sys.modules.get("numpy")
+    if np is None:
+        return None
+    nd, gen = np.ndarray, np.generic
+    _NP[0] = (
+        np,
+        nd,
+        gen,
+        nd.tolist,
+        nd.__dict__["dtype"].__get__,
+        nd.__dict__["shape"].__get__,
+        gen.item,
+        gen.__dict__["dtype"].__get__,
+    )
+    return _NP[0]
+
+
+def _make_encode():  # type: ignore[no-untyped-def]
+    _type, _int, _float, _str, _bool = type, int, float, str, bool
+    _list, _tuple, _set, _frozenset, _dict = list, tuple, set, frozenset, dict
+    _complex, _bytes, _bytearray = complex, bytes, bytearray
+    _isinstance, _isfinite, _b64, _len = isinstance, math.isfinite, base64.b64encode, len
+    int_int, float_float, str_str, complex_complex = (
+        int.__int__,
+        float.__float__,
+        str.__str__,
+        complex.__complex__,
+    )
+    list_iter, tuple_iter, set_iter, fs_iter, dict_items = (
+        list.__iter__,
+        tuple.__iter__,
+        set.__iter__,
+        frozenset.__iter__,
+        dict.items,
+    )
+    bytes_slice, bytearray_slice, whole = bytes.__getitem__, bytearray.__getitem__, slice(None)
+    ascii_decode, int_format = bytes.decode, int.__format__
+    type_name = type.__dict__["__name__"].__get__
+    type_qualname = type.__dict__["__qualname__"].__get__
+    type_module = type.__dict__["__module__"].__get__
+    _repr, _ValueError, _Error, _Timeout_ = repr, ValueError, EncodeError, _Timeout
+    np_holder, _bind = _NP, bind_numpy
+
+    def opaque_name(value):  # type: ignore[no-untyped-def]
+        try:
+            t = _type(value)
+            mod = type_module(t)
+            mod = str_str(mod) if _isinstance(mod, _str) else "?"
+            return (mod + "." + str_str(type_qualname(t)))[:200]
+        except _Timeout_:
+            raise
+        except BaseException:
+            return "<unknown type>"
+
+    def opaque_text(value):  # type: ignore[no-untyped-def]
+        # Runs the program's __repr__ (under the input's timer): a Timeout is not swallowed.
+        try:
+            text = _repr(value)
+            return str_str(text)[:500] if _isinstance(text, _str) else ""
+        except _Timeout_:
+            raise
+        except BaseException:
+            return "<" + opaque_name(value) + " object>"
+
+    def encode(value, _depth=0):  # type: ignore[no-untyped-def]
+        """Encode ``value`` as JSON-able plain data with tags for non-JSON types."""
+        if _depth > MAX_DEPTH:
+            raise _Error("value nested too deeply")
+        t = _type(value)
+        if value is None or t is _bool:
+            return value
+        if _isinstance(value, _int):
+            v = int_int(value)  # the stored integer, whatever the subclass says
+            if -_BIG < v < _BIG:
+                return v
+            return {"$int": int_format(v, "x") if v >= 0 else "-" + int_format(-v, "x")}
+        if _isinstance(value, _float):
+            f = float_float(value)
+            if _isfinite(f):
+                return f
+            return {"$float": "nan" if f != f else ("inf" if f > 0 else "-inf")}
+        if _isinstance(value, _str):
+            return str_str(value)
+        d = _depth + 1
+        if _isinstance(value, _list):
+            return [encode(x, d) for x in list_iter(value)]
+        if _isinstance(value, _tuple):
+            return {"$tuple": [encode(x, d) for x in tuple_iter(value)]}
+        if _isinstance(value, _frozenset):
+            return {"$frozenset": [encode(x, d) for x in fs_iter(value)]}
+        if _isinstance(value, _set):
+            return {"$set": [encode(x, d) for x in set_iter(value)]}
+        if _isinstance(value, _dict):
+            return {"$dict": [[encode(k, d), encode(v, d)] for k, v in dict_items(value)]}
+        if _isinstance(value, _complex):
+            c = complex_complex(value)
+            return {"$complex": [encode(c.real, d), encode(c.imag, d)]}
+        if _isinstance(value, _bytes):
+            return {"$bytes": ascii_decode(_b64(bytes_slice(value, whole)), "ascii")}
+        if _isinstance(value, _bytearray):
+            raw = _bytes(bytearray_slice(value, whole))
+            return {"$bytearray": ascii_decode(_b64(raw), "ascii")}
+        np = np_holder[0] or _bind()
+        if np is not None:
+            _, nd, gen, tolist, nd_dtype, nd_shape, item, gen_dtype = np
+            if _isinstance(value, nd):
+                dt = nd_dtype(value)
+                if dt.kind in "biufcU":
+                    return {
+                        "$ndarray": {
+                            "dtype": dt.str,
+                            "shape": [int_int(k) for k in nd_shape(value)],
+                            "v": encode(tolist(value), d),
+                        }
+                    }
+            elif _isinstance(value, gen):
+                dt = gen_dtype(value)
+                if dt.kind in "biufcU":
+                    return {"$np": [dt.str, encode(item(value), d)]}
+        return {"$opaque": [opaque_name(value), opaque_text(value)]}
+
+    def exc_info(e):  # type: ignore[no-untyped-def]
+        """[type name, message] of an exception; its __str__ is the program's code."""
+        try:
+            name = str_str(type_name(_type(e)))[:200]
+        except _Timeout_:
+            raise
+        except BaseException:
+            name = "Exception"
+        try:
+            msg = _type(e).__str__(e)
+            msg = str_str(msg)[:1000] if _isinstance(msg, _str) else "<unprintable>"
+        except _Timeout_:
+            raise
+        except BaseException:
+            msg = "<unprintable>"
+        return [name, msg]
+
+    return encode, opaque_name, opaque_text, exc_info
+
+
+encode, _opaque_name, _opaque_text, _exc_info = _make_encode()
 
 
 def no_opaque(type_name: str, text: str) -> object:
     raise ValueError(f"an opaque {type_name} cannot be an input")
-
-
-def decode(data: object, make_opaque=no_opaque, _depth: int = 0) -> object:
-    """Inverse of :func:`encode`. Raises ValueError on anything that is not a known form.
-
-    ``make_opaque(type_name, text)`` builds the stand-in for an unencodable result.
-    """
-    if _depth > MAX_DEPTH + 2:
-        raise ValueError("value nested too deeply")
-    t = type(data)
-    if data is None or t in (bool, int, float, str):
-        return data
-    d = _depth + 1
-    if t is list:
-        return [decode(x, make_opaque, d) for x in data]  # type: ignore[attr-defined]
-    if t is not dict or len(data) != 1:  # type: ignore[arg-type]
-        raise ValueError(f"unexpected {t.__name__} in a result")
-    ((tag, body),) = data.items()  # type: ignore[attr-defined]
-    if tag == "$int" and type(body) is str:
-        neg = body.startswith("-")
-        v = int(body[1:] if neg else body, 16)
-        return -v if neg else v
-    if tag == "$float" and body in ("nan", "inf", "-inf"):
-        return float(body)
-    if type(body) is not list and tag != "$ndarray":
-        if tag in ("$bytes", "$bytearray") and type(body) is str:
-            raw = base64.b64decode(body.encode("ascii"), validate=True)
-            return raw if tag == "$bytes" else bytearray(raw)
-        raise ValueError(f"malformed {tag!r} in a result")
-    if tag == "$tuple":
-        return tuple(decode(x, make_opaque, d) for x in body)
-    if tag == "$set":
-        return set(_distinct_hashes([decode(x, make_opaque, d) for x in body]))
-    if tag == "$frozenset":
-        return frozenset(_distinct_hashes([decode(x, make_opaque, d) for x in body]))
-    if tag == "$dict":
-        if not all(type(pair) is list and len(pair) == 2 for pair in body):
-            raise ValueError("malformed $dict in a result")
-        keys = _distinct_hashes([decode(pair[0], make_opaque, d) for pair in body])
-        return dict(zip(keys, (decode(pair[1], make_opaque, d) for pair in body), strict=True))
-    if tag == "$complex" and len(body) == 2:
-        re_, im = (decode(x, make_opaque, d) for x in body)
-        if type(re_) is not float or type(im) is not float:
-            raise ValueError("malformed $complex in a result")
-        return complex(re_, im)
-    if tag == "$opaque" and len(body) == 2 and all(type(x) is str for x in body):
-        return make_opaque(body[0], body[1])
-    if tag == "$np" and len(body) == 2 and type(body[0]) is str:
-        import numpy as np
-
-        value = decode(body[1], make_opaque, d)
-        if body[0] in NUMERIC_DTYPES:
-            return np.dtype(body[0]).type(value)
-        if body[0].lstrip("<>|=").startswith("U") and type(value) is str:
-            return np.str_(value)
-        raise ValueError(f"numpy scalar of dtype {body[0][:20]!r} not accepted")
-    if tag == "$ndarray" and type(body) is dict:
-        return _decode_ndarray(body, make_opaque, d)
-    raise ValueError(f"unknown tag {tag!r} in a result")
 
 
 NUMERIC_DTYPES = frozenset(
@@ -194,38 +271,235 @@ NUMERIC_DTYPES = frozenset(
     for c in ("b1", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8", "c8", "c16")
 )
 
+SAME_HASH_MAX = 8
+"""At most this many elements of one set or dict may share a hash (a real one never gets
+close): more make building it quadratic, which a forged frame would use to stall the parent."""
 
-def _distinct_hashes(items: list) -> list:  # type: ignore[type-arg]
-    """Refuse elements whose hashes collide en masse (a real set or dict never sends those).
 
-    Unequal values with equal hashes make building a set quadratic: a hostile child could
-    otherwise spend the parent's CPU outside every deadline.
+class OverBudget(ValueError):
+    """Decoding a result would allocate more in the parent than its frame's budget."""
+
+
+class DecodeTimeout(Exception):
+    """Decoding a result passed the input's deadline."""
+
+
+class Budget:
+    """What the parent may spend decoding one frame: bytes to allocate, and a deadline.
+
+    ``charge(n)`` books ``n`` bytes of new objects; every few thousand charges the clock is
+    read, and past ``deadline`` decoding stops with :class:`DecodeTimeout`.
     """
-    if len(items) > 256 and len({hash(x) for x in items}) < len(items) // 2:
-        raise ValueError("a set or dict whose elements' hashes collide")
-    return items
+
+    __slots__ = ("clock", "deadline", "left", "ticks", "total")
+
+    def __init__(self, nbytes: int, deadline: float | None = None, clock=time.monotonic) -> None:  # type: ignore[no-untyped-def]
+        self.total = nbytes
+        self.left = nbytes
+        self.deadline = deadline
+        self.clock = clock
+        self.ticks = 0
+
+    def charge(self, n: int) -> None:
+        self.left -= n
+        if self.left < 0:
+            raise OverBudget(
+                f"the result would need more than {self.total} bytes in the parent to decode"
+            )
+        self.ticks += 1
+        if self.ticks >= 2048:
+            self.ticks = 0
+            if self.deadline is not None and self.clock() > self.deadline:
+                raise DecodeTimeout("decoding the result passed the input's deadline")
 
 
-def _decode_ndarray(body: dict, make_opaque, depth: int) -> object:  # type: ignore[type-arg]
-    import numpy as np
+def _make_decode():  # type: ignore[no-untyped-def]
+    _type, _bool, _int, _float, _str, _list, _dict = type, bool, int, float, str, list, dict
+    _tuple, _set, _frozenset, _complex, _bytearray = tuple, set, frozenset, complex, bytearray
+    _len, _hash, _map, _zip, _enumerate, _ValueError = len, hash, map, zip, enumerate, ValueError
+    _b64decode, _prod, _numeric = base64.b64decode, math.prod, NUMERIC_DTYPES
+    _all, _max, _np, _values = all, max, _NP, dict.values
+    from _collections import _count_elements
 
-    dtype, shape = body.get("dtype"), body.get("shape")
-    if type(dtype) is not str or type(shape) is not list or len(shape) > 32:
-        raise ValueError("malformed $ndarray in a result")
-    if not all(type(k) is int and k >= 0 for k in shape):
-        raise ValueError("malformed $ndarray shape in a result")
-    data = decode(body.get("v"), make_opaque, depth)
-    if dtype in NUMERIC_DTYPES:
-        arr = np.array(data, dtype=np.dtype(dtype))
-    elif dtype.lstrip("<>|=").startswith("U"):
-        # The width comes from the data, never from the child's word (a '<U500000000' would
-        # make the parent allocate gigabytes).
-        arr = np.array(data, dtype=str)
-    else:
-        raise ValueError(f"ndarray of dtype {dtype[:20]!r} not accepted")
-    if math.prod(shape) != arr.size:
-        raise ValueError("$ndarray shape does not match its data")
-    return arr.reshape(tuple(shape))
+    def numpy():  # type: ignore[no-untyped-def]
+        bound = _np[0] or bind_numpy()
+        if bound is None:
+            import numpy
+
+            bound = bind_numpy(numpy)
+        return bound[0]
+
+    SCALARS = (_bool, _int, _float, _str)
+    NUMBERS = (_bool, _int, _float, _complex)
+
+    def distinct_hashes(items):  # type: ignore[no-untyped-def]
+        """Refuse a set or dict whose elements' hashes collide: building it would be
+        quadratic. Unhashable elements raise TypeError."""
+        n = _len(items)
+        if n <= SAME_HASH_MAX:
+            return items
+        hashes = _list(_map(_hash, items))
+        if _len(_set(hashes)) == n:
+            return items
+        counts: dict = {}  # type: ignore[type-arg]
+        _count_elements(counts, hashes)
+        if _max(_values(counts)) > SAME_HASH_MAX:
+            raise _ValueError("a set or dict whose elements' hashes collide")
+        return items
+
+    def items_of(body, make_opaque, budget, d):  # type: ignore[no-untyped-def]
+        # Decoded in place: the JSON list is ours, so no second list is allocated.
+        for i, x in _enumerate(body):
+            tx = _type(x)
+            if tx is _list or tx is _dict:
+                body[i] = decode(x, make_opaque, budget, d)
+        return body
+
+    def decode(data, make_opaque=no_opaque, budget=None, _depth=0):  # type: ignore[no-untyped-def]
+        """Inverse of :func:`encode`. Raises ValueError on anything that is not a known form.
+
+        ``make_opaque(type_name, text)`` builds the stand-in for an unencodable result.
+        ``budget`` (a :class:`Budget`, in the parent): what decoding may allocate and until
+        when; lists are decoded in place (``data`` is consumed).
+        """
+        if _depth > MAX_DEPTH + 2:
+            raise _ValueError("value nested too deeply")
+        t = _type(data)
+        if data is None or t in SCALARS:
+            return data
+        d = _depth + 1
+        if t is _list:
+            if budget is not None:
+                budget.charge(0)  # no new allocation (in place); a tick for the deadline
+            return items_of(data, make_opaque, budget, d)
+        if t is not _dict or _len(data) != 1:
+            raise _ValueError(f"unexpected {t.__name__} in a result")
+        ((tag, body),) = data.items()
+        tb = _type(body)
+        if tag == "$int" and tb is _str:
+            if budget is not None:
+                budget.charge(64 + _len(body))
+            neg = body.startswith("-")
+            v = _int(body[1:] if neg else body, 16)
+            return -v if neg else v
+        if tag == "$float" and body in ("nan", "inf", "-inf"):
+            return _float(body)
+        if tag in ("$bytes", "$bytearray") and tb is _str:
+            if budget is not None:
+                budget.charge(96 + _len(body))
+            raw = _b64decode(body.encode("ascii"), validate=True)
+            return raw if tag == "$bytes" else _bytearray(raw)
+        if tag == "$ndarray" and tb is _dict:
+            return _decode_ndarray(body, make_opaque, budget, d)
+        if tb is not _list:
+            raise _ValueError(f"malformed {str(tag)[:20]!r} in a result")
+        n = _len(body)
+        if tag == "$tuple":
+            if budget is not None:
+                budget.charge(64 + 8 * n)
+            return _tuple(items_of(body, make_opaque, budget, d))
+        if tag == "$set" or tag == "$frozenset":
+            if budget is not None:
+                budget.charge(256 + 64 * n)
+            items = distinct_hashes(items_of(body, make_opaque, budget, d))
+            return _set(items) if tag == "$set" else _frozenset(items)
+        if tag == "$dict":
+            if budget is not None:
+                budget.charge(256 + 64 * n)
+            for pair in body:
+                if _type(pair) is not _list or _len(pair) != 2:
+                    raise _ValueError("malformed $dict in a result")
+                items_of(pair, make_opaque, budget, d)
+            keys = distinct_hashes([pair[0] for pair in body])
+            return _dict(_zip(keys, [pair[1] for pair in body], strict=True))
+        if tag == "$complex" and n == 2:
+            if budget is not None:
+                budget.charge(64)
+            re_, im = items_of(body, make_opaque, budget, d)
+            if _type(re_) is not _float or _type(im) is not _float:
+                raise _ValueError("malformed $complex in a result")
+            return _complex(re_, im)
+        if tag == "$opaque" and n == 2 and _type(body[0]) is _str and _type(body[1]) is _str:
+            if budget is not None:
+                budget.charge(128)
+            return make_opaque(body[0][:200], body[1][:500])
+        if tag == "$np" and n == 2 and _type(body[0]) is _str:
+            np = numpy()
+            if budget is not None:
+                budget.charge(128)
+            value = decode(body[1], make_opaque, budget, d)
+            if body[0] in _numeric and _type(value) in NUMBERS:
+                return np.dtype(body[0]).type(value)
+            if body[0].lstrip("<>|=").startswith("U") and _type(value) is _str:
+                return np.str_(value)
+            raise _ValueError(f"numpy scalar of dtype {body[0][:20]!r} not accepted")
+        raise _ValueError(f"unknown tag {str(tag)[:20]!r} in a result")
+
+    STRS = frozenset((_str,))
+    NUMBER_SET = frozenset(NUMBERS)
+    LIST_ONLY = frozenset((_list,))
+
+    def leaves(data, allowed, budget):  # type: ignore[no-untyped-def]
+        """(count, longest) of the leaves of nested lists, each of a type in ``allowed``."""
+        kinds = NUMBER_SET if allowed is NUMBERS else STRS
+        if _type(data) in kinds:
+            return 1, (_len(data) if _type(data) is _str else 0)
+        count, longest = 0, 0
+        stack = [data]
+        while stack:
+            x = stack.pop()
+            if _type(x) is not _list:
+                raise _ValueError("malformed $ndarray data")
+            if budget is not None:
+                budget.charge(0)
+            types = _frozenset(_map(_type, x))
+            if not types:
+                continue
+            if types == LIST_ONLY:
+                stack.extend(x)
+            elif types <= kinds:
+                count += _len(x)
+                if kinds is STRS:
+                    longest = _max(longest, _max(_map(_len, x)))
+            else:
+                raise _ValueError("$ndarray data of the wrong types")
+        return count, longest
+
+    def _decode_ndarray(body, make_opaque, budget, depth):  # type: ignore[no-untyped-def]
+        np = numpy()
+        dtype, shape = body.get("dtype"), body.get("shape")
+        if _type(dtype) is not _str or _type(shape) is not _list or _len(shape) > 32:
+            raise _ValueError("malformed $ndarray in a result")
+        if not _all(_type(k) is _int and k >= 0 for k in shape):
+            raise _ValueError("malformed $ndarray shape in a result")
+        data = decode(body.get("v"), make_opaque, budget, depth)
+        # Every element is checked before numpy sees the data: numpy would otherwise infer a
+        # str array (as wide as its longest element) from strings in a numeric array.
+        if dtype in _numeric:
+            count, _ = leaves(data, NUMBERS, budget)
+            target = np.dtype(dtype)
+            if budget is not None:
+                budget.charge(128 + count * target.itemsize)
+            arr = np.array(data, dtype=target)
+        elif dtype.lstrip("<>|=").startswith("U"):
+            # The width comes from the data, never from the child's word (a '<U500000000'
+            # would make the parent allocate gigabytes); the whole array costs elements x
+            # the longest element x 4 bytes, booked before numpy allocates it.
+            count, longest = leaves(data, STRS, budget)
+            if budget is not None:
+                budget.charge(128 + 4 * _max(1, count) * _max(1, longest))
+            arr = np.array(data, dtype=str)
+        else:
+            raise _ValueError(f"ndarray of dtype {dtype[:20]!r} not accepted")
+        if _prod(shape) != arr.size:
+            raise _ValueError("$ndarray shape does not match its data")
+        return arr.reshape(_tuple(shape))
+
+    return decode, distinct_hashes
+
+
+decode, distinct_hashes = _make_decode()
+_distinct_hashes = distinct_hashes
 
 
 # ---------------------------------------------------------------------------------------------
@@ -235,13 +509,13 @@ def _decode_ndarray(body: dict, make_opaque, depth: int) -> object:  # type: ign
 _HDR = struct.Struct(">I")
 
 
-def pack(obj: object) -> bytes:
-    raw = json.dumps(obj, separators=(",", ":"), allow_nan=False).encode("utf-8")
-    return _HDR.pack(len(raw)) + raw
+def pack(obj: object, _dumps=dumps, _hdr=_HDR.pack, _len=len) -> bytes:  # type: ignore[no-untyped-def]
+    raw = _dumps(obj).encode("utf-8")
+    return _hdr(_len(raw)) + raw
 
 
-def _write_all(fd: int, data: bytes, _write=os.write) -> None:
-    view = memoryview(data)
+def _write_all(fd: int, data: bytes, _write=os.write, _memoryview=memoryview) -> None:  # type: ignore[no-untyped-def]
+    view = _memoryview(data)
     while view:
         n = _write(fd, view)
         view = view[n:]
@@ -252,8 +526,12 @@ def _write_all(fd: int, data: bytes, _write=os.write) -> None:
 # ---------------------------------------------------------------------------------------------
 
 PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
 PR_SET_NO_NEW_PRIVS = 38
 CLONE_NEWNS = 0x00020000
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
 MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
@@ -306,9 +584,10 @@ def build_minimal_root(keep: list[str]) -> None:
 
     In a new mount namespace, build a minimal tree on a tmpfs (what bubblewrap would build):
     ``/usr``, the top-level library links, ``/etc/ld.so.cache`` and the interpreter's folders
-    (``keep``) read-only; a few device nodes; a private ``/tmp`` (64 MiB); a fresh ``/proc``
-    with ``hidepid=2`` (children see only their own processes); then ``pivot_root`` into it.
-    Nothing else of the host (home folders, data, sockets, the repository) exists there.
+    (``keep``) read-only; a few device nodes; a ``/tmp`` (each child covers it with its own);
+    a fresh ``/proc`` with ``hidepid=2`` (children see only their own processes); then
+    ``pivot_root`` into it. Nothing else of the host (home folders, data, sockets, the
+    repository) exists there.
     """
     unshare(CLONE_NEWNS)
     mount("none", "/", None, MS_REC | MS_PRIVATE)
@@ -372,13 +651,155 @@ def _machine() -> str:
     return os.uname().machine
 
 
+# ---------------------------------------------------------------------------------------------
+# Per-child isolation: a private IPC namespace, a private size-capped /tmp, a task cap and no
+# mount table to read. Two ways to get there, decided once by the zygote's probe:
+#
+# - "userns": after the uid drop, the child creates a user namespace of its own (it maps only
+#   its own uid) owning new IPC and mount namespaces; it mounts its /tmp, then drops every
+#   capability. RLIMIT_NPROC is then counted in that namespace, i.e. per child, whatever the
+#   uid. Needs unprivileged user namespaces (no extra privilege anywhere).
+# - "root": the zygote runs as root with CAP_SYS_ADMIN (the fallback without bubblewrap): the
+#   child unshares IPC and mount namespaces and mounts its /tmp before dropping its uid.
+#   RLIMIT_NPROC then counts the child's uid, which no other live child of the sandbox has.
+# ---------------------------------------------------------------------------------------------
+
+
+def _write_file(path: str, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+
+
+def _drop_uid(uid: int) -> None:
+    os.setgroups([])
+    os.setgid(uid)
+    os.setuid(uid)
+    try:
+        os.setuid(0)
+    except PermissionError:
+        pass
+    else:
+        os._exit(3)
+
+
+def _enter_userns() -> None:
+    uid, gid = os.getuid(), os.getgid()
+    prctl(PR_SET_DUMPABLE, 1)  # else /proc/self/uid_map belongs to root after the uid drop
+    unshare(CLONE_NEWUSER | CLONE_NEWIPC | CLONE_NEWNS)
+    _write_file("/proc/self/setgroups", "deny")
+    _write_file("/proc/self/uid_map", f"{uid} {uid} 1")
+    _write_file("/proc/self/gid_map", f"{gid} {gid} 1")
+    prctl(PR_SET_DUMPABLE, 0)
+
+
+def _private_tmp(size_mb: int, inodes: int, keep: list[str]) -> None:
+    """A fresh tmpfs on /tmp for this child alone (gone with its mount namespace); the
+    read-only folders bound under /tmp (a venv, a project copy) are bound again into it."""
+    mount("none", "/", None, MS_REC | MS_PRIVATE)
+    fds = []
+    for d in keep:
+        with contextlib.suppress(OSError):
+            fds.append((d, os.open(d, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)))
+    opts = f"size={int(size_mb)}m,nr_inodes={int(inodes)},mode=1777"
+    mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts)
+    for d, fd in fds:
+        os.makedirs(d, 0o755, exist_ok=True)
+        mount(f"/proc/self/fd/{fd}", d, None, MS_BIND | MS_REC)
+        os.close(fd)
+
+
+def _mask_mount_tables() -> None:
+    """The mount table names host paths and devices: this process reads it as empty."""
+    pid = os.getpid()
+    for target in (
+        f"/proc/{pid}/mountinfo",
+        f"/proc/{pid}/mounts",
+        f"/proc/{pid}/mountstats",
+        f"/proc/{pid}/task/{pid}/mountinfo",
+        f"/proc/{pid}/task/{pid}/mounts",
+    ):
+        try:
+            mount("/dev/null", target, None, MS_BIND)
+        except FileNotFoundError:  # a kernel without that file
+            continue
+
+
+_CAPSET: list = []  # type: ignore[type-arg]
+
+
+def _capset_args():  # type: ignore[no-untyped-def]
+    """capset's header and empty data, built once (in the zygote) for every child."""
+    if not _CAPSET:
+        import ctypes
+
+        hdr = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
+        _CAPSET[:] = [hdr, (ctypes.c_uint32 * 6)()]
+    return _CAPSET
+
+
+def _drop_capabilities() -> None:
+    """Clear the capabilities a new user namespace gave (over its own namespaces only)."""
+    hdr, data = _capset_args()
+    _check(libc().capset(hdr, data), "capset")
+
+
+def isolate(strategy: str | None, uid: int | None, iso: dict) -> None:  # type: ignore[type-arg]
+    """The uid drop plus this child's private namespaces (``iso``: scratch_mb, inodes, keep,
+    tasks). Order matters: see the comment above."""
+    if strategy == "root":
+        unshare(CLONE_NEWIPC | CLONE_NEWNS)
+        _private_tmp(iso["scratch_mb"], iso["inodes"], iso["keep"])
+        _mask_mount_tables()
+    if uid is not None and os.getuid() == 0:
+        _drop_uid(uid)
+    if strategy == "userns":
+        _enter_userns()
+        _private_tmp(iso["scratch_mb"], iso["inodes"], iso["keep"])
+        _mask_mount_tables()
+        _drop_capabilities()
+    if strategy is not None:
+        n = int(iso["tasks"])
+        resource.setrlimit(resource.RLIMIT_NPROC, (n, n))
+
+
+def _probe_child(strategy: str, uid: int | None, keep: list[str]) -> dict:  # type: ignore[type-arg]
+    """Runs in a throw-away child of the zygote: isolate, then check each promise."""
+    import _thread
+
+    ipc0 = os.readlink("/proc/self/ns/ipc")
+    isolate(strategy, uid, {"scratch_mb": 2, "inodes": 64, "keep": keep, "tasks": 3})
+    st = os.statvfs("/tmp")
+    fd = os.open("/tmp/probe", os.O_WRONLY | os.O_CREAT, 0o600)
+    os.close(fd)
+    started = 0  # the cap is 3 tasks: this thread and at most 2 more
+    with contextlib.suppress(RuntimeError):
+        for _ in range(4):
+            _thread.start_new_thread(time.sleep, (1.0,))
+            started += 1
+    with open("/proc/self/mountinfo", "rb") as fh:
+        table = fh.read()
+    return {
+        "ok": True,
+        "ipc": os.readlink("/proc/self/ns/ipc") != ipc0,
+        "scratch": st.f_blocks * st.f_frsize == 2 << 20,
+        "tasks": started <= 2,
+        "mountinfo": table == b"",
+        "keep": all(os.path.isdir(d) for d in keep),
+    }
+
+
 def seccomp_filter():
     """A deny-list filter (default allow; listed calls fail with EPERM, clone3 with ENOSYS).
 
     Denied: sockets, ptrace and cross-process memory, bpf/perf/userfaultfd/keyrings, mounts and
     namespaces, module and kexec calls, personality, every way to signal a process, new
-    sessions and process groups, fork/vfork/execve, and clone without CLONE_THREAD (threads
-    still work). Returns None when no libseccomp binding is importable.
+    sessions and process groups, fork/vfork/execve, clone without CLONE_THREAD (threads
+    still work), and every System V IPC and POSIX message-queue call (their objects would hold
+    memory outside the address-space limit). Returns None when no libseccomp binding is
+    importable.
     """
     try:
         import pyseccomp as sc
@@ -401,7 +822,7 @@ def seccomp_filter():
         "pidfd_getfd", "setsid", "setpgid", "fork", "vfork", "execve", "execveat",
         "open_by_handle_at", "name_to_handle_at", "mount_setattr", "move_mount", "fsopen",
         "fsmount", "open_tree", "quotactl", "swapon", "swapoff", "reboot", "acct",
-        "settimeofday", "clock_settime", "adjtimex", "syslog", "vhangup",
+        "settimeofday", "clock_settime", "adjtimex", "syslog", "vhangup", *IPC_CALLS,
     ]  # fmt: skip
     for name in deny:
         try:
@@ -415,17 +836,20 @@ def seccomp_filter():
     return f
 
 
+IPC_CALLS = [
+    "shmget", "shmat", "shmdt", "shmctl", "semget", "semop", "semtimedop", "semctl",
+    "msgget", "msgsnd", "msgrcv", "msgctl", "ipc", "mq_open", "mq_unlink", "mq_timedsend",
+    "mq_timedreceive", "mq_notify", "mq_getsetattr",
+]  # fmt: skip
+
+
 # ---------------------------------------------------------------------------------------------
 # The child: confine, load the program, run the inputs, report
 # ---------------------------------------------------------------------------------------------
 
 
-class _Timeout(BaseException):
-    pass
-
-
-def _on_alarm(signum, frame):
-    raise _Timeout
+def _on_alarm(signum, frame, _timeout=_Timeout):  # type: ignore[no-untyped-def]
+    raise _timeout
 
 
 class _Sink:
@@ -447,18 +871,6 @@ class _Sink:
 
     def isatty(self) -> bool:
         return False
-
-
-def _exc_info(e: BaseException) -> list[str]:
-    try:
-        name = type(e).__name__
-    except BaseException:
-        name = "Exception"
-    try:
-        msg = str(e)[:1000]
-    except BaseException:
-        msg = "<unprintable>"
-    return [str(name)[:200], msg]
 
 
 def confine(job: dict, result_fd: int, state: dict) -> None:  # type: ignore[type-arg]
@@ -487,17 +899,13 @@ def confine(job: dict, result_fd: int, state: dict) -> None:  # type: ignore[typ
         (resource.RLIMIT_CORE, 0, 0),
     ):
         resource.setrlimit(res, (soft, hard))
-    uid = job.get("uid")
-    if uid is not None and os.getuid() == 0:
-        os.setgroups([])
-        os.setgid(uid)
-        os.setuid(uid)
-        try:
-            os.setuid(0)
-        except PermissionError:
-            pass
-        else:
-            os._exit(3)
+    iso = {
+        "scratch_mb": lim.get("scratch_mb", 64),
+        "inodes": lim.get("scratch_inodes", 4096),
+        "keep": state.get("tmp_keep", []),
+        "tasks": lim.get("tasks", 64),
+    }
+    isolate(state.get("iso"), job.get("uid"), iso)
     os.chdir("/tmp" if os.path.isdir("/tmp") else "/")
     prctl(PR_SET_NO_NEW_PRIVS, 1)
     flt = state.get("seccomp")
@@ -505,18 +913,40 @@ def confine(job: dict, result_fd: int, state: dict) -> None:  # type: ignore[typ
         flt.load()
 
 
-def run_job(job: dict, fd: int) -> None:  # type: ignore[type-arg]
+def run_job(  # type: ignore[no-untyped-def]
+    job: dict,  # type: ignore[type-arg]
+    fd: int,
+    # Everything used once the program has loaded is bound here, in the zygote.
+    _encode=encode,
+    _decode=decode,
+    _loads=loads,
+    _dumps=dumps,
+    _pack=pack,
+    _exc_info=_exc_info,
+    _write=_write_all,
+    _hdr=_HDR.pack,
+    _now=time.perf_counter,
+    _setitimer=signal.setitimer,
+    _real=signal.ITIMER_REAL,
+    _Timeout=_Timeout,
+    _exit=os._exit,
+    _enumerate=enumerate,
+    _float=float,
+    _int=int,
+    _len=len,
+    _type=type,
+    _callable=callable,
+    _NameError=NameError,
+    _BaseException=BaseException,
+) -> None:
     """Load the program and run the inputs; one frame per input, strictly in order."""
     sink = _Sink()
     sys.stdout = sys.stderr = sink  # type: ignore[assignment]
     sys.stdin = None  # type: ignore[assignment]
     signal.signal(signal.SIGALRM, _on_alarm)
-    setitimer, real = signal.setitimer, signal.ITIMER_REAL
-    now = time.perf_counter
-    write, dumps, loads = _write_all, json.dumps, json.loads
-    hdr = _HDR.pack
-    cap = int(job["limits"]["frame_cap"])
+    cap = _int(job["limits"]["frame_cap"])
     limits = job["per_input"]
+    inputs = job["inputs"]
     sys.set_int_max_str_digits(0)
 
     ctx = job.get("context")
@@ -527,8 +957,8 @@ def run_job(job: dict, fd: int) -> None:  # type: ignore[type-arg]
         g.update({"__builtins__": builtins, "__package__": ctx.get("package")})
         if ctx.get("file"):
             g["__file__"] = ctx["file"]
-    t0 = now()
-    setitimer(real, float(job["limits"]["load_s"]))
+    t0 = _now()
+    _setitimer(_real, _float(job["limits"]["load_s"]))
     try:
         if ctx:
             sys.modules[ctx["name"]] = mod
@@ -538,81 +968,130 @@ def run_job(job: dict, fd: int) -> None:  # type: ignore[type-arg]
         exec(job["prelude"], g)
         exec(compile(job["code"], "<program>", "exec"), g)
         fn = g.get(job["entry_point"])
-        if not callable(fn):
-            raise NameError(f"the program defines no function {job['entry_point']!r}")
-        setitimer(real, 0)
-        load = {"k": "load", "ok": True, "t": now() - t0}
+        if not _callable(fn):
+            raise _NameError(f"the program defines no function {job['entry_point']!r}")
+        _setitimer(_real, 0)
+        load = {"k": "load", "ok": True, "t": _now() - t0}
     except _Timeout:
-        load = {"k": "load", "ok": False, "timeout": True, "t": now() - t0, "e": ["Timeout", ""]}
-    except BaseException as e:
-        setitimer(real, 0)
-        load = {"k": "load", "ok": False, "t": now() - t0, "e": _exc_info(e)}
-    write(fd, pack(load))
+        load = {"k": "load", "ok": False, "timeout": True, "t": _now() - t0, "e": ["Timeout", ""]}
+    except _BaseException as e:
+        try:
+            err = _exc_info(e)  # still under the load timer: __str__ is the program's code
+            _setitimer(_real, 0)
+            load = {"k": "load", "ok": False, "t": _now() - t0, "e": err}
+        except _Timeout:
+            load = {"k": "load", "ok": False, "timeout": True, "t": _now() - t0}
+    _setitimer(_real, 0)
+    _write(fd, _pack(load))
     if not load["ok"]:
-        os._exit(0)
+        _exit(0)
 
-    start = int(job["start"])
+    start = _int(job["start"])
     cut = job.get("cut")  # [after N timeouts, at most S seconds per input] or None
-    timeouts = int(job.get("timeouts") or 0)
-    for j, text in enumerate(job["inputs"]):
+    timeouts = _int(job.get("timeouts") or 0)
+    for j, text in _enumerate(inputs):
         i = start + j
         rec: dict = {"k": "r", "i": i}  # type: ignore[type-arg]
-        limit = float(limits[j])
-        if cut is not None and timeouts >= int(cut[0]) and float(cut[1]) < limit:
-            limit = float(cut[1])
+        limit = _float(limits[j])
+        if cut is not None and timeouts >= _int(cut[0]) and _float(cut[1]) < limit:
+            limit = _float(cut[1])
             rec["c"] = 1
+        t1 = _now()
         try:
-            args = decode(loads(text))
-            t1 = now()
-            setitimer(real, limit)
+            args = _decode(_loads(text))
+            t1 = _now()
+            # One timer for the call, the encoding of its value (the program's __repr__,
+            # __str__ of its exception ...): all of it is the input's time.
+            _setitimer(_real, limit)
             try:
-                out = fn(*args)
+                try:
+                    rec["v"] = _encode(fn(*args))
+                    rec["s"] = "ok"
+                except _Timeout:
+                    raise
+                except _BaseException as e:
+                    rec["e"] = _exc_info(e)
+                    rec["s"] = "exc"
             finally:
-                setitimer(real, 0)
-                rec["t"] = now() - t1
-            setitimer(real, limit)
-            try:
-                rec["v"] = encode(out)
-            finally:
-                setitimer(real, 0)
-            rec["s"] = "ok"
+                _setitimer(_real, 0)
         except _Timeout:
+            rec.pop("v", None)
+            rec.pop("e", None)
             rec["s"] = "timeout"
             timeouts += 1
-        except BaseException as e:
+        except _BaseException as e:  # an input that does not decode (outside the timer)
             rec["s"] = "exc"
             rec["e"] = _exc_info(e)
-        rec.setdefault("t", 0.0)
+        rec["t"] = _now() - t1
         try:
-            raw = dumps(rec, separators=(",", ":"), allow_nan=False).encode("utf-8")
-        except BaseException as e:
-            raw = dumps({"k": "r", "i": i, "s": "exc", "t": rec["t"], "e": _exc_info(e)}).encode()
-        if len(raw) > cap:
+            raw = _dumps(rec).encode("utf-8")
+        except _BaseException as e:
+            small = {"k": "r", "i": i, "s": "exc", "t": rec["t"], "e": _exc_info(e)}
+            raw = _dumps(small).encode("utf-8")
+        if _len(raw) > cap:
             small = {"k": "r", "i": i, "s": "exc", "t": rec["t"]}
-            small["e"] = ["OutputTooLarge", f"result is {len(raw)} bytes; the cap is {cap}"]
-            raw = dumps(small).encode()
-        write(fd, hdr(len(raw)) + raw)
-    write(fd, pack({"k": "end", "out": sink.count}))
-    os._exit(0)
+            small["e"] = ["OutputTooLarge", f"result is {_len(raw)} bytes; the cap is {cap}"]
+            raw = _dumps(small).encode("utf-8")
+        _write(fd, _hdr(_len(raw)) + raw)
+    count = sink.count
+    _write(fd, _pack({"k": "end", "out": count if _type(count) is _int else -1}))
+    _exit(0)
 
 
-def child_main(job: dict, fd: int, state: dict) -> None:  # type: ignore[type-arg]
+def child_main(job: dict, fd: int, state: dict, _exit=os._exit) -> None:  # type: ignore[no-untyped-def, type-arg]
     try:
         confine(job, fd, state)
     except BaseException as e:
         try:
             _write_all(fd, pack({"k": "confine-failed", "e": _exc_info(e)}))
         finally:
-            os._exit(4)
+            _exit(4)
     try:
         run_job(job, fd)
     finally:
-        os._exit(0)
+        _exit(0)
 
 
 # ---------------------------------------------------------------------------------------------
 # The zygote
 # ---------------------------------------------------------------------------------------------
+
+
+def _probe_isolation(config: dict, state: dict, info: dict) -> None:  # type: ignore[type-arg]
+    """Find, in throw-away children, the first way to give each child its own IPC and mount
+    namespaces, /tmp and task cap (see ``isolate``); record what it really gave."""
+    uid = config.get("probe_uid") if os.getuid() == 0 else None
+    keep = list(config.get("tmp_keep") or [])
+    tried = []
+    for strategy in config.get("isolation", ("userns", "root")):
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(r)
+            try:
+                facts = _probe_child(strategy, uid, keep)
+            except BaseException as e:
+                facts = {"ok": False, "e": f"{type(e).__name__}: {e}"}
+            _write_all(w, pack(facts))
+            os._exit(0)
+        os.close(w)
+        data = b""
+        while chunk := os.read(r, 65536):
+            data += chunk
+        os.close(r)
+        os.waitpid(pid, 0)
+        try:
+            facts = json.loads(data[4:]) if len(data) >= 4 else {"ok": False, "e": "no report"}
+        except ValueError:
+            facts = {"ok": False, "e": "unreadable report"}
+        if facts.get("ok") and all(facts.get(k) for k in ("ipc", "scratch", "tasks", "keep")):
+            state["iso"] = strategy
+            state["tmp_keep"] = keep
+            info["isolation"] = dict(facts, strategy=strategy, tried=tried)
+            return
+        tried.append(f"{strategy}: {facts.get('e') or facts}")
+    info["isolation"] = {"strategy": None, "tried": tried}
+    info["errors"].append("per-child isolation: " + ("; ".join(tried) or "not tried"))
 
 
 def zygote(ctl_fd: int, config: dict) -> None:  # type: ignore[type-arg]
@@ -627,6 +1106,12 @@ def zygote(ctl_fd: int, config: dict) -> None:  # type: ignore[type-arg]
             info["netns"] = True
         except OSError as e:
             info["errors"].append(f"netns: {e}")
+    if config.get("unshare_ipc"):
+        try:
+            unshare(CLONE_NEWIPC)
+            info["ipcns"] = True
+        except OSError as e:
+            info["errors"].append(f"ipcns: {e}")
     if config.get("minimal_root"):
         try:
             build_minimal_root(config["keep"])
@@ -643,14 +1128,18 @@ def zygote(ctl_fd: int, config: dict) -> None:  # type: ignore[type-arg]
             __import__(name)
         except Exception as e:
             info["errors"].append(f"preimport {name}: {e}")
+    bind_numpy()
     try:
         state["seccomp"] = seccomp_filter()
         info["seccomp"] = state["seccomp"] is not None
+        info["seccomp_ipc"] = info["seccomp"]
     except Exception as e:
         info["seccomp"] = False
         info["errors"].append(f"seccomp: {e}")
-    ctl = socket.socket(fileno=ctl_fd)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    _capset_args()
+    _probe_isolation(config, state, info)
+    ctl = socket.socket(fileno=ctl_fd)
     while True:
         hdr = _recv_exact(ctl, 4)
         if hdr is None:

@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from utdebug.sandbox._runner import distinct_hashes
+
 
 class Semantics(StrEnum):
     DATASET = "dataset"
@@ -115,6 +117,15 @@ def _contains_opaque(value: object) -> bool:
     return False
 
 
+def _set_of(x: Any) -> set[Any]:
+    """``set(x)``, refusing (ValueError, so the comparison fails) an iterable whose elements'
+    hashes collide en masse: a child's value could otherwise make this set quadratic to build
+    (ints, floats and tuples of them have hashes anyone can choose)."""
+    if isinstance(x, (set, frozenset)):
+        return set(x)  # copied with its stored hashes: no comparisons
+    return set(distinct_hashes(list(x)))
+
+
 def _dataset_assertion(out: object, exp: object, atol: float, set_compare: bool) -> bool:
     """The dataset's ``assertion(out, exp, atol)`` helper; True iff it does not raise.
 
@@ -137,8 +148,8 @@ def _dataset_assertion(out: object, exp: object, atol: float, set_compare: bool)
     if atol == 0 and _is_floats(exp):
         atol = _FLOAT_TOL
     if set_compare:
-        out = set(out)  # type: ignore[call-overload]
-        exp = set(exp)  # type: ignore[call-overload]
+        out = _set_of(out)
+        exp = _set_of(exp)
     if out != exp and atol != 0:
         return bool(np.allclose(out, exp, rtol=_RTOL, atol=atol))  # type: ignore[arg-type]
     return bool(out == exp)
@@ -202,8 +213,8 @@ def _reference_eval_exact_match(out: object, exp: object, use_set: bool) -> obje
         atol = _FLOAT_TOL
     if use_set:
         try:
-            out = set(out)  # type: ignore[call-overload]
-            exp = set(exp)  # type: ignore[call-overload]
+            out = _set_of(out)
+            exp = _set_of(exp)
         except Exception:
             pass
     if isinstance(out, str) and isinstance(exp, str) and "Error" in out and "Error" in exp:

@@ -16,6 +16,15 @@ The layers, outermost first (``utdebug doctor`` prints them):
   threads allowed); needs a libseccomp binding (``pyseccomp``) and ``libseccomp.so.2``.
 - ``rlimits``: address space, CPU, file size, open files, no core dumps.
 - ``session``: a new session and death with the parent (``PR_SET_PDEATHSIG``).
+- ``ipc``: no System V IPC or POSIX message-queue object outlives a child or is seen by
+  another: each child has its own IPC namespace, and seccomp denies those calls outright.
+- ``scratch``: each child has its own size-capped ``/tmp`` (a fresh tmpfs in its own mount
+  namespace, gone when it ends; its mount table reads as empty).
+- ``tasks``: a cap on the tasks (processes and threads) a child holds: RLIMIT_NPROC, counted
+  in the child's own user namespace (or, as root without one, per child uid).
+
+The last three come from the zygote's start-up probe (throw-away children that try them); they
+need unprivileged user namespaces, or root without bubblewrap.
 
 By default every layer is required; a missing one is an error that says how to get it, unless
 the user opts in to weaker isolation (``allow_weak``: ``--allow-weak-sandbox`` or
@@ -41,6 +50,9 @@ class Layer(StrEnum):
     SECCOMP = "seccomp"
     RLIMITS = "rlimits"
     SESSION = "session"
+    IPC = "ipc"
+    SCRATCH = "scratch"
+    TASKS = "tasks"
 
 
 DEFAULT_REQUIRED = frozenset(Layer)
@@ -52,6 +64,14 @@ HINTS: dict[Layer, str] = {
     Layer.SECCOMP: "pip install pyseccomp (needs the system's libseccomp2)",
     Layer.UID_DROP: "run as root so children can drop to a sandbox uid",
 }
+_USERNS_HINT = (
+    "enable unprivileged user namespaces (sysctl user.max_user_namespaces > 0; on Debian "
+    "kernel.unprivileged_userns_clone=1; on Ubuntu 24.04+ "
+    "kernel.apparmor_restrict_unprivileged_userns=0), or run as root without bubblewrap"
+)
+HINTS[Layer.IPC] = _USERNS_HINT + ", or " + HINTS[Layer.SECCOMP]
+HINTS[Layer.SCRATCH] = _USERNS_HINT
+HINTS[Layer.TASKS] = _USERNS_HINT
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,16 +227,22 @@ def plan(use_bwrap: bool | None = None, mounts: tuple[str, ...] = ()) -> Plan:
     bwrap = bwrap_path() if use_bwrap is not False else None
     if use_bwrap and bwrap is None:
         raise SandboxUnavailable("bubblewrap was requested but `bwrap` is not installed")
+    # Read-only folders under /tmp (a venv, a project copy): each child binds them again into
+    # its own /tmp.
+    tmp_keep = outermost([d for d in visible_dirs(mounts) if inside(d, ["/tmp"]) and d != "/tmp"])
     if bwrap is not None:
-        return Plan("bwrap", tuple(bwrap_argv(bwrap, is_root, mounts)), {}, is_root)
+        argv = tuple(bwrap_argv(bwrap, is_root, mounts))
+        return Plan("bwrap", argv, {"tmp_keep": tmp_keep}, is_root)
     if is_root:
         cfg: dict[str, object] = {
             "unshare_net": True,
+            "unshare_ipc": True,
             "minimal_root": True,
             "keep": visible_dirs(mounts),
+            "tmp_keep": tmp_keep,
         }
         return Plan("root", (), cfg, is_root)
-    return Plan("plain", (), {}, is_root)
+    return Plan("plain", (), {"tmp_keep": tmp_keep}, is_root)
 
 
 def report(plan_: Plan, info: dict[str, object]) -> LayerReport:
@@ -266,5 +292,53 @@ def report(plan_: Plan, info: dict[str, object]) -> LayerReport:
         ),
         LayerState(Layer.RLIMITS, True, "address space, CPU, file size, open files, no core"),
         LayerState(Layer.SESSION, True, "new session, killed with the parent"),
+        *_isolation_states(info),
     ]
     return LayerReport(tuple(states), mode, errors)
+
+
+def _isolation_states(info: dict[str, object]) -> list[LayerState]:
+    """The per-child layers, as the zygote's start-up probe found them."""
+    raw = info.get("isolation")
+    iso: dict[str, object] = raw if isinstance(raw, dict) else {}
+    strategy = iso.get("strategy")
+    how = {
+        "userns": "the child's own user namespace",
+        "root": "namespaces made as root before the uid drop",
+    }.get(str(strategy), "")
+    seccomp_ipc = bool(info.get("seccomp_ipc"))
+    denied = "System V IPC and POSIX message-queue calls denied (seccomp)"
+    if strategy and iso.get("ipc"):
+        ipc = LayerState(
+            Layer.IPC,
+            True,
+            f"a private IPC namespace per child ({how})" + (f"; {denied}" if seccomp_ipc else ""),
+        )
+    elif seccomp_ipc:
+        ipc = LayerState(Layer.IPC, True, f"{denied}; no per-child IPC namespace")
+    else:
+        ipc = LayerState(Layer.IPC, False, "none: " + HINTS[Layer.IPC])
+    if strategy and iso.get("scratch"):
+        masked = "; mount table hidden" if iso.get("mountinfo") else ""
+        scratch = LayerState(
+            Layer.SCRATCH,
+            True,
+            f"a fresh tmpfs /tmp per child, size-capped (Limits.scratch_mb), gone with it{masked}",
+        )
+    else:
+        scratch = LayerState(
+            Layer.SCRATCH, False, "none (one /tmp shared by all children): " + HINTS[Layer.SCRATCH]
+        )
+    if strategy == "userns" and iso.get("tasks"):
+        tasks = LayerState(
+            Layer.TASKS,
+            True,
+            "RLIMIT_NPROC (Limits.tasks) counted in the child's own user namespace",
+        )
+    elif strategy == "root" and iso.get("tasks"):
+        tasks = LayerState(
+            Layer.TASKS, True, "RLIMIT_NPROC (Limits.tasks) per child uid (one uid per live child)"
+        )
+    else:
+        tasks = LayerState(Layer.TASKS, False, "none: " + HINTS[Layer.TASKS])
+    return [ipc, scratch, tasks]

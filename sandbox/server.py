@@ -10,8 +10,9 @@ the evaluator calls it from several threads at once.
 
 from __future__ import annotations
 
+import contextlib
 import functools
-import itertools
+import gc
 import json
 import os
 import select
@@ -21,7 +22,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -121,7 +122,8 @@ class Limits:
     frame_cap: int = 16 << 20
     """Largest encoded result of one input, in bytes; larger results fail as OutputTooLarge."""
     slack: float = 0.5
-    """Extra seconds before the parent kills a child whose in-process timer did not fire."""
+    """Extra seconds before the parent kills a child whose in-process timer did not fire.
+    The parent's decoding of an input's result counts in that input's time (limit + slack)."""
     batch: float | None = 120.0
     """Seconds for a whole batch (None: no limit). Inputs not reached when it is spent are
     TIMEOUT without running ("not run"), so a program that times out on hundreds of inputs
@@ -133,6 +135,13 @@ class Limits:
     a second per further hang instead of the full limit; an input that needs longer than
     ``cut_limit`` after that point is reported as a timeout "at the reduced limit"."""
     cut_limit: float = 0.25
+    tasks: int = 64
+    """Tasks (processes and threads) a child may hold at once, itself included
+    (RLIMIT_NPROC, counted per child: see the ``tasks`` layer)."""
+    scratch_mb: int = 64
+    """Size of the child's own ``/tmp`` (a fresh tmpfs per child, gone when it ends)."""
+    scratch_inodes: int = 4096
+    """Files and folders the child's ``/tmp`` may hold."""
 
     def limit_of(self, i: int) -> float:
         return self.per_input_each[i] if self.per_input_each is not None else self.per_input
@@ -147,6 +156,8 @@ class SandboxConfig:
     """None: use bubblewrap when installed; False: never; True: require it."""
     prelude: str = REFERENCE_PRELUDE
     uid_base: int = 1536
+    """As root, children run as ``uid_base + slot`` (slot < 4095; no two live children of
+    this sandbox share a uid; ``uid_base + 4095`` is the zygote's start-up probe's)."""
     start_timeout: float = 30.0
     mounts: tuple[str, ...] = ()
     """Host folders the children may read, bound read-only at the same path (for example a
@@ -213,8 +224,59 @@ def encode_inputs(inputs: Sequence[Sequence[Any]]) -> EncodedInputs:
     )
 
 
-def decode_value(data: object) -> Any:
-    return _runner.decode(data, make_opaque=Opaque)
+def decode_value(data: object, budget: _runner.Budget | None = None) -> Any:
+    """Decode a tagged value; ``budget`` bounds what a result from a child may cost."""
+    return _runner.decode(data, Opaque, budget)
+
+
+DECODE_FACTOR = 32
+"""Decoding a result frame may allocate at most this many times its bytes (plus
+DECODE_FLOOR) in the parent; parsing its JSON costs at most about as much again."""
+DECODE_FLOOR = 1 << 20
+
+_gc_lock = threading.Lock()
+_gc_pauses = [0, False]  # decoders in flight; whether the collector was on before the first
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection while a frame is parsed and decoded.
+
+    A frame of millions of small containers otherwise triggers collection after collection
+    (each scanning everything the process holds), making the parse many times slower while
+    it holds the GIL. Threads share the pause; the last one out restores the collector.
+    """
+    with _gc_lock:
+        if _gc_pauses[0] == 0:
+            _gc_pauses[1] = gc.isenabled()
+            gc.disable()
+        _gc_pauses[0] += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_pauses[0] -= 1
+            if _gc_pauses[0] == 0 and _gc_pauses[1]:
+                gc.enable()
+
+
+def read_frame(frame: bytes) -> dict[str, Any]:
+    """The JSON object of one result frame; ValueError (or RecursionError) for anything else."""
+    msg = json.loads(frame)
+    if not isinstance(msg, dict):
+        raise ValueError("a frame that is not a JSON object")
+    return msg
+
+
+def decode_frame(frame: bytes, deadline: float | None = None) -> Outcome:
+    """What one forged or real ``r`` frame turns into in the parent (parse, then decode under
+    the frame's budget and the input's ``deadline``), as :meth:`Sandbox.run` does it."""
+    with _gc_paused():
+        try:
+            msg = read_frame(frame)
+        except (ValueError, RecursionError, MemoryError) as e:
+            return _violation(f"unreadable frame ({type(e).__name__})")
+        return _outcome(msg, len(frame), deadline)
 
 
 def _checked_mounts(mounts: Sequence[str]) -> tuple[str, ...]:
@@ -235,6 +297,8 @@ def clean_env() -> dict[str, str]:
 
 
 _RECV_CAP = 1 << 20
+UID_SLOTS = 4096
+"""Children's uids cycle through ``uid_base + (0 .. 4094)``; ``uid_base + 4095`` probes."""
 
 
 class _Stop(Exception):
@@ -256,7 +320,9 @@ class Sandbox:
         self._proc: subprocess.Popen[bytes] | None = None
         self._ctl: socket.socket | None = None
         self._report: LayerReport | None = None
-        self._slots = itertools.count()
+        self._uid_lock = threading.Lock()
+        self._live_uids: set[int] = set()
+        self._next_slot = 0
         self._closed = False
         self.spawned = 0
 
@@ -290,6 +356,7 @@ class Sandbox:
         parent_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         zconf = dict(p.zygote_config)
         zconf["preimport"] = PREIMPORT
+        zconf["probe_uid"] = cfg.uid_base + UID_SLOTS - 1 if p.is_root else None
         fd = child_sock.fileno()
         argv = [
             *p.argv_prefix,
@@ -392,6 +459,26 @@ class Sandbox:
         self.spawned += 1
         return int(reply["pid"]), fd
 
+    def _take_uid(self) -> int | None:
+        """A uid no live child of this sandbox has (RLIMIT_NPROC counts per uid when the
+        children cannot get user namespaces of their own)."""
+        if os.geteuid() != 0:
+            return None
+        with self._uid_lock:
+            for _ in range(UID_SLOTS - 1):
+                slot = self._next_slot
+                self._next_slot = (slot + 1) % (UID_SLOTS - 1)
+                uid = self.config.uid_base + slot
+                if uid not in self._live_uids:
+                    self._live_uids.add(uid)
+                    return uid
+        raise SandboxError(f"all {UID_SLOTS - 1} sandbox uids are in use")
+
+    def _give_uid(self, uid: int | None) -> None:
+        if uid is not None:
+            with self._uid_lock:
+                self._live_uids.discard(uid)
+
     def _reap(self, pid: int) -> dict[str, Any]:
         try:
             return self._request({"op": "reap", "pid": pid})[0]
@@ -440,9 +527,9 @@ class Sandbox:
         lim: Limits,
         timeouts: int = 0,
         context: ModuleContext | None = None,
+        uid: int | None = None,
     ) -> dict[str, Any]:
         each = [lim.limit_of(i) for i in range(start, len(enc))]
-        slot = next(self._slots) % 4096
         return {
             "context": context.to_json() if context is not None else None,
             "code": code,
@@ -453,13 +540,16 @@ class Sandbox:
             "per_input": each,
             "cut": None if lim.cut_after is None else [lim.cut_after, lim.cut_limit],
             "timeouts": timeouts,
-            "uid": self.config.uid_base + slot if os.geteuid() == 0 else None,
+            "uid": uid,
             "limits": {
                 "memory_mb": lim.memory_mb,
                 "cpu_s": sum(each) + lim.load + 2.0,
                 "fsize_mb": lim.fsize_mb,
                 "frame_cap": lim.frame_cap,
                 "load_s": lim.load,
+                "tasks": lim.tasks,
+                "scratch_mb": lim.scratch_mb,
+                "scratch_inodes": lim.scratch_inodes,
             },
         }
 
@@ -476,7 +566,12 @@ class Sandbox:
     ) -> int | None:
         """Run one child from ``start``; return where to resume, or None when done."""
         timeouts = sum(o.status is Status.TIMEOUT for o in res.outcomes)
-        pid, fd = self._spawn(self._job(code, entry, enc, start, lim, timeouts, context))
+        uid = self._take_uid()
+        try:
+            pid, fd = self._spawn(self._job(code, entry, enc, start, lim, timeouts, context, uid))
+        except BaseException:
+            self._give_uid(uid)
+            raise
         res.children += 1
         stop: _Stop | None = None
         load_failed: Outcome | None = None
@@ -487,6 +582,7 @@ class Sandbox:
         finally:
             os.close(fd)
             stats = self._reap(pid)
+            self._give_uid(uid)
             res.peak_rss_kb = max(res.peak_rss_kb, int(stats.get("maxrss_kb") or 0))
             res.cpu_seconds += float(stats.get("cpu") or 0.0)
         if load_failed is not None:
@@ -552,16 +648,29 @@ class Sandbox:
                     raise _Stop(expect, Outcome(Status.CRASH, seconds=time.monotonic() - t_mark))
                 buf += chunk
                 continue
-            try:
-                msg = json.loads(frame)
-                kind = msg["k"] if isinstance(msg, dict) else None
-            except (ValueError, TypeError, KeyError, RecursionError, MemoryError) as e:
-                raise _Stop(expect, _violation(f"unreadable frame ({type(e).__name__})")) from None
+            with _gc_paused():
+                try:
+                    msg = read_frame(frame)
+                    kind = msg["k"]
+                except (ValueError, TypeError, KeyError, RecursionError, MemoryError) as e:
+                    why = f"unreadable frame ({type(e).__name__})"
+                    raise _Stop(expect, _violation(why)) from None
+                outcome = None
+                i = msg.get("i")
+                if kind == "r" and 0 <= expect < n and type(i) is int and i == expect:
+                    # Decoding counts in the input's time: the frame's budget stops at its
+                    # deadline, and a result decoded past it is that input's timeout.
+                    outcome = _outcome(msg, len(frame), deadline)
+                    late = time.monotonic() > deadline
+                    if late and outcome.status in (Status.OK, Status.ERROR):
+                        outcome = _decoded_late(outcome)
             if kind == "confine-failed":
-                raise SandboxError(f"the child could not confine itself: {msg.get('e')}")
+                raise SandboxError(
+                    f"the child could not confine itself: {_short(msg.get('e'), 500)}"
+                )
             if expect == -1:
                 if kind != "load":
-                    raise _Stop(expect, _violation(f"expected the load frame, got {kind!r}"))
+                    raise _Stop(expect, _violation(f"expected the load frame, got {_short(kind)}"))
                 if not msg.get("ok"):
                     if msg.get("timeout"):
                         return Outcome(
@@ -578,37 +687,54 @@ class Sandbox:
                     )
                 return None
             elif kind == "r" and expect < n:
-                if msg.get("i") != expect:
-                    raise _Stop(
-                        expect, _violation(f"result {msg.get('i')!r} where {expect} was due")
-                    )
-                outcome = _outcome(msg)
+                if outcome is None:
+                    shown = _short(i)
+                    raise _Stop(expect, _violation(f"result {shown} where {expect} was due"))
                 if outcome.error_type == "ProtocolViolation":
                     # Stop this child: its later frames cannot be trusted to line up.
                     raise _Stop(expect, outcome)
                 res.outcomes.append(outcome)
                 expect += 1
             else:
-                raise _Stop(expect, _violation(f"unexpected frame kind {kind!r}"))
+                raise _Stop(expect, _violation(f"unexpected frame kind {_short(kind)}"))
             # Measured after decoding, so the parent's own work never eats the next input's time.
             t_mark = time.monotonic()
             deadline = t_mark + (lim.limit_of(expect) if expect < n else 1.0) + lim.slack
 
 
+def _short(x: object, n: int = 40) -> str:
+    """A bounded rendering of a field of a child's frame (never the repr of a huge value)."""
+    if type(x) is str:
+        return repr(x[:n])
+    if x is None or type(x) in (bool, int, float):
+        return repr(x)[:n]
+    return f"<{type(x).__name__}>"
+
+
 def _error_pair(raw: object) -> tuple[str, str]:
-    if isinstance(raw, list) and len(raw) == 2:
-        return str(raw[0])[:200], str(raw[1])[:2000]
+    if type(raw) is list and len(raw) == 2 and all(type(x) is str for x in raw):
+        return raw[0][:200], raw[1][:2000]
     return "Error", "(malformed error report)"
 
 
-def _outcome(msg: dict[str, Any]) -> Outcome:
+def _outcome(msg: dict[str, Any], nbytes: int = 0, deadline: float | None = None) -> Outcome:
+    """The Outcome of a result frame's object; its value is decoded within a budget of
+    DECODE_FACTOR x ``nbytes`` (the frame's size) + DECODE_FLOOR bytes, until ``deadline``."""
     t = msg.get("t", 0.0)
     if type(t) not in (int, float) or not 0 <= t < 1e9:
         return _violation("malformed time in a result")
     s = msg.get("s")
     if s == "ok":
+        budget = _runner.Budget(DECODE_FACTOR * nbytes + DECODE_FLOOR, deadline)
         try:
-            return Outcome(Status.OK, decode_value(msg.get("v")), seconds=t)
+            return Outcome(Status.OK, decode_value(msg.get("v"), budget), seconds=t)
+        except _runner.OverBudget as e:
+            return Outcome(
+                Status.ERROR, None, "OutputTooLarge", f"{e} (its frame: {nbytes} bytes)", t
+            )
+        except _runner.DecodeTimeout:
+            why = "decoding the result passed the input's deadline (decoding counts in its time)"
+            return Outcome(Status.TIMEOUT, None, "Timeout", why, t)
         except (ValueError, TypeError, KeyError, RecursionError, MemoryError, OverflowError) as e:
             return _violation(f"undecodable result ({type(e).__name__}: {str(e)[:200]})")
     if s == "timeout":
@@ -621,7 +747,12 @@ def _outcome(msg: dict[str, Any]) -> Outcome:
     if s == "exc" and isinstance(msg.get("e"), list) and len(msg["e"]) == 2:
         etype, emsg = _error_pair(msg["e"])
         return Outcome(Status.ERROR, None, etype, emsg, t)
-    return _violation(f"malformed result status {str(s)[:50]!r}")
+    return _violation(f"malformed result status {_short(s, 50)}")
+
+
+def _decoded_late(outcome: Outcome) -> Outcome:
+    why = "the result was decoded past the input's deadline (decoding counts in its time)"
+    return Outcome(Status.TIMEOUT, None, "Timeout", why, outcome.seconds)
 
 
 def _not_run(res: BatchResult, n: int, lim: Limits) -> None:

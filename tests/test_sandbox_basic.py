@@ -86,7 +86,7 @@ def test_every_layer_is_active_with_bubblewrap_as_root(sb):
     assert rep.active() == H.ALL_LAYERS, rep.as_dict()
     assert rep.errors == (), rep.errors
     d = rep.as_dict()
-    assert set(d["layers"]) == {layer.value for layer in Layer} and len(d["layers"]) == 8
+    assert set(d["layers"]) == {layer.value for layer in Layer} and len(d["layers"]) == 11
     assert all(v["active"] and v["detail"] for v in d["layers"].values()), d
 
 
@@ -138,7 +138,7 @@ def test_child_confinement_facts(any_sb):
             try:
                 os.setuid(0)
                 root_again = True
-            except PermissionError:
+            except OSError:  # EPERM, or EINVAL in the child's own user namespace (0 unmapped)
                 root_again = False
             return {
                 "uid": os.getuid(), "euid": os.geteuid(), "gid": os.getgid(),
@@ -149,6 +149,7 @@ def test_child_confinement_facts(any_sb):
                 "nofile": resource.getrlimit(resource.RLIMIT_NOFILE),
                 "core": resource.getrlimit(resource.RLIMIT_CORE),
                 "fsize": resource.getrlimit(resource.RLIMIT_FSIZE),
+                "nproc": resource.getrlimit(resource.RLIMIT_NPROC),
                 "cwd": os.getcwd(),
                 "fds": sorted(int(x) for x in os.listdir("/proc/self/fd")),
                 "sid": os.getsid(0) == os.getpid(),
@@ -172,6 +173,8 @@ def test_child_confinement_facts(any_sb):
     assert v["as"] == (700 << 20, 700 << 20), v
     assert v["nofile"] == (64, 64) and v["core"] == (0, 0), v
     assert v["fsize"] == (3 << 20, 3 << 20), v
+    if Layer.TASKS in any_sb.layers.active():
+        assert v["nproc"] == (lim.tasks, lim.tasks), v
     assert v["cwd"] == "/tmp" and v["sid"] is True, v
     # stdin/stdout/stderr (/dev/null), the result pipe, and the fd listdir itself: no more.
     assert v["fds"][:3] == [0, 1, 2] and len(v["fds"]) <= 5, v

@@ -7,9 +7,11 @@ litellm.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -65,6 +67,10 @@ class ModelRequest:
     template_version: str = ""
     sample_index: int = 0
     context: Any = None
+    end: str | None = None
+    """The name of the reply's natural end (:mod:`utdebug.agents.endings`): a streamed reply
+    is closed as soon as it has one (a test proposal with its output, a vote with its answer),
+    instead of letting the model ramble to its token cap. Part of the cache key when set."""
 
     def __post_init__(self) -> None:
         if self.n < 1:
@@ -82,6 +88,8 @@ class ModelRequest:
             "template_version": self.template_version,
             "sample": self.sample_index + i,
         }
+        if self.end is not None:
+            body["end"] = self.end
         raw = json.dumps(body, sort_keys=True, ensure_ascii=False).encode()
         return hashlib.sha256(raw).hexdigest()
 
@@ -126,8 +134,11 @@ class Completion:
 class Model(Protocol):
     name: str
     simulated: bool
-    supports_prefill: bool
-    """The model continues ``request.prefill`` as its own reply (assistant prefill)."""
+
+    @property
+    def supports_prefill(self) -> bool:
+        """The model continues ``request.prefill`` as its own reply (assistant prefill)."""
+        ...
 
     async def complete(self, request: ModelRequest) -> list[Completion]:
         """Exactly ``request.n`` completions, or raise :class:`ModelError`."""
@@ -201,7 +212,11 @@ class Meter:
     cost: float = 0.0
     cost_known: bool = True
     failures: int = 0
+    """Model calls that ended in an error (after their retries)."""
     retries: int = 0
+    """Requests tried again after a transient failure."""
+    requests: int = 0
+    """Requests sent to a provider (each retry and each top-up call is one)."""
 
     def check(self, model: str = "") -> None:
         if self.cost_limit is not None and self.cost >= self.cost_limit:
@@ -235,7 +250,63 @@ class Meter:
             "cost_known": self.cost_known,
             "failures": self.failures,
             "retries": self.retries,
+            "requests": self.requests,
         }
+
+
+_ACCOUNTS: ContextVar[tuple[Meter, ...]] = ContextVar("utdebug_accounts", default=())
+
+
+@contextlib.contextmanager
+def accounting(meter: Meter) -> Iterator[Meter]:
+    """Count the requests, retries and failures of model calls made in this context (and in
+    tasks started from it) into ``meter`` too; a session wraps its run in this."""
+    token = _ACCOUNTS.set((*_ACCOUNTS.get(), meter))
+    try:
+        yield meter
+    finally:
+        _ACCOUNTS.reset(token)
+
+
+def account(*, requests: int = 0, retries: int = 0, failures: int = 0) -> None:
+    """Add to every meter of the current :func:`accounting` context (each meter once)."""
+    seen: set[int] = set()
+    for m in _ACCOUNTS.get():
+        if id(m) in seen:
+            continue
+        seen.add(id(m))
+        m.requests += requests
+        m.retries += retries
+        m.failures += failures
+
+
+def identity_of(model: Model) -> str:
+    """What a response cache names ``model`` by: the ``identity`` of the innermost model that
+    has one (a litellm model: its name plus its extra arguments and sampling overrides), else
+    the model's name. Wrappers are looked through."""
+    inner: Any = model
+    for _ in range(10):
+        ident = getattr(inner, "identity", None)
+        if isinstance(ident, str) and ident:
+            return ident
+        if not hasattr(inner, "inner"):
+            break
+        inner = inner.inner
+    return model.name
+
+
+async def prefill_supported(model: Model) -> bool:
+    """Whether ``model`` continues an assistant prefill, decided by evidence where the model can
+    find out (a litellm model probes its server once); wrappers are looked through."""
+    inner: Any = model
+    for _ in range(10):
+        decide = getattr(inner, "decide_prefill", None)
+        if decide is not None:
+            return bool(await decide())
+        if not hasattr(inner, "inner"):
+            break
+        inner = inner.inner
+    return bool(model.supports_prefill)
 
 
 class Metered:
@@ -246,7 +317,10 @@ class Metered:
         self.meter = meter
         self.name = inner.name
         self.simulated = inner.simulated
-        self.supports_prefill = inner.supports_prefill
+
+    @property
+    def supports_prefill(self) -> bool:
+        return self.inner.supports_prefill
 
     async def complete(self, request: ModelRequest) -> list[Completion]:
         self.meter.check(self.name)

@@ -1,9 +1,11 @@
 """A response cache: an sqlite file of completions keyed by request and sample number.
 
-Sample ``i`` of a request is stored under ``request.sample_key(model_name, i)``: the hash of the
-model name, messages, sampling parameters, prefill, template version and absolute sample number
-(``sample_index + i``). A rerun of the same request therefore hits, while a change of any of
-these (another temperature, another prompt template version) misses.
+Sample ``i`` of a request is stored under ``request.sample_key(identity, i)``: the hash of the
+model's identity (its name, plus for a litellm model the extra arguments and sampling overrides
+of its configuration), messages, sampling parameters, prefill, template version, natural end
+and absolute sample number (``sample_index + i``). A rerun of the same request therefore
+hits, while a change of any of these (another temperature, another prompt template version)
+misses.
 
 The file uses WAL mode, so readers and a writer in other processes do not block each other; in
 one process, a lock serialises use of the connection (calls are short and local, so they run in
@@ -18,7 +20,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from .base import Completion, Model, ModelRequest, Usage
+from .base import Completion, Model, ModelRequest, Usage, identity_of
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS completions (
@@ -133,10 +135,16 @@ class CachedModel:
         self.cache = cache
         self.name = inner.name
         self.simulated = inner.simulated
-        self.supports_prefill = inner.supports_prefill
+        self.identity = identity_of(inner)
+        """What the cache keys name the model by: the model's ``identity`` when it has one (a
+        litellm model adds its extra arguments and sampling overrides), else its name."""
+
+    @property
+    def supports_prefill(self) -> bool:
+        return self.inner.supports_prefill
 
     async def complete(self, request: ModelRequest) -> list[Completion]:
-        keys = [request.sample_key(self.name, i) for i in range(request.n)]
+        keys = [request.sample_key(self.identity, i) for i in range(request.n)]
         hits = self.cache.get_many(keys)
         missing = [i for i, k in enumerate(keys) if k not in hits]
         if not missing:

@@ -21,13 +21,16 @@ The config file (TOML)::
     model = "openai/qwen2.5-coder"     # litellm model string (required)
     api_base = "http://127.0.0.1:8000/v1"
     api_key_env = "VLLM_API_KEY"       # env var holding the key (default: litellm's choice)
-    timeout = 120.0                    # seconds per call
+    timeout = 120.0                    # seconds to the first token (or per unstreamed call)
+    stall_timeout = 60.0               # seconds allowed between two tokens
+    stream = true                      # stream one-sample calls (the time limits need it)
     max_retries = 4                    # retries of transient failures
-    concurrency = 8                    # calls in flight
+    concurrency = 8                    # the most calls in flight to the server
+    adaptive = true                    # adapt to the server (its slots, latency, 429/503)
     cost_limit = 2.0                   # US dollars per run
     supports_prefill = true            # default: guessed by provider
     supports_n = false                 # default: auto (trust n, top up)
-    temperature = 0.2                  # sampling defaults for callers that do not fix them
+    temperature = 0.2                  # replace utdebug's per-purpose sampling values
     top_p = 0.95
     max_tokens = 4096
     [models.local.extra]               # passed to litellm.acompletion as is
@@ -52,18 +55,15 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from .base import Meter, Metered, Model
-from .litellm_client import (
-    LiteLLMModel,
-    guess_prefill_support,
-    is_local_url,
-    provider_of,
-)
+from .litellm_client import LiteLLMModel, SamplingOverrides
+from .servers import is_local_url, provider_of
 
 Kind = Literal["litellm", "sim", "scripted"]
 BUILTIN_SIM = "sim"
 SCRIPTED_PREFIX = "scripted:"
 
 DEFAULT_TIMEOUT = 120.0
+DEFAULT_STALL_TIMEOUT = 60.0
 DEFAULT_MAX_RETRIES = 4
 DEFAULT_CONCURRENCY = 8
 
@@ -81,11 +81,14 @@ class ModelSpec:
     api_base: str | None = None
     api_key_env: str | None = None
     timeout: float = DEFAULT_TIMEOUT
+    stall_timeout: float = DEFAULT_STALL_TIMEOUT
+    stream: bool = True
     max_retries: int = DEFAULT_MAX_RETRIES
     concurrency: int = DEFAULT_CONCURRENCY
+    adaptive: bool = True
     cost_limit: float | None = None
     supports_prefill: bool | None = None
-    """``None``: guessed by provider (see ``guess_prefill_support``)."""
+    """``None``: decided by probing the server (``LiteLLMModel.probe``)."""
     supports_n: bool | None = None
     temperature: float | None = None
     top_p: float | None = None
@@ -95,6 +98,9 @@ class ModelSpec:
     extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}), hash=False)
     source: str = ""
     """Where the choice came from, e.g. ``--model -> [models.local] in /home/u/.config/...``."""
+    hint: str | None = None
+    """A sentence for errors about this model (a raw string that a configured entry names with
+    the ``api_base`` it lacks)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,8 +145,11 @@ _KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "api_base": ((str,), "a string (URL)"),
     "api_key_env": ((str,), "a string (env var name)"),
     "timeout": (_NUM, "a positive number of seconds"),
+    "stall_timeout": (_NUM, "a positive number of seconds"),
+    "stream": ((bool,), "true or false"),
     "max_retries": ((int,), "an integer >= 0"),
     "concurrency": ((int,), "an integer >= 1"),
+    "adaptive": ((bool,), "true or false"),
     "cost_limit": (_NUM, "a number >= 0 (US dollars)"),
     "supports_prefill": ((bool,), "true or false"),
     "supports_n": ((bool,), "true or false"),
@@ -232,6 +241,7 @@ def _spec_from_table(name: str, table: Mapping[str, Any], where: str, path: str)
             raise ConfigError(f"{where}: {key} must be {_KEYS[key][1]}, got {table[key]!r}")
 
     num("timeout", "timeout" not in table or table["timeout"] > 0)
+    num("stall_timeout", "stall_timeout" not in table or table["stall_timeout"] > 0)
     num("max_retries", "max_retries" not in table or table["max_retries"] >= 0)
     num("concurrency", "concurrency" not in table or table["concurrency"] >= 1)
     num("cost_limit", "cost_limit" not in table or table["cost_limit"] >= 0)
@@ -250,8 +260,11 @@ def _spec_from_table(name: str, table: Mapping[str, Any], where: str, path: str)
         api_base=t.get("api_base"),
         api_key_env=t.get("api_key_env"),
         timeout=float(t.get("timeout", DEFAULT_TIMEOUT)),
+        stall_timeout=float(t.get("stall_timeout", DEFAULT_STALL_TIMEOUT)),
+        stream=bool(t.get("stream", True)),
         max_retries=int(t.get("max_retries", DEFAULT_MAX_RETRIES)),
         concurrency=int(t.get("concurrency", DEFAULT_CONCURRENCY)),
+        adaptive=bool(t.get("adaptive", True)),
         cost_limit=opt_float("cost_limit"),
         supports_prefill=t.get("supports_prefill"),
         supports_n=t.get("supports_n"),
@@ -311,7 +324,32 @@ def spec_for(value: str, config: ModelConfig, how: str) -> ModelSpec:
         return _replace_source(spec, f"{how} -> {spec.source}")
     if not value.strip() or any(c.isspace() for c in value):
         raise ConfigError(f"{how}: {value!r} is not a model name or litellm model string")
-    return ModelSpec(name=value, kind="litellm", litellm_model=value, source=f"{how} (litellm)")
+    return ModelSpec(
+        name=value,
+        kind="litellm",
+        litellm_model=value,
+        source=f"{how} (litellm)",
+        hint=_entry_hint(value, config),
+    )
+
+
+def _entry_hint(value: str, config: ModelConfig) -> str | None:
+    """For a raw ``provider/NAME`` without an ``api_base``: the configured entries that reach a
+    server (``NAME`` itself, or an entry whose model string is ``value``)."""
+    _, _, rest = value.partition("/")
+    entries = [
+        spec
+        for name, spec in config.models.items()
+        if spec.api_base and (name in (rest, value) or spec.litellm_model == value)
+    ]
+    if not entries:
+        return None
+    spec = entries[0]
+    return (
+        f"No api_base was given for {value!r}; the config entry {spec.name!r} "
+        f"({spec.source.split(' in ', 1)[-1]}) has api_base = {spec.api_base!r}: "
+        f"use --model {spec.name}."
+    )
 
 
 def _replace_source(spec: ModelSpec, source: str) -> ModelSpec:
@@ -331,17 +369,23 @@ def build_litellm_model(spec: ModelSpec, meter: Meter | None = None) -> Model:
     """
     if spec.kind != "litellm" or not spec.litellm_model:
         raise ValueError(f"{spec.name!r} is a {spec.kind} model; build it with its own class")
+    check_provider(spec)
     model = LiteLLMModel(
         spec.litellm_model,
         api_base=spec.api_base,
         api_key_env=spec.api_key_env,
         timeout=spec.timeout,
+        stall_timeout=spec.stall_timeout,
+        stream=spec.stream,
         max_retries=spec.max_retries,
         concurrency=spec.concurrency,
+        adaptive=spec.adaptive,
         supports_n=spec.supports_n,
         supports_prefill=spec.supports_prefill,
+        sampling=SamplingOverrides(spec.temperature, spec.top_p, spec.max_tokens),
         extra=dict(spec.extra),
         meter=meter,
+        hint=spec.hint,
     )
     if meter is None:
         return model
@@ -349,6 +393,31 @@ def build_litellm_model(spec: ModelSpec, meter: Meter | None = None) -> Model:
         current = meter.cost_limit
         meter.cost_limit = spec.cost_limit if current is None else min(current, spec.cost_limit)
     return Metered(model, meter)
+
+
+def check_provider(spec: ModelSpec) -> None:
+    """``ConfigError`` when litellm cannot route the spec's model string (an unknown provider,
+    or a bare name it does not know). Imports litellm (seconds)."""
+    from .litellm_client import _import_litellm
+
+    model = spec.litellm_model or spec.name
+    ll = _import_litellm()
+    try:
+        ll.get_llm_provider(model=model, api_base=spec.api_base)
+    except Exception:
+        provider = model.split("/", 1)[0] if "/" in model else None
+        known = "openai, anthropic, ollama, ollama_chat, hosted_vllm, gemini, mistral, groq, ..."
+        where = f" ({spec.source})" if spec.source else ""
+        if provider is not None:
+            raise ConfigError(
+                f"unknown provider {provider!r} in the model {model!r}{where}: write "
+                f"PROVIDER/MODEL with a provider litellm knows ({known}; "
+                "https://docs.litellm.ai/docs/providers), or a NAME from the config file"
+            ) from None
+        raise ConfigError(
+            f"unknown model {model!r}{where}: litellm cannot tell its provider; write "
+            f"PROVIDER/MODEL ({known}), or a NAME from the config file"
+        ) from None
 
 
 # --- listing ------------------------------------------------------------------------------------
@@ -481,10 +550,3 @@ def _count_models(body: bytes) -> int | None:
             if isinstance(data.get(key), list):
                 return len(data[key])
     return None
-
-
-def prefill_for(spec: ModelSpec) -> bool:
-    """Whether a litellm spec's model will be used with prefill (configured or guessed)."""
-    if spec.supports_prefill is not None:
-        return spec.supports_prefill
-    return guess_prefill_support(spec.litellm_model or spec.name, spec.api_base)

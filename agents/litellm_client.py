@@ -8,10 +8,22 @@ litellm is imported lazily, on the first call (it takes seconds to import).
 
 Policies (see ``docs/models.md``):
 
+* **Streaming and time limits.** One-sample calls are streamed (``stream=True``). The time limit
+  counts from when the request is sent, not from when it joined utdebug's own queue: ``timeout``
+  seconds for the first token (the server's queue and the prompt's processing), then at most
+  ``stall_timeout`` seconds between tokens; a generation that keeps producing tokens is never
+  cut by a wall clock (its token cap ends it). A reply that reaches its natural end
+  (``request.end``, :mod:`utdebug.agents.endings`) is closed at once, which stops the server
+  generating. Calls for several samples at once (providers that honour ``n``) are not streamed
+  (litellm's stream wrapper keeps one choice) and get ``timeout`` for the whole call.
+* **Concurrency.** Requests to one server go through its :class:`AdaptiveLimiter`, shared by
+  every model object that talks to it: the server's own slot count where it says it
+  (llama.cpp ``/props``), else additive increase while latency holds and halving on timeouts,
+  429 and 503. ``concurrency`` is the most it ever allows.
 * **Samples.** A request for ``n`` samples returns exactly ``n`` completions. Where the provider
   takes ``n`` we ask for ``n`` in one call and top up with further calls when fewer choices come
   back (llama.cpp silently ignores ``n``); once a provider has shown it ignores ``n`` (in auto
-  mode) the remaining and later samples are asked for one per call, concurrently. Providers
+  mode), or says it is llama.cpp (``/props``), samples are asked for one per call. Providers
   litellm knows not to take ``n`` (Anthropic, Ollama) get one call per sample from the start.
   Sample ``i`` of a request uses ``seed = sampling.seed + sample_index + i`` when a seed is set,
   so top-ups never repeat a seed.
@@ -21,58 +33,57 @@ Policies (see ``docs/models.md``):
   exponential back-off with jitter: before retry ``k`` (0-based) we wait a random time in
   ``[d/2, d]`` with ``d = min(cap, base * 2**k)`` (defaults base 1 s, cap 30 s: 0.5-1, 1-2, 2-4,
   4-8 s), or the server's ``Retry-After`` when longer (capped). Authentication, not-found,
-  bad-request and context-length errors are never retried.
-* **Cost.** The call's price is litellm's ``response_cost`` (computed from its bundled price
-  map), else :func:`litellm.completion_cost`, else unknown (``None``: local or unmapped models).
-  Tokens and cost of a call are split evenly across its choices (the sums are exact).
-* **Prefill.** See :func:`guess_prefill_support`.
+  bad-request and context-length errors are never retried. Requests, retries and failures are
+  counted into the meters of the calling context (:func:`utdebug.agents.base.accounting`).
+* **Sampling.** The configuration's ``temperature``, ``top_p`` and ``max_tokens`` replace the
+  caller's values in every request; with ``extra`` they are part of :attr:`identity`, which
+  names the model in the response cache.
+* **Cost.** The call's price is litellm's (its bundled price map), else unknown (``None``:
+  local or unmapped models). Tokens and cost of a call are split evenly across its choices.
+* **Prefill** is decided by evidence: :meth:`probe` (run before a run, or lazily before the
+  first prefilled request) asks the server to continue ``"1, 2, 3, 4,"`` and looks at whether
+  it continued or started a new turn. ``supports_prefill`` in the configuration overrides it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import ipaddress
+import json
 import os
 import random
+import time
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlparse
 
 from .base import (
     Completion,
-    ContextLengthExceeded,
     Meter,
-    ModelAuthError,
-    ModelBadRequest,
     ModelError,
-    ModelNotFound,
-    ModelRateLimited,
     ModelRequest,
     ModelTimeout,
     ModelUnavailable,
     Usage,
+    account,
+)
+from .endings import reached
+from .limiter import AdaptiveLimiter, limiter_for
+from .preflight import Preflight
+from .provider_errors import PROVIDER_KEY_ENV, map_error, overloaded, retry_after
+from .servers import (
+    OLLAMA_DEFAULT_BASE,
+    OLLAMA_PROVIDERS,
+    PROBE_PREFILL,
+    PROBE_PROMPT,
+    continues_prefill,
+    is_local_url,
+    ollama_parallel,
+    provider_of,
+    read_slots,
 )
 
 Sleep = Callable[[float], Awaitable[None]]
 
-# Env vars of the providers users are likely to name, for error messages (litellm's
-# validate_environment only names a variable when it is missing).
-_PROVIDER_KEY_ENV = {
-    "openai": "OPENAI_API_KEY",
-    "text-completion-openai": "OPENAI_API_KEY",
-    "anthropic": "ANTHROPIC_API_KEY",
-    "gemini": "GEMINI_API_KEY",
-    "mistral": "MISTRAL_API_KEY",
-    "groq": "GROQ_API_KEY",
-    "deepseek": "DEEPSEEK_API_KEY",
-    "openrouter": "OPENROUTER_API_KEY",
-    "together_ai": "TOGETHERAI_API_KEY",
-    "fireworks_ai": "FIREWORKS_AI_API_KEY",
-    "hosted_vllm": "HOSTED_VLLM_API_KEY",
-}
-
-# Providers whose chat endpoint continues a final assistant message.
-_PREFILL_PROVIDERS = {"anthropic", "ollama", "ollama_chat", "hosted_vllm"}
 # OpenAI-compatible providers (a local server is reached through one of these + api_base).
 _OPENAI_COMPATIBLE = {"openai", "hosted_vllm"}
 
@@ -84,51 +95,6 @@ def _import_litellm() -> Any:
 
     litellm.suppress_debug_info = True
     return litellm
-
-
-def provider_of(model: str) -> str:
-    """The provider prefix of a litellm model string, without importing litellm.
-
-    ``anthropic/claude-x`` -> ``anthropic``; bare names are guessed the way litellm routes the
-    common ones (``claude-*`` -> anthropic, everything else -> openai).
-    """
-    if "/" in model:
-        return model.split("/", 1)[0].lower()
-    if model.startswith("claude"):
-        return "anthropic"
-    return "openai"
-
-
-def is_local_url(url: str) -> bool:
-    """``True`` for loopback, private-network and ``*.local`` hosts."""
-    host = (urlparse(url).hostname or "").lower()
-    if host in {"localhost", "0.0.0.0"} or host.endswith((".local", ".localhost")):
-        return True
-    try:
-        ip = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return ip.is_loopback or ip.is_private or ip.is_link_local
-
-
-def guess_prefill_support(model: str, api_base: str | None = None) -> bool:
-    """Whether the model continues a trailing assistant message (assistant prefill).
-
-    * Anthropic: yes (native prefill; the reply is the continuation only).
-    * Ollama (``ollama/``, ``ollama_chat/``): yes (its chat templates leave a final assistant
-      message open).
-    * vLLM (``hosted_vllm/``) and OpenAI-compatible servers on a *local* ``api_base``
-      (``openai/<name>`` + ``http://127.0.0.1:PORT/v1``: vLLM, llama.cpp's server): yes; we also
-      send vLLM's ``continue_final_message=true, add_generation_prompt=false`` (llama.cpp
-      continues a final assistant message by itself and ignores the extra fields).
-    * OpenAI's own API, a remote ``api_base`` (an unknown proxy) and every other provider: no.
-
-    Override with ``supports_prefill`` (constructor or config) when the guess is wrong.
-    """
-    provider = provider_of(model)
-    if provider in _PREFILL_PROVIDERS:
-        return True
-    return provider == "openai" and api_base is not None and is_local_url(api_base)
 
 
 def _split(total: int, k: int) -> list[int]:
@@ -155,6 +121,35 @@ def _first_leaf(group: BaseExceptionGroup[Any]) -> BaseException:
     return leaves[0]
 
 
+@dataclass(frozen=True, slots=True)
+class SamplingOverrides:
+    """Sampling values from the configuration that replace the callers' in every request."""
+
+    temperature: float | None = None
+    top_p: float | None = None
+    max_tokens: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            k: v
+            for k, v in (
+                ("temperature", self.temperature),
+                ("top_p", self.top_p),
+                ("max_tokens", self.max_tokens),
+            )
+            if v is not None
+        }
+
+
+@dataclass(slots=True)
+class _Outcome:
+    completions: list[Completion]
+    first_token: float | None
+    """Seconds to the first token (``None``: not streamed)."""
+    duration: float
+    tokens: int
+
+
 class LiteLLMModel:
     """A litellm-backed model; see the module docstring for the policies."""
 
@@ -168,38 +163,51 @@ class LiteLLMModel:
         api_key: str | None = None,
         api_key_env: str | None = None,
         timeout: float = 120.0,
+        stall_timeout: float = 60.0,
+        stream: bool = True,
         max_retries: int = 4,
         backoff: tuple[float, float] = (1.0, 30.0),
         concurrency: int = 8,
+        adaptive: bool = True,
         supports_n: bool | None = None,
         supports_prefill: bool | None = None,
+        sampling: SamplingOverrides | None = None,
         extra: Mapping[str, Any] | None = None,
         mock_response: Any = None,
         meter: Meter | None = None,
         sleep: Sleep | None = None,
         rng: random.Random | None = None,
         name: str | None = None,
+        hint: str | None = None,
     ) -> None:
         """
         :param model: a litellm model string (``provider/name``).
         :param api_key: the key itself; else the variable ``api_key_env`` names; else litellm
             reads the provider's usual variable. An OpenAI-compatible ``api_base`` with no key
             anywhere gets a placeholder key (local servers accept any).
-        :param timeout: seconds per call.
+        :param timeout: seconds to the first token (streamed calls), or for the whole call.
+        :param stall_timeout: seconds allowed between two tokens of a streamed call.
+        :param stream: stream one-sample calls (the time limits above need it).
         :param max_retries: retries of a transient failure (attempts = 1 + max_retries).
         :param backoff: (base, cap) seconds of the exponential back-off.
-        :param concurrency: calls in flight at once (per model object).
+        :param concurrency: the most calls in flight to this model's server at once.
+        :param adaptive: adapt the concurrency to the server (see :mod:`.limiter`); ``False``:
+            always ``concurrency``.
         :param supports_n: ``None`` = auto (ask litellm; trust ``n`` but top up and learn).
-        :param supports_prefill: ``None`` = :func:`guess_prefill_support`.
+        :param supports_prefill: ``None`` = decided by :meth:`probe`.
+        :param sampling: the configuration's sampling values (replace the callers').
         :param extra: further keyword arguments for ``litellm.acompletion``.
         :param mock_response: passed to litellm (tests: a string, a dict, an exception).
         :param meter: checked before every call (cost limit); counts retries.
         :param sleep: the back-off sleep (tests inject a fake).
-        :param name: the model's name (cache keys, reports); default ``model`` or
-            ``model@api_base``.
+        :param name: the model's name (reports); default ``model`` or ``model@api_base``.
+        :param hint: a sentence added to authentication errors (e.g. that a configured entry
+            has the ``api_base`` this raw model string lacks).
         """
         if timeout <= 0:
             raise ValueError(f"timeout must be positive, got {timeout}")
+        if stall_timeout <= 0:
+            raise ValueError(f"stall_timeout must be positive, got {stall_timeout}")
         if max_retries < 0:
             raise ValueError(f"max_retries must be >= 0, got {max_retries}")
         if concurrency < 1:
@@ -211,34 +219,69 @@ class LiteLLMModel:
             api_key = os.environ.get(api_key_env) or None
         self.api_key = api_key
         self.timeout = float(timeout)
+        self.stall_timeout = float(stall_timeout)
+        self.stream = stream
         self.max_retries = int(max_retries)
         self.backoff = (float(backoff[0]), float(backoff[1]))
         self.concurrency = int(concurrency)
+        self.adaptive = adaptive
         self.supports_n = supports_n
-        self.supports_prefill = (
-            guess_prefill_support(model, api_base) if supports_prefill is None else supports_prefill
-        )
+        self._prefill_config = supports_prefill
+        self._prefill_probed: bool | None = None
+        self._probe_lock: asyncio.Lock | None = None
+        self._probe_loop: asyncio.AbstractEventLoop | None = None
+        self.overrides = sampling or SamplingOverrides()
         self.extra: dict[str, Any] = dict(extra or {})
         self.mock_response = mock_response
         self.meter = meter
+        self.hint = hint
         self._sleep: Sleep = sleep or asyncio.sleep
         self._rng = rng or random.Random()
         self.name = name or (f"{model}@{api_base}" if api_base else model)
         self.provider = provider_of(model)
         self._n_ignored = False
         self._n_native: bool | None = None
-        self._sem: asyncio.Semaphore | None = None
-        self._sem_loop: asyncio.AbstractEventLoop | None = None
+        base = api_base or (OLLAMA_DEFAULT_BASE if self.provider in OLLAMA_PROVIDERS else None)
+        self.endpoint = base.rstrip("/") if base else f"{self.provider}:{model}"
+        self.local = base is not None and is_local_url(base)
+        self.limiter: AdaptiveLimiter = limiter_for(
+            self.endpoint,
+            maximum=self.concurrency,
+            initial=1 if self.local else min(4, self.concurrency),
+            adaptive=adaptive,
+        )
+        self._slots_read = base is None
+        self.slots: int | None = None
 
     def __repr__(self) -> str:
         return f"LiteLLMModel({self.name!r})"
+
+    @property
+    def identity(self) -> str:
+        """The name plus what changes the replies besides the request (for cache keys)."""
+        parts: dict[str, Any] = {}
+        if self.overrides.to_json():
+            parts["sampling"] = self.overrides.to_json()
+        if self.extra:
+            parts["extra"] = self.extra
+        if not parts:
+            return self.name
+        return f"{self.name} {json.dumps(parts, sort_keys=True, default=repr)}"
+
+    @property
+    def supports_prefill(self) -> bool:
+        """Configured, else what the probe found (``False`` until it ran)."""
+        if self._prefill_config is not None:
+            return self._prefill_config
+        return bool(self._prefill_probed)
 
     # --- the protocol -------------------------------------------------------------------------
 
     async def complete(self, request: ModelRequest) -> list[Completion]:
         ll = _import_litellm()
+        await self._read_slots()
         messages: list[dict[str, str]] = [m.to_json() for m in request.messages]
-        use_prefill = bool(request.prefill) and self.supports_prefill
+        use_prefill = bool(request.prefill) and await self.decide_prefill()
         if use_prefill:
             assert request.prefill is not None
             messages.append({"role": "assistant", "content": request.prefill})
@@ -262,6 +305,95 @@ class LiteLLMModel:
                 )
         return results[: request.n]
 
+    # --- evidence: slots and prefill -----------------------------------------------------------
+
+    async def _read_slots(self) -> None:
+        if self._slots_read:
+            return
+        self._slots_read = True
+        base = self.api_base or OLLAMA_DEFAULT_BASE
+        if self.mock_response is not None and not self.local:
+            return
+        if self.provider in OLLAMA_PROVIDERS:
+            # Ollama does not tell clients its parallelism; a local one started from the same
+            # environment shares OLLAMA_NUM_PARALLEL with us
+            slots = ollama_parallel(os.environ) if self.local else None
+            if slots is not None:
+                self.slots = slots
+                self.limiter.set_slots(slots)
+            return
+        slots = await asyncio.to_thread(read_slots, base, self.api_key)
+        if slots is not None:
+            self.slots = slots
+            self.limiter.set_slots(slots)
+            if self.supports_n is None:
+                self._n_ignored = True  # llama.cpp's server: one choice per request
+
+    def _lock(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        if self._probe_lock is None or self._probe_loop is not loop:
+            self._probe_lock = asyncio.Lock()
+            self._probe_loop = loop
+        return self._probe_lock
+
+    async def decide_prefill(self) -> bool:
+        """Whether to send prefills: configured, else probed once (see :meth:`probe`)."""
+        if self._prefill_config is not None:
+            return self._prefill_config
+        if self._prefill_probed is None:
+            async with self._lock():
+                if self._prefill_probed is None:
+                    await self._probe_prefill(retries=self.max_retries)
+        return bool(self._prefill_probed)
+
+    async def probe(self) -> Preflight:
+        """One tiny call: can the model answer, does it continue a prefill, how many slots
+        does its server have. Raises :class:`ModelError` (one line) when it cannot answer."""
+        t0 = time.monotonic()
+        await self._read_slots()
+        async with self._lock():
+            text = await self._probe_prefill(retries=min(1, self.max_retries))
+        seconds = time.monotonic() - t0
+        notes = [f"answered in {seconds:.1f} s"]
+        if self._prefill_config is None:
+            notes.append(
+                "continues a prefill" if self._prefill_probed else "does not continue a prefill"
+            )
+        if self.slots is not None:
+            notes.append(f"{self.slots} slot(s)")
+        if text is None:
+            notes.append("empty probe answer")
+        return Preflight(
+            model=self.name,
+            seconds=seconds,
+            prefill=self.supports_prefill,
+            slots=self.slots,
+            note=", ".join(notes),
+        )
+
+    async def _probe_prefill(self, *, retries: int) -> str | None:
+        """The probe call; sets ``_prefill_probed`` (unless configured). Returns its text."""
+        ll = _import_litellm()
+        probing = self._prefill_config is None or self._prefill_config
+        messages = [{"role": "user", "content": PROBE_PROMPT}]
+        if probing:
+            messages.append({"role": "assistant", "content": PROBE_PREFILL})
+        kwargs = self._kwargs_raw(
+            messages,
+            temperature=0.0,
+            top_p=1.0,
+            max_tokens=16,
+            stop=None,
+            n=1,
+            seed=None,
+            prefill=probing,
+        )
+        outcome = await self._attempts(ll, kwargs, None, False, retries=retries)
+        text = outcome.completions[0].text if outcome.completions else ""
+        if self._prefill_config is None:
+            self._prefill_probed = continues_prefill(text)
+        return text or None
+
     # --- internals ----------------------------------------------------------------------------
 
     def _use_n(self, ll: Any) -> bool:
@@ -279,13 +411,6 @@ class LiteLLMModel:
             except Exception:
                 self._n_native = True
         return self._n_native
-
-    def _semaphore(self) -> asyncio.Semaphore:
-        loop = asyncio.get_running_loop()
-        if self._sem is None or self._sem_loop is not loop:
-            self._sem = asyncio.Semaphore(self.concurrency)
-            self._sem_loop = loop
-        return self._sem
 
     async def _gather(
         self,
@@ -308,6 +433,57 @@ class LiteLLMModel:
             raise _first_leaf(eg) from None
         return [t.result() for t in tasks]
 
+    def _kwargs_raw(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        temperature: float,
+        top_p: float,
+        max_tokens: int,
+        stop: list[str] | None,
+        n: int,
+        seed: int | None,
+        prefill: bool,
+    ) -> dict[str, Any]:
+        kw: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": temperature,
+            "top_p": top_p,
+            "max_tokens": max_tokens,
+            "timeout": self.timeout,
+            "num_retries": 0,
+            "max_retries": 0,
+            "drop_params": True,
+        }
+        if n > 1:
+            kw["n"] = n
+        if stop:
+            kw["stop"] = stop
+        if seed is not None:
+            kw["seed"] = seed
+        if self.api_base:
+            kw["api_base"] = self.api_base
+        key = self.api_key
+        if (
+            key is None
+            and self.api_base
+            and self.provider in _OPENAI_COMPATIBLE
+            and not os.environ.get(PROVIDER_KEY_ENV[self.provider])
+        ):
+            key = "no-key"  # local servers accept any key; the OpenAI SDK insists on one
+        if key is not None:
+            kw["api_key"] = key
+        if self.mock_response is not None:
+            kw["mock_response"] = self.mock_response
+        kw.update(self.extra)
+        if prefill and self.provider in _OPENAI_COMPATIBLE and self.api_base:
+            body = dict(kw.get("extra_body") or {})
+            body.setdefault("continue_final_message", True)
+            body.setdefault("add_generation_prompt", False)
+            kw["extra_body"] = body
+        return kw
+
     def _kwargs(
         self,
         messages: list[dict[str, str]],
@@ -317,44 +493,17 @@ class LiteLLMModel:
         use_prefill: bool,
     ) -> dict[str, Any]:
         s = request.sampling
-        kw: dict[str, Any] = {
-            "model": self.model,
-            "messages": messages,
-            "temperature": s.temperature,
-            "top_p": s.top_p,
-            "max_tokens": s.max_tokens,
-            "timeout": self.timeout,
-            "num_retries": 0,
-            "max_retries": 0,
-            "drop_params": True,
-        }
-        if n > 1:
-            kw["n"] = n
-        if s.stop:
-            kw["stop"] = list(s.stop)
-        if s.seed is not None:
-            kw["seed"] = s.seed + request.sample_index + offset
-        if self.api_base:
-            kw["api_base"] = self.api_base
-        key = self.api_key
-        if (
-            key is None
-            and self.api_base
-            and self.provider in _OPENAI_COMPATIBLE
-            and not os.environ.get(_PROVIDER_KEY_ENV[self.provider])
-        ):
-            key = "no-key"  # local servers accept any key; the OpenAI SDK insists on one
-        if key is not None:
-            kw["api_key"] = key
-        if self.mock_response is not None:
-            kw["mock_response"] = self.mock_response
-        kw.update(self.extra)
-        if use_prefill and self.provider in _OPENAI_COMPATIBLE and self.api_base:
-            body = dict(kw.get("extra_body") or {})
-            body.setdefault("continue_final_message", True)
-            body.setdefault("add_generation_prompt", False)
-            kw["extra_body"] = body
-        return kw
+        o = self.overrides
+        return self._kwargs_raw(
+            messages,
+            temperature=s.temperature if o.temperature is None else o.temperature,
+            top_p=s.top_p if o.top_p is None else o.top_p,
+            max_tokens=s.max_tokens if o.max_tokens is None else o.max_tokens,
+            stop=list(s.stop) or None,
+            n=n,
+            seed=None if s.seed is None else s.seed + request.sample_index + offset,
+            prefill=use_prefill,
+        )
 
     async def _call(
         self,
@@ -366,39 +515,188 @@ class LiteLLMModel:
         use_prefill: bool,
     ) -> list[Completion]:
         kwargs = self._kwargs(messages, request, n, offset, use_prefill)
+        outcome = await self._attempts(ll, kwargs, request, use_prefill, retries=self.max_retries)
+        return outcome.completions
+
+    async def _attempts(
+        self,
+        ll: Any,
+        kwargs: dict[str, Any],
+        request: ModelRequest | None,
+        use_prefill: bool,
+        *,
+        retries: int,
+    ) -> _Outcome:
+        """One call with its retries; each attempt holds a slot of the server's limiter."""
         attempt = 0
         while True:
             if self.meter is not None:
                 self.meter.check(self.name)
+            await self.limiter.acquire()
+            traffic = self.limiter.traffic
+            start = traffic.started()
+            account(requests=1)
+            outcome: _Outcome | None = None
+            err: ModelError | None = None
+            cause: BaseException | None = None
             try:
-                async with self._semaphore():
-                    resp = await asyncio.wait_for(
-                        ll.acompletion(**kwargs), timeout=self.timeout * 1.5 + 5.0
-                    )
-            except ModelError:
-                raise
+                outcome = await self._attempt(ll, kwargs, request, use_prefill, start)
+            except ModelError as e:
+                err, cause = e, e
             except Exception as e:  # litellm's exceptions, mapped below
-                err = self._map_error(ll, e)
-                if not err.retryable or attempt >= self.max_retries:
-                    raise err from e
-                if self.meter is not None:
-                    self.meter.retries += 1
-                await self._sleep(self._delay(attempt, e))
-                attempt += 1
-                continue
-            return self._convert(ll, resp, request, use_prefill)
+                err, cause = map_error(ll, e, self), e
+            finally:
+                self.limiter.release(
+                    first_token=outcome.first_token if outcome is not None else None,
+                    duration=outcome.duration if outcome is not None else None,
+                    overloaded=err is not None and overloaded(err),
+                )
+                traffic.finished(start, outcome.tokens if outcome else 0, ok=outcome is not None)
+            if outcome is not None:
+                return outcome
+            assert err is not None
+            assert cause is not None
+            if not err.retryable or attempt >= retries:
+                if err is cause:
+                    raise err
+                raise err from cause
+            if self.meter is not None:
+                self.meter.retries += 1
+            account(retries=1)
+            await self._sleep(self._delay(attempt, cause))
+            attempt += 1
+
+    async def _attempt(
+        self,
+        ll: Any,
+        kwargs: dict[str, Any],
+        request: ModelRequest | None,
+        use_prefill: bool,
+        start: float,
+    ) -> _Outcome:
+        streamed = self.stream and "n" not in kwargs
+        if not streamed:
+            resp = await asyncio.wait_for(
+                ll.acompletion(**kwargs), timeout=self.timeout * 1.5 + 5.0
+            )
+            comps = self._convert(ll, resp, request, use_prefill)
+            tokens = sum(c.usage.completion_tokens for c in comps)
+            return _Outcome(comps, None, time.monotonic() - start, tokens)
+        return await self._streamed(ll, kwargs, request, use_prefill, start)
+
+    async def _streamed(
+        self,
+        ll: Any,
+        kwargs: dict[str, Any],
+        request: ModelRequest | None,
+        use_prefill: bool,
+        start: float,
+    ) -> _Outcome:
+        kw = dict(kwargs, stream=True, stream_options={"include_usage": True})
+        # No token for this long: not answering. The SDK's own read timeout stays longer.
+        kw["timeout"] = max(self.timeout, self.stall_timeout) + 10.0
+        traffic = self.limiter.traffic
+        try:
+            resp = await asyncio.wait_for(ll.acompletion(**kw), timeout=self.timeout)
+        except TimeoutError:
+            raise self._no_first_token() from None
+        if not hasattr(resp, "__aiter__"):  # a provider (or a mock) that answered at once
+            comps = self._convert(ll, resp, request, use_prefill)
+            tokens = sum(c.usage.completion_tokens for c in comps)
+            return _Outcome(comps, None, time.monotonic() - start, tokens)
+        parts: list[str] = []
+        finish: str | None = None
+        usage: Any = None
+        resolved: str | None = None
+        ttft: float | None = None
+        chunks = 0
+        it = resp.__aiter__()
+        try:
+            while True:
+                if ttft is None:
+                    wait = self.timeout - (time.monotonic() - start)
+                else:
+                    wait = self.stall_timeout
+                try:
+                    chunk = await asyncio.wait_for(it.__anext__(), timeout=max(wait, 0.001))
+                except StopAsyncIteration:
+                    break
+                except TimeoutError:
+                    if ttft is None:
+                        raise self._no_first_token() from None
+                    raise ModelTimeout(
+                        f"{self.name}: stalled: no token for {self.stall_timeout:g} s after "
+                        f"{chunks} chunk(s)",
+                        model=self.name,
+                    ) from None
+                resolved = resolved or getattr(chunk, "model", None)
+                if getattr(chunk, "usage", None) is not None:
+                    usage = chunk.usage
+                for choice in getattr(chunk, "choices", None) or []:
+                    if getattr(choice, "index", 0) != 0:
+                        continue
+                    delta = getattr(choice, "delta", None)
+                    content = getattr(delta, "content", None)
+                    if content:
+                        chunks += 1
+                        parts.append(content)
+                        if ttft is None:
+                            ttft = time.monotonic() - start
+                            traffic.first_token(start)
+                        if request is not None and request.end is not None and "`" in content:
+                            at = reached(request.end, "".join(parts))
+                            if at is not None:
+                                parts = ["".join(parts)[:at]]
+                                finish = "stop"
+                                raise _NaturalEnd
+                    if getattr(choice, "finish_reason", None):
+                        finish = str(choice.finish_reason)
+        except _NaturalEnd:
+            pass
+        finally:
+            await _close(resp)
+        if finish is None:  # the connection closed before the reply's last chunk
+            raise ModelUnavailable(
+                f"{self.name}: unavailable: the stream ended before the reply did "
+                f"({chunks} chunk(s) received)",
+                model=self.name,
+            )
+        text = "".join(parts)
+        prefill = request.prefill if request is not None else None
+        if prefill and not use_prefill and text.startswith(prefill):
+            # No prefill support: the model wrote the whole reply; keep what follows it.
+            text = text[len(prefill) :]
+        prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+        completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0) or chunks
+        cost = getattr(usage, "cost", None) if usage is not None else None
+        if cost is None:
+            cost = _cost_per_token(ll, self.model, prompt_tokens, completion_tokens)
+        comp = Completion(
+            text=text,
+            finish_reason=finish or "stop",
+            usage=Usage(prompt_tokens, completion_tokens, None if cost is None else float(cost)),
+            model=str(resolved or self.model),
+        )
+        return _Outcome([comp], ttft, time.monotonic() - start, completion_tokens)
+
+    def _no_first_token(self) -> ModelTimeout:
+        return ModelTimeout(
+            f"{self.name}: no first token within {self.timeout:g} s (timeout); the server may "
+            "be busy with other requests or the prompt long",
+            model=self.name,
+        )
 
     def _delay(self, attempt: int, exc: BaseException) -> float:
         base, cap = self.backoff
         d = min(cap, base * 2.0**attempt)
         delay = d / 2 + self._rng.uniform(0.0, d / 2)
-        retry_after = _retry_after(exc)
-        if retry_after is not None:
-            delay = max(delay, min(cap, retry_after))
+        wait = retry_after(exc)
+        if wait is not None:
+            delay = max(delay, min(cap, wait))
         return delay
 
     def _convert(
-        self, ll: Any, resp: Any, request: ModelRequest, use_prefill: bool
+        self, ll: Any, resp: Any, request: ModelRequest | None, use_prefill: bool
     ) -> list[Completion]:
         choices = list(getattr(resp, "choices", None) or [])
         if not choices:
@@ -411,12 +709,13 @@ class LiteLLMModel:
         prompts, completions = _split(prompt, k), _split(completion, k)
         resolved = str(getattr(resp, "model", None) or self.model)
         out: list[Completion] = []
+        prefill = request.prefill if request is not None else None
         for i, choice in enumerate(choices):
             message = getattr(choice, "message", None)
             text = str(getattr(message, "content", None) or "")
-            if request.prefill and not use_prefill and text.startswith(request.prefill):
+            if prefill and not use_prefill and text.startswith(prefill):
                 # No prefill support: the model wrote the whole reply; keep what follows it.
-                text = text[len(request.prefill) :]
+                text = text[len(prefill) :]
             out.append(
                 Completion(
                     text=text,
@@ -427,81 +726,25 @@ class LiteLLMModel:
             )
         return out
 
-    def _key_env(self, ll: Any) -> tuple[str, bool]:
-        """The env var that should hold the key, and whether it is set."""
-        if self.api_key_env:
-            return self.api_key_env, bool(os.environ.get(self.api_key_env))
-        provider = self.provider
-        try:
-            _, provider, _, _ = ll.get_llm_provider(model=self.model, api_base=self.api_base)
-            missing = ll.validate_environment(model=self.model).get("missing_keys") or []
-        except Exception:
-            missing = []
-        if missing:
-            return str(missing[0]), False
-        var = _PROVIDER_KEY_ENV.get(provider, f"{provider.upper()}_API_KEY")
-        return var, bool(os.environ.get(var))
 
-    def _map_error(self, ll: Any, e: BaseException) -> ModelError:
-        """litellm's exception -> ours (the class says whether we retry)."""
-        name = self.name
-        detail = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        if isinstance(e, asyncio.TimeoutError):
-            return ModelTimeout(f"{name}: no answer within {self.timeout:g} s", model=name)
-        if isinstance(e, ll.ContextWindowExceededError):
-            return ContextLengthExceeded(f"{name}: the prompt is too long: {detail}", model=name)
-        missing_credentials = "missing credentials" in detail.lower() or (
-            "api key" in detail.lower() and "no key is set" in detail.lower()
-        )
-        if isinstance(e, ll.AuthenticationError | ll.PermissionDeniedError) or missing_credentials:
-            var, is_set = self._key_env(ll)
-            where = f" by the server at {self.api_base}" if self.api_base else ""
-            if self.api_key is not None or is_set:
-                msg = (
-                    f"{name}: the API key was rejected{where}. Check {var} "
-                    f"(or name another variable with api_key_env in the utdebug config)."
-                )
-            else:
-                msg = (
-                    f"{name}: no API key: set {var} (export {var}=...), "
-                    f"or name another variable with api_key_env in the utdebug config."
-                )
-            return ModelAuthError(msg, model=name)
-        if isinstance(e, ll.NotFoundError):
-            return ModelNotFound(f"{name}: unknown model or endpoint: {detail}", model=name)
-        if isinstance(e, ll.RateLimitError):
-            return ModelRateLimited(f"{name}: rate limited: {detail}", model=name)
-        if isinstance(e, ll.Timeout):
-            return ModelTimeout(f"{name}: timed out after {self.timeout:g} s: {detail}", model=name)
-        if isinstance(
-            e,
-            ll.APIConnectionError
-            | ll.ServiceUnavailableError
-            | ll.InternalServerError
-            | ll.BadGatewayError,
-        ):
-            return ModelUnavailable(f"{name}: unavailable: {detail}", model=name)
-        if isinstance(e, ll.BadRequestError | ll.UnprocessableEntityError):
-            return ModelBadRequest(f"{name}: request rejected: {detail}", model=name)
-        status = getattr(e, "status_code", None)
-        if isinstance(status, int):
-            if status in (408, 429) or status >= 500:
-                return ModelUnavailable(f"{name}: HTTP {status}: {detail}", model=name)
-            return ModelBadRequest(f"{name}: HTTP {status}: {detail}", model=name)
-        return ModelError(f"{name}: {type(e).__name__}: {detail}", model=name)
+class _NaturalEnd(Exception):
+    """The streamed reply reached its natural end (internal)."""
 
 
-def _retry_after(exc: BaseException) -> float | None:
-    """Seconds from a ``Retry-After`` header on the error's response, if any."""
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
-    try:
-        value = headers.get("retry-after")
-        return None if value is None else float(value)
-    except (TypeError, ValueError, AttributeError):
-        return None
+async def _close(resp: Any) -> None:
+    """Close a stream so that the server stops generating (it sees the connection close)."""
+    for target in (getattr(resp, "completion_stream", None), resp):
+        for name in ("aclose", "close"):
+            fn = getattr(target, name, None)
+            if fn is None:
+                continue
+            try:
+                res = fn()
+                if asyncio.iscoroutine(res):
+                    await res
+            except Exception:
+                pass
+            break
 
 
 def _cost_of(ll: Any, resp: Any) -> float | None:
@@ -516,4 +759,12 @@ def _cost_of(ll: Any, resp: Any) -> float | None:
     try:
         return float(cost)
     except (TypeError, ValueError):
+        return None
+
+
+def _cost_per_token(ll: Any, model: str, prompt: int, completion: int) -> float | None:
+    try:
+        p, c = ll.cost_per_token(model=model, prompt_tokens=prompt, completion_tokens=completion)
+        return float(p) + float(c)
+    except Exception:
         return None

@@ -43,6 +43,16 @@ def _isolated_cache(
     monkeypatch.setenv("UTDEBUG_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
 
 
+@pytest.fixture(autouse=True)
+def _fresh_model_servers() -> None:
+    """Each test starts with no known model server (limits and traffic are per process)."""
+    from utdebug.agents.limiter import reset_limiters
+    from utdebug.agents.traffic import reset_registry
+
+    reset_limiters()
+    reset_registry()
+
+
 @pytest.fixture(scope="module")
 def executor() -> Iterator[Executor]:
     """A sandbox and its executor, one per test module (engine, candidate, app tests)."""

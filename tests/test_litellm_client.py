@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests.llm_server import LLMServer
 from utdebug.agents.base import (
     ContextLengthExceeded,
     CostLimitExceeded,
@@ -23,8 +24,10 @@ from utdebug.agents.base import (
     ModelTimeout,
     ModelUnavailable,
     Sampling,
+    accounting,
 )
-from utdebug.agents.litellm_client import LiteLLMModel, guess_prefill_support
+from utdebug.agents.litellm_client import LiteLLMModel, SamplingOverrides
+from utdebug.agents.servers import PROBE_PREFILL, PROBE_PROMPT, continues_prefill
 
 
 @pytest.fixture(scope="module")
@@ -116,31 +119,60 @@ async def test_unpriced_local_model_has_unknown_cost(rec: Recorder) -> None:
     assert rec.calls[0]["api_base"] == "http://127.0.0.1:8000/v1"
 
 
-def test_prefill_support_guess() -> None:
-    assert guess_prefill_support("anthropic/claude-3-5-sonnet-20241022")
-    assert guess_prefill_support("claude-3-5-haiku-latest")
-    assert guess_prefill_support("ollama/qwen2.5-coder:7b")
-    assert guess_prefill_support("hosted_vllm/qwen", "http://gpu-box:8000/v1")
-    assert guess_prefill_support("openai/qwen", "http://127.0.0.1:8080/v1")
-    assert not guess_prefill_support("openai/gpt-4o-mini")
-    assert not guess_prefill_support("gpt-4o")
-    assert not guess_prefill_support("openai/some-model", "https://api.example.com/v1")
+def test_probe_answers_are_read_as_continued_or_restarted() -> None:
+    assert continues_prefill(" 5, 6, 7, 8, 9, 10")
+    assert continues_prefill("5, 6, 7")
+    assert continues_prefill("\n5,6")
+    # llama-cpp-python's server: a new turn that starts again
+    assert not continues_prefill("1, 2, 3, 4, 5")
+    assert not continues_prefill("Sure! 1, 2, 3")
+    assert not continues_prefill("")
     assert not LiteLLMModel("anthropic/claude-x", supports_prefill=False).supports_prefill
 
 
-async def test_prefill_sent_as_assistant_message(rec: Recorder) -> None:
-    m, _ = model("anthropic/claude-3-5-haiku-20241022", mock_response=" 42)")
+async def test_prefill_is_decided_by_one_probe(rec: Recorder) -> None:
+    m, _ = model("anthropic/claude-3-5-haiku-20241022", mock_response=" 5, 6, 7, 8, 9, 10")
+    assert not m.supports_prefill  # no evidence yet
+    await m.complete(req(2, prefill="assert f(3) == ("))
+    await m.complete(req(1, prefill="assert f(4) == ("))
+    probe, *calls = rec.calls
+    assert probe["messages"] == [
+        {"role": "user", "content": PROBE_PROMPT},
+        {"role": "assistant", "content": PROBE_PREFILL},
+    ]
+    assert probe["max_tokens"] == 16 and probe["temperature"] == 0.0
     assert m.supports_prefill
+    # one probe for the model's life; every later request carries its prefill
+    assert len(calls) == 3
+    assert all(c["messages"][-1]["role"] == "assistant" for c in calls)
+    # Anthropic takes no n: one call per sample.
+    assert all("n" not in c for c in calls)
+
+
+async def test_a_server_that_restarts_the_turn_gets_no_prefill(rec: Recorder) -> None:
+    m, _ = model("openai/qwen", api_base="http://127.0.0.1:9/v1", mock_response="1, 2, 3, 4, 5")
+    out = await m.complete(req(1, prefill="assert f(3) == "))
+    probe, call = rec.calls
+    assert probe["messages"][-1] == {"role": "assistant", "content": PROBE_PREFILL}
+    assert probe["extra_body"] == {"continue_final_message": True, "add_generation_prompt": False}
+    assert not m.supports_prefill
+    assert call["messages"][-1]["role"] == "user" and "extra_body" not in call
+    assert out[0].text == "1, 2, 3, 4, 5"
+
+
+async def test_configured_prefill_is_not_probed(rec: Recorder) -> None:
+    m, _ = model("anthropic/claude-3-5-haiku-20241022", mock_response=" 42)", supports_prefill=True)
     out = await m.complete(req(2, prefill="assert f(3) == ("))
+    assert len(rec.calls) == 2
     sent = [c["messages"] for c in rec.calls]
     assert all(s[-1] == {"role": "assistant", "content": "assert f(3) == ("} for s in sent)
     assert [c.text for c in out] == [" 42)", " 42)"]  # the continuation only
-    # Anthropic takes no n: one call per sample.
-    assert len(rec.calls) == 2 and all("n" not in c for c in rec.calls)
 
 
 async def test_prefill_on_local_openai_server_asks_vllm_to_continue(rec: Recorder) -> None:
-    m, _ = model("openai/qwen", api_base="http://127.0.0.1:8000/v1", mock_response="7")
+    m, _ = model(
+        "openai/qwen", api_base="http://127.0.0.1:9/v1", mock_response="7", supports_prefill=True
+    )
     await m.complete(req(1, prefill="x = "))
     assert rec.calls[0]["messages"][-1]["role"] == "assistant"
     assert rec.calls[0]["extra_body"] == {
@@ -150,11 +182,31 @@ async def test_prefill_on_local_openai_server_asks_vllm_to_continue(rec: Recorde
 
 
 async def test_without_prefill_support_the_echoed_prefill_is_stripped(rec: Recorder) -> None:
-    m, _ = model(mock_response="assert f(3) == 42")
+    m, _ = model(mock_response="assert f(3) == 42", supports_prefill=False)
     assert not m.supports_prefill
     out = await m.complete(req(1, prefill="assert f(3) == "))
     assert rec.calls[0]["messages"][-1]["role"] == "user"
     assert out[0].text == "42"
+
+
+async def test_one_sample_calls_are_streamed_and_config_sampling_wins(rec: Recorder) -> None:
+    m, _ = model(
+        "openai/gpt-4o-mini",
+        mock_response="hello world",
+        sampling=SamplingOverrides(temperature=0.1, max_tokens=77),
+        extra={"user": "ci"},
+    )
+    out = await m.complete(req(1, sampling=Sampling(temperature=0.9, top_p=0.5, max_tokens=9)))
+    call = rec.calls[0]
+    assert call["stream"] is True and call["stream_options"] == {"include_usage": True}
+    assert call["temperature"] == 0.1 and call["max_tokens"] == 77 and call["top_p"] == 0.5
+    assert call["user"] == "ci"
+    assert out[0].text == "hello world" and out[0].usage.completion_tokens > 0
+    assert out[0].usage.cost is not None and out[0].usage.cost > 0
+    # the overrides and extra arguments name the model in the response cache
+    assert m.identity.startswith("openai/gpt-4o-mini ") and '"max_tokens": 77' in m.identity
+    assert '"extra": {"user": "ci"}' in m.identity
+    assert LiteLLMModel("openai/gpt-4o-mini").identity == "openai/gpt-4o-mini"
 
 
 async def test_rate_limit_is_retried_then_succeeds(ll: Any, rec: Recorder) -> None:
@@ -174,10 +226,11 @@ async def test_rate_limit_is_retried_then_succeeds(ll: Any, rec: Recorder) -> No
 
 async def test_timeout_is_retried(ll: Any, rec: Recorder) -> None:
     rec.errors = [ll.Timeout("read timeout", model="gpt-4o-mini", llm_provider="openai")]
-    m, sleep = model(timeout=7.0)
+    m, sleep = model(timeout=7.0, stall_timeout=3.0)
     out = await m.complete(req(1))
     assert out[0].text == "hello" and len(rec.calls) == 2 and len(sleep.delays) == 1
-    assert rec.calls[0]["timeout"] == 7.0
+    # streamed: utdebug times the first token and the stalls; the SDK's own limit is looser
+    assert rec.calls[0]["timeout"] == 17.0 and rec.calls[0]["stream"] is True
 
 
 @pytest.mark.parametrize(
@@ -364,98 +417,51 @@ def test_constructor_validates() -> None:
         LiteLLMModel("openai/x", timeout=0)
 
 
-# --- a real HTTP round trip: a stub OpenAI-compatible server (like llama-server) -------------
-
-
-class StubServer:
-    """Answers /v1/chat/completions with one choice (ignores n, like llama.cpp's server);
-    ``statuses`` are HTTP error codes to answer first, one per request."""
-
-    def __init__(self) -> None:
-        import http.server
-        import json
-        import threading
-
-        self.bodies: list[dict[str, Any]] = []
-        self.statuses: list[int] = []
-        stub = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                size = int(self.headers["Content-Length"])
-                stub.bodies.append(json.loads(self.rfile.read(size)))
-                status = stub.statuses.pop(0) if stub.statuses else 200
-                if status == 200:
-                    out: dict[str, Any] = {
-                        "id": "c1",
-                        "object": "chat.completion",
-                        "created": 1,
-                        "model": "served-model",
-                        "choices": [
-                            {
-                                "index": 0,
-                                "message": {"role": "assistant", "content": "42)"},
-                                "finish_reason": "stop",
-                            }
-                        ],
-                        "usage": {"prompt_tokens": 9, "completion_tokens": 2, "total_tokens": 11},
-                    }
-                else:
-                    out = {"error": {"message": f"status {status}", "type": "x", "code": status}}
-                data = json.dumps(out).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.srv.serve_forever, args=(0.05,), daemon=True)
-        self.thread.start()
-        self.base = f"http://127.0.0.1:{self.srv.server_address[1]}/v1"
-
-    def close(self) -> None:
-        self.srv.shutdown()
-        self.srv.server_close()
+# --- a real HTTP round trip: a local OpenAI-compatible server (like llama-server) ---------------
 
 
 @pytest.fixture
-def stub(ll: Any) -> Any:
-    s = StubServer()
+def server(ll: Any) -> Any:
+    s = LLMServer(responder=lambda body: "42)")
     yield s
     s.close()
 
 
-async def test_local_server_round_trip_with_prefill_top_up_and_retry(stub: StubServer) -> None:
-    stub.statuses = [503]
+async def test_local_server_round_trip_with_prefill_slots_and_retry(server: LLMServer) -> None:
+    server.statuses = [503]
     meter = Meter()
     sleep = FakeSleep()
-    m = LiteLLMModel("openai/qwen", api_base=stub.base, sleep=sleep, meter=meter)
-    out = await m.complete(req(3, prefill="assert f(1) == (", sampling=Sampling(seed=3)))
+    m = LiteLLMModel(
+        "openai/qwen", api_base=server.base, sleep=sleep, meter=meter, supports_prefill=True
+    )
+    with accounting(Meter()) as session:
+        out = await m.complete(req(3, prefill="assert f(1) == (", sampling=Sampling(seed=3)))
     assert [c.text for c in out] == ["42)"] * 3
-    assert out[0].model == "served-model" and out[0].usage.cost is None
+    assert out[0].usage.cost is None  # an unpriced local model
+    assert out[0].usage.completion_tokens == 1  # one 4-character token
     assert meter.retries == 1 and len(sleep.delays) == 1
-    first, *rest = stub.bodies[1:]  # the 503 attempt, then the answered ones
-    assert first["n"] == 3 and all("n" not in b for b in rest) and len(rest) == 2
-    # the top-up calls run concurrently: their order of arrival at the server varies
-    assert first["seed"] == 3 and sorted(b["seed"] for b in rest) == [4, 5]
+    assert session.retries == 1 and session.requests == 4
+    # /props says one slot: llama.cpp's server, which ignores n: one streamed call per sample
+    assert m.slots == 1 and m.limiter.limit == 1 and server.max_active == 1
+    assert all("n" not in b and b["stream"] is True for b in server.bodies)
+    assert sorted(b["seed"] for b in server.bodies[1:]) == [3, 4, 5]
+    first = server.bodies[1]
     assert first["messages"][-1] == {"role": "assistant", "content": "assert f(1) == ("}
     assert first["continue_final_message"] is True and first["add_generation_prompt"] is False
 
 
 async def test_local_server_rejecting_the_key(
-    stub: StubServer, monkeypatch: pytest.MonkeyPatch
+    server: LLMServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    stub.statuses = [401]
+    server.statuses = [401]
     monkeypatch.setenv("LOCAL_KEY", "sk-wrong")
-    m = LiteLLMModel("openai/qwen", api_base=stub.base, api_key_env="LOCAL_KEY", sleep=FakeSleep())
+    m = LiteLLMModel(
+        "openai/qwen", api_base=server.base, api_key_env="LOCAL_KEY", sleep=FakeSleep()
+    )
     with pytest.raises(ModelAuthError) as info:
         await m.complete(req(1))
-    assert len(stub.bodies) == 1
+    assert len(server.bodies) == 1
     assert str(info.value) == (
-        f"openai/qwen@{stub.base}: the API key was rejected by the server at {stub.base}. "
+        f"openai/qwen@{server.base}: the API key was rejected by the server at {server.base}. "
         "Check LOCAL_KEY (or name another variable with api_key_env in the utdebug config)."
     )

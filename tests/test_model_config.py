@@ -35,6 +35,10 @@ max_retries = 2
 concurrency = 3
 supports_prefill = false
 temperature = 0.2
+max_tokens = 512
+stall_timeout = 20
+stream = false
+adaptive = false
 
 [models.claude]
 model = "anthropic/claude-3-5-haiku-20241022"
@@ -94,6 +98,10 @@ def test_configured_fields(configured: Path) -> None:
         concurrency=3,
         supports_prefill=False,
         temperature=0.2,
+        max_tokens=512,
+        stall_timeout=20.0,
+        stream=False,
+        adaptive=False,
         source=local.source,
     )
     claude = resolve_model_spec("claude")
@@ -173,15 +181,43 @@ def test_build_litellm_model(configured: Path, monkeypatch: pytest.MonkeyPatch) 
     assert isinstance(built, Metered) and meter.cost_limit == 1.5  # the lower limit applies
     inner = built.inner
     assert isinstance(inner, LiteLLMModel)
-    assert inner.api_key == "sk-test" and inner.supports_n is False and inner.supports_prefill
+    assert inner.api_key == "sk-test" and inner.supports_n is False
+    assert not inner.supports_prefill  # not configured: decided by a probe, none yet
     assert inner.extra == {"extra_headers": {"X-Team": "qa"}} and inner.meter is meter
+    assert inner.stream and inner.adaptive and inner.stall_timeout == 60.0
 
     local = build_litellm_model(resolve_model_spec("local"))
     assert isinstance(local, LiteLLMModel)
     assert (local.timeout, local.max_retries, local.concurrency) == (30.0, 2, 3)
+    assert (local.stall_timeout, local.stream, local.adaptive) == (20.0, False, False)
+    assert local.limiter.limit == 3  # not adaptive: always the configured concurrency
+    assert local.overrides.temperature == 0.2 and local.overrides.max_tokens == 512
+    assert local.identity == (
+        'openai/qwen2.5-coder@http://127.0.0.1:9/v1 {"sampling": {"max_tokens": 512, '
+        '"temperature": 0.2}}'
+    )
     assert not local.supports_prefill and local.api_base == "http://127.0.0.1:9/v1"
     with pytest.raises(ValueError, match="sim"):
         build_litellm_model(resolve_model_spec("sim"))
+
+
+def test_unknown_provider_is_a_config_error(configured: Path) -> None:
+    with pytest.raises(ConfigError, match=r"unknown provider 'foo' in the model 'foo/bar'"):
+        build_litellm_model(resolve_model_spec("foo/bar"))
+    with pytest.raises(ConfigError, match=r"unknown model 'mystery-model'"):
+        build_litellm_model(resolve_model_spec("mystery-model"))
+
+
+def test_a_raw_string_names_the_entry_that_has_its_api_base(configured: Path) -> None:
+    spec = resolve_model_spec("openai/qwen2.5-coder")
+    assert spec.api_base is None
+    assert spec.hint is not None
+    assert "No api_base was given for 'openai/qwen2.5-coder'" in spec.hint
+    assert "the config entry 'local'" in spec.hint and "use --model local" in spec.hint
+    assert "http://127.0.0.1:9/v1" in spec.hint
+    spec2 = resolve_model_spec("openai/local")  # the entry's NAME after a provider
+    assert spec2.hint is not None and "use --model local" in spec2.hint
+    assert resolve_model_spec("openai/gpt-4o-mini").hint is None
 
 
 # --- listing ------------------------------------------------------------------------------------

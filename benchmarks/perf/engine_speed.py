@@ -32,6 +32,16 @@ Measured:
   can shorten;
 - the event loop's lag (a 5 ms ticker): blocking work in the loop shows up there.
 
+One-slot mode (``--one-slot SECONDS_PER_TOKEN``): the same replies come from a local
+OpenAI-compatible HTTP server on loopback that generates for ONE request at a time, like a
+laptop's llama.cpp (``tests/llm_server.py``; it says so in ``/props`` unless ``--hide-slots``),
+at the given latency per token (about 4 characters), through litellm's real streamed HTTP path
+and utdebug's adaptive concurrency. The bound is then the **serial bound**: the seconds the
+server spent generating (nothing can beat one request at a time), and the report gives wall /
+serial bound, the requests, the concurrency limit utdebug settled on and why::
+
+    .venv/bin/python benchmarks/perf/engine_speed.py --one-slot 0.002 --limit 8
+
 Exit status: 0 when the run completed (whatever the targets; a missed one prints ``MISS``), 1 when
 a session ended with an error, 2 for a usage or dataset error, 3 when the sandbox cannot start
 with all of its layers.
@@ -55,7 +65,7 @@ from pathlib import Path
 from typing import Any
 
 from utdebug.agents import parsing
-from utdebug.agents.base import Completion, Model, ModelRequest
+from utdebug.agents.base import Completion, Message, Model, ModelRequest, Purpose
 from utdebug.agents.scripted import ScriptedModel
 from utdebug.benchmarks.datasets import DatasetError, Problem, Split, load_split
 from utdebug.benchmarks.debugging import task_from_problem
@@ -319,6 +329,70 @@ def _pct(xs: Sequence[float], q: float) -> float:
     return s[min(len(s) - 1, int(q * len(s)))]
 
 
+class HttpResponder:
+    """The :class:`Responder`'s replies for a local HTTP server: which problem a request is about
+    is read from its prompt (the task text), the purpose from its shape, a vote's arguments from
+    the call it shows; the prefill probe is answered as a server that continues prefills."""
+
+    def __init__(self, responder: Responder, problems: Sequence[Problem]) -> None:
+        self.responder = responder
+        self.problems = list(problems)
+        self.ut_count: Counter[str] = Counter()
+
+    def _problem(self, text: str) -> Problem:
+        for p in self.problems:
+            if p.prompt and p.prompt in text:
+                return p
+        raise ValueError("a request about no known problem")
+
+    def __call__(self, body: dict[str, Any]) -> str:
+        messages = body.get("messages") or []
+        first = str(messages[0].get("content", "")) if messages else ""
+        last = messages[-1] if messages else {}
+        if first.startswith("Count from 1 to 10"):
+            return " 5, 6, 7, 8, 9, 10"
+        p = self._problem(first)
+        ctx: dict[str, Any] = {"task_id": p.task_id}
+        purpose: Purpose
+        if last.get("role") == "assistant" or "A user calls this function" in first:
+            purpose = "vote"
+            shown = str(last.get("content", "")) if last.get("role") == "assistant" else first
+            call = parsing.parse_call(shown, p.entry_point)
+            ctx["args"] = call.args if isinstance(call, parsing.ParsedCall) else ()
+        elif "Respond in the format below" in first:
+            purpose = "ut"
+        else:
+            purpose = "debug"
+        sample = self.ut_count[p.task_id]
+        if purpose == "ut":
+            self.ut_count[p.task_id] += 1
+        request = ModelRequest(
+            messages=(Message("user", first),),
+            purpose=purpose,
+            context=ctx,
+        )
+        return self.responder(request, sample)
+
+
+def one_slot_model(
+    responder: Responder, problems: Sequence[Problem], per_token: float, hide_slots: bool
+) -> tuple[Any, Any]:
+    """(the local one-slot server, a litellm model that talks to it)."""
+    sys.path.insert(0, str(REPO))
+    from tests.llm_server import LLMServer
+    from utdebug.agents.litellm_client import LiteLLMModel
+
+    server = LLMServer(
+        slots=1,
+        seconds_per_token=per_token,
+        responder=HttpResponder(responder, problems),
+        expose_slots=not hide_slots,
+        continues_prefill=True,
+    )
+    model = LiteLLMModel("openai/one-slot", api_base=server.base, timeout=120.0, max_retries=2)
+    return server, model
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument(
@@ -352,6 +426,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     ap.add_argument("--top", type=int, default=8, help="dominating sessions to list (default 8)")
     ap.add_argument(
+        "--one-slot",
+        type=float,
+        default=None,
+        metavar="SECONDS_PER_TOKEN",
+        help="serve the replies from a local HTTP server that generates for one request at a "
+        "time at this latency per token (through litellm); report wall vs the serial bound",
+    )
+    ap.add_argument(
+        "--hide-slots",
+        action="store_true",
+        help="one-slot mode: the server does not say its slot count (utdebug must find it)",
+    )
+    ap.add_argument(
         "--json",
         action="store_true",
         help="print one JSON object on stdout (the report goes to stderr)",
@@ -359,6 +446,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.latency < 0 or args.concurrency < 1 or args.problems_at_once < 1 or args.workers < 1:
         ap.error("--latency must be >= 0; --concurrency, --problems-at-once, --workers >= 1")
+    if args.one_slot is not None and args.one_slot < 0:
+        ap.error("--one-slot must be >= 0 seconds per token")
     out = sys.stderr if args.json else sys.stdout
 
     def say(line: str = "") -> None:
@@ -379,10 +468,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{os.cpu_count()} CPUs; load average {load_before[0]:.2f} {load_before[1]:.2f} "
         f"{load_before[2]:.2f}; python {sys.version.split()[0]}"
     )
-    say(
-        f"model: scripted, {args.latency * 1000:g} ms per call, at most {args.concurrency} in "
-        f"flight; sessions at once <= {args.problems_at_once}; executor workers {args.workers}"
-    )
+    if args.one_slot is None:
+        say(
+            f"model: scripted, {args.latency * 1000:g} ms per call, at most {args.concurrency} "
+            f"in flight; sessions at once <= {args.problems_at_once}; executor workers "
+            f"{args.workers}"
+        )
+    else:
+        say(
+            f"model: a local HTTP server, ONE request at a time, {args.one_slot * 1000:g} ms per "
+            f"token, slots {'hidden' if args.hide_slots else 'in /props'}; through litellm "
+            f"(streamed); sessions at once <= {args.problems_at_once}"
+        )
     say(
         f"settings: n={settings.n} k={settings.k} rounds={settings.rounds} "
         f"variant={settings.variant.value} per-input limit {settings.limits.per_input:g} s"
@@ -393,9 +490,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
 
     responder = Responder(scripts)
-    model = Limited(
-        ScriptedModel(responder, name="scripted-latency", delay=args.latency), args.concurrency
-    )
+    server: Any = None
+    inner: Model
+    if args.one_slot is None:
+        inner = ScriptedModel(responder, name="scripted-latency", delay=args.latency)
+    else:
+        from utdebug.agents.preflight import preflight
+
+        server, inner = one_slot_model(responder, problems, args.one_slot, args.hide_slots)
+        found = asyncio.run(preflight(inner))  # litellm imported and the server probed first
+        say(f"preflight: {found.note}")
+        busy0 = server.busy_seconds
+    model = Limited(inner, args.concurrency)
     try:
         sb = Sandbox()
         rep = sb.start()
@@ -412,6 +518,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         finally:
             executor.close()
     load_after = os.getloadavg()
+    if server is not None:
+        server.close()
+        return report_one_slot(args, stats, wall, server, inner, busy0, say)
 
     lat, conc = args.latency, args.concurrency
     calls = sum(s.calls for s in stats)
@@ -577,6 +686,71 @@ def main(argv: Sequence[str] | None = None) -> int:
             ],
         }
         print(json.dumps(result))
+    return EXIT_ERROR if errors else EXIT_OK
+
+
+def report_one_slot(
+    args: argparse.Namespace,
+    stats: Sequence[SessionStats],
+    wall: float,
+    server: Any,
+    model: Any,
+    busy0: float,
+    say: Any,
+) -> int:
+    """One-slot mode: wall vs the serial bound (the server's generating seconds)."""
+    serial = server.busy_seconds - busy0
+    ratio = wall / serial if serial > 0 else float("inf")
+    calls = sum(s.calls for s in stats)
+    reasons = Counter(s.reason for s in stats)
+    errors = [s for s in stats if s.error or s.reason == "error"]
+    snap = model.limiter.traffic.snapshot()
+    say()
+    say(
+        f"sessions: {len(stats)}; end reasons: "
+        + ", ".join(f"{k} {v}" for k, v in reasons.most_common())
+    )
+    say(
+        f"requests served: {server.served} (model calls {calls}); server queue at most "
+        f"{server.max_open} open, generating at most {server.max_active}"
+    )
+    say(
+        f"concurrency: limit {model.limiter.limit} (server slots "
+        f"{model.slots if model.slots is not None else 'not said'}); changes: "
+        + (", ".join(f"{why} -> {n}" for why, n in model.limiter.history) or "none")
+    )
+    say(
+        f"throughput: {snap.tokens_per_second or 0:.1f} tokens/s; "
+        f"{snap.seconds_per_call or 0:.2f} s per call (last calls); first token "
+        f"{snap.first_token_seconds or 0:.3f} s"
+    )
+    say(f"SERIAL BOUND {serial:.2f} s (the server's generating time, one request at a time)")
+    say(f"WALL {wall:.2f} s")
+    say(f"RATIO wall/serial {ratio:.3f} (target <= 1.3): {'PASS' if ratio <= 1.3 else 'MISS'}")
+    for s in errors[:5]:
+        say(f"ERROR {s.task_id}: {s.reason} {s.error}")
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "mode": "one-slot",
+                    "problems": len(stats),
+                    "seconds_per_token": args.one_slot,
+                    "slots_said": not args.hide_slots,
+                    "requests": server.served,
+                    "model_calls": calls,
+                    "serial_bound_s": round(serial, 4),
+                    "wall_s": round(wall, 4),
+                    "ratio": round(ratio, 4),
+                    "limit": model.limiter.limit,
+                    "limit_changes": model.limiter.history,
+                    "server_max_open": server.max_open,
+                    "tokens_per_second": snap.tokens_per_second,
+                    "errors": len(errors),
+                    "end_reasons": dict(reasons),
+                }
+            )
+        )
     return EXIT_ERROR if errors else EXIT_OK
 
 

@@ -1,0 +1,405 @@
+"""Real models at the speed a real server serves: a local OpenAI-compatible server on loopback
+(``tests/llm_server.py``: one request generated at a time, like a laptop's llama.cpp), reached
+through litellm's real HTTP path.
+
+What these tests hold the model layer to: the time limits count from when the server starts
+answering, not from when a request joined a queue; the concurrency adapts to the server; 429
+and 503 are retried and slow the client down; a stalled stream is cut; a reply that reached its
+natural end is closed at once; the configuration's sampling values reach the request; prefill is
+decided by probing the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.llm_server import LLMServer, free_port
+from utdebug.agents.base import (
+    Message,
+    Meter,
+    ModelRequest,
+    ModelTimeout,
+    ModelUnavailable,
+    Sampling,
+    accounting,
+)
+from utdebug.agents.config import build_litellm_model, resolve_model_spec
+from utdebug.agents.limiter import AdaptiveLimiter
+from utdebug.agents.litellm_client import LiteLLMModel
+from utdebug.agents.preflight import preflight
+from utdebug.agents.servers import ollama_parallel, read_slots
+from utdebug.agents.traffic import snapshot_all
+from utdebug.engine import Executor, Session, Settings, Task
+from utdebug.engine.events import ModelCalled
+
+IDENT = Task(
+    task_id="serving/ident",
+    description="Return x unchanged.",
+    signature="ident(x)",
+    entry_point="ident",
+    code="def ident(x):\n    return x\n",
+)
+
+
+@pytest.fixture(scope="module")
+def ll() -> Any:
+    import litellm  # once per module: seconds
+
+    return litellm
+
+
+class FakeSleep:
+    def __init__(self) -> None:
+        self.delays: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.delays.append(seconds)
+
+
+def ask(text: str = "hi", **kw: Any) -> ModelRequest:
+    return ModelRequest(messages=(Message("user", text),), **kw)
+
+
+# --- one slot, sixteen sessions ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("says_slots", [False, True], ids=["adaptive", "props"])
+async def test_one_slot_server_serves_sixteen_sessions_at_the_serial_bound(
+    ll: Any, executor: Executor, says_slots: bool
+) -> None:
+    """0.5 s per request, one at a time. Sixteen sessions at once used to queue sixteen requests
+    on the server and time out after a queue wait; now the limit follows the server (found by
+    probing, or read from /props: that case runs at 0.2 s per request to save time) and the
+    run takes the serial bound."""
+    per_request = 0.2 if says_slots else 0.5
+    with LLMServer(slots=1, seconds_per_request=per_request, expose_slots=says_slots) as server:
+        model = LiteLLMModel(
+            "openai/local", api_base=server.base, timeout=3.0, max_retries=0, concurrency=8
+        )
+        settings = Settings(n=1, k=1, rounds=1)
+        sessions = [Session(IDENT, model, executor, settings) for _ in range(16)]
+        t0 = time.monotonic()
+        results = await asyncio.gather(*(s.run() for s in sessions))
+        wall = time.monotonic() - t0
+    assert [r.error for r in results] == [None] * 16
+    assert all(r.reason == "all_pass" for r in results)
+    calls = sum(
+        1 for s in sessions for ev in s.events if isinstance(ev, ModelCalled) and not ev.cached
+    )
+    assert calls == 32  # one proposal and one vote per session
+    serial = server.served * per_request
+    assert server.served == 33  # and one prefill probe
+    assert wall <= 1.3 * serial, (wall, serial)
+    assert server.max_active == 1
+    # never more than one request waiting in the server's own queue
+    assert server.max_open <= 2
+    if says_slots:
+        assert model.slots == 1 and model.limiter.slots == 1
+        assert model.limiter.limit == 1 and model.limiter.history == []  # fixed, never probed
+        assert server.max_open == 1
+    else:
+        # it tried two, saw the latency double, and went back to one
+        assert ("latency held", 2) in model.limiter.history
+        assert model.limiter.limit == 1
+
+
+async def test_sessions_count_requests_retries_and_failures(ll: Any, executor: Executor) -> None:
+    with LLMServer() as server:
+        server.statuses = [503]
+        model = LiteLLMModel(
+            "openai/local", api_base=server.base, sleep=FakeSleep(), supports_prefill=True
+        )
+        session = Session(IDENT, model, executor, Settings(n=1, k=2, rounds=1))
+        result = await session.run()
+    assert result.error is None
+    usage = session.usage_json()
+    # a proposal, two votes (one request each: the server ignores n), one retried 503
+    assert usage["calls"] == 2 and usage["completions"] == 3
+    assert usage["requests"] == 4 and usage["retries"] == 1 and usage["failures"] == 0
+
+
+async def test_a_model_error_is_counted_as_a_failure(ll: Any, executor: Executor) -> None:
+    model = LiteLLMModel(
+        "openai/local",
+        api_base=f"http://127.0.0.1:{free_port()}/v1",
+        max_retries=1,
+        sleep=FakeSleep(),
+        supports_prefill=True,
+    )
+    session = Session(IDENT, model, executor, Settings(n=1, k=1, rounds=0))
+    result = await session.run()
+    assert result.reason == "error" and result.error is not None
+    assert result.error.startswith("ModelUnavailable")
+    usage = session.usage_json()
+    assert usage["failures"] == 1 and usage["retries"] == 1 and usage["requests"] == 2
+
+
+# --- overload, stalls, natural ends ------------------------------------------------------------
+
+
+async def test_429_and_503_are_retried_then_the_server_recovers(ll: Any) -> None:
+    with LLMServer(responder=lambda body: "fine") as server:
+        server.statuses = [429, 503, 429]
+        sleep = FakeSleep()
+        model = LiteLLMModel("openai/local", api_base=server.base, sleep=sleep)
+        meter = Meter()
+        with accounting(meter):
+            out = await model.complete(ask())
+    assert out[0].text == "fine"
+    assert meter.retries == 3 and meter.requests == 4
+    assert len(sleep.delays) == 3
+    # Retry-After: 0 does not shorten utdebug's own back-off (0.5-1, 1-2, 2-4 s)
+    assert 0.5 <= sleep.delays[0] <= 1.0 and 2.0 <= sleep.delays[2] <= 4.0
+
+
+def test_limiter_raises_while_latency_holds_and_halves_on_overload() -> None:
+    lim = AdaptiveLimiter("test:raise", maximum=4, initial=1)
+
+    async def one(first: float) -> None:
+        await lim.acquire()
+        await asyncio.sleep(0)  # all of a batch hold their slots at once
+        lim.release(first_token=first, duration=2.0)
+
+    async def window(first: float) -> None:
+        """One window at the current limit: max(4, 2 x limit) calls, the limit full each time."""
+        size = lim.limit
+        for _ in range(max(4, 2 * size) // size):
+            await asyncio.gather(*(one(first) for _ in range(size)))
+
+    async def main() -> None:
+        await window(0.2)  # a window at 1 that filled the limit: raise to 2
+        assert lim.limit == 2
+        await window(0.25)  # the first token held (<= 1.3 x 0.2 + 0.1 x 2 s): raise to 3
+        assert lim.limit == 3
+        await window(1.0)  # requests now wait for a generation: back to 2
+        assert lim.limit == 2
+        for _ in range(4):  # the cooldown: no raise for 4 windows
+            await window(0.2)
+            assert lim.limit == 2
+        await window(0.2)
+        assert lim.limit == 3  # probing again
+        await lim.acquire()
+        lim.release(overloaded=True)  # a 429: halve
+        assert lim.limit == 1
+
+    asyncio.run(main())
+    whys = [why for why, _ in lim.history]
+    assert whys[:2] == ["latency held", "latency held"]
+    assert whys[2].startswith("latency rose at 3") and lim.history[2][1] == 2
+    assert lim.history[-1] == ("overloaded (timeout, 429 or 503)", 1)
+    assert lim.traffic.snapshot().limit == 1
+
+
+def test_limiter_does_not_raise_without_demand() -> None:
+    lim = AdaptiveLimiter("test:idle", maximum=4, initial=1)
+
+    async def main() -> None:
+        for _ in range(20):  # one call at a time, never waiting: no evidence for more
+            await lim.acquire()
+            lim.release(first_token=0.1, duration=1.0)
+        # a limit of 1 held by one call fills it; with 2 allowed, one call does not
+        assert lim.limit == 2
+        for _ in range(20):
+            await lim.acquire()
+            lim.release(first_token=0.1, duration=1.0)
+        assert lim.limit == 2
+
+    asyncio.run(main())
+
+
+def test_servers_say_their_slots(ll: Any) -> None:
+    with LLMServer(slots=3) as server:
+        assert read_slots(server.base) == 3
+    with LLMServer(slots=3, expose_slots=False) as server:
+        assert read_slots(server.base) is None  # Ollama, vLLM: the server does not say
+    assert read_slots(f"http://127.0.0.1:{free_port()}/v1", timeout=0.5) is None
+    assert ollama_parallel({"OLLAMA_NUM_PARALLEL": "4"}) == 4
+    assert ollama_parallel({"OLLAMA_NUM_PARALLEL": "0"}) is None
+    assert ollama_parallel({}) is None
+    model = LiteLLMModel("ollama/qwen2.5-coder:7b")
+    assert model.endpoint == "http://localhost:11434" and model.local
+
+
+def test_limiter_with_known_slots_never_moves() -> None:
+    lim = AdaptiveLimiter("test:slots", maximum=8, initial=1)
+    lim.set_slots(3)
+    assert lim.limit == 3 and lim.maximum == 3
+
+    async def main() -> None:
+        for _ in range(10):
+            await lim.acquire()
+            lim.release(first_token=5.0, duration=6.0)
+        await lim.acquire()
+        lim.release(overloaded=True)
+
+    asyncio.run(main())
+    assert lim.limit == 3
+
+
+async def test_a_stalled_stream_is_cut_and_retried(ll: Any) -> None:
+    with LLMServer(
+        responder=lambda body: "a long answer " * 10, stall_at=3, stall_seconds=1.5
+    ) as server:
+        model = LiteLLMModel("openai/local", api_base=server.base, stall_timeout=0.5, max_retries=0)
+        with pytest.raises(ModelTimeout, match=r"stalled: no token for 0\.5 s"):
+            await model.complete(ask())
+
+
+async def test_no_first_token_in_time_is_a_timeout(ll: Any) -> None:
+    with LLMServer(seconds_per_request=2.0) as server:
+        model = LiteLLMModel("openai/local", api_base=server.base, timeout=0.5, max_retries=0)
+        t0 = time.monotonic()
+        with pytest.raises(ModelTimeout, match=r"no first token within 0\.5 s"):
+            await model.complete(ask())
+        assert time.monotonic() - t0 < 1.5
+
+
+async def test_a_reply_is_closed_at_its_natural_end(ll: Any) -> None:
+    reply = (
+        "## Unit Test\nArguments: ```f(1)```\n### Output\nOutput: ```2```\n"
+        + "This test checks the function thoroughly. " * 40
+    )
+    with LLMServer(responder=lambda body: reply, seconds_per_token=0.01) as server:
+        model = LiteLLMModel("openai/local", api_base=server.base)
+        t0 = time.monotonic()
+        (c,) = await model.complete(ask(end="ut"))
+        elapsed = time.monotonic() - t0
+        time.sleep(0.2)  # the server notices the closed connection at its next token
+        sent = server.tokens_sent
+    assert c.text.startswith("## Unit Test") and c.text.rstrip().endswith("```2```")
+    assert "thoroughly" not in c.text and c.finish_reason == "stop"
+    whole = len(reply) // 4
+    assert sent < whole / 2, (sent, whole)
+    assert elapsed < whole * 0.01 / 2
+
+
+async def test_a_server_stopped_mid_stream_is_unavailable_then_retried(ll: Any) -> None:
+    with LLMServer(responder=lambda body: "x" * 400, seconds_per_token=0.01) as server:
+        sleep_calls: list[float] = []
+
+        async def restart_then_sleep(seconds: float) -> None:
+            sleep_calls.append(seconds)
+            server.start()
+
+        model = LiteLLMModel(
+            "openai/local", api_base=server.base, max_retries=1, sleep=restart_then_sleep
+        )
+
+        async def stop_soon() -> None:
+            await asyncio.sleep(0.3)
+            server.stop()
+
+        stopper = asyncio.create_task(stop_soon())
+        (c,) = await model.complete(ask())
+        await stopper
+    assert c.text == "x" * 400  # the retry, after the server came back
+    assert len(sleep_calls) == 1
+
+
+async def test_an_unreachable_server_fails_the_preflight_in_one_line(ll: Any) -> None:
+    model = LiteLLMModel(
+        "openai/local", api_base=f"http://127.0.0.1:{free_port()}/v1", sleep=FakeSleep()
+    )
+    t0 = time.monotonic()
+    with pytest.raises(ModelUnavailable) as info:
+        await preflight(model)
+    assert time.monotonic() - t0 < 10
+    message = str(info.value)
+    assert "\n" not in message and "unavailable" in message and "127.0.0.1" in message
+
+
+# --- configuration and prefill -------------------------------------------------------------------
+
+
+def _config(tmp_path: Path, server: LLMServer, extra: str = "") -> Path:
+    path = tmp_path / "config.toml"
+    path.write_text(
+        f'[models.local]\nmodel = "openai/local"\napi_base = "{server.base}"\n{extra}',
+        encoding="utf-8",
+    )
+    return path
+
+
+async def test_config_sampling_reaches_the_request(
+    ll: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with LLMServer(responder=lambda body: "ok") as server:
+        cfg = _config(tmp_path, server, "max_tokens = 321\ntemperature = 0.05\ntop_p = 0.5\n")
+        monkeypatch.setenv("UTDEBUG_CONFIG", str(cfg))
+        model = build_litellm_model(resolve_model_spec("local"), Meter())
+        await model.complete(ask(sampling=Sampling(temperature=0.9, max_tokens=4000)))
+        body = server.bodies[-1]
+    assert body["max_tokens"] == 321 and body["temperature"] == 0.05 and body["top_p"] == 0.5
+
+
+async def test_a_server_that_does_not_continue_prefills_gets_the_vote_prompt(
+    ll: Any, executor: Executor
+) -> None:
+    with LLMServer(continues_prefill=False) as server:
+        model = LiteLLMModel("openai/local", api_base=server.base)
+        found = await preflight(model)
+        session = Session(IDENT, model, executor, Settings(n=1, k=2, rounds=0))
+        result = await session.run()
+        bodies = list(server.bodies)
+    assert found.prefill is False and "does not continue a prefill" in found.note
+    assert result.error is None and len(result.tests) == 1
+    votes = [b for b in bodies[1:] if "A user calls this function" in b["messages"][0]["content"]]
+    assert len(votes) == 2
+    assert all(b["messages"][-1]["role"] == "user" for b in bodies[1:])
+
+
+async def test_a_server_that_continues_prefills_gets_them(ll: Any, executor: Executor) -> None:
+    with LLMServer(continues_prefill=True) as server:
+        model = LiteLLMModel("openai/local", api_base=server.base)
+        found = await preflight(model)
+        session = Session(IDENT, model, executor, Settings(n=1, k=2, rounds=0))
+        await session.run()
+        bodies = list(server.bodies)
+    assert found.prefill is True and found.slots == 1
+    prefilled = [b for b in bodies[1:] if b["messages"][-1]["role"] == "assistant"]
+    assert len(prefilled) == 2
+    assert all(b["messages"][-1]["content"].endswith("### Output\n") for b in prefilled)
+
+
+async def test_progress_snapshot_shows_calls_in_flight(ll: Any) -> None:
+    with LLMServer(seconds_per_token=0.02, responder=lambda body: "y" * 80) as server:
+        model = LiteLLMModel("openai/local", api_base=server.base)
+        task = asyncio.create_task(model.complete(ask()))
+        await asyncio.sleep(0.25)
+        during = {s.endpoint: s for s in snapshot_all()}[model.endpoint]
+        await task
+        after = {s.endpoint: s for s in snapshot_all()}[model.endpoint]
+    assert during.in_flight == 1 and during.limit == 1
+    assert after.in_flight == 0 and after.requests == 1 and after.completion_tokens == 20
+    assert after.tokens_per_second is not None and after.seconds_per_call is not None
+    assert "1/1 in flight" in during.describe() or "0/1 in flight" in during.describe()
+
+
+async def test_token_caps_per_purpose_and_for_long_code() -> None:
+    from utdebug.agents.roles import (
+        DEBUG_SAMPLING,
+        UT_SAMPLING,
+        VOTE_SAMPLING,
+        Debugger,
+        EditTarget,
+        edit_token_cap,
+    )
+    from utdebug.agents.scripted import ScriptedModel
+
+    assert (UT_SAMPLING.max_tokens, VOTE_SAMPLING.max_tokens) == (1536, 1024)
+    assert edit_token_cap("def f(x):\n    return x\n", 2048) == 2048
+    long_code = "def f(x):\n" + "    x = x + 1\n" * 600 + "    return x\n"
+    cap = edit_token_cap(long_code, 2048)
+    assert cap == 2 * (len(long_code) // 3) + 512 and 2048 < cap <= 8192
+    assert edit_token_cap(long_code * 10, 2048) == 8192
+    model = ScriptedModel(["```python\ndef f(x):\n    return x\n```"] * 2)
+    debugger = Debugger(model)
+    chat = (Message("user", "fix it"),)
+    await debugger.edit(chat, into=EditTarget(long_code, "f"))
+    await debugger.edit(chat, into=EditTarget("def f(x):\n    return x + 1\n", "f"))
+    assert [r.sampling.max_tokens for r in model.requests] == [cap, DEBUG_SAMPLING.max_tokens]

@@ -6,16 +6,51 @@ comes back *pending*: :func:`resolve_pending` computes it in the sandbox, with a
 memory limit. Names that could reach the outside world (``open``, ``__import__``, ``os``, any
 dunder) are refused outright, since a unit-test input never needs them.
 
-Two styles:
+Two styles. ``reference``: the authors' ``extract_arguments`` / ``extract_output`` quirks
+(reference-implementation §5.1, §5.2), evaluated safely. One deviation: when the reply has no
+``f(`` where the authors look for it, their parser evals a line of prose; here that is a
+failure unless the line happens to be a literal (as it then is for them).
 
-* ``paper`` (default, robust): the ``Arguments:`` line wins over calls mentioned in the
-  reasoning; calls are delimited by a string-aware bracket scan; keyword arguments, ``f()``
-  and single tuple arguments (``f((1, 2))`` is ONE argument) are supported; language-tagged
-  fences are understood.
-* ``reference``: the authors' ``extract_arguments`` / ``extract_output`` quirks
-  (reference-implementation §5.1, §5.2), evaluated safely. One deviation: when the reply has
-  no ``f(`` where the authors look for it, their parser evals a line of prose; here that is a
-  failure unless the line happens to be a literal (as it then is for them).
+``paper`` (default) reads what small models really write. Fenced blocks are read as a chat
+window shows them (a fence opens a line or encloses a one-line block; a stray fence after
+text, ```` Expected Output: ``` ````, opens nothing).
+
+*The test input* (:func:`parse_call`) is looked for in the text before the reply's first
+``### Output`` header (the part an output vote continues), else in the whole reply:
+
+1. after the last ``Arguments:`` marker that is followed by one (its reach ends at the next
+   header or ``Output:`` marker): the first call there decides;
+2. else in the last ``### Input Arguments`` section (or ``**Input Arguments**`` label) that
+   has one: the last call in a code block, else the last call in its prose;
+3. else anywhere, the same way.
+
+A call that gives no input (a signature ``f(a: int)``, an argument the reply never assigns,
+a call cut off) is passed over for the one before it. Names in a call's arguments take the
+values the reply assigns them (``s = "abc"`` then ``f(s)``; ``a, b = 1, 2``; the last
+assignment before the call wins): literals are substituted, other expressions are substituted
+as code into the pending arguments (``xs = [1] * 3``), never a value that calls the function
+itself. Without a call, values given for the function's parameter names (``params``) make the
+call: ``- `text` = `'abc'` ``, ``text = 'abc'``, ``a: 5, b: 3`` (in a marked region anywhere
+on a line, else only where a line starts with them; never a local variable in an indented
+code line), else a literal after ``Input:`` (``the input is `'abc'` `` inside a marked
+region): the argument of a one-parameter function, a tuple of all the arguments otherwise.
+Calls are delimited by a string-aware bracket scan; keyword arguments, ``f()`` and single
+tuple arguments (``f((1, 2))`` is ONE argument) are supported.
+
+*The expected output* (:func:`parse_output`) is read in the answer region: a reply that begins
+with its answer and then writes a new test (``## Hypothesis`` ...) is read up to that test; a
+reply with a ``### Output`` header from after it up to the next test; else the whole reply.
+There, marked answers decide (the last ``Output:`` / ``Final Answer:`` marker, also as a line
+of a code block: ```` ```python\nOutput: True\n``` ````); without one, the last of: a block
+holding a literal (the region's first block, or its last one with no prose after it; a block
+holding other code answers only through the forms below), a value stated in prose
+(``would return `True` ``, ``the output is 3``, ``returns 3 because ...``, not statements
+about the given code, negated or conditional ones), ``print(f(x))  # Output: y`` /
+``f(x)  # -> y`` / ``assert f(x) == y`` about the test's call. An unquoted word is refused
+(``Output: abcd`` may be a string or a name): only ``print(f(x))  # Output: abcd`` reads as
+the string ``'abcd'``, because print shows a string without quotes. A last marked answer that
+is not a value (prose, code, a cut block) refuses the reply rather than falling back on an
+earlier candidate: a wrong expected output does more harm than a missing vote.
 
 Failures are returned as :class:`ParseFailure` values, never raised.
 """
@@ -23,12 +58,25 @@ Failures are returned as :class:`ParseFailure` values, never raised.
 from __future__ import annotations
 
 import ast
-import bisect
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, overload
 
+from utdebug.agents.reply_answers import read_answer
+from utdebug.agents.reply_inputs import read_call
+from utdebug.agents.reply_syntax import (
+    MAX_EXPR_CHARS,
+    MAX_NESTING,
+    MAX_REPLY_CHARS,
+    TAG_LINE,
+    ParsedCall,
+    ParsedValue,
+    ParseFailure,
+    parse_value,
+    shorten,
+    splat_args,
+    too_long,
+)
 from utdebug.literals import LiteralError, literal_value
 from utdebug.sandbox import Limits, Opaque, Status
 
@@ -49,221 +97,71 @@ __all__ = [
     "bind_arguments",
     "critique_says_correct",
     "extract_code",
+    "parameter_names",
     "parse_call",
     "parse_output",
     "resolve_pending",
     "value_program",
 ]
 
+
 Style = Literal["paper", "reference"]
 
-MAX_REPLY_CHARS = 200_000
-"""Longer replies are refused (a ParseFailure) before any scanning."""
-MAX_EXPR_CHARS = 50_000
-"""Longest argument list or output expression accepted."""
-MAX_NESTING = 100
-"""Deepest bracket nesting accepted (the literal evaluator's own limit)."""
 
 ARGS_ENTRY = "utdebug_pending_arguments"
+
+
 VALUE_ENTRY = "utdebug_pending_value"
 
-_BLOCKED_NAMES = frozenset(
-    {
-        "eval", "exec", "compile", "open", "input", "breakpoint", "globals", "locals", "vars",
-        "getattr", "setattr", "delattr", "exit", "quit", "help", "memoryview", "os", "sys",
-        "subprocess", "shutil", "socket", "importlib", "builtins", "pathlib", "Path", "io",
-        "signal", "ctypes", "pickle", "marshal", "threading", "multiprocessing", "resource",
-    }
-)  # fmt: skip
-_CLOSERS = {"(": ")", "[": "]", "{": "}"}
-_TAG_LINE = re.compile(r"[A-Za-z][\w+#.-]*[ \t]*")
-_ARG_MARKER = re.compile(r"(?i)\barguments?\b[*_ \t]*:")
-_OUTPUT_MARKER = re.compile(r"(?i)\boutput\b[*_ \t]*:")
-_SECTION = re.compile(r"(?m)^[ \t]*#")
-_HEADER_LINE = re.compile(r"[ \t]*#")
 
+def parse_call(
+    text: str,
+    entry_point: str,
+    *,
+    style: Style = "paper",
+    params: Sequence[str] | None = None,
+) -> ParsedCall | ParseFailure:
+    """The UT input of a UT-generation reply (see the module docstring for the styles).
 
-@dataclass(frozen=True)
-class ParseFailure:
-    """Why a reply could not be parsed (a short, human-readable reason)."""
-
-    reason: str
-
-
-@dataclass(frozen=True)
-class ParsedCall:
-    """A UT input. ``source`` is the call text (``f(1, [2])``).
-
-    When an argument is not a literal, ``args``/``kwargs`` are empty and ``pending`` holds the
-    argument source (``[1]*3, k=2``) for :func:`resolve_pending`. ``splat`` (reference style
-    only) means ``pending`` is one expression whose tuple value is spread into arguments.
+    ``params`` are the entry point's parameter names (:func:`parameter_names`); with them the
+    paper style also reads replies that give the arguments as values of those names instead of
+    a call (``- `text` = `'abc'` ``, ``a: 5, b: 3``, ``Input: `'abc'` ``). The reference style
+    ignores them.
     """
-
-    args: tuple[Any, ...]
-    kwargs: dict[str, Any]
-    source: str
-    pending: str | None = None
-    splat: bool = False
-
-
-@dataclass(frozen=True)
-class ParsedValue:
-    """A UT output. When ``pending``, ``value`` is None and ``source`` must be resolved."""
-
-    value: Any
-    source: str
-    pending: bool = False
-
-
-# --- UT inputs --------------------------------------------------------------------------------
-
-
-def parse_call(text: str, entry_point: str, *, style: Style = "paper") -> ParsedCall | ParseFailure:
-    """The UT input of a UT-generation reply (see the module docstring for the styles)."""
     if len(text) > MAX_REPLY_CHARS:
-        return _too_long(text)
+        return too_long(text)
     if style == "reference":
         return _reference_call(text, entry_point)
     if style != "paper":
         raise ValueError(f"unknown style {style!r}")
-    starts = _call_starts(text, entry_point)
-    if not starts:
-        return ParseFailure(f"no call to `{entry_point}` found")
-    chosen = _after_last_marker(text, starts)
-    if chosen is None:
-        fences = _fence_spans(text)
-        opens = [a for a, _ in fences]
-
-        def fenced(start: tuple[int, int]) -> bool:
-            k = bisect.bisect_right(opens, start[0]) - 1
-            return k >= 0 and start[0] < fences[k][1]
-
-        chosen = next((s for s in reversed(starts) if fenced(s)), starts[-1])
-    return _call_at(text, chosen, entry_point)
+    return read_call(text, entry_point, params)
 
 
-def _call_starts(text: str, name: str) -> list[tuple[int, int]]:
-    """(name start, open-paren index) of every call of ``name`` that is not its ``def``."""
-    out = []
-    for m in re.finditer(r"(?<![\w.])" + re.escape(name) + r"[ \t]*\(", text):
-        if re.search(r"\bdef[ \t]+$", text[max(0, m.start() - 12) : m.start()]):
-            continue
-        out.append((m.start(), m.end() - 1))
-    return out
-
-
-def _after_last_marker(text: str, starts: list[tuple[int, int]]) -> tuple[int, int] | None:
-    """The first call after the last ``Arguments:`` marker that is followed by one.
-
-    Markers on markdown header lines (``### Input Arguments:``) are skipped; a marker's reach
-    ends at the next header or ``Output:`` marker.
-    """
-    names = [name_at for name_at, _ in starts]
-    bounds = sorted(m.start() for p in (_SECTION, _OUTPUT_MARKER) for m in p.finditer(text))
-    newlines = [m.start() for m in re.finditer("\n", text)]
-    for marker in reversed(list(_ARG_MARKER.finditer(text))):
-        k = bisect.bisect_left(newlines, marker.start())
-        line_start = newlines[k - 1] + 1 if k else 0
-        if _HEADER_LINE.match(text, line_start, marker.start()):
-            continue
-        i = bisect.bisect_left(names, marker.end())
-        b = bisect.bisect_left(bounds, marker.end())
-        end = bounds[b] if b < len(bounds) else len(text)
-        if i < len(names) and names[i] < end:
-            return starts[i]
-    return None
-
-
-def _fence_spans(text: str) -> list[tuple[int, int]]:
-    """Inside spans of ``` fences, paired from the left; an unclosed fence runs to the end."""
-    marks = [m.start() for m in re.finditer("```", text)]
-    spans = []
-    for i in range(0, len(marks), 2):
-        end = marks[i + 1] if i + 1 < len(marks) else len(text)
-        spans.append((marks[i] + 3, end))
-    return spans
-
-
-def _call_at(text: str, start: tuple[int, int], entry_point: str) -> ParsedCall | ParseFailure:
-    name_at, open_at = start
-    close = _matching_close(text, open_at)
-    if isinstance(close, ParseFailure):
-        return close
-    source = text[name_at : close + 1]
-    inner = text[open_at + 1 : close]
-    tree = _parse_expr(source)
-    if isinstance(tree, ParseFailure):
-        return tree
-    call = tree.body
-    if not isinstance(call, ast.Call):  # cannot happen: the scan delimits one call
-        return ParseFailure(f"no call to `{entry_point}` found")
-    args: list[Any] = []
-    kwargs: dict[str, Any] = {}
+def parameter_names(code: str, entry_point: str) -> list[str] | None:
+    """The names of the parameters ``entry_point`` of ``code`` takes by position, in order;
+    ``None`` when the code does not parse or does not define it. A method's ``self``/``cls``
+    is left out."""
     try:
-        for arg in call.args:
-            if isinstance(arg, ast.Starred):
-                raise LiteralError("starred argument")
-            args.append(literal_value(arg, max_depth=MAX_NESTING))
-        for kw in call.keywords:
-            if kw.arg is None:
-                raise LiteralError("keyword unpacking")
-            kwargs[kw.arg] = literal_value(kw.value, max_depth=MAX_NESTING)
-    except LiteralError as exc:
-        refused = _refusal(call, exc)
-        if refused is not None:
-            return refused
-        return ParsedCall((), {}, source, pending=inner)
-    return ParsedCall(tuple(args), kwargs, source)
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    defs = [n for n in tree.body if isinstance(n, _FUNCTION_DEFS) and n.name == entry_point]
+    method = False
+    if not defs:
+        defs = [
+            n for n in ast.walk(tree) if isinstance(n, _FUNCTION_DEFS) and n.name == entry_point
+        ]
+        method = True
+    if not defs:
+        return None
+    sig = defs[-1].args
+    names = [a.arg for a in (*sig.posonlyargs, *sig.args)]
+    if method and names and names[0] in ("self", "cls"):
+        names = names[1:]
+    return names
 
 
-def _matching_close(text: str, open_at: int) -> int | ParseFailure:
-    """Index of the bracket closing ``text[open_at]``; skips strings and comments."""
-    stack: list[str] = []
-    i, n = open_at, len(text)
-    while i < n:
-        if i - open_at > MAX_EXPR_CHARS:
-            return ParseFailure(f"expression too large (over {MAX_EXPR_CHARS:,} characters)")
-        c = text[i]
-        if c in "'\"":
-            end = _string_end(text, i)
-            if end < 0:
-                return ParseFailure("truncated: unterminated string")
-            i = end
-            continue
-        if c == "#":
-            nl = text.find("\n", i)
-            i = n if nl < 0 else nl
-            continue
-        if c in _CLOSERS:
-            stack.append(_CLOSERS[c])
-            if len(stack) > MAX_NESTING:
-                return ParseFailure(f"expression nested too deeply (over {MAX_NESTING} levels)")
-        elif c in ")]}":
-            if stack.pop() != c:
-                return ParseFailure(f"unbalanced brackets: unexpected `{c}`")
-            if not stack:
-                return i
-        elif c == "`":  # the enclosing code span or fence ended first
-            break
-        i += 1
-    return ParseFailure("truncated: unbalanced parentheses")
-
-
-def _string_end(text: str, i: int) -> int:
-    """Index just past the string literal starting at ``text[i]``; -1 when unterminated."""
-    quote = text[i] * 3 if text.startswith(text[i] * 3, i) else text[i]
-    j, n = i + len(quote), len(text)
-    while j < n:
-        ch = text[j]
-        if ch == "\\":
-            j += 2
-            continue
-        if ch == "\n" and len(quote) == 1:
-            return -1
-        if text.startswith(quote, j):
-            return j + len(quote)
-        j += 1
-    return -1
+_FUNCTION_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 def _reference_call(text: str, name: str) -> ParsedCall | ParseFailure:
@@ -278,7 +176,7 @@ def _reference_call(text: str, name: str) -> ParsedCall | ParseFailure:
         rest = text.rsplit(opener, 1)[-1]
     inner = rest.split("\n", 1)[0].rsplit(")", 1)[0]
     source = f"{name}({inner})"
-    parsed = _parse_value(inner.lstrip(" \t"))
+    parsed = parse_value(inner.lstrip(" \t"))
     if opener not in searched and (isinstance(parsed, ParseFailure) or parsed.pending):
         # Without the call, the authors eval a line of prose; only a literal survives that.
         return ParseFailure(f"no call to `{name}` found")
@@ -286,57 +184,27 @@ def _reference_call(text: str, name: str) -> ParsedCall | ParseFailure:
         return parsed
     if parsed.pending:
         return ParsedCall((), {}, source, pending=inner, splat=True)
-    return ParsedCall(_splat(parsed.value), {}, source)
+    return ParsedCall(splat_args(parsed.value), {}, source)
 
 
-def _splat(value: Any) -> tuple[Any, ...]:
-    return tuple(value) if isinstance(value, tuple) else (value,)
+def parse_output(
+    text: str, *, style: Style = "paper", call: str | None = None
+) -> ParsedValue | ParseFailure:
+    """The UT output of an output-prediction reply (or of a UT reply's ``### Output`` part).
 
-
-# --- UT outputs -------------------------------------------------------------------------------
-
-
-def parse_output(text: str, *, style: Style = "paper") -> ParsedValue | ParseFailure:
-    """The UT output of an output-prediction reply.
-
-    Paper style: the text after the last ``Output:`` marker (else after the last ``utput``,
-    else the whole reply); there, the last fenced block (language tag dropped), else the last
-    backtick span, else the rest of the marker's line. Reference style: §5.2 exactly.
+    Paper style (the rules in the module docstring): the answer region is read for marked
+    answers (``Output:``, ``Final Answer:``; the last one decides), else for the last of: a
+    value block, ``print(f(x))  # Output: y`` / ``f(x) == y`` forms about ``call`` (the test's
+    call source; without it, only when the reply shows a single call), and values stated in
+    prose (``would return `True` ``). Reference style: §5.2 exactly (``call`` is ignored).
     """
     if len(text) > MAX_REPLY_CHARS:
-        return _too_long(text)
+        return too_long(text)
     if style == "reference":
         return _reference_output(text)
     if style != "paper":
         raise ValueError(f"unknown style {style!r}")
-    markers = list(_OUTPUT_MARKER.finditer(text))
-    if markers:
-        rest = text[markers[-1].end() :]
-    elif "utput" in text:
-        rest = text.rsplit("utput", 1)[1]
-    else:
-        rest = text
-    marks = [m.start() for m in re.finditer("```", rest)]
-    if len(marks) % 2:
-        return ParseFailure("truncated: unclosed code fence")
-    if marks:
-        source = _drop_tag(rest[marks[-2] + 3 : marks[-1]]).strip()
-        where = "code block"
-    else:
-        spans = [s for s in re.findall(r"`([^`\n]*)`", rest) if s.strip()]
-        if spans:
-            source, where = spans[-1].strip(), "code span"
-        else:
-            source = rest.split("\n", 1)[0].strip().strip("*_").strip()
-            where = "line"
-            if not markers and "utput" not in text:
-                return ParseFailure("no `Output:` found")
-    if not source:
-        return ParseFailure(f"empty output ({where})")
-    parsed = _parse_value(source)
-    if isinstance(parsed, ParseFailure) and where == "line" and source.endswith("."):
-        return _parse_value(source[:-1])
-    return parsed
+    return read_answer(text, call)
 
 
 def _reference_output(text: str) -> ParsedValue | ParseFailure:
@@ -350,68 +218,7 @@ def _reference_output(text: str) -> ParsedValue | ParseFailure:
         if not spans:
             return ParseFailure("no code block or code span found")
         source = spans[-1].strip("\n").lstrip(" ")
-    return _parse_value(source.lstrip(" \t"))
-
-
-def _drop_tag(block: str) -> str:
-    """Drop a language tag line (```python\\n...) when more text follows it."""
-    first, sep, rest = block.partition("\n")
-    if sep and rest.strip() and _TAG_LINE.fullmatch(first):
-        return rest
-    return block
-
-
-# --- shared expression handling ---------------------------------------------------------------
-
-
-def _too_long(text: str) -> ParseFailure:
-    return ParseFailure(f"reply too long: {len(text):,} characters (limit {MAX_REPLY_CHARS:,})")
-
-
-def _parse_expr(source: str) -> ast.Expression | ParseFailure:
-    if len(source) > MAX_EXPR_CHARS:
-        return ParseFailure(f"expression too large (over {MAX_EXPR_CHARS:,} characters)")
-    try:
-        return ast.parse(source.strip(), mode="eval")
-    except SyntaxError as exc:
-        msg = exc.msg.split(" (")[0]
-        if "never closed" in msg or "unterminated" in msg or "unexpected EOF" in msg:
-            return ParseFailure(f"truncated: {msg}")
-        if "too many nested" in msg:
-            return ParseFailure("expression nested too deeply")
-        return ParseFailure(f"syntax error: {msg}")
-    except (MemoryError, RecursionError):
-        return ParseFailure("expression nested too deeply")
-    except ValueError as exc:  # null bytes
-        return ParseFailure(f"cannot parse: {exc}")
-
-
-def _parse_value(source: str) -> ParsedValue | ParseFailure:
-    tree = _parse_expr(source)
-    if isinstance(tree, ParseFailure):
-        return tree
-    try:
-        return ParsedValue(literal_value(tree, max_depth=MAX_NESTING), source)
-    except LiteralError as exc:
-        refused = _refusal(tree, exc)
-        if refused is not None:
-            return refused
-        return ParsedValue(None, source, pending=True)
-
-
-def _refusal(node: ast.AST, exc: LiteralError) -> ParseFailure | None:
-    """A failure when a non-literal must not even be computed in the sandbox."""
-    if "nesting deeper" in exc.message:
-        return ParseFailure("expression nested too deeply")
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Name) and (sub.id in _BLOCKED_NAMES or sub.id.startswith("_")):
-            return ParseFailure(f"refused: `{sub.id}` is not allowed in a test value")
-        if isinstance(sub, ast.Attribute) and sub.attr.startswith("_"):
-            return ParseFailure(f"refused: attribute `{sub.attr}` is not allowed in a test value")
-    return None
-
-
-# --- code and critiques -----------------------------------------------------------------------
+    return parse_value(source.lstrip(" \t"))
 
 
 def extract_code(text: str) -> str | None:
@@ -428,14 +235,14 @@ def extract_code(text: str) -> str | None:
     if m is not None:
         code = m.group(1)
         first, sep, rest = code.partition("\n")
-        if sep and first.strip() and _TAG_LINE.fullmatch(first.strip()):  # ```python3
+        if sep and first.strip() and TAG_LINE.fullmatch(first.strip()):  # ```python3
             code = sep + rest
         return code if code.strip() else None
     m = re.search(r"```(.*?)```", text, re.DOTALL)
     if m is not None:
         code = m.group(1)
         first, sep, rest = code.partition("\n")
-        if sep and _TAG_LINE.fullmatch(first):
+        if sep and TAG_LINE.fullmatch(first):
             code = sep + rest
         return code if code.strip() else None
     code = text.split("```", 1)[0]
@@ -456,9 +263,6 @@ def critique_says_correct(text: str) -> bool:
     return "code is correct" in decision or "code is wrong" not in decision
 
 
-# --- pending expressions, run in the sandbox --------------------------------------------------
-
-
 def argument_program(pending: str) -> tuple[str, str]:
     """(code, entry point) of a program returning ``[args list, kwargs dict]`` of ``pending``."""
     code = (
@@ -477,10 +281,14 @@ def value_program(pending: str) -> tuple[str, str]:
 def resolve_pending(
     sandbox: Sandbox, parsed: ParsedCall, *, timeout: float = ...
 ) -> ParsedCall | ParseFailure: ...
+
+
 @overload
 def resolve_pending(
     sandbox: Sandbox, parsed: ParsedValue, *, timeout: float = ...
 ) -> ParsedValue | ParseFailure: ...
+
+
 @overload
 def resolve_pending(
     sandbox: Sandbox, parsed: ParsedCall | ParsedValue, *, timeout: float = ...
@@ -503,7 +311,7 @@ def resolve_pending(
         code, entry = value_program(pending)
     limits = Limits(per_input=timeout, load=timeout, memory_mb=512, batch=timeout * 2 + 1)
     outcome = sandbox.run(code, entry, [()], limits).outcomes[0]
-    shown = _shorten(" ".join(pending.split()))
+    shown = shorten(" ".join(pending.split()))
     if outcome.status is Status.TIMEOUT:
         return ParseFailure(f"evaluating `{shown}` timed out")
     if outcome.status is not Status.OK:
@@ -516,7 +324,7 @@ def resolve_pending(
     if isinstance(parsed, ParsedValue):
         return ParsedValue(value, parsed.source)
     if parsed.splat:
-        return ParsedCall(_splat(value), {}, parsed.source)
+        return ParsedCall(splat_args(value), {}, parsed.source)
     if not (
         isinstance(value, list)
         and len(value) == 2
@@ -526,10 +334,6 @@ def resolve_pending(
     ):
         return ParseFailure(f"evaluating `{shown}` did not give an argument list")
     return ParsedCall(tuple(value[0]), dict(value[1]), parsed.source)
-
-
-def _shorten(text: str, limit: int = 80) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _opaque_part(value: Any, depth: int = 0) -> Opaque | None:
@@ -549,9 +353,6 @@ def _opaque_part(value: Any, depth: int = 0) -> Opaque | None:
         if found is not None:
             return found
     return None
-
-
-# --- keyword arguments -> positional ----------------------------------------------------------
 
 
 def bind_arguments(

@@ -441,8 +441,8 @@ CALLS: list[CallCase] = [
         "malformed-bare-name-argument",
         "malformed",
         "Arguments: ```f(nums)```",
-        Pending("nums"),
-        resolved=Fails("NameError"),
+        Fails("`nums` has no value in the reply"),
+        reference=Pending("nums"),  # the authors' eval raises NameError
     ),
     # --- pending (computed in the sandbox) --------------------------------------------------
     CallCase(
@@ -656,14 +656,15 @@ OUTPUTS: list[OutputCase] = [
         "out-prose-only",
         "malformed",
         "The output is the number of distinct elements in the list.",
-        Fails("syntax error"),
+        Fails("the answer is prose, not a value"),
         reference=Fails("no code block"),
     ),
     OutputCase(
         "out-placeholder",
         "malformed",
         "Output: ```<your final answer>```",
-        Fails("syntax error"),
+        Fails("placeholder"),
+        reference=Fails("syntax error"),
     ),
     OutputCase(
         "out-pending-expression",
@@ -683,8 +684,8 @@ OUTPUTS: list[OutputCase] = [
         "out-unquoted-string",
         "malformed",
         "Output: ```hello```",
-        Pending("hello"),
-        resolved=Fails("NameError"),
+        Fails("unquoted word"),
+        reference=Pending("hello"),  # the authors' eval raises NameError
     ),
     OutputCase(
         "out-hostile-open",

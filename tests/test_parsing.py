@@ -3,10 +3,13 @@ a real sandbox, keyword binding, and the prompt templates."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import math
 import time
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -24,8 +27,9 @@ from tests.reply_corpus import (
     Pending,
     Value,
 )
+from tests.scripted_add import votes
 from utdebug.agents import prompts
-from utdebug.agents.base import Message
+from utdebug.agents.base import Message, ModelRequest
 from utdebug.agents.parsing import (
     ARGS_ENTRY,
     MAX_REPLY_CHARS,
@@ -37,11 +41,15 @@ from utdebug.agents.parsing import (
     bind_arguments,
     critique_says_correct,
     extract_code,
+    parameter_names,
     parse_call,
     parse_output,
     resolve_pending,
     value_program,
 )
+from utdebug.agents.scripted import ScriptedModel
+from utdebug.engine import Executor, Session, Settings, Task, event_to_json
+from utdebug.engine.events import TestDropped, TestProposed, VoteCast
 from utdebug.sandbox import Sandbox, Status
 
 
@@ -318,6 +326,324 @@ def test_bind_arguments_uses_the_last_definition() -> None:
     assert bind_arguments((1,), {}, "not python at all", "f") == (1,)
 
 
+# --- what small models write: calls -----------------------------------------------------------
+
+TWO = ("a", "b")
+
+
+@pytest.mark.parametrize(
+    ("reply", "params", "args", "kwargs"),
+    [
+        pytest.param(
+            "Arguments: ```f([3, 1], 2, reverse=True, key=None)```",
+            None,
+            ([3, 1], 2),
+            {"reverse": True, "key": None},
+            id="positional-and-keyword",
+        ),
+        pytest.param(
+            "### Input Arguments\n```python\nassert f(3, 4) == 7\n```", None, (3, 4), {},
+            id="inside-assert",
+        ),
+        pytest.param("```\nf([1, 2])  # -> 3\n```", None, ([1, 2],), {}, id="arrow-comment"),
+        pytest.param("Try this:\n```python\nprint(f('abc'))\n```", None, ("abc",), {}, id="print"),
+        pytest.param(
+            "```python\ndef test_f():\n    assert f(2, b=5) == 7\n```", None, (2,), {"b": 5},
+            id="pytest-function",
+        ),
+        pytest.param(">>> f(10)\n55\n", None, (10,), {}, id="doctest"),
+        pytest.param(
+            "```py\nf(-1)\n```\nThis input breaks the code.", None, (-1,), {},
+            id="language-tag-and-prose",
+        ),
+        pytest.param(
+            "```\ny = f(2)\nf(y)\n```", None, (2,), {}, id="the-call-that-gives-an-input"
+        ),
+        pytest.param(
+            "```python\ndef test_f():\n    s = 'abc'\n    assert f(s) == 1\n```", ("s",),
+            ("abc",), {}, id="a-test-function-local",
+        ),
+        pytest.param(
+            "### Input Arguments\n```python\ns = \"abacaba\"\nf(s)\n```", None, ("abacaba",), {},
+            id="assigned-name",
+        ),
+        pytest.param("```\na, b = 1, 2\nf(a, b)\n```", None, (1, 2), {}, id="tuple-assignment"),
+        pytest.param(
+            "```\ns = 'a'\ns = 'b'\nf(s)\ns = 'c'\n```", None, ("b",), {},
+            id="last-binding-before-the-call",
+        ),
+        pytest.param(
+            "```\nrow = [1, 2]\nm = [row, [3]]\nf(m, k=row)\n```", None, ([[1, 2], [3]],),
+            {"k": [1, 2]}, id="names-through-names",
+        ),
+        pytest.param(
+            "- `text` = `'Please move back to stream'`", ("text",),
+            ("Please move back to stream",), {}, id="bullet-name-value",
+        ),
+        pytest.param("text = 'abc'\n", ("text",), ("abc",), {}, id="assignment-line"),
+        pytest.param("### Input Arguments\na: 5, b: 3\n", TWO, (5, 3), {}, id="colon-pairs"),
+        pytest.param(
+            "### Input Arguments\n- `b`: `2` (the divisor)\n- `a`: `7`\n", TWO, (7, 2), {},
+            id="pairs-in-any-order",
+        ),
+        pytest.param(
+            "### Input Arguments\nLet b be `b = 4`.\n", TWO, (), {"b": 4}, id="a-gap-is-keywords"
+        ),
+        pytest.param("Input: `'abc'`\n", ("text",), ("abc",), {}, id="input-label"),
+        pytest.param(
+            "### Input Arguments\n- Input: `(5, 3)`\n", TWO, (5, 3), {}, id="input-tuple"
+        ),
+        pytest.param(
+            "### Input Arguments\nThe input string is `'hello_world'`.\n", ("text",),
+            ("hello_world",), {}, id="input-phrase",
+        ),
+        pytest.param(
+            "The function `f(a: int, b: int)` checks bits.\n### Input Arguments\n- `a = 5`\n"
+            "- `b = 3`\n", TWO, (5, 3), {}, id="signature-mention-is-no-call",
+        ),
+        pytest.param(
+            "Calling f(s) with any s fails.\n\n### Input Arguments\n- `s = 'xy'`", ("s",),
+            ("xy",), {}, id="section-before-a-mention",
+        ),
+        pytest.param(
+            "## Unit Test\n### Input Arguments\n```f(1)```\n### Output\n```2```\n\n"
+            "## Unit Test\n### Input Arguments\n```f(5)```\n### Output\n```6```\n",
+            None, (1,), {}, id="first-test-before-its-output",
+        ),
+        pytest.param(
+            "### Input Arguments\n1. ```python\n   f('')\n   ```\n   Expected Output: ```\n\n"
+            "2. ```python\n   f('ab')\n   ```\n", None, ("ab",), {}, id="stray-fence",
+        ),
+        pytest.param(
+            "```python\nf([1], [2])\nf([[1], [2], [3\n", None, ([1], [2]), {},
+            id="cut-call-passed-over",
+        ),
+    ],
+)  # fmt: skip
+def test_calls_as_small_models_write_them(
+    reply: str, params: tuple[str, ...] | None, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> None:
+    parsed = parse_call(reply, "f", params=params)
+    assert isinstance(parsed, ParsedCall), parsed
+    assert parsed.pending is None
+    assert same(parsed.args, args) and same(parsed.kwargs, kwargs), parsed
+
+
+def test_a_substituted_call_shows_its_values() -> None:
+    parsed = parse_call("```\ns = 'abc'\nf(s)\n```", "f")
+    assert parsed == ParsedCall(("abc",), {}, "f('abc')")
+    pending = parse_call("```\nxs = [1] * 3\nf(xs, 2)\n```", "f")
+    assert pending == ParsedCall((), {}, "f([1] * 3, 2)", pending="[1] * 3, 2")
+    given = parse_call("- `a = [0] * 2`\n- `b = 1`", "f", params=TWO)
+    assert given == ParsedCall((), {}, "f([0] * 2, 1)", pending="[0] * 2, 1")
+
+
+def test_substituted_calls_resolve_in_the_sandbox(sb: Sandbox) -> None:
+    parsed = parse_call("```\nxs = [1] * 3\nf(xs, k=len(xs))\n```", "f")
+    assert isinstance(parsed, ParsedCall) and parsed.pending == "[1] * 3, k=len([1] * 3)"
+    resolved = resolve_pending(sb, parsed)
+    assert resolved == ParsedCall(([1, 1, 1],), {"k": 3}, "f([1] * 3, k=len([1] * 3))")
+
+
+@pytest.mark.parametrize(
+    ("reply", "params", "reason"),
+    [
+        pytest.param(
+            "I would test it with two numbers.", TWO,
+            "no call to `f` and no values for its parameters (a, b)", id="nothing",
+        ),
+        pytest.param(
+            "I would test it with a number.", ("a",),
+            "no call to `f` and no values for its parameter (a)", id="nothing-one-parameter",
+        ),
+        pytest.param("I would test it.", None, "no call to `f` found", id="no-parameter-names"),
+        pytest.param(
+            "```\nfor x in cases:\n    f(x)\n```", ("a",),
+            "`x` has no value in the reply (the call `f(x)`)", id="loop-variable",
+        ),
+        pytest.param(
+            "```\ny = g(2)\nh = f\nf(y + z)\n```", ("a",), "`z` has no value in the reply",
+            id="one-name-unassigned",
+        ),
+        pytest.param(
+            "```\np = open('/etc/passwd')\nf(p)\n```", ("a",), "refused: `open`",
+            id="hostile-binding",
+        ),
+        pytest.param(
+            "For example, if `a = 1` and `b = 2` the code fails.", TWO,
+            "no values for its parameters (a, b)", id="values-in-prose-only",
+        ),
+        pytest.param(
+            "The code:\n```python\ndef f(a):\n    a = []\n    return a\n```", ("a",),
+            "no values for its parameter (a)", id="a-function-body-local",
+        ),
+        pytest.param(
+            "a0 = [1]\n" + "".join(f"a{i} = [a{i - 1}]\n" for i in range(1, 12)) + "f(a11)", None,
+            "goes through more than 8 assignments", id="names-nested-too-deeply",
+        ),
+        pytest.param(
+            "a0 = [" + "1, " * 3000 + "1]\n"
+            + "".join(f"a{i} = [a{i - 1}, a{i - 1}]\n" for i in range(1, 7)) + "f(a6)",
+            None, "add up to over 50,000 characters", id="names-expand-too-far",
+        ),
+    ],
+)  # fmt: skip
+def test_call_refusals_say_what_is_missing(
+    reply: str, params: tuple[str, ...] | None, reason: str
+) -> None:
+    parsed = parse_call(reply, "f", params=params)
+    assert isinstance(parsed, ParseFailure) and reason in parsed.reason, parsed
+
+
+def test_parameter_names() -> None:
+    code = "import math\n\ndef f(a, /, b, c=3, *args, d, **kw):\n    return a\n"
+    assert parameter_names(code, "f") == ["a", "b", "c"]
+    method = (
+        "class C:\n    @staticmethod\n    def f(x):\n        pass\n\n"
+        "    def g(self, y):\n        pass\n"
+    )
+    assert parameter_names(method, "f") == ["x"]
+    assert parameter_names(method, "g") == ["y"]
+    assert parameter_names("def f(:\n", "f") is None
+    assert parameter_names("def g(a):\n    pass\n", "f") is None
+
+
+def test_parameters_do_not_change_the_reference_style() -> None:
+    reply = "### Input Arguments\n- `a = 5`\n- `b = 3`\n"
+    assert parse_call(reply, "f", style="reference", params=TWO) == parse_call(
+        reply, "f", style="reference"
+    )
+
+
+# --- what small models write: answers ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("reply", "call", "value"),
+    [
+        pytest.param("Adding them.\nOutput: ```3```", None, 3, id="marker"),
+        pytest.param("So the output is 3.", None, 3, id="prose-output-is"),
+        pytest.param("A correct f would return `True`.", None, True, id="prose-would-return"),
+        pytest.param('It returns `"abcd"` here.', None, "abcd", id="prose-returns-string"),
+        pytest.param("It returns 3 because 1 + 2 = 3.", None, 3, id="prose-bare-number"),
+        pytest.param(
+            "A correct f would return:\n\n```python\n[1, 2]\n```\n\nas the task says.", None,
+            [1, 2], id="prose-then-block",
+        ),
+        pytest.param("Reasoning...\n\nFinal Answer: ```True```", None, True, id="final-answer"),
+        pytest.param("Counting gives three.\n\n**Output:** 3", None, 3, id="bold-marker"),
+        pytest.param("```\nFalse\n```", None, False, id="bare-block"),
+        pytest.param("```python\nOutput: True\n```", None, True, id="marker-inside-block"),
+        pytest.param("```output: 'abcd'\n```", None, "abcd", id="marker-as-fence-tag"),
+        pytest.param("```python\nassert f(1) == 3\n```", None, 3, id="assert-equals"),
+        pytest.param("`f(1) == [1]`", "f(1)", [1], id="equals-in-a-span"),
+        pytest.param("```\nf(1)  # -> 3\n```", "f(1)", 3, id="arrow-comment"),
+        pytest.param("```\nf(1)  # Output: 3\n```", None, 3, id="output-comment"),
+        pytest.param("```python\nprint(f(1))  # Output: 3\n```", "f(1)", 3, id="print-call"),
+        pytest.param("```python\nprint(f('x'))\n# Output: 'x!'\n```", None, "x!", id="below"),
+        pytest.param(
+            "```python\nprint(f('abcd', 'd'))  # Output: abc\n```", "f('abcd', 'd')", "abc",
+            id="print-shows-a-string-unquoted",
+        ),
+        pytest.param(
+            "```python\nself.assertEqual(f(2), 4)\nself.assertTrue(f(3))\n```", "f(2)", 4,
+            id="assert-equal-method",
+        ),
+        pytest.param(
+            "Output: ```1```\n\nOn reflection the loop runs twice.\nOutput: ```2```", None, 2,
+            id="last-marker-wins",
+        ),
+        pytest.param(
+            "The input list is `[1, 2]`, so it returns `3`.\n\n```\n3\n```", None, 3,
+            id="last-block-after-reasoning",
+        ),
+        pytest.param(
+            "The buggy code returns `5`, but a correct f returns `6`.", None, 6,
+            id="given-code-is-not-the-answer",
+        ),
+        pytest.param(
+            "f returns `True` when the bits differ, so here it returns `False`.", None, False,
+            id="conditional-is-not-the-answer",
+        ),
+        pytest.param(
+            "It would return `True`.\n\n### Format:\n```\n<your final answer>\n```", None, True,
+            id="placeholder-is-skipped",
+        ),
+        pytest.param(
+            "```\n[1]\n```\n\n## Hypothesis\nAnother test.\n### Output\n```\n[2]\n```", None, [1],
+            id="continued-output-then-a-new-test",
+        ),
+        pytest.param(
+            "## Hypothesis\nh\n## Unit Test\n### Input Arguments\nArguments: ```f(1)```\n"
+            "### Output\nOutput: ```2```\n\n## Hypothesis\nh\n### Output\nOutput: ```9```", None,
+            2, id="a-ut-reply-own-output",
+        ),
+        pytest.param(
+            "```python\nprint(f(1))  # Output: 2\nprint(f(9))  # Output: 10\n```", "f(1)", 2,
+            id="the-comment-about-this-call",
+        ),
+        pytest.param(
+            "1. **Input Arguments**: a = 5\n2. With these it returns `True`.\n\n"
+            "Output: ```False```", None, False, id="a-numbered-label-is-no-new-test",
+        ),
+        pytest.param("Output: 3.", None, 3, id="a-marker-line-period-is-no-float"),
+        pytest.param(
+            "```python\nlabel = 'Output: none'\nprint(f(1))  # Output: 4\n```", "f(1)", 4,
+            id="a-marker-inside-code-is-no-marker",
+        ),
+    ],
+)  # fmt: skip
+def test_answers_as_small_models_write_them(reply: str, call: str | None, value: Any) -> None:
+    parsed = parse_output(reply, call=call)
+    assert isinstance(parsed, ParsedValue) and not parsed.pending, parsed
+    assert same(parsed.value, value), parsed
+
+
+@pytest.mark.parametrize(
+    ("reply", "call", "reason"),
+    [
+        pytest.param("Output: abcd", None, "unquoted word", id="unquoted-word"),
+        pytest.param("```\nf('x')  # Output: abcd\n```", None, "unquoted", id="unquoted-comment"),
+        pytest.param(
+            "```python\nprint(f('x'))  # Output: hello world\n```", None, "unquoted text",
+            id="unquoted-words-printed",
+        ),
+        pytest.param(
+            "It returns `True` if the bits differ, otherwise `False`.", None, "no answer found",
+            id="only-a-rule",
+        ),
+        pytest.param(
+            "The given code returns `5` here.", None, "no answer found", id="only-the-given-code"
+        ),
+        pytest.param(
+            "The input list is:\n```\n[1, 2, 3]\n```\nSumming them gives six.", None,
+            "no answer found", id="a-block-in-the-reasoning",
+        ),
+        pytest.param(
+            "It returns `3`.\nOutput: the number of items", None, "prose, not a value",
+            id="last-marker-is-prose",
+        ),
+        pytest.param(
+            "Output: ```True```\nFinal Answer:\n```python\ndef f(x):\n    return x\n```", None,
+            "holds code, not a value", id="last-marker-is-code",
+        ),
+        pytest.param("It returns 3.\nOutput: ```[1, 2", None, "truncated", id="cut-answer"),
+        pytest.param(
+            "```python\nprint(f(9))  # Output: 10\n```", "f(1)", "for other calls",
+            id="answer-for-another-call",
+        ),
+        pytest.param(
+            "```python\nprint(f(1))  # Output: 2\nprint(f(9))  # Output: 10\n```", None,
+            "no answer found", id="several-calls-without-the-test-call",
+        ),
+        pytest.param("```\n3\n2\n```", None, "holds 2 values", id="two-values-in-a-block"),
+    ],
+)  # fmt: skip
+def test_answer_refusals_say_why(reply: str, call: str | None, reason: str) -> None:
+    parsed = parse_output(reply, call=call)
+    assert isinstance(parsed, ParseFailure) and reason in parsed.reason, parsed
+
+
 # --- prompts ----------------------------------------------------------------------------------
 
 FIELDS = {
@@ -441,3 +767,69 @@ def test_self_critique_prompt() -> None:
     assert "in the format ```Feedback: <your feedback>```." in text
     assert 'Always end your feedback with the line "The above code is correct."' in text
     assert '"The above code is wrong, please fix it."' in text
+
+
+# --- the engine says why a reply was refused --------------------------------------------------
+
+
+ADD = "def add(a, b):\n    return a - b\n"
+
+
+class _Cut:
+    """A scripted model whose replies listed in ``cut`` come back cut at the token limit."""
+
+    name = "scripted-cut"
+    simulated = True
+    supports_prefill = True
+
+    def __init__(self, inner: ScriptedModel, cut: set[str]) -> None:
+        self.inner, self.cut = inner, cut
+
+    async def complete(self, request: ModelRequest) -> list[Any]:
+        out = await self.inner.complete(request)
+        return [replace(c, finish_reason="length") if c.text in self.cut else c for c in out]
+
+
+def test_cut_replies_and_refused_votes_say_why(executor: Executor) -> None:
+    cut_ut = "## Unit Test\n\n### Input Arguments\nArguments: ```add([1, 2,"
+    pairs = (
+        "## Hypothesis\nThe code subtracts.\n\n## Unit Test\n\n### Input Arguments\n"
+        "- `a` = `1`\n- `b` = `2`\n\n### Output\nOutput: ```3```\n"
+    )
+    prose = "Adding one and two gives three."
+    cut_vote = "Adding the numbers.\nOutput: ```[3,"
+    model = _Cut(
+        ScriptedModel(
+            {"ut": [cut_ut, pairs], "vote": [*votes(*["3"] * 6), prose, cut_vote], "debug": []}
+        ),
+        {cut_ut, cut_vote},
+    )
+    task = Task("toy/add", "Return the sum of a and b.", "add(a, b)", "add", ADD)
+    result = asyncio.run(Session(task, model, executor, Settings(n=1, rounds=0)).run())
+    proposed = [e for e in result.events if isinstance(e, TestProposed)]
+    assert proposed[0].call is None and proposed[0].finish_reason == "length"
+    assert proposed[0].reason == "cut at the token limit: truncated: unbalanced parentheses"
+    dropped = next(e for e in result.events if isinstance(e, TestDropped))
+    assert dropped.reason.startswith("unparsable: cut at the token limit: ")
+    # No call at all: the values of the parameters a and b make it.
+    assert proposed[1].call == "add(1, 2)" and proposed[1].finish_reason == "stop"
+    assert result.tests[0].args == (1, 2) and result.tests[0].expected == 3
+    cast = [e for e in result.events if isinstance(e, VoteCast)]
+    assert [v.answer for v in cast[:6]] == ["3"] * 6
+    assert all(v.reply is None and v.reason is None for v in cast[:6])
+    assert cast[6].answer is None and cast[6].reply == prose and cast[6].finish_reason == "stop"
+    assert cast[6].reason is not None and cast[6].reason.startswith("no answer found")
+    assert cast[7].reply == cut_vote and cast[7].finish_reason == "length"
+    assert cast[7].reason == "cut at the token limit: truncated: unclosed code fence"
+    assert result.tests[0].share == pytest.approx(6 / 8)
+    json.dumps([event_to_json(e) for e in result.events])
+
+
+def test_a_cut_reply_without_voting_says_so(executor: Executor) -> None:
+    cut = "### Input Arguments\nArguments: ```add(1, 2)```\n\n### Output\nOutput: ```[3,"
+    model = _Cut(ScriptedModel({"ut": [cut] * 3, "vote": [], "debug": []}), {cut})
+    task = Task("toy/add", "Return the sum of a and b.", "add(a, b)", "add", ADD)
+    result = asyncio.run(Session(task, model, executor, Settings(n=1, k=0, rounds=0)).run())
+    dropped = [e.reason for e in result.events if isinstance(e, TestDropped)]
+    assert dropped == ["no output: cut at the token limit: truncated: unclosed code fence"] * 3
+    assert result.tests == []

@@ -32,6 +32,11 @@ Checkpoint = Callable[[], Awaitable[None]]
 HintFn = Callable[..., Any]
 
 
+def cut_reason(reason: str, finish_reason: str) -> str:
+    """Why a reply did not parse, saying first when it was cut at the token limit."""
+    return f"cut at the token limit: {reason}" if finish_reason == "length" else reason
+
+
 @dataclass(slots=True)
 class BuildResult:
     tests: list[UnitTest] = field(default_factory=list)
@@ -79,16 +84,18 @@ async def build_tests(
                     args=tuple(bound), kwargs={}, source=call.source, pending=None
                 )
         if isinstance(call, parsing.ParseFailure):
-            emit(TestProposed(round_no, attempt, None, prop.reply, call.reason))
-            emit(TestDropped(round_no, attempt, None, f"unparsable: {call.reason}"))
+            reason = cut_reason(call.reason, prop.finish_reason)
+            emit(TestProposed(round_no, attempt, None, prop.reply, reason, prop.finish_reason))
+            emit(TestDropped(round_no, attempt, None, f"unparsable: {reason}"))
             progress = False
         else:
-            emit(TestProposed(round_no, attempt, call.source, prop.reply))
+            emit(TestProposed(round_no, attempt, call.source, prop.reply, None, prop.finish_reason))
             kept = await _judge_outputs(
                 task=task,
                 code=code,
                 call=call,
                 prop_reply=prop.reply,
+                prop_finish_reason=prop.finish_reason,
                 attempt=attempt,
                 round_no=round_no,
                 settings=settings,
@@ -125,6 +132,7 @@ async def _judge_outputs(
     code: str,
     call: parsing.ParsedCall,
     prop_reply: str,
+    prop_finish_reason: str = "stop",
     attempt: int,
     round_no: int,
     settings: Settings,
@@ -138,11 +146,12 @@ async def _judge_outputs(
     style: Style = "reference" if settings.variant is Variant.REFERENCE else "paper"
     args = tuple(call.args)
     if settings.k == 0:
-        own = parsing.parse_output(prop_reply, style=style)
+        own = parsing.parse_output(prop_reply, style=style, call=call.source)
         if isinstance(own, parsing.ParsedValue):
             own = await executor.resolve_value(own, settings.parse_timeout)
         if not isinstance(own, parsing.ParsedValue):
-            emit(TestDropped(round_no, attempt, call.source, f"no output: {own.reason}"))
+            why = cut_reason(own.reason, prop_finish_reason)
+            emit(TestDropped(round_no, attempt, call.source, f"no output: {why}"))
             return None
         return UnitTest(0, args, call.source, own.value, {}, 0, 1.0, "model", round_no)
     votes = await predictor.predict(
@@ -159,9 +168,14 @@ async def _judge_outputs(
         value = v.value
         if isinstance(value, parsing.ParsedValue):
             value = await executor.resolve_value(value, settings.parse_timeout)
-        ok = isinstance(value, parsing.ParsedValue)
-        answers.append((ok, value.value if isinstance(value, parsing.ParsedValue) else None))
-        emit(VoteCast(round_no, attempt, i, describe(answers[-1][1], 500) if ok else None))
+        if isinstance(value, parsing.ParsedValue):
+            answers.append((True, value.value))
+            shown = describe(value.value, 500)
+            emit(VoteCast(round_no, attempt, i, shown, finish_reason=v.finish_reason))
+        else:
+            answers.append((False, None))
+            why = cut_reason(value.reason, v.finish_reason)
+            emit(VoteCast(round_no, attempt, i, None, v.text, why, v.finish_reason))
     t = tally(answers, style)
     if not keeps(t, settings.threshold):
         emit(

@@ -14,21 +14,45 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from utdebug.agents import parsing, prompts
-from utdebug.agents.base import Completion, Message, Model, ModelRequest, Purpose, Sampling
+from utdebug.agents.base import (
+    Completion,
+    Message,
+    Model,
+    ModelError,
+    ModelRequest,
+    Purpose,
+    Sampling,
+    account,
+    prefill_supported,
+)
+from utdebug.agents.edits import MergedEdit, take_edit
 from utdebug.agents.parsing import Style
 
 CallHook = Callable[[str, list[Completion], float], None]
 """``(purpose, completions, seconds)`` after each model call."""
 
-UT_SAMPLING = Sampling(temperature=0.7, top_p=0.9, max_tokens=8192)
-VOTE_SAMPLING = Sampling(temperature=0.8, top_p=0.9, max_tokens=2048)
-DEBUG_SAMPLING = Sampling(temperature=0.7, top_p=0.9, max_tokens=8192)
-GENERATE_SAMPLING = Sampling(temperature=0.8, top_p=0.95, max_tokens=4096)
+UT_SAMPLING = Sampling(temperature=0.7, top_p=0.9, max_tokens=1536)
+"""A test proposal: a hypothesis, a call and an output fit in a few hundred tokens; a reply
+cut at this cap is reported as cut (streamed replies also end at their output, see
+:mod:`utdebug.agents.endings`)."""
+VOTE_SAMPLING = Sampling(temperature=0.8, top_p=0.9, max_tokens=1024)
+"""An output prediction: some reasoning and one value."""
+DEBUG_SAMPLING = Sampling(temperature=0.7, top_p=0.9, max_tokens=2048)
+"""An edit: the fixed function with a short explanation. The debugger raises the cap for long
+code (:func:`edit_token_cap`)."""
+GENERATE_SAMPLING = Sampling(temperature=0.8, top_p=0.95, max_tokens=2048)
 """Best-of-N solution sampling (``bench judge``): diverse samples of the same prompt."""
+MAX_EDIT_TOKENS = 8192
+
+
+def edit_token_cap(code: str, floor: int) -> int:
+    """Room for an edit of ``code``: twice its size in tokens (about 3 characters per token)
+    plus 512 for the explanation, at least ``floor``, at most :data:`MAX_EDIT_TOKENS`."""
+    return max(floor, min(MAX_EDIT_TOKENS, 2 * (len(code) // 3) + 512))
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +77,8 @@ class Proposal:
 class Vote:
     text: str
     value: parsing.ParsedValue | parsing.ParseFailure
+    finish_reason: str = "stop"
+    """As the model reported it (``length``: cut at the token limit)."""
 
 
 class _Role:
@@ -72,19 +98,26 @@ class _Role:
         sample_index: int = 0,
         hint: Any = None,
         purpose: Purpose | None = None,
+        end: str | None = None,
+        sampling: Sampling | None = None,
     ) -> list[Completion]:
         req = ModelRequest(
             messages=tuple(messages),
             n=n,
-            sampling=self.sampling,
+            sampling=sampling or self.sampling,
             prefill=prefill,
             purpose=purpose or self.purpose,
             template_version=prompts.PROMPT_VERSION,
             sample_index=sample_index,
             context=hint,
+            end=end,
         )
         t0 = time.perf_counter()
-        out = await self.model.complete(req)
+        try:
+            out = await self.model.complete(req)
+        except ModelError:
+            account(failures=1)
+            raise
         if self.on_call is not None:
             self.on_call(req.purpose, out, time.perf_counter() - t0)
         return out
@@ -121,10 +154,10 @@ class UTGenerator(_Role):
         self, task: TaskText, code: str, *, sample_index: int, hint: Any = None
     ) -> Proposal:
         msgs = (Message("user", self.prompt(task, code)),)
-        (c,) = await self._ask(msgs, sample_index=sample_index, hint=hint)
-        return Proposal(
-            c.text, parsing.parse_call(c.text, task.entry_point, style=self.style), c.finish_reason
-        )
+        (c,) = await self._ask(msgs, sample_index=sample_index, hint=hint, end="ut")
+        params = parsing.parameter_names(code, task.entry_point)
+        call = parsing.parse_call(c.text, task.entry_point, style=self.style, params=params)
+        return Proposal(c.text, call, c.finish_reason)
 
 
 class OutputPredictor(_Role):
@@ -160,9 +193,11 @@ class OutputPredictor(_Role):
         prefill = prompts.output_prefill(ut_reply)
         if self.style == "reference" and prefill is None:
             prefill = ut_reply  # the published code continues the whole reply
-        if self.model.supports_prefill and prefill is not None:
+        if prefill is not None and await prefill_supported(self.model):
             msgs: tuple[Message, ...] = (Message("user", ut_prompt),)
-            out = await self._ask(msgs, n=k, prefill=prefill, sample_index=sample_index, hint=hint)
+            out = await self._ask(
+                msgs, n=k, prefill=prefill, sample_index=sample_index, hint=hint, end="vote"
+            )
         else:
             text = prompts.output_prediction_prompt(
                 signature=task.signature,
@@ -171,9 +206,16 @@ class OutputPredictor(_Role):
                 entry_point=task.entry_point,
             )
             out = await self._ask(
-                (Message("user", text),), n=k, sample_index=sample_index, hint=hint
+                (Message("user", text),), n=k, sample_index=sample_index, hint=hint, end="vote"
             )
-        return [Vote(c.text, parsing.parse_output(c.text, style=self.style)) for c in out]
+        return [
+            Vote(
+                c.text,
+                parsing.parse_output(c.text, style=self.style, call=call_source),
+                c.finish_reason,
+            )
+            for c in out
+        ]
 
 
 class Debugger(_Role):
@@ -187,17 +229,82 @@ class Debugger(_Role):
         super().__init__(model, sampling=sampling, on_call=on_call)
 
     async def edit(
-        self, chat: Sequence[Message], *, sample_index: int = 0, hint: Any = None
-    ) -> tuple[str, str | None]:
-        (c,) = await self._ask(chat, sample_index=sample_index, hint=hint)
-        return c.text, parsing.extract_code(c.text)
+        self,
+        chat: Sequence[Message],
+        *,
+        into: EditTarget | None = None,
+        sample_index: int = 0,
+        hint: Any = None,
+    ) -> ProposedEdit:
+        """One sampled edit, merged into ``into`` (see :class:`ProposedEdit`)."""
+        (c,) = await self._ask(
+            chat, sample_index=sample_index, hint=hint, sampling=self._room(chat, into)
+        )
+        return ProposedEdit.of(c.text, into)
 
     async def edits(
-        self, chat: Sequence[Message], n: int, *, sample_index: int = 0, hint: Any = None
-    ) -> list[tuple[str, str | None]]:
-        """``n`` sampled edits (one request, samples ``sample_index .. sample_index + n - 1``)."""
-        out = await self._ask(chat, n=n, sample_index=sample_index, hint=hint)
-        return [(c.text, parsing.extract_code(c.text)) for c in out]
+        self,
+        chat: Sequence[Message],
+        n: int,
+        *,
+        into: EditTarget | None = None,
+        sample_index: int = 0,
+        hint: Any = None,
+    ) -> list[ProposedEdit]:
+        """``n`` sampled edits (one request, samples ``sample_index .. sample_index + n - 1``),
+        each merged into ``into``."""
+        out = await self._ask(
+            chat, n=n, sample_index=sample_index, hint=hint, sampling=self._room(chat, into)
+        )
+        return [ProposedEdit.of(c.text, into) for c in out]
+
+    def _room(self, chat: Sequence[Message], into: EditTarget | None) -> Sampling:
+        """The sampling with a token cap that fits an edit of the code (see
+        :func:`edit_token_cap`): the target's code, else the chat's longest assistant turn."""
+        if into is not None:
+            code = into.code
+        else:
+            code = max((m.content for m in chat if m.role == "assistant"), key=len, default="")
+        cap = edit_token_cap(code, self.sampling.max_tokens)
+        return replace(self.sampling, max_tokens=cap)
+
+
+@dataclass(frozen=True, slots=True)
+class EditTarget:
+    """The code a debugger's edit is merged into: the code in force and its entry point
+    (``class_name``: a staticmethod's class, see :mod:`utdebug.agents.edits`)."""
+
+    code: str
+    entry_point: str
+    class_name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ProposedEdit:
+    """A debugger reply and the program it proposes.
+
+    With an :class:`EditTarget` (the paper variant) ``code`` is the reply's edit merged into
+    the target's code (:func:`utdebug.agents.edits.take_edit`): ``merged`` says what was
+    replaced, added and dropped, and a refused edit has ``code`` ``None`` and the ``reason``.
+    Without one (the reference variant, as published) ``code`` is the reply's first code block
+    taken as the whole program (:func:`utdebug.agents.parsing.extract_code`).
+    """
+
+    reply: str
+    code: str | None
+    reason: str | None = None
+    """Why the reply gives no program (``code`` is ``None``)."""
+    merged: MergedEdit | None = None
+
+    @classmethod
+    def of(cls, reply: str, into: EditTarget | None) -> ProposedEdit:
+        if into is None:
+            code = parsing.extract_code(reply)
+            return cls(reply, code, None if code is not None else "no code block")
+        taken = take_edit(reply, into.code, into.entry_point, class_name=into.class_name)
+        if isinstance(taken, MergedEdit):
+            return cls(reply, taken.code, None, taken)
+        return cls(reply, None, taken.reason)
 
 
 class Critic(_Role):

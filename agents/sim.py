@@ -31,9 +31,11 @@ UTGen attack 41.96 %, output accuracy 58.04 %; prompted 39.80 % / 40.78 %; rando
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import math
 import random
+import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -347,12 +349,38 @@ def _perturb(v: Any, j: int) -> Any:
     return None
 
 
+def _keep_previous(code: str, entry_point: str, prev: str) -> str:
+    """``code`` (right-stripped) followed by a copy of the definition of ``entry_point`` that
+    Python binds, renamed to ``prev``, so that a wrapper defined after it can call it. Run as a
+    whole program this is ``prev = entry_point``; merged into the module (the paper variant,
+    :mod:`utdebug.agents.edits`) the wrapper replaces the function and the renamed copy comes
+    with it as a helper. Without such a ``def`` it is the alias itself."""
+    code = code.rstrip()
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        tree = None
+    node = None
+    for stmt in tree.body if tree is not None else []:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            node = stmt if stmt.name == entry_point else node
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.col_offset == 0:
+        lines = re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", code)
+        first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+        copy = lines[first - 1 : node.end_lineno or node.lineno]
+        i = node.lineno - first
+        m = re.match(rf"((?:async[ \t]+)?def[ \t]+){re.escape(entry_point)}\b", copy[i])
+        if m is not None:
+            copy[i] = m.group(1) + prev + copy[i][m.end() :]
+            return f"{code}\n\n\n{''.join(copy).rstrip()}"
+    return f"{code}\n\n\n{prev} = {entry_point}"
+
+
 def regressed(code: str, entry_point: str) -> str:
     """``code`` rewritten so that about half of all inputs get a wrong (perturbed) value."""
     prev = f"_sim_base_{entry_point}_{hashlib.sha256(code.encode()).hexdigest()[:8]}"
     return (
-        f"{code.rstrip()}\n\n\n"
-        f"{prev} = {entry_point}\n\n\n"
+        f"{_keep_previous(code, entry_point, prev)}\n\n\n"
         f"def {entry_point}(*args):\n"
         f"    out = {prev}(*args)\n"
         "    if sum(map(ord, repr(args))) % 2 == 0:\n"
@@ -405,9 +433,8 @@ def special_case(code: str, entry_point: str, args: tuple[Any, ...], value: Any)
         return code
     prev = f"_sim_prev_{entry_point}_{hashlib.sha256(code.encode()).hexdigest()[:8]}"
     return (
-        f"{code.rstrip()}\n\n\n"
-        "inf, nan = float('inf'), float('nan')\n"
-        f"{prev} = {entry_point}\n\n\n"
+        f"{_keep_previous(code, entry_point, prev)}\n\n\n"
+        "inf, nan = float('inf'), float('nan')\n\n\n"
         f"def {entry_point}(*args):\n"
         f"    if list(args) == {a}:\n"
         f"        return {v}\n"

@@ -21,7 +21,7 @@ from scripted_add import fix, ut, votes
 from utdebug.agents.base import ScriptExhausted
 from utdebug.agents.scripted import ScriptedModel
 from utdebug.check.report import CheckReport, Status, TestVerdict
-from utdebug.check.runner import CheckError, CheckOptions, ModelInfo, run_check
+from utdebug.check.runner import CACHE_VERSION, CheckError, CheckOptions, ModelInfo, run_check
 from utdebug.cli import main
 from utdebug.sandbox import SandboxConfig
 
@@ -356,7 +356,7 @@ def test_a_corrupt_cache_entry_is_checked_again(calc: git.Repo, tmp_path: Path) 
     again = Replies(SPECS)
     report = check(calc, tmp_path, again.info(), targets=("calc/ops.py::add",))
     assert again.calls and not report.functions[0].cached
-    assert json.loads(entries[0].read_text())["version"] == 1
+    assert json.loads(entries[0].read_text())["version"] == CACHE_VERSION
 
 
 # -- --fix ------------------------------------------------------------------------------------
@@ -387,6 +387,66 @@ def test_fix_writes_a_patch_that_applies_and_leaves_the_tree_alone(
     )  # fmt: skip
     assert applied.functions[0].fix is not None and applied.functions[0].fix.applied
     assert "return a + b" in (root / "calc" / "ops.py").read_text()
+
+
+def test_a_function_only_fix_is_judged_and_patched_with_its_module(
+    calc: git.Repo, tmp_path: Path
+) -> None:
+    # scaled needs SCALE and clamp from its module's imports; the reply has the function only
+    # (plus test code, which stays out of the fix)
+    root = Path(calc.working_tree_dir or ".")
+    ops = root / "calc" / "ops.py"
+    correct = ops.read_text()
+    broken = correct.replace("return clamp(x * SCALE, 0, 100)", "return clamp(x, 0, 100)")
+    ops.write_text(broken)
+    start = broken.index("def scaled(x):")
+    function = broken[start : broken.index("\n\n\n", start) + 1].replace(
+        "clamp(x, 0, 100)", "clamp(x * SCALE, 0, 100)"
+    )
+    reply = fix(function + "\n\nprint(scaled(2))\nassert scaled(50) == 100\n")
+    patch = tmp_path / "fix.patch"
+    model = Replies(SPECS, debug=reply)
+    report = check(
+        calc, tmp_path, model.info(), targets=("calc/ops.py::scaled",), fix=True, rounds=1,
+        patch=patch,
+    )  # fmt: skip
+    (scaled,) = report.functions
+    assert scaled.fix is not None and scaled.fix.patch is not None, scaled.message
+    assert (scaled.fix.pass_before, scaled.fix.pass_after) == (pytest.approx(1 / 3), 1.0)
+    assert scaled.fix.accepted_edits == 1
+    text = patch.read_text()
+    changed = [line for line in text.splitlines() if line[:1] in "+-"]
+    assert changed == [
+        "--- a/calc/ops.py",
+        "+++ b/calc/ops.py",
+        "-    return clamp(x, 0, 100)",
+        "+    return clamp(x * SCALE, 0, 100)",
+    ]
+    subprocess.run(["git", "apply", "--check", str(patch)], cwd=root, check=True)
+    assert ops.read_text() == broken
+    applied = check(
+        calc, tmp_path, model.info(), targets=("calc/ops.py::scaled",), fix=True, rounds=1,
+        patch=patch, apply=True,
+    )  # fmt: skip
+    assert applied.functions[0].fix is not None and applied.functions[0].fix.applied
+    assert ops.read_text() == correct  # the module intact around the fixed line
+
+
+def test_no_fix_writes_no_patch_and_removes_an_old_one(calc: git.Repo, tmp_path: Path) -> None:
+    patch = tmp_path / "fix.patch"
+    patch.write_text("a patch from an earlier run\n")
+    said: list[str] = []
+    model = Replies(SPECS, debug="I cannot see the bug.")
+    opts = options(calc, tmp_path, targets=("calc/ops.py::add",), fix=True, rounds=1, patch=patch)
+    report = run_check(opts, model.info(), SandboxConfig(), progress=said.append)
+    (add,) = report.functions
+    assert add.fix is not None and add.fix.patch is None and "no fix found" in add.message
+    assert not patch.exists()
+    assert f"no fix found: no patch written; removed {patch}, left by an earlier run" in said
+    said.clear()
+    run_check(opts, model.info(), SandboxConfig(), progress=said.append)
+    assert not patch.exists()
+    assert f"no fix found: no patch written ({patch} does not exist)" in said
 
 
 def test_a_model_failure_keeps_the_tests_and_the_fix_so_far(calc: git.Repo, tmp_path: Path) -> None:

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
+import shutil
 from pathlib import Path
 
 import pytest
 
+from utdebug.agents.scripted import ScriptedModel
 from utdebug.cli import main
+from utdebug.debug_cmd import DEMO_DIR, DEMO_FILE, DEMO_FUNCTION, DEMO_SCRIPT
+from utdebug.engine import Executor, Session, Settings
+from utdebug.engine.events import Backtracked, EditAccepted, EditProposed
+from utdebug.workspace import function_diff, load_function
 
 
 @pytest.fixture
@@ -63,3 +70,23 @@ def test_models_are_checked(
     code, err = run(capsys, "--problem", "hard/99999", "--model", "sim", "--data-dir",
                     str(tmp_path))  # fmt: skip
     assert code == 2 and "MBPP+Fix_hard_test.jsonl" in err
+
+
+def test_the_demo_replies_merged_fix_the_median(tmp_path: Path, executor: Executor) -> None:
+    """The demo's recorded replies hold the function only: merged into median.py they keep its
+    module docstring; round 1's edit breaks odd lengths (backtracked), round 2's fixes it."""
+    shutil.copyfile(DEMO_DIR / DEMO_FILE, tmp_path / DEMO_FILE)
+    loaded = load_function(tmp_path / DEMO_FILE, DEMO_FUNCTION)
+    model = ScriptedModel.from_file(DEMO_DIR / DEMO_SCRIPT)
+    result = asyncio.run(Session(loaded.to_task(), model, executor, Settings()).run())
+    proposed = [e for e in result.events if isinstance(e, EditProposed)]
+    assert [p.replaced for p in proposed] == [["function median"]] * 2
+    assert [e.kind for e in result.events if isinstance(e, Backtracked | EditAccepted)] == [
+        "backtracked",
+        "edit_accepted",
+    ]
+    assert result.reason == "all_pass"
+    assert result.code.startswith('"""utdebug\'s bundled demo')  # the module docstring stays
+    diff = function_diff(loaded, result.code)
+    removed = [line for line in diff.splitlines() if line.startswith("-") and line[:3] != "---"]
+    assert removed == ["-    return s[n // 2]"]

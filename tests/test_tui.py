@@ -32,6 +32,7 @@ from utdebug.engine import Executor, Settings
 from utdebug.tui.actions import ACTIONS, BINDING_PREFIX
 from utdebug.tui.app import DebugApp
 from utdebug.tui.commands import DebugCommands
+from utdebug.tui.format import unified_diff
 from utdebug.tui.screens import (
     AddTestScreen,
     EditExpectedScreen,
@@ -279,6 +280,34 @@ async def test_review_by_hand_waits_for_a_person(executor: Executor, calc: Loade
         (r1,) = [r for r in timeline(app) if r[0] == "1"]
         assert r1[2:] == ["backtracked", "rejected by a person"]
         assert app.code == SOURCE
+
+
+async def test_the_review_shows_the_edit_merged_into_the_module(
+    executor: Executor, tmp_path: Path
+) -> None:
+    # a function-only reply: the module's docstring and import are not shown as deleted
+    path = tmp_path / "calc.py"
+    path.write_text('"""Sums."""\n\nimport math\n\n\n' + SOURCE, encoding="utf-8")
+    loaded = load_function(path, "add")
+    model = add_script([fix(FIXED + "\n\nprint(add(1, 2))\n")], third="5")
+    app = make_app(loaded, model, executor, Settings(rounds=1), review=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, ReviewScreen), "the review dialog")
+        screen = app.screen
+        assert isinstance(screen, ReviewScreen)
+        diff = unified_diff(screen.code, screen.proposed)
+        changed = [x for x in diff.splitlines() if x[:1] in "+-" and x[:3] not in ("---", "+++")]
+        assert changed == ["-    return a - b", "+    return a + b"]
+        await pilot.press("y")
+        await until(pilot, lambda: app.phase == "finished", "the session finished")
+        app.query_one("#bottom-tabs", TabbedContent).active = "tab-transcript"
+        await pilot.pause()
+        lines = [strip.text.rstrip() for strip in app.query_one(Transcript).lines]
+        assert "  replaced: function add" in lines
+        assert "  left out: print call at line 6" in lines
+        await pilot.press("w", "y")
+        await pilot.pause()
+        assert path.read_text() == '"""Sums."""\n\nimport math\n\n\n' + FIXED
 
 
 async def test_review_can_be_turned_on_while_running(

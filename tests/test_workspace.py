@@ -269,7 +269,8 @@ def test_write_back_refuses_bad_replies(tmp_path: Path) -> None:
     path = write(tmp_path, "buggy.py", BUGGY)
     f = load_function(path, "add")
     raises("does not parse", write_back, f, "def add(a, b:\n    return a + b\n")
-    raises("no function named 'add'", write_back, f, "def plus(a, b):\n    return a + b\n")
+    message = raises("defines no function", write_back, f, "def plus(a, b):\n    return a + b\n")
+    assert message.endswith("it defines plus; the code has add, mean")
     assert path.read_text() == BUGGY
 
 
@@ -296,9 +297,70 @@ def test_staticmethod_write_back_keeps_indentation(tmp_path: Path) -> None:
     expected = CLASSY.replace("a * a + b)  # bug: b not squared", "a * a + b * b)")
     assert result.new_text == expected
     assert result.loaded.class_name == "Geometry"
+    # a function-only reply, merged as a session does (both copies), then written back
+    from utdebug.agents.edits import MergedEdit, take_edit
+
+    path.write_text(CLASSY)
+    f = load_function(path, "Geometry.hyp")
+    reply = "```python\ndef hyp(a, b):\n    return math.sqrt(a * a + b * b)\n```"
+    merged = take_edit(reply, f.module_code, "hyp", class_name=f.to_task().class_name)
+    assert isinstance(merged, MergedEdit) and merged.code.count("a * a + b * b") == 2
+    written = write_back(f, merged.code, backup=False)
+    assert written.new_text == CLASSY.replace(
+        '        """Hypotenuse."""\n        return math.sqrt(a * a + b)  # bug: b not squared\n',
+        "        return math.sqrt(a * a + b * b)\n",
+    )
     export = render_pytest(result.loaded, [UnitTest(1, (3, 4), "", 5.0)])
     assert "hyp = _utd_module.Geometry.hyp" in export.text
     assert "# origin: model, vote share 1.00, id 1, call: hyp(3, 4)\n" in export.text
+
+
+ROOTS = (
+    '"""Scaled roots."""\n\nimport math\n\nSCALE = 2  # keep me\n\n\n'
+    "def _check(x):\n    if x < 0:\n        raise ValueError(x)\n    return x\n\n\n"
+    "def f(x):\n    # the bug: SCALE is missing\n    return math.sqrt(_check(x))\n\n\n"
+    'if __name__ == "__main__":\n    print(f(4))\n'
+)
+ROOTS_F = "def f(x):\n    # the bug: SCALE is missing\n    return math.sqrt(_check(x))\n"
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_the_merged_module_is_written_back_with_the_rest_of_the_file_intact(
+    tmp_path: Path, newline: str
+) -> None:
+    from utdebug.agents.edits import MergedEdit, take_edit
+
+    text = ROOTS.replace("\n", newline)
+    path = tmp_path / "roots.py"
+    path.write_bytes(text.encode())
+    f = load_function(path, "f")
+    assert "__main__" not in f.module_code
+    # what a session holds after a function-only reply that needs a new import
+    reply = (
+        "Here is the fix:\n```python\nimport functools\n\n\ndef f(x):\n"
+        "    return functools.reduce(lambda a, b: a * b, [SCALE, math.sqrt(_check(x))])\n\n"
+        "assert f(4) == 4.0\nprint(f(9))\n```\n"
+    )
+    merged = take_edit(reply, f.module_code, "f")
+    assert isinstance(merged, MergedEdit)
+    assert merged.added == ("import functools",)
+    new_f = (
+        "def f(x):\n"
+        "    return functools.reduce(lambda a, b: a * b, [SCALE, math.sqrt(_check(x))])\n"
+    )
+    expected = (
+        ROOTS.replace(ROOTS_F, new_f)
+        .replace("import math\n", "import math\nimport functools\n")
+        .replace("\n", newline)
+    )
+    result = write_back(f, merged.code, backup=False)
+    assert path.read_bytes() == expected.encode()  # byte for byte, the __main__ block too
+    assert result.loaded.module_code == merged.code  # what the session judged
+    # the reply itself (what a person may paste) writes the same
+    path.write_bytes(text.encode())
+    assert function_diff(load_function(path, "f"), reply) == result.diff
+    # nothing left to write
+    assert function_diff(result.loaded, merged.code) == ""
 
 
 def test_export_patch(tmp_path: Path) -> None:

@@ -21,16 +21,21 @@ puts the fix back into the file. It never runs the user's code itself (the engin
   all there; for a staticmethod the dedented function (without ``@staticmethod``) is
   appended as a module-level function. :meth:`LoadedFunction.to_task` builds the Task. A
   sha256 of the file's bytes is kept to detect later edits on disk.
-- :func:`write_back` replaces the function's lines (decorators included) by the fixed
-  function. ``new_function_code`` may be a whole module or a model reply with prose and
-  fenced code: only the last definition of the target function is taken (re-indented for a
-  staticmethod). It refuses when the file changed on disk since loading, when the reply has
-  no parseable definition of the function, or when the result would not parse. The write is
-  atomic (temp file + :func:`os.replace`, file mode kept) and, by default, the original is
-  kept as ``file.py.utdebug.bak`` (``.bak.1``, ``.bak.2``, ... when taken). It returns the
-  unified diff, the backup path, the new text and the function loaded again from the new
-  text (for a further fix). :func:`function_diff` gives the same diff without writing and
-  :func:`export_patch` writes it to a file.
+- :func:`write_back` writes a fix into the file. ``new_code`` is normally the session's code
+  in force: ``module_code`` with the debugger's edits merged in
+  (:mod:`utdebug.agents.edits`); it may also be a bare function or a model reply with prose
+  and fenced code. It is merged into the file's text by the same rules, so everything the
+  session judged is written (the function, and the imports, helpers and constants the edits
+  added or changed) and the rest of the file stays byte for byte (its ``__main__`` block,
+  which ``module_code`` omits, comments, line endings; a staticmethod keeps its decorators
+  and indentation). A merge that changes nothing gives an empty diff. It refuses when the
+  file changed on disk since loading, or with the merge's reason (the code does not parse,
+  it renames the function ...). The write is atomic (temp file + :func:`os.replace`, file
+  mode kept) and, by default, the original is kept as ``file.py.utdebug.bak`` (``.bak.1``,
+  ``.bak.2``, ... when taken). It returns the unified diff, the backup path, the new text
+  and the function loaded again from the new text (for a further fix).
+  :func:`function_diff` gives the same diff without writing and :func:`export_patch` writes
+  it to a file.
 - :func:`export_pytest` writes a standalone pytest file that imports the function from the
   source file by absolute path (:func:`importlib.util.spec_from_file_location`, so it always
   tests what is in the file now) with one ``test_<entry>_<n>`` per unit test. Arguments and
@@ -53,6 +58,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from utdebug.agents.edits import MergedEdit, is_main_guard, merge_edit, take_edit
 from utdebug.engine.model import Task, UnitTest
 from utdebug.literals import LiteralError, literal_value
 
@@ -76,8 +82,6 @@ MAX_LISTED_NAMES = 10
 
 _LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 """One line with its ending; the same line breaks as the Python tokenizer (not splitlines)."""
-
-_FENCE_RE = re.compile(r"^[ \t]*```[^\n]*\n(.*?)^[ \t]*```", re.DOTALL | re.MULTILINE)
 
 
 class WorkspaceError(ValueError):
@@ -155,6 +159,7 @@ class LoadedFunction:
             signature=self.signature,
             entry_point=self.entry_point,
             code=self.module_code,
+            class_name=self.class_name,
         )
 
 
@@ -359,22 +364,10 @@ def _signature(node: ast.FunctionDef) -> str:
     return sig
 
 
-def _is_main_guard(node: ast.stmt) -> bool:
-    if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare):
-        return False
-    test = node.test
-    if len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
-        return False
-    sides = [test.left, test.comparators[0]]
-    names = [s for s in sides if isinstance(s, ast.Name) and s.id == "__name__"]
-    mains = [s for s in sides if isinstance(s, ast.Constant) and s.value == "__main__"]
-    return len(names) == 1 and len(mains) == 1
-
-
 def _module_code(tree: ast.Module, lines: list[str]) -> str:
     drop: set[int] = set()
     for node in tree.body:
-        if _is_main_guard(node):
+        if is_main_guard(node):
             drop.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
     return "".join(line for i, line in enumerate(lines, start=1) if i not in drop)
 
@@ -409,24 +402,23 @@ class WriteResult:
     """The function as it is in the file now (use it for a further write_back)."""
 
 
-def function_diff(loaded: LoadedFunction, new_function_code: str) -> str:
+def function_diff(loaded: LoadedFunction, new_code: str) -> str:
     """The diff :func:`write_back` would write, computed against the file as loaded."""
-    new_text = _replaced(loaded, new_function_code)
+    new_text = _replaced(loaded, new_code)
     return _diff(loaded, new_text)
 
 
-def export_patch(loaded: LoadedFunction, new_function_code: str, out: Path) -> Path:
+def export_patch(loaded: LoadedFunction, new_code: str, out: Path) -> Path:
     """Write :func:`function_diff` to ``out`` (atomically); returns ``out``."""
     out = Path(out)
-    _atomic_write(out, function_diff(loaded, new_function_code).encode("utf-8"))
+    _atomic_write(out, function_diff(loaded, new_code).encode("utf-8"))
     return out
 
 
-def write_back(
-    loaded: LoadedFunction, new_function_code: str, *, backup: bool = True
-) -> WriteResult:
-    """Replace the function in its file by the one in ``new_function_code`` (see module doc)."""
-    new_text = _replaced(loaded, new_function_code)
+def write_back(loaded: LoadedFunction, new_code: str, *, backup: bool = True) -> WriteResult:
+    """Write ``new_code`` (the merged module, a function or a reply) into the function's file
+    (see the module docstring)."""
+    new_text = _replaced(loaded, new_code)
     raw = _read_bytes(loaded.path)
     if hashlib.sha256(raw).hexdigest() != loaded.file_sha256:
         raise WorkspaceError(
@@ -446,70 +438,23 @@ def write_back(
     return WriteResult(loaded.path, _diff(loaded, new_text), backup_path, new_text, reloaded)
 
 
-def _replaced(loaded: LoadedFunction, new_function_code: str) -> str:
-    """The file text with the function replaced; checked to parse."""
-    function = _extract_function(loaded, new_function_code)
-    newline = _newline(loaded.file_text)
-    body = [line.rstrip("\r\n") for line in _lines(function)]
-    if loaded.indent:
-        body = [loaded.indent + line if line.strip() else "" for line in body]
-    lines = _lines(loaded.file_text)
-    before = lines[: loaded.start_line - 1]
-    after = lines[loaded.end_line :]
-    last_had_newline = lines[loaded.end_line - 1].endswith(("\n", "\r"))
-    new_block = newline.join(body) + (newline if last_had_newline or after else "")
-    new_text = "".join(before) + new_block + "".join(after)
+def _replaced(loaded: LoadedFunction, new_code: str) -> str:
+    """The file's text with ``new_code`` merged in (:mod:`utdebug.agents.edits`): a module or
+    a function that parses is merged as it is, anything else is read as a reply."""
+    base, entry, cls = loaded.file_text, loaded.entry_point, loaded.class_name
     try:
-        ast.parse(new_text)
-    except (SyntaxError, ValueError) as exc:
-        raise WorkspaceError(
-            f"the file would not parse after replacing {loaded.qualname}: {exc}"
-        ) from None
-    return new_text
-
-
-def _extract_function(loaded: LoadedFunction, code: str) -> str:
-    """The last definition of the target function in ``code`` (a module or a model reply)."""
-    name = loaded.entry_point
-    tried: list[str] = [code]
-    tried += [m.group(1) for m in reversed(list(_FENCE_RE.finditer(code)))]
-    parse_error: str | None = None
-    for chunk in tried:
-        try:
-            tree = ast.parse(chunk)
-        except (SyntaxError, ValueError) as exc:
-            if parse_error is None:
-                parse_error = str(exc)
-            continue
-        found = _function_in(tree, loaded)
-        if found is not None:
-            return _function_text(chunk, found, loaded)
-    if parse_error is not None and len(tried) == 1:
-        raise WorkspaceError(f"the new code does not parse: {parse_error}")
-    raise WorkspaceError(f"the new code has no function named {name!r}")
-
-
-def _function_in(tree: ast.Module, loaded: LoadedFunction) -> ast.FunctionDef | None:
-    top = _last_named(tree.body, loaded.entry_point)
-    if isinstance(top, ast.FunctionDef):
-        return top
-    if loaded.class_name is not None:
-        cls = _last_named(tree.body, loaded.class_name)
-        if isinstance(cls, ast.ClassDef):
-            member = _last_named(cls.body, loaded.entry_point)
-            if isinstance(member, ast.FunctionDef):
-                return member
-    return None
-
-
-def _function_text(chunk: str, node: ast.FunctionDef, loaded: LoadedFunction) -> str:
-    lines = _lines(chunk)
-    start = _first_line(node)
-    end = node.end_lineno or node.lineno
-    text = "".join(_dedent(lines[start - 1 : end], _indent_of(lines[node.lineno - 1])))
-    if loaded.is_staticmethod and not any(_is_staticmethod(d) for d in node.decorator_list):
-        text = "@staticmethod\n" + text
-    return text
+        ast.parse(new_code)
+        merged = merge_edit(base, new_code, entry, class_name=cls)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        merged = take_edit(new_code, base, entry, class_name=cls)
+    if isinstance(merged, MergedEdit):
+        return merged.code
+    reason = merged.reason
+    if reason.startswith(("the edit does not change", "the edit changes only comments")):
+        return base  # nothing to write: an empty diff
+    if reason.startswith("the code does not parse"):
+        reason = "the new " + reason[len("the ") :]
+    raise WorkspaceError(f"cannot write the fix of {loaded.qualname}: {reason}")
 
 
 def _diff(loaded: LoadedFunction, new_text: str) -> str:

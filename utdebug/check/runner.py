@@ -49,8 +49,9 @@ from utdebug.check.report import (
     TestVerdict,
 )
 
-CACHE_VERSION = 1
-"""Bumped when what a cached result means changes (old entries are then ignored)."""
+CACHE_VERSION = 2
+"""Bumped when what a cached result means changes (old entries are then ignored). 2: fixes
+are the debugger's edits merged into the module (:mod:`utdebug.agents.edits`)."""
 
 SKIP_PRAGMA = re.compile(r"#\s*utdebug:\s*skip\b", re.IGNORECASE)
 """``# utdebug: skip`` on a function's ``def`` line (or the line above it) skips it."""
@@ -380,18 +381,28 @@ class _Checker:
         return out
 
     def _write_patch(self) -> None:
+        """The patch of this run's fixes; with no fix no file is written, and a patch file
+        left at that path by an earlier run is removed (it is not this run's result)."""
         assert self.o.patch is not None
         path = self.o.patch if self.o.patch.is_absolute() else self.o.cwd / self.o.patch
+        if not self.patches:
+            try:
+                stale = path.is_file()
+                path.unlink(missing_ok=True)
+            except OSError as e:
+                raise CheckError(f"cannot remove the old patch file {path}: {e}") from None
+            self.say(
+                f"no fix found: no patch written; removed {path}, left by an earlier run"
+                if stale
+                else f"no fix found: no patch written ({path} does not exist)"
+            )
+            return
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text("".join(self.patches), encoding="utf-8")
         except OSError as e:
             raise CheckError(f"cannot write the patch file {path}: {e}") from None
-        self.say(
-            f"patch with {len(self.patches)} fix(es) written to {path}"
-            if self.patches
-            else f"no fix found; {path} is empty"
-        )
+        self.say(f"patch with {len(self.patches)} fix(es) written to {path}")
 
     async def _check(self, sb: Any, t: _Target) -> FunctionReport:
         from utdebug.workspace import WorkspaceError, load_function
@@ -476,6 +487,8 @@ class _Checker:
             "fix": None,
         }
         if self.o.fix:
+            # the code in force: the module with the accepted edits merged in, so the patch
+            # holds everything they changed (the function, new imports, helpers, constants)
             final = session.code
             accepted = len(session.versions) - 1
             after = await session.run_tests(final, tests, 0, "current") if tests else None
@@ -754,7 +767,8 @@ def model_info(spec_value: str | None) -> ModelInfo:
         built = build_litellm_model(spec, Meter())
     except (ConfigError, ValueError, OSError) as e:
         raise CheckError(str(e)) from None
-    key = json.dumps(
-        [spec.litellm_model, spec.api_base, spec.temperature, spec.top_p, spec.max_tokens]
-    )
+    from utdebug.agents.base import identity_of
+
+    # the model's identity: its string, server, and the config's sampling values and extras
+    key = json.dumps([spec.litellm_model, identity_of(built)])
     return ModelInfo(built, spec.name, key, bool(getattr(built, "simulated", False)))

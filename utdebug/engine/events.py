@@ -51,7 +51,10 @@ class TestProposed(Event):
     """The parsed call, or ``None`` when the reply did not parse."""
     reply: str
     reason: str | None = None
-    """Why the proposal could not be parsed."""
+    """Why the proposal could not be parsed (``cut at the token limit: ...`` when the reply
+    was cut)."""
+    finish_reason: str = "stop"
+    """As the model reported it (``length``: cut at the token limit)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +65,12 @@ class VoteCast(Event):
     index: int
     answer: str | None
     """``repr`` of the predicted output, or ``None`` for an unparsable vote."""
+    reply: str | None = None
+    """The vote's reply, kept when the vote was refused."""
+    reason: str | None = None
+    """Why the vote was refused (``cut at the token limit: ...`` when the reply was cut)."""
+    finish_reason: str = "stop"
+    """As the model reported it (``length``: cut at the token limit)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +116,10 @@ class TestsRun(Event):
 
 @dataclass(frozen=True, slots=True)
 class EditProposed(Event):
+    """A debugger reply and the program it proposes: in the paper variant the reply's edit
+    merged into the code in force (:mod:`utdebug.agents.edits`), in the reference variant
+    its code block as the whole program."""
+
     kind: ClassVar[str] = "edit_proposed"
     round: int
     code_id: str | None
@@ -115,9 +128,18 @@ class EditProposed(Event):
     feedback_test: int | None
     """Id of the generated test given as feedback (``None``: no feedback turn)."""
     reason: str | None = None
-    """Why no code could be taken from the reply."""
+    """Why the reply gives no program (no code, the code does not parse, the edit changes
+    nothing, it renames the function ...)."""
     candidate: int | None = None
     """Index of this sample among the round's candidates (``None``: one edit per round)."""
+    replaced: list[str] = field(default_factory=list)
+    """Paper variant: what of the code in force the edit replaced (``function f``) or removed
+    (``removed the code's own assert at line 5 (calls f)``)."""
+    added: list[str] = field(default_factory=list)
+    """Paper variant: what the edit added to the module (``import math``, ``function g``)."""
+    dropped: list[str] = field(default_factory=list)
+    """Paper variant: what of the reply's code was left out (``assert at line 12``,
+    ``function check_solution (unused)``)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,11 @@ from utdebug.agents.roles import DEBUG_SAMPLING, UT_SAMPLING, VOTE_SAMPLING, Tas
 from utdebug.sandbox.compare import CheckSpec, Semantics, describe
 from utdebug.sandbox.server import Limits
 
+RULES_VERSION = "2"
+"""How replies are read and edits applied (parsers, natural ends, merging edits into their
+module): part of every benchmark record's key, so a resumed run never mixes records made under
+other rules. Bump it whenever those rules change."""
+
 RANKERS = ("b4", "codet", "codet_paper", "maxpass", "most_passed", "mbr_exec", "random")
 """Ranking strategies for candidate edits (the values of :class:`utdebug.ranking.Strategy`)."""
 
@@ -48,6 +53,9 @@ class Task:
     he_stub: str | None = None
     reference_use_set: bool = False
     """The reference variant compares generated tests as sets (``' set('`` in the test text)."""
+    class_name: str | None = None
+    """The class of a staticmethod target (its ``code`` has the method appended at module
+    level): edits replace both copies (:mod:`utdebug.agents.edits`)."""
 
     def text(self) -> TaskText:
         return TaskText(
@@ -151,6 +159,7 @@ class Settings:
             "patience": self.patience,
             "feedback": self.feedback_rule,
             "per_input": self.limits.per_input,
+            "rules": RULES_VERSION,
         } | self._ranking_json()
 
     def _ranking_json(self) -> dict[str, Any]:

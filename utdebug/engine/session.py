@@ -3,11 +3,13 @@
 ``Session.run()`` drives the whole loop and emits typed events (:mod:`utdebug.engine.events`)
 to its listeners; :class:`Control` pauses, steps and cancels it. The ``paper`` variant follows
 Algorithm 2: tests are (re)built against the accepted code, the *last* failing test is the
-feedback, an edit is accepted only if the pass rate on the same tests strictly rises, and a
-rejected edit leaves no trace in the chat. The ``reference`` variant reproduces the published
+feedback, a reply's edit is merged into the code in force (:mod:`utdebug.agents.edits`), an
+edit is accepted only if the pass rate on the same tests strictly rises, and a rejected edit
+leaves no trace in the chat. The ``reference`` variant reproduces the published
 code (reference-implementation notes, section 7): round 0 is the given code, tests are rebuilt
 for every new candidate before it is judged, ties are accepted, the *first* failing test is the
-feedback, a rejected reply stays in the chat, a set with no tests keeps resampling.
+feedback, a reply's first code block is the whole new program, a rejected reply stays in the
+chat, a set with no tests keeps resampling.
 """
 
 from __future__ import annotations
@@ -28,8 +30,18 @@ from utdebug.agents.base import (
     ModelAuthError,
     ModelError,
     ModelNotFound,
+    accounting,
 )
-from utdebug.agents.roles import Coder, Critic, Debugger, OutputPredictor, UTGenerator, first_chat
+from utdebug.agents.roles import (
+    Coder,
+    Critic,
+    Debugger,
+    EditTarget,
+    OutputPredictor,
+    ProposedEdit,
+    UTGenerator,
+    first_chat,
+)
 from utdebug.engine.events import (
     Backtracked,
     CandidatesRanked,
@@ -358,12 +370,14 @@ class Session:
     async def sample_solutions(self, n: int) -> list[tuple[str, str | None]]:
         """``n`` solutions written from the task alone (best-of-N judging): (reply, code)."""
         coder = Coder(self.model, on_call=self._on_call)
-        return await coder.solve(self.task.text(), n, hint=self.hint("generate"))
+        with accounting(self.usage):
+            return await coder.solve(self.task.text(), n, hint=self.hint("generate"))
 
     async def generate_tests(self, code: str, round_no: int = 0) -> list[UnitTest]:
         """One self-consistent test set built against ``code``, outside the debugging loop
         (best-of-N judging and verifier scoring use it); its events go to the listeners."""
-        return await self._build(code, round_no)
+        with accounting(self.usage):
+            return await self._build(code, round_no)
 
     async def run_tests(
         self, code: str, tests: list[UnitTest], round_no: int, role: str
@@ -422,12 +436,13 @@ class Session:
         reason, error, fatal = "rounds", None, False
         self._running = True
         try:
-            if s.ut_method is UTMethod.NONE:
-                reason = await self._run_critique()
-            elif s.variant is Variant.REFERENCE:
-                reason = await self._run_reference()
-            else:
-                reason = await self._run_paper()
+            with accounting(self.usage):  # requests, retries and failures of this session
+                if s.ut_method is UTMethod.NONE:
+                    reason = await self._run_critique()
+                elif s.variant is Variant.REFERENCE:
+                    reason = await self._run_reference()
+                else:
+                    reason = await self._run_paper()
         except SessionCancelled:
             reason = "cancelled"
         except asyncio.CancelledError:
@@ -512,13 +527,39 @@ class Session:
     async def _single_edit(
         self, r: int, chat: list[Message], fb_test: UnitTest, hint: dict[str, Any]
     ) -> tuple[str, str, TestRun] | str:
-        """The paper's round: one sampled edit, run on the tests (or why there is none)."""
-        reply, new = await self.debugger.edit(chat, sample_index=r, hint=hint)
-        if new is None:
-            self.emit(EditProposed(r, None, None, reply, fb_test.id, "no code in the reply"))
-            return "no code in the reply"
-        self.emit(EditProposed(r, code_id(new), new, reply, fb_test.id))
-        return reply, new, await self.run_tests(new, self.tests, r, "candidate")
+        """The paper's round: one sampled edit merged into the code in force, run on the
+        tests (or why there is none)."""
+        p = await self.debugger.edit(chat, into=self._target(), sample_index=r, hint=hint)
+        self._proposed(r, p, fb_test.id)
+        if p.code is None:
+            return p.reason or "no code in the reply"
+        return p.reply, p.code, await self.run_tests(p.code, self.tests, r, "candidate")
+
+    def _target(self) -> EditTarget | None:
+        """What an edit is merged into: the code in force (paper variant). The reference
+        variant takes a reply's code block as the whole program, as published."""
+        if self.settings.variant is Variant.REFERENCE:
+            return None
+        return EditTarget(self.code, self.task.entry_point, self.task.class_name)
+
+    def _proposed(
+        self, r: int, p: ProposedEdit, feedback: int | None, candidate: int | None = None
+    ) -> None:
+        m = p.merged
+        self.emit(
+            EditProposed(
+                r,
+                code_id(p.code) if p.code is not None else None,
+                p.code,
+                p.reply,
+                feedback,
+                p.reason,
+                candidate,
+                [*m.replaced, *(f"removed {x}" for x in m.removed)] if m else [],
+                list(m.added) if m else [],
+                list(m.dropped) if m else [],
+            )
+        )
 
     async def _ranked_edit(
         self,
@@ -530,25 +571,25 @@ class Session:
     ) -> tuple[str, str, TestRun] | str:
         """``candidates`` sampled edits ranked with the code in force on the generated tests.
 
-        Distinct candidate programs (the code in force and repeats dropped) join the code in
-        force as rows of a passing matrix; the ranker's selection names the candidate put
-        forward: the first selected row after the code in force.
+        Each candidate is merged into the code in force; distinct merged programs (edits
+        that change nothing are refused, repeats dropped) join the code in force as rows of a
+        passing matrix; the ranker's selection names the candidate put forward: the first
+        selected row after the code in force.
         """
         from utdebug.ranking import RankingError, rank
 
         s = self.settings
         c = s.candidates
-        replies = await self.debugger.edits(chat, c, sample_index=r * c, hint=hint)
+        proposed = await self.debugger.edits(
+            chat, c, into=self._target(), sample_index=r * c, hint=hint
+        )
         seen = {self.code.strip()}  # programs that differ only in outer whitespace are one
         distinct: list[tuple[str, str]] = []
-        for i, (reply, new) in enumerate(replies):
-            if new is None:
-                self.emit(EditProposed(r, None, None, reply, fb_test.id, "no code in the reply", i))
-                continue
-            self.emit(EditProposed(r, code_id(new), new, reply, fb_test.id, None, i))
-            if new.strip() not in seen:
-                seen.add(new.strip())
-                distinct.append((reply, new))
+        for i, p in enumerate(proposed):
+            self._proposed(r, p, fb_test.id, i)
+            if p.code is not None and p.code.strip() not in seen:
+                seen.add(p.code.strip())
+                distinct.append((p.reply, p.code))
         if not distinct:
             return "no new code in any candidate"
         runs = await asyncio.gather(
@@ -593,11 +634,13 @@ class Session:
             if r == 0:
                 cand, reply = self.task.code, given_reply
             else:
-                reply, extracted = await self.debugger.edit(
+                # as published: the reply's code block is the whole program (no merge)
+                proposal = await self.debugger.edit(
                     self.chat,
                     sample_index=r,
                     hint=self.hint("debug", code=self.code, feedback=self._last_fb),
                 )
+                reply, extracted = proposal.reply, proposal.code
                 cand = extracted if extracted is not None else reply
                 self.emit(
                     EditProposed(
@@ -661,11 +704,16 @@ class Session:
             if correct:
                 return "judged_correct"
             self.chat.append(Message("user", text))
-            reply, new = await self.debugger.edit(
-                self.chat, sample_index=r, hint=self.hint("debug", code=self.code, feedback=None)
+            p = await self.debugger.edit(
+                self.chat,
+                into=self._target(),
+                sample_index=r,
+                hint=self.hint("debug", code=self.code, feedback=None),
             )
-            self.chat.append(Message("assistant", reply))
-            if new is not None:
+            self.chat.append(Message("assistant", p.reply))
+            self._proposed(r, p, None)
+            if p.code is not None:
+                new = p.code
                 self.code = new
                 self.versions.append(Version(r, new, tuple(self.chat)))
                 self.emit(EditAccepted(r, code_id(new), None, None, "self-feedback"))

@@ -272,6 +272,8 @@ class DebugApp(App[None]):
             self._note(ev.reply.strip(), "dim")
         elif isinstance(ev, VoteCast):
             self._votes.setdefault((ev.round, ev.attempt), []).append(ev.answer)
+            if ev.answer is None and ev.reason:
+                self._note(f"  vote {ev.index + 1} refused: {ev.reason}", "yellow")
         elif isinstance(ev, TestKept):
             votes = summarize_votes(self._votes.pop((ev.round, ev.attempt), []))
             t = ev.test
@@ -297,6 +299,13 @@ class DebugApp(App[None]):
             self._note(ev.reply.strip(), "dim")
             if ev.reason:
                 self._note(f"  {ev.reason}", "yellow")
+            for label, items in (
+                ("replaced", ev.replaced),
+                ("added", ev.added),
+                ("left out", ev.dropped),
+            ):
+                if items:
+                    self._note(f"  {label}: {', '.join(items)}", "cyan")
         elif isinstance(ev, CandidatesRanked):
             self._candidates_ranked(ev)
         elif isinstance(ev, EditAccepted):

@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import threading
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.progress import Task as ProgressTask
 from rich.table import Table
+from rich.text import Text
 
 from utdebug.benchmarks.datasets import (
     DatasetError,
@@ -39,6 +50,21 @@ from utdebug.sandbox import (
 EXIT_OK, EXIT_USAGE, EXIT_SANDBOX, EXIT_INTERRUPTED = 0, 2, 3, 130
 
 
+def data_dir_problem(data_dir: Path | None) -> str | None:
+    """Why the dataset folder named by ``--data-dir`` (else ``UTDEBUG_DATA_DIR``) cannot be
+    used, or ``None`` (no folder named, or it exists)."""
+    if data_dir is not None:
+        how, folder = "--data-dir", Path(data_dir).expanduser()
+    elif os.environ.get("UTDEBUG_DATA_DIR"):
+        how, folder = "UTDEBUG_DATA_DIR", Path(os.environ["UTDEBUG_DATA_DIR"]).expanduser()
+    else:
+        return None
+    if folder.is_dir():
+        return None
+    what = "is not a folder" if folder.exists() else "does not exist"
+    return f"{how} {folder} {what}: name the folder that holds the dataset files"
+
+
 def default_out_dir(split: Split, program: Program, args: argparse.Namespace) -> Path:
     variant = f"-{args.he_variant}" if split is Split.HE and program is Program.CODE else ""
     return (
@@ -65,14 +91,59 @@ def select(loaded: LoadedSplit, spec: str | None, limit: int | None) -> LoadedSp
     return LoadedSplit(loaded.split, problems, errors, loaded.sources)
 
 
+def error_line(err: Console, prefix: str, message: object) -> None:
+    """``prefix message`` on stderr as exactly one line (never wrapped, no markup read from the
+    message): what a command that stops prints."""
+    from utdebug.benchmarks.runs import one_line
+
+    err.print(
+        f"[red]{escape(prefix)}[/red] {escape(one_line(message, 600))}",
+        soft_wrap=True,
+        highlight=False,
+    )
+
+
+def note_line(err: Console, text: str) -> None:
+    """A diagnostic line on stderr, never wrapped."""
+    err.print(escape(text), soft_wrap=True, highlight=False)
+
+
+def traffic_line() -> str:
+    """The model servers' live traffic in one short line (calls in flight / the concurrency
+    limit, waiting, tokens/s, seconds per call); ``""`` when no real model was called (plain
+    evaluation, the simulated and scripted models register no server)."""
+    from utdebug.agents.traffic import snapshot_all
+
+    snaps = snapshot_all()
+    if len(snaps) == 1:
+        return f"model: {snaps[0].describe()}"
+    return " | ".join(f"{_short_endpoint(s.endpoint)}: {s.describe()}" for s in snaps)
+
+
+def _short_endpoint(endpoint: str) -> str:
+    return endpoint.split("://", 1)[-1].rstrip("/")[:40]
+
+
+class TrafficColumn(ProgressColumn):
+    """:func:`traffic_line`, redrawn about once a second by the progress display's own refresh,
+    so that a slow model shows its calls in flight while no problem finishes."""
+
+    max_refresh = 1.0
+
+    def render(self, task: ProgressTask) -> Text:
+        return Text(traffic_line(), style="cyan")
+
+
 def progress_bar(label: str, err: Console) -> Progress:
-    """The per-split progress bar on stderr: label, bar, done/total, last problem, time."""
+    """The per-split progress bar on stderr: label, bar, done/total, last problem, time, and
+    the model servers' live traffic (runs with a real model)."""
     return Progress(
         TextColumn(label),
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn("{task.fields[last]}"),
         TimeElapsedColumn(),
+        TrafficColumn(),
         console=err,
         transient=False,
     )
@@ -97,7 +168,7 @@ def load_selected(
             )
             loaded.append(select(ls, args.problems, args.limit))
         except DatasetError as e:
-            err.print(f"[red]utdebug bench: {s.value}:[/red] {e}")
+            error_line(err, f"utdebug bench: {s.value}:", e)
             failed.append(s.value)
     return loaded, failed
 
@@ -222,8 +293,9 @@ def _print(
 
         print_json(payload)
         return
+    what = "gold" if program is Program.GOLD else "given (buggy)"
     table = Table(
-        title=f"{program.value} code on the private tests ({settings.semantics.value} comparison, "
+        title=f"{what} code on the private tests ({settings.semantics.value} comparison, "
         f"{settings.limits.per_input:g} s per input)"
     )
     for col in (
@@ -234,7 +306,9 @@ def _print(
         "pass@1",
         "timeouts",
         "errors",
-        "wall s",
+        "run now",
+        "resumed",
+        "wall s (this run)",
     ):
         table.add_column(col, justify="right" if col != "split" else "left")
     for r in runs:
@@ -249,6 +323,8 @@ def _print(
             f"{100 * s['pass_at_1']:.2f}% ({s['solved']})",
             str(s["timeouts"]),
             str(s["problem_errors"]),
+            str(r.evaluated),
+            str(r.skipped),
             f"{r.wall_seconds:.1f}",
         )
     out.print(table)
@@ -269,4 +345,10 @@ def _print(
             f"{r.split.value}: memory: evaluator peak {r.evaluator_peak_rss_kb / 1024:.0f} MiB, "
             f"largest child {r.peak_child_rss_kb / 1024:.0f} MiB"
         )
+        if r.skipped:
+            out.print(
+                f"{r.split.value}: resumed: {r.skipped} problems were already recorded in "
+                f"{r.out_dir}/ and were not run again; {r.evaluated} ran now in "
+                f"{r.wall_seconds:.1f} s (the wall time of this command)"
+            )
         out.print(f"{r.split.value}: samples and summary in {r.out_dir}/")

@@ -307,7 +307,7 @@ def _check_hash(source: SourceFile, path: Path, actual: str, *, downloaded: bool
     raise DatasetError(
         f"checksum mismatch for {source.name} ({what}): expected sha256 {source.sha256}, "
         f"got {actual}. The file is corrupt or a different version: replace it, or accept it "
-        f"with verify=False (CLI: --no-verify)."
+        f"with --no-verify."
     )
 
 

@@ -6,7 +6,9 @@ evaluator (each distinct program once), and the tests the session kept are score
 gold solution in the sandbox (the intrinsic metrics: attack rate, output accuracy, both).
 One record per problem, with the session's full event trace, is appended to
 ``samples.jsonl``; a rerun skips finished problems (resume); ``summary.json`` is recomputed
-from the samples alone.
+from the samples alone. A session that a model error ended (a timeout, a refused connection, a
+server that stopped) is recorded as a model error with its partial trace: it is left out of
+pass@1 and the other numbers, reported apart (``model_errors``), and a rerun tries it again.
 
 Runs with the simulated model say SIMULATED in the records, the summary and every table.
 """
@@ -41,7 +43,15 @@ from utdebug.benchmarks.records import (
     task_order,
     write_json_atomic,
 )
-from utdebug.benchmarks.runs import FatalRunError, Job, ProgressFn, record_run, summary_head
+from utdebug.benchmarks.runs import (
+    FatalRunError,
+    Job,
+    ProgressFn,
+    SessionModelError,
+    latest_records,
+    record_run,
+    summary_head,
+)
 from utdebug.engine import (
     Executor,
     Session,
@@ -411,6 +421,18 @@ async def debug_problem(
     seconds = time.perf_counter() - t0
     if result.fatal:
         raise FatalRunError(result.error or "the model failed")
+    if result.reason == "error":
+        # Not a debugged problem: recorded as a model error (a rerun retries it), with what
+        # the session did before, for diagnosis.
+        raise SessionModelError(
+            result.error or "the model failed",
+            {
+                "finish": result.reason,
+                "usage": session.usage_json(),
+                "session_seconds": round(seconds, 3),
+                "events": [event_to_json(ev) for ev in result.events],
+            },
+        )
     codes: dict[int, str] = {}
     for ev in result.events:
         if isinstance(ev, RoundFinished):
@@ -471,7 +493,6 @@ def summarize_debug(records: Sequence[dict[str, Any]], rounds: int) -> dict[str,
     tests = [t for r in ok for t in r["tests"]]
     n = len(tests)
     return head | {
-        "session_errors": sum(1 for r in ok if r.get("error")),
         "rounds": per_round,
         "intrinsic": {
             "tests": n,
@@ -522,7 +543,7 @@ async def debug_split(
     """
     t0 = time.perf_counter()
     samples_path = out_dir / SAMPLES
-    # A problem a model error ended outside its session is tried again.
+    # A problem a model error ended is tried again.
     done = {r.get("key") for r in read_samples(samples_path) if r.get("error_kind") != "model"}
     run = DebugRun(split, out_dir)
     own_executor = executor is None
@@ -589,9 +610,11 @@ async def debug_split(
     finally:
         if own_executor:
             executor.close()
-        records = [r for r in read_samples(samples_path) if r.get("key") in current]
+        records = latest_records(samples_path, current)
         run.summary = summarize_debug(records, settings.rounds)
-        run.summary["complete"] = len(records) == len(current)
+        run.summary["complete"] = (
+            len(records) == len(current) and not run.summary["model_errors"]["count"]
+        )
         run.summary["model"] = model.name
         run.summary["settings"] = settings.to_json()
         if sim_params is not None:

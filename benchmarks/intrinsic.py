@@ -11,6 +11,11 @@ no voting; the expected output is the one the reply wrote). For each reply:
 
 Denominators follow the published scripts: MBPP counts every sample (an unparsable reply is
 False for all three); HE+Fix counts unparsable samples only in the attack denominator.
+
+A problem counts only when all its samples were taken: one that a model error (a timeout, a
+refused connection) or a failure of the sandbox cut short is left out of the rates and listed
+apart (``model_errors``, ``errors``); the command then exits 1 (model errors). An error every
+problem would hit (credentials, unknown model, spent budget) stops the run.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from rich.console import Console
 from rich.table import Table
 
 from utdebug.agents import parsing
-from utdebug.agents.base import CostLimitExceeded, Model, ModelAuthError, Sampling
+from utdebug.agents.base import Model, ModelError, Sampling
 from utdebug.agents.roles import UTGenerator
 from utdebug.agents.sim import SIMULATED, SimParams
 from utdebug.benchmarks.datasets import LoadedSplit, Problem, Split
@@ -35,8 +40,15 @@ from utdebug.benchmarks.debugging import (
     register_sim,
     task_from_problem,
 )
-from utdebug.benchmarks.runs import print_json, simulated_note
+from utdebug.benchmarks.runs import (
+    FatalRunError,
+    one_line,
+    print_json,
+    simulated_note,
+    summarize_model_errors,
+)
 from utdebug.engine import Executor
+from utdebug.engine.session import FATAL_ERRORS
 from utdebug.sandbox.compare import Semantics
 from utdebug.sandbox.server import Limits, Status
 from utdebug.sandbox.verdicts import Verdict, judge
@@ -59,6 +71,19 @@ class IntrinsicResult:
     he_rule: bool = False
     problems: int = 0
     errors: list[str] = field(default_factory=list)
+    model_errors: list[tuple[str, str]] = field(default_factory=list)
+    """(task id, error) of the problems a model error cut short (not in the rates)."""
+
+    def add(self, other: IntrinsicResult) -> None:
+        """Count one finished problem's samples."""
+        for name in ("samples", "parsed", "valid", "attack", "correct", "both"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.problems += 1
+
+    def model_errors_summary(self) -> dict[str, Any]:
+        return summarize_model_errors(
+            {"task_id": t, "error": e, "error_kind": "model"} for t, e in self.model_errors
+        )
 
     def rates(self) -> dict[str, float]:
         d_attack = self.samples
@@ -97,17 +122,22 @@ async def run_intrinsic(
 
     async def problem(p: Problem) -> None:
         async with sem:
+            own = IntrinsicResult(res.method, res.model, res.simulated, he_rule=res.he_rule)
             try:
                 await private.add(p)
                 if sim is not None:
                     register_sim(model, p, private)  # type: ignore[arg-type]
-                await _one(p, gen, args.samples, executor, res, method)
-                res.problems += 1
-            except (ModelAuthError, CostLimitExceeded):
-                raise
+                await _one(p, gen, args.samples, executor, own, method)
+            except FATAL_ERRORS as e:
+                raise FatalRunError(f"{type(e).__name__}: {e}") from None
+            except ModelError as e:  # left out of the rates; the command exits 1
+                res.model_errors.append((p.task_id, one_line(f"{type(e).__name__}: {e}")))
+                return
             except Exception as e:  # a problem that errors is recorded; the run goes on
                 res.errors.append(f"{p.task_id}: {type(e).__name__}: {e}")
                 err.print(f"[yellow]{p.task_id}:[/yellow] {type(e).__name__}: {e}")
+                return
+            res.add(own)
 
     await asyncio.gather(*(problem(p) for p in ls.problems))
     return res
@@ -133,7 +163,8 @@ async def _one(
         call = prop.call
         if isinstance(call, parsing.ParsedCall):
             call = await executor.resolve_call(call, 1.0)
-        out = parsing.parse_output(prop.reply, style=gen.style)
+        source = call.source if isinstance(call, parsing.ParsedCall) else None
+        out = parsing.parse_output(prop.reply, style=gen.style, call=source)
         if isinstance(out, parsing.ParsedValue):
             out = await executor.resolve_value(out, 1.0)
         if not isinstance(call, parsing.ParsedCall):
@@ -172,10 +203,13 @@ def print_intrinsic(out: Console, split: Split, res: IntrinsicResult, *, as_json
         "samples": res.samples,
         **rates,
         "errors": res.errors,
+        "model_errors": res.model_errors_summary(),
     }
     if as_json:
         print_json(payload)
         return
+    if not res.problems and res.model_errors:
+        return  # nothing finished: no table of zeros; the command says why on stderr
     title = f"{split.value}: intrinsic, {res.method}, {res.model}"
     if res.simulated:
         title = f"{SIMULATED}: {title}"
@@ -194,3 +228,6 @@ def print_intrinsic(out: Console, split: Split, res: IntrinsicResult, *, as_json
     out.print(t)
     for e in res.errors[:10]:
         out.print(f"[yellow]problem error[/yellow] {e}")
+    from utdebug.benchmarks.model_bench import model_errors_footer
+
+    model_errors_footer(out, split.value, payload["model_errors"], "problems")

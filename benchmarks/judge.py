@@ -55,10 +55,12 @@ from utdebug.benchmarks.runs import (
     Job,
     ProgressFn,
     RunResult,
+    latest_records,
     print_json,
     record_run,
     simulated_note,
     summary_head,
+    usage_text,
 )
 from utdebug.engine import Executor, Session, Settings, UnitTest, code_id
 from utdebug.ranking import Strategy, TieRule, rank_all
@@ -264,9 +266,11 @@ async def judge_split(
                 on_record=on_record,
             )
     finally:
-        records = [r for r in read_samples(samples_path) if r.get("key") in current]
+        records = latest_records(samples_path, current)
         run.summary = summarize_judge(records, n_solutions)
-        run.summary["complete"] = len(records) == len(current)
+        run.summary["complete"] = (
+            len(records) == len(current) and not run.summary["model_errors"]["count"]
+        )
         run.summary["model"] = model.name
         run.summary["settings"] = settings.to_json()
         run.summary["ranking"] = rank_kw
@@ -289,6 +293,8 @@ _NAMES = {
 
 
 def print_judge(out: Console, ls: LoadedSplit, run: JudgeRun, *, as_json: bool) -> None:
+    from utdebug.benchmarks.model_bench import model_errors_footer, resumed_text
+
     s = run.summary
     if as_json:
         print_json(
@@ -296,6 +302,8 @@ def print_judge(out: Console, ls: LoadedSplit, run: JudgeRun, *, as_json: bool) 
                 "split": ls.split.value,
                 "out_dir": str(run.out_dir),
                 "wall_seconds": round(run.wall_seconds, 2),
+                "evaluated_now": run.evaluated,
+                "resumed": run.skipped,
                 "summary": s,
             }
         )
@@ -330,14 +338,16 @@ def print_judge(out: Console, ls: LoadedSplit, run: JudgeRun, *, as_json: bool) 
             f"{100 * v['discriminative_pass_at_1']:.2f}%",
         )
     out.print(t)
-    u = s["usage"]
     out.print(
         f"{label}{ls.split.value}: {s['evaluated']} problems ({s['problem_errors']} errors), "
         f"{s['tests_per_problem']:.1f} pooled tests per problem "
-        f"({s['problems_without_tests']} problems without tests: every strategy = random); "
-        f"calls {u['calls']} (+{u['cached']} from the cache), cost ${u['cost']:.4f}; "
-        f"wall {run.wall_seconds:.1f} s"
+        f"({s['problems_without_tests']} problems without tests: every strategy = random)"
     )
+    out.print(
+        f"{label}{ls.split.value}: model: {usage_text(s['usage'])}; "
+        f"{resumed_text(run.skipped)}wall {run.wall_seconds:.1f} s (this run)"
+    )
+    model_errors_footer(out, ls.split.value, s["model_errors"], "problems")
     out.print(
         f"{label}pass@1 = expected pass@1 of the selection (fraction of right solutions in it); "
         "* marks the best; ties: first consensus set (pass@1) or all tied sets (ties pooled)"

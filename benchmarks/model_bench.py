@@ -12,6 +12,13 @@ Modes (the positional argument of ``utdebug bench``):
   per-vote accuracies (``--model sim`` only: the per-vote accuracy is a parameter there).
 
 Every table of a run with the simulated model is titled SIMULATED.
+
+Before any problem starts, every model of the run (``--model``, ``--ut-model``) is probed with
+one tiny call (:func:`utdebug.agents.preflight.preflight`): a model that cannot answer stops the
+command with one line and exit 1, before the sandbox starts and before anything is written.
+Sessions that a model error ended later are recorded as model errors, left out of the numbers,
+reported apart, and retried by a rerun; the command then exits 1 with one line saying how many
+and why.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from utdebug.agents.base import Meter, Metered, Model, ModelError
@@ -36,7 +44,9 @@ from utdebug.benchmarks.bench import (
     EXIT_OK,
     EXIT_SANDBOX,
     EXIT_USAGE,
+    error_line,
     load_selected,
+    note_line,
     progress_bar,
 )
 from utdebug.benchmarks.datasets import (
@@ -52,7 +62,15 @@ from utdebug.benchmarks.debugging import (
     debug_split,
 )
 from utdebug.benchmarks.evaluator import EvalSettings, ExpectedCache
-from utdebug.benchmarks.runs import print_json, simulated_note
+from utdebug.benchmarks.runs import (
+    merge_model_errors,
+    model_error_line,
+    one_line,
+    preflight_models,
+    print_json,
+    simulated_note,
+    usage_text,
+)
 from utdebug.benchmarks.scoring_verifiers import SETS as VERIFIER_SETS
 from utdebug.engine import Executor, Settings, UTMethod, Variant
 from utdebug.engine.model import RANKERS
@@ -216,6 +234,9 @@ def check_arguments(args: argparse.Namespace, parser: argparse.ArgumentParser) -
         parser.error("--threshold must be in (0, 1]")
     if args.concurrency < 1:
         parser.error("--concurrency must be at least 1")
+    cost = args.cost_limit
+    if cost is not None and not (math.isfinite(cost) and cost >= 0):
+        parser.error("--cost-limit must be 0 or a positive number of US dollars")
     if args.samples < 1:
         parser.error("--samples must be at least 1")
     if args.candidates < 1:
@@ -314,9 +335,19 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_")[:60] or "model"
 
 
+def out_root(args: argparse.Namespace, split: Split) -> Path:
+    """``--out DIR`` is the run folder of the split; with several ``--split``, each split gets
+    ``DIR/<split>/`` (the same layout as plain evaluation)."""
+    assert args.out is not None
+    several = len(args.split or ["hard"]) > 1
+    return Path(args.out) / split.value if several else Path(args.out)
+
+
 def out_dir_for(args: argparse.Namespace, split: Split, settings: Settings, tag: str = "") -> Path:
+    """The run folder of one configuration: ``--out DIR`` (``DIR/<config>/`` for the several
+    configurations of ablation and voting), else ``runs/debug/<settings>``."""
     if args.out is not None:
-        root = Path(args.out) / split.value
+        root = out_root(args, split)
         return root / tag if tag else root
     he = f"-{args.he_variant}" if split is Split.HE else ""
     name = (
@@ -351,7 +382,7 @@ def run_model_bench(args: argparse.Namespace, cfg: SandboxConfig, stop: threadin
     try:
         model, ut_model = build_models(args, meter, cache_dir)
     except (ConfigError, OSError, ValueError) as e:
-        err.print(f"[red]utdebug bench:[/red] {e}")
+        error_line(err, "utdebug bench:", e)
         return EXIT_USAGE
     eval_settings = EvalSettings(
         semantics=Semantics(args.semantics),
@@ -363,26 +394,23 @@ def run_model_bench(args: argparse.Namespace, cfg: SandboxConfig, stop: threadin
             cut_limit=args.cut_limit,
         ),
     )
-    try:
+
+    async def run_all() -> int:
+        try:
+            await preflight_models((model, ut_model), lambda s: note_line(err, s))
+        except ModelError as e:
+            error_line(err, "utdebug bench: the model cannot be used:", e)
+            return EXIT_MODEL
         with Sandbox(cfg) as sb:
             err.print(
                 f"sandbox: {sb.layers.mode}; active layers: {', '.join(sorted(sb.layers.active()))}"
             )
-            code = asyncio.run(
-                _main(
-                    args,
-                    sb,
-                    loaded,
-                    model,
-                    ut_model,
-                    meter,
-                    eval_settings,
-                    cache_dir,
-                    out,
-                    err,
-                    stop,
-                )
+            return await _main(
+                args, sb, loaded, model, ut_model, meter, eval_settings, cache_dir, out, err, stop
             )
+
+    try:
+        code = asyncio.run(run_all())
     except SandboxUnavailable as e:
         err.print(f"[red]utdebug bench:[/red] {e}")
         return EXIT_SANDBOX
@@ -410,6 +438,8 @@ async def _main(
 ) -> int:
     executor = Executor(sb, workers=max(1, args.workers))
     expected_cache = ExpectedCache(cache_dir / "he-expected")
+    failed: list[tuple[dict[str, Any], int, str]] = []
+    """Per run: its model errors, its problems, and what they are (sessions, problems)."""
     try:
         for ls in loaded:
             verdicts = VerdictCache(None if args.no_cache else cache_dir / "private-verdicts")
@@ -427,9 +457,11 @@ async def _main(
                     err=err,
                 )
                 print_intrinsic(out, ls.split, res, as_json=args.json)
+                failed.append((res.model_errors_summary(), len(ls.problems), "problems"))
                 continue
             if args.mode == "judge":
-                await _judge_one(args, ls, model, ut_model, executor, private, out, err)
+                s = await _judge_one(args, ls, model, ut_model, executor, private, out, err)
+                failed.append((s["model_errors"], s["problems"], "problems"))
                 continue
             configs = _configs(args)
             runs: list[tuple[str, DebugRun]] = []
@@ -449,6 +481,7 @@ async def _main(
                     err,
                 )
                 runs.append((tag, run))
+                failed.append((run.summary["model_errors"], run.summary["problems"], "sessions"))
             if args.mode == "eval":
                 print_debug(out, ls.split, runs[0][1], args, meter, as_json=args.json)
             elif args.mode == "ablation":
@@ -456,12 +489,23 @@ async def _main(
             else:
                 print_voting(out, ls.split, runs, as_json=args.json)
     except (FatalRunError, ModelError) as e:
-        err.print(f"[red]utdebug bench: the model cannot be used:[/red] {e}")
-        err.print("finished problems are kept; fix the cause and rerun the same command")
+        error_line(
+            err,
+            "utdebug bench: the model cannot be used:",
+            f"{one_line(e)} (finished problems are kept; fix the cause and rerun the same command)",
+        )
         return EXIT_MODEL
     finally:
         executor.close()
-    return EXIT_INTERRUPTED if stop.is_set() else EXIT_OK
+    if stop.is_set():
+        return EXIT_INTERRUPTED
+    errors = merge_model_errors(m for m, _, _ in failed)
+    if errors["count"]:
+        total = sum(n for _, n, _ in failed)
+        what = failed[0][2]
+        error_line(err, "utdebug bench:", model_error_line(errors, total, what))
+        return EXIT_MODEL
+    return EXIT_OK
 
 
 def rank_params(args: argparse.Namespace) -> dict[str, float]:
@@ -483,13 +527,13 @@ async def _judge_one(
     private: PrivateTests,
     out: Console,
     err: Console,
-) -> None:
+) -> dict[str, Any]:
     from utdebug.benchmarks.judge import judge_split, print_judge
 
     settings = engine_settings(args, rounds=0)
     params = sim_params(args) if args.model == "sim" else None
     if args.out is not None:
-        out_dir = Path(args.out) / ls.split.value
+        out_dir = out_root(args, ls.split)
     else:
         name = (
             f"{ls.split.value}-{_slug(args.model)}-{settings.ut_method.value}-"
@@ -511,6 +555,8 @@ async def _judge_one(
             last = str(rec.get("task_id", ""))
             if kind == "done":
                 last += f" {rec['n_correct']}/{len(rec['correct'])} right"
+            elif kind == "error":
+                last += f" {rec.get('error_kind')} error"
             progress.update(bar, advance=1, last=last)
 
         run = await judge_split(
@@ -528,7 +574,9 @@ async def _judge_one(
             on_record=on_record,
             ut_model=ut_model,
         )
-    print_judge(out, ls, run, as_json=args.json)
+    if args.json or run.summary["evaluated"] or not run.summary["model_errors"]["count"]:
+        print_judge(out, ls, run, as_json=args.json)
+    return run.summary
 
 
 def _configs(args: argparse.Namespace) -> list[tuple[str, Settings, SimParams | None]]:
@@ -584,6 +632,8 @@ async def _debug_one(
             if kind == "done":
                 final = rec["rounds"][-1]
                 last = f"{last} {'solved' if final['all_pass'] else rec.get('finish', '')}"
+            elif kind == "error":
+                last = f"{last} {rec.get('error_kind')} error"
             progress.update(bar, advance=1, last=last)
 
         key_extra: dict[str, Any] = {"model": args.model, "ut_model": args.ut_model}
@@ -638,10 +688,14 @@ def print_debug(
                 "split": split.value,
                 "out_dir": str(run.out_dir),
                 "wall_seconds": round(run.wall_seconds, 2),
+                "evaluated_now": run.evaluated,
+                "resumed": run.skipped,
                 "summary": s,
             }
         )
         return
+    if not s["evaluated"] and s["model_errors"]["count"]:
+        return  # no problem finished: no table of zeros; the command says why on stderr
     _sim_note(out, s["simulated"])
     t = Table(
         title=_title(f"{split.value}, {s['model']}, {s['settings']['ut_method']}", s["simulated"])
@@ -666,11 +720,11 @@ def print_debug(
         f"accuracy ∩ attack {100 * i['accuracy_and_attack']:.2f}%"
     )
     out.print(
-        f"{label}{split.value}: {s['problems']} problems, {s['problem_errors']} problem errors, "
-        f"{s['session_errors']} sessions ended by a model error; calls {u['calls']} "
-        f"(+{u['cached']} completions from the cache), tokens {u['prompt_tokens']:,} in / "
-        f"{u['completion_tokens']:,} out, cost ${u['cost']:.4f}; wall {run.wall_seconds:.1f} s"
+        f"{label}{split.value}: {s['evaluated']} problems debugged, {s['problem_errors']} "
+        f"problem errors, {s['model_errors']['count']} sessions ended by a model error (not "
+        f"counted above); {resumed_text(run.skipped)}wall {run.wall_seconds:.1f} s (this run)"
     )
+    out.print(f"{label}{split.value}: model: {usage_text(u)}")
     st = s["settings"]
     out.print(
         f"{label}{split.value}: settings: {st['variant']} variant, n={st['n']}, k={st['k']}, "
@@ -679,7 +733,25 @@ def print_debug(
     )
     for e in s["errors"][:10]:
         out.print(f"{split.value}: [yellow]problem error[/yellow] {e['task_id']}: {e['error']}")
+    model_errors_footer(out, split.value, s["model_errors"], "sessions")
     out.print(f"{split.value}: samples and summary in {run.out_dir}/")
+
+
+def resumed_text(skipped: int) -> str:
+    """``resumed N (already recorded, not run again); `` when a rerun skipped records."""
+    return f"resumed {skipped} (already recorded, not run again); " if skipped else ""
+
+
+def model_errors_footer(out: Console, where: str, errors: dict[str, Any], what: str) -> None:
+    """The footer line that names the model errors a table leaves out (nothing when none)."""
+    n = errors.get("count", 0)
+    if not n:
+        return
+    causes = "; ".join(f"{c['error']} ×{c['count']}" for c in errors.get("causes", [])[:3])
+    out.print(
+        f"{where}: [yellow]{n} {what} ended by a model error[/yellow] and are not in the "
+        f"numbers above ({escape(causes)}); a rerun of the same command retries them"
+    )
 
 
 def print_ablation(
@@ -698,6 +770,7 @@ def print_ablation(
                 "simulated": run.summary["simulated"],
                 "out_dir": str(run.out_dir),
                 "wall_seconds": round(run.wall_seconds, 2),
+                "model_errors": run.summary["model_errors"],
             }
         )
     sim = any(r["simulated"] for r in rows)
@@ -722,6 +795,9 @@ def print_ablation(
             f"{100 * r['mean_pass_rate']:.2f}%",
         )
     out.print(t)
+    model_errors_footer(
+        out, split.value, merge_model_errors(r["model_errors"] for r in rows), "sessions"
+    )
 
 
 def print_voting(
@@ -750,7 +826,7 @@ def print_voting(
             f"{100 * row['per_vote_accuracy']:.0f}%",
             f"{100 * single:.2f}%",
             f"{100 * voted:.2f}%",
-            "raises" if voted > single else "lowers",
+            "raises" if voted > single else "lowers" if voted < single else "no change",
             str(row.get("voting", {}).get("tests", 0)),
         )
     out.print(t)

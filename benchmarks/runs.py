@@ -5,22 +5,30 @@ into a job: the record's fixed fields (``base``) and a coroutine that computes t
 loop runs the jobs concurrently, appends one record per finished job, and stops starting new
 ones once an error that every problem would hit has happened (credentials, unknown model, spent
 budget): those problems are not recorded, so a rerun retries them.
+
+A job that a model error ended (a timeout, a refused connection, a server that stopped) is
+recorded with ``error_kind == "model"`` (with the session's partial trace when it has one): it
+does not count in the run's numbers, the summary reports it apart (``model_errors``), the
+command exits 1 with one line saying so, and a rerun of the same command tries it again
+(resume skips only the other records; the last record of a key wins).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sys
 import threading
+from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from utdebug.agents.base import ModelError
+from utdebug.agents.base import Model, ModelError
 from utdebug.agents.sim import SIMULATED
-from utdebug.benchmarks.records import SampleWriter
+from utdebug.benchmarks.records import SampleWriter, read_samples
 from utdebug.engine.session import FATAL_ERRORS
 from utdebug.sandbox.server import SandboxError
 
@@ -30,6 +38,17 @@ ProgressFn = Callable[[str, dict[str, Any]], None]
 
 class FatalRunError(Exception):
     """An error every problem would hit (credentials, unknown model, spent cost budget)."""
+
+
+class SessionModelError(ModelError):
+    """A session that a model error ended: recorded as a model error (retried by a rerun)
+    with ``partial``, what the session did before (its events, usage), for diagnosis."""
+
+    def __init__(self, error: str, partial: Mapping[str, Any] | None = None) -> None:
+        super().__init__(error)
+        self.error = error
+        """The engine's description of the error (``ModelTimeout: ...``)."""
+        self.partial = dict(partial or {})
 
 
 @dataclass(slots=True)
@@ -82,6 +101,8 @@ async def record_jobs(
             except (*FATAL_ERRORS, FatalRunError) as e:
                 fatal.append(str(e) if isinstance(e, FatalRunError) else _describe(e))
                 return
+            except SessionModelError as e:
+                rec |= e.partial | {"error_kind": "model", "error": e.error}
             except ModelError as e:
                 rec |= {"error_kind": "model", "error": _describe(e)}
             except problem_errors as e:
@@ -153,45 +174,174 @@ def _describe(e: BaseException) -> str:
     return f"{type(e).__name__}: {e}"
 
 
+USAGE_KEYS = (
+    "calls",
+    "requests",
+    "completions",
+    "cached",
+    "failures",
+    "retries",
+    "prompt_tokens",
+    "completion_tokens",
+    "cost",
+)
+"""The usage fields every summary has (0 when no record carries them): ``calls`` role-level
+model calls, ``requests`` HTTP requests (top-ups and retries included), ``completions``
+received, ``cached`` completions served from the response cache, ``failures`` model calls
+that ended in an error after their retries, ``retries`` requests tried again after a transient
+failure; tokens; ``cost`` in US dollars."""
+
+
+def sum_usage(usages: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """Every usage key the records carry, summed: numbers add up, ``cost_known`` holds when it
+    holds for all, tables of counts (``by_purpose``) add up per key."""
+    out: dict[str, Any] = {k: 0.0 if k == "cost" else 0 for k in USAGE_KEYS}
+    known = True
+    for u in usages:
+        for k, v in u.items():
+            if isinstance(v, bool):
+                if k == "cost_known":
+                    known = known and v
+            elif isinstance(v, int | float):
+                out[k] = out.get(k, 0) + v
+            elif isinstance(v, Mapping):
+                sub = out.setdefault(k, {})
+                if isinstance(sub, dict):
+                    for kk, vv in v.items():
+                        if isinstance(vv, int | float) and not isinstance(vv, bool):
+                            sub[str(kk)] = sub.get(str(kk), 0) + vv
+    out["cost"] = round(float(out["cost"]), 6)
+    out["cost_known"] = known
+    return out
+
+
+def one_line(text: object, limit: int = 240) -> str:
+    """``text`` on one line (whitespace runs collapsed), cut to ``limit`` characters."""
+    flat = re.sub(r"\s+", " ", str(text)).strip()
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def summarize_model_errors(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """The records a model error ended: how many, the most common causes (first), which."""
+    failed = [r for r in records if r.get("error_kind") == "model"]
+    causes = Counter(one_line(r.get("error") or "unknown model error", 160) for r in failed)
+    return {
+        "count": len(failed),
+        "causes": [{"error": e, "count": n} for e, n in causes.most_common(5)],
+        "task_ids": [str(r.get("task_id")) for r in failed][:50],
+    }
+
+
 def summary_head(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """The fields every run summary starts with: the SIMULATED label, problem and error counts,
-    the first 50 errors, and calls, tokens and cost summed over the problems that ran."""
+    the first 50 problem errors, the model errors apart (``model_errors``: they are not in the
+    run's numbers and a rerun retries them), and the usage summed over every record that has
+    one (model errors included: their requests were made)."""
     records = list(records)
     ok = [r for r in records if r.get("error_kind") is None]
-    usage: dict[str, Any] = {
-        "calls": 0,
-        "cached": 0,
-        "prompt_tokens": 0,
-        "completion_tokens": 0,
-        "cost": 0.0,
-    }
-    for r in ok:
-        for k in usage:
-            usage[k] += r.get("usage", {}).get(k, 0)
+    problem = [r for r in records if r.get("error_kind") not in (None, "model")]
     sim = any(r.get("simulated") for r in records)
     return {
         "label": SIMULATED if sim else None,
         "simulated": sim,
         "problems": len(records),
         "evaluated": len(ok),
-        "problem_errors": len(records) - len(ok),
+        "problem_errors": len(problem),
         "errors": [
-            {"task_id": r["task_id"], "error": r.get("error")}
-            for r in records
-            if r.get("error_kind") is not None
+            {"task_id": r["task_id"], "error": r.get("error"), "kind": r.get("error_kind")}
+            for r in problem
         ][:50],
-        "usage": usage,
+        "model_errors": summarize_model_errors(records),
+        "usage": sum_usage(r["usage"] for r in records if isinstance(r.get("usage"), Mapping)),
     }
 
 
+def latest_records(path: Path, keys: set[str]) -> list[dict[str, Any]]:
+    """The records of ``keys`` in a samples file, the last record of each key only (a model
+    error retried by a later run is replaced by the retry's record)."""
+    latest: dict[Any, dict[str, Any]] = {}
+    for r in read_samples(path):
+        if r.get("key") in keys:
+            latest.pop(r.get("key"), None)
+            latest[r.get("key")] = r
+    return list(latest.values())
+
+
+def model_error_line(model_errors: Mapping[str, Any], total: int, what: str = "sessions") -> str:
+    """The one line a run that had model errors ends with (on stderr, before exit 1)."""
+    n = int(model_errors.get("count", 0))
+    causes = list(model_errors.get("causes", []))
+    why = one_line(causes[0]["error"], 120) if causes else "unknown"
+    if len(causes) > 1:
+        why += f"; {len(causes) - 1} other cause{'s' if len(causes) > 2 else ''}"
+    return (
+        f"{n} of {total} {what} ended by a model error ({why}); finished problems are kept; "
+        "rerun the same command to retry them"
+    )
+
+
+def merge_model_errors(parts: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """Several runs' ``model_errors`` as one (ablation: one run per configuration)."""
+    count = 0
+    causes: Counter[str] = Counter()
+    task_ids: list[str] = []
+    for m in parts:
+        count += int(m.get("count", 0))
+        for c in m.get("causes", []):
+            causes[str(c["error"])] += int(c["count"])
+        task_ids += [str(t) for t in m.get("task_ids", [])]
+    return {
+        "count": count,
+        "causes": [{"error": e, "count": n} for e, n in causes.most_common(5)],
+        "task_ids": task_ids[:50],
+    }
+
+
+async def preflight_models(
+    models: Iterable[Model | None], say: Callable[[str], None] | None = None
+) -> None:
+    """:func:`utdebug.agents.preflight.preflight` for each model (``None``: the simulated model,
+    nothing to probe), before any problem starts; ``say`` gets what a probe found. Raises the
+    probe's :class:`ModelError` (a one-line message) when a model cannot answer."""
+    from utdebug.agents.preflight import preflight
+
+    for model in models:
+        if model is None:
+            continue
+        found = await preflight(model)
+        if found.note and say is not None:
+            say(f"model {found.model}: {found.note}")
+
+
+def usage_text(u: Mapping[str, Any]) -> str:
+    """Model usage for a table footer: completions, requests, failures, retries, tokens, cost."""
+    return (
+        f"{u.get('completions', 0)} completions (+{u.get('cached', 0)} from the cache) in "
+        f"{u.get('calls', 0)} calls, {u.get('requests', 0)} requests, "
+        f"{u.get('failures', 0)} failures, {u.get('retries', 0)} retries; tokens "
+        f"{u.get('prompt_tokens', 0):,} in / {u.get('completion_tokens', 0):,} out, cost "
+        f"${u.get('cost', 0.0):.4f}"
+    )
+
+
 __all__ = [
+    "USAGE_KEYS",
     "FatalRunError",
     "Job",
     "ProgressFn",
     "RunResult",
+    "SessionModelError",
+    "latest_records",
+    "merge_model_errors",
+    "model_error_line",
+    "one_line",
+    "preflight_models",
     "record_jobs",
     "record_run",
+    "sum_usage",
+    "summarize_model_errors",
     "summary_head",
+    "usage_text",
 ]
 
 

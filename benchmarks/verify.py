@@ -6,8 +6,8 @@ For each problem of a Scoring-Verifiers file (HE-R, HE-R+, MBPP-R, MBPP-R+; see
 1. **Generate tests** with the engine's test generator (:meth:`Session.generate_tests`, the
    same UTGen prompts, parsing and self-consistency voting ``-k`` as a debugging run).
    Default: the paper's protocol, the ``random`` UT method, which never shows a solution, and
-   ``--verify-tests`` (default 10) tests per problem. With ``--verify-ut-method utgen|prompted``
-   the prompt shows code: tests are then generated against each candidate solution in turn,
+   ``-n/--tests`` (default 10) tests per problem. With ``--ut-method utgen|prompted`` the
+   prompt shows code: tests are then generated against each candidate solution in turn,
    ⌈n / #solutions⌉ each, and pooled (a test equal to an earlier one in input *and* expected
    output is dropped), so a problem can get slightly more than n tests.
 2. **Run every generated test against every candidate** in the sandbox (``--timeout`` seconds
@@ -23,7 +23,10 @@ One record per problem (expected and predicted scores, the tests, each candidate
 the metrics, usage and the generation events) is appended to ``samples.jsonl`` in the run
 folder (``--out DIR``, default ``runs/verify/<file>-<model>-<method>-n<N>-k<k>``); a rerun with
 the same settings skips finished problems; ``summary.json`` is recomputed from the samples
-alone. Every record carries the data file's sha256.
+alone. Every record carries the data file's sha256. The model is probed before any problem
+starts (one line and exit 1 when it cannot answer); a problem that a model error cut short is
+left out of the metrics, reported apart (``model_errors``) and retried by a rerun, and the
+command exits 1 with one line saying how many.
 
 ``--model sim`` (SIMULATED) needs the problem's ground-truth solution and predefined test
 inputs: the gold outputs are computed by running the ground truth in the sandbox, and the
@@ -51,13 +54,15 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from utdebug.agents.base import Meter, Model
+from utdebug.agents.base import Meter, Model, ModelError
 from utdebug.agents.sim import SIMULATED, SimModel, SimParams, SimProblem, Verdicts
 from utdebug.benchmarks.bench import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_SANDBOX,
     EXIT_USAGE,
+    error_line,
+    note_line,
     progress_bar,
 )
 from utdebug.benchmarks.datasets import default_cache_dir
@@ -74,10 +79,15 @@ from utdebug.benchmarks.runs import (
     Job,
     ProgressFn,
     RunResult,
+    latest_records,
+    model_error_line,
+    one_line,
+    preflight_models,
     print_json,
     record_run,
     simulated_note,
     summary_head,
+    usage_text,
 )
 from utdebug.benchmarks.scoring_verifiers import (
     SETS,
@@ -414,11 +424,10 @@ async def verify_set(
                 stop=stop,
             )
     finally:
-        latest = {r.get("key"): r for r in read_samples(samples_path)}  # the last try wins
-        records = [r for k, r in latest.items() if k in current]
+        records = latest_records(samples_path, current)  # the last try wins
         run.summary = summarize_verify(records)
         run.summary |= {
-            "complete": len(records) == len(current),
+            "complete": len(records) == len(current) and not run.summary["model_errors"]["count"],
             "bench": "verify",
             "set": vs.name,
             "file": str(vs.path),
@@ -494,19 +503,20 @@ def run_verify(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Eve
     out = Console() if sys.stdout.isatty() else Console(width=140)
     problem = _usage_error(args)
     if problem is not None:
-        err.print(f"[red]utdebug bench verify:[/red] {problem}")
+        error_line(err, "utdebug bench verify:", problem)
         return EXIT_USAGE
     cache_dir = args.cache_dir or default_cache_dir()
     try:
         vs = _load(args, cache_dir)
     except (VerifierDataError, ValueError) as e:
-        err.print(f"[red]utdebug bench verify:[/red] {e}")
+        error_line(err, "utdebug bench verify:", e)
         return EXIT_USAGE
     problems, unknown = _select(vs, args.problems, args.limit)
     if unknown:
-        err.print(
-            f"[red]utdebug bench verify:[/red] unknown problem(s) in {vs.file_name}: "
-            f"{', '.join(unknown)}"
+        error_line(
+            err,
+            "utdebug bench verify:",
+            f"unknown problem(s) in {vs.file_name}: {', '.join(unknown)}",
         )
         return EXIT_USAGE
     sim = args.model == "sim"
@@ -514,11 +524,13 @@ def run_verify(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Eve
         usable = [p for p in problems if p.sim_problem_reason() is None]
         if not usable:
             first = problems[0].sim_problem_reason() if problems else "no problems selected"
-            err.print(
-                f"[red]utdebug bench verify:[/red] --model sim cannot run on {vs.file_name}: "
-                f"the simulated model needs each problem's ground-truth solution and "
-                f"predefined test inputs, and no selected problem has both ({first}). Use a "
-                "real model, or a file with `canonical_solution` and `base_input`/`test_list`."
+            error_line(
+                err,
+                "utdebug bench verify:",
+                f"--model sim cannot run on {vs.file_name}: the simulated model needs each "
+                "problem's ground-truth solution and predefined test inputs, and no selected "
+                f"problem has both ({first}). Use a real model, or a file with "
+                "`canonical_solution` and `base_input`/`test_list`.",
             )
             return EXIT_USAGE
     meter = Meter(cost_limit=args.cost_limit)
@@ -527,14 +539,14 @@ def run_verify(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Eve
     try:
         model, ut_model = build_models(args, meter, cache_dir)
     except (ConfigError, OSError, ValueError) as e:
-        err.print(f"[red]utdebug bench verify:[/red] {e}")
+        error_line(err, "utdebug bench verify:", e)
         return EXIT_USAGE
     n = DEFAULT_TESTS if args.tests is None else int(args.tests)
     method = UTMethod(args.ut_method or UTMethod.RANDOM.value)
     try:
         settings = engine_settings(args, n=n, rounds=0, candidates=1, ut_method=method)
     except ValueError as e:
-        err.print(f"[red]utdebug bench verify:[/red] {e}")
+        error_line(err, "utdebug bench verify:", e)
         return EXIT_USAGE
     params = sim_params(args, method.value) if sim else None
     out_dir = _out_dir(args, vs, settings, n)
@@ -550,7 +562,13 @@ def run_verify(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Eve
         cut_limit=args.cut_limit,
     )
     include_errors = not args.problems and args.limit is None
-    try:
+
+    async def run_all() -> VerifyRun | None:
+        try:
+            await preflight_models((model, ut_model), lambda s: note_line(err, s))
+        except ModelError as e:
+            error_line(err, "utdebug bench verify: the model cannot be used:", e)
+            return None
         with Sandbox(cfg) as sb:
             err.print(
                 f"sandbox: {sb.layers.mode}; active layers: {', '.join(sorted(sb.layers.active()))}"
@@ -571,33 +589,37 @@ def run_verify(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Eve
                             m = rec["metrics"]
                             last = f"{last} top-1 {m['top1']:.2f}"
                         elif kind == "error":
-                            last = f"{last} error"
+                            last = f"{last} {rec.get('error_kind')} error"
                         progress.update(bar, advance=1, last=last)
 
-                    run = asyncio.run(
-                        verify_set(
-                            vs=vs,
-                            problems=problems,
-                            model=model,
-                            settings=settings,
-                            n_tests=n,
-                            executor=executor,
-                            out_dir=out_dir,
-                            key_extra=key_extra,
-                            concurrency=args.concurrency,
-                            sim_params=params,
-                            oracle_limits=oracle_limits,
-                            ut_model=ut_model,
-                            include_errors=include_errors,
-                            on_record=on_record,
-                            stop=stop,
-                        )
+                    return await verify_set(
+                        vs=vs,
+                        problems=problems,
+                        model=model,
+                        settings=settings,
+                        n_tests=n,
+                        executor=executor,
+                        out_dir=out_dir,
+                        key_extra=key_extra,
+                        concurrency=args.concurrency,
+                        sim_params=params,
+                        oracle_limits=oracle_limits,
+                        ut_model=ut_model,
+                        include_errors=include_errors,
+                        on_record=on_record,
+                        stop=stop,
                     )
             finally:
                 executor.close()
+
+    try:
+        maybe = asyncio.run(run_all())
     except FatalRunError as e:
-        err.print(f"[red]utdebug bench verify: the model cannot be used:[/red] {e}")
-        err.print("finished problems are kept; fix the cause and rerun the same command")
+        error_line(
+            err,
+            "utdebug bench verify: the model cannot be used:",
+            f"{one_line(e)} (finished problems are kept; fix the cause and rerun the same command)",
+        )
         return EXIT_MODEL
     except SandboxUnavailable as e:
         err.print(f"[red]utdebug bench verify:[/red] {e}")
@@ -608,10 +630,19 @@ def run_verify(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Eve
     except KeyboardInterrupt:
         err.print("interrupted: finished problems are kept; rerun the same command to resume")
         return EXIT_INTERRUPTED
-    print_verify(out, vs, run, as_json=args.json)
+    if maybe is None:
+        return EXIT_MODEL
+    run = maybe
+    errors = run.summary["model_errors"]
+    if args.json or run.summary["evaluated"] or not errors["count"]:
+        print_verify(out, vs, run, as_json=args.json)
     if stop.is_set():
         err.print("stopped early; rerun the same command to resume")
         return EXIT_INTERRUPTED
+    if errors["count"]:
+        line = model_error_line(errors, run.summary["problems"], "problems")
+        error_line(err, "utdebug bench verify:", line)
+        return EXIT_MODEL
     return EXIT_OK
 
 
@@ -692,12 +723,16 @@ def print_verify(out: Console, vs: VerifierSet, run: VerifyRun, *, as_json: bool
         f"{label}{where}: estimated score = fraction of generated tests passed (a test that "
         f"raises or times out counts as failed); every metric averaged per problem"
     )
+    resumed = f"resumed {run.skipped} (already recorded, not run again); " if run.skipped else ""
     out.print(
-        f"{label}{where}: {s['problem_errors']} problem errors; calls {u['calls']} "
-        f"(+{u['cached']} completions from the cache), tokens {u['prompt_tokens']:,} in / "
-        f"{u['completion_tokens']:,} out, cost ${u['cost']:.4f}; wall {run.wall_seconds:.1f} s"
+        f"{label}{where}: {s['problem_errors']} problem errors; {resumed}wall "
+        f"{run.wall_seconds:.1f} s (this run)"
     )
+    out.print(f"{label}{where}: model: {usage_text(u)}")
     for e in s["errors"][:10]:
         out.print(f"{where}: [yellow]problem error[/yellow] {e['task_id']}: {e['error']}")
+    from utdebug.benchmarks.model_bench import model_errors_footer
+
+    model_errors_footer(out, where, s["model_errors"], "problems")
     out.print(f"{where}: sha256 {vs.sha256}")
     out.print(f"{where}: samples and summary in {run.out_dir}/")

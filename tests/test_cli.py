@@ -66,14 +66,37 @@ def test_bench_gold_table(data_dir: Path, tmp_path: Path) -> None:
 
 
 def test_missing_data_is_a_clear_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
     r = utdebug(
-        "bench", "--split", "hard", "--data-dir", str(tmp_path / "nowhere"),
+        "bench", "--split", "hard", "--data-dir", str(tmp_path / "empty"),
         env={"UTDEBUG_CACHE_DIR": str(tmp_path / "cache")},
     )  # fmt: skip
     # Offline: the download fails with a clear message naming the file; no traceback.
     assert r.returncode == 2
     assert "MBPP+Fix_hard_test.jsonl" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("mode", [[], ["--model", "sim"], ["verify", "--verify-set", "he-r+"]])
+def test_a_data_dir_that_does_not_exist_is_one_line(
+    mode: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from utdebug.cli import main
+
+    nowhere = tmp_path / "nowhere"
+    code = main(["bench", *mode, "--split", "hard", "--data-dir", str(nowhere)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert (
+        err == f"utdebug bench: --data-dir {nowhere} does not exist: name the folder that "
+        "holds the dataset files\n"
+    )
+    assert not (tmp_path / "cache").exists()  # no download was tried
+    # The interactive app on a benchmark problem says the same before loading anything.
+    code = main(["debug", "--problem", "hard/6", "--model", "sim", "--data-dir", str(nowhere)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith(f"utdebug debug: --data-dir {nowhere} does not exist")
+    assert len(err.splitlines()) == 1
 
 
 def test_checksum_mismatch_and_no_verify(data_dir: Path, tmp_path: Path) -> None:
@@ -112,6 +135,72 @@ def test_unknown_problem_is_a_usage_error(data_dir: Path, tmp_path: Path) -> Non
 def test_bad_numbers_are_rejected() -> None:
     r = utdebug("bench", "--timeout", "0")
     assert r.returncode == 2 and "--timeout" in r.stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "option"),
+    [
+        (["--limit", "-1"], "--limit"),  # [:-1] would have run 169 of 170 problems
+        (["--timeout", "-1"], "--timeout"),
+        (["--timeout", "nan"], "--timeout"),
+        (["--workers", "0"], "--workers"),
+        (["--budget", "-5"], "--budget"),
+        (["--cut-limit", "inf"], "--cut-limit"),
+        (["--memory-mb", "0"], "--memory-mb"),
+        (["--model", "sim", "--cost-limit", "-1"], "--cost-limit"),
+        (["verify", "--model", "sim", "--limit", "-2"], "--limit"),
+    ],
+)
+def test_numbers_out_of_range_are_usage_errors(
+    argv: list[str], option: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from utdebug.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", *argv])
+    assert exc.value.code == 2
+    assert option in capsys.readouterr().err
+
+
+def test_limit_0_runs_nothing(data_dir: Path, tmp_path: Path) -> None:
+    r = utdebug("bench", "--limit", "0", "--data-dir", str(data_dir), "--out", str(tmp_path),
+                "--json")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["splits"]["hard"]["summary"] == {}
+
+
+def test_a_closed_stdout_ends_quietly_with_141(tmp_path: Path) -> None:
+    # The reader is gone before anything is written (``| head`` that has read enough).
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "utdebug", "bench", "b4-sim", "--trials", "20", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141
+    assert "Traceback" not in err and "BrokenPipeError" not in err
+    assert "Exception ignored" not in err
+
+
+def test_plain_table_says_what_code_ran_and_a_resumed_run_says_so(
+    data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from utdebug.cli import main
+
+    argv = ["bench", "--problems", "6,7", "--data-dir", str(data_dir), "--out", str(tmp_path)]
+    assert main(argv) == 0
+    first = capsys.readouterr().out
+    assert "given (buggy) code on the private tests" in first and "code code" not in first
+    assert "resumed:" not in first
+    assert main([*argv, "--gold"]) == 0
+    assert "gold code on the private tests" in capsys.readouterr().out
+    assert main(argv) == 0
+    again = capsys.readouterr().out
+    # Nothing ran: the table says 0 run now and 2 resumed, and a line says what that means.
+    assert "hard: resumed: 2 problems were already recorded" in again
+    assert "0 ran now" in again and "(the wall time of this command)" in again
 
 
 def test_doctor_reports_every_layer_active() -> None:
@@ -194,3 +283,19 @@ def test_interrupt_keeps_finished_records_and_rerun_resumes(
     hard = json.loads(again.stdout)["splits"]["hard"]
     assert hard["resumed"] == len(kept) and hard["evaluated_now"] == 12 - len(kept)
     assert hard["summary"]["problems"] == 12 and hard["summary"]["complete"] is True
+
+
+def test_every_bench_option_the_ranking_doc_names_exists() -> None:
+    """docs/ranking.md documents ``bench`` (judge, verify, b4-sim, --candidates): every option
+    it names is one the command accepts."""
+    import argparse
+    import re
+
+    from utdebug.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    known = {s for a in sub.choices["bench"]._actions for s in a.option_strings}
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "ranking.md").read_text()
+    named = set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*[a-z0-9](?![\w*-])", doc))
+    assert named and named <= known, sorted(named - known)

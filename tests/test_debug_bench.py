@@ -59,7 +59,7 @@ def test_sim_run_is_labelled_recorded_and_resumes(data_dir: Path, tmp_path: Path
     assert s["rounds"][0]["pass_at_1"] == 0.0  # the given code fails each of these
     assert 0.0 < s["rounds"][0]["mean_pass_rate"] < 1.0
     assert s["usage"]["calls"] > 0 and s["intrinsic"]["tests"] > 0
-    recs = read_samples(tmp_path / "hard" / SAMPLES)
+    recs = read_samples(tmp_path / SAMPLES)
     assert len(recs) == 4
     for rec in recs:
         assert rec["simulated"] is True and rec["label"] == "SIMULATED"
@@ -69,13 +69,13 @@ def test_sim_run_is_labelled_recorded_and_resumes(data_dir: Path, tmp_path: Path
         assert (
             "SIMULATED" in next(e for e in rec["events"] if e["kind"] == "test_proposed")["reply"]
         )
-    assert json.loads((tmp_path / "hard" / SUMMARY).read_text())["label"] == "SIMULATED"
+    assert json.loads((tmp_path / SUMMARY).read_text())["label"] == "SIMULATED"
     # The same command again: nothing is recomputed, the summary is identical.
     again = utdebug(*args)
     assert again.returncode == 0, again.stderr
     assert "SIMULATED" in again.stdout and "pass@1" in again.stdout
-    assert len(read_samples(tmp_path / "hard" / SAMPLES)) == 4
-    assert json.loads((tmp_path / "hard" / SUMMARY).read_text())["rounds"] == s["rounds"]
+    assert len(read_samples(tmp_path / SAMPLES)) == 4
+    assert json.loads((tmp_path / SUMMARY).read_text())["rounds"] == s["rounds"]
 
 
 def test_sim_runs_are_deterministic_per_seed(data_dir: Path, tmp_path: Path) -> None:
@@ -122,7 +122,7 @@ def test_reference_variant_and_no_voting_run(data_dir: Path, tmp_path: Path) -> 
     s = json.loads(r.stdout)["summary"]
     assert s["settings"]["variant"] == "reference" and s["settings"]["k"] == 0
     assert s["settings"]["backtrack"] is False and len(s["rounds"]) == 3
-    rec = read_samples(tmp_path / "hard" / SAMPLES)[0]
+    rec = read_samples(tmp_path / SAMPLES)[0]
     assert not [e for e in rec["events"] if e["kind"] == "vote_cast"]
 
 
@@ -236,8 +236,10 @@ def test_auth_error_is_one_clear_message(data_dir: Path, tmp_path: Path) -> None
     )
     assert r.returncode == 1, r.stderr
     assert "OPENAI_API_KEY" in r.stderr
-    assert r.stderr.count("OPENAI_API_KEY") <= 2  # one message, not one per problem
-    assert read_samples(tmp_path / "hard" / SAMPLES) == []  # a rerun retries everything
+    # One line, before any problem starts (the pre-flight probe): no table, nothing written.
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert r.stderr.startswith("utdebug bench: the model cannot be used:")
+    assert r.stdout == "" and not (tmp_path / SAMPLES).exists()
 
 
 def test_bad_arguments_are_usage_errors(data_dir: Path) -> None:
@@ -287,7 +289,7 @@ def test_interrupt_keeps_finished_problems_and_resumes(data_dir: Path, tmp_path:
     proc = subprocess.Popen(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint
     )
-    samples = tmp_path / "hard" / SAMPLES
+    samples = tmp_path / SAMPLES
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and len(read_samples(samples)) < 2:
         assert proc.poll() is None, proc.communicate()
@@ -299,7 +301,7 @@ def test_interrupt_keeps_finished_problems_and_resumes(data_dir: Path, tmp_path:
     n = len(FAST.split(","))
     assert 2 <= len(kept) < n
     assert samples.read_bytes().endswith(b"\n")
-    summary = json.loads((tmp_path / "hard" / SUMMARY).read_text())
+    summary = json.loads((tmp_path / SUMMARY).read_text())
     assert summary["complete"] is False
     again = subprocess.run([*cmd, "--json"], capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stderr
@@ -341,5 +343,5 @@ def test_every_ut_method_runs_with_sim(data_dir: Path, tmp_path: Path, method: s
     assert r.returncode == 0, r.stderr
     s = json.loads(r.stdout)["summary"]
     assert s["settings"]["ut_method"] == method and s["problems"] == 3
-    kinds = {e["kind"] for rec in read_samples(tmp_path / "hard" / SAMPLES) for e in rec["events"]}
+    kinds = {e["kind"] for rec in read_samples(tmp_path / SAMPLES) for e in rec["events"]}
     assert ("test_kept" in kinds) == (method != "none")

@@ -140,7 +140,8 @@ def test_judge_command_with_sim_is_labelled_and_resumes(data_dir: Path, tmp_path
     }  # fmt: skip
     for v in s["strategies"].values():
         assert 0.0 <= v["pass_at_1"] <= 1.0
-    recs = read_samples(tmp_path / "he+" / SAMPLES)
+    # --out DIR is the run folder itself (one split), as for every bench mode.
+    recs = read_samples(tmp_path / SAMPLES)
     assert len(recs) == 3
     for rec in recs:
         assert rec["label"] == "SIMULATED" and len(rec["correct"]) == 6
@@ -151,7 +152,8 @@ def test_judge_command_with_sim_is_labelled_and_resumes(data_dir: Path, tmp_path
     again = _utdebug(*args)
     assert again.returncode == 0, again.stderr
     assert "SIMULATED" in again.stdout and "B4" in again.stdout
-    assert len(read_samples(tmp_path / "he+" / SAMPLES)) == 3
+    assert "resumed 3 (already recorded, not run again)" in again.stdout
+    assert len(read_samples(tmp_path / SAMPLES)) == 3
 
 
 def test_he_plus_is_refused_outside_judge(data_dir: Path) -> None:

@@ -47,7 +47,7 @@ def test_throughput_script_prints_its_numbers() -> None:
     out = _run(
         "throughput.py", "--seconds", "0.3", "--first-n", "10", "--starts", "2", timeout=60
     ).stdout
-    assert "LAYERS all 8 active" in out
+    assert "LAYERS all 11 active" in out
     for batch in (10, 100, 1000):
         for callers in (1, 2):
             assert re.search(
@@ -182,3 +182,38 @@ def test_check_speed_script_prints_its_numbers() -> None:
     assert re.search(rf"^CACHED {NUM} ms +\(4 functions, {NUM} ms each, 4 cached", out, re.M), out
     assert "FINDINGS 6 (expected 6): OK" in out
     assert re.search(r"^TARGET cached run < 2000 ms: (PASS|MISS)$", out, re.M), out
+
+
+def test_parse_corpus_script_prints_its_numbers() -> None:
+    corpus = Path(
+        os.environ.get("UTDEBUG_CORPUS")
+        or REPO.parent / "shared" / "corpora" / "qwen2.5-coder-0.5b-hard.jsonl"
+    )
+    if not corpus.is_file():
+        pytest.skip(f"the reply corpus is not at {corpus} (set UTDEBUG_CORPUS)")
+    if not (_data_dir() / HARD_FILE).is_file():
+        pytest.skip(f"{HARD_FILE} is not in {_data_dir()} (set UTDEBUG_DATA_DIR)")
+    args = ("--corpus", str(corpus), "--data-dir", str(_data_dir()))
+    proc = _run("parse_corpus.py", *args, "--json", timeout=120)
+    r = json.loads(proc.stdout)
+    lines = corpus.read_text(encoding="utf-8").splitlines()
+    purposes = r["purposes"]
+    assert sum(p["replies"] for p in purposes.values()) == len(lines)
+    for name in ("ut", "vote", "debug"):
+        p = purposes[name]
+        assert p["parsed"] + p["refused"] == p["replies"] > 0
+        assert p["rate"] == pytest.approx(p["parsed"] / p["replies"], abs=1e-4)
+        assert re.search(
+            rf"^PURPOSE {name} +replies +{p['replies']} +parsed +{p['parsed']} +refused "
+            rf"+{p['refused']} +rate +{NUM} %",
+            proc.stderr,
+            re.M,
+        ), proc.stderr
+    assert "ut-unattributed" in purposes  # rows without a task_id are reported on their own
+    assert len(r["refused"]) == sum(p["replies"] - p.get("parsed", 0) for p in purposes.values())
+    # The script measures the parser it is given: the same file gives the same numbers.
+    same = _run(
+        "parse_corpus.py", *args, "--parser", str(REPO / "agents" / "parsing.py"), "--json",
+        timeout=120,
+    )  # fmt: skip
+    assert json.loads(same.stdout)["purposes"] == purposes

@@ -10,7 +10,17 @@ import pytest
 
 from utdebug.agents.base import ModelAuthError, ModelRateLimited
 from utdebug.benchmarks.records import SAMPLES, SampleWriter, read_samples
-from utdebug.benchmarks.runs import FatalRunError, Job, record_jobs, record_run, summary_head
+from utdebug.benchmarks.runs import (
+    FatalRunError,
+    Job,
+    SessionModelError,
+    latest_records,
+    model_error_line,
+    record_jobs,
+    record_run,
+    sum_usage,
+    summary_head,
+)
 from utdebug.sandbox.server import SandboxError
 
 
@@ -47,7 +57,10 @@ def test_records_bodies_and_errors_by_kind(tmp_path: Path) -> None:
     assert sorted(seen) == [("done", "t/1"), ("error", "t/2"), ("error", "t/3"), ("error", "t/4")]
     head = summary_head(recs.values())
     assert head["label"] == "SIMULATED" and head["problems"] == 4 and head["evaluated"] == 1
-    assert head["problem_errors"] == 3 and head["usage"]["calls"] == 2
+    # The model error is not a problem error: it is reported apart, and a rerun retries it.
+    assert head["problem_errors"] == 2 and head["usage"]["calls"] == 2
+    assert head["model_errors"]["count"] == 1 and head["model_errors"]["task_ids"] == ["t/2"]
+    assert [e["task_id"] for e in head["errors"]] == ["t/3", "t/4"]
     assert head["usage"]["cost"] == 0.5  # only the problems that ran count
 
 
@@ -85,3 +98,67 @@ def test_a_run_skips_recorded_keys_and_records_dataset_rows(tmp_path: Path) -> N
     assert set(recs) == {"row/1", "t/1"}
     assert recs["row/1"]["error_kind"] == "dataset" and "no entry point" in recs["row/1"]["error"]
     assert sorted(seen) == [("done", "t/1"), ("error", "t/row1"), ("skipped", "t/2")]
+
+
+def test_a_session_a_model_error_ended_is_recorded_apart_and_retried(tmp_path: Path) -> None:
+    trace = {"events": [{"kind": "session_started"}, {"kind": "finished"}], "usage": {"calls": 3}}
+    failing = job("t/2", SessionModelError("ModelTimeout: no first token in 10 s", trace))
+    with SampleWriter(tmp_path / SAMPLES) as w:
+        asyncio.run(record_jobs([job("t/1", 1), failing], w, concurrency=1))
+    rec = {r["task_id"]: r for r in read_samples(tmp_path / SAMPLES)}["t/2"]
+    # The engine's description of the error, and the session's partial trace for diagnosis.
+    assert rec["error_kind"] == "model" and rec["error"] == "ModelTimeout: no first token in 10 s"
+    assert rec["events"] == trace["events"] and rec["usage"] == {"calls": 3}
+    # A rerun skips only the finished record; the retry's record replaces the failed one.
+    done = {r["key"] for r in read_samples(tmp_path / SAMPLES) if r["error_kind"] != "model"}
+    current: set[str] = set()
+    with SampleWriter(tmp_path / SAMPLES) as w:
+        written, skipped = asyncio.run(
+            record_run(
+                w,
+                done,
+                current,
+                dataset_errors=[],
+                jobs=[job("t/1", 1), job("t/2", 2)],
+                concurrency=1,
+            )
+        )
+    assert (written, skipped) == (1, 1)
+    latest = {r["task_id"]: r for r in latest_records(tmp_path / SAMPLES, current)}
+    assert latest["t/2"]["error_kind"] is None and latest["t/2"]["value"] == 2
+    head = summary_head(latest.values())
+    assert head["model_errors"]["count"] == 0 and head["evaluated"] == 2
+    # The samples file is append-only: it keeps both tries; the summary reads the last.
+    assert len(read_samples(tmp_path / SAMPLES)) == 3
+
+
+def test_the_summary_sums_every_usage_key_and_names_the_causes() -> None:
+    def rec(i: int, kind: str | None, usage: dict[str, Any], error: str | None = None) -> Any:
+        return {"task_id": f"t/{i}", "key": str(i), "error_kind": kind, "error": error,
+                "usage": usage}  # fmt: skip
+
+    u1 = {"calls": 4, "requests": 6, "completions": 5, "failures": 0, "retries": 1,
+          "cached": 2, "prompt_tokens": 100, "completion_tokens": 50, "cost": 0.25,
+          "cost_known": True, "by_purpose": {"ut": 2, "vote": 2}}  # fmt: skip
+    u2 = {"calls": 2, "requests": 4, "completions": 1, "failures": 2, "retries": 2,
+          "cost": 0.5, "cost_known": False, "by_purpose": {"ut": 1}, "new_counter": 7}  # fmt: skip
+    records = [
+        rec(1, None, u1),
+        rec(2, "model", u2, "ModelTimeout: no first token within 10 s"),
+        rec(3, "model", {}, "ModelTimeout: no first token within 10 s"),
+        rec(4, "model", {}, "ModelUnavailable: connection refused"),
+    ]
+    head = summary_head(records)
+    u = head["usage"]
+    assert (u["calls"], u["requests"], u["completions"]) == (6, 10, 6)
+    assert (u["failures"], u["retries"], u["cached"]) == (2, 3, 2)
+    assert u["cost"] == 0.75 and u["cost_known"] is False
+    assert u["by_purpose"] == {"ut": 3, "vote": 2} and u["new_counter"] == 7
+    assert sum_usage([])["requests"] == 0  # every key is there even when nothing ran
+    me = head["model_errors"]
+    assert me["count"] == 3 and head["evaluated"] == 1 and head["problem_errors"] == 0
+    assert me["causes"][0] == {"error": "ModelTimeout: no first token within 10 s", "count": 2}
+    line = model_error_line(me, head["problems"])
+    assert line.startswith("3 of 4 sessions ended by a model error (ModelTimeout: no first")
+    assert "1 other cause" in line and line.endswith("rerun the same command to retry them")
+    assert "\n" not in model_error_line({"count": 1, "causes": [{"error": "a\nb"}]}, 1)

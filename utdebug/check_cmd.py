@@ -5,7 +5,9 @@
 uncommitted changes) to the working tree touches. The report goes to stdout in the chosen
 ``--format`` (or to ``--output FILE``, with the human report on stdout); progress goes to
 stderr. Exit codes: 0 no findings, 1 findings, 2 usage or environment error (including a
-function that could not be checked, unless ``--allow-errors``). See ``docs/check.md``.
+function that could not be checked, unless ``--allow-errors``, and a model that does not
+answer the pre-flight probe: one tiny call before any function is checked, whatever
+``--allow-errors`` says). See ``docs/check.md``.
 """
 
 from __future__ import annotations
@@ -157,6 +159,7 @@ def run(args: argparse.Namespace) -> int:
 
         validate_options(options)  # usage errors before a model is built
         model = model_info(args.model)
+        _preflight(model.model, progress)
         report = run_check(options, model, _sandbox_config(args), progress=progress)
     except CheckError as e:
         print(f"utdebug check: {e}", file=sys.stderr)
@@ -178,6 +181,25 @@ def run(args: argparse.Namespace) -> int:
 
         write_human(report, Console(highlight=False, soft_wrap=False))
     return report.exit_code()
+
+
+def _preflight(model: Any, progress: Any) -> None:
+    """Probe the model once before any function is checked: ``CheckError`` (exit 2, one line)
+    when it cannot answer, so that a model that is down is not reported function by function
+    (nor passed by ``--allow-errors``)."""
+    import asyncio
+
+    from utdebug.agents.base import ModelError
+    from utdebug.agents.preflight import preflight
+    from utdebug.benchmarks.runs import one_line
+    from utdebug.check.runner import CheckError
+
+    try:
+        found = asyncio.run(preflight(model))
+    except ModelError as e:
+        raise CheckError(f"the model cannot be used: {one_line(e, 600)}") from None
+    if found.note:
+        progress(f"model {found.model}: {found.note}")
 
 
 def _report_spec(text: str) -> tuple[str, Path]:

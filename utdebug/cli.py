@@ -3,12 +3,15 @@
 (configured models) and ``doctor`` (sandbox layers).
 
 stdout carries results (tables, or JSON with ``--json``); progress and diagnostics go to stderr.
+When stdout is closed early (``utdebug bench --json | head``), the command stops quietly with
+exit code 141 (128 + SIGPIPE, what a shell reports for a process a closed pipe ends).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import signal
 import sys
@@ -28,6 +31,8 @@ class Exit(IntEnum):
     SANDBOX = 3
     """The sandbox cannot give the required isolation here."""
     INTERRUPTED = 130
+    BROKEN_PIPE = 141
+    """stdout was closed before the results were written (128 + SIGPIPE)."""
 
 
 def _env_flag(name: str) -> bool:
@@ -174,6 +179,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        code = _main(argv)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader of stdout went away (``| head``): no traceback, and no second error when
+        # Python flushes stdout at exit.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return Exit.BROKEN_PIPE
+    return code
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -215,6 +236,7 @@ def _doctor(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from utdebug.sandbox import Sandbox, SandboxError, SandboxUnavailable
+    from utdebug.sandbox.layers import HINTS
 
     cfg = _sandbox_config(args)
     # The doctor reports; it never refuses, so it always starts with allow_weak.
@@ -234,7 +256,12 @@ def _doctor(args: argparse.Namespace) -> int:
     if args.json:
         print(
             json.dumps(
-                rep.as_dict() | {"probe_ok": works, "missing": [s.layer.value for s in missing]},
+                rep.as_dict()
+                | {
+                    "probe_ok": works,
+                    "missing": [s.layer.value for s in missing],
+                    "hints": {s.layer.value: HINTS.get(s.layer, s.detail) for s in missing},
+                },
                 indent=2,
             )
         )
@@ -256,24 +283,35 @@ def _doctor(args: argparse.Namespace) -> int:
                 + ", ".join(s.layer.value for s in missing)
                 + " — utdebug refuses to run untrusted code unless --allow-weak-sandbox is given"
             )
+            for s in missing:
+                console.print(f"  {s.layer.value}: {HINTS.get(s.layer, s.detail)}")
     if not works:
         return Exit.SANDBOX
     return Exit.OK if not missing or cfg.allow_weak else Exit.SANDBOX
 
 
 def _bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from utdebug.benchmarks.bench import run_bench
-
-    if args.timeout <= 0:
-        parser.error("--timeout must be positive")
+    if not (math.isfinite(args.timeout) and args.timeout > 0):
+        parser.error("--timeout must be a positive number of seconds")
     if args.workers < 1:
         parser.error("--workers must be at least 1")
-    if args.budget < 0:
-        parser.error("--budget must be 0 (no limit) or positive")
+    if not (math.isfinite(args.budget) and args.budget >= 0):
+        parser.error("--budget must be 0 (no limit) or a positive number of seconds")
     if args.cut_after is not None and args.cut_after < 0:
         parser.error("--cut-after must be 0 (off) or positive")
-    if args.cut_limit <= 0:
-        parser.error("--cut-limit must be positive")
+    if not (math.isfinite(args.cut_limit) and args.cut_limit > 0):
+        parser.error("--cut-limit must be a positive number of seconds")
+    if args.memory_mb < 1:
+        parser.error("--memory-mb must be at least 1")
+    if args.limit is not None and args.limit < 0:
+        parser.error("--limit must be 0 or more (the first N problems)")
+    if args.mode != "b4-sim":
+        from utdebug.benchmarks.bench import data_dir_problem
+
+        problem = data_dir_problem(args.data_dir)
+        if problem is not None:
+            print(f"utdebug bench: {problem}", file=sys.stderr)
+            return Exit.USAGE
     stop = threading.Event()
 
     def on_sigterm(signum: int, frame: Any) -> None:
@@ -281,7 +319,18 @@ def _bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         stop.set()
         raise KeyboardInterrupt
 
-    signal.signal(signal.SIGTERM, on_sigterm)
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        return _bench_mode(args, parser, stop)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _bench_mode(
+    args: argparse.Namespace, parser: argparse.ArgumentParser, stop: threading.Event
+) -> int:
+    from utdebug.benchmarks.bench import run_bench
+
     if args.mode == "b4-sim":
         from utdebug.benchmarks.b4_sim import run as run_b4_sim
 

@@ -6,6 +6,11 @@ task; fixes are written back there) or one benchmark problem, picks a model (``-
 ``UTDEBUG_MODEL``, else the config default), starts the sandbox and opens the app. ``demo``
 copies a bundled buggy function into a fresh folder and opens it with a scripted model that
 replays recorded replies: it works offline on a fresh machine.
+
+Before the app opens, a real model is probed with one tiny call
+(:func:`utdebug.agents.preflight.preflight`): when it cannot answer, ``debug`` prints one line
+and exits 1 instead of opening an app whose first call would fail. An unknown model or provider
+is a usage error (exit 2).
 """
 
 from __future__ import annotations
@@ -85,7 +90,30 @@ def run_debug(args: argparse.Namespace) -> int:
     except _UsageError as e:
         print(f"utdebug debug: {e}", file=sys.stderr)
         return Exit.USAGE
+    if not isinstance(prep.model, tuple):  # ("sim", problem) has nothing to probe
+        problem = _preflight(prep.model)
+        if problem is not None:
+            print(f"utdebug debug: the model cannot be used: {problem}", file=sys.stderr)
+            return Exit.FAILURE
     return _open(args, prep, step_first=args.step, review=args.review)
+
+
+def _preflight(model: Any) -> str | None:
+    """Probe ``model`` once; ``None`` when it answers (what the probe found goes to stderr),
+    else the one-line reason it cannot be used."""
+    import asyncio
+
+    from utdebug.agents.base import ModelError
+    from utdebug.agents.preflight import preflight
+    from utdebug.benchmarks.runs import one_line
+
+    try:
+        found = asyncio.run(preflight(model))
+    except ModelError as e:
+        return one_line(e, 600)
+    if found.note:
+        print(f"utdebug debug: model {found.model}: {found.note}", file=sys.stderr)
+    return None
 
 
 def run_demo(args: argparse.Namespace) -> int:
@@ -161,9 +189,13 @@ def _model(args: argparse.Namespace) -> Any:
 
 
 def _prepare_problem(args: argparse.Namespace, settings: Any) -> Prepared:
+    from utdebug.benchmarks.bench import data_dir_problem
     from utdebug.benchmarks.datasets import DatasetError, Split, load_split
     from utdebug.benchmarks.debugging import task_from_problem
 
+    problem_dir = data_dir_problem(args.data_dir)
+    if problem_dir is not None:
+        raise _UsageError(problem_dir)
     wanted = str(args.problem)
     split_name, _, number = wanted.rpartition("/")
     split_name = split_name or "hard"

@@ -1,6 +1,11 @@
 """``utdebug models [--check] [--json]``: the configured and built-in models, and whether each
 can be reached (an HTTP probe of local servers with ``--check``; API key variables of hosted
 providers). See docs/models.md for the config file.
+
+Exit codes: 0 listed; 1 with ``--check`` when the model used by default (``--model`` not
+given: env ``UTDEBUG_MODEL``, else the config's ``default``) cannot be used (its server does not
+answer, or its API key variable is not set), so that ``utdebug models --check`` works as a
+health check; 2 a broken config file.
 """
 
 from __future__ import annotations
@@ -19,10 +24,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         description="List the models of the config file (UTDEBUG_CONFIG, else "
         "~/.config/utdebug/config.toml), the built-ins (sim, scripted:PATH) and the current "
         "choice (UTDEBUG_MODEL), with a verdict: API key set for hosted providers; with --check, "
-        "an HTTP probe of local servers (2 s).",
+        "an HTTP probe of local servers (2 s). Exit codes: 0 listed; 1 with --check when the "
+        "default model cannot be used; 2 a broken config file.",
     )
     p.add_argument(
-        "--check", action="store_true", help="probe models with an api_base over HTTP (2 s each)"
+        "--check",
+        action="store_true",
+        help="probe models with an api_base over HTTP (2 s each); exit 1 when the default "
+        "model cannot be used",
     )
     p.add_argument("--json", action="store_true", help="print the list as JSON")
     return p
@@ -37,9 +46,13 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as e:
         print(f"utdebug models: {e}", file=sys.stderr)
         return Exit.USAGE
+    check = bool(getattr(args, "check", False))
+    default = next((s for s in statuses if s.default), None)
+    unusable = check and default is not None and default.ok is False
+    code = Exit.FAILURE if unusable else Exit.OK
     if getattr(args, "json", False):
         print(json.dumps({"models": [s.to_json() for s in statuses]}, indent=2))
-        return Exit.OK
+        return code
 
     from rich.console import Console
     from rich.markup import escape
@@ -63,4 +76,9 @@ def run(args: argparse.Namespace) -> int:
         console.print("no model chosen: pass --model, set UTDEBUG_MODEL or a config default")
     else:
         console.print("* = the model used when --model is not given")
-    return Exit.OK
+    if unusable and default is not None:
+        print(
+            f"utdebug models: the default model {default.name} cannot be used: {default.verdict}",
+            file=sys.stderr,
+        )
+    return code

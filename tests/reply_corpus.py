@@ -760,3 +760,16 @@ CODES: list[CodeCase] = [
     ),
     CodeCase("code-empty-fence", "malformed", "```python\n```", None),
 ]
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equality that also requires equal types (1, 1.0 and True differ) and lets nan == nan."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float):
+        return (math.isnan(a) and math.isnan(b)) or a == b
+    if isinstance(a, list | tuple):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    return bool(a == b)

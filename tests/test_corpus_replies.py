@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from tests.reply_corpus import same
 from utdebug.agents.parsing import (
     ParsedCall,
     ParsedValue,
@@ -312,17 +312,6 @@ def load() -> list[tuple[str, dict[str, Any]]]:
 
 ROWS = load()
 BY_KEY = dict(ROWS)
-
-
-def same(a: Any, b: Any) -> bool:
-    """Equality that also requires equal types (1, 1.0 and True differ)."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, float):
-        return (math.isnan(a) and math.isnan(b)) or a == b
-    if isinstance(a, list | tuple):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b)
 
 
 def test_every_proposal_and_vote_has_a_checked_expectation() -> None:

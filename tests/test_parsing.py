@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -26,6 +25,7 @@ from tests.reply_corpus import (
     OutputCase,
     Pending,
     Value,
+    same,
 )
 from tests.scripted_add import votes
 from utdebug.agents import prompts
@@ -51,19 +51,6 @@ from utdebug.agents.scripted import ScriptedModel
 from utdebug.engine import Executor, Session, Settings, Task, event_to_json
 from utdebug.engine.events import TestDropped, TestProposed, VoteCast
 from utdebug.sandbox import Sandbox, Status
-
-
-def same(a: Any, b: Any) -> bool:
-    """Equality that also requires equal types (1, 1.0 and True differ) and lets nan == nan."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, float):
-        return (math.isnan(a) and math.isnan(b)) or a == b
-    if isinstance(a, list | tuple):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    return bool(a == b)
 
 
 def check(result: ParsedCall | ParsedValue | ParseFailure, expect: Expect) -> None:

@@ -697,9 +697,8 @@ def print_debug(
     if not s["evaluated"] and s["model_errors"]["count"]:
         return  # no problem finished: no table of zeros; the command says why on stderr
     _sim_note(out, s["simulated"])
-    t = Table(
-        title=_title(f"{split.value}, {s['model']}, {s['settings']['ut_method']}", s["simulated"])
-    )
+    title = _title(f"{split.value}, {s['model']}, {s['settings']['ut_method']}", s["simulated"])
+    t = Table(title=title, min_width=min(len(title) + 4, 120))  # the title on one line
     t.add_column("round", justify="right")
     t.add_column("pass@1", justify="right")
     t.add_column("mean pass rate", justify="right")

@@ -39,6 +39,7 @@ from utdebug.benchmarks.evaluator import (
     evaluate_split,
 )
 from utdebug.sandbox import (
+    LimitKind,
     Limits,
     Sandbox,
     SandboxConfig,
@@ -67,11 +68,19 @@ def data_dir_problem(data_dir: Path | None) -> str | None:
 
 def default_out_dir(split: Split, program: Program, args: argparse.Namespace) -> Path:
     variant = f"-{args.he_variant}" if split is Split.HE and program is Program.CODE else ""
+    kind = "" if args.limit_kind == LimitKind.CPU.value else f"-{args.limit_kind}"
     return (
         Path("runs")
         / "bench"
-        / f"{split.value}{variant}-{program.value}-{args.semantics}-t{args.timeout:g}"
+        / f"{split.value}{variant}-{program.value}-{args.semantics}-t{args.timeout:g}{kind}"
     )
+
+
+def limit_words(limits: Limits) -> str:
+    """``2 s of CPU time`` / ``2 s wall-clock``: what the per-input limit is, for titles."""
+    if limits.kind is LimitKind.CPU:
+        return f"{limits.per_input:g} s of CPU time"
+    return f"{limits.per_input:g} s wall-clock"
 
 
 def select(loaded: LoadedSplit, spec: str | None, limit: int | None) -> LoadedSplit:
@@ -190,6 +199,7 @@ def run_bench(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Even
             batch=args.budget or None,
             cut_after=args.cut_after or None,
             cut_limit=args.cut_limit,
+            kind=LimitKind(args.limit_kind),
         ),
     )
     runs: list[SplitRun] = []
@@ -276,6 +286,7 @@ def _print(
             "program": program.value,
             "semantics": settings.semantics.value,
             "per_input_limit": settings.limits.per_input,
+            "limit_kind": settings.limits.kind.value,
             "splits": {
                 r.split.value: {
                     "summary": next(iter(r.summary.values()), {}),
@@ -296,7 +307,7 @@ def _print(
     what = "gold" if program is Program.GOLD else "given (buggy)"
     table = Table(
         title=f"{what} code on the private tests ({settings.semantics.value} comparison, "
-        f"{settings.limits.per_input:g} s per input)"
+        f"{limit_words(settings.limits)} per input)"
     )
     for col in (
         "split",

@@ -16,6 +16,7 @@ Runs with the simulated model say SIMULATED in the records, the summary and ever
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import time
@@ -37,11 +38,13 @@ from utdebug.benchmarks.evaluator import (
 from utdebug.benchmarks.records import (
     SAMPLES,
     SUMMARY,
+    RunFolderError,
     SampleWriter,
     read_samples,
     record_key,
     task_order,
     write_json_atomic,
+    write_summary,
 )
 from utdebug.benchmarks.runs import (
     FatalRunError,
@@ -143,6 +146,12 @@ class VerdictCache:
         path = self._path(problem, code, settings)
         if path is None:
             return
+        # A cache: a file that cannot be written (a full disk) is computed again next time.
+        with contextlib.suppress(RunFolderError):
+            self._write(path, problem, r)
+
+    @staticmethod
+    def _write(path: Path, problem: Problem, r: PrivateResult) -> None:
         write_json_atomic(
             path,
             {
@@ -595,6 +604,7 @@ async def debug_split(
         message = f"{err.file}, row {err.row}: {err.message}"
         dataset_errors.append((base(task_id, key_of(task_id, f"row {err.row}")), message))
     jobs = [Job(base(p.task_id, key_of(p.task_id, p.code)), partial(work, p)) for p in problems]
+    failure: RunFolderError | None = None
     try:
         with SampleWriter(samples_path) as writer:
             run.evaluated, run.skipped = await record_run(
@@ -607,6 +617,9 @@ async def debug_split(
                 on_record=on_record,
                 problem_errors=(ExpectedUnavailable, SandboxError),
             )
+    except RunFolderError as e:  # a full disk: stop, keep what is written, say why
+        failure = e
+        raise
     finally:
         if own_executor:
             executor.close()
@@ -619,7 +632,7 @@ async def debug_split(
         run.summary["settings"] = settings.to_json()
         if sim_params is not None:
             run.summary["sim"] = sim_params.to_json()
-        write_json_atomic(out_dir / SUMMARY, run.summary)
+        write_summary(out_dir / SUMMARY, run.summary, failure)
         run.wall_seconds = time.perf_counter() - t0
     return run
 

@@ -9,6 +9,7 @@ same inputs in the sandbox first (cached on disk, keyed by the dataset hash and 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import resource
@@ -25,11 +26,13 @@ from utdebug.benchmarks.datasets import Problem, ProblemError, Split
 from utdebug.benchmarks.records import (
     SAMPLES,
     SUMMARY,
+    RunFolderError,
     SampleWriter,
     read_samples,
     record_key,
     summarize,
     write_json_atomic,
+    write_summary,
 )
 from utdebug.sandbox import _runner
 from utdebug.sandbox.compare import Semantics
@@ -56,6 +59,7 @@ class EvalSettings:
         lim = self.limits
         return {
             "semantics": self.semantics.value,
+            "limit_kind": lim.kind.value,
             "per_input": lim.per_input,
             "load": lim.load,
             "memory_mb": lim.memory_mb,
@@ -144,9 +148,11 @@ class ExpectedCache:
         path = self._path(problem)
         if path is None:
             return
-        write_json_atomic(
-            path, {"task_id": problem.task_id, "expected": [_runner.encode(v) for v in values]}
-        )
+        # A cache: a file that cannot be written (a full disk) is computed again next time.
+        with contextlib.suppress(RunFolderError):
+            write_json_atomic(
+                path, {"task_id": problem.task_id, "expected": [_runner.encode(v) for v in values]}
+            )
 
 
 def expected_values(
@@ -227,6 +233,7 @@ def evaluate_split(
     def base(task_id: str, key: str) -> dict[str, Any]:
         return {"key": key, "split": split.value, "task_id": task_id, "program": program.value,
                 "semantics": settings.semantics.value, "per_input_limit": settings.limits.per_input,
+                "limit_kind": settings.limits.kind.value,
                 "sources": dict(dataset_sha)}  # fmt: skip
 
     def failed(task_id: str, key: str, message: str, n_tests: int = 0) -> dict[str, Any]:
@@ -237,6 +244,7 @@ def evaluate_split(
         }  # fmt: skip
 
     current: set[str] = set()
+    failure: RunFolderError | None = None
     with SampleWriter(samples_path) as writer:
         for err in errors:
             task = err.task_id or f"{split.value}/row{err.row}"
@@ -301,9 +309,12 @@ def evaluate_split(
                     )
                     if on_record:
                         on_record("done", rec)
+        except RunFolderError as e:  # a full disk: stop, keep what is written, say why
+            failure = e
+            raise
         finally:
-            # On Ctrl-C, do not wait for the problems in flight: their records are simply
-            # not written, and a rerun evaluates them.
+            # On Ctrl-C (or a record that cannot be written), do not wait for the problems in
+            # flight: their records are simply not written, and a rerun evaluates them.
             interrupted = bool(pending)
             pool.shutdown(wait=not interrupted, cancel_futures=True)
             # Only this configuration's records: an output folder reused with other settings
@@ -312,7 +323,7 @@ def evaluate_split(
             run.summary = summarize(records)
             for group in run.summary.values():
                 group["complete"] = len(records) == len(current)
-            write_json_atomic(out_dir / SUMMARY, run.summary)
+            write_summary(out_dir / SUMMARY, run.summary, failure, run.summary.values())
     run.wall_seconds = time.perf_counter() - t0
     run.evaluator_peak_rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return run

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rich.console import Console
@@ -50,7 +50,7 @@ from utdebug.benchmarks.runs import (
 from utdebug.engine import Executor
 from utdebug.engine.session import FATAL_ERRORS
 from utdebug.sandbox.compare import Semantics
-from utdebug.sandbox.server import Limits, Status
+from utdebug.sandbox.server import LimitKind, Limits, Status
 from utdebug.sandbox.verdicts import Verdict, judge
 
 INTRINSIC_SAMPLING = Sampling(temperature=0.8, top_p=0.9, max_tokens=2560)
@@ -119,6 +119,7 @@ async def run_intrinsic(
         method, model.name, bool(getattr(model, "simulated", False)), he_rule=ls.split is Split.HE
     )
     sem = asyncio.Semaphore(max(1, args.concurrency))
+    limits = replace(GOLD_LIMITS, kind=LimitKind(args.limit_kind))
 
     async def problem(p: Problem) -> None:
         async with sem:
@@ -127,7 +128,7 @@ async def run_intrinsic(
                 await private.add(p)
                 if sim is not None:
                     register_sim(model, p, private)  # type: ignore[arg-type]
-                await _one(p, gen, args.samples, executor, own, method)
+                await _one(p, gen, args.samples, executor, own, method, limits)
             except FATAL_ERRORS as e:
                 raise FatalRunError(f"{type(e).__name__}: {e}") from None
             except ModelError as e:  # left out of the rates; the command exits 1
@@ -150,6 +151,7 @@ async def _one(
     executor: Executor,
     res: IntrinsicResult,
     method: str,
+    limits: Limits = GOLD_LIMITS,
 ) -> None:
     task = task_from_problem(p)
     for i in range(samples):
@@ -174,11 +176,11 @@ async def _one(
             continue
         res.parsed += 1
         args = tuple(bound)
-        gold = (await executor.batch(p.gold, p.entry_point, [args], GOLD_LIMITS)).outcomes[0]
+        gold = (await executor.batch(p.gold, p.entry_point, [args], limits)).outcomes[0]
         if gold.status is not Status.OK:
             continue
         res.valid += 1
-        buggy = (await executor.batch(p.code, p.entry_point, [args], GOLD_LIMITS)).outcomes[0]
+        buggy = (await executor.batch(p.code, p.entry_point, [args], limits)).outcomes[0]
         attack = (
             judge(buggy, gold.value, p.tests.check, Semantics.DATASET, args).verdict
             is not Verdict.PASS

@@ -45,11 +45,12 @@ from utdebug.benchmarks.debugging import (
 from utdebug.benchmarks.records import (
     SAMPLES,
     SUMMARY,
+    RunFolderError,
     SampleWriter,
     read_samples,
     record_key,
     task_order,
-    write_json_atomic,
+    write_summary,
 )
 from utdebug.benchmarks.runs import (
     Job,
@@ -254,6 +255,7 @@ async def judge_split(
         key = record_key({"mode": "judge", "error_row": err.row, **key_extra})
         dataset_errors.append((base(task_id, key), f"{err.file}, row {err.row}: {err.message}"))
     jobs = [Job(base(p.task_id, key_of(p)), partial(work, p)) for p in ls.problems]
+    failure: RunFolderError | None = None
     try:
         with SampleWriter(samples_path) as writer:
             run.evaluated, run.skipped = await record_run(
@@ -265,6 +267,9 @@ async def judge_split(
                 concurrency=concurrency,
                 on_record=on_record,
             )
+    except RunFolderError as e:  # a full disk: stop, keep what is written, say why
+        failure = e
+        raise
     finally:
         records = latest_records(samples_path, current)
         run.summary = summarize_judge(records, n_solutions)
@@ -276,7 +281,7 @@ async def judge_split(
         run.summary["ranking"] = rank_kw
         if sim_params is not None:
             run.summary["sim"] = sim_params.to_json()
-        write_json_atomic(out_dir / SUMMARY, run.summary)
+        write_summary(out_dir / SUMMARY, run.summary, failure)
         run.wall_seconds = time.perf_counter() - t0
     return run
 

@@ -74,7 +74,14 @@ from utdebug.benchmarks.runs import (
 from utdebug.benchmarks.scoring_verifiers import SETS as VERIFIER_SETS
 from utdebug.engine import Executor, Settings, UTMethod, Variant
 from utdebug.engine.model import RANKERS
-from utdebug.sandbox import Limits, Sandbox, SandboxConfig, SandboxError, SandboxUnavailable
+from utdebug.sandbox import (
+    LimitKind,
+    Limits,
+    Sandbox,
+    SandboxConfig,
+    SandboxError,
+    SandboxUnavailable,
+)
 from utdebug.sandbox.compare import Semantics
 
 EXIT_MODEL = 1
@@ -280,7 +287,11 @@ def engine_settings(args: argparse.Namespace, **over: Any) -> Settings:
         beta0=args.beta0,
         alpha_xy=args.alpha_xy,
         limits=Limits(
-            per_input=args.timeout, load=5.0, memory_mb=min(args.memory_mb, 1024), batch=30.0
+            per_input=args.timeout,
+            load=5.0,
+            memory_mb=min(args.memory_mb, 1024),
+            batch=30.0,
+            kind=LimitKind(args.limit_kind),
         ),
     )
     return replace(base, **over)
@@ -392,6 +403,7 @@ def run_model_bench(args: argparse.Namespace, cfg: SandboxConfig, stop: threadin
             batch=args.budget or None,
             cut_after=DEFAULT_CUT_AFTER if args.cut_after is None else (args.cut_after or None),
             cut_limit=args.cut_limit,
+            kind=LimitKind(args.limit_kind),
         ),
     )
 

@@ -1,7 +1,10 @@
 """Run records: an append-only ``samples.jsonl`` and a ``summary.json`` recomputed from it.
 
-Every finished problem is one JSON line, appended, flushed and fsynced before the next is
-written, so an interrupted run loses at most the problems in flight. Each record carries a
+Every finished problem is one JSON line, appended in one ``write`` and fsynced before the next
+is written, so an interrupted run loses at most the problems in flight. A line that cannot be
+written whole (a full disk, a file-size limit) is cut off again, so the file keeps only whole
+records, and the failure is a :class:`RunFolderError` naming the file and the cause. Each
+record carries a
 ``key`` (a hash of everything that determines its result: split, problem, program text,
 dataset hash, comparison semantics, limits); a rerun with the same settings skips the keys it
 finds. The summary is computed from the samples file alone and written atomically.
@@ -9,6 +12,8 @@ finds. The summary is computed from the samples file alone and written atomicall
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -44,23 +49,61 @@ def read_samples(path: Path) -> list[dict[str, Any]]:
     return out
 
 
+class RunFolderError(Exception):
+    """A run's records could not be written (a full disk, a file-size limit, a read-only
+    folder...). The message is one line naming the file and the cause; the samples file keeps
+    only whole records, so a rerun with the same settings resumes."""
+
+    def __init__(self, path: Path, error: OSError) -> None:
+        self.path = path
+        self.error = error
+        self.errno = error.errno
+        name = errno.errorcode.get(error.errno or 0, "")
+        cause = error.strerror or str(error) or type(error).__name__
+        super().__init__(f"cannot write {path}: {cause}{f' ({name})' if name else ''}")
+
+
 class SampleWriter:
-    """Appends one record per line; drops a torn tail left by an earlier crash first."""
+    """Appends one record per line; drops a torn tail left by an earlier crash first.
+
+    Each record is one ``os.write`` of its whole line, then fsynced; when the write or the
+    fsync fails, the file is truncated back to where the line began (no torn record is
+    left behind) and :class:`RunFolderError` is raised.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if path.exists():
-            _truncate_torn_tail(path)
-        self._f = path.open("ab")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if path.exists():
+                _truncate_torn_tail(path)
+            self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        except OSError as e:
+            raise RunFolderError(path, e) from None
 
     def write(self, record: Mapping[str, Any]) -> None:
-        self._f.write(json.dumps(record, separators=(",", ":")).encode() + b"\n")
-        self._f.flush()
-        os.fsync(self._f.fileno())
+        if self._fd is None:
+            raise ValueError("write to a closed SampleWriter")
+        line = json.dumps(record, separators=(",", ":")).encode() + b"\n"
+        fd = self._fd
+        try:
+            begin = os.fstat(fd).st_size
+        except OSError as e:
+            raise RunFolderError(self.path, e) from None
+        try:
+            view = memoryview(line)
+            while view:  # one write, unless the disk fills part way (the next one says why)
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        except OSError as e:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, begin)
+            raise RunFolderError(self.path, e) from None
 
     def close(self) -> None:
-        self._f.close()
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
 
     def __enter__(self) -> SampleWriter:
         return self
@@ -78,8 +121,13 @@ def _truncate_torn_tail(path: Path) -> None:
 
 
 def write_json_atomic(path: Path, obj: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+    """Write ``obj`` as JSON to ``path`` through a fsynced temporary file and a rename: the
+    file is either the old one or the new one. Failures are :class:`RunFolderError`."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+    except OSError as e:
+        raise RunFolderError(path, e) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(obj, f, indent=2, sort_keys=True)
@@ -87,9 +135,33 @@ def write_json_atomic(path: Path, obj: Any) -> None:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
+    except BaseException as e:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(e, OSError):
+            raise RunFolderError(path, e) from None
         raise
+
+
+def write_summary(
+    path: Path,
+    summary: dict[str, Any],
+    failure: BaseException | None,
+    parts: Iterable[dict[str, Any]] | None = None,
+) -> None:
+    """Write a run's summary. When the run stopped because its records could not be written
+    (``failure``), the summary (or each of its ``parts``: the evaluator's per-split groups)
+    says it is incomplete and why, and a summary that cannot be written either is left as it
+    was (the first failure is the one reported)."""
+    if isinstance(failure, RunFolderError):
+        for target in list(parts) if parts is not None else [summary]:
+            target["complete"] = False
+            target["incomplete"] = str(failure)
+    try:
+        write_json_atomic(path, summary)
+    except RunFolderError:
+        if failure is None:
+            raise
 
 
 def summarize(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
@@ -105,6 +177,8 @@ def summarize(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         out[name] = {
             "split": recs[0]["split"],
             "program": recs[0]["program"],
+            # Records made before the kind was recorded were made under wall-clock limits.
+            "limit_kind": recs[0].get("limit_kind", "wall"),
             "problems": len(recs),
             "evaluated": len(ok),
             "problem_errors": len(recs) - len(ok),

@@ -28,7 +28,7 @@ from typing import Any
 
 from utdebug.agents.base import Model, ModelError
 from utdebug.agents.sim import SIMULATED
-from utdebug.benchmarks.records import SampleWriter, read_samples
+from utdebug.benchmarks.records import RunFolderError, SampleWriter, read_samples
 from utdebug.engine.session import FATAL_ERRORS
 from utdebug.sandbox.server import SandboxError
 
@@ -88,12 +88,13 @@ async def record_jobs(
     finished are dropped (an interrupted run keeps what it finished)."""
     sem = asyncio.Semaphore(max(1, concurrency))
     fatal: list[str] = []
+    unwritable: list[RunFolderError] = []
     written = 0
 
     async def one(job: Job) -> None:
         nonlocal written
         async with sem:
-            if fatal or (stop is not None and stop.is_set()):
+            if fatal or unwritable or (stop is not None and stop.is_set()):
                 return
             rec = dict(job.base)
             try:
@@ -109,14 +110,20 @@ async def record_jobs(
                 rec |= {"error_kind": "problem", "error": _describe(e)}
             except Exception as e:  # a bug or odd data in one problem: record it, go on
                 rec |= {"error_kind": "problem", "error": f"unexpected {_describe(e)}"}
-            if stop is not None and stop.is_set():
+            if (stop is not None and stop.is_set()) or unwritable:
                 return
-            writer.write(rec)
+            try:
+                writer.write(rec)
+            except RunFolderError as e:  # a full disk: no new job starts; the first one says
+                unwritable.append(e)
+                return
             written += 1
             if on_record:
                 on_record("error" if rec["error_kind"] else "done", rec)
 
     await asyncio.gather(*(one(j) for j in jobs))
+    if unwritable:
+        raise unwritable[0]
     if fatal:
         raise FatalRunError(fatal[0])
     return written

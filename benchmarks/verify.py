@@ -69,10 +69,11 @@ from utdebug.benchmarks.datasets import default_cache_dir
 from utdebug.benchmarks.records import (
     SAMPLES,
     SUMMARY,
+    RunFolderError,
     SampleWriter,
     read_samples,
     record_key,
-    write_json_atomic,
+    write_summary,
 )
 from utdebug.benchmarks.runs import (
     FatalRunError,
@@ -102,6 +103,7 @@ from utdebug.engine.voting import answer_key
 from utdebug.ranking.verifiers import ProblemScores, aggregate, score_problem
 from utdebug.sandbox import (
     CheckSpec,
+    LimitKind,
     Limits,
     Sandbox,
     SandboxConfig,
@@ -411,6 +413,7 @@ async def verify_set(
         )
         for p in problems
     ]
+    failure: RunFolderError | None = None
     try:
         with SampleWriter(samples_path) as writer:
             run.evaluated, run.skipped = await record_run(
@@ -423,6 +426,9 @@ async def verify_set(
                 on_record=on_record,
                 stop=stop,
             )
+    except RunFolderError as e:  # a full disk: stop, keep what is written, say why
+        failure = e
+        raise
     finally:
         records = latest_records(samples_path, current)  # the last try wins
         run.summary = summarize_verify(records)
@@ -441,7 +447,7 @@ async def verify_set(
         }
         if sim_params is not None:
             run.summary["sim"] = sim_params.to_json()
-        write_json_atomic(out_dir / SUMMARY, run.summary)
+        write_summary(out_dir / SUMMARY, run.summary, failure)
         run.wall_seconds = time.perf_counter() - t0
     return run
 
@@ -560,6 +566,7 @@ def run_verify(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Eve
         batch=120.0,
         cut_after=ORACLE_CUT_AFTER,
         cut_limit=args.cut_limit,
+        kind=LimitKind(args.limit_kind),
     )
     include_errors = not args.problems and args.limit is None
 

@@ -12,6 +12,7 @@ from utdebug.sandbox.layers import Layer, LayerReport, SandboxUnavailable
 from utdebug.sandbox.server import (
     REFERENCE_PRELUDE,
     BatchResult,
+    LimitKind,
     Limits,
     ModuleContext,
     Outcome,
@@ -28,6 +29,7 @@ __all__ = [
     "CheckSpec",
     "Layer",
     "LayerReport",
+    "LimitKind",
     "Limits",
     "ModuleContext",
     "Opaque",

@@ -7,14 +7,23 @@ utdebug package is not visible. The parent also imports it, to share the value c
 Protocol (every message is a frame: 4-byte big-endian length + UTF-8 JSON):
 
 parent -> zygote, on a Unix socket:
-  {"op": "spawn", "job": {...}}      reply {"pid": N} with the read end of the child's result pipe
-                                     attached (SCM_RIGHTS)
+  {"op": "spawn", "job": {...}}      reply {"pid": N, "pidfd": bool} with the read end of the
+                                     child's result pipe attached (SCM_RIGHTS), and a pidfd of
+                                     the child after it when the kernel has pidfd_open (the
+                                     parent learns the child's pid in its own namespace from
+                                     it, to read the child's CPU clock)
   {"op": "reap", "pid": N}           SIGKILL + wait4; reply {"status", "maxrss_kb", "cpu"}
   {"op": "info"}                     reply: what this zygote could set up
 child -> parent, on its own result pipe (the only fd it keeps):
-  {"k": "load", "ok": bool, "t": s[, "e": [type, msg], "timeout": bool]}
-  {"k": "r", "i": index, "s": "ok"|"exc"|"timeout", "t": s[, "v": value][, "e": [type, msg]]}
+  {"k": "load", "ok": bool, "t": s, "u": cpu[, "e": [type, msg], "timeout": bool]}
+  {"k": "r", "i": index, "s": "ok"|"exc"|"timeout", "t": s[, "v": value][, "e": [type, msg]],
+   "u": cpu}
   {"k": "end", "out": bytes printed}
+
+``t`` is the wall time of the call (or the load); ``u`` is the child's CPU clock (user + system
+time of all its threads, since the fork) just before the frame is written. Under CPU-time
+limits (job ``kind`` ``cpu``) the parent charges input k with ``u_k - u_(k-1)``, after clamping
+each ``u`` between readings of the same clock it took itself (see ``server.py``).
 
 The child never receives expected outputs; it only reports what the program returned. The
 parent decodes plain values, checks ordering and sizes, and decides every verdict.
@@ -852,6 +861,11 @@ def _on_alarm(signum, frame, _timeout=_Timeout):  # type: ignore[no-untyped-def]
     raise _timeout
 
 
+def _cpu_clock(_gettime=time.clock_gettime, _id=time.CLOCK_PROCESS_CPUTIME_ID):  # type: ignore[no-untyped-def]
+    """CPU seconds (user + system, every thread) this process has used since its fork."""
+    return _gettime(_id)
+
+
 class _Sink:
     """stdout/stderr replacement: swallows everything, counts the bytes."""
 
@@ -926,8 +940,11 @@ def run_job(  # type: ignore[no-untyped-def]
     _write=_write_all,
     _hdr=_HDR.pack,
     _now=time.perf_counter,
+    _cpu=_cpu_clock,
     _setitimer=signal.setitimer,
     _real=signal.ITIMER_REAL,
+    _prof=signal.ITIMER_PROF,
+    _float_repr=float.__repr__,
     _Timeout=_Timeout,
     _exit=os._exit,
     _enumerate=enumerate,
@@ -939,15 +956,43 @@ def run_job(  # type: ignore[no-untyped-def]
     _NameError=NameError,
     _BaseException=BaseException,
 ) -> None:
-    """Load the program and run the inputs; one frame per input, strictly in order."""
+    """Load the program and run the inputs; one frame per input, strictly in order.
+
+    Wall-clock limits (job ``kind`` ``wall``): one ITIMER_REAL per input. CPU-time limits
+    (``cpu``): an ITIMER_PROF for what is left of the input's CPU time (the process's CPU,
+    all threads, counted from its previous frame, as the parent counts it) and an
+    ITIMER_REAL backstop of ``wall_factor`` x the limit for a program that sleeps or blocks.
+    Either timer firing is the input's timeout; the parent still decides the verdict.
+    """
     sink = _Sink()
     sys.stdout = sys.stderr = sink  # type: ignore[assignment]
     sys.stdin = None  # type: ignore[assignment]
     signal.signal(signal.SIGALRM, _on_alarm)
+    cpu_kind = job.get("kind") == "cpu"
+    factor = _float(job.get("wall_factor") or 3.0)
+    if cpu_kind:
+        signal.signal(signal.SIGPROF, _on_alarm)
     cap = _int(job["limits"]["frame_cap"])
     limits = job["per_input"]
     inputs = job["inputs"]
     sys.set_int_max_str_digits(0)
+
+    def arm(seconds, used=0.0):  # type: ignore[no-untyped-def]
+        if cpu_kind:
+            left = seconds - used
+            _setitimer(_prof, left if left > 1e-6 else 1e-6)
+            _setitimer(_real, seconds * factor)
+        else:
+            _setitimer(_real, seconds)
+
+    def disarm():  # type: ignore[no-untyped-def]
+        _setitimer(_real, 0)
+        if cpu_kind:
+            _setitimer(_prof, 0)
+
+    def with_cpu(raw, u):  # type: ignore[no-untyped-def]
+        # The frame's object gets its CPU reading last, taken after everything else.
+        return raw[:-1] + (',"u":' + _float_repr(u) + "}").encode("ascii")
 
     ctx = job.get("context")
     g: dict = {"__name__": "solution", "__builtins__": builtins}  # type: ignore[type-arg]
@@ -958,7 +1003,7 @@ def run_job(  # type: ignore[no-untyped-def]
         if ctx.get("file"):
             g["__file__"] = ctx["file"]
     t0 = _now()
-    _setitimer(_real, _float(job["limits"]["load_s"]))
+    arm(_float(job["limits"]["load_s"]), _cpu())
     try:
         if ctx:
             sys.modules[ctx["name"]] = mod
@@ -970,19 +1015,21 @@ def run_job(  # type: ignore[no-untyped-def]
         fn = g.get(job["entry_point"])
         if not _callable(fn):
             raise _NameError(f"the program defines no function {job['entry_point']!r}")
-        _setitimer(_real, 0)
+        disarm()
         load = {"k": "load", "ok": True, "t": _now() - t0}
     except _Timeout:
         load = {"k": "load", "ok": False, "timeout": True, "t": _now() - t0, "e": ["Timeout", ""]}
     except _BaseException as e:
         try:
             err = _exc_info(e)  # still under the load timer: __str__ is the program's code
-            _setitimer(_real, 0)
+            disarm()
             load = {"k": "load", "ok": False, "t": _now() - t0, "e": err}
         except _Timeout:
             load = {"k": "load", "ok": False, "timeout": True, "t": _now() - t0}
-    _setitimer(_real, 0)
-    _write(fd, _pack(load))
+    disarm()
+    mark = _cpu()  # where the next input's CPU time starts, as the parent counts it
+    raw = with_cpu(_dumps(load).encode("utf-8"), mark)
+    _write(fd, _hdr(_len(raw)) + raw)
     if not load["ok"]:
         _exit(0)
 
@@ -1002,7 +1049,7 @@ def run_job(  # type: ignore[no-untyped-def]
             t1 = _now()
             # One timer for the call, the encoding of its value (the program's __repr__,
             # __str__ of its exception ...): all of it is the input's time.
-            _setitimer(_real, limit)
+            arm(limit, _cpu() - mark)
             try:
                 try:
                     rec["v"] = _encode(fn(*args))
@@ -1013,7 +1060,7 @@ def run_job(  # type: ignore[no-untyped-def]
                     rec["e"] = _exc_info(e)
                     rec["s"] = "exc"
             finally:
-                _setitimer(_real, 0)
+                disarm()
         except _Timeout:
             rec.pop("v", None)
             rec.pop("e", None)
@@ -1032,6 +1079,8 @@ def run_job(  # type: ignore[no-untyped-def]
             small = {"k": "r", "i": i, "s": "exc", "t": rec["t"]}
             small["e"] = ["OutputTooLarge", f"result is {_len(raw)} bytes; the cap is {cap}"]
             raw = _dumps(small).encode("utf-8")
+        mark = _cpu()
+        raw = with_cpu(raw, mark)
         _write(fd, _hdr(_len(raw)) + raw)
     count = sink.count
     _write(fd, _pack({"k": "end", "out": count if _type(count) is _int else -1}))
@@ -1157,8 +1206,13 @@ def zygote(ctl_fd: int, config: dict) -> None:  # type: ignore[type-arg]
                 os.close(r)
                 child_main(msg["job"], w, state)
             os.close(w)
-            socket.send_fds(ctl, [pack({"pid": pid})], [r])
-            os.close(r)
+            fds = [r]
+            # The parent reads the child's CPU clock through its own pid of the child.
+            with contextlib.suppress(OSError, AttributeError):
+                fds.append(os.pidfd_open(pid))
+            socket.send_fds(ctl, [pack({"pid": pid, "pidfd": len(fds) > 1})], fds)
+            for f in fds:
+                os.close(f)
         elif op == "reap":
             pid = int(msg["pid"])
             with contextlib.suppress(OSError):

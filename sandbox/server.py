@@ -14,6 +14,7 @@ import contextlib
 import functools
 import gc
 import json
+import math
 import os
 import select
 import signal
@@ -90,9 +91,28 @@ class Status(StrEnum):
     """The child died, or broke the result protocol, while running this input."""
 
 
+class LimitKind(StrEnum):
+    """What a per-input limit measures."""
+
+    CPU = "cpu"
+    """CPU time of the child (user + system, all its threads) spent on the input, read by the
+    parent from the kernel; a wall-clock backstop (``Limits.wall_factor`` x the limit) ends
+    a program that sleeps or blocks. Does not move with the machine's load."""
+    WALL = "wall"
+    """Wall-clock time, as the paper's harness: on a loaded machine, slow inputs may time out
+    that pass on an idle one."""
+
+
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """What one input did. ``value`` is plain, decoded data (or an ``Opaque``)."""
+    """What one input did. ``value`` is plain, decoded data (or an ``Opaque``).
+
+    ``seconds`` is the measure the input's limit was checked against: under CPU-time limits
+    the CPU time the parent charged to the input (from the end of the previous input's report
+    to the end of this one's: decoding its arguments, the call, encoding its value); under
+    wall-clock limits the wall time of the call and the encoding of its value, as the child
+    measured it. 0 for an input that was not run.
+    """
 
     status: Status
     value: Any = None
@@ -111,29 +131,40 @@ class Outcome:
 @dataclass(frozen=True, slots=True)
 class Limits:
     per_input: float = 2.0
-    """Wall-clock seconds per input (the paper's harness uses 2 s)."""
+    """Seconds per input (the paper's harness uses 2 s of wall-clock time); what they measure
+    is ``kind``."""
     per_input_each: tuple[float, ...] | None = None
     """Optional limit for each input (e.g. calibrated from the gold solution's time)."""
     load: float = 10.0
-    """Seconds to execute the program's module-level code."""
+    """Seconds (of ``kind``) to execute the program's module-level code."""
     memory_mb: int = 2048
     """RLIMIT_AS of the child (it inherits the zygote's ~200 MB of mappings)."""
     fsize_mb: int = 16
     frame_cap: int = 16 << 20
     """Largest encoded result of one input, in bytes; larger results fail as OutputTooLarge."""
     slack: float = 0.5
-    """Extra seconds before the parent kills a child whose in-process timer did not fire.
-    The parent's decoding of an input's result counts in that input's time (limit + slack)."""
+    """Extra seconds (of ``kind``, and on the wall-clock backstop) before the parent kills a
+    child whose in-process timer did not fire. The parent's decoding of an input's result
+    counts in that input's wall time (limit + slack from the result's arrival)."""
     batch: float | None = 120.0
-    """Seconds for a whole batch (None: no limit). Inputs not reached when it is spent are
-    TIMEOUT without running ("not run"), so a program that times out on hundreds of inputs
-    cannot hold a worker for hours. The UTDebug authors' harness caps a problem at 60 s."""
+    """Seconds (of ``kind``: the CPU time of all the batch's children under CPU-time limits,
+    with a wall-clock backstop of ``wall_factor`` x it) for a whole batch (None: no limit).
+    Inputs not reached when it is spent are TIMEOUT without running ("not run"), so a program
+    that times out on hundreds of inputs cannot hold a worker for hours. The UTDebug authors'
+    harness caps a problem at 60 s."""
+    kind: LimitKind = LimitKind.CPU
+    """What the limits measure: the child's CPU time (default; verdicts do not depend on the
+    machine's load) or wall-clock time (the paper's harness)."""
+    wall_factor: float = 3.0
+    """CPU-time limits only: a program that sleeps or blocks is stopped after this many times
+    its limit of wall-clock time (+ slack) instead."""
 
     cut_after: int | None = None
-    """After this many timeouts in one batch, later inputs get at most ``cut_limit`` seconds
-    (None: never). A program that already hangs on several inputs then costs a fraction of
-    a second per further hang instead of the full limit; an input that needs longer than
-    ``cut_limit`` after that point is reported as a timeout "at the reduced limit"."""
+    """After this many timeouts in one batch (as the parent counted them), later inputs get
+    at most ``cut_limit`` seconds of ``kind`` (None: never). A program that already hangs on
+    several inputs then costs a fraction of a second per further hang instead of the full
+    limit; an input that needs longer than ``cut_limit`` after that point is reported as a
+    timeout "at the reduced limit"."""
     cut_limit: float = 0.25
     tasks: int = 64
     """Tasks (processes and threads) a child may hold at once, itself included
@@ -143,8 +174,25 @@ class Limits:
     scratch_inodes: int = 4096
     """Files and folders the child's ``/tmp`` may hold."""
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", LimitKind(self.kind))  # "cpu" / "wall" too
+        if not (math.isfinite(self.wall_factor) and self.wall_factor >= 1.0):
+            raise ValueError(f"wall_factor must be at least 1, got {self.wall_factor}")
+
     def limit_of(self, i: int) -> float:
         return self.per_input_each[i] if self.per_input_each is not None else self.per_input
+
+    def backstop(self, limit: float) -> float:
+        """Wall-clock seconds a limit of ``limit`` allows before its slack."""
+        return limit * self.wall_factor if self.kind is LimitKind.CPU else limit
+
+    def in_force(self, i: int, timeouts: int) -> tuple[float, bool]:
+        """Input ``i``'s limit after ``timeouts`` timeouts in its batch, and whether the cut
+        (``cut_after``) reduced it."""
+        limit = self.limit_of(i)
+        if self.cut_after is not None and timeouts >= self.cut_after and self.cut_limit < limit:
+            return self.cut_limit, True
+        return limit, False
 
 
 @dataclass(frozen=True, slots=True)
@@ -432,7 +480,9 @@ class Sandbox:
 
     # -- zygote requests ----------------------------------------------------------------------
 
-    def _request(self, msg: dict[str, Any], want_fd: bool = False) -> tuple[dict[str, Any], int]:
+    def _request(
+        self, msg: dict[str, Any], want_fd: bool = False
+    ) -> tuple[dict[str, Any], list[int]]:
         with self._lock:
             if self._closed:
                 raise SandboxError("the sandbox was closed")
@@ -443,21 +493,37 @@ class Sandbox:
             try:
                 _send(ctl, msg)
                 if want_fd:
-                    head, fds, _, _ = socket.recv_fds(ctl, 64, 1)
-                    if len(fds) != 1:
+                    head, fds, _, _ = socket.recv_fds(ctl, 64, 2)
+                    if not 1 <= len(fds) <= 2:
+                        for f in fds:
+                            os.close(f)
                         raise SandboxError("the zygote did not hand over a result pipe")
                     body = _frame_body(head, ctl)
-                    return body, fds[0]
-                return _recv(ctl), -1
+                    return body, fds
+                return _recv(ctl), []
             except (OSError, ValueError) as e:
                 self._proc.kill() if self._proc else None
                 self._proc = None
                 raise SandboxError(f"lost the sandbox zygote: {e}") from e
 
-    def _spawn(self, job: dict[str, Any]) -> tuple[int, int]:
-        reply, fd = self._request({"op": "spawn", "job": job}, want_fd=True)
+    def _spawn(self, job: dict[str, Any]) -> tuple[int, int, int | None]:
+        """Start a child: its pid (in the zygote's namespace), the read end of its result
+        pipe, and a pidfd of it (None when the kernel has no pidfd_open)."""
+        reply, fds = self._request({"op": "spawn", "job": job}, want_fd=True)
         self.spawned += 1
-        return int(reply["pid"]), fd
+        return int(reply["pid"]), fds[0], fds[1] if len(fds) > 1 else None
+
+    def _cpu_clock(self, pid: int, pidfd: int | None) -> _CpuClock:
+        """The child's CPU clock, read through its pid in this process's PID namespace."""
+        host = _pid_of(pidfd) if pidfd is not None else None
+        if host is None and Layer.PIDNS not in self.layers.active():
+            host = pid  # no PID namespace of its own: the zygote's pids are ours
+        if host is None:
+            raise SandboxError(
+                "cannot read the children's CPU clocks here (their pids need pidfd_open, "
+                "Linux 5.3+); use wall-clock limits (Limits.kind 'wall', --limit-kind wall)"
+            )
+        return _CpuClock(host)
 
     def _take_uid(self) -> int | None:
         """A uid no live child of this sandbox has (RLIMIT_NPROC counts per uid when the
@@ -506,13 +572,13 @@ class Sandbox:
             raise ValueError("per_input_each must have one limit per input")
         res = BatchResult(outcomes=[])
         t0 = time.perf_counter()
-        budget_end = None if lim.batch is None else time.monotonic() + lim.batch
+        budget = _Budget(lim, time.monotonic())
         start: int | None = 0
         while start is not None:  # one child, plus one more after each hang or crash
-            start = self._run_child(code, entry_point, enc, start, lim, res, budget_end, context)
+            start = self._run_child(code, entry_point, enc, start, lim, res, budget, context)
             if start is not None and start >= n:
                 break
-            if start is not None and budget_end is not None and time.monotonic() >= budget_end:
+            if start is not None and budget.spent(res, 0.0, time.monotonic()):
                 _not_run(res, n, lim)
                 break
         res.wall_seconds = time.perf_counter() - t0
@@ -531,6 +597,8 @@ class Sandbox:
     ) -> dict[str, Any]:
         each = [lim.limit_of(i) for i in range(start, len(enc))]
         return {
+            "kind": lim.kind.value,
+            "wall_factor": lim.wall_factor,
             "context": context.to_json() if context is not None else None,
             "code": code,
             "entry_point": entry,
@@ -561,14 +629,16 @@ class Sandbox:
         start: int,
         lim: Limits,
         res: BatchResult,
-        budget_end: float | None,
+        budget: _Budget,
         context: ModuleContext | None = None,
     ) -> int | None:
         """Run one child from ``start``; return where to resume, or None when done."""
         timeouts = sum(o.status is Status.TIMEOUT for o in res.outcomes)
         uid = self._take_uid()
         try:
-            pid, fd = self._spawn(self._job(code, entry, enc, start, lim, timeouts, context, uid))
+            pid, fd, pidfd = self._spawn(
+                self._job(code, entry, enc, start, lim, timeouts, context, uid)
+            )
         except BaseException:
             self._give_uid(uid)
             raise
@@ -576,10 +646,16 @@ class Sandbox:
         stop: _Stop | None = None
         load_failed: Outcome | None = None
         try:
-            load_failed = self._collect(fd, start, len(enc), lim, res, budget_end)
+            clock = self._cpu_clock(pid, pidfd) if lim.kind is LimitKind.CPU else None
+            if pidfd is not None:
+                os.close(pidfd)
+                pidfd = None
+            load_failed = self._collect(fd, start, len(enc), lim, res, budget, clock)
         except _Stop as s:
             stop = s
         finally:
+            if pidfd is not None:
+                os.close(pidfd)
             os.close(fd)
             stats = self._reap(pid)
             self._give_uid(uid)
@@ -614,15 +690,33 @@ class Sandbox:
         n: int,
         lim: Limits,
         res: BatchResult,
-        budget_end: float | None = None,
+        budget: _Budget,
+        clock: _CpuClock | None = None,
     ) -> Outcome | None:
-        """Read frames until the child ends. Returns an Outcome when loading failed."""
+        """Read frames until the child ends. Returns an Outcome when loading failed.
+
+        Wall-clock limits: an input's hard deadline is its limit + slack after the previous
+        result was decoded. CPU-time limits (``clock``): the input is charged with the child's
+        CPU time from the previous frame's reading to its own (each reading the child reports
+        is clamped between readings of ``clock`` taken here, so a child can shift CPU time
+        between its own inputs at most by what it used since the parent last looked); it is
+        killed past limit + slack of CPU time, or past the wall-clock backstop; and a result
+        charged with more than its limit is a timeout, whatever the child says.
+        """
         buf = bytearray()
         poller = select.poll()
         poller.register(fd, select.POLLIN)
         expect = -1  # -1: the load frame
-        t_mark = time.monotonic()
-        deadline = t_mark + lim.load + lim.slack
+        timeouts = sum(o.status is Status.TIMEOUT for o in res.outcomes)
+        limit, cut = lim.load, False
+        w_mark = time.monotonic()  # wall clock where the current input's time starts
+        u_mark = 0.0  # the child's CPU clock where it starts (a child's clock starts at fork)
+        # Bounds of the child's CPU readings (the child reads its clock, then writes the
+        # frame): ``lo``, a reading taken before any byte of a frame not yet begun could have
+        # been written; ``span``, (``lo`` when the frames being read began, the reading once
+        # the last read had returned).
+        lo = 0.0
+        span = (0.0, 0.0)
         while True:
             try:
                 frame = _take_frame(buf, lim.frame_cap)
@@ -630,24 +724,40 @@ class Sandbox:
                 raise _Stop(expect, _violation(str(e))) from None
             if frame is None:
                 now = time.monotonic()
-                if budget_end is not None and now >= budget_end and 0 <= expect < n:
-                    spent = Outcome(
-                        Status.TIMEOUT, None, "Timeout",
-                        f"the batch's {lim.batch:g} s budget ran out here; killed", now - t_mark,
-                    )  # fmt: skip
+                u = clock.read() if clock is not None else 0.0
+                used = u - u_mark if clock is not None else now - w_mark
+                waiting = 0 <= expect < n
+                if waiting and budget.spent(res, u, now):
+                    why = f"the batch's {lim.batch:g} s{_of(lim)} budget ran out here; killed"
+                    spent = Outcome(Status.TIMEOUT, None, "Timeout", why, used)
                     raise _Stop(expect, spent, budget_spent=True)
-                remaining = deadline - now
-                if budget_end is not None and expect >= 0:
-                    remaining = min(remaining, budget_end - now)
-                if remaining <= 0:
-                    raise _Stop(expect, _timeout_outcome(expect, time.monotonic() - t_mark))
-                if not poller.poll(remaining * 1000):
+                wall_left = w_mark + lim.backstop(limit) + lim.slack - now
+                if clock is not None and used > limit + lim.slack:
+                    raise _Stop(expect, _cpu_timeout_outcome(expect, limit, lim, used))
+                if wall_left <= 0:
+                    if clock is not None:
+                        raise _Stop(expect, _backstop_outcome(expect, limit, lim, used))
+                    raise _Stop(expect, _timeout_outcome(expect, used))
+                wait = wall_left
+                if clock is not None:
+                    wait = min(wait, max((limit + lim.slack - used) / _NCPU, _MIN_WAIT))
+                if waiting:
+                    wait = min(wait, budget.wait(res, u, now))
+                if not poller.poll(max(wait, 0.0) * 1000):
+                    if not buf:  # nothing had arrived: what comes was begun after `u`
+                        lo = max(lo, u)
                     continue
+                pre = clock.read() if clock is not None else 0.0
                 chunk = os.read(fd, _RECV_CAP)
                 if not chunk:
-                    raise _Stop(expect, Outcome(Status.CRASH, seconds=time.monotonic() - t_mark))
+                    raise _Stop(expect, Outcome(Status.CRASH, seconds=used))
+                if clock is not None:
+                    # A frame already begun in ``buf`` keeps the lower bound it began under.
+                    span = (lo if not buf else span[0], clock.read())
+                    lo = max(lo, pre)
                 buf += chunk
                 continue
+            arrived = time.monotonic()
             with _gc_paused():
                 try:
                     msg = read_frame(frame)
@@ -655,15 +765,26 @@ class Sandbox:
                 except (ValueError, TypeError, KeyError, RecursionError, MemoryError) as e:
                     why = f"unreadable frame ({type(e).__name__})"
                     raise _Stop(expect, _violation(why)) from None
+                charged = 0.0
+                u_frame = u_mark
+                if clock is not None and kind in ("load", "r"):
+                    u_frame = _clamp(msg.get("u"), max(span[0], u_mark), span[1])
+                    charged = u_frame - u_mark
                 outcome = None
                 i = msg.get("i")
                 if kind == "r" and 0 <= expect < n and type(i) is int and i == expect:
                     # Decoding counts in the input's time: the frame's budget stops at its
                     # deadline, and a result decoded past it is that input's timeout.
+                    if clock is None:
+                        deadline = w_mark + limit + lim.slack
+                    else:  # the parent's own work is bounded in wall time from the arrival
+                        deadline = arrived + limit + lim.slack
                     outcome = _outcome(msg, len(frame), deadline)
                     late = time.monotonic() > deadline
                     if late and outcome.status in (Status.OK, Status.ERROR):
                         outcome = _decoded_late(outcome)
+                    if clock is not None:
+                        outcome = _charge_cpu(outcome, charged, limit, cut, lim)
             if kind == "confine-failed":
                 raise SandboxError(
                     f"the child could not confine itself: {_short(msg.get('e'), 500)}"
@@ -671,8 +792,8 @@ class Sandbox:
             if expect == -1:
                 if kind != "load":
                     raise _Stop(expect, _violation(f"expected the load frame, got {_short(kind)}"))
-                if not msg.get("ok"):
-                    if msg.get("timeout"):
+                if not msg.get("ok") or (clock is not None and charged > lim.load):
+                    if msg.get("timeout") or msg.get("ok"):
                         return Outcome(
                             Status.TIMEOUT, None, "Timeout", "loading the program timed out"
                         )
@@ -694,12 +815,130 @@ class Sandbox:
                     # Stop this child: its later frames cannot be trusted to line up.
                     raise _Stop(expect, outcome)
                 res.outcomes.append(outcome)
+                timeouts += outcome.status is Status.TIMEOUT
                 expect += 1
             else:
                 raise _Stop(expect, _violation(f"unexpected frame kind {_short(kind)}"))
             # Measured after decoding, so the parent's own work never eats the next input's time.
-            t_mark = time.monotonic()
-            deadline = t_mark + (lim.limit_of(expect) if expect < n else 1.0) + lim.slack
+            w_mark = time.monotonic()
+            u_mark = u_frame
+            limit, cut = lim.in_force(expect, timeouts) if expect < n else (1.0, False)
+
+
+_NCPU = max(1, os.cpu_count() or 1)
+"""How many CPUs a child can keep busy at once: the parent's next look at a child's CPU clock
+is at most (time left) / this away."""
+_MIN_WAIT = 0.002
+
+
+class _CpuClock:
+    """The CPU time (user + system, every thread, live or ended) of one child, from the
+    kernel's process CPU clock (``clock_gettime`` on the clock id of its pid: what
+    ``clock_getcpuclockid`` returns). The child cannot change it; it stays readable until the
+    zygote reaps the child, which happens only when the parent asks."""
+
+    __slots__ = ("clock_id", "last")
+
+    def __init__(self, pid: int) -> None:
+        self.clock_id = ((~pid) << 3) | 2  # MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED)
+        self.last = 0.0
+
+    def read(self) -> float:
+        try:
+            v = time.clock_gettime(self.clock_id)
+        except OSError:  # the child is gone (a zombie reads fine): keep the last value
+            return self.last
+        if v > self.last:
+            self.last = v
+        return self.last
+
+
+def _pid_of(pidfd: int) -> int | None:
+    """The pid, in this process's PID namespace, of the process ``pidfd`` refers to."""
+    try:
+        with open(f"/proc/self/fdinfo/{pidfd}", "rb") as f:
+            text = f.read(4096)
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith(b"Pid:"):
+            try:
+                pid = int(line.split()[1])
+            except (IndexError, ValueError):
+                return None
+            return pid if pid > 0 else None
+    return None
+
+
+def _clamp(claim: object, lo: float, hi: float) -> float:
+    """A child's CPU reading, held to what the parent's own readings allow: at least ``lo``
+    (the clock before the frame could have been written), at most ``hi`` (the clock once it
+    had arrived). A missing or malformed reading counts as ``hi``."""
+    if type(claim) not in (int, float) or not math.isfinite(claim):  # type: ignore[arg-type]
+        return max(lo, hi)
+    return min(max(float(claim), lo), max(lo, hi))  # type: ignore[arg-type]
+
+
+@dataclass(slots=True)
+class _Budget:
+    """A batch's budget (``Limits.batch``): wall-clock seconds since the batch started, or,
+    under CPU-time limits, the CPU time of all the batch's children (the ended ones' from
+    ``wait4``, the running one's from its clock), with a wall-clock backstop."""
+
+    lim: Limits
+    t0: float
+
+    def _wall_end(self) -> float | None:
+        b = self.lim.batch
+        return None if b is None else self.t0 + self.lim.backstop(b)
+
+    def spent(self, res: BatchResult, child_cpu: float, now: float) -> bool:
+        end = self._wall_end()
+        if end is None:
+            return False
+        if now >= end:
+            return True
+        if self.lim.kind is LimitKind.CPU:
+            assert self.lim.batch is not None
+            return res.cpu_seconds + child_cpu >= self.lim.batch
+        return False
+
+    def wait(self, res: BatchResult, child_cpu: float, now: float) -> float:
+        """How long the parent may sleep before the budget could be spent."""
+        end = self._wall_end()
+        if end is None:
+            return math.inf
+        left = end - now
+        if self.lim.kind is LimitKind.CPU:
+            assert self.lim.batch is not None
+            cpu_left = self.lim.batch - res.cpu_seconds - child_cpu
+            left = min(left, max(cpu_left / _NCPU, _MIN_WAIT))
+        return left
+
+
+def _of(lim: Limits) -> str:
+    return " CPU-time" if lim.kind is LimitKind.CPU else ""
+
+
+def _charge_cpu(outcome: Outcome, charged: float, limit: float, cut: bool, lim: Limits) -> Outcome:
+    """The parent's verdict on an input under CPU-time limits: more CPU time than its limit is
+    a timeout whatever the child reported; ``seconds`` is the CPU time charged."""
+    reduced = " (the reduced limit, after earlier timeouts)" if cut else ""
+    if outcome.status is Status.TIMEOUT and outcome.error_type == "Timeout":
+        if "decod" in (outcome.error or ""):
+            why = outcome.error
+        elif charged < limit:
+            why = (
+                f"timed out: slept or was blocked past the {lim.backstop(limit):g} s wall-clock "
+                f"backstop ({charged:.3f} s of CPU time){reduced}"
+            )
+        else:
+            why = f"timed out: {limit:g} s of CPU time{reduced}"
+        return Outcome(Status.TIMEOUT, None, "Timeout", why, charged)
+    if outcome.status in (Status.OK, Status.ERROR) and charged > limit:
+        why = f"used {charged:.3f} s of CPU time, over its {limit:g} s limit{reduced}"
+        return Outcome(Status.TIMEOUT, None, "Timeout", why, charged)
+    return Outcome(outcome.status, outcome.value, outcome.error_type, outcome.error, charged)
 
 
 def _short(x: object, n: int = 40) -> str:
@@ -758,7 +997,7 @@ def _decoded_late(outcome: Outcome) -> Outcome:
 def _not_run(res: BatchResult, n: int, lim: Limits) -> None:
     left = n - len(res.outcomes)
     if left > 0:
-        why = f"not run: the batch's {lim.batch:g} s budget was spent"
+        why = f"not run: the batch's {lim.batch:g} s{_of(lim)} budget was spent"
         res.outcomes.extend([Outcome(Status.TIMEOUT, None, "Timeout", why)] * left)
         res.notes.append(f"{left} input(s) not run: the batch budget was spent")
 
@@ -772,6 +1011,21 @@ def _timeout_outcome(index: int, seconds: float) -> Outcome:
     return Outcome(
         Status.TIMEOUT, None, "Timeout", f"{what} hit the hard deadline; killed", seconds
     )
+
+
+def _cpu_timeout_outcome(index: int, limit: float, lim: Limits, used: float) -> Outcome:
+    what = "loading the program" if index < 0 else "the input"
+    why = f"{what} used more than {limit:g} s + {lim.slack:g} s of CPU time (hard deadline); killed"
+    return Outcome(Status.TIMEOUT, None, "Timeout", why, used)
+
+
+def _backstop_outcome(index: int, limit: float, lim: Limits, used: float) -> Outcome:
+    what = "loading the program" if index < 0 else "the input"
+    why = (
+        f"{what} slept or was blocked past the {lim.backstop(limit):g} s wall-clock backstop "
+        f"({used:.3f} s of CPU time; hard deadline); killed"
+    )
+    return Outcome(Status.TIMEOUT, None, "Timeout", why, used)
 
 
 def _describe_status(stats: dict[str, Any]) -> str:

@@ -184,6 +184,63 @@ def test_a_closed_stdout_ends_quietly_with_141(tmp_path: Path) -> None:
     assert "Exception ignored" not in err
 
 
+def test_a_full_disk_is_one_line_exit_2_and_a_rerun_resumes(data_dir: Path, tmp_path: Path) -> None:
+    """The real command under a file-size limit (RLIMIT_FSIZE: writes past it fail with
+    EFBIG, as writes to a full disk fail with ENOSPC): one line naming the file and the cause,
+    exit 2, only whole records, a summary marked incomplete; with room again, it resumes."""
+    out = tmp_path / "run"
+    args = [
+        "bench", "--split", "hard", "--problems", "6,7,9,11", "--workers", "1",
+        "--data-dir", str(data_dir), "--out", str(out),
+    ]  # fmt: skip
+    limited = (
+        "import resource, runpy, sys\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (4000, resource.RLIM_INFINITY))\n"
+        "sys.argv = ['utdebug', *sys.argv[1:]]\n"
+        "runpy.run_module('utdebug', run_name='__main__')\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", limited, *args], capture_output=True, text=True, timeout=300
+    )
+    samples = out / SAMPLES
+    assert r.returncode == 2, r.stderr
+    assert "Traceback" not in r.stderr and "OSError" not in r.stderr, r.stderr
+    lines = [line for line in r.stderr.splitlines() if line.startswith("utdebug bench:")]
+    assert lines == [
+        f"utdebug bench: cannot write {samples}: File too large (EFBIG); finished problems are "
+        "kept: make room and rerun the same command to resume"
+    ], r.stderr
+    data = samples.read_bytes()
+    kept = read_samples(samples)
+    assert 1 <= len(kept) < 4 and data.endswith(b"\n") and data.count(b"\n") == len(kept)
+    summary = json.loads((out / SUMMARY).read_text())["hard:code"]
+    assert summary["complete"] is False and summary["problems"] == len(kept)
+    assert "File too large" in summary["incomplete"]
+    again = utdebug(*args, "--json")
+    assert again.returncode == 0, again.stderr
+    hard = json.loads(again.stdout)["splits"]["hard"]
+    assert hard["resumed"] == len(kept) and hard["evaluated_now"] == 4 - len(kept)
+    assert hard["summary"]["complete"] is True and "incomplete" not in hard["summary"]
+
+
+def test_limit_kind_wall_is_recorded_and_runs_apart(
+    data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from utdebug.cli import main
+
+    argv = ["bench", "--problems", "6", "--data-dir", str(data_dir), "--out", str(tmp_path)]
+    assert main([*argv, "--limit-kind", "wall", "--json"]) == 0
+    wall = json.loads(capsys.readouterr().out)
+    assert wall["limit_kind"] == "wall"
+    assert wall["splits"]["hard"]["summary"]["limit_kind"] == "wall"
+    assert main(argv) == 0  # the default, CPU time: not resumed from the wall-clock record
+    table = capsys.readouterr().out
+    assert "2 s of CPU time per input" in table and "hard: resumed:" not in table
+    kinds = [r["limit_kind"] for r in read_samples(tmp_path / SAMPLES)]
+    assert kinds == ["wall", "cpu"]
+    assert json.loads((tmp_path / SUMMARY).read_text())["hard:code"]["limit_kind"] == "cpu"
+
+
 def test_plain_table_says_what_code_ran_and_a_resumed_run_says_so(
     data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

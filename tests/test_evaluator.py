@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -23,11 +25,14 @@ from utdebug.benchmarks.evaluator import (
 from utdebug.benchmarks.records import (
     SAMPLES,
     SUMMARY,
+    RunFolderError,
     SampleWriter,
     read_samples,
     summarize,
+    write_json_atomic,
+    write_summary,
 )
-from utdebug.sandbox import CheckSpec, Limits, Sandbox, Semantics
+from utdebug.sandbox import CheckSpec, LimitKind, Limits, Sandbox, Semantics
 
 GOLD_ADD = "def add(a, b):\n    return a + b\n"
 
@@ -77,7 +82,7 @@ def run(sb: Sandbox, problems: list[Problem], out: Path, **kw: object) -> dict[s
         kw.pop("settings", SETTINGS),  # type: ignore[arg-type]
         out,
         sources={"synthetic.jsonl": "0" * 64},
-        workers=2,
+        workers=kw.pop("workers", 2),  # type: ignore[arg-type]
         **kw,  # type: ignore[arg-type]
     )
     return {"run": res, "summary": next(iter(res.summary.values()))}
@@ -122,6 +127,29 @@ def test_resume_skips_recorded_problems(sb: Sandbox, tmp_path: Path) -> None:
     third = run(sb, problems, tmp_path, settings=other)
     assert third["run"].evaluated == 4  # type: ignore[attr-defined]
     assert third["summary"]["problems"] == 4  # type: ignore[index]
+
+
+def test_the_limit_kind_is_in_every_key_record_and_summary(sb: Sandbox, tmp_path: Path) -> None:
+    cpu = SETTINGS
+    wall = EvalSettings(limits=Limits(per_input=1.0, load=5.0, kind=LimitKind.WALL))
+    assert cpu.limits.kind is LimitKind.CPU  # the default
+    assert cpu.key_parts()["limit_kind"] == "cpu" and wall.key_parts()["limit_kind"] == "wall"
+    assert {k: v for k, v in cpu.key_parts().items() if k != "limit_kind"} == {
+        k: v for k, v in wall.key_parts().items() if k != "limit_kind"
+    }
+    problems = [make_problem(i, GOLD_ADD) for i in range(1, 3)]
+    first = run(sb, problems, tmp_path, settings=cpu)
+    assert first["summary"]["limit_kind"] == "cpu"  # type: ignore[index]
+    # Runs of the two kinds never resume into each other: the wall-clock run evaluates all.
+    second = run(sb, problems, tmp_path, settings=wall)
+    assert second["run"].evaluated == 2 and second["run"].skipped == 0  # type: ignore[attr-defined]
+    assert second["summary"]["limit_kind"] == "wall"  # type: ignore[index]
+    recs = read_samples(tmp_path / SAMPLES)
+    assert sorted(r["limit_kind"] for r in recs) == ["cpu", "cpu", "wall", "wall"]
+    assert len({r["key"] for r in recs}) == 4
+    # Records written before the kind was recorded were made under wall-clock limits.
+    old = {k: v for k, v in recs[0].items() if k != "limit_kind"}
+    assert summarize([old])["hard:code"]["limit_kind"] == "wall"
 
 
 def test_torn_tail_from_a_crash_is_dropped_and_rerun(sb: Sandbox, tmp_path: Path) -> None:
@@ -214,6 +242,122 @@ def test_sample_writer_appends_whole_lines(tmp_path: Path) -> None:
     with SampleWriter(path) as w:
         w.write({"a": 3})
     assert [r["a"] for r in read_samples(path)] == [1, 3]
+
+
+def _disk_fills_after(monkeypatch: pytest.MonkeyPatch, room: int, err: int = errno.ENOSPC) -> None:
+    """``os.write`` as on a disk with ``room`` bytes left: a short write, then ``err``."""
+    real_write = os.write
+    left = [room]
+
+    def write(fd: int, data: bytes | memoryview) -> int:
+        if left[0] <= 0:
+            raise OSError(err, os.strerror(err))
+        n = real_write(fd, bytes(data[: left[0]]))
+        left[0] -= n
+        return n
+
+    monkeypatch.setattr(os, "write", write)
+
+
+def test_a_full_disk_leaves_only_whole_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "s.jsonl"
+    with SampleWriter(path) as w:
+        w.write({"a": 1})
+    whole = path.read_bytes()
+    _disk_fills_after(monkeypatch, 10)
+    with SampleWriter(path) as w, pytest.raises(RunFolderError) as got:
+        w.write({"a": 2, "pad": "x" * 100})
+    # One line naming the file and the cause; the part that was written is cut off again.
+    msg = str(got.value)
+    assert msg == f"cannot write {path}: No space left on device (ENOSPC)" and "\n" not in msg
+    assert got.value.errno == errno.ENOSPC and got.value.path == path
+    assert path.read_bytes() == whole
+    monkeypatch.undo()
+    with SampleWriter(path) as w:  # with room again, the file goes on from a whole line
+        w.write({"a": 3})
+    assert [r["a"] for r in read_samples(path)] == [1, 3]
+
+
+def test_a_failed_fsync_takes_the_record_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "s.jsonl"
+
+    def fsync(fd: int) -> None:
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    with SampleWriter(path) as w:
+        w.write({"a": 1})
+        monkeypatch.setattr(os, "fsync", fsync)
+        with pytest.raises(RunFolderError, match=r"Input/output error \(EIO\)"):
+            w.write({"a": 2})
+    assert [r["a"] for r in read_samples(path)] == [1]
+    assert path.read_bytes().endswith(b"\n")
+
+
+def test_a_summary_that_cannot_be_written_leaves_no_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / SUMMARY
+    write_json_atomic(path, {"old": True})
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    with pytest.raises(RunFolderError, match="No space left on device"):
+        write_json_atomic(path, {"new": True})
+    assert json.loads(path.read_text()) == {"old": True}
+    assert sorted(p.name for p in tmp_path.iterdir()) == [SUMMARY]
+    # Writing the summary of a run that stopped on a full disk: marked incomplete if it can
+    # be written, and the first failure is the one reported if it cannot.
+    failure = RunFolderError(tmp_path / SAMPLES, OSError(errno.ENOSPC, "No space left on device"))
+    write_summary(path, {"complete": True}, failure)  # fsync still fails: no second error
+    monkeypatch.setattr(os, "fsync", real_fsync)
+    summary: dict[str, object] = {"g:1": {"complete": True}}
+    write_summary(path, summary, failure, [summary["g:1"]])  # type: ignore[list-item]
+    on_disk = json.loads(path.read_text())["g:1"]
+    assert on_disk["complete"] is False and "No space left on device" in on_disk["incomplete"]
+
+
+def test_a_full_disk_stops_the_split_with_a_summary_marked_incomplete(
+    sb: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    problems = [make_problem(i, GOLD_ADD) for i in range(1, 7)]
+    # Room for about two records; the summary (written with fsync'd json.dump) still fits.
+    import utdebug.benchmarks.records as records
+
+    real_write = os.write
+    room = [0]
+
+    def write(fd: int, data: bytes | memoryview) -> int:
+        if room[0] <= 0:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        n = real_write(fd, bytes(data[: room[0]]))
+        room[0] -= n
+        return n
+
+    class Os:  # the records module's view of ``os``: only its writes see the full disk
+        def __getattr__(self, name: str) -> object:
+            return write if name == "write" else getattr(os, name)
+
+    room[0] = 1500  # a record here is about 600 bytes
+    monkeypatch.setattr(records, "os", Os())
+    with pytest.raises(RunFolderError, match="No space left on device"):
+        run(sb, problems, tmp_path, workers=1)
+    kept = read_samples(tmp_path / SAMPLES)
+    data = (tmp_path / SAMPLES).read_bytes()
+    assert 0 < len(kept) < 6 and data.endswith(b"\n") and data.count(b"\n") == len(kept)
+    summary = json.loads((tmp_path / SUMMARY).read_text())["hard:code"]
+    assert summary["complete"] is False and summary["problems"] == len(kept)
+    assert "No space left on device" in summary["incomplete"]
+    monkeypatch.undo()
+    again = run(sb, problems, tmp_path)
+    assert again["run"].skipped == len(kept)  # type: ignore[attr-defined]
+    assert again["summary"]["problems"] == 6 and again["summary"]["complete"] is True  # type: ignore[index]
 
 
 def test_batch_budget_bounds_a_problem_that_times_out_everywhere(sb: Sandbox) -> None:

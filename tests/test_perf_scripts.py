@@ -1,6 +1,6 @@
 """Smoke tests of the speed benchmarks in benchmarks/perf: they run and print their numbers.
 
-Each script runs in a subprocess with short settings (together well under 40 s). They need the
+Each script runs in a subprocess with short settings (together well under 50 s). They need the
 full sandbox (every layer) and, for eval_speed and engine_speed, the MBPP+Fix (Hard) file;
 without the sandbox the scripts exit with status 3 and the test is skipped with the script's own
 message, without the file (``$UTDEBUG_DATA_DIR``, else ``../shared/datasets``) the eval_speed and
@@ -9,6 +9,7 @@ engine_speed tests are skipped.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -217,3 +218,39 @@ def test_parse_corpus_script_prints_its_numbers() -> None:
         timeout=120,
     )  # fmt: skip
     assert json.loads(same.stdout)["purposes"] == purposes
+
+
+def test_determinism_script_prints_its_numbers() -> None:
+    data = _data_dir()
+    if not (data / HARD_FILE).is_file():
+        pytest.skip(f"{HARD_FILE} is not in {data} (set UTDEBUG_DATA_DIR)")
+    proc = _run("determinism.py", "--limit", "2", "--json", "--data-dir", str(data), timeout=120)
+    r = json.loads(proc.stdout)
+    assert r["problems"] == 2 and r["inputs_per_program"] > 0 and r["hogs"] >= 1
+    for kind in ("cpu", "wall"):
+        d = r["differ"][kind]
+        assert d["total"] == d["code"] + d["gold"] >= 0
+        for program in ("code", "gold"):
+            for phase in ("idle", "loaded"):
+                run = r["runs"][kind][program][phase]
+                assert run["wall_seconds"] >= 0 and 0 <= run["mean_pass_fraction"] <= 1
+        assert r["runs"][kind]["gold"]["idle"]["mean_pass_fraction"] == 1.0
+    # Two problems whose inputs run far from the 2 s limit: CPU-time verdicts never move.
+    assert r["differ"]["cpu"]["total"] == 0 and r["cpu_target_met"] is True
+    assert r["published_buggy_mean_pass_fraction"] == 0.7483
+    err = proc.stderr
+    assert re.search(rf"^DIFFER cpu 0 of {NUM} inputs \(idle vs loaded\)$", err, re.M), err
+    assert re.search(rf"^DIFFER wall {NUM} of {NUM} inputs \(idle vs loaded\)$", err, re.M), err
+    assert re.search(r"^TARGET cpu 0 differing \(target 0\): PASS$", err, re.M), err
+    assert re.search(rf"^PUBLISHED buggy mean pass fraction 74.83% .* cpu {NUM}%", err, re.M), err
+    # The hogs the script started are gone.
+    assert not [line for line in _processes() if "-I -c import os\nos.write(1, b'!')" in line]
+
+
+def _processes() -> list[str]:
+    out = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            with contextlib.suppress(OSError):
+                out.append(Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode())
+    return out

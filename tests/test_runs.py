@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from utdebug.agents.base import ModelAuthError, ModelRateLimited
-from utdebug.benchmarks.records import SAMPLES, SampleWriter, read_samples
+from utdebug.benchmarks.records import SAMPLES, RunFolderError, SampleWriter, read_samples
 from utdebug.benchmarks.runs import (
     FatalRunError,
     Job,
@@ -73,6 +74,31 @@ def test_an_error_every_problem_would_hit_stops_the_run(tmp_path: Path) -> None:
         asyncio.run(record_jobs(jobs, w, concurrency=1))
     # The failing problem is not recorded (a rerun retries it), nothing after it started.
     assert read_samples(tmp_path / SAMPLES) == []
+
+
+def test_a_record_that_cannot_be_written_stops_the_run(tmp_path: Path) -> None:
+    class FullDisk(SampleWriter):
+        def write(self, record: Any) -> None:
+            if record["task_id"] == "t/2":
+                raise RunFolderError(self.path, OSError(errno.ENOSPC, "No space left on device"))
+            super().write(record)
+
+    started: list[str] = []
+
+    def tracked(task_id: str) -> Job:
+        inner = job(task_id, 1)
+
+        async def work() -> dict[str, Any]:
+            started.append(task_id)
+            return await inner.work()
+
+        return Job(inner.base, work)
+
+    with FullDisk(tmp_path / SAMPLES) as w, pytest.raises(RunFolderError, match="ENOSPC"):
+        asyncio.run(record_jobs([tracked(f"t/{i}") for i in range(1, 9)], w, concurrency=1))
+    # What was written stays; no job starts after the failure (a rerun does the rest).
+    assert [r["task_id"] for r in read_samples(tmp_path / SAMPLES)] == ["t/1"]
+    assert started == ["t/1", "t/2"]
 
 
 def test_a_run_skips_recorded_keys_and_records_dataset_rows(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import os
 import re
 import threading
 import time
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -339,19 +340,21 @@ def test_numpy_values_round_trip(sb):
 # ---------------------------------------------------------------------------------------------
 
 
-def test_hang_with_swallowed_alarm_times_out_that_input_only(any_sb):
+@pytest.mark.parametrize("kind", ["cpu", "wall"])
+def test_hang_with_swallowed_alarm_times_out_that_input_only(any_sb, kind):
     code = prog(
         """
         import signal
         def f(x):
             if x == 2:
                 signal.signal(signal.SIGALRM, signal.SIG_IGN)
+                signal.signal(signal.SIGPROF, signal.SIG_IGN)
                 while True:
                     pass
             return x * x
         """
     )
-    lim = Limits(per_input=0.3, load=5.0, memory_mb=1024, slack=0.5)
+    lim = Limits(per_input=0.3, load=5.0, memory_mb=1024, slack=0.5, kind=kind)
     t0 = time.monotonic()
     res = any_sb.run(code, "f", [[0], [1], [2], [3], [4]], lim)
     took = time.monotonic() - t0
@@ -451,9 +454,18 @@ def test_module_level_infinite_loop_times_out_every_input(any_sb):
     assert res.children == 1 and time.monotonic() - t0 < lim.load + lim.slack + 1.0
 
 
-def test_module_level_hang_with_swallowed_alarm_hits_the_hard_deadline(sb):
-    code = "import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\nwhile True:\n    pass\n"
-    lim = Limits(per_input=1.0, load=0.5, slack=0.5)
+@pytest.mark.parametrize("kind", ["cpu", "wall"])
+def test_module_level_hang_with_swallowed_alarm_hits_the_hard_deadline(sb, kind):
+    code = prog(
+        """
+        import signal
+        signal.signal(signal.SIGALRM, signal.SIG_IGN)
+        signal.signal(signal.SIGPROF, signal.SIG_IGN)
+        while True:
+            pass
+        """
+    )
+    lim = Limits(per_input=1.0, load=0.5, slack=0.5, kind=kind)
     t0 = time.monotonic()
     res = sb.run(code, "f", [[1], [2]], lim)
     assert statuses(res) == [Status.TIMEOUT] * 2, res
@@ -679,9 +691,27 @@ def test_error_messages_are_capped(sb):
     assert o.status is Status.ERROR and len(o.error or "") <= 2000
 
 
-def test_seconds_are_measured(sb):
-    code = "import time\ndef f(x):\n    time.sleep(x)\n    return x\n"
-    res = sb.run(code, "f", [[0.0], [0.2]], FAST)
-    assert res.outcomes[0].seconds < 0.1
-    assert 0.15 < res.outcomes[1].seconds < 1.0
-    assert re.fullmatch(r"\d+(\.\d+)?", f"{res.wall_seconds:.3f}")
+def test_seconds_are_the_measure_of_the_limit(sb):
+    code = prog(
+        """
+        import time
+        def f(how, s):
+            if how == "sleep":
+                time.sleep(s)
+            else:
+                t = time.process_time()
+                while time.process_time() - t < s:
+                    pass
+            return s
+        """
+    )
+    inputs = [["sleep", 0.0], ["sleep", 0.2], ["spin", 0.2]]
+    wall = sb.run(code, "f", inputs, replace(FAST, kind="wall"))
+    assert wall.outcomes[0].seconds < 0.1
+    assert 0.15 < wall.outcomes[1].seconds < 1.0
+    assert re.fullmatch(r"\d+(\.\d+)?", f"{wall.wall_seconds:.3f}")
+    # CPU-time limits: seconds are the CPU time charged to the input, so a sleep costs ~0.
+    cpu = sb.run(code, "f", inputs, FAST)
+    assert [o.status for o in cpu.outcomes] == [Status.OK] * 3, cpu
+    assert cpu.outcomes[0].seconds < 0.1 and cpu.outcomes[1].seconds < 0.1, cpu
+    assert 0.2 <= cpu.outcomes[2].seconds < 0.5, cpu

@@ -1304,11 +1304,22 @@ def test_infinite_loop_times_out_that_input_only(sb):
 
 
 HARD_DEADLINE_CASES = {
-    "sigalrm_ignored": """
+    "timer_signals_ignored": """
         import signal
         def f(x):
             if x == 1:
                 signal.signal(signal.SIGALRM, signal.SIG_IGN)
+                signal.signal(signal.SIGPROF, signal.SIG_IGN)
+                while True:
+                    pass
+            return x
+        """,
+    "timers_cancelled_then_spin": """
+        import signal
+        def f(x):
+            if x == 1:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.setitimer(signal.ITIMER_PROF, 0)
                 while True:
                     pass
             return x
@@ -1339,6 +1350,7 @@ HARD_DEADLINE_CASES = {
         def f(x):
             if x == 1:
                 signal.signal(signal.SIGALRM, lambda *a: None)
+                signal.signal(signal.SIGPROF, lambda *a: None)
                 while True:
                     pass
             return x
@@ -1352,14 +1364,68 @@ HARD_DEADLINE_CASES = {
 }
 
 
+@pytest.mark.parametrize("limit_kind", ["cpu", "wall"])
 @pytest.mark.parametrize("kind", sorted(HARD_DEADLINE_CASES))
-def test_parent_hard_deadline(sb, kind):
-    res, took = _run_timed(sb, prog(HARD_DEADLINE_CASES[kind]), [[0], [1], [2]])
+def test_parent_hard_deadline(sb, kind, limit_kind):
+    lim = replace(SHORT, kind=limit_kind)
+    res, took = _run_timed(sb, prog(HARD_DEADLINE_CASES[kind]), [[0], [1], [2]], lim)
     assert [o.status for o in res.outcomes] == [Status.OK, Status.TIMEOUT, Status.OK], res
     assert "hard deadline" in (res.outcomes[1].error or ""), res.outcomes[1]
     assert res.outcomes[2].value == 2 and res.children == 2, res
+    # Under CPU-time limits a sleeping program is stopped by the wall-clock backstop.
+    wall = lim.backstop(lim.per_input)
     assert res.outcomes[1].seconds < SHORT.per_input + SHORT.slack + 1.0, res.outcomes[1]
-    assert took < SHORT.per_input + SHORT.slack + 1.0, took
+    assert took < wall + SHORT.slack + 1.0, took
+
+
+CPU_CLAIMS = {"zero": "0.0", "negative": "-5.0", "huge": "1e300", "text": "'cheap'"}
+
+
+@pytest.mark.parametrize("claim", sorted(CPU_CLAIMS))
+def test_a_forged_cpu_reading_cannot_hide_cpu_time(sb, claim):
+    """Input 1 spins past its CPU limit with its timers silenced, then reports itself as a
+    quick pass with a forged CPU reading: the parent's own readings of the child's CPU clock
+    bound the claim, and the input is a timeout."""
+    code = FRAMES + prog(
+        f"""
+        import signal, time
+        def f(x):
+            if x == 1:
+                signal.signal(signal.SIGALRM, signal.SIG_IGN)
+                signal.signal(signal.SIGPROF, signal.SIG_IGN)
+                t = time.process_time()
+                while time.process_time() - t < 0.65:
+                    pass
+                claim = {{"k": "r", "i": 1, "s": "ok", "t": 0.0, "v": 10, "u": {CPU_CLAIMS[claim]}}}
+                _send(_frame(claim) + _frame({{"k": "end", "out": 0}}))
+                os._exit(0)
+            return x * 10
+        """
+    )
+    res = sb.run(code, "f", [[0], [1]], SHORT)
+    first, forged = res.outcomes
+    assert first.status is Status.OK and first.value == 0, res
+    assert forged.status is Status.TIMEOUT, res
+    assert forged.seconds > SHORT.per_input, forged
+    assert "CPU time" in (forged.error or ""), forged
+
+
+@pytest.mark.parametrize("claim", sorted(CPU_CLAIMS))
+def test_a_forged_cpu_reading_of_a_quick_input_changes_nothing(sb, claim):
+    """A quick input that reports a wild CPU reading is still charged what the parent saw."""
+    code = FRAMES + prog(
+        f"""
+        def f(x):
+            if x == 1:
+                claim = {{"k": "r", "i": 1, "s": "ok", "t": 0.0, "v": 10, "u": {CPU_CLAIMS[claim]}}}
+                _send(_frame(claim) + _frame({{"k": "end", "out": 0}}))
+                os._exit(0)
+            return x * 10
+        """
+    )
+    res = sb.run(code, "f", [[0], [1]], SHORT)
+    assert [o.status for o in res.outcomes] == [Status.OK, Status.OK], res
+    assert res.outcomes[1].value == 10 and 0 <= res.outcomes[1].seconds < SHORT.per_input, res
 
 
 @pytest.mark.parametrize(

@@ -471,6 +471,10 @@ def test_patched_builtins_do_not_break_the_reporter(any_sb, what):
 SLOW_REPR = prog(
     """
     import time
+    def busy(s):  # spends s seconds of CPU time (and at least as much wall time)
+        t = time.process_time()
+        while time.process_time() - t < s:
+            pass
     class Slow:
         def __init__(self, s):
             self.s = s
@@ -478,14 +482,14 @@ SLOW_REPR = prog(
             if self.s is None:
                 while True:
                     pass
-            time.sleep(self.s)
+            busy(self.s)
             return "slow"
     class Bad(Exception):
         def __str__(self):
             while True:
                 pass
     def f(call, rep):
-        time.sleep(call)
+        busy(call)
         if rep == "raise":
             raise Bad()
         return Slow(rep)
@@ -493,8 +497,9 @@ SLOW_REPR = prog(
 )
 
 
-def test_encoding_time_counts_in_the_input(any_sb):
-    lim = Limits(per_input=1.0, load=5.0, memory_mb=1024, slack=0.5)
+@pytest.mark.parametrize("kind", ["cpu", "wall"])
+def test_encoding_time_counts_in_the_input(any_sb, kind):
+    lim = Limits(per_input=1.0, load=5.0, memory_mb=1024, slack=0.5, kind=kind)
     res = any_sb.run(SLOW_REPR, "f", [[0.0, 0.4], [0.6, 0.6], [0.0, 0.0]], lim)
     slow, over, quick = res.outcomes
     assert slow.status is Status.OK and type(slow.value) is Opaque, res

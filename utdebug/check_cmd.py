@@ -125,7 +125,7 @@ def add_parser(subparsers: Any, sandbox_opts: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from utdebug.check.formats import render, write_human
     from utdebug.check.runner import CheckError, CheckOptions, model_info, run_check
-    from utdebug.cli import _sandbox_config
+    from utdebug.cli_common import sandbox_config
 
     def progress(msg: str) -> None:
         if not args.quiet:
@@ -160,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
         validate_options(options)  # usage errors before a model is built
         model = model_info(args.model)
         _preflight(model.model, progress)
-        report = run_check(options, model, _sandbox_config(args), progress=progress)
+        report = run_check(options, model, sandbox_config(args), progress=progress)
     except CheckError as e:
         print(f"utdebug check: {e}", file=sys.stderr)
         return 2

@@ -17,26 +17,14 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
-from enum import IntEnum
 from pathlib import Path
 from typing import Any
 
+from utdebug.cli_common import Exit
+from utdebug.cli_common import env_flag as _env_flag
+from utdebug.cli_common import sandbox_config as _sandbox_config
 
-class Exit(IntEnum):
-    OK = 0
-    FAILURE = 1
-    """The command ran but what it checked failed."""
-    USAGE = 2
-    """Bad arguments, missing or corrupt data."""
-    SANDBOX = 3
-    """The sandbox cannot give the required isolation here."""
-    INTERRUPTED = 130
-    BROKEN_PIPE = 141
-    """stdout was closed before the results were written (128 + SIGPIPE)."""
-
-
-def _env_flag(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
+__all__ = ["Exit", "build_parser", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -115,15 +103,24 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout",
         type=float,
         default=2.0,
-        help="seconds per test input (default 2, as the paper)",
+        help="seconds per test input (default 2, as the paper), of --limit-kind",
+    )
+    bench.add_argument(
+        "--limit-kind",
+        choices=["cpu", "wall"],
+        default="cpu",
+        help="what --timeout, --budget and --cut-limit measure: cpu (default: the program's CPU "
+        "time, all its threads, with a wall-clock backstop of 3x for programs that sleep; "
+        "verdicts do not move with the machine's load) or wall (wall-clock time, as the "
+        "paper's harness)",
     )
     bench.add_argument("--memory-mb", type=int, default=2048, help="address-space limit per child")
     bench.add_argument(
         "--budget",
         type=float,
         default=120.0,
-        help="seconds per problem; inputs not reached by then count as timeouts "
-        "(default 120; 0 = no limit)",
+        help="seconds per problem (of --limit-kind); inputs not reached by then count as "
+        "timeouts (default 120; 0 = no limit)",
     )
     bench.add_argument(
         "--cut-after",
@@ -222,15 +219,6 @@ def _main(argv: Sequence[str] | None) -> int:
     parser.error(f"unknown command {args.command!r}")
 
 
-def _sandbox_config(args: argparse.Namespace) -> Any:
-    from utdebug.sandbox import SandboxConfig
-
-    return SandboxConfig(
-        allow_weak=bool(args.allow_weak_sandbox),
-        use_bwrap=False if args.no_bwrap else None,
-    )
-
-
 def _doctor(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
@@ -320,8 +308,19 @@ def _bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGTERM, on_sigterm)
+    from utdebug.benchmarks.records import RunFolderError
+
     try:
         return _bench_mode(args, parser, stop)
+    except RunFolderError as e:
+        # A full disk (or a file-size limit): one line; the samples file holds only whole
+        # records, so the same command resumes once there is room.
+        print(
+            f"utdebug bench: {e}; finished problems are kept: make room and rerun the same "
+            "command to resume",
+            file=sys.stderr,
+        )
+        return Exit.USAGE
     finally:
         signal.signal(signal.SIGTERM, previous)
 

@@ -83,7 +83,7 @@ class Prepared:
 
 
 def run_debug(args: argparse.Namespace) -> int:
-    from utdebug.cli import Exit
+    from utdebug.cli_common import Exit
 
     try:
         prep = _prepare_debug(args)
@@ -118,7 +118,7 @@ def _preflight(model: Any) -> str | None:
 
 def run_demo(args: argparse.Namespace) -> int:
     from utdebug.agents.scripted import ScriptedModel
-    from utdebug.cli import Exit
+    from utdebug.cli_common import Exit
     from utdebug.engine import Settings
     from utdebug.workspace import load_function
 
@@ -215,12 +215,12 @@ def _prepare_problem(args: argparse.Namespace, settings: Any) -> Prepared:
 
 
 def _open(args: argparse.Namespace, prep: Prepared, *, step_first: bool, review: bool) -> int:
-    from utdebug.cli import Exit, _sandbox_config
+    from utdebug.cli_common import Exit, sandbox_config
     from utdebug.engine import Executor
     from utdebug.sandbox import Sandbox, SandboxError, SandboxUnavailable
 
     try:
-        sb = Sandbox(_sandbox_config(args))
+        sb = Sandbox(sandbox_config(args))
         report = sb.start()
     except (SandboxUnavailable, SandboxError) as e:
         print(f"utdebug: {e}", file=sys.stderr)

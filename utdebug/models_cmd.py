@@ -39,7 +39,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from utdebug.agents.config import ConfigError, list_models
-    from utdebug.cli import Exit
+    from utdebug.cli_common import Exit
 
     try:
         statuses = list_models(check=bool(getattr(args, "check", False)))

@@ -84,6 +84,8 @@ class Settings:
     limits: Limits = field(
         default_factory=lambda: Limits(per_input=2.0, load=5.0, memory_mb=1024, batch=30.0)
     )
+    """Limits of the generated tests' runs; CPU-time limits by default (``Limits.kind``), so
+    whether a test times out does not depend on the machine's load."""
     parse_timeout: float = 1.0
     ut_sampling: Sampling = UT_SAMPLING
     vote_sampling: Sampling = VOTE_SAMPLING
@@ -159,6 +161,7 @@ class Settings:
             "patience": self.patience,
             "feedback": self.feedback_rule,
             "per_input": self.limits.per_input,
+            "limit_kind": self.limits.kind.value,
             "rules": RULES_VERSION,
         } | self._ranking_json()
 

@@ -45,7 +45,9 @@ class Sampling:
         }
 
 
-Purpose = Literal["ut", "vote", "debug", "critique", "generate", "chat"]
+Purpose = Literal["ut", "vote", "debug", "critique", "generate", "chat", "perturb", "rationale"]
+"""What a request is for; ``perturb`` (corrupting gold code) and ``rationale`` (explaining a
+gold output) are the training-data pipeline's (:mod:`utdebug.train`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,20 +19,28 @@ from utdebug.agents.base import Message
 __all__ = [
     "OUTPUT_HEADER",
     "PROMPT_VERSION",
+    "TRAIN_PROMPT_VERSION",
     "UTMethod",
     "code_generation_prompt",
+    "corruption_prompt",
     "debug_feedback",
     "format_feedback_input",
     "format_feedback_value",
     "initial_chat",
     "output_prediction_prompt",
     "output_prefill",
+    "rationale_prompt",
     "self_critique_prompt",
     "ut_prompt",
 ]
 
 PROMPT_VERSION = "utdebug-h1"
 """Version of every template below; part of the response-cache key (see the bump rule)."""
+
+TRAIN_PROMPT_VERSION = "utdebug-train-h1"
+"""Version of the two training-data templates (:func:`corruption_prompt`,
+:func:`rationale_prompt`); the same bump rule, kept apart so that a change to them does not
+invalidate cached replies to the inference prompts."""
 
 UTMethod = Literal["utgen", "prompted", "random"]
 
@@ -136,6 +144,83 @@ _SELF_CRITIQUE = (
     'Always end your feedback with the line "The above code is correct." if it is correct, '
     'otherwise the feedback should end with "The above code is wrong, please fix it."\n'
 )
+
+
+# Training UTGen, code corruption (Appendix H): the model writes a wrong version of gold code.
+_CORRUPTION = (
+    _HEADER + "## Correct Code Solution:\n```\n{code}\n```\n"
+    "Assume you are a TA for a programming course. Your task is to corrupt the correct code or "
+    "implementation of function {entry_point} to introduce realistic errors that can be made "
+    "by your programming students. Note that you should write a code that fails one or more "
+    "unit tests that this correct would succeed in. Also, give all your reasoning for why your "
+    "generated code is incorrect outside the code block, i.e., **do not** leave comments in "
+    "the code block that reveals the code is incorrect.\n\n"
+    "Give your output in the format:\n"
+    "<reasoning of error introduced>\n\n"
+    "## Incorrect Code Solution\n"
+    "```python\n<your generated incorrect code for {entry_point}>\n```\n"
+)
+
+# Output rationalization (Appendix H): given the whole unit test, explain why the output is
+# right (post-hoc rationalization). The one-shot example is the paper's.
+_RATIONALE = (
+    "# Example\n\n"
+    "Given a Python function `check(string)` to solve the following task:\n"
+    "Write a python function to accept the strings which contains all vowels.\n\n"
+    "A user provides an the following input to function. The teacher lets you know that "
+    "correct function generates the following output.\n"
+    'Input: "BCDEFG"\n'
+    "Output: False\n\n"
+    "Now **without** coding up the the function `check(string)`, provide step-by-step "
+    'reasoning for why function `check` when given input of "BCDEFG" generates or returns '
+    "False.\n\n"
+    "## Reasoning\n"
+    "Let's think step by step.\n"
+    "- According to the problem description, given a string the check should return accepted "
+    "if it contains all the vowels and not accepted otherwise.\n"
+    '- The vowels (in lower case) that should be present in the string are: "a", "e", "i", '
+    '"o" and "u".\n'
+    '- The given input is "BCDEFG" which contains characters: "b", "c", "d", "e", "f", "g".\n'
+    '- While the input string "BCDEFG" contains only vowel "e" and is missing vowels: "a", '
+    '"i", "o", "u".\n'
+    "- Therefore, the output of the function is not accepted.\n\n"
+    "# Test Problem\n\n"
+    "Given a Python function `{signature}` to solve the following task:\n"
+    "{description}\n\n"
+    "A user provides an the following input to function `{signature}`. The teacher lets you "
+    "know that correct function generates the following output.\n"
+    "Input: {unit_input}\n"
+    "Output: {unit_output}\n\n"
+    "Now **without** coding up the the function `{signature}`, provide step-by-step reasoning "
+    "for why function `{entry_point}` when given input of {unit_input} generates or returns "
+    "{unit_output}.\n"
+)
+
+
+def corruption_prompt(*, signature: str, description: str, code: str, entry_point: str) -> str:
+    """Stage I of UTGen's training data: ask for a realistically wrong version of ``code``."""
+    return _fill(
+        _CORRUPTION,
+        signature=signature,
+        description=description,
+        code=code,
+        entry_point=entry_point,
+    )
+
+
+def rationale_prompt(
+    *, signature: str, description: str, entry_point: str, unit_input: str, unit_output: str
+) -> str:
+    """Stage III: given the whole unit test (``unit_input`` as the arguments written out,
+    ``unit_output`` the gold output's literal), ask why the output is right."""
+    return _fill(
+        _RATIONALE,
+        signature=signature,
+        description=description,
+        entry_point=entry_point,
+        unit_input=unit_input,
+        unit_output=unit_output,
+    )
 
 
 def ut_prompt(method: str, *, signature: str, description: str, code: str, entry_point: str) -> str:

@@ -46,6 +46,11 @@ DEBUG_SAMPLING = Sampling(temperature=0.7, top_p=0.9, max_tokens=2048)
 code (:func:`edit_token_cap`)."""
 GENERATE_SAMPLING = Sampling(temperature=0.8, top_p=0.95, max_tokens=2048)
 """Best-of-N solution sampling (``bench judge``): diverse samples of the same prompt."""
+PERTURB_SAMPLING = Sampling(temperature=0.8, top_p=0.95, max_tokens=2048)
+"""Corrupting gold code (training data, stage I): diverse wrong versions; the cap grows with
+the code (:func:`edit_token_cap`)."""
+RATIONALE_SAMPLING = Sampling(temperature=0.7, top_p=0.9, max_tokens=1024)
+"""Explaining a gold output (training data, stage III): some step-by-step reasoning."""
 MAX_EDIT_TOKENS = 8192
 
 
@@ -100,6 +105,7 @@ class _Role:
         purpose: Purpose | None = None,
         end: str | None = None,
         sampling: Sampling | None = None,
+        template_version: str = prompts.PROMPT_VERSION,
     ) -> list[Completion]:
         req = ModelRequest(
             messages=tuple(messages),
@@ -107,7 +113,7 @@ class _Role:
             sampling=sampling or self.sampling,
             prefill=prefill,
             purpose=purpose or self.purpose,
-            template_version=prompts.PROMPT_VERSION,
+            template_version=template_version,
             sample_index=sample_index,
             context=hint,
             end=end,
@@ -351,6 +357,106 @@ class Coder(_Role):
         )
         out = await self._ask((Message("user", prompt),), n=n, sample_index=sample_index, hint=hint)
         return [(c.text, parsing.extract_code(c.text)) for c in out]
+
+
+@dataclass(frozen=True, slots=True)
+class Corruption:
+    """A corrupted version of gold code written by the model (training data, stage I).
+
+    The reply's code is merged into the gold module like an edit
+    (:func:`utdebug.agents.edits.take_edit`): a reply that gives only the function keeps the
+    module's helpers and imports. ``code`` is ``None`` when the reply gives none (``reason``).
+    """
+
+    reply: str
+    code: str | None
+    reason: str | None
+    finish_reason: str = "stop"
+
+
+class Perturber(_Role):
+    """Writes corrupted versions of gold code (the code-corruption prompt of Appendix H)."""
+
+    purpose: Purpose = "perturb"
+
+    def __init__(
+        self,
+        model: Model,
+        *,
+        sampling: Sampling = PERTURB_SAMPLING,
+        on_call: CallHook | None = None,
+    ) -> None:
+        super().__init__(model, sampling=sampling, on_call=on_call)
+
+    def prompt(self, task: TaskText, code: str) -> str:
+        return prompts.corruption_prompt(
+            signature=task.signature,
+            description=task.description,
+            code=code,
+            entry_point=task.entry_point,
+        )
+
+    async def corrupt(
+        self, task: TaskText, code: str, n: int, *, sample_index: int = 0, hint: Any = None
+    ) -> list[Corruption]:
+        """``n`` sampled corruptions of ``code`` (one request)."""
+        cap = edit_token_cap(code, self.sampling.max_tokens)
+        out = await self._ask(
+            (Message("user", self.prompt(task, code)),),
+            n=n,
+            sample_index=sample_index,
+            hint=hint,
+            sampling=replace(self.sampling, max_tokens=cap),
+            template_version=prompts.TRAIN_PROMPT_VERSION,
+        )
+        found = []
+        for c in out:
+            taken = take_edit(c.text, code, task.entry_point)
+            if isinstance(taken, MergedEdit):
+                found.append(Corruption(c.text, taken.code, None, c.finish_reason))
+            else:
+                found.append(Corruption(c.text, None, taken.reason, c.finish_reason))
+        return found
+
+
+class Rationalizer(_Role):
+    """Explains why a gold output is right, given the whole unit test (post-hoc
+    rationalization, the output-rationalization prompt of Appendix H)."""
+
+    purpose: Purpose = "rationale"
+
+    def __init__(
+        self,
+        model: Model,
+        *,
+        sampling: Sampling = RATIONALE_SAMPLING,
+        on_call: CallHook | None = None,
+    ) -> None:
+        super().__init__(model, sampling=sampling, on_call=on_call)
+
+    async def explain(
+        self,
+        task: TaskText,
+        unit_input: str,
+        unit_output: str,
+        *,
+        sample_index: int = 0,
+        hint: Any = None,
+    ) -> Completion:
+        text = prompts.rationale_prompt(
+            signature=task.signature,
+            description=task.description,
+            entry_point=task.entry_point,
+            unit_input=unit_input,
+            unit_output=unit_output,
+        )
+        (c,) = await self._ask(
+            (Message("user", text),),
+            sample_index=sample_index,
+            hint=hint,
+            template_version=prompts.TRAIN_PROMPT_VERSION,
+        )
+        return c
 
 
 def first_chat(task: TaskText, code: str) -> tuple[Message, ...]:

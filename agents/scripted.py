@@ -8,7 +8,8 @@ calls); ``ScriptedModel({"ut": [...], "debug": [...]})`` serves each purpose fro
 Replies are what the model *adds*: with a prefill, a reply is the continuation of the prefill.
 
 The JSON file of ``--model scripted:PATH`` holds a list of strings, or an object mapping purposes
-(``ut``, ``vote``, ``debug``, ``critique``, ``chat``) to lists of strings.
+(``ut``, ``vote``, ``debug``, ``critique``, ``generate``, ``chat``, ``perturb``,
+``rationale``) to lists of strings.
 """
 
 from __future__ import annotations

@@ -24,6 +24,21 @@ solution and private test inputs:
 - **Self-critic** (``none`` method): says "correct" for code that passes all private tests with
   probability ``critique_tpr`` and for failing code with probability ``1 - critique_tnr``.
 
+For the training-data pipeline (:mod:`utdebug.train`) it also plays two more roles:
+
+- **Corrupter** (``perturb``): a wrong version of the gold code it is shown, made with one AST
+  mutation operator (:mod:`utdebug.mutation`) chosen with the sample's seed, in the reply
+  format of the code-corruption prompt. It sees what a real model sees (the gold code).
+- **Rationalizer** (``rationale``): a fixed-form explanation that restates the input and the
+  output the prompt gives (a real model is given them too); with probability
+  ``rationale_error`` it states a near miss of that output instead, as a model that argues
+  itself into another answer. It works nothing out: its rationales carry no reasoning.
+
+What it knows that a real model does not: as a test generator it draws inputs from the
+problem's own test inputs and, with probability ``attack``, picks one on which the code under
+test fails (it ran the code on all of them). Training labels never come from it: the pipeline
+runs the gold code for every expected output.
+
 Defaults per UT method are calibrated to the paper's Table 1 (Qwen2.5-7B on MBPP+Fix (Hard):
 UTGen attack 41.96 %, output accuracy 58.04 %; prompted 39.80 % / 40.78 %; random 26.27 % /
 57.25 %). Every completion is marked ``simulated`` and every reply says SIMULATED.
@@ -42,6 +57,7 @@ from typing import Any
 
 from utdebug.agents.base import Completion, ModelError, ModelRequest, Usage
 from utdebug.literals import literal_value
+from utdebug.mutation import mutants
 
 SIMULATED = "SIMULATED"
 
@@ -142,11 +158,16 @@ class SimModel:
         matcher: Matcher,
         *,
         name: str = "sim",
+        rationale_error: float = 0.1,
     ) -> None:
+        if not 0.0 <= rationale_error <= 1.0:
+            raise ValueError(f"sim rationale_error must be in [0, 1], got {rationale_error}")
         self.params = params
         self.oracle = oracle
         self.matcher = matcher
         self.name = name
+        self.rationale_error = rationale_error
+        """P(a rationale states another output than the one it was given)."""
         self._problems: dict[str, SimProblem] = {}
         self._index: dict[str, dict[str, int]] = {}
 
@@ -214,11 +235,20 @@ class SimModel:
             return await self._critique(p, code, rng)
         if req.purpose == "generate":
             return self._generate(p, rng)
+        if req.purpose == "perturb":
+            return self._corrupt(code, rng)
+        if req.purpose == "rationale":
+            return self._rationale(p, ctx, rng)
         raise ModelError(
             f"the simulated model has no answer for purpose {req.purpose!r}", model=self.name
         )
 
     async def _ut(self, p: SimProblem, code: str, ctx: dict[str, Any], rng: random.Random) -> str:
+        if not p.inputs:  # a training problem with no known input: nothing to propose
+            return (
+                f"## Hypothesis\n[{SIMULATED} reply of the sim model] I know no input for this "
+                "task.\n"
+            )
         verdicts = await self.oracle(p.task_id, code)
         failing = [i for i, (ok, _) in enumerate(verdicts) if not ok]
         passing = [i for i, (ok, _) in enumerate(verdicts) if ok]
@@ -294,6 +324,30 @@ class SimModel:
             new = flawed(p.gold, p.entry_point, rng.randrange(FLAW_KINDS))
         return (
             f"[{SIMULATED} reply of the sim model] Here is my solution:\n\n```python\n{new}\n```\n"
+        )
+
+    def _corrupt(self, code: str, rng: random.Random) -> str:
+        found = mutants(code, rng, 1)
+        if not found:
+            return f"[{SIMULATED} reply of the sim model] I found no realistic error to introduce."
+        (m,) = found
+        return (
+            f"[{SIMULATED} reply of the sim model] A student could slip here: "
+            f"{m.site.operator} ({m.site.describe()}).\n\n"
+            f"## Incorrect Code Solution\n```python\n{m.code.rstrip()}\n```\n"
+        )
+
+    def _rationale(self, p: SimProblem, ctx: dict[str, Any], rng: random.Random) -> str:
+        args = tuple(ctx.get("args", ()))
+        value = ctx.get("output")
+        if rng.random() < self.rationale_error:
+            value = _perturb(value, 1)
+        shown = ", ".join(repr(a) for a in args)
+        return (
+            f"[{SIMULATED} reply of the sim model] Let's think step by step.\n"
+            f"- The function is called with {shown}.\n"
+            f"- Following the task description for these arguments gives `{_literal(value)}`.\n"
+            f"- Therefore, `{p.entry_point}` returns `{_literal(value)}`.\n"
         )
 
     async def _critique(self, p: SimProblem, code: str, rng: random.Random) -> str:

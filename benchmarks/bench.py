@@ -29,6 +29,7 @@ from utdebug.benchmarks.datasets import (
     LoadedSplit,
     Split,
     default_cache_dir,
+    load_fix_file,
     load_split,
 )
 from utdebug.benchmarks.evaluator import (
@@ -168,13 +169,16 @@ def load_selected(
     failed: list[str] = []
     for s in [Split(s) for s in (args.split or ["hard"])]:
         try:
-            ls = load_split(
-                s,
-                data_dir=args.data_dir,
-                cache_dir=cache_dir,
-                he_variant=HeVariant(args.he_variant),
-                verify=not args.no_verify,
-            )
+            if s is Split.VAL:
+                ls = load_fix_file(args.val_file)
+            else:
+                ls = load_split(
+                    s,
+                    data_dir=args.data_dir,
+                    cache_dir=cache_dir,
+                    he_variant=HeVariant(args.he_variant),
+                    verify=not args.no_verify,
+                )
             loaded.append(select(ls, args.problems, args.limit))
         except DatasetError as e:
             error_line(err, f"utdebug bench: {s.value}:", e)

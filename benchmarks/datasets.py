@@ -75,6 +75,7 @@ __all__ = [
     "SourceFile",
     "Split",
     "default_cache_dir",
+    "load_fix_file",
     "load_split",
     "resolve_file",
 ]
@@ -87,6 +88,9 @@ class Split(StrEnum):
     HE_PLUS = "he+"
     """HumanEval+ code generation (``bench judge``): no buggy code; ``code`` is the prompt
     stub, which loads and returns ``None``."""
+    VAL = "val"
+    """A validation split in the MBPP+Fix file format, from a file the user names
+    (:func:`load_fix_file`; ``utdebug train data --val-fraction`` writes one)."""
 
 
 class HeVariant(StrEnum):
@@ -167,6 +171,8 @@ HARD_FILE = "MBPP+Fix_hard_test.jsonl"
 MBPP_FILE = "MBPP+Fix_test.jsonl"
 HE_PACK_FILE = "humanevalpack_python.jsonl"
 HE_PLUS_FILE = "HumanEvalPlus.jsonl.gz"
+MBPP_PLUS_FILE = "MbppPlus.jsonl.gz"
+MBPP_PLUS_PRERELEASE_FILE = "MbppPlus-prerelease.jsonl.gz"
 
 SOURCES: dict[str, SourceFile] = {
     source.name: source
@@ -192,6 +198,19 @@ SOURCES: dict[str, SourceFile] = {
             "https://github.com/evalplus/humanevalplus_release/releases/download/v0.1.10/"
             "HumanEvalPlus.jsonl.gz",
             "272720b90ac375502c8ed23cd791c2a93dfb22a911641a494da74a426c09f101",
+        ),
+        SourceFile(
+            MBPP_PLUS_FILE,
+            "https://github.com/evalplus/mbppplus_release/releases/download/v0.2.0/"
+            "MbppPlus.jsonl.gz",
+            None,
+        ),
+        # An early MBPP+ (399 tasks, Nov 2023, from the evalplus repository's history): read
+        # when it is in the data folder, never downloaded (it has no release URL).
+        SourceFile(
+            MBPP_PLUS_PRERELEASE_FILE,
+            "",
+            "b4e9daf3a3d68503c2a92d195e1b44ea485fc15e8eb24f7a60552351835bf47c",
         ),
     )
 }
@@ -258,6 +277,11 @@ def resolve_file(
                 _check_hash(source, path, actual, downloaded=False)
             return path, actual
     looked = " and ".join(str(folder) for folder in folders)
+    if not source.url:
+        raise DatasetError(
+            f"{name} not found (looked in {looked}); it has no public download URL: put it in a "
+            "folder and name that folder with --data-dir DIR or UTDEBUG_DATA_DIR."
+        )
     if not download:
         raise DatasetError(
             f"{name} not found (looked in {looked}) and downloading is off. {_fix_hint(source)}"
@@ -277,6 +301,11 @@ def search_folders(data_dir: Path | None, cache_folder: Path) -> list[Path]:
 
 
 def _fix_hint(source: SourceFile) -> str:
+    if not source.url:
+        return (
+            f"Fix: put {source.name} in a folder and name that folder with --data-dir DIR or "
+            "the environment variable UTDEBUG_DATA_DIR."
+        )
     return (
         f"Fix: fetch {source.url} (on a machine with network if needed), put it in a folder "
         f"and name that folder with --data-dir DIR or the environment variable UTDEBUG_DATA_DIR."
@@ -757,8 +786,10 @@ def load_split(
     variant = _choice(HeVariant, he_variant, "HE variant")
     files = [
         resolve_file(name, data_dir=data_dir, cache_dir=cache_dir, download=download, verify=verify)
-        for name in SPLIT_FILES[split]
+        for name in SPLIT_FILES.get(split, ())
     ]
+    if split is Split.VAL:
+        raise ValueError("the val split is read from a file the user names: use load_fix_file")
     if split is Split.HE:
         problems, errors = _load_he(variant, files[0], files[1])
     elif split is Split.HE_PLUS:
@@ -767,6 +798,20 @@ def load_split(
         problems, errors = _load_mbpp(split, *files[0])
     sources = {path.name: sha256 for path, sha256 in files}
     return LoadedSplit(split, problems, errors, sources)
+
+
+def load_fix_file(path: Path, split: Split | str = Split.VAL) -> LoadedSplit:
+    """A file in the MBPP+Fix format (``task_id``, ``prompt``, ``code``, ``canonical_solution``,
+    ``signature``, ``entry_point``, ``test`` with EvalPlus ``inputs``/``results``,
+    ``test_list``), such as the validation split ``utdebug train data --val-fraction`` writes;
+    its problems are ``<split>/<task number>``. :class:`DatasetError` when it cannot be read."""
+    split = _choice(Split, split, "split")
+    path = Path(path).expanduser()
+    if not path.is_file():
+        raise DatasetError(f"{path} is not a file: name the validation file (--val-file PATH)")
+    sha256 = sha256_of(path)
+    problems, errors = _load_mbpp(split, path, sha256)
+    return LoadedSplit(split, problems, errors, {path.name: sha256})
 
 
 _E = TypeVar("_E", bound=StrEnum)

@@ -80,9 +80,17 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--split",
         action="append",
-        choices=["hard", "mbpp", "he", "he+"],
+        choices=["hard", "mbpp", "he", "he+", "val"],
         help="split to evaluate (repeatable; default: hard; bench judge: he+, HumanEval+ "
-        "code generation)",
+        "code generation; val: the file of --val-file)",
+    )
+    bench.add_argument(
+        "--val-file",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="the val split: a file in the MBPP+Fix format, e.g. the val.jsonl of "
+        "'utdebug train data --val-fraction F'",
     )
     bench.add_argument(
         "--model",
@@ -90,6 +98,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="model for a debugging run: a name from the config file, a litellm model string, "
         "'sim' (the SIMULATED model, offline) or 'scripted:FILE'; 'none' (default) evaluates "
         "the code as given",
+    )
+    bench.add_argument(
+        "--models",
+        default=None,
+        metavar="M1,M2,...",
+        help="bench intrinsic: several models (e.g. the served checkpoints of a training "
+        "run), each measured in turn; the one with the highest Acc. ∩ Attack is named best",
     )
     bench.add_argument("--gold", action="store_true", help="evaluate the gold solutions instead")
     bench.add_argument(
@@ -293,6 +308,17 @@ def _bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error("--memory-mb must be at least 1")
     if args.limit is not None and args.limit < 0:
         parser.error("--limit must be 0 or more (the first N problems)")
+    if "val" in (args.split or []) and args.val_file is None:
+        parser.error("--split val needs --val-file PATH (a file in the MBPP+Fix format)")
+    if args.val_file is not None and "val" not in (args.split or []):
+        parser.error("--val-file is read for --split val")
+    if args.models is not None:
+        if args.mode != "intrinsic":
+            parser.error("--models is for bench intrinsic (checkpoint selection)")
+        if args.model != "none":
+            parser.error("give --model or --models, not both")
+        if not [m for m in args.models.split(",") if m.strip()]:
+            parser.error("--models needs at least one model")
     if args.mode != "b4-sim":
         from utdebug.benchmarks.bench import data_dir_problem
 
@@ -343,6 +369,12 @@ def _bench_mode(
         )
     if args.model == "none" and args.mode == "eval":
         return run_bench(args, _sandbox_config(args), stop)
+    if args.models is not None:
+        from utdebug.benchmarks.checkpoints import run_checkpoints
+        from utdebug.benchmarks.model_bench import check_arguments
+
+        check_arguments(args, parser)
+        return run_checkpoints(args, _sandbox_config(args), stop)
     if args.model == "none":
         parser.error(f"bench {args.mode} needs --model (e.g. --model sim)")
     if args.gold:

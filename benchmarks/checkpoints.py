@@ -1,0 +1,249 @@
+"""``utdebug bench intrinsic --models M1,M2,...``: checkpoint selection on Acc. ∩ Attack.
+
+The paper selects UTGen checkpoints by the intrinsic Acc. ∩ Attack metric. Each model of
+``--models`` (typically the checkpoints of one training run, served side by side, e.g. vLLM
+LoRA adapters) is probed, then measured with :func:`utdebug.benchmarks.intrinsic.run_intrinsic`
+on the chosen split, which should be a validation split disjoint from the test splits
+(``--split val --val-file DIR/val.jsonl``, written by ``utdebug train data --val-fraction``).
+A table is printed per checkpoint, then one that compares them and names the best (highest
+Acc. ∩ Attack; ties go to the higher output accuracy, then the higher attack rate, then the
+earlier in the list). A model that cannot be used, or that a model error cut short on some
+problems, gets one line on stderr; the others still run; the command then exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from utdebug.agents.base import Meter, Model, ModelError
+from utdebug.agents.sim import SIMULATED
+from utdebug.benchmarks.bench import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_SANDBOX,
+    EXIT_USAGE,
+    error_line,
+    load_selected,
+)
+from utdebug.benchmarks.datasets import LoadedSplit, default_cache_dir
+from utdebug.benchmarks.debugging import PrivateTests, VerdictCache
+from utdebug.benchmarks.evaluator import EvalSettings, ExpectedCache
+from utdebug.benchmarks.intrinsic import IntrinsicResult, print_intrinsic, run_intrinsic
+from utdebug.benchmarks.model_bench import EXIT_MODEL, build_model, sim_params
+from utdebug.benchmarks.runs import FatalRunError, one_line, preflight_models, print_json
+from utdebug.engine import Executor
+from utdebug.sandbox import (
+    LimitKind,
+    Limits,
+    Sandbox,
+    SandboxConfig,
+    SandboxError,
+    SandboxUnavailable,
+)
+from utdebug.sandbox.compare import Semantics
+
+__all__ = ["Checkpoint", "best", "run_checkpoints"]
+
+
+@dataclass(slots=True)
+class Checkpoint:
+    name: str
+    result: IntrinsicResult | None = None
+    error: str | None = None
+    """Why the model could not be measured at all."""
+
+
+def best(points: list[Checkpoint]) -> Checkpoint | None:
+    """The measured checkpoint with the highest Acc. ∩ Attack (ties: output accuracy, then
+    attack rate, then the earlier one)."""
+    measured = [p for p in points if p.result is not None and p.result.problems]
+    if not measured:
+        return None
+
+    def score(p: Checkpoint) -> tuple[float, float, float]:
+        assert p.result is not None
+        r = p.result.rates()
+        return (r["accuracy_and_attack"], r["output_accuracy"], r["attack_rate"])
+
+    top = max(score(p) for p in measured)
+    return next(p for p in measured if score(p) == top)
+
+
+def run_checkpoints(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Event) -> int:
+    err = Console(stderr=True)
+    out = Console() if sys.stdout.isatty() else Console(width=140)
+    cache_dir = args.cache_dir or default_cache_dir()
+    loaded, failed = load_selected(args, cache_dir, err)
+    if failed or not loaded:
+        return EXIT_USAGE
+    names = [m.strip() for m in args.models.split(",") if m.strip()]
+    eval_settings = EvalSettings(
+        semantics=Semantics(args.semantics),
+        limits=Limits(
+            per_input=args.timeout,
+            memory_mb=args.memory_mb,
+            batch=args.budget or None,
+            kind=LimitKind(args.limit_kind),
+        ),
+    )
+    try:
+        return asyncio.run(_run(args, cfg, loaded, names, eval_settings, out, err, stop))
+    except SandboxUnavailable as e:
+        err.print(f"[red]utdebug bench:[/red] {e}")
+        return EXIT_SANDBOX
+    except SandboxError as e:
+        err.print(f"[red]utdebug bench: sandbox failure:[/red] {e}")
+        return EXIT_SANDBOX
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        return EXIT_INTERRUPTED
+
+
+async def _run(
+    args: argparse.Namespace,
+    cfg: SandboxConfig,
+    loaded: list[LoadedSplit],
+    names: list[str],
+    eval_settings: EvalSettings,
+    out: Console,
+    err: Console,
+    stop: threading.Event,
+) -> int:
+    from utdebug.agents.config import ConfigError
+
+    cache_dir = args.cache_dir or default_cache_dir()
+    meter = Meter(cost_limit=args.cost_limit)
+    models: dict[str, Model | None] = {}
+    points: dict[str, list[Checkpoint]] = {ls.split.value: [] for ls in loaded}
+    bad = False
+    for name in names:
+        try:
+            models[name] = build_model(name, args, meter, cache_dir)
+            await preflight_models([models[name]], None)
+        except (ConfigError, OSError, ValueError, ModelError) as e:
+            error_line(err, f"utdebug bench: checkpoint {name} cannot be used:", e)
+            for ls in loaded:
+                points[ls.split.value].append(Checkpoint(name, error=one_line(e)))
+            models.pop(name, None)
+            bad = True
+    with Sandbox(cfg) as sb:
+        executor = Executor(sb, workers=max(1, args.workers))
+        try:
+            for ls in loaded:
+                verdicts = VerdictCache(None if args.no_cache else cache_dir / "private-verdicts")
+                private = PrivateTests(
+                    executor, eval_settings, ExpectedCache(cache_dir / "he-expected"), verdicts
+                )
+                for name, model in models.items():
+                    if stop.is_set():
+                        return EXIT_INTERRUPTED
+                    try:
+                        res = await run_intrinsic(
+                            ls=ls,
+                            model=model,
+                            args=args,
+                            private=private,
+                            executor=executor,
+                            sim=sim_params(args) if model is None else None,
+                            err=err,
+                        )
+                    except FatalRunError as e:
+                        error_line(err, f"utdebug bench: checkpoint {name} cannot be used:", e)
+                        points[ls.split.value].append(Checkpoint(name, error=one_line(e)))
+                        bad = True
+                        continue
+                    if res.model_errors:
+                        first = res.model_errors[0][1]
+                        error_line(
+                            err,
+                            f"utdebug bench: checkpoint {name}:",
+                            f"{len(res.model_errors)} of {len(ls.problems)} problems ended by a "
+                            f"model error ({first}); they are left out of its numbers",
+                        )
+                        bad = True
+                    if not args.json:
+                        print_intrinsic(out, ls.split, res, as_json=False)
+                    points[ls.split.value].append(Checkpoint(name, res))
+        finally:
+            executor.close()
+    order = {name: i for i, name in enumerate(names)}
+    for pts in points.values():
+        pts.sort(key=lambda p: order[p.name])
+    _print_selection(out, points, as_json=args.json)
+    return EXIT_MODEL if bad else EXIT_OK
+
+
+def _row(p: Checkpoint) -> dict[str, Any]:
+    if p.result is None:
+        return {"model": p.name, "error": p.error}
+    return {
+        "model": p.name,
+        "simulated": p.result.simulated,
+        "problems": p.result.problems,
+        "samples": p.result.samples,
+        **p.result.rates(),
+        "model_errors": len(p.result.model_errors),
+    }
+
+
+def _print_selection(out: Console, points: dict[str, list[Checkpoint]], *, as_json: bool) -> None:
+    payload: list[dict[str, Any]] = []
+    for split, pts in points.items():
+        winner = best(pts)
+        payload.append(
+            {
+                "split": split,
+                "checkpoints": [_row(p) for p in pts],
+                "best": winner.name if winner is not None else None,
+                "label": SIMULATED
+                if any(p.result is not None and p.result.simulated for p in pts)
+                else None,
+            }
+        )
+    if as_json:
+        print_json({"selection": payload})
+        return
+    for part in payload:
+        sim = part["label"] is not None
+        title = f"{part['split']}: checkpoint selection on Acc. ∩ Attack"
+        t = Table(title=f"{SIMULATED}: {title}" if sim else title)
+        for c in (
+            "checkpoint",
+            "problems",
+            "samples",
+            "attack rate",
+            "output acc.",
+            "acc. ∩ attack",
+        ):
+            t.add_column(c, justify="left" if c == "checkpoint" else "right")
+        rows: list[dict[str, Any]] = part["checkpoints"]
+        for row in rows:
+            mark = " (best)" if row["model"] == part["best"] else ""
+            if "error" in row:
+                t.add_row(row["model"], "-", "-", "-", "-", f"error: {row['error'][:60]}")
+                continue
+            t.add_row(
+                row["model"] + mark,
+                str(row["problems"]),
+                str(row["samples"]),
+                f"{100 * row['attack_rate']:.2f}%",
+                f"{100 * row['output_accuracy']:.2f}%",
+                f"{100 * row['accuracy_and_attack']:.2f}%",
+            )
+        out.print(t)
+        if part["best"] is None:
+            out.print(f"{part['split']}: no checkpoint could be measured")
+        else:
+            chosen = next(r for r in rows if r["model"] == part["best"])
+            out.print(
+                f"{part['split']}: best checkpoint: {part['best']} (Acc. ∩ Attack "
+                f"{100 * chosen['accuracy_and_attack']:.2f}%)"
+            )

@@ -86,8 +86,7 @@ def test_negative_constants_change_as_one_number() -> None:
 
 def test_imports_docstrings_annotations_and_defaults_are_left_alone() -> None:
     code = (
-        'import os\n\n\ndef f(x: int = 3) -> "list[int]":\n    """Return 1 + 2."""\n'
-        "    return x\n"
+        'import os\n\n\ndef f(x: int = 3) -> "list[int]":\n    """Return 1 + 2."""\n    return x\n'
     )
     assert sites(code) == []
 

@@ -1,6 +1,6 @@
 """The ``utdebug`` command line: ``debug`` and ``demo`` (the interactive app), ``bench``
-(headless benchmarks), ``check`` (functions of a git repository, for CI), ``models``
-(configured models) and ``doctor`` (sandbox layers).
+(headless benchmarks), ``check`` (functions of a git repository, for CI), ``train data``
+(UTGen's training data), ``models`` (configured models) and ``doctor`` (sandbox layers).
 
 stdout carries results (tables, or JSON with ``--json``); progress and diagnostics go to stderr.
 When stdout is closed early (``utdebug bench --json | head``), the command stops quietly with
@@ -182,11 +182,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_arguments(bench)
     b4_sim.add_arguments(bench.add_argument_group("bench b4-sim (no model, no sandbox)"))
 
-    from utdebug import check_cmd, debug_cmd, models_cmd
+    from utdebug import check_cmd, debug_cmd, models_cmd, train_cmd
 
     models_cmd.add_parser(sub)
     debug_cmd.add_parsers(sub, sandbox_opts)
     check_cmd.add_parser(sub, sandbox_opts)
+    train_cmd.add_parser(sub, sandbox_opts)
     return parser
 
 
@@ -222,6 +223,10 @@ def _main(argv: Sequence[str] | None) -> int:
             from utdebug import check_cmd
 
             return check_cmd.run(args)
+        if args.command == "train":
+            from utdebug import train_cmd
+
+            return train_cmd.run(args, parser)
         if args.command in ("debug", "demo"):
             from utdebug import debug_cmd
 

@@ -28,10 +28,20 @@ import ast
 import copy
 import random
 import re
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-__all__ = ["OPERATORS", "Mutant", "Site", "apply", "mutants", "normalized_dump", "sites"]
+__all__ = [
+    "OPERATORS",
+    "Mutant",
+    "Site",
+    "apply",
+    "mutants",
+    "normalized_dump",
+    "parse_quietly",
+    "sites",
+]
 
 OPERATORS = (
     "comparison",
@@ -97,14 +107,25 @@ class Mutant:
     site: Site
 
 
+def parse_quietly(code: str) -> ast.Module | None:
+    """``ast.parse(code)``, ``None`` when it does not parse; the warnings Python gives for
+    dataset code (``invalid escape sequence '\\d'``) are not shown."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SyntaxWarning)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            return ast.parse(code)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+
+
 def sites(code: str) -> list[Site]:
     """Every mutation site of ``code`` (in a fixed order); ``[]`` when it does not parse.
 
     Module-level imports, docstrings and type annotations are left alone.
     """
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
+    tree = parse_quietly(code)
+    if tree is None:
         return []
     skip = _skipped_nodes(tree)
     out: list[Site] = []
@@ -172,9 +193,8 @@ def mutants(code: str, rng: random.Random, count: int) -> list[Mutant]:
 
 def normalized_dump(code: str) -> str | None:
     """The syntax tree of ``code`` without docstrings, as text (``None``: does not parse)."""
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
+    tree = parse_quietly(code)
+    if tree is None:
         return None
     for node in ast.walk(tree):
         body = getattr(node, "body", None)

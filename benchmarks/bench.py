@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +40,9 @@ from utdebug.benchmarks.evaluator import (
     Program,
     SplitRun,
     evaluate_split,
+    worker_sandbox_layers,
 )
+from utdebug.distributed import Runner, RunnerOptions, RunnerUnavailable, WorkerLost, make_runner
 from utdebug.sandbox import (
     LimitKind,
     Limits,
@@ -49,7 +53,7 @@ from utdebug.sandbox import (
     Semantics,
 )
 
-EXIT_OK, EXIT_USAGE, EXIT_SANDBOX, EXIT_INTERRUPTED = 0, 2, 3, 130
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_SANDBOX, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
 def data_dir_problem(data_dir: Path | None) -> str | None:
@@ -208,10 +212,7 @@ def run_bench(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Even
     )
     runs: list[SplitRun] = []
     try:
-        with Sandbox(cfg) as sb:
-            err.print(
-                f"sandbox: {sb.layers.mode}; active layers: {', '.join(sorted(sb.layers.active()))}"
-            )
+        with _evaluator(args, cfg, err) as sb:
             for ls in loaded:
                 if args.out is None:
                     out_dir = default_out_dir(ls.split, program, args)
@@ -222,6 +223,16 @@ def run_bench(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Even
                 )
                 if stop.is_set():
                     break
+    except RunnerUnavailable as e:  # no Ray, or the cluster cannot be reached
+        error_line(err, "utdebug bench:", e)
+        return EXIT_USAGE
+    except WorkerLost as e:
+        error_line(
+            err,
+            "utdebug bench:",
+            f"{e}; finished problems are kept: rerun the same command to resume",
+        )
+        return EXIT_FAILURE
     except SandboxUnavailable as e:
         err.print(f"[red]utdebug bench:[/red] {e}")
         return EXIT_SANDBOX
@@ -238,8 +249,31 @@ def run_bench(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Even
     return EXIT_OK
 
 
+@contextlib.contextmanager
+def _evaluator(
+    args: argparse.Namespace, cfg: SandboxConfig, err: Console
+) -> Iterator[Sandbox | Runner]:
+    """This machine's sandbox, or with ``--ray`` a runner over the cluster (whose workers each
+    start their own sandbox: one of them is asked for its layers before any problem runs)."""
+    if not args.ray:
+        with Sandbox(cfg) as sb:
+            err.print(
+                f"sandbox: {sb.layers.mode}; active layers: {', '.join(sorted(sb.layers.active()))}"
+            )
+            yield sb
+        return
+    with make_runner(args.ray, RunnerOptions(cfg, concurrency=args.workers)) as runner:
+        note_line(err, runner.describe())
+        for _, layers in runner.map(worker_sandbox_layers, [None]):
+            if isinstance(layers, BaseException):
+                raise layers
+            mode, active = layers
+            note_line(err, f"sandbox (on a Ray worker): {mode}; active layers: {', '.join(active)}")
+        yield runner
+
+
 def _run_one(
-    sb: Sandbox,
+    sb: Sandbox | Runner,
     ls: LoadedSplit,
     program: Program,
     settings: EvalSettings,

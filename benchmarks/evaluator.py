@@ -1,8 +1,9 @@
 """The evaluator: run a program on a problem's private tests in the sandbox and judge each input.
 
-``evaluate_split`` drives a whole split concurrently (one sandbox, a thread per worker),
-appends one record per problem to ``samples.jsonl``, skips problems already recorded with
-the same key (resume), and rewrites ``summary.json`` from the samples at the end.
+``evaluate_split`` drives a whole split concurrently (one sandbox, a thread per worker; or a
+Ray cluster through :mod:`utdebug.distributed`, a sandbox per worker process), appends one
+record per problem to ``samples.jsonl`` (in this process only), skips problems already
+recorded with the same key (resume), and rewrites ``summary.json`` from the samples at the end.
 HE+Fix has no expected values in its files: they come from running the gold solution on the
 same inputs in the sandbox first (cached on disk, keyed by the dataset hash and the gold code).
 """
@@ -16,7 +17,6 @@ import resource
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -34,6 +34,7 @@ from utdebug.benchmarks.records import (
     write_json_atomic,
     write_summary,
 )
+from utdebug.distributed import LocalRunner, Runner, RunnerOptions, WorkerContext
 from utdebug.sandbox import _runner
 from utdebug.sandbox.compare import Semantics
 from utdebug.sandbox.server import Limits, Sandbox, SandboxError, Status, decode_value
@@ -179,6 +180,51 @@ def expected_values(
 # --- whole splits -------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class EvalJob:
+    """One problem to evaluate: all a worker needs, picklable (it travels to Ray workers)."""
+
+    key: str
+    """The record key: the driver writes one record per key and resumes by it."""
+    problem: Problem
+    program: Program
+    settings: EvalSettings
+    record: dict[str, Any]
+    """The record's fields known before the run (key, split, task id, settings, sources)."""
+    expected_cache: ExpectedCache
+
+
+def failed_record(record: dict[str, Any], message: str, n_tests: int = 0) -> dict[str, Any]:
+    """A record for a problem that could not be evaluated (it counts as a problem error)."""
+    return record | {
+        "error": message, "n_tests": n_tests, "passed": 0, "all_pass": False,
+        "timeouts": 0, "crashes": 0,
+    }  # fmt: skip
+
+
+def evaluate_job(job: EvalJob, ctx: WorkerContext) -> dict[str, Any]:
+    """Evaluate one problem in the sandbox of the process it runs in; the record to write."""
+    p = job.problem
+    try:
+        sb = ctx.sandbox()
+        try:
+            expected = expected_values(sb, p, job.settings, job.expected_cache)
+        except ExpectedUnavailable as e:
+            return failed_record(job.record, str(e), len(p.tests.inputs))
+        body = evaluate_problem(sb, p, program_text(p, job.program), job.settings, expected)
+    except SandboxError as e:  # the sandbox, not the program, failed: record, go on
+        return failed_record(job.record, f"sandbox failure: {e}", len(p.tests.inputs))
+    provenance = {"provenance": {"file": p.provenance.file, "row": p.provenance.row}}
+    return job.record | provenance | {"error": None} | body
+
+
+def worker_sandbox_layers(_: object, ctx: WorkerContext) -> tuple[str, list[str]]:
+    """The mode and active layers of the sandbox of the worker this job runs on (started now:
+    a worker whose sandbox lacks a required layer raises SandboxUnavailable)."""
+    layers = ctx.sandbox().layers
+    return layers.mode, sorted(str(layer) for layer in layers.active())
+
+
 @dataclass(slots=True)
 class SplitRun:
     split: Split
@@ -196,7 +242,7 @@ ProgressFn = Callable[[str, dict[str, Any]], None]
 
 
 def evaluate_split(
-    sb: Sandbox,
+    sb: Sandbox | Runner,
     split: Split,
     problems: Sequence[Problem],
     errors: Iterable[ProblemError],
@@ -210,7 +256,13 @@ def evaluate_split(
     on_record: ProgressFn | None = None,
     stop: threading.Event | None = None,
 ) -> SplitRun:
-    """Evaluate every problem not yet recorded; rewrite the summary from the samples file."""
+    """Evaluate every problem not yet recorded; rewrite the summary from the samples file.
+
+    ``sb`` is a started :class:`Sandbox` (``workers`` threads share it) or a
+    :class:`~utdebug.distributed.Runner` (a Ray cluster: each worker process evaluates with its
+    own sandbox; ``workers`` is then the runner's own concurrency). Either way only this
+    process writes ``samples.jsonl`` and ``summary.json``, with the same records and keys.
+    """
     t0 = time.perf_counter()
     samples_path = out_dir / SAMPLES
     done = {r.get("key") for r in read_samples(samples_path)}
@@ -236,14 +288,8 @@ def evaluate_split(
                 "limit_kind": settings.limits.kind.value,
                 "sources": dict(dataset_sha)}  # fmt: skip
 
-    def failed(task_id: str, key: str, message: str, n_tests: int = 0) -> dict[str, Any]:
-        """A record for a problem that could not be evaluated (it counts as a problem error)."""
-        return base(task_id, key) | {
-            "error": message, "n_tests": n_tests, "passed": 0, "all_pass": False,
-            "timeouts": 0, "crashes": 0,
-        }  # fmt: skip
-
     current: set[str] = set()
+    written: set[str] = set()
     failure: RunFolderError | None = None
     with SampleWriter(samples_path) as writer:
         for err in errors:
@@ -253,11 +299,11 @@ def evaluate_split(
             if key in done:
                 run.skipped += 1
                 continue
-            rec = failed(task, key, f"{err.file}, row {err.row}: {err.message}")
+            rec = failed_record(base(task, key), f"{err.file}, row {err.row}: {err.message}")
             writer.write(rec)
             if on_record:
                 on_record("error", rec)
-        todo = []
+        todo: list[EvalJob] = []
         for p in problems:
             key = key_of(p.task_id, program_text(p, program))
             current.add(key)
@@ -266,57 +312,38 @@ def evaluate_split(
                 if on_record:
                     on_record("skipped", {"task_id": p.task_id})
             else:
-                todo.append((p, key))
+                todo.append(EvalJob(key, p, program, settings, base(p.task_id, key), cache))
         # Largest problems first: a long problem started last would set the run's tail.
-        todo.sort(key=lambda pk: -len(pk[0].tests.inputs))
+        todo.sort(key=lambda job: -len(job.problem.tests.inputs))
 
-        def guarded(p: Problem, key: str) -> dict[str, Any]:
-            try:
-                return work(p, key)
-            except SandboxError as e:  # the sandbox, not the program, failed: record, go on
-                return failed(p.task_id, key, f"sandbox failure: {e}", len(p.tests.inputs))
-
-        def work(p: Problem, key: str) -> dict[str, Any]:
-            rec = base(p.task_id, key) | {
-                "provenance": {"file": p.provenance.file, "row": p.provenance.row}
-            }
-            try:
-                expected = expected_values(sb, p, settings, cache)
-            except ExpectedUnavailable as e:
-                return failed(p.task_id, key, str(e), len(p.tests.inputs))
-            body = evaluate_problem(sb, p, program_text(p, program), settings, expected)
-            return rec | {"error": None} | body
-
-        pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="eval")
-        pending: set[Future[dict[str, Any]]] = set()
+        if isinstance(sb, Sandbox):
+            runner: Runner = LocalRunner(
+                RunnerOptions(sb.config, concurrency=max(1, workers)), sandbox=sb
+            )
+        else:
+            runner = sb
+        results = runner.map(evaluate_job, todo, stop=stop)
         try:
-            it = iter(todo)
-            while True:
-                while len(pending) < max(1, workers) and not (stop and stop.is_set()):
-                    nxt = next(it, None)
-                    if nxt is None:
-                        break
-                    pending.add(pool.submit(guarded, *nxt))
-                if not pending:
-                    break
-                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in finished:
-                    rec = fut.result()
-                    writer.write(rec)
-                    run.evaluated += 1
-                    run.peak_child_rss_kb = max(
-                        run.peak_child_rss_kb, rec.get("peak_child_rss_kb", 0)
-                    )
-                    if on_record:
-                        on_record("done", rec)
+            for job, outcome in results:
+                if isinstance(outcome, BaseException):
+                    raise outcome
+                if job.key in written:  # one record per key, whatever a cluster ran twice
+                    continue
+                writer.write(outcome)
+                written.add(job.key)
+                run.evaluated += 1
+                run.peak_child_rss_kb = max(
+                    run.peak_child_rss_kb, outcome.get("peak_child_rss_kb", 0)
+                )
+                if on_record:
+                    on_record("done", outcome)
         except RunFolderError as e:  # a full disk: stop, keep what is written, say why
             failure = e
             raise
         finally:
             # On Ctrl-C (or a record that cannot be written), do not wait for the problems in
             # flight: their records are simply not written, and a rerun evaluates them.
-            interrupted = bool(pending)
-            pool.shutdown(wait=not interrupted, cancel_futures=True)
+            results.close()
             # Only this configuration's records: an output folder reused with other settings
             # keeps its old lines, but they do not leak into this summary.
             records = [r for r in read_samples(samples_path) if r.get("key") in current]

@@ -302,8 +302,9 @@ def test_one_unreadable_split_does_not_stop_the_others(data_dir: Path, tmp_path:
 def test_importing_the_core_loads_no_ui_or_model_library() -> None:
     code = (
         "import sys, utdebug, utdebug.sandbox, utdebug.benchmarks.evaluator, utdebug.cli,"
-        " utdebug.engine, utdebug.agents.config, utdebug.benchmarks.model_bench;"
-        "bad = [m for m in ('textual', 'litellm') if m in sys.modules];"
+        " utdebug.engine, utdebug.agents.config, utdebug.benchmarks.model_bench,"
+        " utdebug.benchmarks.bench, utdebug.distributed;"
+        "bad = [m for m in ('textual', 'litellm', 'ray') if m in sys.modules];"
         "print(bad); sys.exit(1 if bad else 0)"
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

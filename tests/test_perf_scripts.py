@@ -1,15 +1,17 @@
 """Smoke tests of the speed benchmarks in benchmarks/perf: they run and print their numbers.
 
 Each script runs in a subprocess with short settings (together well under 50 s). They need the
-full sandbox (every layer) and, for eval_speed and engine_speed, the MBPP+Fix (Hard) file;
-without the sandbox the scripts exit with status 3 and the test is skipped with the script's own
-message, without the file (``$UTDEBUG_DATA_DIR``, else ``../shared/datasets``) the eval_speed and
-engine_speed tests are skipped.
+full sandbox (every layer) and, for eval_speed, engine_speed and distributed_throughput, the
+MBPP+Fix (Hard) file; without the sandbox the scripts exit with status 3 and the test is skipped
+with the script's own message, without the file (``$UTDEBUG_DATA_DIR``, else
+``../shared/datasets``) those tests are skipped. distributed_throughput also needs Ray (the
+``ray`` extra, in ``dev``), and its test is skipped without it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
 import re
@@ -254,3 +256,43 @@ def _processes() -> list[str]:
             with contextlib.suppress(OSError):
                 out.append(Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode())
     return out
+
+
+def test_distributed_throughput_script_prints_its_numbers() -> None:
+    data = _data_dir()
+    if not (data / HARD_FILE).is_file():
+        pytest.skip(f"{HARD_FILE} is not in {data} (set UTDEBUG_DATA_DIR)")
+    if importlib.util.find_spec("ray") is None:
+        pytest.skip("Ray is not installed (pip install 'utdebug[ray]')")
+    proc = _run(
+        "distributed_throughput.py",
+        "--problems", "3", "--json", "--data-dir", str(data),
+        "--project", "1000", "--latency", "1", "--calls", "10", "--endpoints", "2",
+        timeout=120,
+    )  # fmt: skip
+    r = json.loads(proc.stdout)
+    assert r["problems"] == 3 and r["program"] == "gold" and r["workers"] == 2
+    assert set(r["passes"]) == {"local", "ray-cold", "ray-warm"}
+    executions = {p["executions"] for p in r["passes"].values()}
+    assert len(executions) == 1 and executions.pop() > 0  # the same inputs ran in every pass
+    for p in r["passes"].values():
+        assert p["problems"] == 3 and p["wall_s"] > 0
+        assert p["executions_per_s"] == pytest.approx(p["executions"] / p["wall_s"])
+    # The gold code, far from the limits: every input agrees between local and Ray.
+    assert r["differing_inputs"] == {"ray-cold": 0, "ray-warm": 0}
+    proj = r["projection"]
+    # 1,000 problems x 10 calls x 1 s over 2 endpoints x 4 calls in flight.
+    assert proj["model_bound_h"] == pytest.approx(1000 * 10 * 1 / 8 / 3600)
+    warm_rate = r["passes"]["ray-warm"]["problems_per_s"]
+    assert proj["sandbox_bound_h"] == pytest.approx(1000 / warm_rate / 3600)
+    assert proj["projected_h"] == max(proj["model_bound_h"], proj["sandbox_bound_h"])
+    err = proc.stderr
+    for name in ("local", "ray-cold", "ray-warm"):
+        assert re.search(
+            rf"^PASS {name} +3 problems {NUM} executions in {NUM} s: {NUM} problems/s, "
+            rf"{NUM} executions/s$",
+            err,
+            re.M,
+        ), err
+    assert re.search(r"^START ray [0-9.]+ s \(Ray at local-cluster: 1 node\(s\), 2 CPUs", err, re.M)
+    assert re.search(r"^PROJECTED \(arithmetic, not a measurement\) 1,000 problems", err, re.M)

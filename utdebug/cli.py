@@ -170,7 +170,21 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--out", type=Path, default=None, help="run folder (default: runs/bench/<config>)"
     )
-    bench.add_argument("--workers", type=int, default=os.cpu_count() or 2, help="parallel children")
+    bench.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="parallel children (default: the number of cores; with --ray: the cluster's CPUs)",
+    )
+    bench.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        default=None,
+        help="evaluate on a Ray cluster (plain evaluation only): host:port of its head, "
+        "ray://host:port, auto (the cluster this machine belongs to) or local-cluster (start "
+        "one here for this run); each worker process runs its own sandbox, this process "
+        "writes the records (needs pip install 'utdebug[ray]')",
+    )
     bench.add_argument(
         "--problems", default=None, help="comma-separated task ids or numbers (e.g. hard/6,11)"
     )
@@ -301,7 +315,9 @@ def _doctor(args: argparse.Namespace) -> int:
 def _bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if not (math.isfinite(args.timeout) and args.timeout > 0):
         parser.error("--timeout must be a positive number of seconds")
-    if args.workers < 1:
+    if args.workers is None:
+        args.workers = 0 if args.ray else os.cpu_count() or 2
+    elif args.workers < 1:
         parser.error("--workers must be at least 1")
     if not (math.isfinite(args.budget) and args.budget >= 0):
         parser.error("--budget must be 0 (no limit) or a positive number of seconds")
@@ -361,6 +377,11 @@ def _bench_mode(
 ) -> int:
     from utdebug.benchmarks.bench import run_bench
 
+    if args.ray and (args.mode != "eval" or args.model != "none"):
+        parser.error(
+            "--ray runs the plain evaluation (bench without a mode or --model) on a cluster; "
+            "the other modes and --model runs run on this machine: drop --ray"
+        )
     if args.mode == "b4-sim":
         from utdebug.benchmarks.b4_sim import run as run_b4_sim
 

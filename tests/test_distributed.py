@@ -1,0 +1,505 @@
+"""Runners: local threads over one sandbox, and a real Ray cluster on this machine.
+
+The cluster is started once for the module, as an operator would: ``ray start --head`` and a
+second node (a separate raylet and its worker processes) joined to it with ``ray start
+--address``, one CPU each, a token of its own (``RAY_AUTH_MODE=token``; nothing is written to
+``~/.ray``), this folder on the nodes' ``PYTHONPATH`` so that the workers import
+``distributed_jobs``. Ray announces the node under the machine's own address even when given
+``--node-ip-address=127.0.0.1``; everything stays on this machine. The processes are ended by
+their session ids (those two ``ray start`` commands' sessions), never by name.
+
+Without Ray installed, the cluster tests are skipped (``pip install 'utdebug[ray]'``); the
+tests of the local runner and of the error lines run anyway.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from distributed_jobs import (
+    dies_holding_slot,
+    dies_once,
+    fails_on_odd,
+    holds_slot,
+    max_overlap,
+    primes_in_sandbox,
+)
+
+from utdebug.benchmarks.datasets import Split, load_split
+from utdebug.benchmarks.evaluator import EvalSettings, Program, evaluate_split
+from utdebug.benchmarks.records import SAMPLES, SUMMARY, read_samples
+from utdebug.distributed import (
+    LocalRunner,
+    RayRunner,
+    RunnerOptions,
+    RunnerUnavailable,
+    make_runner,
+)
+from utdebug.sandbox import Sandbox, SandboxConfig
+
+TESTS = Path(__file__).resolve().parent
+HAS_RAY = importlib.util.find_spec("ray") is not None
+needs_ray = pytest.mark.skipif(
+    not HAS_RAY, reason="Ray is not installed (pip install 'utdebug[ray]')"
+)
+
+# Measured, not part of a verdict: what a record may differ in between two runs.
+MEASURED = {"seconds", "cpu_seconds", "peak_child_rss_kb"}
+# Quick problems of MBPP+Fix (Hard) with no input near the time limit.
+PROBLEMS = "6,7,9,11,12,16,58,63"
+# Problems taking 0.1-1.5 s each (none near the limit): long enough to be killed mid-job.
+SLOWER = ["hard/84", "hard/589", "hard/162", "hard/247", "hard/61", "hard/256", "hard/301"]
+
+
+# --- the cluster -------------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def _session_of(pid: int) -> tuple[int, str] | None:
+    """(session id, command line) of a live process, or None."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return None
+    fields = stat.rpartition(")")[2].split()
+    if fields[0] == "Z":
+        return None
+    return int(fields[3]), cmd.replace(b"\0", b" ").decode(errors="replace").strip()
+
+
+@dataclass
+class Cluster:
+    address: str
+    head: subprocess.Popen[bytes]
+    worker: subprocess.Popen[bytes]
+    temp: Path
+
+    def processes(self) -> dict[int, str]:
+        """Every live process of the two nodes (their ``ray start`` sessions): pid -> command."""
+        sessions = {self.head.pid, self.worker.pid}
+        out: dict[int, str] = {}
+        for entry in os.listdir("/proc"):
+            if entry.isdigit() and (found := _session_of(int(entry))) and found[0] in sessions:
+                out[int(entry)] = found[1]
+        return out
+
+    def running_tasks(self) -> list[int]:
+        """Worker processes executing a job right now (Ray titles them ``ray::<function>``)."""
+        return [p for p, cmd in self.processes().items() if cmd.startswith("ray::_run_in_worker")]
+
+    def stop(self) -> None:
+        for _ in range(3):
+            procs = self.processes()
+            if not procs:
+                break
+            for pid in procs:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.2)
+        for proc in (self.worker, self.head):
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=10)
+        shutil.rmtree(self.temp, ignore_errors=True)
+
+    def log_tail(self) -> str:
+        return "\n".join(
+            f"--- {f.name}\n{f.read_text(errors='replace')[-1500:]}"
+            for f in sorted(self.temp.glob("*.log"))
+        )
+
+
+def _wait(what: str, cond: Any, timeout: float, cluster: Cluster) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            tail = cluster.log_tail()
+            cluster.stop()
+            pytest.fail(f"the test cluster did not come up ({what}) in {timeout:.0f} s\n{tail}")
+        time.sleep(0.2)
+
+
+def _gcs_answers(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    except OSError:
+        return False
+    return True
+
+
+def _alive_nodes(address: str) -> int:
+    import ray
+
+    ray.init(address=address, logging_level="error", log_to_driver=False)
+    try:
+        return sum(1 for n in ray.nodes() if n["Alive"])
+    finally:
+        ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Cluster]:
+    if not HAS_RAY:
+        pytest.skip("Ray is not installed (pip install 'utdebug[ray]')")
+    ray_cli = str(Path(sys.executable).parent / "ray")
+    port = _free_port()
+    # A short folder: Ray's socket paths under it must fit in 107 bytes.
+    temp = Path(tempfile.mkdtemp(prefix="utr-", dir="/tmp"))
+    auth = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(16)}
+    path = os.pathsep.join(p for p in (str(TESTS), os.environ.get("PYTHONPATH")) if p)
+    env = os.environ | auth | {"RAY_USAGE_STATS_ENABLED": "0", "PYTHONPATH": path}
+    common = ["--block", "--num-cpus=1", "--disable-usage-stats", f"--temp-dir={temp}"]
+
+    def start(name: str, *args: str) -> subprocess.Popen[bytes]:
+        log = (temp / f"{name}.log").open("wb")
+        return subprocess.Popen(
+            [ray_cli, "start", *args, *common],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+    head = start(
+        "head",
+        "--head",
+        f"--port={port}",
+        "--node-ip-address=127.0.0.1",
+        "--include-dashboard=false",
+    )
+    address = f"127.0.0.1:{port}"
+    c = Cluster(address, head, head, temp)
+    with pytest.MonkeyPatch.context() as mp:
+        for k, v in auth.items():  # this process is the driver of the in-process tests
+            mp.setenv(k, v)
+        _wait("head", lambda: _gcs_answers(port), 60, c)
+        c.worker = start("worker", f"--address={address}")
+        _wait("second node", lambda: _alive_nodes(address) >= 2, 90, c)
+        try:
+            yield c
+        finally:
+            c.stop()
+
+
+def _options(**kw: Any) -> RunnerOptions:
+    return RunnerOptions(SandboxConfig(), **kw)
+
+
+# --- map: the same results here and on the cluster ----------------------------------------------
+
+
+@needs_ray
+def test_map_on_ray_gives_the_results_of_a_local_run_each_worker_with_its_own_sandbox(
+    cluster: Cluster,
+) -> None:
+    jobs = list(range(1, 13))
+    with make_runner(None, _options(concurrency=2)) as local:
+        here = dict(local.map(primes_in_sandbox, jobs))
+        raised_here = dict(local.map(fails_on_odd, [2, 3]))
+    with make_runner(cluster.address, _options()) as runner:
+        assert isinstance(runner, RayRunner)
+        assert runner.nodes == 2 and runner.cpus == 2 and runner.concurrency == 2
+        pairs = list(runner.map(primes_in_sandbox, jobs))
+        raised = dict(runner.map(fails_on_odd, [2, 3]))
+    assert sorted(j for j, _ in pairs) == jobs  # each job exactly once
+    there = dict(pairs)
+    assert all(not isinstance(r, BaseException) for r in [*here.values(), *there.values()])
+    for n in jobs:
+        assert there[n]["outcomes"] == here[n]["outcomes"], n
+    assert here[5]["outcomes"] == [
+        ("ok", 2, None),
+        ("ok", 15, None),
+        ("error", None, "ValueError"),
+    ]
+    # Local: one sandbox shared by the threads of this process.
+    assert {r["pid"] for r in here.values()} == {os.getpid()}
+    assert len({r["sandbox"] for r in here.values()}) == 1
+    # Ray: worker processes of both nodes, each reusing its own sandbox for its jobs.
+    pids = {r["pid"] for r in there.values()}
+    assert os.getpid() not in pids and len(pids) >= 2
+    for pid in pids:
+        assert len({r["sandbox"] for r in there.values() if r["pid"] == pid}) == 1
+    # An exception raised by the job comes back as itself, yielded, not raised.
+    for got in (raised_here, raised):
+        assert got[2] == 1
+        assert isinstance(got[3], ValueError) and str(got[3]) == "odd: 3"
+
+
+# --- utdebug bench --ray: the records of a local run --------------------------------------------
+
+
+def _bench(data_dir: Path, out: Path, *extra: str, problems: str = PROBLEMS) -> dict[str, Any]:
+    proc = subprocess.run(
+        [
+            sys.executable, "-m", "utdebug", "bench", "--split", "hard", "--problems", problems,
+            "--data-dir", str(data_dir), "--out", str(out), "--json", *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    result: dict[str, Any] = json.loads(proc.stdout)["splits"]["hard"]
+    result["stderr"] = proc.stderr
+    return result
+
+
+def _records(folder: Path) -> dict[str, dict[str, Any]]:
+    recs = read_samples(folder / SAMPLES)
+    keys = [r["key"] for r in recs]
+    assert len(keys) == len(set(keys)), "a key was written twice"
+    return {r["key"]: {k: v for k, v in r.items() if k not in MEASURED} for r in recs}
+
+
+@needs_ray
+def test_bench_on_ray_writes_the_records_of_a_local_run_and_resumes_across_them(
+    cluster: Cluster, data_dir: Path, tmp_path: Path
+) -> None:
+    local = _bench(data_dir, tmp_path / "local")
+    on_ray = _bench(data_dir, tmp_path / "ray", "--ray", cluster.address)
+    assert "Ray at 127.0.0.1" in on_ray["stderr"] and "2 node(s), 2 CPUs" in on_ray["stderr"]
+    assert "sandbox (on a Ray worker): " in on_ray["stderr"]
+    want = _records(tmp_path / "local")
+    assert len(want) == 8 and local["evaluated_now"] == 8 and on_ray["evaluated_now"] == 8
+    assert _records(tmp_path / "ray") == want  # key for key, verdicts and details included
+    assert on_ray["summary"] == local["summary"]
+    summary = json.loads((tmp_path / "ray" / SUMMARY).read_text())
+    assert summary == json.loads((tmp_path / "local" / SUMMARY).read_text())
+
+    # Resume across the two: three problems here, the rest on the cluster, then nothing left.
+    mixed = tmp_path / "mixed"
+    _bench(data_dir, mixed, problems="6,7,9")
+    rest = _bench(data_dir, mixed, "--ray", cluster.address)
+    assert (rest["resumed"], rest["evaluated_now"]) == (3, 5)
+    again = _bench(data_dir, mixed)
+    assert (again["resumed"], again["evaluated_now"]) == (8, 0)
+    assert _records(mixed) == want
+
+
+# --- workers killed mid-run ---------------------------------------------------------------------
+
+
+@needs_ray
+def test_a_job_whose_worker_dies_is_retried_and_yielded_once(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    jobs = [(n, str(tmp_path)) for n in range(1, 9)]
+    with make_runner(cluster.address, _options()) as runner:
+        pairs = list(runner.map(dies_once, jobs))
+    died = tmp_path / "died-3"
+    assert died.exists()  # job 3 killed its worker process once
+    assert sorted(j for j, _ in pairs) == jobs  # every job exactly once, none lost
+    results = {j[0]: r for j, r in pairs}
+    assert not any(isinstance(r, BaseException) for r in results.values()), results
+    assert results[3]["pid"] != int(died.read_text())  # the retry ran in another process
+    with make_runner(None, _options(concurrency=2)) as local:
+        here = {n: r["outcomes"] for n, r in local.map(primes_in_sandbox, range(1, 9))}
+    assert {n: r["outcomes"] for n, r in results.items()} == here
+
+
+@needs_ray
+def test_evaluation_loses_nothing_when_a_worker_is_killed_mid_problem(
+    cluster: Cluster, data_dir: Path, tmp_path: Path
+) -> None:
+    loaded = load_split(Split.HARD, data_dir=data_dir, download=False)
+    problems = [p for p in loaded.problems if p.task_id in SLOWER]
+    assert len(problems) == len(SLOWER)
+    settings = EvalSettings()
+    killed: list[tuple[int, str]] = []
+    done = threading.Event()
+
+    def kill_a_busy_worker() -> None:
+        """Once one worker process has been running a job for 0.2 s, SIGKILL it."""
+        seen: dict[int, float] = {}
+        while not done.is_set() and not killed:
+            now = time.monotonic()
+            busy = cluster.running_tasks()
+            for pid in busy:
+                if now - seen.setdefault(pid, now) >= 0.2:
+                    cmd = cluster.processes().get(pid, "")
+                    os.kill(pid, signal.SIGKILL)
+                    killed.append((pid, cmd))
+                    break
+            seen = {p: t for p, t in seen.items() if p in busy}
+            time.sleep(0.02)
+
+    killer = threading.Thread(target=kill_a_busy_worker, daemon=True)
+    with make_runner(cluster.address, _options()) as runner:
+        killer.start()
+        try:
+            run = evaluate_split(
+                runner, Split.HARD, problems, [], Program.CODE, settings, tmp_path / "ray",
+                sources=loaded.sources,
+            )  # fmt: skip
+        finally:
+            done.set()
+            killer.join(10)
+    assert killed, "no worker process was seen running a job"
+    assert killed[0][1].startswith("ray::_run_in_worker")
+    with Sandbox() as sb:
+        evaluate_split(
+            sb, Split.HARD, problems, [], Program.CODE, settings, tmp_path / "local",
+            sources=loaded.sources, workers=2,
+        )  # fmt: skip
+    assert run.evaluated == len(SLOWER)
+    assert _records(tmp_path / "ray") == _records(tmp_path / "local")
+    summary = json.loads((tmp_path / "ray" / SUMMARY).read_text())["hard:code"]
+    assert summary["complete"] is True and summary["problems"] == len(SLOWER)
+
+
+# --- per-endpoint bound -------------------------------------------------------------------------
+
+
+@needs_ray
+@pytest.mark.parametrize("limit", [1, 2])
+def test_endpoint_slot_bounds_model_calls_across_worker_processes(
+    cluster: Cluster, limit: int
+) -> None:
+    jobs = [("http://model-a:8000/v1", 0.3)] * 6
+    with make_runner(cluster.address, _options(endpoint_limit=limit)) as runner:
+        assert isinstance(runner, RayRunner)
+        results = [r for _, r in runner.map(holds_slot, jobs)]
+        stats = runner.endpoint_stats()
+    assert not any(isinstance(r, BaseException) for r in results), results
+    intervals = [(a, b) for a, b, _ in results]
+    assert len({pid for *_, pid in results}) >= 2
+    # Two worker processes run jobs at once; the slots let exactly `limit` hold one at a time.
+    assert max_overlap(intervals) == limit
+    assert stats["peak"] == {"http://model-a:8000/v1": limit}
+    assert stats["held"] == 0
+
+
+@needs_ray
+def test_a_slot_held_by_a_dead_worker_is_free_again_after_its_lease(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    endpoint = "http://model-b:8000/v1"
+    # The first job dies holding the only slot; the other three wait for it.
+    jobs = [(endpoint, 0.2, str(tmp_path))] + [(endpoint, 0.2, "")] * 3
+    with make_runner(cluster.address, _options(endpoint_limit=1, lease_seconds=2.0)) as runner:
+        assert isinstance(runner, RayRunner)
+        t0 = time.monotonic()
+        results = [r for _, r in runner.map(dies_holding_slot, jobs)]
+        elapsed = time.monotonic() - t0
+        stats = runner.endpoint_stats()
+    assert (tmp_path / "died-holding").exists()
+    assert len(results) == 4 and not any(isinstance(r, BaseException) for r in results), results
+    # The dead process's lease expired (nobody renewed it); nothing waited forever.
+    assert stats["expired"] == 1 and stats["held"] == 0
+    assert 2.0 <= elapsed < 30
+    assert max_overlap([r[:2] for r in results]) == 1
+
+
+def test_local_endpoint_slot_bounds_threads_of_this_process() -> None:
+    jobs = [("http://model-c/v1", 0.15)] * 6 + [("http://model-d/v1", 0.15)] * 2
+    with LocalRunner(_options(concurrency=8, endpoint_limit=2)) as runner:
+        results = list(runner.map(holds_slot, jobs))
+    assert len(results) == 8
+    c = [r[:2] for job, r in results if job[0].endswith("c/v1")]
+    d = [r[:2] for job, r in results if job[0].endswith("d/v1")]
+    assert max_overlap(c) == 2  # six jobs on eight threads: two at a time
+    assert max_overlap(d) == 2  # another endpoint has slots of its own
+
+
+def test_local_map_yields_each_job_once_and_stops_starting_jobs_when_asked() -> None:
+    stop = threading.Event()
+    seen: list[int] = []
+    with LocalRunner(_options(concurrency=2)) as runner:
+        for job, result in runner.map(fails_on_odd, list(range(20)), stop=stop):
+            seen.append(job)
+            if job % 2:
+                assert isinstance(result, ValueError) and str(result) == f"odd: {job}"
+            else:
+                assert result == job // 2
+            if len(seen) == 3:
+                stop.set()
+    # The jobs in flight when stop was set still come back; no new one starts.
+    assert 3 <= len(seen) <= 5 and len(set(seen)) == len(seen)
+
+
+# --- errors: one line ---------------------------------------------------------------------------
+
+
+def test_an_address_nobody_answers_is_one_line(tmp_path: Path, data_dir: Path) -> None:
+    port = _free_port()  # nothing listens there
+    if HAS_RAY:
+        with pytest.raises(
+            RunnerUnavailable, match=rf"cannot reach the Ray cluster at 127\.0\.0\.1:{port}: "
+        ):
+            make_runner(f"127.0.0.1:{port}", _options())
+    proc = subprocess.run(
+        [
+            sys.executable, "-m", "utdebug", "bench", "--split", "hard", "--problems", "6",
+            "--data-dir", str(data_dir), "--out", str(tmp_path), "--ray", f"127.0.0.1:{port}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    want = (
+        "Ray is not installed"
+        if not HAS_RAY
+        else f"cannot reach the Ray cluster at 127.0.0.1:{port}"
+    )
+    assert lines[0].startswith("utdebug bench:") and want in lines[0]
+    assert not (tmp_path / SAMPLES).exists()
+
+
+def test_without_ray_the_error_names_the_extra_to_install(tmp_path: Path, data_dir: Path) -> None:
+    code = (
+        "import sys; sys.modules['ray'] = None\n"
+        "from utdebug.distributed import RunnerOptions, RunnerUnavailable, make_runner\n"
+        "from utdebug.sandbox import SandboxConfig\n"
+        "try:\n"
+        "    make_runner('auto', RunnerOptions(SandboxConfig()))\n"
+        "except RunnerUnavailable as e:\n"
+        "    print(e)\n"
+        "from utdebug.cli import main\n"
+        "sys.exit(main(['bench', '--split', 'hard', '--ray', 'auto', '--out', "
+        f"{str(tmp_path)!r}, '--data-dir', {str(data_dir)!r}]))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stdout.startswith("Ray is not installed") and "pip install 'utdebug[ray]'" in (
+        proc.stdout
+    )
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith("utdebug bench: Ray is not installed")
+    assert "pip install 'utdebug[ray]'" in line
+
+
+def test_ray_with_a_model_run_is_a_usage_error() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "utdebug", "bench", "--model", "sim", "--ray", "auto"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert "--ray runs the plain evaluation" in proc.stderr

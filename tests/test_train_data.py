@@ -4,6 +4,7 @@ it, and resuming an interrupted run."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import signal
 import subprocess
@@ -331,3 +332,33 @@ def test_bad_arguments_are_usage_errors(tmp_path: Path) -> None:
     )  # fmt: skip
     assert env_missing.returncode == 2 and "does not exist" in env_missing.stderr
     assert "Traceback" not in env_missing.stderr
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("ray") is None,
+    reason="Ray is not installed (pip install 'utdebug[ray]')",
+)
+def test_on_ray_the_same_records_and_shards_and_resume_across(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    data = _mbpp_plus(data_dir)
+    extra = ("--decontaminate", "hard", "--val-fraction", "0.3")
+    local = tmp_path / "local"
+    assert utdebug(*_cmd(data, local, "--limit", "5", *extra)).returncode == 0
+    mixed = tmp_path / "mixed"
+    assert utdebug(*_cmd(data, mixed, "--limit", "2", *extra)).returncode == 0
+    r = utdebug(
+        *_cmd(data, mixed, "--limit", "5", "--ray", "local-cluster", "--concurrency", "2", *extra)
+    )
+    assert r.returncode == 0, r.stderr
+    assert "Ray at local-cluster" in r.stderr and "2 already recorded, 3 to run" in r.stderr
+
+    def records(folder: Path) -> dict[str, dict[str, Any]]:
+        return {
+            rec["key"]: {k: v for k, v in rec.items() if k != "seconds"}
+            for rec in read_samples(folder / SAMPLES)
+        }
+
+    assert records(mixed) == records(local)
+    for name in ("sft/train-00000-of-00001.jsonl", "val.jsonl"):
+        assert (mixed / name).read_bytes() == (local / name).read_bytes()

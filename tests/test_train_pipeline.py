@@ -318,3 +318,14 @@ def test_the_training_package_loads_no_ui_model_or_data_library() -> None:
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_labels_whose_order_may_be_a_sets_are_recognised() -> None:
+    from utdebug.train.pipeline import order_suspect, uses_sets
+
+    assert uses_sets("def f(a, b):\n    return tuple(set(a) & set(b))\n")
+    assert uses_sets("def f(a):\n    return [x for x in {y for y in a}]\n")
+    assert uses_sets("def f(a, b):\n    return list(a.intersection(b))\n")
+    assert not uses_sets("def f(a):\n    return sorted(a)\n")
+    assert order_suspect(("a", "b")) and order_suspect([("a", 1), ("b", 2)])
+    assert not order_suspect((1, 2)) and not order_suspect(("a",)) and not order_suspect("ab")

@@ -116,7 +116,19 @@ def add_parser(sub: Any, sandbox_opts: argparse.ArgumentParser) -> None:
         help="what --timeout measures (default: the program's CPU time)",
     )
     m.add_argument(
-        "--concurrency", type=int, default=0, help="problems at once (default: the cores)"
+        "--concurrency",
+        type=int,
+        default=0,
+        help="problems at once (default: the cores; with --ray: the cluster's CPUs)",
+    )
+    m.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        default=None,
+        help="run the problems on a Ray cluster: host:port of its head, ray://host:port, auto "
+        "(the cluster this machine belongs to) or local-cluster (start one here for this run); "
+        "each worker process runs its own sandbox, this process writes everything (needs pip "
+        "install 'utdebug[ray]')",
     )
     m.add_argument(
         "--endpoint-limit", type=int, default=4, help="model calls at once per endpoint (4)"

@@ -2,16 +2,18 @@
 
 Load the source, drop problems that overlap the evaluation splits, hold some out for
 validation, and run :func:`utdebug.train.pipeline.process_problem` on every problem not yet
-recorded, through a runner (local threads over one sandbox). The driver alone writes: one
+recorded, through a runner (:mod:`utdebug.distributed`: local threads over one sandbox, or
+Ray tasks with a sandbox per worker process, ``--ray ADDRESS``). The driver alone writes: one
 record per finished problem, appended and fsynced to ``samples.jsonl`` (a torn last line from a
 crash is dropped, :class:`~utdebug.benchmarks.records.SampleWriter`), keyed by a hash of the
 problem and the settings, so that a rerun skips what is recorded and retries problems a model
 error ended. At the end (also after an interruption) the SFT shards, the validation file, the
 card and the training configurations are rebuilt from the records, in the problems' order.
 
-Exit codes: 0 done; 1 the model cannot be used, or some problems ended with a model error
-(rerun to retry them); 2 bad arguments or data, or the run folder cannot be written; 3 the
-sandbox cannot give the required isolation; 130 interrupted (finished problems are kept).
+Exit codes: 0 done; 1 the model cannot be used, or some problems ended with a model error or
+lost their Ray worker (rerun to retry them); 2 bad arguments or data, the run folder cannot be
+written, or the Ray cluster cannot be reached; 3 the sandbox cannot give the required
+isolation; 130 interrupted (finished problems are kept).
 """
 
 from __future__ import annotations
@@ -36,10 +38,10 @@ from utdebug.agents.sim import SIMULATED
 from utdebug.benchmarks.datasets import DatasetError, default_cache_dir
 from utdebug.benchmarks.records import SAMPLES, RunFolderError, SampleWriter, read_samples
 from utdebug.cli_common import Exit
+from utdebug.distributed import RunnerOptions, RunnerUnavailable, WorkerLost, make_runner
 from utdebug.sandbox import SandboxConfig, SandboxError, SandboxUnavailable
 from utdebug.train import output
 from utdebug.train.decontam import EVAL_SPLITS, EvalIndex, build_index, default_splits
-from utdebug.train.local_runner import LocalRunner, RunnerOptions
 from utdebug.train.pipeline import PIPELINE_VERSION, Job, Settings, job_key, process_problem
 from utdebug.train.sources import Loaded, TrainProblem
 from utdebug.train.trl_config import TRL_VERSION, render_yaml, sft_configs
@@ -68,6 +70,9 @@ class RunOutcome:
     interrupted: bool = False
     stopped: str | None = None
     """Why the run stopped early (a fatal model error, the sandbox)."""
+    lost: int = 0
+    """Problems whose Ray worker was lost more often than the retries allow (not recorded:
+    a rerun runs them)."""
     notes: list[str] = field(default_factory=list)
 
 
@@ -169,6 +174,12 @@ def run_train_data(
             "command to resume"
         )
         return Exit.USAGE
+    if code == Exit.OK and run.lost:
+        _say(
+            f"utdebug train data: {run.lost} problems lost their Ray worker; finished problems "
+            "are kept; rerun the same command to run them"
+        )
+        return Exit.FAILURE
     errors = card["model_errors"]
     if code == Exit.OK and errors["count"]:
         cause = errors["causes"][0]["error"] if errors["causes"] else "unknown"
@@ -244,17 +255,26 @@ def _run_jobs(
     code = _preflight(settings)
     if code is not None:
         return code
-    writer = SampleWriter(samples)
-    runner = LocalRunner(
-        RunnerOptions(cfg, concurrency=args.concurrency, endpoint_limit=args.endpoint_limit)
-    )
-    tally = _Progress(len(todo), tag)
+    options = RunnerOptions(cfg, concurrency=args.concurrency, endpoint_limit=args.endpoint_limit)
     try:
-        for job, result in runner.map(process_problem, todo):
+        runner = make_runner(args.ray, options)
+    except RunnerUnavailable as e:
+        _say(f"utdebug train data: {e}")
+        return Exit.USAGE
+    _say(f"train data: {runner.describe()}")
+    writer = SampleWriter(samples)
+    tally = _Progress(len(todo), tag)
+    results = runner.map(process_problem, todo, stop=stop)
+    try:
+        for job, result in results:
             if isinstance(result, SandboxUnavailable | SandboxError):
                 run.stopped = f"the sandbox: {result}"
                 _say(f"utdebug train data: the sandbox cannot run: {result}")
                 return Exit.SANDBOX
+            if isinstance(result, WorkerLost):
+                run.lost += 1
+                _say(f"train data: {job.problem.problem_id}: {result} (not recorded)")
+                continue
             if isinstance(result, BaseException):
                 if isinstance(result, KeyboardInterrupt):
                     raise result
@@ -268,13 +288,14 @@ def _run_jobs(
                 run.stopped = str(record.get("error"))
                 _say(f"utdebug train data: the model cannot be used: {record.get('error')}")
                 return Exit.FAILURE
-            if stop.is_set():
-                raise KeyboardInterrupt
+        if stop.is_set():
+            raise KeyboardInterrupt
     except KeyboardInterrupt:
         run.interrupted = True
         _say("interrupted: finished problems are kept; rerun the same command to resume")
         return Exit.INTERRUPTED
     finally:
+        results.close()  # a run that stops early abandons the problems in flight
         runner.close()
         writer.close()
         tally.line(final=True)

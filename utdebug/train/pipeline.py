@@ -8,7 +8,9 @@ problem's record, which the driver alone writes. Steps:
    :data:`MAX_KNOWN_INPUTS`) are computed for the simulated model and the validation file. They
    are computed again in a second sandbox (its own zygote, so another string-hash seed): a
    problem whose gold outputs differ there (a tuple built from a set of strings) is dropped,
-   since its labels would not be the same in another process.
+   since its labels would not be the same in another process. As the two seeds may give the
+   same order by chance, an output that is a sequence of texts from gold code that builds
+   sets is not used as a label either (:func:`order_suspect`, :func:`uses_sets`).
 1. **Corrupt** (stage I): ``Settings.corruptions`` (2) wrong versions of the gold code, by the
    model (the code-corruption prompt; the reply's code is merged into the gold module and its
    comments removed, since they tend to say where the bug is) or by AST mutation operators
@@ -37,6 +39,7 @@ input becomes a row of the validation file (MBPP+Fix format), never an SFT examp
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import atexit
 import hashlib
@@ -67,14 +70,14 @@ from utdebug.agents.endings import reached
 from utdebug.agents.roles import Perturber, Rationalizer, TaskText, UTGenerator
 from utdebug.agents.sim import SIMULATED, SimModel, SimParams, SimProblem
 from utdebug.benchmarks.records import record_key
+from utdebug.distributed import WorkerContext
 from utdebug.engine.voting import answer_key
 from utdebug.literals import LiteralError, literal_value
-from utdebug.mutation import mutants, normalized_dump
+from utdebug.mutation import mutants, normalized_dump, parse_quietly
 from utdebug.sandbox import CheckSpec, LimitKind, Limits, Outcome, Sandbox, Semantics, Status
 from utdebug.sandbox.compare import outputs_match
 from utdebug.sandbox.server import UID_SLOTS
 from utdebug.sandbox.verdicts import Verdict, judge
-from utdebug.train.local_runner import WorkerContext
 from utdebug.train.sources import TrainProblem
 
 __all__ = [
@@ -85,8 +88,12 @@ __all__ = [
     "build_target",
     "job_key",
     "literal_text",
+    "order_suspect",
     "process_problem",
     "same_answer",
+    "second_sandbox",
+    "strip_comments",
+    "uses_sets",
     "verify_target",
 ]
 
@@ -202,6 +209,45 @@ def same_answer(a: Any, b: Any) -> bool:
     numbers = (int, float)
     if isinstance(a, numbers) and isinstance(b, numbers) and not isinstance(a, bool):
         return not isinstance(b, bool) and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+    return False
+
+
+_SET_METHODS = frozenset(
+    {"intersection", "union", "difference", "symmetric_difference", "issubset", "issuperset"}
+)
+
+
+def uses_sets(code: str) -> bool:
+    """Whether ``code`` builds sets (literals, comprehensions, ``set()``/``frozenset()``, set
+    methods): the order of a set of strings changes with the process's string-hash seed."""
+    tree = parse_quietly(code)
+    if tree is None:
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Set | ast.SetComp):
+            return True
+        if isinstance(node, ast.Call):
+            f = node.func
+            if isinstance(f, ast.Name) and f.id in ("set", "frozenset"):
+                return True
+            if isinstance(f, ast.Attribute) and f.attr in _SET_METHODS:
+                return True
+    return False
+
+
+def order_suspect(value: Any) -> bool:
+    """A list or tuple with two or more items that hold text: if it was made from a set, its
+    order is the set's, which depends on the string-hash seed."""
+    if not isinstance(value, list | tuple):
+        return False
+    return sum(1 for item in value if _holds_text(item)) >= 2
+
+
+def _holds_text(value: Any, depth: int = 0) -> bool:
+    if isinstance(value, str | bytes):
+        return True
+    if depth < 5 and isinstance(value, list | tuple | set | frozenset):
+        return any(_holds_text(v, depth + 1) for v in value)
     return False
 
 
@@ -451,6 +497,7 @@ class _Work:
         self.gold_error: str | None = None
         self.model_name = self.s.model
         self._verdicts: dict[str, list[tuple[bool, Any]]] = {}
+        self._uses_sets: bool | None = None
 
     # -- the sandbox and the model --
 
@@ -552,16 +599,23 @@ class _Work:
             return False
         again, _ = self.run(self.p.code, pool, second_sandbox(self.sb)) if pool else ([], None)
         for args, o, o2 in zip(pool, outcomes, again, strict=True):
-            if (
-                o.status is Status.OK
-                and o2.status is Status.OK
-                and not same_answer(o.value, o2.value)
-            ):
+            if o.status is not Status.OK or o2.status is not Status.OK:
+                continue
+            if self._hash_order(o.value):
+                continue  # not a label (whether the two seeds agree on it is chance)
+            if not same_answer(o.value, o2.value):
                 self.counts["problem"]["gold outputs depend on string hashing"] += 1
                 return False
-            if o.status is Status.OK and literal_text(o.value) is not None:
+            if literal_text(o.value) is not None:
                 self.known.append((args, o.value))
         return True
+
+    def _hash_order(self, value: Any) -> bool:
+        """The gold builds sets and ``value`` is a sequence of texts: its order may be a set's
+        (the second sandbox's seed can give the same order by chance)."""
+        if self._uses_sets is None:
+            self._uses_sets = uses_sets(self.p.code)
+        return self._uses_sets and order_suspect(value)
 
     def corrupt(self) -> None:
         seen = {normalized_dump(self.p.code)}
@@ -668,6 +722,8 @@ class _Work:
         lit = literal_text(gold[0].value)
         if lit is None:
             return "gold output is not a literal"
+        if self._hash_order(gold[0].value):
+            return "gold output may depend on string hashing"
         (other,), _ = self.run(self.p.code, [args], second_sandbox(self.sb))
         if other.status is not Status.OK or not same_answer(other.value, gold[0].value):
             return "gold output depends on string hashing"

@@ -37,4 +37,9 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
 .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[dev]"
+# TRL, PEFT and transformers without their dependencies (torch and the rest): never imported,
+# only read as source by tests/test_train_trl.py, so that a field of `trl sft` that a release
+# renames fails the tests of the training configurations utdebug writes (utdebug.train).
+.venv/bin/python -m pip install -q --disable-pip-version-check --no-deps \
+    trl==1.16.0 peft==0.21.2 transformers==5.24.0
 echo "setup: ready (.venv/bin/utdebug)" >&2

@@ -56,7 +56,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from utdebug.agents.base import Completion, ModelError, ModelRequest, Usage
-from utdebug.literals import literal_value
+from utdebug.literals import canonical_repr, literal_value
 from utdebug.mutation import mutants
 
 SIMULATED = "SIMULATED"
@@ -214,7 +214,7 @@ class SimModel:
                     req.purpose,
                     ctx.get("code", ""),
                     req.sample_index + i,
-                    _args_key(ctx.get("args", ())),
+                    ctx.get("args_key") or _args_key(ctx.get("args", ())),
                     repr(getattr(ctx.get("feedback"), "args", None)),
                 )
             ).encode()
@@ -342,12 +342,14 @@ class SimModel:
         value = ctx.get("output")
         if rng.random() < self.rationale_error:
             value = _perturb(value, 1)
-        shown = ", ".join(repr(a) for a in args)
+        # Written with sets in sorted order, so the text is the same in every process.
+        shown = ", ".join(canonical_repr(a) for a in args)
+        said = canonical_repr(value)
         return (
             f"[{SIMULATED} reply of the sim model] Let's think step by step.\n"
             f"- The function is called with {shown}.\n"
-            f"- Following the task description for these arguments gives `{_literal(value)}`.\n"
-            f"- Therefore, `{p.entry_point}` returns `{_literal(value)}`.\n"
+            f"- Following the task description for these arguments gives `{said}`.\n"
+            f"- Therefore, `{p.entry_point}` returns `{said}`.\n"
         )
 
     async def _critique(self, p: SimProblem, code: str, rng: random.Random) -> str:

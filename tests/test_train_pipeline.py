@@ -329,3 +329,35 @@ def test_labels_whose_order_may_be_a_sets_are_recognised() -> None:
     assert not uses_sets("def f(a):\n    return sorted(a)\n")
     assert order_suspect(("a", "b")) and order_suspect([("a", 1), ("b", 2)])
     assert not order_suspect((1, 2)) and not order_suspect(("a",)) and not order_suspect("ab")
+
+
+def test_canonical_text_of_sets_is_the_same_in_every_process() -> None:
+    from utdebug.literals import canonical_repr, literal_value
+
+    value = (
+        {"pear", "apple", "fig"},
+        frozenset({"b", "a"}),
+        [set(), frozenset()],
+        {"k": {"z", "y"}},
+    )
+    text = canonical_repr(value)
+    assert text == (
+        "({'apple', 'fig', 'pear'}, frozenset({'a', 'b'}), [set(), frozenset()], {'k': {'y', 'z'}})"
+    )
+    assert literal_value(text) == value
+    code = (
+        "from utdebug.literals import canonical_repr\n"
+        "print(canonical_repr({'pear', 'apple', 'fig', 'kiwi', 'plum'}))"
+    )
+    seen = set()
+    for seed in ("1", "2", "3", "4"):
+        r = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            env={"PYTHONHASHSEED": seed, "PATH": "/usr/bin:/bin"},
+            timeout=60,
+        )
+        assert r.returncode == 0, r.stderr
+        seen.add(r.stdout.strip())
+    assert seen == {"{'apple', 'fig', 'kiwi', 'pear', 'plum'}"}

@@ -34,6 +34,7 @@ __all__ = [
     "DEFAULT_MAX_DEPTH",
     "DEFAULT_MAX_LENGTH",
     "LiteralError",
+    "canonical_repr",
     "literal_call",
     "literal_value",
 ]
@@ -129,6 +130,31 @@ def literal_value(
     if not isinstance(node, ast.expr):
         raise LiteralError(f"expected an expression node, got {type(node).__name__}")
     return _Evaluator(max_depth).value(node, 0)
+
+
+def canonical_repr(value: Any, _depth: int = 0) -> str:
+    """``repr(value)``, except that the items of sets and frozensets are written in the sorted
+    order of their own text: the order Python iterates a set of strings in changes with the
+    process's string-hash seed, this text does not. Reads back with :func:`literal_value`."""
+    if _depth > DEFAULT_MAX_DEPTH:
+        return repr(value)
+    if type(value) in (set, frozenset):
+        items = sorted(canonical_repr(v, _depth + 1) for v in value)
+        if type(value) is frozenset:
+            return f"frozenset({{{', '.join(items)}}})" if items else "frozenset()"
+        return f"{{{', '.join(items)}}}" if items else "set()"
+    if type(value) is list:
+        return "[" + ", ".join(canonical_repr(v, _depth + 1) for v in value) + "]"
+    if type(value) is tuple:
+        parts = [canonical_repr(v, _depth + 1) for v in value]
+        return f"({parts[0]},)" if len(parts) == 1 else "(" + ", ".join(parts) + ")"
+    if type(value) is dict:
+        pairs = (
+            f"{canonical_repr(k, _depth + 1)}: {canonical_repr(v, _depth + 1)}"
+            for k, v in value.items()
+        )
+        return "{" + ", ".join(pairs) + "}"
+    return repr(value)
 
 
 def literal_call(

@@ -72,7 +72,7 @@ from utdebug.agents.sim import SIMULATED, SimModel, SimParams, SimProblem
 from utdebug.benchmarks.records import record_key
 from utdebug.distributed import WorkerContext
 from utdebug.engine.voting import answer_key
-from utdebug.literals import LiteralError, literal_value
+from utdebug.literals import LiteralError, canonical_repr, literal_value
 from utdebug.mutation import mutants, normalized_dump, parse_quietly
 from utdebug.sandbox import CheckSpec, LimitKind, Limits, Outcome, Sandbox, Semantics, Status
 from utdebug.sandbox.compare import outputs_match
@@ -184,10 +184,11 @@ def job_key(problem: TrainProblem, settings: Settings, holdout: bool) -> str:
 
 
 def literal_text(value: Any) -> str | None:
-    """``repr(value)`` when it reads back as the same literal (``None`` otherwise: objects,
-    values too large to write into a test)."""
+    """``value`` as a Python literal (sets in sorted order, :func:`canonical_repr`, so that the
+    text is the same in every process) when it reads back as the same value; ``None`` otherwise
+    (objects, values too large to write into a test)."""
     try:
-        text = repr(value)
+        text = canonical_repr(value)
     except Exception:
         return None
     if len(text) > 10_000:
@@ -196,7 +197,7 @@ def literal_text(value: Any) -> str | None:
         back = literal_value(text)
     except (LiteralError, RecursionError, MemoryError):
         return None
-    return text if repr(back) == text else None
+    return text if canonical_repr(back) == text else None
 
 
 def same_answer(a: Any, b: Any) -> bool:
@@ -333,12 +334,16 @@ def verify_target(
     call = parsing.parse_call(target, entry_point, params=params)
     if isinstance(call, parsing.ParseFailure):
         return f"the target's input does not parse back ({call.reason})"
-    if call.pending is not None or call.kwargs or repr(tuple(call.args)) != repr(tuple(args)):
+    if (
+        call.pending is not None
+        or call.kwargs
+        or canonical_repr(tuple(call.args)) != canonical_repr(tuple(args))
+    ):
         return "the target's input parses back to another input"
     out = parsing.parse_output(target, call=call.source)
     if isinstance(out, parsing.ParseFailure):
         return f"the target's output does not parse back ({out.reason})"
-    if out.pending or repr(out.value) != gold_literal:
+    if out.pending or canonical_repr(out.value) != gold_literal:
         return "the target's output parses back to another value"
     end = reached("ut", target)
     if end is not None and end < len(target.rstrip()):
@@ -731,7 +736,7 @@ class _Work:
         verdict = judge(bad, gold[0].value, self.check, Semantics.DATASET, args)
         if verdict.verdict is Verdict.PASS:
             return "input does not attack"
-        detail = verdict.detail or verdict.verdict.value
+        detail = _what_it_did(bad)
         v.tests.append(_Test(attempt, reply, args, source, gold[0].value, lit, detail, written))
         return None
 
@@ -749,7 +754,7 @@ class _Work:
                     unit_input,
                     t.gold_literal,
                     sample_index=k,
-                    hint=self.hint("rationale", args=t.args, output=t.gold),
+                    hint=self.hint("rationale", args=t.args, args_key=t.call, output=t.gold),
                 )
             )
             why = self._check_rationale(done.text, done.finish_reason, t)
@@ -814,7 +819,7 @@ class _Work:
         tests: list[tuple[tuple[Any, ...], Any]] = []
         seen: set[str] = set()
         for args, value in [*self.known, *((t.args, t.gold) for t in v.tests)]:
-            key = repr(args)
+            key = canonical_repr(args)
             if key not in seen and _call_source("f", args) is not None:
                 seen.add(key)
                 tests.append((args, value))
@@ -903,6 +908,17 @@ def assertion(out, exp, atol):
         assert out == exp, f"out: {out}, exp: {exp}"
 
 """
+
+
+def _what_it_did(o: Outcome) -> str:
+    """What a program did on an input, the same text in every run: no measured times, sets in
+    sorted order."""
+    if o.status is Status.OK:
+        text = canonical_repr(o.value)
+        return "returned " + (text if len(text) <= 300 else text[:300] + "...")
+    if o.status is Status.ERROR:
+        return f"raised {o.error_type}"
+    return o.status.value
 
 
 def _args_literal(args: tuple[Any, ...]) -> str:

@@ -46,7 +46,7 @@ from utdebug.benchmarks.datasets import (
     resolve_file,
     sha256_of,
 )
-from utdebug.literals import LiteralError, literal_value
+from utdebug.literals import LiteralError, canonical_repr, literal_value
 from utdebug.mutation import parse_quietly
 
 __all__ = [
@@ -100,7 +100,7 @@ class TrainProblem:
                 self.code,
                 self.entry_point,
                 self.signature,
-                repr(self.inputs),
+                canonical_repr(self.inputs),
                 self.atol,
             ],
             ensure_ascii=False,
@@ -224,7 +224,7 @@ def literal_calls(text: str, entry_point: str, *, limit: int = 50) -> list[tuple
             args = tuple(literal_value(arg) for arg in node.args)
         except (LiteralError, RecursionError):
             continue
-        key = repr(args)
+        key = canonical_repr(args)
         if key not in seen:
             seen.add(key)
             out.append(args)
@@ -287,10 +287,10 @@ def problem_from_code(
         ast.get_source_segment(code, n) or "" for n in tree.body if not isinstance(n, _DEFS)
     )
     examples += literal_calls(module_level, entry_point)
-    seen = {repr(i) for i in known}
+    seen = {canonical_repr(i) for i in known}
     for args in examples:
-        if repr(args) not in seen:
-            seen.add(repr(args))
+        if canonical_repr(args) not in seen:
+            seen.add(canonical_repr(args))
             known.append(args)
     return TrainProblem(
         source=source,
@@ -316,7 +316,7 @@ def _dedup(inputs: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     seen: set[str] = set()
     out: list[tuple[Any, ...]] = []
     for args in inputs:
-        key = repr(args)
+        key = canonical_repr(args)
         if key not in seen:
             seen.add(key)
             out.append(args)

@@ -296,3 +296,23 @@ def test_distributed_throughput_script_prints_its_numbers() -> None:
         ), err
     assert re.search(r"^START ray [0-9.]+ s \(Ray at local-cluster: 1 node\(s\), 2 CPUs", err, re.M)
     assert re.search(r"^PROJECTED \(arithmetic, not a measurement\) 1,000 problems", err, re.M)
+
+
+def test_train_throughput_script_prints_its_numbers() -> None:
+    data = _data_dir()
+    for name in (HARD_FILE, "MbppPlus-prerelease.jsonl.gz"):
+        if not (data / name).is_file():
+            pytest.skip(f"{name} is not in {data} (set UTDEBUG_DATA_DIR)")
+    out = _run(
+        "train_throughput.py", "--problems", "3", "--data-dir", str(data), timeout=120
+    ).stdout
+    assert "3 problems, SIMULATED model, AST perturbation; 2 workers" in out
+    m = re.search(
+        rf"^PASS local +3 problems ({NUM}) executions in {NUM} s: ({NUM}) problems/s, "
+        rf"{NUM} executions/s, ({NUM}) examples \(SIMULATED\)$",
+        out,
+        re.M,
+    )
+    assert m, out
+    assert int(m.group(1).replace(",", "")) > 0 and float(m.group(2)) > 0
+    assert "PASS ray" not in out  # Ray only with --ray

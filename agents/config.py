@@ -8,8 +8,8 @@ A model value is a NAME configured in the file, a built-in, or a raw litellm mod
 
 * ``sim``: the simulated model (offline; built by the caller).
 * ``scripted:PATH``: replays the JSON file PATH (a list of reply strings, or an object mapping
-  purposes ``ut``/``vote``/``debug``/``critique``/``chat`` to lists; see
-  :mod:`utdebug.agents.scripted`; built by the caller).
+  purposes ``ut``/``vote``/``debug``/``critique``/``generate``/``chat``/``perturb``/
+  ``rationale`` to lists; see :mod:`utdebug.agents.scripted`; built by the caller).
 * anything else not configured, e.g. ``openai/gpt-4o-mini`` or ``ollama/qwen2.5-coder:7b``,
   is passed to litellm as is, with the defaults below.
 

@@ -232,7 +232,14 @@ def test_scripted_counts_per_stage(scripted_run: dict[str, Any]) -> None:
     assert st["rationales"]["asked"] == 3 and st["rationales"]["accepted"] == 2
     assert st["rationales"]["rationale states another answer"] == 1
     assert scripted_run["card"]["counts"]["examples"] == 2 == len(scripted_run["examples"])
-    assert scripted_run["card"]["simulated"] is False and scripted_run["card"]["label"] is None
+    # Replayed replies are no language model's: labelled as the simulated model's are.
+    assert (
+        scripted_run["card"]["simulated"] is True and scripted_run["card"]["label"] == "SIMULATED"
+    )
+    assert all(r["label"] == "SIMULATED" for r in scripted_run["records"])
+    assert scripted_run["r"].stdout.startswith(
+        "SIMULATED: the text of these examples comes from a scripted model"
+    )
     usage = scripted_run["card"]["usage"]
     assert usage["completions"] == len(PERTURB) + len(UT) + len(RATIONALE)
 

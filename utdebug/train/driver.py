@@ -304,7 +304,7 @@ def _run_jobs(
 
 def _preflight(settings: Settings) -> int | None:
     """Probe a real model once before any problem starts (exit 1 when it cannot answer)."""
-    if settings.simulated or settings.model.startswith("scripted:"):
+    if settings.simulated:  # the simulated and scripted models: nothing to probe
         return None
     from utdebug.agents.base import ModelError
     from utdebug.agents.config import build_litellm_model, resolve_model_spec
@@ -528,9 +528,10 @@ def _print_counts(card: dict[str, Any], out_dir: Path) -> None:
     c = card["counts"]
     st = c["stages"]
     if card["simulated"]:
+        who = "the simulated model (sim)" if card["model"] == "sim" else "a scripted model"
         print(
-            f"{SIMULATED}: the text of these examples comes from the simulated model (sim), not "
-            "from a language model (the labels are the gold code's outputs)."
+            f"{SIMULATED}: the text of these examples comes from {who}, not from a language "
+            "model (the labels are the gold code's outputs)."
         )
     src = card["source"]
     dec = card["decontamination"]

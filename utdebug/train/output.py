@@ -145,9 +145,10 @@ def card_markdown(card: dict[str, Any]) -> str:
     sim = card.get("simulated")
     lines = ["# UTGen training data (utdebug)", ""]
     if sim:
+        who = "utdebug's simulated model" if card.get("model") == "sim" else "a scripted model"
         lines += [
             "> **SIMULATED.** The text of these examples (corrupted code, test hypotheses, "
-            "rationales) was written by utdebug's simulated model, not by a language model. "
+            f"rationales) was written by {who}, not by a language model. "
             "The labels are real (the gold code's outputs, run in the sandbox), but the "
             "examples are for checking the pipeline, not for training a model.",
             "",

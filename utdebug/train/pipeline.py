@@ -139,8 +139,15 @@ class Settings:
         return parts
 
     @property
-    def simulated(self) -> bool:
+    def sim(self) -> bool:
+        """The simulated model plays stages I-III."""
         return self.model == "sim"
+
+    @property
+    def simulated(self) -> bool:
+        """No language model writes the text: the simulated model, or a scripted one (replies
+        replayed from a file, as utdebug's models mark it); everything says SIMULATED."""
+        return self.model == "sim" or self.model.startswith("scripted:")
 
     def limits(self) -> Limits:
         """Per input ``timeout``; a batch (a program on the known inputs) at most 5 s, and
@@ -519,7 +526,7 @@ class _Work:
             return _loop().run_until_complete(coro)
 
     def setup_model(self) -> None:
-        if self.s.simulated:
+        if self.s.sim:
             params = SimParams.for_method("utgen", attack=self.s.sim_attack, seed=self.s.seed)
             sim = SimModel(
                 params,
@@ -648,7 +655,7 @@ class _Work:
                 if r.code is None:
                     c[f"no code taken from the reply: {_coarse(r.reason or '')}"] += 1
                     continue
-                by = f"model:{self.model_name}" + (f" ({SIMULATED})" if self.s.simulated else "")
+                by = f"model:{self.model_name}" + (f" ({SIMULATED})" if self.s.sim else "")
                 found.append((strip_comments(r.code), by, r.reply[:400]))
         for code, by, note in found:
             dump = normalized_dump(code)

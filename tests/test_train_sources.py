@@ -244,3 +244,34 @@ def test_tulu_end_to_end_with_the_simulated_model(tmp_path: Path) -> None:
     # "multi" has none, and the simulated model has nothing to propose in any attempt.
     assert st["inputs"]["no input in the reply"] == 5 and card["counts"]["examples"] == 1
     assert records["tulu3/good"]["examples"][0]["meta"]["call"] == "count_vowels('Hello')"
+
+
+def test_humaneval_plus_as_a_source(data_dir: Path) -> None:
+    from utdebug.train.sources import load_he_plus
+
+    loaded = load_he_plus(data_dir=data_dir, download=False)
+    assert loaded.rows == 164 and len(loaded.problems) == 164
+    p = next(p for p in loaded.problems if p.problem_id == "he+/0")
+    assert p.entry_point == "has_close_elements" and p.description.startswith("from typing")
+    assert p.signature == "has_close_elements(numbers: List[float], threshold: float)"
+    assert len(p.inputs) > 50 and loaded.files[0]["name"] == "HumanEvalPlus.jsonl.gz"
+
+
+def test_parquet_shards_need_pyarrow(data_dir: Path, tmp_path: Path) -> None:
+    cmd = [
+        sys.executable, "-m", "utdebug", "train", "data", "--source", "mbpp+", "--data-dir",
+        str(data_dir), "--model", "sim", "--limit", "2", "--decontaminate", "none", "--parquet",
+        "--out", str(tmp_path / "o"),
+    ]  # fmt: skip
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    if importlib.util.find_spec("pyarrow") is None:
+        assert r.returncode == 2 and "--parquet needs pyarrow" in r.stderr
+        return
+    assert r.returncode == 0, r.stderr
+    import pyarrow.parquet as pq
+
+    (shard,) = sorted((tmp_path / "o" / "sft").glob("*.parquet"))
+    table = pq.read_table(shard)
+    assert table.column_names == ["messages", "meta"]
+    jsonl = (tmp_path / "o" / "sft" / shard.name.replace(".parquet", ".jsonl")).read_text()
+    assert table.num_rows == len(jsonl.splitlines())

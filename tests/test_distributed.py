@@ -50,6 +50,7 @@ from utdebug.distributed import (
     RayRunner,
     RunnerOptions,
     RunnerUnavailable,
+    WorkerLost,
     make_runner,
 )
 from utdebug.sandbox import Sandbox, SandboxConfig
@@ -242,6 +243,11 @@ def test_map_on_ray_gives_the_results_of_a_local_run_each_worker_with_its_own_sa
     assert os.getpid() not in pids and len(pids) >= 2
     for pid in pids:
         assert len({r["sandbox"] for r in there.values() if r["pid"] == pid}) == 1
+    if os.geteuid() == 0:  # as root, each worker's children run in a uid block of their own
+        blocks = {pid: {r["uid_base"] for r in there.values() if r["pid"] == pid} for pid in pids}
+        assert all(len(b) == 1 for b in blocks.values())
+        bases = [b.pop() for b in blocks.values()]
+        assert len(set(bases)) == len(bases) and SandboxConfig().uid_base not in bases
     # An exception raised by the job comes back as itself, yielded, not raised.
     for got in (raised_here, raised):
         assert got[2] == 1
@@ -318,6 +324,19 @@ def test_a_job_whose_worker_dies_is_retried_and_yielded_once(
     with make_runner(None, _options(concurrency=2)) as local:
         here = {n: r["outcomes"] for n, r in local.map(primes_in_sandbox, range(1, 9))}
     assert {n: r["outcomes"] for n, r in results.items()} == here
+
+
+@needs_ray
+def test_a_job_whose_worker_dies_past_its_retries_yields_worker_lost(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    jobs = [(n, str(tmp_path)) for n in range(1, 5)]
+    with make_runner(cluster.address, _options(max_retries=0)) as runner:
+        results = {j[0]: r for j, r in runner.map(dies_once, jobs)}
+    assert sorted(results) == [1, 2, 3, 4]
+    assert isinstance(results[3], WorkerLost)
+    assert "job 2: its worker was lost and the 0 retries did not finish it" in str(results[3])
+    assert all(isinstance(results[n], dict) for n in (1, 2, 4))
 
 
 @needs_ray

@@ -37,26 +37,31 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import fcntl
 import importlib
 import logging
 import os
 import pickle
 import socket
+import tempfile
 import threading
 import time
 import uuid
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from types import TracebackType
 from typing import Any, Protocol, TypeVar
 
 from utdebug.sandbox import Sandbox, SandboxConfig
+from utdebug.sandbox.server import UID_SLOTS
 
 __all__ = [
     "LocalRunner",
     "RayRunner",
+    "RemoteJobError",
     "Runner",
     "RunnerOptions",
     "RunnerUnavailable",
@@ -469,11 +474,40 @@ def _close_worker_sandboxes() -> None:
             sb.close()
 
 
+_UID_BLOCKS = 64
+_HELD_UID_LOCKS: list[int] = []
+
+
+def _own_uid_block(config: SandboxConfig) -> SandboxConfig:
+    """As root, the sandbox of each worker process on a machine takes a block of child uids of
+    its own (``uid_base + k * 4096``, k >= 1, held by a lock file for the process's life): the
+    children's task cap is counted per uid where the sandbox runs without user namespaces, and
+    two sandboxes with the same ``uid_base`` would share it. A machine out of blocks (or a
+    lock folder that cannot be made) keeps ``uid_base``."""
+    if os.geteuid() != 0:
+        return config
+    folder = Path(tempfile.gettempdir()) / "utdebug-uid-blocks"
+    try:
+        folder.mkdir(mode=0o700, exist_ok=True)
+        for k in range(1, _UID_BLOCKS + 1):
+            fd = os.open(folder / f"{k}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                continue
+            _HELD_UID_LOCKS.append(fd)
+            return replace(config, uid_base=config.uid_base + k * UID_SLOTS)
+    except OSError:
+        pass
+    return config
+
+
 def _worker_sandbox(config: SandboxConfig) -> Sandbox:
     with _WORKER_LOCK:
         sb = _WORKER_SANDBOXES.get(config)
         if sb is None:
-            sb = Sandbox(config)
+            sb = Sandbox(_own_uid_block(config))
             sb.start()  # SandboxUnavailable goes back to the driver with the job
             if not _WORKER_SANDBOXES:
                 atexit.register(_close_worker_sandboxes)

@@ -278,6 +278,24 @@ def _probe_gcs(address: str, timeout: float = 5.0) -> None:
         raise RunnerUnavailable(f"cannot reach the Ray cluster at {address}: {why}") from None
 
 
+def _connect_error(address: str, e: BaseException) -> str:
+    """One line for a failed ``ray.init``: a refused authentication token is named as such."""
+    chain: list[BaseException] = []
+    cur: BaseException | None = e
+    while cur is not None and len(chain) < 8:
+        chain.append(cur)
+        cur = cur.__cause__ or cur.__context__
+    text = " ".join(str(x) for x in chain)
+    if any(type(x).__name__ == "AuthenticationError" for x in chain) or "InvalidAuthToken" in text:
+        return (
+            f"the Ray cluster at {address} refused this process's authentication token: set "
+            "RAY_AUTH_MODE=token and RAY_AUTH_TOKEN (or put the cluster's token in "
+            "~/.ray/auth_token)"
+        )
+    first = " ".join(str(e).split()) or type(e).__name__
+    return f"cannot reach the Ray cluster at {address}: {first[:300]}"
+
+
 class RayRunner:
     """Jobs as Ray tasks; a sandbox per Ray worker process; the driver collects the results."""
 
@@ -334,10 +352,7 @@ class RayRunner:
         except RunnerUnavailable:
             raise
         except (ConnectionError, TimeoutError, RuntimeError, ValueError, OSError) as e:
-            text = " ".join(str(e).split()) or type(e).__name__
-            raise RunnerUnavailable(
-                f"cannot reach the Ray cluster at {address}: {text[:300]}"
-            ) from None
+            raise RunnerUnavailable(_connect_error(address, e)) from None
 
     def map(
         self,

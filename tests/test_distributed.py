@@ -490,6 +490,33 @@ def test_an_address_nobody_answers_is_one_line(tmp_path: Path, data_dir: Path) -
     assert not (tmp_path / SAMPLES).exists()
 
 
+@needs_ray
+def test_a_driver_without_the_clusters_token_gets_one_line_saying_so(
+    cluster: Cluster, data_dir: Path, tmp_path: Path
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH")}
+    env["HOME"] = str(tmp_path)  # and no ~/.ray/auth_token either
+    env["RAY_gcs_server_port_wait_time_s"] = "2"  # Ray's attempts to connect: 2, not 20
+    proc = subprocess.run(
+        [
+            sys.executable, "-m", "utdebug", "bench", "--split", "hard", "--problems", "6",
+            "--data-dir", str(data_dir), "--out", str(tmp_path / "out"), "--ray", cluster.address,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last == (
+        f"utdebug bench: the Ray cluster at {cluster.address} refused this process's "
+        "authentication token: set RAY_AUTH_MODE=token and RAY_AUTH_TOKEN (or put the "
+        "cluster's token in ~/.ray/auth_token)"
+    )
+    assert not (tmp_path / "out" / SAMPLES).exists()
+
+
 def test_without_ray_the_error_names_the_extra_to_install(tmp_path: Path, data_dir: Path) -> None:
     code = (
         "import sys; sys.modules['ray'] = None\n"

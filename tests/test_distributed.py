@@ -432,6 +432,39 @@ def test_a_slot_held_by_a_dead_worker_is_free_again_after_its_lease(
     assert max_overlap([r[:2] for r in results]) == 1
 
 
+@needs_ray
+def test_local_cluster_starts_and_stops_a_ray_instance_with_a_token_of_its_own(
+    tmp_path: Path,
+) -> None:
+    code = (
+        "import os\n"
+        "from utdebug.benchmarks.evaluator import worker_sandbox_layers\n"
+        "from utdebug.distributed import RunnerOptions, make_runner\n"
+        "from utdebug.sandbox import SandboxConfig\n"
+        "with make_runner('local-cluster', RunnerOptions(SandboxConfig(), concurrency=1)) as r:\n"
+        "    print(r.describe())\n"
+        "    print(os.environ.get('RAY_AUTH_MODE'), len(os.environ.get('RAY_AUTH_TOKEN', '')))\n"
+        "    ((_, layers),) = r.map(worker_sandbox_layers, [None])\n"
+        "    print(layers[0], len(layers[1]))\n"
+        "print(os.environ.get('RAY_AUTH_MODE'), os.environ.get('RAY_AUTH_TOKEN'))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH")}
+    env["HOME"] = str(tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert proc.returncode == 0, proc.stderr
+    described, during, layers, after = proc.stdout.splitlines()
+    assert described == (
+        "Ray at local-cluster: 1 node(s), 1 CPUs, 1 jobs in flight, a sandbox per worker process"
+    )
+    assert during == "token 32"  # a token of its own while it runs
+    with Sandbox() as sb:
+        assert layers == f"{sb.layers.mode} {len(sb.layers.active())}"
+    assert after == "None None"  # gone with the instance
+    assert not (tmp_path / ".ray").exists()  # nothing written to the home folder
+
+
 def test_local_endpoint_slot_bounds_threads_of_this_process() -> None:
     jobs = [("http://model-c/v1", 0.15)] * 6 + [("http://model-d/v1", 0.15)] * 2
     with LocalRunner(_options(concurrency=8, endpoint_limit=2)) as runner:

@@ -42,7 +42,9 @@ import importlib
 import logging
 import os
 import pickle
+import secrets
 import socket
+import sys
 import tempfile
 import threading
 import time
@@ -75,6 +77,7 @@ R = TypeVar("R")
 
 RAY_HINT = "pip install 'utdebug[ray]'"
 LOCAL_CLUSTER = "local-cluster"
+AUTH_VARS = ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")
 
 
 class RunnerUnavailable(RuntimeError):
@@ -303,11 +306,22 @@ class RayRunner:
         _check_options(options)
         self.options = options
         self.address = address
-        ray = _import_ray()
+        self._saved_env: dict[str, str | None] = {}
+        if address == LOCAL_CLUSTER and "ray" not in sys.modules:
+            self._token_of_its_own()  # read by Ray when it is imported
+        try:
+            ray = _import_ray()
+        except BaseException:
+            self._restore_env()
+            raise
         self._ray = ray
         self._owns_init = False
         if not ray.is_initialized():
-            self._connect(address, options)
+            try:
+                self._connect(address, options)
+            except BaseException:
+                self._restore_env()
+                raise
             self._owns_init = True
         try:
             cpus = int(ray.cluster_resources().get("CPU", 0))
@@ -353,6 +367,26 @@ class RayRunner:
             raise
         except (ConnectionError, TimeoutError, RuntimeError, ValueError, OSError) as e:
             raise RunnerUnavailable(_connect_error(address, e)) from None
+
+    def _token_of_its_own(self) -> None:
+        """A local instance gets a token of its own for its lifetime (through this process's
+        environment, which its processes inherit), unless the user chose one or this process
+        imported Ray already (Ray reads the mode when it is imported). Without it Ray writes a
+        token to ``~/.ray/auth_token``, and clusters started later on this machine with ``ray
+        start`` then demand it from every driver."""
+        if any(os.environ.get(k) for k in AUTH_VARS) or (Path.home() / ".ray/auth_token").exists():
+            return
+        for key, value in (("RAY_AUTH_MODE", "token"), ("RAY_AUTH_TOKEN", secrets.token_hex(16))):
+            self._saved_env[key] = os.environ.get(key)
+            os.environ[key] = value
+
+    def _restore_env(self) -> None:
+        saved, self._saved_env = self._saved_env, {}
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
     def map(
         self,
@@ -429,6 +463,7 @@ class RayRunner:
             self._owns_init = False
             with contextlib.suppress(Exception):
                 ray.shutdown()
+        self._restore_env()
 
     def __enter__(self) -> RayRunner:
         return self

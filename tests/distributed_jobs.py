@@ -35,6 +35,7 @@ def primes_in_sandbox(n: int, ctx: WorkerContext) -> dict[str, Any]:
         "outcomes": [(o.status.value, o.value, o.error_type) for o in res.outcomes],
         "pid": os.getpid(),
         "sandbox": id(ctx.sandbox()),
+        "uid_base": ctx.sandbox().config.uid_base,
     }
 
 

@@ -50,6 +50,7 @@ from utdebug.distributed import (
     RayRunner,
     RunnerOptions,
     RunnerUnavailable,
+    WorkerLost,
     make_runner,
 )
 from utdebug.sandbox import Sandbox, SandboxConfig
@@ -242,6 +243,11 @@ def test_map_on_ray_gives_the_results_of_a_local_run_each_worker_with_its_own_sa
     assert os.getpid() not in pids and len(pids) >= 2
     for pid in pids:
         assert len({r["sandbox"] for r in there.values() if r["pid"] == pid}) == 1
+    if os.geteuid() == 0:  # as root, each worker's children run in a uid block of their own
+        blocks = {pid: {r["uid_base"] for r in there.values() if r["pid"] == pid} for pid in pids}
+        assert all(len(b) == 1 for b in blocks.values())
+        bases = [b.pop() for b in blocks.values()]
+        assert len(set(bases)) == len(bases) and SandboxConfig().uid_base not in bases
     # An exception raised by the job comes back as itself, yielded, not raised.
     for got in (raised_here, raised):
         assert got[2] == 1
@@ -318,6 +324,19 @@ def test_a_job_whose_worker_dies_is_retried_and_yielded_once(
     with make_runner(None, _options(concurrency=2)) as local:
         here = {n: r["outcomes"] for n, r in local.map(primes_in_sandbox, range(1, 9))}
     assert {n: r["outcomes"] for n, r in results.items()} == here
+
+
+@needs_ray
+def test_a_job_whose_worker_dies_past_its_retries_yields_worker_lost(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    jobs = [(n, str(tmp_path)) for n in range(1, 5)]
+    with make_runner(cluster.address, _options(max_retries=0)) as runner:
+        results = {j[0]: r for j, r in runner.map(dies_once, jobs)}
+    assert sorted(results) == [1, 2, 3, 4]
+    assert isinstance(results[3], WorkerLost)
+    assert "job 2: its worker was lost and the 0 retries did not finish it" in str(results[3])
+    assert all(isinstance(results[n], dict) for n in (1, 2, 4))
 
 
 @needs_ray
@@ -413,6 +432,39 @@ def test_a_slot_held_by_a_dead_worker_is_free_again_after_its_lease(
     assert max_overlap([r[:2] for r in results]) == 1
 
 
+@needs_ray
+def test_local_cluster_starts_and_stops_a_ray_instance_with_a_token_of_its_own(
+    tmp_path: Path,
+) -> None:
+    code = (
+        "import os\n"
+        "from utdebug.benchmarks.evaluator import worker_sandbox_layers\n"
+        "from utdebug.distributed import RunnerOptions, make_runner\n"
+        "from utdebug.sandbox import SandboxConfig\n"
+        "with make_runner('local-cluster', RunnerOptions(SandboxConfig(), concurrency=1)) as r:\n"
+        "    print(r.describe())\n"
+        "    print(os.environ.get('RAY_AUTH_MODE'), len(os.environ.get('RAY_AUTH_TOKEN', '')))\n"
+        "    ((_, layers),) = r.map(worker_sandbox_layers, [None])\n"
+        "    print(layers[0], len(layers[1]))\n"
+        "print(os.environ.get('RAY_AUTH_MODE'), os.environ.get('RAY_AUTH_TOKEN'))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH")}
+    env["HOME"] = str(tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert proc.returncode == 0, proc.stderr
+    described, during, layers, after = proc.stdout.splitlines()
+    assert described == (
+        "Ray at local-cluster: 1 node(s), 1 CPUs, 1 jobs in flight, a sandbox per worker process"
+    )
+    assert during == "token 32"  # a token of its own while it runs
+    with Sandbox() as sb:
+        assert layers == f"{sb.layers.mode} {len(sb.layers.active())}"
+    assert after == "None None"  # gone with the instance
+    assert not (tmp_path / ".ray").exists()  # nothing written to the home folder
+
+
 def test_local_endpoint_slot_bounds_threads_of_this_process() -> None:
     jobs = [("http://model-c/v1", 0.15)] * 6 + [("http://model-d/v1", 0.15)] * 2
     with LocalRunner(_options(concurrency=8, endpoint_limit=2)) as runner:
@@ -469,6 +521,33 @@ def test_an_address_nobody_answers_is_one_line(tmp_path: Path, data_dir: Path) -
     )
     assert lines[0].startswith("utdebug bench:") and want in lines[0]
     assert not (tmp_path / SAMPLES).exists()
+
+
+@needs_ray
+def test_a_driver_without_the_clusters_token_gets_one_line_saying_so(
+    cluster: Cluster, data_dir: Path, tmp_path: Path
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH")}
+    env["HOME"] = str(tmp_path)  # and no ~/.ray/auth_token either
+    env["RAY_gcs_server_port_wait_time_s"] = "2"  # Ray's attempts to connect: 2, not 20
+    proc = subprocess.run(
+        [
+            sys.executable, "-m", "utdebug", "bench", "--split", "hard", "--problems", "6",
+            "--data-dir", str(data_dir), "--out", str(tmp_path / "out"), "--ray", cluster.address,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last == (
+        f"utdebug bench: the Ray cluster at {cluster.address} refused this process's "
+        "authentication token: set RAY_AUTH_MODE=token and RAY_AUTH_TOKEN (or put the "
+        "cluster's token in ~/.ray/auth_token)"
+    )
+    assert not (tmp_path / "out" / SAMPLES).exists()
 
 
 def test_without_ray_the_error_names_the_extra_to_install(tmp_path: Path, data_dir: Path) -> None:

@@ -280,6 +280,7 @@ def test_distributed_throughput_script_prints_its_numbers() -> None:
         assert p["executions_per_s"] == pytest.approx(p["executions"] / p["wall_s"])
     # The gold code, far from the limits: every input agrees between local and Ray.
     assert r["differing_inputs"] == {"ray-cold": 0, "ray-warm": 0}
+    assert r["differing_by_problem"] == {"ray-cold": {}, "ray-warm": {}}
     proj = r["projection"]
     # 1,000 problems x 10 calls x 1 s over 2 endpoints x 4 calls in flight.
     assert proj["model_bound_h"] == pytest.approx(1000 * 10 * 1 / 8 / 3600)
@@ -294,6 +295,7 @@ def test_distributed_throughput_script_prints_its_numbers() -> None:
             err,
             re.M,
         ), err
+    assert re.search(rf"^AGREEMENT local vs ray-warm: 0 of {NUM} inputs differ$", err, re.M), err
     assert re.search(r"^START ray [0-9.]+ s \(Ray at local-cluster: 1 node\(s\), 2 CPUs", err, re.M)
     assert re.search(r"^PROJECTED \(arithmetic, not a measurement\) 1,000 problems", err, re.M)
 

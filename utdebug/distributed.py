@@ -37,26 +37,33 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import fcntl
 import importlib
 import logging
 import os
 import pickle
+import secrets
 import socket
+import sys
+import tempfile
 import threading
 import time
 import uuid
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from types import TracebackType
 from typing import Any, Protocol, TypeVar
 
 from utdebug.sandbox import Sandbox, SandboxConfig
+from utdebug.sandbox.server import UID_SLOTS
 
 __all__ = [
     "LocalRunner",
     "RayRunner",
+    "RemoteJobError",
     "Runner",
     "RunnerOptions",
     "RunnerUnavailable",
@@ -70,6 +77,7 @@ R = TypeVar("R")
 
 RAY_HINT = "pip install 'utdebug[ray]'"
 LOCAL_CLUSTER = "local-cluster"
+AUTH_VARS = ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")
 
 
 class RunnerUnavailable(RuntimeError):
@@ -273,6 +281,24 @@ def _probe_gcs(address: str, timeout: float = 5.0) -> None:
         raise RunnerUnavailable(f"cannot reach the Ray cluster at {address}: {why}") from None
 
 
+def _connect_error(address: str, e: BaseException) -> str:
+    """One line for a failed ``ray.init``: a refused authentication token is named as such."""
+    chain: list[BaseException] = []
+    cur: BaseException | None = e
+    while cur is not None and len(chain) < 8:
+        chain.append(cur)
+        cur = cur.__cause__ or cur.__context__
+    text = " ".join(str(x) for x in chain)
+    if any(type(x).__name__ == "AuthenticationError" for x in chain) or "InvalidAuthToken" in text:
+        return (
+            f"the Ray cluster at {address} refused this process's authentication token: set "
+            "RAY_AUTH_MODE=token and RAY_AUTH_TOKEN (or put the cluster's token in "
+            "~/.ray/auth_token)"
+        )
+    first = " ".join(str(e).split()) or type(e).__name__
+    return f"cannot reach the Ray cluster at {address}: {first[:300]}"
+
+
 class RayRunner:
     """Jobs as Ray tasks; a sandbox per Ray worker process; the driver collects the results."""
 
@@ -280,11 +306,22 @@ class RayRunner:
         _check_options(options)
         self.options = options
         self.address = address
-        ray = _import_ray()
+        self._saved_env: dict[str, str | None] = {}
+        if address == LOCAL_CLUSTER and "ray" not in sys.modules:
+            self._token_of_its_own()  # read by Ray when it is imported
+        try:
+            ray = _import_ray()
+        except BaseException:
+            self._restore_env()
+            raise
         self._ray = ray
         self._owns_init = False
         if not ray.is_initialized():
-            self._connect(address, options)
+            try:
+                self._connect(address, options)
+            except BaseException:
+                self._restore_env()
+                raise
             self._owns_init = True
         try:
             cpus = int(ray.cluster_resources().get("CPU", 0))
@@ -329,10 +366,27 @@ class RayRunner:
         except RunnerUnavailable:
             raise
         except (ConnectionError, TimeoutError, RuntimeError, ValueError, OSError) as e:
-            text = " ".join(str(e).split()) or type(e).__name__
-            raise RunnerUnavailable(
-                f"cannot reach the Ray cluster at {address}: {text[:300]}"
-            ) from None
+            raise RunnerUnavailable(_connect_error(address, e)) from None
+
+    def _token_of_its_own(self) -> None:
+        """A local instance gets a token of its own for its lifetime (through this process's
+        environment, which its processes inherit), unless the user chose one or this process
+        imported Ray already (Ray reads the mode when it is imported). Without it Ray writes a
+        token to ``~/.ray/auth_token``, and clusters started later on this machine with ``ray
+        start`` then demand it from every driver."""
+        if any(os.environ.get(k) for k in AUTH_VARS) or (Path.home() / ".ray/auth_token").exists():
+            return
+        for key, value in (("RAY_AUTH_MODE", "token"), ("RAY_AUTH_TOKEN", secrets.token_hex(16))):
+            self._saved_env[key] = os.environ.get(key)
+            os.environ[key] = value
+
+    def _restore_env(self) -> None:
+        saved, self._saved_env = self._saved_env, {}
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
     def map(
         self,
@@ -409,6 +463,7 @@ class RayRunner:
             self._owns_init = False
             with contextlib.suppress(Exception):
                 ray.shutdown()
+        self._restore_env()
 
     def __enter__(self) -> RayRunner:
         return self
@@ -469,11 +524,40 @@ def _close_worker_sandboxes() -> None:
             sb.close()
 
 
+_UID_BLOCKS = 64
+_HELD_UID_LOCKS: list[int] = []
+
+
+def _own_uid_block(config: SandboxConfig) -> SandboxConfig:
+    """As root, the sandbox of each worker process on a machine takes a block of child uids of
+    its own (``uid_base + k * 4096``, k >= 1, held by a lock file for the process's life): the
+    children's task cap is counted per uid where the sandbox runs without user namespaces, and
+    two sandboxes with the same ``uid_base`` would share it. A machine out of blocks (or a
+    lock folder that cannot be made) keeps ``uid_base``."""
+    if os.geteuid() != 0:
+        return config
+    folder = Path(tempfile.gettempdir()) / "utdebug-uid-blocks"
+    try:
+        folder.mkdir(mode=0o700, exist_ok=True)
+        for k in range(1, _UID_BLOCKS + 1):
+            fd = os.open(folder / f"{k}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                continue
+            _HELD_UID_LOCKS.append(fd)
+            return replace(config, uid_base=config.uid_base + k * UID_SLOTS)
+    except OSError:
+        pass
+    return config
+
+
 def _worker_sandbox(config: SandboxConfig) -> Sandbox:
     with _WORKER_LOCK:
         sb = _WORKER_SANDBOXES.get(config)
         if sb is None:
-            sb = Sandbox(config)
+            sb = Sandbox(_own_uid_block(config))
             sb.start()  # SandboxUnavailable goes back to the driver with the job
             if not _WORKER_SANDBOXES:
                 atexit.register(_close_worker_sandboxes)

@@ -100,12 +100,15 @@ def one_pass(
     return PassResult(name, wall, len(records), executions, verdicts)
 
 
-def differing_inputs(a: PassResult, b: PassResult) -> int:
-    return sum(
-        sum(x != y for x, y in zip(a.verdicts[t], b.verdicts.get(t, ""), strict=False))
-        + abs(len(a.verdicts[t]) - len(b.verdicts.get(t, "")))
-        for t in a.verdicts
-    )
+def differing_inputs(a: PassResult, b: PassResult) -> dict[str, int]:
+    """Per problem, the inputs whose verdicts differ between two passes (only those that do)."""
+    out: dict[str, int] = {}
+    for t, mine in a.verdicts.items():
+        theirs = b.verdicts.get(t, "")
+        n = sum(x != y for x, y in zip(mine, theirs, strict=False)) + abs(len(mine) - len(theirs))
+        if n:
+            out[t] = n
+    return out
 
 
 def projection(args: argparse.Namespace, warm: PassResult) -> dict[str, float]:
@@ -198,9 +201,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"RAY UNAVAILABLE: {e}", file=sys.stderr)
             return EXIT_USAGE
     local = passes[0]
-    diffs = {p.name: differing_inputs(local, p) for p in passes[1:]}
-    for name, n in diffs.items():
-        print(f"AGREEMENT local vs {name}: {n} of {local.executions:,} inputs differ", file=report)
+    per_problem = {p.name: differing_inputs(local, p) for p in passes[1:]}
+    diffs = {name: sum(d.values()) for name, d in per_problem.items()}
+    for name, d in per_problem.items():
+        where = ", ".join(f"{t}: {n}" for t, n in sorted(d.items()))
+        print(
+            f"AGREEMENT local vs {name}: {diffs[name]} of {local.executions:,} inputs differ"
+            + (f" ({where})" if where else ""),
+            file=report,
+        )
     ratio = warm.executions_per_s / local.executions_per_s
     print(f"RATIO ray-warm / local executions/s {ratio:.2f}x", file=report)
     proj = projection(args, warm)
@@ -230,6 +239,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for p in passes
             },
             "differing_inputs": diffs,
+            "differing_by_problem": per_problem,
             "ratio_ray_warm_local": ratio,
             "projection": proj,
         }

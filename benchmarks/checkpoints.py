@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 import threading
 from dataclasses import dataclass
@@ -135,7 +136,7 @@ async def _run(
             models.pop(name, None)
             bad = True
     with Sandbox(cfg) as sb:
-        executor = Executor(sb, workers=max(1, args.workers))
+        executor = Executor(sb, workers=max(1, args.workers or os.cpu_count() or 2))
         try:
             for ls in loaded:
                 verdicts = VerdictCache(None if args.no_cache else cache_dir / "private-verdicts")

@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import math
+import os
 import re
 import sys
 import threading
@@ -448,7 +449,7 @@ async def _main(
     err: Console,
     stop: threading.Event,
 ) -> int:
-    executor = Executor(sb, workers=max(1, args.workers))
+    executor = Executor(sb, workers=max(1, args.workers or os.cpu_count() or 2))
     expected_cache = ExpectedCache(cache_dir / "he-expected")
     failed: list[tuple[dict[str, Any], int, str]] = []
     """Per run: its model errors, its problems, and what they are (sessions, problems)."""

@@ -41,6 +41,7 @@ import argparse
 import asyncio
 import json
 import math
+import os
 import re
 import sys
 import threading
@@ -580,7 +581,7 @@ def run_verify(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Eve
             err.print(
                 f"sandbox: {sb.layers.mode}; active layers: {', '.join(sorted(sb.layers.active()))}"
             )
-            executor = Executor(sb, workers=max(1, args.workers))
+            executor = Executor(sb, workers=max(1, args.workers or os.cpu_count() or 2))
             label = f"[bold]verify[/bold] {vs.file_name} {settings.ut_method.value}"
             if sim:
                 label += f" [yellow]{SIMULATED}[/yellow]"

@@ -10,6 +10,10 @@ Replies are what the model *adds*: with a prefill, a reply is the continuation o
 The JSON file of ``--model scripted:PATH`` holds a list of strings, or an object mapping purposes
 (``ut``, ``vote``, ``debug``, ``critique``, ``generate``, ``chat``, ``perturb``,
 ``rationale``) to lists of strings.
+
+With ``cycle=True`` a list that runs out starts again from its first reply (the bundled demo:
+its model answers whatever a session asks, however often a person rejects an edit or goes
+on after the end); otherwise running out is :class:`ScriptExhausted`.
 """
 
 from __future__ import annotations
@@ -40,8 +44,10 @@ class ScriptedModel:
         name: str = "scripted",
         delay: float = 0.0,
         supports_prefill: bool = True,
+        cycle: bool = False,
     ) -> None:
         self.name = name
+        self.cycle = cycle
         self.delay = float(delay)
         self.supports_prefill = supports_prefill
         self._fn: Responder | None = None
@@ -66,7 +72,7 @@ class ScriptedModel:
 
     @classmethod
     def from_file(
-        cls, path: str | Path, *, name: str | None = None, delay: float = 0.0
+        cls, path: str | Path, *, name: str | None = None, delay: float = 0.0, cycle: bool = False
     ) -> ScriptedModel:
         """Load the JSON script of ``--model scripted:PATH``; ``ValueError`` when malformed."""
         p = Path(path).expanduser()
@@ -87,7 +93,7 @@ class ScriptedModel:
                 "purposes to lists of strings"
             )
         try:
-            return cls(data, name=name or f"scripted:{p}", delay=delay)
+            return cls(data, name=name or f"scripted:{p}", delay=delay, cycle=cycle)
         except ValueError as e:
             raise ValueError(f"scripted model: {p}: {e}") from None
 
@@ -132,6 +138,10 @@ class ScriptedModel:
                         model=self.name,
                     )
                 start = self._next[key]
+                if self.cycle and script:
+                    self._next[key] = start + n
+                    self.samples += n
+                    return [script[(start + i) % len(script)] for i in range(n)]
                 if start + n > len(script):
                     what = "" if key == _ALL else f" for purpose {request.purpose!r}"
                     raise ScriptExhausted(

@@ -90,3 +90,72 @@ def test_the_demo_replies_merged_fix_the_median(tmp_path: Path, executor: Execut
     diff = function_diff(loaded, result.code)
     removed = [line for line in diff.splitlines() if line.startswith("-") and line[:3] != "---"]
     assert removed == ["-    return s[n // 2]"]
+
+
+def test_without_a_terminal_debug_and_demo_exit_2_with_one_line(
+    tmp_path: Path, source: Path
+) -> None:
+    """Started from a script or CI (stdin /dev/null, stdout a pipe), the app would spin on a
+    terminal it cannot draw on: both commands stop at once with one line instead."""
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "script.json"
+    script.write_text('{"ut": ["x"]}', encoding="utf-8")
+    env = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True", LITELLM_OFFLINE_MODE="true")
+    for argv, folder in (
+        (["demo", "--dir", str(tmp_path / "demo")], tmp_path / "demo"),
+        (["debug", f"{source}::add", "--model", f"scripted:{script}"], None),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "utdebug", *argv],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+            check=False,
+        )
+        assert done.returncode == 2, done.stderr
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and "needs a terminal (stdin is not a terminal)" in lines[0]
+        assert done.stdout == ""
+        if folder is not None:
+            assert not folder.exists()  # nothing was made
+
+
+def test_a_second_demo_on_a_fixed_folder_starts_from_the_original(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from utdebug.debug_cmd import prepare_demo_folder
+
+    first = prepare_demo_folder(tmp_path)
+    original = (DEMO_DIR / DEMO_FILE).read_text(encoding="utf-8")
+    assert first.read_text(encoding="utf-8") == original
+    assert capsys.readouterr().err == ""  # a fresh copy: nothing to say
+    fixed = original.replace("return s[n // 2]", "return sorted(values)[len(values) // 2]")
+    first.write_text(fixed, encoding="utf-8")  # as if the fix had been written back
+    again = prepare_demo_folder(tmp_path)
+    assert again.read_text(encoding="utf-8") == original
+    assert (tmp_path / f"{DEMO_FILE}.1").read_text(encoding="utf-8") == fixed
+    err = capsys.readouterr().err
+    assert "was changed since the demo copied it; starting from the original" in err
+    assert f"{DEMO_FILE}.1" in err
+
+
+def test_debug_caches_responses_like_bench(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A litellm model is put behind the bench's response cache (same file, same keys), so
+    reopening a function replays its calls; --no-cache asks the model every time."""
+    import argparse
+
+    from utdebug.agents.cache import CachedModel
+    from utdebug.debug_cmd import _model
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    args = argparse.Namespace(model="openai/gpt-4o-mini", cache_dir=tmp_path, no_cache=False)
+    model = _model(args)
+    assert isinstance(model, CachedModel)
+    assert (tmp_path / "responses.sqlite").exists()
+    args.no_cache = True
+    assert not isinstance(_model(args), CachedModel)

@@ -41,16 +41,7 @@ FAST = H.FAST
 @pytest.fixture(scope="module")
 def sb():
     """The default plan with the default uid range (children run as uid >= 1536)."""
-    H.skip_unless_mode_possible("bwrap")
-    s = Sandbox(SandboxConfig())
-    try:
-        s.start()
-    except SandboxUnavailable as e:
-        if not (H.IS_ROOT and H.HAS_SECCOMP_BINDING):
-            pytest.skip(f"the full sandbox is not available here: {e}")
-        raise
-    yield s
-    s.close()
+    yield from H.default_sandbox()
 
 
 @pytest.fixture(scope="module", params=["bwrap", "root"])

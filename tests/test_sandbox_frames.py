@@ -236,7 +236,9 @@ def _check(sb, code: str, allowed: set[Status] | None) -> None:
         assert not isinstance(bad.value, str) or bad.value != "expected"
     assert took < WALL, f"the parent spent {took:.2f} s on a {size}-byte frame ({bad.status})"
     res, _, peak = _run(sb, code, traced=True)
-    assert res.outcomes[1].status is bad.status, (bad, res.outcomes[1])
+    # The traced run measures memory; tracemalloc makes decoding several times slower, so on
+    # a loaded machine it may reach the input's decode deadline instead (a timeout).
+    assert res.outcomes[1].status in (bad.status, Status.TIMEOUT), (bad, res.outcomes[1])
     assert peak <= BOUND * size + FLOOR, (
         f"the parent allocated {peak >> 20} MiB for a {size >> 10} KiB frame "
         f"({peak / size:.0f}x; bound {BOUND}x + {FLOOR >> 20} MiB)"
@@ -265,10 +267,12 @@ def test_decoding_counts_in_the_inputs_time(sb):
     took = time.monotonic() - t0
     bad = res.outcomes[1]
     # Decided at the deadline either way: by the parent while it decodes, or, on a loaded
-    # machine, by killing the child still writing its frame (the direct test below covers
-    # the decoder's own deadline).
+    # machine, by killing the child still writing its frame, or (CPU-time limits, the
+    # default) by the child's own CPU timer while it encodes the 15 MB value, which counts in
+    # the input's time. The direct test below covers the decoder's own deadline.
     assert bad.status is Status.TIMEOUT, res
-    assert "decod" in (bad.error or "") or "hard deadline" in (bad.error or ""), res
+    why = bad.error or ""
+    assert "decod" in why or "hard deadline" in why or "of CPU time" in why, res
     assert took < 2.0, took
 
 

@@ -32,6 +32,7 @@ from utdebug.engine import Executor, Settings
 from utdebug.tui.actions import ACTIONS, BINDING_PREFIX
 from utdebug.tui.app import DebugApp
 from utdebug.tui.commands import DebugCommands
+from utdebug.tui.details import TestDetailScreen, detail_renderable
 from utdebug.tui.format import unified_diff
 from utdebug.tui.screens import (
     AddTestScreen,
@@ -99,7 +100,7 @@ async def until(pilot: Pilot[None], cond: Callable[[], bool], what: str) -> None
 
 
 def status(app: DebugApp) -> str:
-    return str(app.query_one(StatusBar).content)
+    return app.query_one(StatusBar).plain
 
 
 def summary(app: DebugApp) -> str:
@@ -351,13 +352,20 @@ async def test_pause_mid_round_then_cancel(executor: Executor, calc: LoadedFunct
     app = make_app(calc, model, executor)  # type: ignore[arg-type]
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: model.waiting, "the first model call")
-        assert app.phase == "running" and "running" in status(app)
+        assert app.phase == "running"
+        # A sign of life while the model is slow: what the session waits for, with a spinner.
+        await until(
+            pilot,
+            lambda: "round 0 · proposing test 1 of 3 (proposal 1 of 9)" in status(app),
+            "the activity line",
+        )
+        assert status(app)[0] in "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
         await pilot.press("p")
-        assert app.phase == "pausing"  # the call in flight finishes first
-        model.gate.set()
+        # The call in flight is cancelled at once (it never answered: the gate is shut).
         await until(pilot, lambda: app.phase == "paused", "the pause")
         assert "paused in round 0" in status(app)
         assert app.session is not None and app.session.idle
+        assert app.session.interrupted_calls == 1
         await pilot.press("x")
         await until(pilot, lambda: app.phase == "finished", "the cancellation")
         assert "finished: cancelled" in status(app)
@@ -450,7 +458,7 @@ def test_every_binding_has_a_unique_id() -> None:
     ids = [b.id for b in DebugApp.BINDINGS if not isinstance(b, tuple)]  # type: ignore[union-attr]
     assert len(ids) == len(ACTIONS) and len(set(ids)) == len(ids)
     assert all(i is not None and i.startswith(BINDING_PREFIX) for i in ids)
-    assert all(hasattr(DebugApp, f"action_{a.action}") for a in ACTIONS)
+    assert all(hasattr(DebugApp, f"action_{a.action.split('(')[0]}") for a in ACTIONS)
 
 
 async def test_the_command_palette_runs_actions(executor: Executor, calc: LoadedFunction) -> None:
@@ -529,3 +537,208 @@ def test_importing_the_app_does_not_load_litellm() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
     )
     assert done.returncode == 0, done.stderr
+
+
+# --- every size, the detail view, undo, cancel, going on after the end -----------------------
+
+FROZEN = 1000.0
+
+
+def code_window(app: DebugApp) -> tuple[int, int]:
+    """(the code line just above the view, how many code lines it shows)."""
+    scroll = app.query_one("#code-scroll")
+    task = app.query_one("#task-text", Static)
+    above = task.outer_size.height if task.display else 0
+    return int(scroll.scroll_offset.y) - above, scroll.size.height
+
+
+def frozen_app(loaded: LoadedFunction, model: Any, executor: Executor, **kw: Any) -> DebugApp:
+    """An app whose clock and timestamps stand still (spinners and times in snapshots)."""
+    return make_app(loaded, model, executor, clock=lambda: FROZEN, stamp=lambda: "12:00:00", **kw)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30), (160, 48)], ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_snapshots_at_every_size(
+    executor: Executor, calc: LoadedFunction, tmp_path: Path, size: tuple[int, int]
+) -> None:
+    """The main screen and the detail view at 80x24, 100x30 and 160x48: the buggy line of the
+    code (``return a - b``, line 3) and every column of the tests table are on screen."""
+    failures: list[str] = []
+    app = frozen_app(calc, add_script([]), executor, step_first=True)
+    name = f"{size[0]}x{size[1]}"
+    async with app.run_test(size=size) as pilot:
+        await until(pilot, lambda: app.phase == "paused", "paused after round 0")
+        await pilot.pause()
+        top, height = code_window(app)
+        assert top < 3 <= top + height, (top, height)  # line 3, ``return a - b``
+        header = " ".join(str(c.label) for c in app.query_one(TestsPanel).table.columns.values())
+        assert header.split() == ["id", "input", "expected", "status", "votes", "origin"]
+        for column in app.query_one(TestsPanel).table.columns.values():
+            assert column.width >= len(str(column.label)), column
+        compare_snapshot(app, f"main_{name}", failures, tmp_path)
+        await pilot.press("enter")  # the first row: add(1, 2), which fails
+        await until(pilot, lambda: isinstance(app.screen, TestDetailScreen), "the detail view")
+        await pilot.pause()
+        compare_snapshot(app, f"detail_{name}", failures, tmp_path)
+    assert not failures, "\n".join(failures)
+
+
+async def test_the_detail_view_shows_everything_about_a_test(
+    executor: Executor, calc: LoadedFunction
+) -> None:
+    app = frozen_app(calc, add_script([]), executor, step_first=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.phase == "paused", "paused after round 0")
+        long_a, long_b = "x" * 250, "y" * 250
+        assert app.session is not None
+        await app.session.add_test((long_a, long_b), long_a + long_b)
+        await until(pilot, lambda: len(app.tests) == 4, "the person's test")
+        table = app.query_one(TestsPanel).table
+        table.move_cursor(row=3)
+        cell = str(table.get_row_at(3)[1])
+        assert cell.endswith("…") and len(cell) < 100  # cut in the table, with a mark
+        await pilot.press("i")
+        await until(pilot, lambda: isinstance(app.screen, TestDetailScreen), "the detail view")
+        assert isinstance(app.screen, TestDetailScreen)
+        text = "".join(
+            seg.text
+            for seg in app.console.render(
+                detail_renderable(app.screen.detail), app.console.options.update_width(60)
+            )
+        )
+        flat = text.replace("\n", "").replace(" ", "")
+        # The whole 500-character call and expected value, wrapped, nothing cut.
+        assert f"add({long_a!r},{long_b!r})" in flat
+        assert repr(long_a + long_b) in flat
+        assert "person" in text and "12:00:00" in text
+        await pilot.press("escape")
+        table.move_cursor(row=0)
+        await pilot.press("i")
+        await until(pilot, lambda: isinstance(app.screen, TestDetailScreen), "the detail view")
+        detail = app.screen.detail  # type: ignore[attr-defined]
+        assert detail.votes is not None and detail.votes.counts() == [("3", 8)]
+        assert detail.actual is not None and detail.actual.status == "fail"
+        assert "-1" in (detail.actual.detail or "")  # what the buggy code returned
+        assert [h.who for h in detail.history] == ["model"]
+
+
+async def test_delete_then_undo_and_every_change_is_undoable(
+    executor: Executor, calc: LoadedFunction
+) -> None:
+    app = frozen_app(calc, add_script([]), executor, step_first=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.phase == "paused", "paused after round 0")
+        before = [(t.id, t.call, t.expected, t.origin) for t in app.tests]
+        table = app.query_one(TestsPanel).table
+        table.move_cursor(row=1)
+        await pilot.press("d")
+        await until(pilot, lambda: app.person_busy == 0 and len(app.tests) == 2, "the delete")
+        assert "(u undoes)" in app.notices[-1]
+        await pilot.press("u")
+        await until(pilot, lambda: app.person_busy == 0 and len(app.tests) == 3, "the undo")
+        assert [(t.id, t.call, t.expected, t.origin) for t in app.tests] == before
+        assert app.passed == 2 and app.total == 3
+        assert app.records.history[before[1][0]][-1].what.startswith("undid a change")
+        # An edit, undone: the model's expected value and origin come back.
+        table.move_cursor(row=2)
+        await pilot.press("e")
+        await pilot.pause()
+        await pilot.press("ctrl+a", "5", "enter")
+        await until(pilot, lambda: app.person_busy == 0 and app.tests[2].origin == "person", "edit")
+        assert table_rows(app)[2][4] == "—" and table_rows(app)[2][5] == "person"
+        await pilot.press("u")
+        await until(pilot, lambda: app.person_busy == 0 and app.tests[2].origin == "model", "undo")
+        assert [(t.id, t.call, t.expected, t.origin) for t in app.tests] == before
+        await pilot.press("u")
+        await pilot.pause()
+        assert app.notices[-1] == "nothing to undo"
+
+
+class SleepyModel:
+    """A model whose every call takes a minute (a slow server)."""
+
+    name = "sleepy"
+    simulated = True
+    supports_prefill = True
+
+    def __init__(self) -> None:
+        self.started = 0
+        self.cancelled = 0
+
+    async def complete(self, request: ModelRequest) -> list[Completion]:
+        self.started += 1
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            self.cancelled += 1
+            raise
+        raise AssertionError("never answers in time")
+
+
+async def test_cancel_during_a_slow_model_call_ends_within_half_a_second(
+    executor: Executor, calc: LoadedFunction
+) -> None:
+    import time
+
+    model = SleepyModel()
+    app = make_app(calc, model, executor)  # type: ignore[arg-type]
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: model.started == 1, "the first model call")
+        # From the cancel action (what x runs) to the session's end, without the test
+        # driver's own key round-trip; the call would otherwise take a minute.
+        t0 = time.perf_counter()
+        app.action_cancel_session()
+        while app.phase != "finished" and time.perf_counter() - t0 < 5:
+            await asyncio.sleep(0.005)
+        took = time.perf_counter() - t0
+        assert app.phase == "finished" and "finished: cancelled" in status(app)
+        assert took < 0.5, took
+        assert model.cancelled == 1  # the call itself was cancelled, not waited for
+
+
+async def test_a_session_that_ended_goes_on_with_a_new_failing_test(
+    executor: Executor, calc: LoadedFunction
+) -> None:
+    """After the end, a person adds a test the fix fails: s runs another round with it."""
+    slightly = (
+        'def add(a, b):\n    """Return the sum of a and b."""\n    return a + b if b != 7 else 0\n'
+    )
+    app = frozen_app(calc, add_script([fix(slightly), fix(FIXED)], third="5"), executor)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.phase == "finished", "the end")
+        assert app.finish_reason == "all_pass" and "b != 7" in app.code
+        assert app.session is not None
+        await app.session.add_test((0, 7), 7)  # what the person knows the sum is
+        await until(pilot, lambda: app.passed is not None and app.passed < len(app.tests), "add")
+        await pilot.press("s")
+        await until(pilot, lambda: app.phase == "finished" and app.code == FIXED, "more rounds")
+        # One more round (s): the person's test failed, the edit fixed it and was accepted.
+        assert app.finish_reason == "rounds" and app.passed == app.total == 4
+        assert any(r[2] == "accepted" for r in timeline(app)[1:])
+
+
+async def test_the_demo_model_answers_when_every_edit_is_rejected(
+    executor: Executor, tmp_path: Path
+) -> None:
+    """A person rejects every edit of the demo: the demo's model keeps answering and the
+    session ends normally after its rounds."""
+    import shutil
+
+    from utdebug.debug_cmd import DEMO_DIR, DEMO_FILE, DEMO_FUNCTION, DEMO_SCRIPT
+
+    shutil.copyfile(DEMO_DIR / DEMO_FILE, tmp_path / DEMO_FILE)
+    loaded = load_function(tmp_path / DEMO_FILE, DEMO_FUNCTION)
+    model = ScriptedModel.from_file(DEMO_DIR / DEMO_SCRIPT, cycle=True)
+    app = make_app(loaded, model, executor, Settings(), review=True)
+    async with app.run_test(size=SIZE) as pilot:
+        rejected = 0
+        for _ in range(200):
+            if app.phase == "finished" or app.phase == "error":
+                break
+            if app.pending_review is not None:
+                await pilot.press("n")
+                rejected += 1
+            await pilot.pause(0.02)
+        assert app.phase == "finished", (app.phase, app.error)
+        assert app.finish_reason == "rounds" and rejected == 3
+        assert app.code == loaded.to_task().code  # nothing was accepted

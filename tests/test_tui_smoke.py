@@ -1,5 +1,6 @@
-"""The real ``utdebug demo`` in a pseudo-terminal (tmux): it starts, shows the first tests, takes
-keys, steps through an edit that is backtracked and one that is accepted, and quits.
+"""The real ``utdebug demo`` in a pseudo-terminal (tmux), at 120x40 and at 100x30: it starts,
+shows the first tests with every column and the buggy line of the code, takes keys, steps
+through an edit that is backtracked and one that is accepted, and quits.
 
 Skipped when tmux is not installed (``scripts/setup.sh`` installs it when run as root) or when
 the sandbox cannot start with every layer here.
@@ -41,7 +42,8 @@ def _wait_for(session: str, text: str, seconds: float = 60.0) -> str:
     raise AssertionError(f"{text!r} never appeared; last screen:\n{screen}")
 
 
-def test_the_demo_runs_in_a_real_terminal(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("width", "height"), [(120, 40), (100, 30)])
+def test_the_demo_runs_in_a_real_terminal(tmp_path: Path, width: int, height: int) -> None:
     session = f"utdebug-smoke-{uuid.uuid4().hex[:8]}"
     status = tmp_path / "status"
     env = "LITELLM_LOCAL_MODEL_COST_MAP=True LITELLM_OFFLINE_MODE=true TERM=xterm-256color"
@@ -50,7 +52,7 @@ def test_the_demo_runs_in_a_real_terminal(tmp_path: Path) -> None:
         f"{env} {sys.executable} -m utdebug demo --dir {tmp_path / 'demo'} --step; "
         f"echo $? > {status}"
     )
-    started = _tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", cmd)
+    started = _tmux("new-session", "-d", "-s", session, "-x", str(width), "-y", str(height), cmd)
     assert started.returncode == 0, started.stderr
     try:
         try:
@@ -60,7 +62,13 @@ def test_the_demo_runs_in_a_real_terminal(tmp_path: Path) -> None:
                 pytest.skip("the sandbox cannot start with every layer here")
             raise
         assert "2/3 tests pass on the code in force" in screen
-        assert "median([4, 1, 3, 2])"[:14] in screen and "SIMULATED" in screen
+        # The whole failing call, the buggy line of the code and every column are on screen.
+        # (side by side at 120 columns the input column is narrower: the call may be cut)
+        assert "median([4, 1, " in screen and "SIMULATED" in screen
+        assert "9     return s[n // 2]" in screen
+        header = next(line for line in screen.splitlines() if " input " in line)
+        for column in ("id", "input", "expected", "status", "votes", "origin"):
+            assert column in header.split(), header
         _tmux("send-keys", "-t", session, "s")
         _wait_for(session, "backtracked")
         _tmux("send-keys", "-t", session, "s")

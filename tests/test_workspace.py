@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -214,6 +215,25 @@ def test_nested_and_async_are_refused(tmp_path: Path) -> None:
     raises("async functions are not supported", load_function, path, "fetch")
 
 
+def test_a_bare_nested_name_says_what_to_do_and_lists_what_can_be_debugged(
+    tmp_path: Path,
+) -> None:
+    text = "def outer():\n    def inner():\n        return 1\n    return inner()\n\n\n"
+    text += "async def fetch():\n    return 1\n\n\n"
+    text += "class Geo:\n    @staticmethod\n    def hyp(a, b):\n        return a\n\n"
+    text += "    def area(self):\n        return 0\n"
+    path = write(tmp_path, "n.py", text)
+    message = raises("inner is nested in outer", load_function, path, "inner")
+    assert "move it to module level" in message and ":2:" in message
+    # Exactly what can be debugged: module-level functions and staticmethods, not async.
+    assert message.endswith("(functions that can be debugged: outer, Geo.hyp)")
+    message = raises("area is a method of Geo", load_function, path, "area")
+    assert "make it a @staticmethod and name it Geo.area" in message
+    raises("hyp is a staticmethod of Geo: name it Geo.hyp", load_function, path, "hyp")
+    message = raises("no function 'nothing'", load_function, path, "nothing")
+    assert "fetch" not in message and "Geo.hyp" in message
+
+
 def test_file_problems(tmp_path: Path) -> None:
     raises("file not found", load_function, tmp_path / "nope.py", "f")
     bad = tmp_path / "latin.py"
@@ -397,18 +417,21 @@ def test_export_pytest_end_to_end(tmp_path: Path) -> None:
         UnitTest(3, ([1], [2]), "add([1], [2])", [1, 2], share=0.5),
         UnitTest(4, (1, 1), "add(1, 1)", object(), share=1.0),
     ]
-    export = render_pytest(f, tests)
+    export = render_pytest(f, tests, tmp_path / "test_add_exported.py")
     assert (export.exported, export.skipped) == (3, 1)
     out = export_pytest(f, tests, tmp_path / "test_add_exported.py")
     text = out.read_text()
     assert text == export.text
     ast.parse(text)
     assert "# origin: model, vote share 0.75, id 1, call: add(1, 2)" in text
-    assert "# origin: person, vote share 1.00" in text
+    # A person's expected value is the person's: no vote share is claimed for it.
+    assert "# origin: person (the expected value is a person's), id 2" in text
+    assert "vote share 1.00" not in text
     assert "math.isclose(result, 0.3, rel_tol=1e-6)" in text
     assert "# skipped test 4 (id 4, call add(1, 1)): expected value <object object" in text
     assert "def test_add_4" not in text
-    assert str(path.resolve()) in text
+    # The function is found relative to the test file, never by an absolute path.
+    assert "'src/buggy.py'" in text and str(tmp_path) not in text
 
     failing = run_pytest(out, tmp_path)
     assert failing.returncode == 1, failing.stdout + failing.stderr
@@ -418,6 +441,39 @@ def test_export_pytest_end_to_end(tmp_path: Path) -> None:
     passing = run_pytest(out, tmp_path)
     assert passing.returncode == 0, passing.stdout + passing.stderr
     assert "3 passed" in passing.stdout
+
+    # The project moves (another checkout, CI): the exported file still finds the function.
+    moved = tmp_path.parent / (tmp_path.name + "-moved")
+    shutil.move(tmp_path, moved)
+    try:
+        again = run_pytest(moved / out.name, moved)
+        assert again.returncode == 0, again.stdout + again.stderr
+        assert "3 passed" in again.stdout
+    finally:
+        shutil.move(moved, tmp_path)
+
+
+def test_export_from_a_package_imports_by_module_name(tmp_path: Path) -> None:
+    """A function inside a package is imported by its module name, so its relative imports
+    work in the exported file, wherever the project is."""
+    pkg = tmp_path / "proj" / "calc"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "consts.py").write_text("OFFSET = 0\n")
+    path = write(
+        pkg, "ops.py", "from .consts import OFFSET\n\n\ndef add(a, b):\n    return a + b + OFFSET\n"
+    )
+    f = load_function(path, "add")
+    tests_dir = tmp_path / "proj" / "tests"
+    tests_dir.mkdir()
+    out = export_pytest(f, [UnitTest(1, (1, 2), "add(1, 2)", 3)], tests_dir / "test_add.py")
+    text = out.read_text()
+    assert "importlib.import_module('calc.ops')" in text and str(tmp_path) not in text
+    moved = tmp_path / "elsewhere"
+    shutil.move(tmp_path / "proj", moved)
+    result = run_pytest(moved / "tests" / "test_add.py", moved)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 passed" in result.stdout
 
 
 def test_export_pytest_special_values_and_names(tmp_path: Path) -> None:

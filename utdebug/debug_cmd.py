@@ -57,7 +57,16 @@ def add_parsers(subparsers: Any, sandbox_opts: argparse.ArgumentParser) -> None:
     d.add_argument("--review", action="store_true", help="accept or reject every edit by hand")
     d.add_argument("--step", action="store_true", help="pause after round 0 (the first test set)")
     d.add_argument("--data-dir", type=Path, default=None, help="dataset folder (--problem)")
-    d.add_argument("--cache-dir", type=Path, default=None, help="env UTDEBUG_CACHE_DIR")
+    d.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        help="where model responses are cached (<cache-dir>/responses.sqlite, the cache of "
+        "'utdebug bench': reopening a function replays its calls); env UTDEBUG_CACHE_DIR",
+    )
+    d.add_argument(
+        "--no-cache", action="store_true", help="do not use the response cache (ask the model)"
+    )
     demo: argparse.ArgumentParser = subparsers.add_parser(
         "demo",
         parents=[sandbox_opts],
@@ -104,9 +113,12 @@ def _preflight(model: Any) -> str | None:
     import asyncio
 
     from utdebug.agents.base import ModelError
+    from utdebug.agents.cache import CachedModel
     from utdebug.agents.preflight import preflight
     from utdebug.benchmarks.runs import one_line
 
+    if isinstance(model, CachedModel):  # probe the server itself, never the cache
+        model = model.inner
     try:
         found = asyncio.run(preflight(model))
     except ModelError as e:
@@ -122,21 +134,53 @@ def run_demo(args: argparse.Namespace) -> int:
     from utdebug.engine import Settings
     from utdebug.workspace import load_function
 
+    why = no_terminal()
+    if why is not None:  # before any folder is made
+        print(f"utdebug demo: the interactive app needs a terminal ({why})", file=sys.stderr)
+        return Exit.USAGE
     folder = args.dir or Path(tempfile.mkdtemp(prefix="utdebug-demo-"))
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        target = folder / DEMO_FILE
-        if not target.exists():
-            shutil.copyfile(DEMO_DIR / DEMO_FILE, target)
+        target = prepare_demo_folder(folder)
         loaded = load_function(target, DEMO_FUNCTION)
     except (OSError, ValueError) as e:
         print(f"utdebug demo: {e}", file=sys.stderr)
         return Exit.USAGE
-    model = ScriptedModel.from_file(DEMO_DIR / DEMO_SCRIPT, name="demo (scripted replies)")
+    # The demo's model answers whatever the session asks: its recorded replies start again
+    # when they run out (a rejected edit, more rounds after the end, a rebuilt test set).
+    model = ScriptedModel.from_file(
+        DEMO_DIR / DEMO_SCRIPT, name="demo (scripted replies)", cycle=True
+    )
     prep = Prepared(loaded.to_task(), model, loaded, Settings(), note=f"demo folder: {folder}")
     code = _open(args, prep, step_first=args.step, review=False)
     print(f"utdebug demo: the example and anything you wrote are in {folder}", file=sys.stderr)
     return code
+
+
+def prepare_demo_folder(folder: Path) -> Path:
+    """Put the bundled example into ``folder``; return its path. A copy that was changed
+    since (a fix written back) is kept beside it and the example starts from the original."""
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / DEMO_FILE
+    original = (DEMO_DIR / DEMO_FILE).read_bytes()
+    if target.exists() and target.read_bytes() != original:
+        kept = _free_name(target)
+        target.replace(kept)
+        print(
+            f"utdebug demo: {target} was changed since the demo copied it; starting from "
+            f"the original again (the changed file is kept as {kept.name})",
+            file=sys.stderr,
+        )
+    if not target.exists():
+        shutil.copyfile(DEMO_DIR / DEMO_FILE, target)
+    return target
+
+
+def _free_name(path: Path) -> Path:
+    """``median.py.1``, ``median.py.2``... the first that does not exist."""
+    n = 1
+    while path.with_name(f"{path.name}.{n}").exists():
+        n += 1
+    return path.with_name(f"{path.name}.{n}")
 
 
 class _UsageError(Exception):
@@ -183,9 +227,24 @@ def _model(args: argparse.Namespace) -> Any:
             return ScriptedModel.from_file(Path(spec.script_path))
         if spec.kind == "sim":
             raise _UsageError("--model sim needs --problem")
-        return build_litellm_model(spec, Meter())
+        model = build_litellm_model(spec, Meter())
     except (ConfigError, ValueError) as e:
         raise _UsageError(f"{e} (for an offline try: 'utdebug demo')") from None
+    if getattr(args, "no_cache", False):
+        return model
+    # The same cache and keys as 'utdebug bench': reopening a function replays its calls.
+    from utdebug.agents.cache import CachedModel, ResponseCache
+    from utdebug.benchmarks.datasets import default_cache_dir
+
+    cache_dir = args.cache_dir or default_cache_dir()
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        return CachedModel(model, ResponseCache(cache_dir / "responses.sqlite"))
+    except (OSError, ValueError) as e:
+        print(
+            f"utdebug debug: no response cache ({e}); every call goes to the model", file=sys.stderr
+        )
+        return model
 
 
 def _prepare_problem(args: argparse.Namespace, settings: Any) -> Prepared:
@@ -214,10 +273,28 @@ def _prepare_problem(args: argparse.Namespace, settings: Any) -> Prepared:
     return Prepared(task, _model(args), None, settings)
 
 
+def no_terminal() -> str | None:
+    """Why the app cannot open here (stdin or stdout is not a terminal), else ``None``."""
+    if not sys.stdin.isatty():
+        return "stdin is not a terminal"
+    if not sys.stdout.isatty():
+        return "stdout is not a terminal"
+    return None
+
+
 def _open(args: argparse.Namespace, prep: Prepared, *, step_first: bool, review: bool) -> int:
     from utdebug.cli_common import Exit, sandbox_config
     from utdebug.engine import Executor
     from utdebug.sandbox import Sandbox, SandboxError, SandboxUnavailable
+
+    why = no_terminal()
+    if why is not None:
+        print(
+            f"utdebug {args.command}: the interactive app needs a terminal ({why}); for runs "
+            "without one use 'utdebug check' or 'utdebug bench'",
+            file=sys.stderr,
+        )
+        return Exit.USAGE
 
     try:
         sb = Sandbox(sandbox_config(args))
@@ -239,6 +316,7 @@ def _open(args: argparse.Namespace, prep: Prepared, *, step_first: bool, review:
             prep.settings,
             loaded=prep.loaded,
             sandbox_layers=sorted(report.active()),
+            sandbox_total=len(report.states),
             review=review,
             step_first=step_first,
         )

@@ -299,26 +299,84 @@ def _last_named(
 
 
 def _not_found(tree: ast.Module, qualname: str, path: Path) -> str:
-    functions = [n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
-    candidates = list(functions)
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef):
-            candidates += [
-                f"{node.name}.{m.name}"
-                for m in node.body
-                if isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef)
-            ]
+    nested = _nested_definition(tree, qualname.split(".")[-1])
+    if nested is not None:
+        line, what = nested
+        return f"{path}:{line}: {what} ({_debuggable_list(tree)})"
+    candidates = _debuggable(tree)
     message = f"no function {qualname!r} in {path}"
     close = difflib.get_close_matches(qualname, candidates, n=3)
     if close:
         message += f"; did you mean {' or '.join(close)}?"
-    if functions:
-        listed = ", ".join(functions[:MAX_LISTED_NAMES])
-        more = len(functions) - MAX_LISTED_NAMES
-        message += f" (functions in the file: {listed}{f', and {more} more' if more > 0 else ''})"
-    else:
-        message += " (the file has no module-level functions)"
-    return message
+    return message + f" ({_debuggable_list(tree)})"
+
+
+def _debuggable(tree: ast.Module) -> list[str]:
+    """The names this module can debug: module-level functions and staticmethods of
+    module-level classes (``Class.method``), not async ones, in file order."""
+    names = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            names.append(node.name)
+        elif isinstance(node, ast.ClassDef):
+            names += [
+                f"{node.name}.{m.name}"
+                for m in node.body
+                if isinstance(m, ast.FunctionDef)
+                and any(_is_staticmethod(d) for d in m.decorator_list)
+            ]
+    return list(dict.fromkeys(names))
+
+
+def _debuggable_list(tree: ast.Module) -> str:
+    names = _debuggable(tree)
+    if not names:
+        return (
+            "the file has no function utdebug can debug: a module-level def or a "
+            "@staticmethod, not async"
+        )
+    listed = ", ".join(names[:MAX_LISTED_NAMES])
+    more = len(names) - MAX_LISTED_NAMES
+    return f"functions that can be debugged: {listed}{f', and {more} more' if more > 0 else ''}"
+
+
+def _nested_definition(tree: ast.Module, name: str) -> tuple[int, str] | None:
+    """What a function ``name`` that is not at module level is, and what to do about it."""
+    found: list[tuple[list[ast.AST], ast.FunctionDef | ast.AsyncFunctionDef]] = []
+
+    def visit(node: ast.AST, parents: list[ast.AST]) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef) and child.name == name:
+                found.append((parents, child))
+            visit(child, [*parents, child] if _is_scope(child) else parents)
+
+    visit(tree, [])
+    if not found:
+        return None
+    parents, node = found[0]
+    owners = [p for p in parents if isinstance(p, ast.FunctionDef | ast.AsyncFunctionDef)]
+    where = ".".join(
+        p.name
+        for p in parents
+        if isinstance(p, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+    )
+    if owners:
+        return node.lineno, (
+            f"{name} is nested in {where}: a nested function cannot be "
+            f"debugged on its own; move it to module level (with the names it uses from "
+            f"{owners[-1].name} as parameters) and debug {name}"
+        )
+    if len(parents) == 1 and any(_is_staticmethod(d) for d in node.decorator_list):
+        return node.lineno, f"{name} is a staticmethod of {where}: name it {where}.{name}"
+    return node.lineno, (
+        f"{name} is a method of {where}: methods are not supported yet; "
+        f"move the logic into a module-level function (or make it a @staticmethod and name it "
+        f"{where}.{name})"
+    )
+
+
+def _is_scope(node: ast.AST) -> bool:
+    return isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
 
 
 def _is_staticmethod(decorator: ast.expr) -> bool:
@@ -530,16 +588,21 @@ class PytestExport:
 _RESERVED = frozenset({"math", "inf", "nan", "pytest"})
 
 
-def render_pytest(loaded: LoadedFunction, tests: Sequence[UnitTest]) -> PytestExport:
-    """The text of the pytest file :func:`export_pytest` writes, with the counts."""
+def render_pytest(
+    loaded: LoadedFunction, tests: Sequence[UnitTest], out: Path | None = None
+) -> PytestExport:
+    """The text of the pytest file :func:`export_pytest` writes to ``out`` (default: next to
+    the source file), with the counts. The file finds the function relative to itself: by
+    module name from the folder that holds the top package when the source file is in a
+    package (its relative imports work), else by its path relative to the test file."""
     source = loaded.path.resolve()
+    out_dir = (Path(out) if out is not None else source).resolve().parent
     entry = loaded.entry_point
     name = entry
     if name in _RESERVED or name.startswith(("test", "_utd")):
         name = "target_function"  # pytest would collect test*; the literals use inf/nan
     owner = f"_utd_module.{loaded.class_name}" if loaded.class_name else "_utd_module"
     getter = f"{owner}.{entry}"
-    module_name = "_utdebug_target_" + re.sub(r"\W", "_", source.stem)
     blocks: list[str] = []
     exported = skipped = 0
     for n, test in enumerate(tests, start=1):
@@ -553,10 +616,7 @@ def render_pytest(loaded: LoadedFunction, tests: Sequence[UnitTest]) -> PytestEx
             continue
         exported += 1
         call = f"{name}({args_text})"
-        comment = (
-            f"    # origin: {test.origin}, vote share {test.share:.2f}, id {test.id}, "
-            f"call: {call_note}\n"
-        )
+        comment = f"    # origin: {_origin_note(test)}, id {test.id}, call: {call_note}\n"
         expected = test.expected
         if isinstance(expected, float) and expected != expected:  # NaN
             check = f"    result = {call}\n    assert math.isnan(result), result\n"
@@ -568,26 +628,51 @@ def render_pytest(loaded: LoadedFunction, tests: Sequence[UnitTest]) -> PytestEx
         else:
             check = f"    assert {call} == {expected_text}\n"
         blocks.append(f"def test_{entry}_{n}() -> None:\n{comment}{check}")
+    package = _package_module(source)
+    if package is not None:
+        root, module = package
+        how = f"module {module}, imported from the folder {_relative(root, out_dir)!r}"
+        loader = (
+            "import importlib\n"
+            "import math\n"
+            "import sys\n"
+            "from pathlib import Path\n\n"
+            f"_UTD_ROOT = Path(__file__).resolve().parent / {_relative(root, out_dir)!r}\n"
+            "inf = math.inf\n"
+            "nan = math.nan\n\n\n"
+            "def _utd_load():\n"
+            "    root = str(_UTD_ROOT.resolve())\n"
+            "    if root not in sys.path:\n"
+            "        sys.path.insert(0, root)\n"
+            f"    return importlib.import_module({module!r})\n\n\n"
+        )
+    else:
+        module_name = "_utdebug_target_" + re.sub(r"\W", "_", source.stem)
+        how = f"the file {_relative(source, out_dir)!r}, relative to this one"
+        loader = (
+            "import importlib.util\n"
+            "import math\n"
+            "import sys\n"
+            "from pathlib import Path\n\n"
+            f"_UTD_SOURCE = (Path(__file__).resolve().parent / "
+            f"{_relative(source, out_dir)!r}).resolve()\n"
+            "inf = math.inf\n"
+            "nan = math.nan\n\n\n"
+            "def _utd_load():\n"
+            "    if str(_UTD_SOURCE.parent) not in sys.path:\n"
+            "        sys.path.insert(0, str(_UTD_SOURCE.parent))\n"
+            f"    spec = importlib.util.spec_from_file_location({module_name!r}, _UTD_SOURCE)\n"
+            "    if spec is None or spec.loader is None:\n"
+            '        raise ImportError(f"cannot import {_UTD_SOURCE}")\n'
+            "    module = importlib.util.module_from_spec(spec)\n"
+            "    spec.loader.exec_module(module)\n"
+            "    return module\n\n\n"
+        )
     header = (
         f'"""Tests of {loaded.path.name}::{loaded.qualname}, exported by utdebug.\n\n'
-        f"They import the function from the file as it is now: {exported} exported, "
+        f"They import the function as it is now ({how}): {exported} exported, "
         f'{skipped} skipped (not literal values).\n"""\n\n'
-        "import importlib.util\n"
-        "import math\n"
-        "import sys\n"
-        "from pathlib import Path\n\n"
-        f"_UTD_SOURCE = Path({str(source)!r})\n"
-        "inf = math.inf\n"
-        "nan = math.nan\n\n\n"
-        "def _utd_load():\n"
-        "    if str(_UTD_SOURCE.parent) not in sys.path:\n"
-        "        sys.path.insert(0, str(_UTD_SOURCE.parent))\n"
-        f"    spec = importlib.util.spec_from_file_location({module_name!r}, _UTD_SOURCE)\n"
-        "    if spec is None or spec.loader is None:\n"
-        '        raise ImportError(f"cannot import {_UTD_SOURCE}")\n'
-        "    module = importlib.util.module_from_spec(spec)\n"
-        "    spec.loader.exec_module(module)\n"
-        "    return module\n\n\n"
+        f"{loader}"
         "_utd_module = _utd_load()\n"
         f"{name} = {getter}\n"
     )
@@ -602,8 +687,41 @@ def render_pytest(loaded: LoadedFunction, tests: Sequence[UnitTest]) -> PytestEx
 def export_pytest(loaded: LoadedFunction, tests: Sequence[UnitTest], out: Path) -> Path:
     """Write :func:`render_pytest`'s file to ``out`` (atomically); returns ``out``."""
     out = Path(out)
-    _atomic_write(out, render_pytest(loaded, tests).text.encode("utf-8"))
+    _atomic_write(out, render_pytest(loaded, tests, out).text.encode("utf-8"))
     return out
+
+
+def _origin_note(test: UnitTest) -> str:
+    """Who stands behind the expected value: the model's vote share, or a person."""
+    if test.origin == "person":
+        return "person (the expected value is a person's)"
+    return f"model, vote share {test.share:.2f}"
+
+
+def _package_module(source: Path) -> tuple[Path, str] | None:
+    """(the folder that holds the top package, the dotted module name) of a file inside a
+    package (its folder has ``__init__.py``); ``None`` otherwise."""
+    if not (source.parent / "__init__.py").is_file() or not source.stem.isidentifier():
+        return None
+    parts = [] if source.stem == "__init__" else [source.stem]
+    folder = source.parent
+    while (folder / "__init__.py").is_file() and folder.name.isidentifier():
+        parts.insert(0, folder.name)
+        if folder.parent == folder:
+            break
+        folder = folder.parent
+    if not parts:
+        return None
+    return folder, ".".join(parts)
+
+
+def _relative(target: Path, start: Path) -> str:
+    """``target`` relative to the folder ``start``, with ``/`` (absolute when there is no
+    relative path, e.g. another drive)."""
+    try:
+        return Path(os.path.relpath(target, start)).as_posix()
+    except ValueError:
+        return target.as_posix()
 
 
 def _literal_texts(test: UnitTest) -> tuple[str | None, str, str]:

@@ -195,12 +195,12 @@ class RoundFinished(Event):
 
 @dataclass(frozen=True, slots=True)
 class TestChanged(Event):
-    """A person edited a test's expected output, added a test or deleted one."""
+    """A person edited a test's expected output, added, deleted or restored (undo) a test."""
 
     kind: ClassVar[str] = "test_changed"
     round: int
     action: str
-    """``edited``, ``added`` or ``deleted``."""
+    """``edited``, ``added``, ``deleted`` or ``restored``."""
     test: UnitTest
 
 

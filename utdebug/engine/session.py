@@ -30,6 +30,7 @@ from utdebug.agents.base import (
     ModelAuthError,
     ModelError,
     ModelNotFound,
+    ModelRequest,
     accounting,
 )
 from utdebug.agents.roles import (
@@ -71,10 +72,15 @@ class SessionCancelled(Exception):
 
 
 class Control:
-    """Pause, step and cancel a running session (checked between model calls and rounds)."""
+    """Pause, step and cancel a running session.
+
+    Checked between model calls and rounds, and honoured within a model call too: the call is
+    cancelled at once (a streamed reply is closed); after a pause it is asked again on resume.
+    """
 
     def __init__(self) -> None:
         self._go: asyncio.Event | None = None
+        self._halt: asyncio.Event | None = None
         self._paused = False
         self._steps: int | None = None
         self.cancelled = False
@@ -86,32 +92,53 @@ class Control:
                 self._go.set()
         return self._go
 
+    def _halt_event(self) -> asyncio.Event:
+        if self._halt is None:
+            self._halt = asyncio.Event()
+            if self._paused or self.cancelled:
+                self._halt.set()
+        return self._halt
+
+    def _set(self, go: bool) -> None:
+        """Running (``go``) or asked to stop: wake the waiters of either."""
+        if self._go is not None:
+            if go or self.cancelled:
+                self._go.set()
+            else:
+                self._go.clear()
+        if self._halt is not None:
+            if go and not self.cancelled:
+                self._halt.clear()
+            else:
+                self._halt.set()
+
     @property
     def paused(self) -> bool:
         return self._paused
 
     def pause(self) -> None:
         self._paused = True
-        if self._go is not None:
-            self._go.clear()
+        self._set(False)
 
     def resume(self) -> None:
         self._paused = False
         self._steps = None
-        if self._go is not None:
-            self._go.set()
+        self._set(True)
 
     def step(self, rounds: int = 1) -> None:
         """Run ``rounds`` more rounds, then pause again."""
         self._steps = rounds
         self._paused = False
-        if self._go is not None:
-            self._go.set()
+        self._set(True)
 
     def cancel(self) -> None:
         self.cancelled = True
-        if self._go is not None:
-            self._go.set()
+        self._set(False)
+
+    def reopen(self) -> None:
+        """Take back a cancellation (a session that ended goes on: ``continue_rounds``)."""
+        self.cancelled = False
+        self._set(not self._paused)
 
     def round_done(self) -> None:
         if self._steps is not None:
@@ -128,6 +155,10 @@ class Control:
             await ev.wait()
         if self.cancelled:
             raise SessionCancelled
+
+    async def halted(self) -> None:
+        """Return as soon as the session is asked to pause or to stop."""
+        await self._halt_event().wait()
 
 
 @dataclass(slots=True)
@@ -173,6 +204,43 @@ class EditReview:
 
 Reviewer = Callable[[EditReview], Awaitable[bool]]
 
+CALL_CLOSE_SECONDS = 0.25
+"""How long a cancelled model call is given to close its stream before the session moves on."""
+
+
+class _Interruptible:
+    """The session's model as its roles see it: a call in flight is cancelled as soon as the
+    session is asked to pause or stop (the model client closes its stream); a paused call is
+    asked again once the session resumes, a cancelled one ends the session."""
+
+    def __init__(self, inner: Model, session: Session) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.simulated = inner.simulated
+        self._session = session
+
+    @property
+    def supports_prefill(self) -> bool:
+        return self.inner.supports_prefill
+
+    async def complete(self, request: ModelRequest) -> list[Completion]:
+        control = self._session.control
+        while True:
+            if not (control.paused or control.cancelled):
+                call = asyncio.ensure_future(self.inner.complete(request))
+                halt = asyncio.ensure_future(control.halted())
+                try:
+                    await asyncio.wait((call, halt), return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    halt.cancel()
+                    if not call.done():
+                        call.cancel()
+                        await asyncio.wait((call,), timeout=CALL_CLOSE_SECONDS)
+                if call.done() and not call.cancelled():
+                    return call.result()
+                self._session.interrupted_calls += 1
+            await self._session._checkpoint()  # Paused; raises SessionCancelled when cancelled
+
 
 class Session:
     def __init__(
@@ -202,7 +270,10 @@ class Session:
         self._last_fb: UnitTest | None = None
         """Reference variant: the test of the last feedback turn."""
         style = "reference" if self.settings.variant is Variant.REFERENCE else "paper"
-        gen_model = ut_model or model
+        self.interrupted_calls = 0
+        """Model calls cut short by a pause or a cancellation (a paused one is asked again)."""
+        gen_model: Model = _Interruptible(ut_model or model, self)
+        model = _Interruptible(model, self)
         method = self.settings.ut_method.value
         self.generator = UTGenerator(
             gen_model,
@@ -233,6 +304,13 @@ class Session:
         self._running = False
         self._waiting = False
         self._changed = False
+        self._ended = False
+        self._changes = 0
+        """A person's changes so far (a round whose edit call they interrupted starts again)."""
+        self._rebuild = False
+        """Paper loop: the next round builds new tests (an edit was accepted)."""
+        self._last_round = -1
+        """The last round that finished (-1: none yet)."""
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -303,6 +381,7 @@ class Session:
     async def _rerun(self) -> TestRun:
         run = await self.run_tests(self.code, self.tests, self._round, "current")
         self._changed = True
+        self._changes += 1
         return run
 
     async def set_expected(self, test_id: int, value: Any) -> TestRun:
@@ -336,6 +415,18 @@ class Session:
         self._check_idle()
         t = self.tests.pop(self._test_index(test_id))
         self.emit(TestChanged(self._round, "deleted", t))
+        return await self._rerun()
+
+    async def restore_test(self, test: UnitTest, index: int | None = None) -> TestRun:
+        """Put ``test`` back as it was (a person's undo): it replaces the test with its id, or,
+        when that test is gone, goes back at ``index`` (the end by default); tests run again."""
+        self._check_idle()
+        try:
+            self.tests[self._test_index(test.id)] = test
+        except KeyError:
+            at = len(self.tests) if index is None else min(max(index, 0), len(self.tests))
+            self.tests.insert(at, test)
+        self.emit(TestChanged(self._round, "restored", test))
         return await self._rerun()
 
     async def rollback(self, version: int) -> TestRun:
@@ -433,19 +524,49 @@ class Session:
                 s.to_json(),
             )
         )
+        if s.ut_method is UTMethod.NONE:
+            return await self._drive(self._run_critique)
+        if s.variant is Variant.REFERENCE:
+            return await self._drive(self._run_reference)
+        return await self._drive(self._run_paper)
+
+    async def continue_rounds(self, rounds: int = 1) -> SessionResult:
+        """Go on after the session ended (paper variant): up to ``rounds`` more rounds on the
+        tests and the code in force as a person left them (new or corrected tests, a roll
+        back). Round numbers go on from the last round; a new ``finished`` event ends them."""
+        if self._running:
+            raise SessionBusy("the session is running")
+        if not self._ended:
+            raise RuntimeError("the session has not run yet: call run() first")
+        if self.settings.variant is not Variant.PAPER or self.settings.ut_method is UTMethod.NONE:
+            raise ValueError(
+                "only the paper variant's loop with generated tests can go on after it ended"
+            )
+        if rounds < 1:
+            raise ValueError(f"rounds must be at least 1, got {rounds}")
+        self.control.reopen()
+        first = self._last_round + 1
+
+        async def more() -> str:
+            run = self.current_run
+            if run is None:
+                run = await self.run_tests(self.code, self.tests, self._round, "current")
+            self._changed = False
+            return await self._paper_rounds(first, first + rounds - 1, run)
+
+        return await self._drive(more)
+
+    async def _drive(self, loop: Callable[[], Awaitable[str]]) -> SessionResult:
+        """Run ``loop`` (it returns why it ended) and end with a ``finished`` event."""
         reason, error, fatal = "rounds", None, False
         self._running = True
         try:
             with accounting(self.usage):  # requests, retries and failures of this session
-                if s.ut_method is UTMethod.NONE:
-                    reason = await self._run_critique()
-                elif s.variant is Variant.REFERENCE:
-                    reason = await self._run_reference()
-                else:
-                    reason = await self._run_paper()
+                reason = await loop()
         except SessionCancelled:
             reason = "cancelled"
         except asyncio.CancelledError:
+            self._ended = True
             self._finish("cancelled", None)
             raise
         except ModelError as exc:
@@ -453,8 +574,14 @@ class Session:
             fatal = isinstance(exc, FATAL_ERRORS)
         finally:
             self._running = False
+        self._ended = True
         self._finish(reason, error)
         return SessionResult(self.code, reason, self._round, self.tests, self.events, error, fatal)
+
+    @property
+    def ended(self) -> bool:
+        """The session ran and finished (it may go on: :meth:`continue_rounds`)."""
+        return self._ended and not self._running
 
     def _finish(self, reason: str, error: str | None) -> None:
         self.emit(
@@ -466,25 +593,32 @@ class Session:
         return self.usage.to_json() | {"by_purpose": dict(self.calls_by_purpose)}
 
     def _round_finished(self, r: int, rate: float | None) -> None:
+        self._last_round = r
         self.emit(RoundFinished(r, code_id(self.code), self.code, rate))
         self.control.round_done()
 
     async def _run_paper(self) -> str:
-        s = self.settings
         self._round = 0
         self.tests = await self._build(self.code, 0)
         run = await self.run_tests(self.code, self.tests, 0, "current")
         self._round_finished(0, run.rate)
-        rebuild = False
-        for r in range(1, s.rounds + 1):
+        self._rebuild = False
+        return await self._paper_rounds(1, self.settings.rounds, run)
+
+    async def _paper_rounds(self, first: int, last: int, run: TestRun) -> str:
+        """Rounds ``first..last`` of the paper loop from ``run`` (the code in force's run)."""
+        s = self.settings
+        r = first
+        while r <= last:
             self._round = r
             await self._checkpoint()
             if self._changed:  # a person changed the tests or the code while paused
-                self._changed, rebuild = False, False
+                self._changed, self._rebuild = False, False
                 run = self.current_run or await self.run_tests(self.code, self.tests, r, "current")
-            if rebuild:
+            if self._rebuild:
                 self.tests = await self._build(self.code, r)
                 run = await self.run_tests(self.code, self.tests, r, "current")
+                self._rebuild = False
             if not self.tests:
                 return "no_tests"
             if not run.failing():
@@ -493,14 +627,19 @@ class Session:
             fb_test, fb_text = self._feedback(self.tests, run)
             chat = [*self.chat, Message("user", fb_text)]
             hint = self.hint("debug", code=self.code, feedback=fb_test)
+            changes = self._changes
             if s.candidates > 1:
                 proposal = await self._ranked_edit(r, chat, fb_test, run, hint)
             else:
                 proposal = await self._single_edit(r, chat, fb_test, hint)
+            if self._changes != changes:
+                # Paused within the call, a person changed the tests or the code: the
+                # proposal answers an old question, so the round starts again.
+                continue
             if isinstance(proposal, str):
                 self.emit(Backtracked(r, None, pre, None, proposal))
-                rebuild = False
                 self._round_finished(r, pre)
+                r += 1
                 continue
             reply, new, cand = proposal
             post = cand.rate
@@ -515,13 +654,13 @@ class Session:
                 self.chat = [*chat, Message("assistant", reply)]
                 self.versions.append(Version(r, new, tuple(self.chat)))
                 self.emit(EditAccepted(r, code_id(new), pre, post, why))
-                run, rebuild = cand, True
+                run, self._rebuild = cand, True
                 self.current_run = cand
                 self._round_finished(r, post)
             else:
                 self.emit(Backtracked(r, code_id(new), pre, post, no))
-                rebuild = False
                 self._round_finished(r, pre)
+            r += 1
         return "rounds"
 
     async def _single_edit(

@@ -24,18 +24,50 @@ class ActionSpec:
 
 ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec(
-        "run", "r", "run", "Run / resume", "Start the session, or resume it when paused", "Run"
+        "run",
+        "r",
+        "run",
+        "Run / resume",
+        "Start the session, resume it when paused, or go on after it ended (new or "
+        "corrected tests start more rounds)",
+        "Run",
     ),
     ActionSpec(
-        "pause", "p", "pause", "Pause", "Pause at the next model call or round end", "Pause"
+        "pause",
+        "p",
+        "pause",
+        "Pause",
+        "Pause now: a model call in flight is cancelled and asked again on resume",
+        "Pause",
     ),
-    ActionSpec("step", "s", "step", "Step", "Run one more round, then pause", "Step"),
-    ActionSpec("cancel", "x", "cancel_session", "Cancel", "Cancel the session"),
+    ActionSpec(
+        "step", "s", "step", "Step", "Run one more round, then pause (also after the end)", "Step"
+    ),
+    ActionSpec("cancel", "x", "cancel_session", "Cancel", "Cancel the session (at once)"),
+    ActionSpec(
+        "detail",
+        "i",
+        "show_test",
+        "Test detail",
+        "The selected test in full: call, expected value and its votes, what the code in "
+        "force does, origin, history (also Enter on a row)",
+        "Detail",
+    ),
     ActionSpec(
         "edit-test", "e", "edit_test", "Edit expected", "Correct the selected test's output", "Edit"
     ),
     ActionSpec("add-test", "a", "add_test", "Add test", "Add a test of your own"),
-    ActionSpec("delete-test", "d", "delete_test", "Delete test", "Delete the selected test"),
+    ActionSpec(
+        "delete-test", "d", "delete_test", "Delete test", "Delete the selected test (u undoes)"
+    ),
+    ActionSpec(
+        "undo",
+        "u",
+        "undo",
+        "Undo",
+        "Undo a person's last change: an edit, an added or deleted test, a roll back",
+        "Undo",
+    ),
     ActionSpec(
         "toggle-review", "v", "toggle_review", "Review by hand", "Review each edit by hand (on/off)"
     ),
@@ -48,6 +80,35 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("export-patch", "P", "export_patch", "Export patch", "Write <file>.utdebug.patch"),
     ActionSpec(
         "export-tests", "t", "export_tests", "Export tests", "Write test_<function>_utdebug.py"
+    ),
+    ActionSpec(
+        "panel-code",
+        "1",
+        "panel('code')",
+        "Code panel",
+        "Show the code in force (keys 1 to 6 go to the six panels)",
+        "Panels",
+        key_display="1-6",
+    ),
+    ActionSpec("panel-diff", "2", "panel('diff')", "Diff panel", "Show the diff: given → in force"),
+    ActionSpec("panel-tests", "3", "panel('tests')", "Tests panel", "Move to the tests table"),
+    ActionSpec("panel-rounds", "4", "panel('rounds')", "Rounds panel", "Show the rounds"),
+    ActionSpec(
+        "panel-candidates", "5", "panel('candidates')", "Candidates panel", "Show the ranking"
+    ),
+    ActionSpec(
+        "panel-transcript",
+        "6",
+        "panel('transcript')",
+        "Transcript panel",
+        "Show every prompt reply, vote and decision",
+    ),
+    ActionSpec(
+        "info",
+        "I",
+        "session_info",
+        "Session info",
+        "Model, settings, every sandbox layer, usage, files: what the status bar shortens",
     ),
     ActionSpec(
         "help", "question_mark,f1", "show_help", "Help", "Show the keys", "Help", key_display="?"

@@ -9,14 +9,18 @@ changes go through the engine's own coroutines (``set_expected``, ``add_test``,
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import time
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, TabbedContent, TabPane
+from textual.css.query import NoMatches
+from textual.widgets import DataTable, Footer, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from utdebug.agents.base import Model
@@ -44,8 +48,11 @@ from utdebug.engine.execution import Executor, TestRun
 from utdebug.engine.model import Settings, Task, UnitTest, code_id
 from utdebug.engine.session import Control, EditReview, Session
 from utdebug.tui.actions import bindings
+from utdebug.tui.activity import CallTracker, Progress, describe, spinner, traffic_line
 from utdebug.tui.commands import DebugCommands
+from utdebug.tui.details import SessionInfoScreen, TestDetail, TestDetailScreen
 from utdebug.tui.format import (
+    StatusPart,
     percent,
     pre_post,
     safe_repr,
@@ -54,6 +61,7 @@ from utdebug.tui.format import (
     verdict_status,
 )
 from utdebug.tui.messages import EngineEvent, PersonDone, PersonFailed, ReviewRequested
+from utdebug.tui.records import TestRecords
 from utdebug.tui.screens import (
     AddTestScreen,
     Edited,
@@ -87,6 +95,29 @@ from utdebug.workspace import (
 )
 
 MIN_WIDTH, MIN_HEIGHT = 80, 24
+NARROW_WIDTH = 120
+"""Under this many columns the code and the tests stack (each gets the full width)."""
+SHORT_HEIGHT = 32
+"""Under this many rows the bottom tabs shrink and the task text moves to a border title."""
+TICK_SECONDS = 0.1
+"""How often the status line's spinner and elapsed time are redrawn while a session runs."""
+PANELS = {
+    "code": ("code-tabs", "tab-code"),
+    "diff": ("code-tabs", "tab-diff"),
+    "rounds": ("bottom-tabs", "tab-rounds"),
+    "candidates": ("bottom-tabs", "tab-candidates"),
+    "transcript": ("bottom-tabs", "tab-transcript"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Undo:
+    """A person's change that can be undone: what it was, and how to undo it."""
+
+    what: str
+    revert: Callable[[Session], Awaitable[TestRun]]
+
+
 CANDIDATES_HINT = "run with --candidates C to rank several edits"
 
 CSS = """
@@ -104,6 +135,18 @@ TabPane { height: 1fr; padding: 0; }
 #candidates-hint { height: auto; padding: 0 1; }
 #transcript { height: 1fr; }
 StatusBar { height: 1; background: $panel; padding: 0 1; }
+/* Narrow terminals (under 120 columns): the code above the tests, both full width. */
+#frame.-narrow #top { layout: vertical; }
+#frame.-narrow #code-panel { width: 1fr; height: 1fr; }
+#frame.-narrow #tests-panel { width: 1fr; height: 1fr; }
+/* Short terminals (under 32 rows): the task text goes to the border title, the bottom tabs
+   shrink to a few rows (4 to 6 bring them back in full). */
+#frame.-short #task-text { display: none; }
+#frame.-short #bottom-tabs { height: 6; }
+#frame.-short #bottom-tabs.-full { height: 2fr; }
+#frame.-short.-narrow #top { height: 1fr; }
+/* Notifications stay above the status bar and the footer. */
+ToastRack { margin-bottom: 2; }
 TooSmall { height: 1fr; content-align: center middle; text-style: bold; display: none; }
 """
 
@@ -129,11 +172,24 @@ class DebugApp(App[None]):
         *,
         loaded: LoadedFunction | None = None,
         sandbox_layers: Sequence[str] = (),
+        sandbox_total: int | None = None,
         autostart: bool = True,
         review: bool = False,
         step_first: bool = False,
+        clock: Callable[[], float] = time.monotonic,
+        stamp: Callable[[], str] = lambda: time.strftime("%H:%M:%S"),
     ) -> None:
         super().__init__()
+        self.clock = clock
+        """Seconds for the spinner and elapsed times (tests freeze it)."""
+        self.stamp = stamp
+        """Wall-clock time of a test's history entries (tests freeze it)."""
+        self.tracker = CallTracker(model, clock)
+        """The session's model: it remembers the calls in flight (the activity line)."""
+        self.progress = Progress(since=clock())
+        self.records = TestRecords()
+        """Votes, results and history per test (the detail view)."""
+        self.undo_stack: list[Undo] = []
         self.debug_task = task
         self.model = model
         self.executor = executor
@@ -141,6 +197,8 @@ class DebugApp(App[None]):
         self.loaded = loaded
         """The source file of the function (write back and export need it)."""
         self.sandbox_layers = tuple(str(layer) for layer in sandbox_layers)
+        self.sandbox_total = sandbox_total
+        """How many layers the sandbox has in all (the short status form: ``sandbox 8/8``)."""
         self.autostart = autostart
         self.review_by_hand = review
         self.step_first = step_first
@@ -176,7 +234,12 @@ class DebugApp(App[None]):
     # -- layout -----------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        with Frame((MIN_WIDTH, MIN_HEIGHT), id="frame"):
+        with Frame(
+            (MIN_WIDTH, MIN_HEIGHT),
+            narrow_width=NARROW_WIDTH,
+            short_height=SHORT_HEIGHT,
+            id="frame",
+        ):
             with Vertical(id="body"):
                 with Horizontal(id="top"):
                     yield CodePanel(id="code-panel")
@@ -208,7 +271,7 @@ class DebugApp(App[None]):
             self.control.step(1)
         self.session = Session(
             self.debug_task,
-            self.model,
+            self.tracker,
             self.executor,
             self.settings,
             control=self.control,
@@ -216,8 +279,15 @@ class DebugApp(App[None]):
             review=self._review if self.review_by_hand else None,
         )
         self._draw_status()
+        self.set_interval(TICK_SECONDS, self._tick)
         if self.autostart:
             self._start()
+
+    def _tick(self) -> None:
+        """Redraw the activity (spinner, elapsed time) while the session works."""
+        if self.phase in ("running", "pausing"):
+            with contextlib.suppress(NoMatches):  # the app is closing: nothing to draw on
+                self._draw_status()
 
     # -- the session (worker) ---------------------------------------------------------------
 
@@ -262,30 +332,40 @@ class DebugApp(App[None]):
 
     def on_engine_event(self, message: EngineEvent) -> None:
         ev = message.event
+        self.progress.since = self.clock()
         if isinstance(ev, SessionStarted):
             self._note(f"session started: {ev.task_id} with {self._model_label()}", "bold")
         elif isinstance(ev, ModelCalled):
             pass  # the usage is read from the session below
         elif isinstance(ev, TestProposed):
+            self.progress.round, self.progress.proposals = ev.round, self.progress.proposals + 1
             what = ev.call if ev.call is not None else f"unparsable ({ev.reason})"
             self._note(f"[round {ev.round}] test proposal {ev.attempt + 1}: {what}", "bold cyan")
             self._note(ev.reply.strip(), "dim")
         elif isinstance(ev, VoteCast):
+            self.records.vote(ev)
             self._votes.setdefault((ev.round, ev.attempt), []).append(ev.answer)
             if ev.answer is None and ev.reason:
                 self._note(f"  vote {ev.index + 1} refused: {ev.reason}", "yellow")
         elif isinstance(ev, TestKept):
+            self.records.kept(ev, self.stamp())
+            self.progress.kept += 1
             votes = summarize_votes(self._votes.pop((ev.round, ev.attempt), []))
             t = ev.test
+            # The tests panel fills as tests are kept (a slow model shows progress at once).
+            self.tests = [*(x for x in self.tests if x.id != t.id), t]
+            self._draw_tests()
             self._note(
                 f"  kept #{t.id} {t.call} → {shorten(safe_repr(t.expected), 40)} "
                 f"(votes: {votes}; share {t.share:.0%})",
                 "green",
             )
         elif isinstance(ev, TestDropped):
+            self.records.proposal_votes(ev.round, ev.attempt)
             votes = summarize_votes(self._votes.pop((ev.round, ev.attempt), []))
             self._note(f"  dropped {ev.call or 'the proposal'}: {ev.reason} (votes: {votes})", "")
         elif isinstance(ev, TestsBuilt):
+            self.progress.kept, self.progress.proposals = 0, 0
             self.tests = list(ev.tests)
             self.statuses, self.passed, self.total = {}, None, None
             self._note(f"[round {ev.round}] {len(ev.tests)} tests kept of {ev.attempts} proposals")
@@ -311,6 +391,7 @@ class DebugApp(App[None]):
         elif isinstance(ev, EditAccepted):
             taken = self._candidate_runs.get(ev.code_id)
             if taken is not None:
+                self.records.ran(taken)
                 self._show_current_run(taken)
             self._round_row(ev.round, pre_post(ev.pre, ev.post), "accepted", ev.reason)
             self._note(f"[round {ev.round}] edit accepted: {ev.reason}", "bold green")
@@ -319,6 +400,8 @@ class DebugApp(App[None]):
             self._note(f"[round {ev.round}] backtracked: {ev.reason}", "bold yellow")
         elif isinstance(ev, RoundFinished):
             self._candidate_runs.clear()
+            self.progress.round = ev.round + 1
+            self.progress.kept, self.progress.proposals = 0, 0
             self.rounds_done = ev.round
             self.code = ev.code
             if f"r{ev.round}" not in self.timeline:
@@ -358,6 +441,7 @@ class DebugApp(App[None]):
             self._note(f"  candidate {ev.code_id} passes {ev.passed}/{ev.total}")
             return
         self._note(f"  code in force {ev.code_id} passes {ev.passed}/{ev.total}")
+        self.records.ran(ev)
         self._show_current_run(ev)
 
     def _show_current_run(self, ev: TestsRun) -> None:
@@ -398,7 +482,11 @@ class DebugApp(App[None]):
 
     def _test_changed(self, ev: TestChanged) -> None:
         t = ev.test
-        if ev.action == "added":
+        before = next((x for x in self.tests if x.id == t.id), None)
+        self.records.changed(ev, before, self.stamp())
+        if ev.action == "restored" and self.session is not None:
+            self.tests = list(self.session.tests)  # back where it was
+        elif ev.action == "added":
             self.tests.append(t)
         elif ev.action == "deleted":
             self.tests = [x for x in self.tests if x.id != t.id]
@@ -474,8 +562,16 @@ class DebugApp(App[None]):
         self._tell("no test selected", "warning")
         return None
 
-    def _person(self, what: str, work: Callable[[Session], Awaitable[TestRun]]) -> None:
-        """Run a person's change in a worker; the engine's events redraw the panels."""
+    def _person(
+        self,
+        what: str,
+        work: Callable[[Session], Awaitable[TestRun]],
+        undo: Callable[[Session], Undo | None] | None = None,
+    ) -> None:
+        """Run a person's change in a worker; the engine's events redraw the panels.
+
+        ``undo`` is called with the session once the change is made and returns how to undo
+        it (pushed on :attr:`undo_stack`; ``u`` pops it)."""
         session = self._idle_session()
         if session is None:
             return
@@ -488,13 +584,17 @@ class DebugApp(App[None]):
                 reason = exc.args[0] if len(exc.args) == 1 else str(exc)
                 self.post_message(PersonFailed(what, str(reason)))
             else:
+                step = undo(session) if undo is not None else None
+                if step is not None:
+                    self.undo_stack.append(step)
                 self.post_message(PersonDone(what, run.passed, run.total))
 
         self.run_worker(apply(), name=what, group="person", exit_on_error=False)
 
     def on_person_done(self, message: PersonDone) -> None:
         self.person_busy = max(self.person_busy - 1, 0)
-        self._tell(f"{message.what}: {message.passed}/{message.total} tests pass now")
+        again = " (u undoes)" if self.undo_stack and not message.what.startswith("undo") else ""
+        self._tell(f"{message.what}: {message.passed}/{message.total} tests pass now{again}")
 
     def on_person_failed(self, message: PersonFailed) -> None:
         self.person_busy = max(self.person_busy - 1, 0)
@@ -504,17 +604,49 @@ class DebugApp(App[None]):
 
     def _can_drive(self) -> bool:
         if self.phase in ("finished", "error"):
-            why = self.error if self.phase == "error" else self.finish_reason
-            self._tell(f"the session has ended ({why})", "warning")
             return False
         if self.person_busy:
             self._tell("wait: a change is being applied", "warning")
             return False
         return True
 
+    def _continue(self, rounds: int) -> None:
+        """After the end: go on for ``rounds`` more rounds with the tests and the code as a
+        person left them (or say why not)."""
+        session = self.session
+        if session is None or self.control is None:
+            return
+        if self.person_busy:
+            self._tell("wait: a change is being applied", "warning")
+            return
+        if self.phase == "error":  # a model error: the same call would fail again
+            self._tell(f"the session has ended ({self.error})", "warning")
+            return
+        if (
+            not session.ended
+            or session.settings.ut_method.value == "none"
+            or (session.settings.variant.value != "paper")
+        ):
+            why = self.error if self.phase == "error" else self.finish_reason
+            self._tell(f"the session has ended ({why}) and cannot go on", "warning")
+            return
+        self.phase, self.finish_reason, self.error = "running", None, None
+        self._note(f"going on for {rounds} more round(s) on the tests as they are now", "bold")
+        self._draw_status()
+        self.run_worker(
+            session.continue_rounds(rounds),
+            name="session",
+            group="session",
+            exclusive=True,
+            exit_on_error=False,
+        )
+
     def action_run(self) -> None:
         if not self.started:
             self._start()
+            return
+        if self.phase in ("finished", "error"):
+            self._continue(self.settings.rounds)
             return
         if not self._can_drive() or self.control is None:
             return
@@ -526,6 +658,9 @@ class DebugApp(App[None]):
     def action_pause(self) -> None:
         if not self.started:
             self._tell("the session has not started: r runs it, s runs one round", "warning")
+            return
+        if self.phase in ("finished", "error"):
+            self._tell("the session has ended: r or s goes on with more rounds", "warning")
             return
         if not self._can_drive() or self.control is None:
             return
@@ -540,6 +675,9 @@ class DebugApp(App[None]):
         if not self.started:
             self.control.step(1)
             self._start()
+            return
+        if self.phase in ("finished", "error"):
+            self._continue(1)
             return
         if not self._can_drive():
             return
@@ -567,10 +705,18 @@ class DebugApp(App[None]):
             return
         test_id = test.id
 
+        before = test
+
         def edited(result: Edited | None) -> None:
             if result is not None:
                 value = result.value
-                self._person(f"test #{test_id} edited", lambda s: s.set_expected(test_id, value))
+                self._person(
+                    f"test #{test_id} edited",
+                    lambda s: s.set_expected(test_id, value),
+                    lambda s: Undo(
+                        f"the edit of test #{test_id}", lambda s2: s2.restore_test(before)
+                    ),
+                )
 
         self.push_screen(EditExpectedScreen(test_id, test.call, test.expected), edited)
 
@@ -581,7 +727,14 @@ class DebugApp(App[None]):
         def added(result: NewTest | None) -> None:
             if result is not None:
                 args, expected = result.args, result.expected
-                self._person("test added", lambda s: s.add_test(args, expected))
+
+                def undo(s: Session) -> Undo | None:
+                    added = s.tests[-1].id if s.tests else None
+                    if added is None:
+                        return None
+                    return Undo(f"adding test #{added}", lambda s2: s2.delete_test(added))
+
+                self._person("test added", lambda s: s.add_test(args, expected), undo)
 
         self.push_screen(AddTestScreen(self.debug_task.entry_point), added)
 
@@ -592,7 +745,12 @@ class DebugApp(App[None]):
         if test is None:
             return
         test_id = test.id
-        self._person(f"test #{test_id} deleted", lambda s: s.delete_test(test_id))
+        index = next(i for i, t in enumerate(self.tests) if t.id == test_id)
+        self._person(
+            f"test #{test_id} deleted",
+            lambda s: s.delete_test(test_id),
+            lambda s: Undo(f"deleting test #{test_id}", lambda s2: s2.restore_test(test, index)),
+        )
 
     def action_rollback(self) -> None:
         session = self._idle_session()
@@ -611,10 +769,116 @@ class DebugApp(App[None]):
             labels.append((label, v.code))
 
         def chosen(index: int | None) -> None:
-            if index is not None:
+            if index is not None and current is not None and index != current:
+                back = current
+                self._person(
+                    f"rolled back to version {index}",
+                    lambda s: s.rollback(index),
+                    lambda s: Undo(
+                        f"the roll back to version {index}", lambda s2: s2.rollback(back)
+                    ),
+                )
+            elif index is not None:
                 self._person(f"rolled back to version {index}", lambda s: s.rollback(index))
 
         self.push_screen(RollbackScreen(labels, current), chosen)
+
+    def action_undo(self) -> None:
+        if not self.undo_stack:
+            self._tell("nothing to undo", "warning")
+            return
+        if self._idle_session() is None:
+            return
+        step = self.undo_stack.pop()
+        self._person(f"undo {step.what}", step.revert)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        if event.data_table is self.query_one(TestsPanel).table:
+            self.action_show_test()
+
+    def test_detail(self, test: UnitTest) -> TestDetail:
+        """Everything the detail view shows about ``test``."""
+        r = self.records
+        return TestDetail(
+            test, r.actual.get(test.id), r.votes.get(test.id), r.history.get(test.id, [])
+        )
+
+    def action_show_test(self) -> None:
+        test = self._selected_test()
+        if test is None:
+            return
+
+        def chosen(what: str | None) -> None:
+            if what == "edit":
+                self.action_edit_test()
+            elif what == "delete":
+                self.action_delete_test()
+
+        self.push_screen(TestDetailScreen(self.test_detail(test)), chosen)
+
+    def session_rows(self) -> list[tuple[str, str]]:
+        """What the session info screen lists."""
+        s = self.settings
+        rows = [
+            ("state", self._state_text()),
+            ("task", self.debug_task.task_id),
+            ("model", self._model_label()),
+            (
+                "settings",
+                f"{s.ut_method.value} tests, n={s.n}, k={s.k} votes, threshold "
+                f"{s.threshold:g}, {s.rounds} rounds, variant {s.variant.value}, candidates "
+                f"{s.candidates} ({s.ranker})",
+            ),
+            ("limits", f"{s.limits.per_input:g} s of {s.limits.kind.value} time per input"),
+        ]
+        if self.sandbox_layers:
+            total = self.sandbox_total or len(self.sandbox_layers)
+            rows.append(
+                (
+                    "sandbox",
+                    f"{len(self.sandbox_layers)}/{total} layers active: "
+                    + ", ".join(self.sandbox_layers)
+                    + " (utdebug doctor says more)",
+                )
+            )
+        if self.session is not None:
+            u = self.session.usage
+            rows.append(
+                (
+                    "usage",
+                    f"{u.completions} completions, {u.requests} requests, {u.retries} retries, "
+                    f"{u.failures} failures, {u.prompt_tokens:,} tokens in, "
+                    f"{u.completion_tokens:,} out, "
+                    + (f"${u.cost:.4f}" if u.cost_known else "cost unknown"),
+                )
+            )
+        traffic = traffic_line()
+        if traffic:
+            rows.append(("server", traffic))
+        if self.loaded is not None:
+            rows.append(("file", str(self.loaded.path)))
+        rows.append(("undo", f"{len(self.undo_stack)} change(s) can be undone (u)"))
+        return rows
+
+    def action_session_info(self) -> None:
+        if not isinstance(self.screen, SessionInfoScreen):
+            self.push_screen(SessionInfoScreen(self.session_rows()))
+
+    def action_panel(self, name: str) -> None:
+        """Show a panel: ``code``, ``diff``, ``tests``, ``rounds``, ``candidates``,
+        ``transcript`` (keys 1 to 6)."""
+        if name == "tests":
+            self.query_one(TestsPanel).table.focus()
+            return
+        tabs_id, pane = PANELS[name]
+        tabs = self.query_one(f"#{tabs_id}", TabbedContent)
+        tabs.active = pane
+        if tabs_id == "bottom-tabs":
+            tabs.add_class("-full")
+        else:
+            self.query_one("#bottom-tabs").remove_class("-full")
+        if name == "transcript":
+            self.query_one(Transcript).focus()
 
     def action_toggle_review(self) -> None:
         self.review_by_hand = not self.review_by_hand
@@ -748,31 +1012,74 @@ class DebugApp(App[None]):
             return "edit awaiting review: y accept, n reject"
         if self.phase == "ready":
             return "ready: r runs, s runs one round"
+        if self.phase in ("running", "pausing"):
+            return self._activity()
         return self.phase
 
-    def _draw_status(self) -> None:
-        text = Text()
+    def _activity(self) -> str:
+        """``⠋ round 0 · proposing test 2 of 3 (proposal 2 of 9) · 4.1 s``: what the session
+        does now, for how long; a real server's live traffic follows."""
+        now = self.clock()
+        s = self.settings
+        tries = s.n * (s.tries_factor or (4 if s.variant.value == "reference" else 3))
+        text = describe(
+            self.progress,
+            self.tracker.current(),
+            entry_point=self.debug_task.entry_point,
+            n=s.n,
+            tries=tries,
+            now=now,
+        )
+        if self.phase == "pausing":
+            text = "pausing · " + text
+        traffic = traffic_line()
+        return f"{spinner(now)} {text}" + (f" · {traffic}" if traffic else "")
+
+    def status_parts(self) -> list[StatusPart]:
+        """The status line's parts, long and short forms (the bar shows what fits)."""
         style = {"error": "bold red", "paused": "bold yellow", "review": "bold magenta"}.get(
             self.phase, "bold"
         )
-        text.append(self._state_text(), style=style)
+        parts = [StatusPart(self._state_text(), style=style)]
         done = "—" if self.rounds_done is None else str(self.rounds_done)
-        parts = [f"round {done}/{self.settings.rounds}", self._model_label()]
+        parts.append(
+            StatusPart(f"round {done}/{self.settings.rounds}", f"r{done}/{self.settings.rounds}")
+        )
+        simulated = " SIMULATED" if getattr(self.model, "simulated", False) else ""
+        parts.append(StatusPart(self._model_label(), shorten(self.model.name, 18) + simulated))
         if self.session is not None:
             u = self.session.usage
-            parts.append(f"tokens {_count(u.prompt_tokens)} in / {_count(u.completion_tokens)} out")
-            parts.append(f"${u.cost:.4f}" if u.cost_known else "cost unknown")
+            tokens_in, tokens_out = _count(u.prompt_tokens), _count(u.completion_tokens)
+            parts.append(
+                StatusPart(
+                    f"tokens {tokens_in} in / {tokens_out} out", f"{tokens_in}/{tokens_out} tok"
+                )
+            )
+            parts.append(
+                StatusPart(
+                    f"${u.cost:.4f}" if u.cost_known else "cost unknown",
+                    f"${u.cost:.2f}" if u.cost_known else "$?",
+                )
+            )
         if self.review_by_hand:
-            parts.append("review by hand")
+            parts.append(StatusPart("review by hand", "review"))
         if self.sandbox_layers:
-            parts.append("sandbox: " + ", ".join(self.sandbox_layers))
-        for part in parts:
-            text.append(" │ ", style="dim")
-            text.append(part)
-        self.query_one(StatusBar).update(text)
+            total = self.sandbox_total or len(self.sandbox_layers)
+            parts.append(
+                StatusPart(
+                    "sandbox: " + ", ".join(self.sandbox_layers),
+                    f"sandbox {len(self.sandbox_layers)}/{total}",
+                )
+            )
+        return parts
+
+    def _draw_status(self) -> None:
+        self.query_one(StatusBar).show(self.status_parts())
 
     def _draw_code(self) -> None:
-        self.query_one(CodePanel).show_code(self.code, self.debug_task.code)
+        self.query_one(CodePanel).show_code(
+            self.code, self.debug_task.code, self.debug_task.entry_point
+        )
 
     def pass_summary(self) -> str:
         if self.total is None:

@@ -5,7 +5,10 @@ from __future__ import annotations
 import difflib
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
+
+from rich.cells import cell_len
 
 from utdebug.engine.model import UnitTest
 from utdebug.literals import LiteralError, literal_call, literal_value
@@ -94,3 +97,106 @@ def parse_arguments(text: str, entry_point: str) -> tuple[Any, ...]:
             f"the arguments must be a tuple or list, e.g. ({safe_repr(value)},) for one argument"
         )
     return tuple(value)
+
+
+def origin_text(test: UnitTest) -> str:
+    """``person`` for a test a person added or whose expected value a person set."""
+    return "person" if test.origin == "person" else "model"
+
+
+def vote_cell(test: UnitTest) -> str:
+    """The votes column: the model's vote bar, ``—`` for a person's test (its expected value
+    is the person's, whatever the model voted before)."""
+    return "—" if test.origin == "person" else vote_bar(test)
+
+
+# --- fitting a line and a table into the width there is ---------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StatusPart:
+    """One part of the status bar: its text, a shorter form for narrow terminals, a style."""
+
+    text: str
+    short: str | None = None
+    style: str = ""
+
+
+STATUS_SEP = " │ "
+
+
+def fit_status(parts: Sequence[StatusPart], width: int) -> list[tuple[str, str]]:
+    """(text, style) pieces of one line at most ``width`` cells, separators included.
+
+    The long forms when they fit; else short forms, from the last part backwards; else the
+    last parts are left out; the first part (the state) is never left out, only cut with an
+    ellipsis as a last resort.
+    """
+    texts = [p.text for p in parts]
+
+    def length(items: Sequence[str]) -> int:
+        return sum(cell_len(t) for t in items) + cell_len(STATUS_SEP) * max(len(items) - 1, 0)
+
+    for i in reversed(range(len(parts))):
+        if length(texts) <= width:
+            break
+        short = parts[i].short
+        if short is not None:
+            texts[i] = short
+    keep = len(texts)
+    while keep > 1 and length(texts[:keep]) > width:
+        keep -= 1
+    texts = texts[:keep]
+    if texts and length(texts) > width:
+        texts[0] = shorten(texts[0], max(width, 1))
+    out: list[tuple[str, str]] = []
+    for i, text in enumerate(texts):
+        if i:
+            out.append((STATUS_SEP, "dim"))
+        out.append((text, parts[i].style))
+    return out
+
+
+def column_widths(
+    total: int,
+    fixed: Sequence[tuple[str, int]],
+    flexible: Sequence[tuple[str, float, int]],
+    padding: int = 2,
+) -> dict[str, int]:
+    """Widths of a table's columns in ``total`` cells: ``fixed`` (name, width) columns keep
+    their width, ``flexible`` (name, weight, minimum) ones share the rest by weight (each at
+    least its minimum); every column also takes ``padding`` cells."""
+    used = sum(w for _, w in fixed) + padding * (len(fixed) + len(flexible))
+    spare = max(total - used, 0)
+    weights = sum(w for _, w, _ in flexible) or 1.0
+    out = {name: width for name, width in fixed}
+    given = 0
+    for i, (name, weight, minimum) in enumerate(flexible):
+        last = i == len(flexible) - 1
+        share = spare - given if last else int(spare * weight / weights)
+        given += share
+        out[name] = max(share, minimum)
+    return out
+
+
+def elapsed(seconds: float) -> str:
+    """``4.2 s``, ``1 min 05 s``, ``2 h 03 min``."""
+    seconds = max(seconds, 0.0)
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, secs = divmod(int(seconds), 60)
+    if minutes < 60:
+        return f"{minutes} min {secs:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
+def actual_text(status: str, detail: str | None) -> str:
+    """What the code in force does on a test: ``passes``, ``returned 2``, ``raised ...``."""
+    if not status:
+        return "not run on the code in force yet"
+    if status == "pass":
+        return "passes: returns the expected value"
+    if detail:
+        return detail if status in ("fail", "error") else f"{status}: {detail}"
+    return status

@@ -7,12 +7,13 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from rich.syntax import Syntax
+from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Input, OptionList, Static
+from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from utdebug.literals import LiteralError
@@ -36,6 +37,7 @@ DIALOG_CSS = """
     & .error { color: $error; height: auto; }
     & Input { margin: 0; }
     & .scroll { height: auto; max-height: 16; }
+    & #help-body { max-height: 60vh; }
 """
 
 
@@ -56,23 +58,26 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Static("utdebug: keys", classes="title")
-            table: DataTable[str] = DataTable(id="help-table", cursor_type="none")
-            yield table
+            with VerticalScroll(classes="scroll", id="help-body"):
+                yield Static(help_table(), id="help-table")
             yield Static(
                 "ctrl+p opens the command palette with every action. escape closes this help.",
                 classes="hint",
             )
 
-    def on_mount(self) -> None:
-        table = self.query_one("#help-table", DataTable)
-        table.add_column("keys", width=6)
-        table.add_column("action", width=14)
-        table.add_column("what it does", width=44)
-        for spec in ACTIONS:
-            table.add_row(display_keys(spec), spec.title, spec.help)
-
     def action_close(self) -> None:
         self.dismiss(None)
+
+
+def help_table() -> Table:
+    """Every action with its keys; the descriptions wrap at any width."""
+    table = Table(box=None, expand=True, show_edge=False, pad_edge=False, header_style="bold")
+    table.add_column("keys", no_wrap=True, style="bold")
+    table.add_column("action", no_wrap=True)
+    table.add_column("what it does", ratio=1)
+    for spec in ACTIONS:
+        table.add_row(display_keys(spec), spec.title, spec.help)
+    return table
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -15,7 +17,16 @@ from textual.widgets import DataTable, RichLog, Static, TabbedContent, TabPane
 from textual.widgets.data_table import RowKey
 
 from utdebug.engine.model import UnitTest
-from utdebug.tui.format import safe_repr, shorten, unified_diff, vote_bar
+from utdebug.tui.format import (
+    StatusPart,
+    column_widths,
+    fit_status,
+    origin_text,
+    safe_repr,
+    shorten,
+    unified_diff,
+    vote_cell,
+)
 
 SYNTAX_THEME = "monokai"
 OUTCOME_STYLES = {"accepted": "bold green", "backtracked": "bold yellow", "given code": "bold"}
@@ -29,7 +40,11 @@ STATUS_STYLES = {
 
 
 class CodePanel(Vertical):
-    """The task, the code in force (highlighted) and a Diff tab (given code → code in force)."""
+    """The task, the code in force (highlighted) and a Diff tab (given code → code in force).
+
+    When the code does not fit, the view scrolls to the lines that matter: the first line an
+    edit changed, else the function being debugged (its ``def``), so that the function stays
+    on screen at any terminal size."""
 
     def compose(self) -> ComposeResult:
         with TabbedContent(id="code-tabs", initial="tab-code"):
@@ -39,15 +54,30 @@ class CodePanel(Vertical):
             with TabPane("Diff", id="tab-diff"), VerticalScroll(id="diff-scroll"):
                 yield Static(id="diff-view")
 
+    def on_mount(self) -> None:
+        self._shown: tuple[str, str] | None = None
+        self._focus = (1, 1)
+
     def show_task(self, title: str, description: str) -> None:
         text = Text(title, style="bold")
         text.append("\n")
         text.append(description.strip() or "(no description)", style="italic")
         self.query_one("#task-text", Static).update(text)
+        self.border_title = title
 
-    def show_code(self, code: str, given: str) -> None:
+    def show_code(self, code: str, given: str, entry_point: str) -> None:
+        if self._shown == (code, given):
+            return
+        self._shown = (code, given)
+        changed = changed_lines(given, code)
         self.query_one("#code-view", Static).update(
-            Syntax(code, "python", theme=SYNTAX_THEME, line_numbers=True)
+            Syntax(
+                code,
+                "python",
+                theme=SYNTAX_THEME,
+                line_numbers=True,
+                highlight_lines=set(changed),
+            )
         )
         diff = unified_diff(given, code)
         view = self.query_one("#diff-view", Static)
@@ -55,10 +85,63 @@ class CodePanel(Vertical):
             view.update(Syntax(diff, "diff", theme=SYNTAX_THEME))
         else:
             view.update(Text("No changes: the code in force is the given code.", style="dim"))
+        self._focus = (changed[0], changed[-1]) if changed else function_span(code, entry_point)
+        self.call_after_refresh(self.scroll_to_focus)
+
+    def scroll_to_focus(self) -> None:
+        """Bring the lines that matter into the code view: the lines an edit changed, else
+        the whole function (from its ``def`` when it is longer than the view), with a line
+        of context above when there is room."""
+        scroll = self.query_one("#code-scroll", VerticalScroll)
+        task = self.query_one("#task-text", Static)
+        above = task.outer_size.height if task.display else 0
+        first, last = self._focus
+        view = scroll.size.height
+        top = first - 1  # 0-based row of the first line that matters
+        spare = view - (last - first + 1)
+        if spare > 0:
+            top -= min(spare, 1 if spare < 4 else 2)
+        scroll.scroll_to(y=above + max(top, 0), animate=False, immediate=True)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.call_after_refresh(self.scroll_to_focus)
+
+
+def function_span(code: str, entry_point: str) -> tuple[int, int]:
+    """The first (its first decorator) and last line of ``def entry_point`` in ``code``;
+    ``(1, 1)`` when it is not found."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return 1, 1
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == entry_point:
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            return first, node.end_lineno or first
+    return 1, 1
+
+
+def changed_lines(given: str, code: str) -> list[int]:
+    """Lines of ``code`` (1-based) that differ from ``given``."""
+    matcher = difflib.SequenceMatcher(None, given.splitlines(), code.splitlines(), autojunk=False)
+    out: list[int] = []
+    for op, _i1, _i2, j1, j2 in matcher.get_opcodes():
+        if op in ("replace", "insert"):
+            out += range(j1 + 1, j2 + 1)
+    return out
+
+
+TEST_COLUMNS_FIXED = (("id", 3), ("status", 7), ("votes", 13), ("origin", 6))
+TEST_COLUMNS_FLEX = (("input", 3.0, 10), ("expected", 2.0, 8))
+TEST_COLUMN_ORDER = ("id", "input", "expected", "status", "votes", "origin")
+SCROLLBAR = 1
 
 
 class TestsPanel(Vertical):
-    """The generated (and a person's) tests with their votes and status on the code in force."""
+    """The generated (and a person's) tests with their votes and status on the code in force.
+
+    The input and expected columns share the width the terminal gives (an ellipsis marks a
+    cut value: Enter opens the whole test)."""
 
     __test__ = False  # not a pytest class
 
@@ -68,38 +151,54 @@ class TestsPanel(Vertical):
         yield table
 
     def on_mount(self) -> None:
-        table = self.table
-        for name, width in (
-            ("id", 3),
-            ("input", 16),
-            ("expected", 12),
-            ("status", 7),
-            ("votes", 13),
-            ("origin", 6),
-        ):
-            table.add_column(name, key=name, width=width)
+        self._tests: list[UnitTest] = []
+        self._statuses: dict[int, str] = {}
+        self._widths: dict[str, int] = {}
+        self._fit_columns()
 
     @property
     def table(self) -> DataTable[str | Text]:
         return self.query_one("#tests-table", DataTable)
 
+    def on_resize(self, event: events.Resize) -> None:
+        if self._fit_columns():
+            self._fill()
+
+    def _fit_columns(self) -> bool:
+        """(Re)make the columns for the table's width; whether they changed."""
+        width = self.table.size.width or self.size.width or 80
+        widths = column_widths(width - SCROLLBAR, TEST_COLUMNS_FIXED, TEST_COLUMNS_FLEX)
+        if widths == self._widths:
+            return False
+        self._widths = widths
+        table = self.table
+        table.clear(columns=True)
+        for name in TEST_COLUMN_ORDER:
+            table.add_column(name, key=name, width=widths[name])
+        return True
+
     def show(self, tests: Sequence[UnitTest], statuses: dict[int, str], summary: str) -> None:
         self.query_one("#tests-summary", Static).update(summary)
+        self._tests, self._statuses = list(tests), dict(statuses)
+        self._fill()
+
+    def _fill(self) -> None:
         table = self.table
         keep = self.selected_id()
         table.clear()
-        for t in tests:
-            status = statuses.get(t.id, "")
+        w = self._widths
+        for t in self._tests:
+            status = self._statuses.get(t.id, "")
             table.add_row(
                 str(t.id),
-                shorten(t.call, 40),
-                shorten(safe_repr(t.expected), 24),
+                shorten(t.call, w["input"]),
+                shorten(safe_repr(t.expected), w["expected"]),
                 Text(status, style=STATUS_STYLES.get(status, "")),
-                vote_bar(t),
-                t.origin,
+                vote_cell(t),
+                origin_text(t),
                 key=str(t.id),
             )
-        if keep is not None and any(t.id == keep for t in tests):
+        if keep is not None and any(t.id == keep for t in self._tests):
             table.move_cursor(row=table.get_row_index(str(keep)), animate=False)
 
     def selected_id(self) -> int | None:
@@ -119,22 +218,44 @@ class TimelineRow:
     reason: str
 
 
+ROUND_COLUMNS_FIXED = (("round", 5), ("pass rate", 11), ("outcome", 12))
+ROUND_COLUMNS_FLEX = (("reason", 1.0, 20),)
+
+
 class RoundsTable(DataTable[str | Text]):
-    """One row per round (and per change by a person): pass rate before → after, the outcome."""
+    """One row per round (and per change by a person): pass rate before → after, the outcome;
+    the reason takes the width that is left."""
 
     def on_mount(self) -> None:
         self.cursor_type = "none"
-        for name, width in (("round", 5), ("pass rate", 11), ("outcome", 12), ("reason", 44)):
-            self.add_column(name, key=name, width=width)
+        self._rows: list[TimelineRow] = []
+        self._widths: dict[str, int] = {}
+        self._fit_columns()
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self._fit_columns():
+            self.show(self._rows)
+
+    def _fit_columns(self) -> bool:
+        width = self.size.width or 80
+        widths = column_widths(width - SCROLLBAR, ROUND_COLUMNS_FIXED, ROUND_COLUMNS_FLEX)
+        if widths == self._widths:
+            return False
+        self._widths = widths
+        self.clear(columns=True)
+        for name in ("round", "pass rate", "outcome", "reason"):
+            self.add_column(name, key=name, width=widths[name])
+        return True
 
     def show(self, rows: Sequence[TimelineRow]) -> None:
+        self._rows = list(rows)
         self.clear()
         for row in rows:
             self.add_row(
                 row.round,
                 row.rates,
                 Text(row.outcome, style=OUTCOME_STYLES.get(row.outcome, "")),
-                row.reason,
+                shorten(row.reason, self._widths["reason"]),
             )
         if rows:
             self.scroll_end(animate=False, immediate=True)
@@ -194,7 +315,27 @@ class Transcript(RichLog):
 
 
 class StatusBar(Static):
-    """Model, state, round, tokens and cost, sandbox layers."""
+    """State, round, model, tokens, cost, sandbox: one line that always fits (long forms when
+    there is room, short ones otherwise; ``I`` shows the details)."""
+
+    def on_mount(self) -> None:
+        self.parts: list[StatusPart] = []
+
+    def show(self, parts: Sequence[StatusPart]) -> None:
+        self.parts = list(parts)
+        self.refresh()
+
+    def render(self) -> Text:
+        width = max(self.content_size.width, 1)
+        text = Text(no_wrap=True, overflow="ellipsis")
+        for piece, style in fit_status(self.parts, width):
+            text.append(piece, style=style)
+        return text
+
+    @property
+    def plain(self) -> str:
+        """The line as shown now (tests read it)."""
+        return self.render().plain
 
 
 class TooSmall(Static):
@@ -205,9 +346,20 @@ class Frame(Vertical):
     """Everything above the footer: the panels (``#body``), or :class:`TooSmall` instead of
     them while the terminal is smaller than ``min_size`` (checked on every resize)."""
 
-    def __init__(self, min_size: tuple[int, int], *, id: str | None = None) -> None:
+    def __init__(
+        self,
+        min_size: tuple[int, int],
+        *,
+        narrow_width: int = 0,
+        short_height: int = 0,
+        id: str | None = None,
+    ) -> None:
         super().__init__(id=id)
         self.min_size = min_size
+        self.narrow_width = narrow_width
+        """Under this width the frame has the class ``-narrow``."""
+        self.short_height = short_height
+        """Under this height the frame has the class ``-short``."""
 
     def on_resize(self, event: events.Resize) -> None:
         self.fit()
@@ -216,6 +368,9 @@ class Frame(Vertical):
         width, height = self.screen.size
         min_width, min_height = self.min_size
         small = width < min_width or height < min_height
+        # The app's CSS lays the panels out by these classes (stacked, shrunk).
+        self.set_class(width < self.narrow_width, "-narrow")
+        self.set_class(height < self.short_height, "-short")
         self.query_one("#body").display = not small
         message = self.query_one(TooSmall)
         message.display = small

@@ -1,0 +1,186 @@
+"""Screens that show everything about one thing: a test (Enter or ``i`` on the tests table)
+and the session (``I``: model, settings, sandbox layers, usage, files). Long values wrap and
+the screens scroll: nothing is cut."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from utdebug.engine.model import UnitTest
+from utdebug.tui.format import actual_text, origin_text, safe_repr
+from utdebug.tui.records import Actual, HistoryEntry, Votes
+
+DETAIL_CSS = """
+    align: center middle;
+    & > #dialog {
+        width: 94%;
+        max-width: 120;
+        height: auto;
+        max-height: 94%;
+        border: thick $accent;
+        background: $surface;
+        padding: 0 1;
+    }
+    & .title { text-style: bold; }
+    & .hint { color: $text-muted; }
+    & #body { height: auto; max-height: 75vh; }
+"""
+
+LABEL_WIDTH = 10
+
+
+@dataclass(frozen=True, slots=True)
+class TestDetail:
+    """Everything the detail view shows about one test."""
+
+    __test__ = False  # not a pytest class
+
+    test: UnitTest
+    actual: Actual | None
+    votes: Votes | None
+    history: Sequence[HistoryEntry]
+
+
+def detail_renderable(d: TestDetail) -> RenderableType:
+    """The test's full call, expected value and votes, what the code in force does on it,
+    its origin and history, as a two-column grid whose values wrap (never cut)."""
+    t = d.test
+    grid = Table.grid(padding=(0, 1), expand=True)
+    grid.add_column(style="dim", width=LABEL_WIDTH, no_wrap=True)
+    grid.add_column(ratio=1, overflow="fold")
+    grid.add_row("call", Text(t.call))
+    grid.add_row("arguments", Text(", ".join(safe_repr(a) for a in t.args) or "(none)"))
+    expected = Text(safe_repr(t.expected))
+    if t.origin == "person":
+        expected.append("  (a person's value)", style="bold cyan")
+    grid.add_row("expected", expected)
+    status = d.actual.status if d.actual else ""
+    actual = Text(actual_text(status, d.actual.detail if d.actual else None))
+    if d.actual is not None:
+        actual.stylize("bold green" if status == "pass" else "bold red")
+        actual.append(f"  (code in force {d.actual.code_id})", style="dim")
+    grid.add_row("actual", actual)
+    grid.add_row("votes", _votes_text(t, d.votes))
+    grid.add_row("origin", Text(_origin_line(t)))
+    grid.add_row("history", _history_text(d.history))
+    return grid
+
+
+def _origin_line(t: UnitTest) -> str:
+    who = origin_text(t)
+    if who == "person":
+        return f"person (test #{t.id}; the expected value is a person's, not the model's vote)"
+    return f"model (round {t.round}, generated against code {t.target or '?'})"
+
+
+def _votes_text(t: UnitTest, votes: Votes | None) -> Text:
+    out = Text()
+    if votes is None or votes.draws == 0:
+        if t.origin == "person" and t.draws == 0:
+            return Text("none: a person's test")
+        if t.draws == 0:
+            return Text("no voting: the expected value is the generator's own output")
+        out.append(f"{t.share:.0%} of {t.draws} votes for the kept answer")
+        return out
+    if t.origin == "person":
+        out.append("the model's votes before a person set the expected value:\n", style="dim")
+    kept = safe_repr(t.expected)
+    counts = votes.counts()
+    out.append(f"{votes.draws} votes, {len(counts)} distinct answer(s)")
+    for answer, n in counts:
+        out.append(f"\n{n}× ", style="bold")
+        out.append(answer)
+        if answer == kept and t.origin != "person":
+            out.append("  ← kept", style="green")
+    if votes.refused:
+        out.append(f"\n{len(votes.refused)} refused:", style="yellow")
+        for reason in votes.refused:
+            out.append(f"\n  {reason}", style="yellow")
+    return out
+
+
+def _history_text(history: Sequence[HistoryEntry]) -> Text:
+    if not history:
+        return Text("nothing recorded")
+    out = Text()
+    for i, h in enumerate(history):
+        if i:
+            out.append("\n")
+        out.append(f"{h.when} ", style="dim")
+        out.append(f"{h.who}: ", style="bold cyan" if h.who == "person" else "bold")
+        out.append(h.what)
+    return out
+
+
+class TestDetailScreen(ModalScreen[str | None]):
+    """One test, in full. ``e`` edits its expected value, ``d`` deletes it (both undoable)."""
+
+    __test__ = False  # not a pytest class
+
+    DEFAULT_CSS = "TestDetailScreen {" + DETAIL_CSS + "}"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,enter,q,i", "close", "Close", id="utdebug.detail.close"),
+        Binding("e", "choose('edit')", "Edit expected", id="utdebug.detail.edit"),
+        Binding("d", "choose('delete')", "Delete", id="utdebug.detail.delete"),
+    ]
+
+    def __init__(self, detail: TestDetail) -> None:
+        super().__init__()
+        self.detail = detail
+
+    def compose(self) -> ComposeResult:
+        t = self.detail.test
+        with Vertical(id="dialog"):
+            yield Static(f"Test #{t.id} ({origin_text(t)})", classes="title")
+            with VerticalScroll(id="body"):
+                yield Static(detail_renderable(self.detail), id="detail")
+            yield Static("e: edit the expected value · d: delete · escape: close", classes="hint")
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+    def action_choose(self, what: str) -> None:
+        self.dismiss(what)
+
+
+def info_renderable(rows: Sequence[tuple[str, str]]) -> RenderableType:
+    grid = Table.grid(padding=(0, 1), expand=True)
+    grid.add_column(style="dim", width=12, no_wrap=True)
+    grid.add_column(ratio=1, overflow="fold")
+    for label, value in rows:
+        grid.add_row(label, Text(value))
+    return Group(grid)
+
+
+class SessionInfoScreen(ModalScreen[None]):
+    """The details the status bar shortens: model, settings, sandbox layers, usage, files."""
+
+    DEFAULT_CSS = "SessionInfoScreen {" + DETAIL_CSS + "}"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,enter,q,I", "close", "Close", id="utdebug.info.close"),
+    ]
+
+    def __init__(self, rows: Sequence[tuple[str, str]]) -> None:
+        super().__init__()
+        self.rows = list(rows)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static("utdebug: this session", classes="title")
+            with VerticalScroll(id="body"):
+                yield Static(info_renderable(self.rows), id="info")
+            yield Static("escape: close · utdebug doctor checks the sandbox", classes="hint")
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -46,6 +46,7 @@ from utdebug.benchmarks.bench import (
     EXIT_USAGE,
     error_line,
     load_selected,
+    local_workers,
     note_line,
     progress_bar,
 )
@@ -448,7 +449,7 @@ async def _main(
     err: Console,
     stop: threading.Event,
 ) -> int:
-    executor = Executor(sb, workers=max(1, args.workers))
+    executor = Executor(sb, workers=local_workers(args))
     expected_cache = ExpectedCache(cache_dir / "he-expected")
     failed: list[tuple[dict[str, Any], int, str]] = []
     """Per run: its model errors, its problems, and what they are (sessions, problems)."""

@@ -62,6 +62,7 @@ from utdebug.benchmarks.bench import (
     EXIT_SANDBOX,
     EXIT_USAGE,
     error_line,
+    local_workers,
     note_line,
     progress_bar,
 )
@@ -580,7 +581,7 @@ def run_verify(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Eve
             err.print(
                 f"sandbox: {sb.layers.mode}; active layers: {', '.join(sorted(sb.layers.active()))}"
             )
-            executor = Executor(sb, workers=max(1, args.workers))
+            executor = Executor(sb, workers=local_workers(args))
             label = f"[bold]verify[/bold] {vs.file_name} {settings.ut_method.value}"
             if sim:
                 label += f" [yellow]{SIMULATED}[/yellow]"

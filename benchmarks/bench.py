@@ -81,6 +81,13 @@ def default_out_dir(split: Split, program: Program, args: argparse.Namespace) ->
     )
 
 
+def local_workers(args: argparse.Namespace) -> int:
+    """``--workers`` for a run on this machine: the number given, else the number of cores.
+    (Unset, it means the cluster's CPUs with ``--ray``.)"""
+    workers: int | None = args.workers
+    return workers if workers is not None else os.cpu_count() or 2
+
+
 def limit_words(limits: Limits) -> str:
     """``2 s of CPU time`` / ``2 s wall-clock``: what the per-input limit is, for titles."""
     if limits.kind is LimitKind.CPU:
@@ -262,7 +269,7 @@ def _evaluator(
             )
             yield sb
         return
-    with make_runner(args.ray, RunnerOptions(cfg, concurrency=args.workers)) as runner:
+    with make_runner(args.ray, RunnerOptions(cfg, concurrency=args.workers or 0)) as runner:
         note_line(err, runner.describe())
         for _, layers in runner.map(worker_sandbox_layers, [None]):
             if isinstance(layers, BaseException):
@@ -306,7 +313,7 @@ def _run_one(
                 settings,
                 out_dir,
                 sources=ls.sources,
-                workers=args.workers,
+                workers=local_workers(args),
                 expected_cache=ExpectedCache(cache_dir / "he-expected"),
                 on_record=on_record,
                 stop=stop,

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
 import threading
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ from utdebug.benchmarks.bench import (
     EXIT_USAGE,
     error_line,
     load_selected,
+    local_workers,
 )
 from utdebug.benchmarks.datasets import LoadedSplit, default_cache_dir
 from utdebug.benchmarks.debugging import PrivateTests, VerdictCache
@@ -136,7 +136,7 @@ async def _run(
             models.pop(name, None)
             bad = True
     with Sandbox(cfg) as sb:
-        executor = Executor(sb, workers=max(1, args.workers or os.cpu_count() or 2))
+        executor = Executor(sb, workers=local_workers(args))
         try:
             for ls in loaded:
                 verdicts = VerdictCache(None if args.no_cache else cache_dir / "private-verdicts")

@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import math
-import os
 import re
 import sys
 import threading
@@ -47,6 +46,7 @@ from utdebug.benchmarks.bench import (
     EXIT_USAGE,
     error_line,
     load_selected,
+    local_workers,
     note_line,
     progress_bar,
 )
@@ -449,7 +449,7 @@ async def _main(
     err: Console,
     stop: threading.Event,
 ) -> int:
-    executor = Executor(sb, workers=max(1, args.workers or os.cpu_count() or 2))
+    executor = Executor(sb, workers=local_workers(args))
     expected_cache = ExpectedCache(cache_dir / "he-expected")
     failed: list[tuple[dict[str, Any], int, str]] = []
     """Per run: its model errors, its problems, and what they are (sessions, problems)."""

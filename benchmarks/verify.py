@@ -41,7 +41,6 @@ import argparse
 import asyncio
 import json
 import math
-import os
 import re
 import sys
 import threading
@@ -63,6 +62,7 @@ from utdebug.benchmarks.bench import (
     EXIT_SANDBOX,
     EXIT_USAGE,
     error_line,
+    local_workers,
     note_line,
     progress_bar,
 )
@@ -581,7 +581,7 @@ def run_verify(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Eve
             err.print(
                 f"sandbox: {sb.layers.mode}; active layers: {', '.join(sorted(sb.layers.active()))}"
             )
-            executor = Executor(sb, workers=max(1, args.workers or os.cpu_count() or 2))
+            executor = Executor(sb, workers=local_workers(args))
             label = f"[bold]verify[/bold] {vs.file_name} {settings.ut_method.value}"
             if sim:
                 label += f" [yellow]{SIMULATED}[/yellow]"

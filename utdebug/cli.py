@@ -315,9 +315,7 @@ def _doctor(args: argparse.Namespace) -> int:
 def _bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if not (math.isfinite(args.timeout) and args.timeout > 0):
         parser.error("--timeout must be a positive number of seconds")
-    if args.workers is None:
-        args.workers = 0 if args.ray else os.cpu_count() or 2
-    elif args.workers < 1:
+    if args.workers is not None and args.workers < 1:
         parser.error("--workers must be at least 1")
     if not (math.isfinite(args.budget) and args.budget >= 0):
         parser.error("--budget must be 0 (no limit) or a positive number of seconds")

@@ -60,3 +60,40 @@ def executor() -> Iterator[Executor]:
         ex = Executor(sb, workers=2)
         yield ex
         ex.close()
+
+
+# --- tests that start Ray ------------------------------------------------------------------
+# Ray announces its nodes under the machine's own network address, even when told
+# 127.0.0.1. Tests that start Ray therefore run only inside a network namespace of their own
+# in which loopback is the only interface (tests/test_ray_netns.py starts one with `unshare
+# --net` and runs them there), so none of their traffic leaves loopback.
+
+IN_RAY_NETNS = os.environ.get("UTDEBUG_TEST_NETNS") == "1"
+
+
+def only_loopback() -> list[str]:
+    """The network interfaces of this process's network namespace other than ``lo`` (none in
+    the test's own). ``/proc/self/net`` follows the namespace; ``/sys/class/net`` would show
+    the one sysfs was mounted in."""
+    with open("/proc/self/net/dev", encoding="ascii") as f:
+        names = [line.split(":", 1)[0].strip() for line in f.readlines()[2:]]
+    return sorted(n for n in names if n and n != "lo")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    skip = pytest.mark.skip(
+        reason="starts Ray: runs inside its own network namespace (tests/test_ray_netns.py)"
+    )
+    for item in items:
+        if item.get_closest_marker("ray") is not None and not IN_RAY_NETNS:
+            item.add_marker(skip)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if IN_RAY_NETNS:
+        others = only_loopback()
+        if others:
+            raise pytest.UsageError(
+                f"UTDEBUG_TEST_NETNS=1 but this network namespace has {', '.join(others)}: "
+                "run the Ray tests through tests/test_ray_netns.py"
+            )

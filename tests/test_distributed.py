@@ -4,8 +4,10 @@ The cluster is started once for the module, as an operator would: ``ray start --
 second node (a separate raylet and its worker processes) joined to it with ``ray start
 --address``, one CPU each, a token of its own (``RAY_AUTH_MODE=token``; nothing is written to
 ``~/.ray``), this folder on the nodes' ``PYTHONPATH`` so that the workers import
-``distributed_jobs``. Ray announces the node under the machine's own address even when given
-``--node-ip-address=127.0.0.1``; everything stays on this machine. The processes are ended by
+``distributed_jobs``. Ray announces a node under the machine's own network address even when
+given ``--node-ip-address=127.0.0.1``, so this module runs only inside a network namespace of
+its own in which loopback is the only interface (``tests/test_ray_netns.py``): all traffic
+stays on loopback. The processes are ended by
 their session ids (those two ``ray start`` commands' sessions), never by name.
 
 Without Ray installed, the cluster tests are skipped (``pip install 'utdebug[ray]'``); the
@@ -60,6 +62,8 @@ HAS_RAY = importlib.util.find_spec("ray") is not None
 needs_ray = pytest.mark.skipif(
     not HAS_RAY, reason="Ray is not installed (pip install 'utdebug[ray]')"
 )
+
+pytestmark = pytest.mark.ray  # every test here runs in its own network namespace
 
 # Measured, not part of a verdict: what a record may differ in between two runs.
 MEASURED = {"seconds", "cpu_seconds", "peak_child_rss_kb"}

@@ -258,6 +258,7 @@ def _processes() -> list[str]:
     return out
 
 
+@pytest.mark.ray
 def test_distributed_throughput_script_prints_its_numbers() -> None:
     data = _data_dir()
     if not (data / HARD_FILE).is_file():

@@ -334,6 +334,7 @@ def test_bad_arguments_are_usage_errors(tmp_path: Path) -> None:
     assert "Traceback" not in env_missing.stderr
 
 
+@pytest.mark.ray
 @pytest.mark.skipif(
     importlib.util.find_spec("ray") is None,
     reason="Ray is not installed (pip install 'utdebug[ray]')",

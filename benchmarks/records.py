@@ -120,9 +120,9 @@ def _truncate_torn_tail(path: Path) -> None:
             f.truncate(keep)
 
 
-def write_json_atomic(path: Path, obj: Any) -> None:
-    """Write ``obj`` as JSON to ``path`` through a fsynced temporary file and a rename: the
-    file is either the old one or the new one. Failures are :class:`RunFolderError`."""
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a fsynced temporary file and a rename: the file is
+    either the old one or the new one. Failures are :class:`RunFolderError`."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
@@ -130,8 +130,7 @@ def write_json_atomic(path: Path, obj: Any) -> None:
         raise RunFolderError(path, e) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(obj, f, indent=2, sort_keys=True)
-            f.write("\n")
+            f.write(text)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -141,6 +140,11 @@ def write_json_atomic(path: Path, obj: Any) -> None:
         if isinstance(e, OSError):
             raise RunFolderError(path, e) from None
         raise
+
+
+def write_json_atomic(path: Path, obj: Any) -> None:
+    """Write ``obj`` as indented, key-sorted JSON to ``path`` (:func:`write_text_atomic`)."""
+    write_text_atomic(path, json.dumps(obj, indent=2, sort_keys=True) + "\n")
 
 
 def write_summary(

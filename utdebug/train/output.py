@@ -24,12 +24,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from utdebug.benchmarks.records import RunFolderError, write_json_atomic
+from utdebug.benchmarks.records import RunFolderError, write_json_atomic, write_text_atomic
 
 __all__ = [
     "SHARD_SIZE",
@@ -45,23 +44,8 @@ SFT_DIR = "sft"
 
 
 def write_text(path: Path, text: str) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    except OSError as e:
-        raise RunFolderError(path, e) from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException as e:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        if isinstance(e, OSError):
-            raise RunFolderError(path, e) from None
-        raise
+    """Write ``text`` to ``path`` atomically (a full disk is a :class:`RunFolderError`)."""
+    write_text_atomic(path, text)
 
 
 def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> int:

@@ -530,18 +530,24 @@ class Session:
             return await self._drive(self._run_reference)
         return await self._drive(self._run_paper)
 
+    def continue_refusal(self) -> str | None:
+        """Why :meth:`continue_rounds` cannot start now, or ``None`` when it can."""
+        if self._running:
+            return "the session is running"
+        if not self._ended:
+            return "the session has not run yet: call run() first"
+        if self.settings.variant is not Variant.PAPER or self.settings.ut_method is UTMethod.NONE:
+            return "only the paper variant's loop with generated tests can go on after it ended"
+        return None
+
     async def continue_rounds(self, rounds: int = 1) -> SessionResult:
         """Go on after the session ended (paper variant): up to ``rounds`` more rounds on the
         tests and the code in force as a person left them (new or corrected tests, a roll
         back). Round numbers go on from the last round; a new ``finished`` event ends them."""
-        if self._running:
-            raise SessionBusy("the session is running")
-        if not self._ended:
-            raise RuntimeError("the session has not run yet: call run() first")
-        if self.settings.variant is not Variant.PAPER or self.settings.ut_method is UTMethod.NONE:
-            raise ValueError(
-                "only the paper variant's loop with generated tests can go on after it ended"
-            )
+        why = self.continue_refusal()
+        if why is not None:
+            kind = SessionBusy if self._running else RuntimeError if not self._ended else ValueError
+            raise kind(why)
         if rounds < 1:
             raise ValueError(f"rounds must be at least 1, got {rounds}")
         self.control.reopen()

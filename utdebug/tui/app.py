@@ -622,13 +622,9 @@ class DebugApp(App[None]):
         if self.phase == "error":  # a model error: the same call would fail again
             self._tell(f"the session has ended ({self.error})", "warning")
             return
-        if (
-            not session.ended
-            or session.settings.ut_method.value == "none"
-            or (session.settings.variant.value != "paper")
-        ):
-            why = self.error if self.phase == "error" else self.finish_reason
-            self._tell(f"the session has ended ({why}) and cannot go on", "warning")
+        refusal = session.continue_refusal()
+        if refusal is not None:
+            self._tell(f"the session has ended ({self.finish_reason}): {refusal}", "warning")
             return
         self.phase, self.finish_reason, self.error = "running", None, None
         self._note(f"going on for {rounds} more round(s) on the tests as they are now", "bold")

@@ -124,6 +124,15 @@ def error_line(err: Console, prefix: str, message: object) -> None:
     )
 
 
+def sandbox_exit(err: Console, command: str, e: SandboxUnavailable | SandboxError) -> int:
+    """What a bench mode prints when the sandbox cannot give the required isolation here
+    (``SandboxUnavailable``: it says what to install) or failed (``SandboxError``); the exit
+    code for both."""
+    what = "" if isinstance(e, SandboxUnavailable) else " sandbox failure:"
+    err.print(f"[red]{command}:{what}[/red] {e}")
+    return EXIT_SANDBOX
+
+
 def note_line(err: Console, text: str) -> None:
     """A diagnostic line on stderr, never wrapped."""
     err.print(escape(text), soft_wrap=True, highlight=False)
@@ -240,12 +249,8 @@ def run_bench(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Even
             f"{e}; finished problems are kept: rerun the same command to resume",
         )
         return EXIT_FAILURE
-    except SandboxUnavailable as e:
-        err.print(f"[red]utdebug bench:[/red] {e}")
-        return EXIT_SANDBOX
-    except SandboxError as e:
-        err.print(f"[red]utdebug bench: sandbox failure:[/red] {e}")
-        return EXIT_SANDBOX
+    except (SandboxUnavailable, SandboxError) as e:
+        return sandbox_exit(err, "utdebug bench", e)
     _print(out, runs, program, settings, as_json=args.json)
     if stop.is_set():
         err.print("stopped early; rerun the same command to resume")

@@ -28,11 +28,11 @@ from utdebug.agents.sim import SIMULATED
 from utdebug.benchmarks.bench import (
     EXIT_INTERRUPTED,
     EXIT_OK,
-    EXIT_SANDBOX,
     EXIT_USAGE,
     error_line,
     load_selected,
     local_workers,
+    sandbox_exit,
 )
 from utdebug.benchmarks.datasets import LoadedSplit, default_cache_dir
 from utdebug.benchmarks.debugging import PrivateTests, VerdictCache
@@ -97,12 +97,8 @@ def run_checkpoints(args: argparse.Namespace, cfg: SandboxConfig, stop: threadin
     )
     try:
         return asyncio.run(_run(args, cfg, loaded, names, eval_settings, out, err, stop))
-    except SandboxUnavailable as e:
-        err.print(f"[red]utdebug bench:[/red] {e}")
-        return EXIT_SANDBOX
-    except SandboxError as e:
-        err.print(f"[red]utdebug bench: sandbox failure:[/red] {e}")
-        return EXIT_SANDBOX
+    except (SandboxUnavailable, SandboxError) as e:
+        return sandbox_exit(err, "utdebug bench", e)
     except KeyboardInterrupt:
         err.print("interrupted")
         return EXIT_INTERRUPTED

@@ -42,13 +42,13 @@ from utdebug.agents.sim import SIMULATED, SimParams
 from utdebug.benchmarks.bench import (
     EXIT_INTERRUPTED,
     EXIT_OK,
-    EXIT_SANDBOX,
     EXIT_USAGE,
     error_line,
     load_selected,
     local_workers,
     note_line,
     progress_bar,
+    sandbox_exit,
 )
 from utdebug.benchmarks.datasets import (
     LoadedSplit,
@@ -424,12 +424,8 @@ def run_model_bench(args: argparse.Namespace, cfg: SandboxConfig, stop: threadin
 
     try:
         code = asyncio.run(run_all())
-    except SandboxUnavailable as e:
-        err.print(f"[red]utdebug bench:[/red] {e}")
-        return EXIT_SANDBOX
-    except SandboxError as e:
-        err.print(f"[red]utdebug bench: sandbox failure:[/red] {e}")
-        return EXIT_SANDBOX
+    except (SandboxUnavailable, SandboxError) as e:
+        return sandbox_exit(err, "utdebug bench", e)
     except KeyboardInterrupt:
         err.print("interrupted: finished problems are kept; rerun the same command to resume")
         return EXIT_INTERRUPTED

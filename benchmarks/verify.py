@@ -59,12 +59,12 @@ from utdebug.agents.sim import SIMULATED, SimModel, SimParams, SimProblem, Verdi
 from utdebug.benchmarks.bench import (
     EXIT_INTERRUPTED,
     EXIT_OK,
-    EXIT_SANDBOX,
     EXIT_USAGE,
     error_line,
     local_workers,
     note_line,
     progress_bar,
+    sandbox_exit,
 )
 from utdebug.benchmarks.datasets import default_cache_dir
 from utdebug.benchmarks.records import (
@@ -629,12 +629,8 @@ def run_verify(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Eve
             f"{one_line(e)} (finished problems are kept; fix the cause and rerun the same command)",
         )
         return EXIT_MODEL
-    except SandboxUnavailable as e:
-        err.print(f"[red]utdebug bench verify:[/red] {e}")
-        return EXIT_SANDBOX
-    except SandboxError as e:
-        err.print(f"[red]utdebug bench verify: sandbox failure:[/red] {e}")
-        return EXIT_SANDBOX
+    except (SandboxUnavailable, SandboxError) as e:
+        return sandbox_exit(err, "utdebug bench verify", e)
     except KeyboardInterrupt:
         err.print("interrupted: finished problems are kept; rerun the same command to resume")
         return EXIT_INTERRUPTED

@@ -258,33 +258,33 @@ def _make_value_kinds():  # type: ignore[no-untyped-def]
         return (days * 86400 + secs) * 1000000 + us
 
     def stdlib(value, t):  # type: ignore[no-untyped-def]
-        if _isinstance(value, _datetime):
+        if is_sub(t, _datetime):
             off = offset(dt_tz(value))
             if off is False:
                 return None
             parts = [d_year(value), d_month(value), d_day(value)]
             parts += [g(value) for g in dt_parts]
             return {"$datetime": [*parts, dt_fold(value), off]}
-        if _isinstance(value, _date):
+        if is_sub(t, _date):
             return {"$date": [d_year(value), d_month(value), d_day(value)]}
-        if _isinstance(value, _time):
+        if is_sub(t, _time):
             off = offset(t_tz(value))
             if off is False:
                 return None
             return {"$time": [*(g(value) for g in t_parts), t_fold(value), off]}
-        if _isinstance(value, _timedelta):
+        if is_sub(t, _timedelta):
             return {"$timedelta": [g(value) for g in td_parts]}
-        if _isinstance(value, _Decimal):
+        if is_sub(t, _Decimal):
             text = dec_str(value)
             return {"$decimal": text} if _len(text) <= MAX_TEXT else None
-        if _isinstance(value, _Fraction):
+        if is_sub(t, _Fraction):
             num, den = int_int(fr_num(value)), int_int(fr_den(value))
             if num.bit_length() > MAX_TEXT or den.bit_length() > MAX_TEXT:
                 return None
             return {"$fraction": [num.__format__("x"), den.__format__("x")]}
-        if _isinstance(value, _UUID):
+        if is_sub(t, _UUID):
             return {"$uuid": int_int(uuid_int(value)).__format__("032x")}
-        if _isinstance(value, _PurePath):
+        if is_sub(t, _PurePath):
             text = path_str(value)
             if not _isinstance(text, _str) or _len(text) > MAX_PATH:
                 return None
@@ -833,6 +833,8 @@ def _make_decode():  # type: ignore[no-untyped-def]
                 raise _ValueError("malformed $path in a result")
             if _len(body[1]) > MAX_PATH:
                 raise _ValueError("$path too long in a result")
+            if budget is not None:  # its parts: about 4 bytes per character
+                budget.charge(8 * _len(body[1]))
             return path_types[body[0]](body[1])
         if n < 3 or not (_type(body[0]) is _str and _len(body[0]) <= MAX_NAME):
             raise _ValueError(f"malformed {tag} in a result")
@@ -1439,7 +1441,10 @@ def run_job(  # type: ignore[no-untyped-def]
             if ctx.get("cwd"):
                 os.chdir(ctx["cwd"])
         exec(job["prelude"], g)
-        exec(compile(job["code"], "<program>", "exec"), g)
+        # dont_inherit: the program is compiled as Python would (this file's own
+        # ``from __future__ import annotations`` would make its annotations strings, and a
+        # dataclass of a module that is not in sys.modules then fails to build).
+        exec(compile(job["code"], "<program>", "exec", dont_inherit=True), g)
         fn = g.get(job["entry_point"])
         if not _callable(fn):
             raise _NameError(f"the program defines no function {job['entry_point']!r}")

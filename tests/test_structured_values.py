@@ -574,3 +574,14 @@ def test_decode_of_forged_structural_values_is_checked():
     for v in bad:
         o = dec(v)
         assert o.status is Status.CRASH, (v, o)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_rendering_reads_back(results, name):
+    """What ``repr`` / ``canonical_repr`` writes of a result (to a test file, a record) reads
+    back with ``expected_value`` as an equal value."""
+    from utdebug.literals import canonical_repr
+
+    actual = results[name].value
+    again = expected_value(canonical_repr(actual), module_source=MODULE)
+    assert _match(actual, again), (canonical_repr(actual), again)

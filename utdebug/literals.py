@@ -437,8 +437,9 @@ def expected_value(
       positional arguments (``Point(1, 2)``) are mapped to fields with the class's definition,
       found with ``ast`` in ``module_source``: a dataclass's or attrs class's field order, a
       NamedTuple's fields (a namedtuple gives a :class:`~utdebug.sandbox.compare.Record`,
-      a tuple), or the ``__init__`` parameters it assigns to ``self.<attr>``; without the
-      source, only keyword arguments (taken as the fields) can be read;
+      a tuple), or the ``__init__`` parameters it assigns to ``self.<attr>`` (keywords may
+      also name the object's fields, as its repr writes them); without the source, only
+      keyword arguments (taken as the fields) can be read;
     - an enum member ``Color.RED`` (:class:`~utdebug.sandbox.compare.EnumMember`, or the
       member's value for an ``IntEnum``/``StrEnum`` of the module, as the sandbox reports it).
 
@@ -902,13 +903,25 @@ class _ExpectedEvaluator(_Evaluator):
     def _plain_fields(
         self, qual: str, info: _ClassInfo, args: list[Any], kwargs: dict[str, Any], node: ast.Call
     ) -> tuple[tuple[str, Any], ...]:
+        names = {p[0] for p in info.params}
+        attrs = [a[0] for a in info.assigns]
+        if not args and kwargs and not set(kwargs) <= names and set(kwargs) <= set(attrs):
+            # Keywords naming the object's fields (as its repr writes them), not __init__'s.
+            given: dict[str, Any] = {}
+            for attr, how, what in info.assigns:
+                if attr in kwargs:
+                    given[attr] = kwargs[attr]
+                elif how == "value":
+                    given[attr] = what
+                else:
+                    raise LiteralError(f"{qual}() is missing the field `{attr}`", node)
+            return tuple(given.items())
         positional = [p for p in info.params if p[2] == "pos"]
         if len(args) > len(positional):
             raise LiteralError(
                 f"{qual}() takes at most {len(positional)} positional arguments", node
             )
         bound: dict[str, Any] = {p[0]: a for p, a in zip(positional, args, strict=False)}
-        names = {p[0] for p in info.params}
         for name, value in kwargs.items():
             if name not in names or name in bound:
                 raise LiteralError(f"{qual}() has no argument `{name}` to give", node)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import os
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -133,6 +134,49 @@ def sandbox_exit(err: Console, command: str, e: SandboxUnavailable | SandboxErro
     return EXIT_SANDBOX
 
 
+def eval_settings(args: argparse.Namespace, **limits: Any) -> EvalSettings:
+    """How the private tests are run and compared, from ``--semantics``, ``--timeout``,
+    ``--memory-mb``, ``--budget`` and ``--limit-kind``; ``limits``: the mode's further
+    :class:`Limits` fields (its timeout cut)."""
+    return EvalSettings(
+        semantics=Semantics(args.semantics),
+        limits=Limits(
+            per_input=args.timeout,
+            memory_mb=args.memory_mb,
+            batch=args.budget or None,
+            kind=LimitKind(args.limit_kind),
+            **limits,
+        ),
+    )
+
+
+@contextlib.contextmanager
+def open_sandbox(cfg: SandboxConfig, err: Console) -> Iterator[Sandbox]:
+    """This machine's sandbox, started, after one line on ``err`` naming its active layers."""
+    with Sandbox(cfg) as sb:
+        err.print(
+            f"sandbox: {sb.layers.mode}; active layers: {', '.join(sorted(sb.layers.active()))}"
+        )
+        yield sb
+
+
+RESUME_NOTE = "interrupted: finished problems are kept; rerun the same command to resume"
+
+
+def run_mode(
+    err: Console, command: str, main: Coroutine[Any, Any, int], interrupted: str = RESUME_NOTE
+) -> int:
+    """Run a bench mode's coroutine to its exit code: a sandbox that cannot start or failed
+    ends in :func:`sandbox_exit`, Ctrl-C in the ``interrupted`` line and exit 130."""
+    try:
+        return asyncio.run(main)
+    except (SandboxUnavailable, SandboxError) as e:
+        return sandbox_exit(err, command, e)
+    except KeyboardInterrupt:
+        err.print(interrupted)
+        return EXIT_INTERRUPTED
+
+
 def note_line(err: Console, text: str) -> None:
     """A diagnostic line on stderr, never wrapped."""
     err.print(escape(text), soft_wrap=True, highlight=False)
@@ -215,17 +259,7 @@ def run_bench(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Even
     loaded, failed = load_selected(args, cache_dir, err)
     if not loaded:
         return EXIT_USAGE
-    settings = EvalSettings(
-        semantics=Semantics(args.semantics),
-        limits=Limits(
-            per_input=args.timeout,
-            memory_mb=args.memory_mb,
-            batch=args.budget or None,
-            cut_after=args.cut_after or None,
-            cut_limit=args.cut_limit,
-            kind=LimitKind(args.limit_kind),
-        ),
-    )
+    settings = eval_settings(args, cut_after=args.cut_after or None, cut_limit=args.cut_limit)
     runs: list[SplitRun] = []
     try:
         with _evaluator(args, cfg, err) as sb:
@@ -268,10 +302,7 @@ def _evaluator(
     """This machine's sandbox, or with ``--ray`` a runner over the cluster (whose workers each
     start their own sandbox: one of them is asked for its layers before any problem runs)."""
     if not args.ray:
-        with Sandbox(cfg) as sb:
-            err.print(
-                f"sandbox: {sb.layers.mode}; active layers: {', '.join(sorted(sb.layers.active()))}"
-            )
+        with open_sandbox(cfg, err) as sb:
             yield sb
         return
     with make_runner(args.ray, RunnerOptions(cfg, concurrency=args.workers or 0)) as runner:

@@ -595,14 +595,13 @@ async def debug_split(
         dataset_errors.append((base(task_id, key_of(task_id, f"row {err.row}")), message))
     jobs = [Job(base(p.task_id, key_of(p.task_id, p.code)), partial(work, p)) for p in problems]
     extra: dict[str, Any] = {"model": model.name, "settings": settings.to_json()}
-    if sim_params is not None:
-        extra["sim"] = sim_params.to_json()
     await run_folder(
         run,
         dataset_errors=dataset_errors,
         jobs=jobs,
         summarize=lambda records: summarize_debug(records, settings.rounds),
         extra=extra,
+        sim=sim_params,
         concurrency=concurrency,
         started=t0,
         on_record=on_record,

@@ -250,14 +250,13 @@ async def judge_split(
         "settings": settings.to_json(),
         "ranking": rank_kw,
     }
-    if sim_params is not None:
-        extra["sim"] = sim_params.to_json()
     await run_folder(
         run,
         dataset_errors=dataset_errors,
         jobs=jobs,
         summarize=lambda records: summarize_judge(records, n_solutions),
         extra=extra,
+        sim=sim_params,
         concurrency=concurrency,
         started=t0,
         on_record=on_record,

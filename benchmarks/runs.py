@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from utdebug.agents.base import Model, ModelError
-from utdebug.agents.sim import SIMULATED
+from utdebug.agents.sim import SIMULATED, SimParams
 from utdebug.benchmarks.records import (
     SAMPLES,
     SUMMARY,
@@ -204,18 +204,20 @@ async def run_folder(
     extra: Mapping[str, Any],
     concurrency: int,
     started: float,
+    sim: SimParams | None = None,
     on_record: ProgressFn | None = None,
     stop: threading.Event | None = None,
     problem_errors: tuple[type[BaseException], ...] = (SandboxError,),
     close: Callable[[], None] | None = None,
 ) -> None:
     """One model-driven run in ``run.out_dir``, whatever the mode (debugging, judging,
-    verifying, ClassEval): the keys already recorded (a record a model error ended is tried
-    again), :func:`record_run` over the dataset errors and the jobs, then, whatever happened,
-    the summary rebuilt from the latest record of each of this run's keys
-    (``summarize(records)``, then ``complete``, then ``extra``) and written, also after a full
-    disk (the summary then says it is incomplete and why; the error is raised). ``close`` runs
-    last (an executor the run started). ``started`` is the run's ``perf_counter`` start."""
+    verifying): the keys already recorded (a record a model error ended is tried again),
+    :func:`record_run` over the dataset errors and the jobs, then, whatever happened, the
+    summary rebuilt from the latest record of each of this run's keys (``summarize(records)``,
+    then ``complete``, then ``extra``, then ``sim``: the simulated model's parameters, when it
+    played) and written, also after a full disk (the summary then says it is incomplete and
+    why; the error is raised). ``close`` runs last (an executor the run started). ``started``
+    is the run's ``perf_counter`` start."""
     samples_path = run.out_dir / SAMPLES
     try:
         done = {r.get("key") for r in read_samples(samples_path) if r.get("error_kind") != "model"}
@@ -244,6 +246,8 @@ async def run_folder(
                 len(records) == len(current) and not run.summary["model_errors"]["count"]
             )
             run.summary.update(extra)
+            if sim is not None:
+                run.summary["sim"] = sim.to_json()
             write_summary(run.out_dir / SUMMARY, run.summary, failure)
             run.wall_seconds = time.perf_counter() - started
     finally:

@@ -413,14 +413,13 @@ async def verify_set(
         "estimated_score": "fraction of the generated tests passed; a test that raises, "
         "times out or crashes counts as failed",
     }
-    if sim_params is not None:
-        extra["sim"] = sim_params.to_json()
     await run_folder(
         run,
         dataset_errors=dataset_errors,
         jobs=jobs,
         summarize=summarize_verify,
         extra=extra,
+        sim=sim_params,
         concurrency=concurrency,
         started=t0,
         on_record=on_record,

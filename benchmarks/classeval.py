@@ -168,7 +168,7 @@ class ClassFixProblem:
 # --- reading ClassEval --------------------------------------------------------------------------
 
 
-def parse_classeval(path: Path, sha256: str) -> tuple[list[ClassTask], list[ProblemError]]:
+def parse_classeval(path: Path) -> tuple[list[ClassTask], list[ProblemError]]:
     """The classes of ``ClassEval_data.json``; a row that cannot be used is a
     :class:`ProblemError` (the others load). Nothing is executed."""
     try:
@@ -428,7 +428,7 @@ def load_classeval_fix(
     path, sha256 = resolve_file(
         CLASSEVAL_FILE, data_dir=data_dir, cache_dir=cache_dir, verify=verify
     )
-    tasks, errors = parse_classeval(path, sha256)
+    tasks, errors = parse_classeval(path)
     fix_path = cache_dir / "classeval-fix" / fix_file_name(sha256, seed, cap, tries, limits)
     header = {
         "kind": "header",

@@ -242,7 +242,7 @@ def test_the_published_file_parses_to_its_counts(data_dir: Path) -> None:
     path = data_dir / CLASSEVAL_FILE
     if not path.exists():
         pytest.skip("ClassEval_data.json is not in the dataset folder")
-    tasks, errors = parse_classeval(path, "")
+    tasks, errors = parse_classeval(path)
     assert errors == []
     assert len(tasks) == 100
     assert sum(len(t.methods) for t in tasks) == 410
@@ -253,7 +253,7 @@ def test_the_published_file_parses_to_its_counts(data_dir: Path) -> None:
 
 
 def test_rows_that_cannot_be_used_are_errors_and_the_rest_load(small_dir: Path) -> None:
-    tasks, errors = parse_classeval(small_dir / CLASSEVAL_FILE, "")
+    tasks, errors = parse_classeval(small_dir / CLASSEVAL_FILE)
     assert [t.task_id for t in tasks] == ["ClassEval_0", "ClassEval_1"]
     assert [(e.row, e.task_id) for e in errors] == [(3, "classeval/ClassEval_2")]
     assert "test" in errors[0].message

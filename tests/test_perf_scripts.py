@@ -319,3 +319,13 @@ def test_train_throughput_script_prints_its_numbers() -> None:
     assert m, out
     assert int(m.group(1).replace(",", "")) > 0 and float(m.group(2)) > 0
     assert "PASS ray" not in out  # Ray only with --ray
+
+
+def test_structured_values_script_prints_its_numbers() -> None:
+    out = _run("structured_values.py", "--n", "300", "--repeat", "2", timeout=60).stdout
+    for kind in ("tuple (reference)", "dataclass", "plain object", "namedtuple", "date", "Path"):
+        assert re.search(
+            rf"^{re.escape(kind)} +encode +{NUM} us/value +decode +{NUM} us/value", out, re.M
+        ), out
+    for kind in ("tuples", "objects"):
+        assert re.search(rf"^ROUND TRIP 300 {kind} +median +{NUM} ms$", out, re.M), out

@@ -304,6 +304,9 @@ def _make_value_kinds():  # type: ignore[no-untyped-def]
                 return False
         return True
 
+    def dunder(name):  # type: ignore[no-untyped-def]
+        return _len(name) > 4 and str_startswith(name, "__") and str_endswith(name, "__")
+
     def slot_names(t):  # type: ignore[no-untyped-def]
         names = []
         for c in tuple_iter(type_mro(t)):
@@ -319,7 +322,7 @@ def _make_value_kinds():  # type: ignore[no-untyped-def]
                 if not _isinstance(name, _str):
                     return None
                 name = str_str(name)
-                if name in ("__dict__", "__weakref__"):
+                if dunder(name):  # __dict__, __weakref__, a framework's own bookkeeping
                     continue
                 if str_startswith(name, "__") and not str_endswith(name, "__") and owner:
                     name = "_" + owner + name  # private names are mangled
@@ -358,7 +361,8 @@ def _make_value_kinds():  # type: ignore[no-untyped-def]
             for name in dict_items(inst):
                 if not _isinstance(name[0], _str):
                     return None
-                names.append(str_str(name[0]))
+                if not dunder(str_str(name[0])):  # e.g. typing's __orig_class__
+                    names.append(str_str(name[0]))
         elif not names and class_attr(t, "__slots__") is missing:
             return None
         return names

@@ -99,6 +99,13 @@ MODULE = prog(
             self.x = x
             self.__y = y
 
+    T = typing.TypeVar("T")
+
+    class Box(typing.Generic[T]):  # Box[int](...) also sets __orig_class__: not a field
+        __slots__ = ("__weakref__", "__dict__", "__marker__")
+        def __init__(self, item):
+            self.item = item
+
     class AttrsLike:  # what attrs generates: __attrs_attrs__ with .name
         class _A:
             def __init__(self, name):
@@ -132,6 +139,7 @@ MODULE = prog(
         "plain_object": Account("ann", 5),
         "slots_object": Vec(1, 2),
         "attrs_like": AttrsLike(1, {"k": (2, 3)}),
+        "generic": Box[int]([1]),
         "nested_in_containers": [{"when": datetime.date(2024, 1, 2)}, (Point(1, 0),)],
     }
 
@@ -182,6 +190,7 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "plain_object": ("Account('ann', balance=5)", "Account(owner='ann', balance=5, history=[])"),
     "slots_object": ("Vec(1, 2)", "Vec(x=1, _Vec__y=2)"),
     "attrs_like": ("AttrsLike(u=1, v={'k': (2, 3)})", "AttrsLike(u=1, v={'k': (2, 3)})"),
+    "generic": ("Box([1])", "Box(item=[1])"),
     "nested_in_containers": (
         "[{'when': date(2024, 1, 2)}, (Point(1),)]",
         "[{'when': datetime.date(2024, 1, 2)}, (Point(x=1, y=0),)]",
@@ -211,6 +220,7 @@ WRONG: dict[str, str] = {
     "plain_object": "Account('ann')",
     "slots_object": "Vec(2, 1)",
     "attrs_like": "AttrsLike(u=1, v={'k': (2, 4)})",
+    "generic": "Box([2])",
     "nested_in_containers": "[{'when': date(2024, 1, 2)}, (Point(2),)]",
 }
 

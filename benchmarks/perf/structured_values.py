@@ -24,6 +24,7 @@ import dataclasses
 import datetime
 import decimal
 import enum
+import functools
 import json
 import pathlib
 import statistics
@@ -94,12 +95,16 @@ def _best(fn: Callable[[], object], repeat: int) -> float:
     return best
 
 
+def _decode(text: str) -> object:
+    return S.decode_value(json.loads(text))
+
+
 def codec(n: int, repeat: int) -> None:
     for name, make in KINDS.items():
         values = [make(i) for i in range(n)]
         text = json.dumps(R.encode(values))
-        enc = _best(lambda values=values: R.encode(values), repeat)
-        dec = _best(lambda text=text: S.decode_value(json.loads(text)), repeat)
+        enc = _best(functools.partial(R.encode, values), repeat)
+        dec = _best(functools.partial(_decode, text), repeat)
         print(
             f"{name:18s} encode {enc / n * 1e6:6.2f} us/value   decode {dec / n * 1e6:6.2f} "
             f"us/value   {len(text) / n:5.1f} bytes/value"

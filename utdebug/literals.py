@@ -135,7 +135,8 @@ def literal_value(
 def canonical_repr(value: Any, _depth: int = 0) -> str:
     """``repr(value)``, except that the items of sets and frozensets are written in the sorted
     order of their own text: the order Python iterates a set of strings in changes with the
-    process's string-hash seed, this text does not. Reads back with :func:`literal_value`."""
+    process's string-hash seed, this text does not. Reads back with :func:`literal_value`
+    (structural values, ``Point(x=1, tags={'a', 'b'})``, with :func:`expected_value`)."""
     if _depth > DEFAULT_MAX_DEPTH:
         return repr(value)
     if type(value) in (set, frozenset):
@@ -154,6 +155,17 @@ def canonical_repr(value: Any, _depth: int = 0) -> str:
             for k, v in value.items()
         )
         return "{" + ", ".join(pairs) + "}"
+    if type(value).__module__ == "utdebug.sandbox.compare":  # a structural value
+        from utdebug.sandbox.compare import Record, Structured
+
+        if isinstance(value, Structured | Record):
+            fields: Iterable[tuple[str, Any]]
+            if isinstance(value, Structured):
+                name, fields = value.name, value.fields
+            else:
+                name, fields = value.record_name, zip(value.record_fields, value, strict=True)
+            shown = ", ".join(f"{k}={canonical_repr(v, _depth + 1)}" for k, v in fields)
+            return f"{name}({shown})"
     return repr(value)
 
 

@@ -21,6 +21,10 @@ limit can tell waiting from working. So every endpoint (one server) gets one
   streamed have no first token: their whole duration is the signal.
 * **Overload.** A timeout, a 429 or a 503 halves the limit at once (at least 1) and starts a
   cooldown.
+* **Interrupted replies.** A reply the server ended without an answer while other requests to
+  it were in flight (llama-cpp-python's server cuts the reply it is generating when a second
+  request arrives, and still says ``"stop"``) is never a fast success: it halves the limit and
+  caps it there for the rest of the run (the server has shown it cannot serve more at once).
 
 Waiters are served in arrival order. The limiter works across event loops and threads (the
 check front end runs one event loop per function; the app runs the engine in a worker thread).
@@ -89,6 +93,16 @@ class AdaptiveLimiter:
         from: raises are judged against it."""
         self._cooldown = 0
         self._next_cooldown = FIRST_COOLDOWN
+        self.started = 0
+        """Requests let through so far (a caller compares two readings to tell whether another
+        request started while its own was in flight)."""
+        self.interruptions = 0
+        """Replies interrupted while others were in flight (each one halved the limit)."""
+
+    @property
+    def active(self) -> int:
+        """Requests in flight now."""
+        return self._active
 
     # --- slots ------------------------------------------------------------------------------
 
@@ -113,6 +127,7 @@ class AdaptiveLimiter:
         with self._lock:
             if self._active < self.limit and not self._waiters:
                 self._active += 1
+                self.started += 1
                 if self._active >= self.limit:
                     self._window.saturated = True
                 return
@@ -141,14 +156,20 @@ class AdaptiveLimiter:
         first_token: float | None = None,
         duration: float | None = None,
         overloaded: bool = False,
+        interrupted: bool = False,
     ) -> None:
         """A request finished after ``duration`` seconds, its first token after
         ``first_token`` (``None``: not streamed; both ``None``: no usable sample, e.g. a failed
-        call); ``overloaded``: the server said it was (timeout, 429, 503)."""
+        call); ``overloaded``: the server said it was (timeout, 429, 503); ``interrupted``: the
+        server cut its reply while other requests were in flight."""
         with self._lock:
             self._active -= 1
+            if interrupted:
+                self.interruptions += 1
             if self.adaptive and self.slots is None:
-                if overloaded:
+                if interrupted:
+                    self._interrupted()
+                elif overloaded:
                     self._overload()
                 elif duration is not None:
                     first = first_token if first_token is not None else duration
@@ -161,6 +182,7 @@ class AdaptiveLimiter:
             if fut.done():
                 continue
             self._active += 1
+            self.started += 1
             self._granted.add(fut)
             fut.get_loop().call_soon_threadsafe(_resolve, fut)
 
@@ -179,6 +201,14 @@ class AdaptiveLimiter:
         self._cooldown = self._next_cooldown
         self._next_cooldown = min(64, self._next_cooldown * 2)
         self._set(self.limit // 2, "overloaded (timeout, 429 or 503)")
+
+    def _interrupted(self) -> None:
+        self._base = None
+        self._cooldown = self._next_cooldown
+        self._next_cooldown = min(64, self._next_cooldown * 2)
+        at = self.limit
+        self.maximum = max(1, min(self.maximum, at // 2 if at > 1 else 1))
+        self._set(at // 2, f"replies interrupted at {at} in flight: at most {self.maximum}")
 
     def _sample(self, first: float, duration: float) -> None:
         w = self._window

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.llm_server import LLMServer, free_port
+from tests.llm_server import LLMServer, free_port, llama_cpp_python, llama_server
 from utdebug.agents.base import (
     Message,
     Meter,
@@ -30,9 +30,9 @@ from utdebug.agents.base import (
 )
 from utdebug.agents.config import build_litellm_model, resolve_model_spec
 from utdebug.agents.limiter import AdaptiveLimiter
-from utdebug.agents.litellm_client import LiteLLMModel
+from utdebug.agents.litellm_client import LiteLLMModel, no_answer
 from utdebug.agents.preflight import preflight
-from utdebug.agents.servers import ollama_parallel, read_slots
+from utdebug.agents.servers import detect_server, ollama_parallel, read_slots
 from utdebug.agents.traffic import snapshot_all
 from utdebug.engine import Executor, Session, Settings, Task
 from utdebug.engine.events import ModelCalled
@@ -97,7 +97,7 @@ async def test_one_slot_server_serves_sixteen_sessions_at_the_serial_bound(
     assert wall <= 1.3 * serial, (wall, serial)
     assert server.max_active == 1
     # never more than one request waiting in the server's own queue
-    assert server.max_open <= 2
+    assert server.max_open <= 2, model.limiter.history
     if says_slots:
         assert model.slots == 1 and model.limiter.slots == 1
         assert model.limiter.limit == 1 and model.limiter.history == []  # fixed, never probed
@@ -239,6 +239,80 @@ def test_limiter_with_known_slots_never_moves() -> None:
 
     asyncio.run(main())
     assert lim.limit == 3
+
+
+# --- interrupted replies: a one-slot server asked two things at once ---------------------------
+
+
+def test_what_is_not_an_answer() -> None:
+    assert no_answer("", "stop", "ut", overlapped=False) is not None
+    assert no_answer("  \n", "length", "vote", overlapped=False) is not None
+    # two tokens while another request was in flight: cut off by the server
+    assert no_answer("To solve", "stop", "vote", overlapped=True) is not None
+    assert no_answer("To solve", "stop", "vote", overlapped=False) is None  # alone: its reply
+    assert no_answer("```5```", "stop", "vote", overlapped=True) is None  # a fenced value
+    assert no_answer("To solve", "stop", "vote", overlapped=True, natural=True) is None
+    assert no_answer("x" * 39, "stop", "ut", overlapped=True) is not None
+    assert no_answer("x" * 40, "stop", "ut", overlapped=True) is None
+
+
+def test_servers_are_recognised_by_what_they_answer(ll: Any) -> None:
+    with llama_cpp_python() as server:
+        info = detect_server(server.base)
+        assert (info.kind, info.slots) == ("llama-cpp-python", 1)  # one at a time, always
+    with llama_server(slots=3) as server:
+        assert (detect_server(server.base).kind, detect_server(server.base).slots) == (
+            "llama-server",
+            3,
+        )
+    for owner, kind in (("library", "ollama"), ("organization_owner", "lm-studio")):
+        with LLMServer(expose_slots=False, owned_by=owner) as server:
+            assert (detect_server(server.base).kind, detect_server(server.base).slots) == (
+                kind,
+                None,
+            )
+    with LLMServer(expose_slots=False, owned_by="vllm") as server:
+        assert detect_server(server.base).kind == "vllm"
+    with LLMServer(expose_slots=False) as server:
+        assert (detect_server(server.base).kind, detect_server(server.base).slots) == (None, None)
+    down = detect_server(f"http://127.0.0.1:{free_port()}/v1", timeout=0.5)
+    assert (down.kind, down.slots) == (None, None)
+
+
+def _long(body: dict[str, Any]) -> str:
+    return "A reply long enough to hold a test and its output, " * 4
+
+
+async def test_an_interrupted_reply_is_retried_and_halves_the_limit(ll: Any) -> None:
+    """A server that says nothing of its slots and interrupts the reply it generates when a
+    second request arrives (llama-cpp-python's server under another name): the cut replies
+    end with "stop", yet none is used; each is retried, and the limit falls to 1 for good."""
+    with LLMServer(
+        slots=1, expose_slots=False, interrupts=True, seconds_per_token=0.01, responder=_long
+    ) as server:
+        model = LiteLLMModel("openai/local", api_base=server.base, concurrency=4, sleep=FakeSleep())
+        model.limiter.limit = 2  # as if it had climbed there
+        meter = Meter()
+        with accounting(meter):
+            req = ask(purpose="ut")
+            outs = await asyncio.gather(*(model.complete(req) for _ in range(6)))
+    assert [o[0].text for o in outs] == [_long({})] * 6  # only whole replies
+    assert server.interrupted >= 1
+    assert meter.interrupted == server.interrupted
+    assert meter.retries == meter.interrupted and meter.requests == 6 + meter.retries
+    assert model.limiter.limit == 1 and model.limiter.maximum == 1
+    assert model.limiter.history[0][0].startswith("replies interrupted at 2 in flight")
+    assert server.max_open <= 2
+
+
+async def test_an_empty_reply_is_no_completion(ll: Any) -> None:
+    with LLMServer(responder=lambda body: "") as server:
+        model = LiteLLMModel("openai/local", api_base=server.base, max_retries=1, sleep=FakeSleep())
+        meter = Meter()
+        with accounting(meter), pytest.raises(ModelUnavailable, match="interrupted: an empty"):
+            await model.complete(ask(purpose="vote"))
+    assert meter.interrupted == 2 and meter.retries == 1 and meter.requests == 2
+    assert model.limiter.history == []  # alone on the server: no overload signal
 
 
 async def test_a_stalled_stream_is_cut_and_retried(ll: Any) -> None:

@@ -417,6 +417,8 @@ class LiteLLMModel:
             prefill=self.supports_prefill,
             slots=self.slots,
             note=", ".join(notes),
+            server=self.server.kind if self.server is not None else None,
+            limit=self.limiter.limit,
         )
 
     async def _probe_prefill(self, *, retries: int) -> str | None:

@@ -477,3 +477,60 @@ async def test_token_caps_per_purpose_and_for_long_code() -> None:
     await debugger.edit(chat, into=EditTarget(long_code, "f"))
     await debugger.edit(chat, into=EditTarget("def f(x):\n    return x + 1\n", "f"))
     assert [r.sampling.max_tokens for r in model.requests] == [cap, DEBUG_SAMPLING.max_tokens]
+
+
+# --- bench against llama-cpp-python's server, at utdebug's defaults ----------------------------
+
+
+def test_bench_at_the_defaults_on_llama_cpp_python(
+    ll: Any,
+    data_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The laptop set-up: one server generating for one request at a time, utdebug at its
+    defaults (concurrency 8, adaptive). llama-cpp-python's server interrupts the reply it is
+    generating when a second request arrives and says nothing of its slots; it is recognised
+    and held at one request in flight, so no reply is cut, none is used cut, none cached."""
+    from utdebug.agents.limiter import _LIMITERS
+    from utdebug.benchmarks.records import SAMPLES, read_samples
+    from utdebug.cli import main
+
+    with llama_cpp_python(seconds_per_token=0.002) as server:
+        config = tmp_path / "utdebug.toml"
+        config.write_text(
+            f'[models.local]\nmodel = "openai/stub"\napi_base = "{server.base}"\n',
+            encoding="utf-8",
+        )
+        monkeypatch.setenv("UTDEBUG_CONFIG", str(config))
+        out = tmp_path / "run"
+        code = main(
+            [
+                "bench", "--split", "hard", "--data-dir", str(data_dir),
+                "--cache-dir", str(tmp_path / "cache"), "--model", "local", "--limit", "8",
+                "--out", str(out),
+            ]
+        )  # fmt: skip
+        limiter = _LIMITERS[server.base]
+    cap = capsys.readouterr()
+    assert code == 0, cap.err
+    records = read_samples(out / SAMPLES)
+    assert len(records) == 8 and all(r.get("error") is None for r in records)
+    usage = [r["usage"] for r in records]
+    assert sum(u["cached"] for u in usage) == 0
+    assert sum(u["completions"] for u in usage) > 8 * 4
+    assert server.interrupted == 0  # no reply was cut, so none could be used cut
+    assert sum(u["interrupted"] for u in usage) == 0
+    assert server.max_open == 1  # never a second request while one generated
+    assert limiter.limit == 1 and limiter.history == [] and limiter.slots == 1
+    assert "llama-cpp-python, 1 slot(s)" in cap.err
+
+
+async def test_llama_server_gets_its_slots_and_says_so(ll: Any) -> None:
+    with llama_server(slots=3) as server:
+        model = LiteLLMModel("openai/local", api_base=server.base, concurrency=8)
+        found = await preflight(model)
+    assert found.slots == 3 and model.limiter.limit == 3 and model.limiter.slots == 3
+    assert found.server == "llama-server" and found.limit == 3
+    assert "llama-server, 3 slot(s)" in found.note

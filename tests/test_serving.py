@@ -534,3 +534,52 @@ async def test_llama_server_gets_its_slots_and_says_so(ll: Any) -> None:
     assert found.slots == 3 and model.limiter.limit == 3 and model.limiter.slots == 3
     assert found.server == "llama-server" and found.limit == 3
     assert "llama-server, 3 slot(s)" in found.note
+
+
+def test_a_run_whose_replies_give_nothing_says_so_in_one_line() -> None:
+    from utdebug.benchmarks.runs import reply_warning
+
+    assert reply_warning({"completions": 100, "refused": 5}) is None  # a few percent: quiet
+    assert reply_warning({"completions": 10, "refused": 2}) is None  # too few to tell
+    cut = reply_warning({"completions": 100, "interrupted": 42, "refused": 3})
+    assert cut is not None and "45 of 142 model replies (32%)" in cut
+    assert "42 empty or cut off by the server" in cut and "concurrency = 1" in cut
+    assert "--interrupt_requests False" in cut
+    bad = reply_warning({"completions": 50, "cached": 10, "refused": 9})
+    assert bad is not None and "9 of 60" in bad and "format" in bad and "concurrency" not in bad
+
+
+def test_bench_warns_when_the_replies_are_the_problem(
+    ll: Any,
+    data_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from utdebug.benchmarks.records import SUMMARY
+    from utdebug.cli import main
+
+    ramble = "To solve this problem, we need to think about it step by step. " * 2
+    with LLMServer(responder=lambda body: ramble) as server:
+        config = tmp_path / "utdebug.toml"
+        config.write_text(
+            f'[models.local]\nmodel = "openai/stub"\napi_base = "{server.base}"\n',
+            encoding="utf-8",
+        )
+        monkeypatch.setenv("UTDEBUG_CONFIG", str(config))
+        out = tmp_path / "run"
+        code = main(
+            [
+                "bench", "--split", "hard", "--data-dir", str(data_dir),
+                "--cache-dir", str(tmp_path / "cache"), "--model", "local", "--limit", "2",
+                "-n", "2", "-k", "1", "--rounds", "1", "--out", str(out),
+            ]
+        )  # fmt: skip
+    cap = capsys.readouterr()
+    assert code == 0, cap.err
+    (line,) = [x for x in cap.err.splitlines() if "gave nothing usable" in x]
+    assert line.startswith("utdebug bench: warning: ") and "unparsable or refused" in line
+    import json
+
+    usage = json.loads((out / SUMMARY).read_text())["usage"]
+    assert usage["refused"] >= 4 and usage["interrupted"] == 0

@@ -39,7 +39,14 @@ from dataclasses import dataclass, field
 
 from .traffic import Traffic, traffic_for
 
-__all__ = ["RAISE_TOLERANCE", "AdaptiveLimiter", "limiter_for", "reset_limiters"]
+__all__ = [
+    "RAISE_TOLERANCE",
+    "AdaptiveLimiter",
+    "forget_limiter",
+    "known_endpoints",
+    "limiter_for",
+    "reset_limiters",
+]
 
 RAISE_TOLERANCE = 1.3
 """A raise holds when the new window's mean time to first token is at most this times the
@@ -264,6 +271,18 @@ def limiter_for(
         elif maximum < lim.maximum:
             lim.lower_maximum(maximum)  # two configurations of one server: the lower wins
         return lim
+
+
+def known_endpoints() -> set[str]:
+    """The endpoints that have a limiter now."""
+    with _LIMITERS_LOCK:
+        return set(_LIMITERS)
+
+
+def forget_limiter(endpoint: str) -> None:
+    """Forget one endpoint's limiter (a probe that is not part of a run)."""
+    with _LIMITERS_LOCK:
+        _LIMITERS.pop(endpoint, None)
 
 
 def reset_limiters() -> None:

@@ -583,3 +583,26 @@ def test_bench_warns_when_the_replies_are_the_problem(
 
     usage = json.loads((out / SUMMARY).read_text())["usage"]
     assert usage["refused"] >= 4 and usage["interrupted"] == 0
+
+
+def test_tokens_per_second_count_from_the_first_token() -> None:
+    """A cold server takes long for its first token (it loads the model, reads the prompt):
+    that wait is not generation. 0.2 tok/s was shown while the server made 25."""
+    from utdebug.agents.traffic import Traffic
+
+    t = Traffic("test:rate")
+    start = t.started()
+    time.sleep(1.0)  # waiting for the first token
+    t.first_token(start)
+    time.sleep(0.1)
+    t.finished(start, 10, ok=True)
+    total = time.monotonic() - start
+    rate = t.snapshot().tokens_per_second
+    assert rate is not None and rate >= 1.5 * 10 / total, (rate, 10 / total)
+    # a call that was not streamed has no first token: its whole time counts
+    u = Traffic("test:unstreamed")
+    begin = u.started()
+    time.sleep(0.2)
+    u.finished(begin, 10, ok=True)
+    whole = u.snapshot().tokens_per_second
+    assert whole is not None and whole <= 10 / 0.2

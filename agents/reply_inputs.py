@@ -273,9 +273,12 @@ def _resolve_call(
 
 
 _FOR_LOOP = re.compile(
-    r"(?m)^[ \t]*for[ \t]+\(?(?P<targets>[A-Za-z_]\w*(?:[ \t]*,[ \t]*[A-Za-z_]\w*)*)\)?[ \t]+"
+    r"(?m)^[ \t]*for[ \t]+(?P<index>[A-Za-z_]\w*[ \t]*,[ \t]*(?=\())?"
+    r"\(?(?P<targets>[A-Za-z_]\w*(?:[ \t]*,[ \t]*[A-Za-z_]\w*)*)\)?[ \t]+"
     r"in[ \t]+(?P<source>[^\n]+?)[ \t]*:[ \t]*(?:#[^\n]*)?$"
 )
+"""``for s, ch, expected in test_cases:`` (or ``for i, (s, expected) in
+enumerate(test_cases):``)."""
 
 
 def _table_row(text: str, name_at: int, call: ast.Call) -> ParsedCall | None:
@@ -293,6 +296,11 @@ def _table_row(text: str, name_at: int, call: ast.Call) -> ParsedCall | None:
     if not set(names) <= set(targets):
         return None
     source = loop["source"].strip()
+    if loop["index"]:
+        counted = re.fullmatch(r"enumerate\((.+)\)", source)
+        if counted is None:
+            return None
+        source = counted.group(1).strip()
     if re.fullmatch(_IDENT, source):
         assign = None
         for m in re.finditer(rf"(?m)^[ \t]*{re.escape(source)}[ \t]*=[ \t]*(?=[\[(])", text):

@@ -59,10 +59,14 @@ FIRST_COOLDOWN = 4
 @dataclass(slots=True)
 class _Window:
     limit: int
+    overlaps_at: int = 0
+    """The endpoint's count of overlapping generations when the window began."""
     first: list[float] = field(default_factory=list)
     """Time to first token of each call (its duration when it was not streamed)."""
     duration: list[float] = field(default_factory=list)
     saturated: bool = False
+    streamed: bool = True
+    """Every call of the window was streamed (so overlapping generation could show)."""
 
     def means(self) -> tuple[float, float]:
         return sum(self.first) / len(self.first), sum(self.duration) / len(self.duration)
@@ -94,7 +98,7 @@ class AdaptiveLimiter:
         self._active = 0
         self._waiters: deque[asyncio.Future[None]] = deque()
         self._granted: set[asyncio.Future[None]] = set()
-        self._window = _Window(self.limit)
+        self._window = _Window(self.limit, self.traffic.overlaps)
         self._base: tuple[int, float, float] | None = None
         """(limit, mean first token, mean duration) of the window the current climb started
         from: raises are judged against it."""
@@ -179,6 +183,8 @@ class AdaptiveLimiter:
                 elif overloaded:
                     self._overload()
                 elif duration is not None:
+                    if first_token is None:
+                        self._window.streamed = False
                     first = first_token if first_token is not None else duration
                     self._sample(first, duration)
             self._grant()
@@ -200,7 +206,7 @@ class AdaptiveLimiter:
         if limit != self.limit:
             self.history.append((why, limit))
         self.limit = limit
-        self._window = _Window(limit)
+        self._window = _Window(limit, self.traffic.overlaps)
         self.traffic.set_limit(limit)
 
     def _overload(self) -> None:
@@ -225,28 +231,33 @@ class AdaptiveLimiter:
             return
         mean_first, mean_duration = w.means()
         base = self._base
+        # evidence that requests are generated at once: a first token while another request
+        # was generating (only streamed calls can show it)
+        concurrent = not w.streamed or self.traffic.overlaps > w.overlaps_at
         if base is not None and base[0] < w.limit:
             bound = base[1] * RAISE_TOLERANCE + SLACK * base[2]
-            if mean_first > bound:
+            if mean_first > bound or (w.saturated and not concurrent):
                 # the raise made requests wait in the server: go back, probe again later
                 self._cooldown = self._next_cooldown
                 self._next_cooldown = min(64, self._next_cooldown * 2)
-                self._set(
-                    w.limit - 1,
-                    f"latency rose at {w.limit} (first token {mean_first:.2f} s > {bound:.2f} s)",
+                why = (
+                    f"latency rose at {w.limit} (first token {mean_first:.2f} s > {bound:.2f} s)"
+                    if mean_first > bound
+                    else f"no two replies generated at once at {w.limit}"
                 )
+                self._set(w.limit - 1, why)
                 return
             self._next_cooldown = FIRST_COOLDOWN  # the raise held
         if self._cooldown > 0:
             self._cooldown -= 1
-            self._window = _Window(w.limit)
+            self._window = _Window(w.limit, self.traffic.overlaps)
             return
         if base is None or base[0] >= w.limit:
             self._base = (w.limit, mean_first, mean_duration)
-        if w.saturated and w.limit < self.maximum:
+        if w.saturated and w.limit < self.maximum and (w.limit == 1 or concurrent):
             self._set(w.limit + 1, "latency held")
         else:
-            self._window = _Window(w.limit)
+            self._window = _Window(w.limit, self.traffic.overlaps)
 
 
 def _resolve(fut: asyncio.Future[None]) -> None:

@@ -76,6 +76,10 @@ class Traffic:
         self._gen_since: float | None = None
         self._gen_tokens = 0
         """Completion tokens of requests that were streamed (had a first token)."""
+        self.overlaps = 0
+        """First tokens that arrived while another request was generating: evidence that the
+        server generates for several requests at once (a server that queues them, or cuts
+        one for the next, never shows it)."""
         self._latency: deque[float] = deque(maxlen=_WINDOW)
         self._ttft: deque[float] = deque(maxlen=_WINDOW)
 
@@ -98,6 +102,8 @@ class Traffic:
             self._ttft.append(now - start)
             if not self._generating:
                 self._gen_since = now
+            else:
+                self.overlaps += 1
             self._generating.add(start)
 
     def finished(self, start: float, completion_tokens: int, *, ok: bool) -> None:

@@ -162,8 +162,11 @@ def test_limiter_raises_while_latency_holds_and_halves_on_overload() -> None:
 
     async def one(first: float) -> None:
         await lim.acquire()
+        start = lim.traffic.started()
+        lim.traffic.first_token(start)  # all of a batch generate at once: they overlap
         await asyncio.sleep(0)  # all of a batch hold their slots at once
         lim.release(first_token=first, duration=2.0)
+        lim.traffic.finished(start, 10, ok=True)
 
     async def window(first: float) -> None:
         """One window at the current limit: max(4, 2 x limit) calls, the limit full each time."""
@@ -193,6 +196,31 @@ def test_limiter_raises_while_latency_holds_and_halves_on_overload() -> None:
     assert whys[2].startswith("latency rose at 3") and lim.history[2][1] == 2
     assert lim.history[-1] == ("overloaded (timeout, 429 or 503)", 1)
     assert lim.traffic.snapshot().limit == 1
+
+
+def test_limiter_does_not_keep_a_raise_that_no_overlap_supports() -> None:
+    """A server that queues requests (or cuts one for the next) never generates two at once:
+    a raise whose window shows no first token while another request generated goes back."""
+    lim = AdaptiveLimiter("test:serial", maximum=4, initial=1)
+
+    async def one(first: float) -> None:
+        await lim.acquire()
+        start = lim.traffic.started()
+        await asyncio.sleep(0)
+        lim.traffic.first_token(start)
+        lim.release(first_token=first, duration=2.0)
+        lim.traffic.finished(start, 10, ok=True)  # done before the next one's first token
+
+    async def main() -> None:
+        for _ in range(4):  # a window at 1 that filled the limit: a probe at 2
+            await one(0.2)
+        assert lim.limit == 2
+        for _ in range(4):
+            await asyncio.gather(one(0.2), one(0.2))  # latency held, but never at once
+        assert lim.limit == 1
+
+    asyncio.run(main())
+    assert lim.history[-1] == ("no two replies generated at once at 2", 1)
 
 
 def test_limiter_does_not_raise_without_demand() -> None:

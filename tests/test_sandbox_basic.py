@@ -168,8 +168,9 @@ def test_child_confinement_facts(any_sb):
     if Layer.TASKS in any_sb.layers.active():
         assert v["nproc"] == (lim.tasks, lim.tasks), v
     assert v["cwd"] == "/tmp" and v["sid"] is True, v
-    # stdin/stdout/stderr (/dev/null), the result pipe, and the fd listdir itself: no more.
-    assert v["fds"][:3] == [0, 1, 2] and len(v["fds"]) <= 5, v
+    # stdin/stdout/stderr (/dev/null), the result and input pipes, and the fd listdir itself:
+    # no more.
+    assert v["fds"][:3] == [0, 1, 2] and len(v["fds"]) <= 6, v
 
 
 # ---------------------------------------------------------------------------------------------

@@ -128,13 +128,14 @@ def prog(src: str) -> str:
 # Hostile helpers put in front of some programs: find the result pipe, build raw frames.
 FRAMES = prog(
     """
-    import json, os, stat
+    import fcntl, json, os, stat
 
     def _pipes():
         out = []
         for fd in range(3, 64):
             try:
-                if stat.S_ISFIFO(os.fstat(fd).st_mode):
+                writable = fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_WRONLY
+                if stat.S_ISFIFO(os.fstat(fd).st_mode) and writable:
                     out.append(fd)
             except OSError:
                 pass

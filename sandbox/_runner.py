@@ -8,22 +8,24 @@ Protocol (every message is a frame: 4-byte big-endian length + UTF-8 JSON):
 
 parent -> zygote, on a Unix socket:
   {"op": "spawn", "job": {...}}      reply {"pid": N, "pidfd": bool} with the read end of the
-                                     child's result pipe attached (SCM_RIGHTS), and a pidfd of
-                                     the child after it when the kernel has pidfd_open (the
-                                     parent learns the child's pid in its own namespace from
-                                     it, to read the child's CPU clock)
+                                     child's result pipe and the write end of its input pipe
+                                     attached (SCM_RIGHTS), and a pidfd of the child after
+                                     them when the kernel has pidfd_open (the parent learns
+                                     the child's pid in its own namespace from it, to read the
+                                     child's CPU clock and schedstat)
   {"op": "reap", "pid": N}           SIGKILL + wait4; reply {"status", "maxrss_kb", "cpu"}
   {"op": "info"}                     reply: what this zygote could set up
-child -> parent, on its own result pipe (the only fd it keeps):
-  {"k": "load", "ok": bool, "t": s, "u": cpu[, "e": [type, msg], "timeout": bool]}
-  {"k": "r", "i": index, "s": "ok"|"exc"|"timeout", "t": s[, "v": value][, "e": [type, msg]],
-   "u": cpu}
+parent -> child, on its input pipe: input k (4-byte length + its JSON), sent only once the
+  frame of input k - 1 (or the load frame) has arrived; the job holds no input
+child -> parent, on its own result pipe (the only other fd it keeps):
+  {"k": "load", "ok": bool, "t": s[, "e": [type, msg], "timeout": bool]}
+  {"k": "r", "i": index, "s": "ok"|"exc"|"timeout", "t": s[, "v": value][, "e": [type, msg]]}
   {"k": "end", "out": bytes printed}
 
-``t`` is the wall time of the call (or the load); ``u`` is the child's CPU clock (user + system
-time of all its threads, since the fork) just before the frame is written. Under CPU-time
-limits (job ``kind`` ``cpu``) the parent charges input k with ``u_k - u_(k-1)``, after clamping
-each ``u`` between readings of the same clock it took itself (see ``server.py``).
+``t`` is the wall time of the call (or the load), as the child measured it. The child reports
+no CPU reading: while it waits for its next input it uses no CPU time, so the parent's own
+reading of the child's CPU clock once a frame is in charges that input exactly (see
+``server.py``).
 
 The child never receives expected outputs; it only reports what the program returned. The
 parent decodes plain values, checks ordering and sizes, and decides every verdict.
@@ -823,7 +825,9 @@ def _probe_child(strategy: str, uid: int | None, keep: list[str]) -> dict:  # ty
             started += 1
     with open("/proc/self/mountinfo", "rb") as fh:
         table = fh.read()
+    others = [p for p in os.listdir("/proc") if p.isdigit() and p != str(os.getpid())]
     return {
+        "proc_own": not others and not os.listdir("/proc/self/task"),
         "ok": True,
         "ipc": os.readlink("/proc/self/ns/ipc") != ipc0,
         "scratch": st.f_blocks * st.f_frsize == 2 << 20,
@@ -981,7 +985,7 @@ def _make_cpu_timer(_signo=signal.SIGPROF):  # type: ignore[no-untyped-def]
         return None
 
     class Sigevent(ctypes.Structure):
-        _fields_ = [  # noqa: RUF012 - ctypes layout
+        _fields_ = [
             ("value", ctypes.c_void_p),
             ("signo", ctypes.c_int),
             ("notify", ctypes.c_int),  # SIGEV_SIGNAL = 0
@@ -989,7 +993,7 @@ def _make_cpu_timer(_signo=signal.SIGPROF):  # type: ignore[no-untyped-def]
         ]
 
     class Spec(ctypes.Structure):
-        _fields_ = [  # noqa: RUF012 - ctypes layout
+        _fields_ = [
             ("i_sec", ctypes.c_long),
             ("i_nsec", ctypes.c_long),
             ("v_sec", ctypes.c_long),
@@ -1293,6 +1297,14 @@ def zygote(ctl_fd: int, config: dict) -> None:  # type: ignore[type-arg]
             info["errors"].append(f"preimport {name}: {e}")
     bind_numpy()
     _CPU_TIMER[0] = _make_cpu_timer()
+    info["cpu_timer"] = _CPU_TIMER[0] is not None
+    info["schedstat"] = os.path.isfile(f"/proc/{os.getpid()}/schedstat")
+    try:
+        os.close(os.pidfd_open(os.getpid()))
+        info["pidfd"] = True
+    except (OSError, AttributeError) as e:
+        info["pidfd"] = False
+        info["errors"].append(f"pidfd_open: {e}")
     try:
         state["seccomp"] = seccomp_filter()
         info["seccomp"] = state["seccomp"] is not None

@@ -1017,23 +1017,25 @@ def _make_cpu_timer(_signo=signal.SIGPROF):  # type: ignore[no-untyped-def]
     return start
 
 
-def _read_input(fd, _read=os.read, _unpack=_HDR.unpack, _len=len, _bytes=bytes):  # type: ignore[no-untyped-def]
-    """The next input's JSON text from the parent (4-byte length + UTF-8), or None at EOF."""
-    buf = b""
+def _read_input(fd, _read=os.read, _unpack=_HDR.unpack, _len=len):  # type: ignore[no-untyped-def]
+    """The next input's JSON text from the parent (4-byte length + UTF-8), or None at EOF.
+    The parent sends one input at a time, so one read usually brings all of it."""
+    buf = _read(fd, 1048576)
+    if not buf:
+        return None
     while _len(buf) < 4:
         chunk = _read(fd, 4 - _len(buf))
         if not chunk:
             return None
         buf += chunk
-    size = _unpack(buf)[0]
-    parts = []
-    while size > 0:
-        chunk = _read(fd, size if size < 1048576 else 1048576)
+    size = _unpack(buf[:4])[0] + 4
+    while _len(buf) < size:
+        left = size - _len(buf)
+        chunk = _read(fd, left if left < 1048576 else 1048576)
         if not chunk:
             return None
-        parts.append(chunk)
-        size -= _len(chunk)
-    return _bytes().join(parts).decode("utf-8")
+        buf += chunk
+    return buf[4:size].decode("utf-8")
 
 
 def run_job(  # type: ignore[no-untyped-def]

@@ -753,9 +753,18 @@ class Sandbox:
                 if clock is not None:
                     if used > limit + lim.slack:
                         raise _Stop(expect, _cpu_timeout_outcome(expect, limit, lim, used))
-                    slept, queued = sched.slept(now, u) if sched else (now - w_mark, 0.0)
                     back = lim.backstop(limit)
-                    if slept >= back:
+                    if sched is not None and sched.first_look():
+                        slept, queued = 0.0, 0.0
+                        if now - w_mark >= _FIRST_LOOK:
+                            slept, queued = sched.slept(now, u, back)
+                        else:  # a quick input never needs the file; a slow one is read soon
+                            back = min(back, _FIRST_LOOK)
+                    elif sched is not None:
+                        slept, queued = sched.slept(now, u, back)
+                    else:
+                        slept, queued = max(0.0, now - w_mark - used), 0.0
+                    if slept >= lim.backstop(limit):
                         out = _backstop_outcome(expect, limit, lim, used, slept, queued)
                         raise _Stop(expect, out)
                     wait = min(back - slept, max((limit + lim.slack - used) / _NCPU, _MIN_WAIT))
@@ -853,6 +862,8 @@ _NCPU = max(1, os.cpu_count() or 1)
 """How many CPUs a child can keep busy at once: the parent's next look at a child's CPU clock
 is at most (time left) / this away."""
 _MIN_WAIT = 0.002
+_FIRST_LOOK = 0.005
+"""The parent reads a slow input's schedstat baseline at most this long after sending it."""
 
 
 class _CpuClock:
@@ -921,18 +932,29 @@ class _SchedStat:
             return None
 
     def reset(self, now: float, cpu: float) -> None:
-        got = self._read()
-        self.w0, self.busy0 = now, cpu
-        self.queued0 = got[1] if got is not None else math.nan
+        """A new input starts (its baseline is read at the first look, see ``slept``)."""
+        self.w0, self.busy0, self.queued0 = now, cpu, math.nan
 
-    def slept(self, now: float, cpu: float) -> tuple[float, float]:
+    def slept(self, now: float, cpu: float, back: float) -> tuple[float, float]:
         """(seconds slept or blocked, seconds the main thread waited for a CPU) since
         ``reset``; ``cpu`` is the process's CPU clock (every thread: a main thread that
-        waits for its threads while they run is not asleep)."""
-        got = self._read()
+        waits for its threads while they run is not asleep). The file is read only when the
+        time not on a CPU could reach ``back``, and first at most FIRST_LOOK after ``reset``
+        (its run-queue wait before that is not counted: at most that much)."""
         wall = now - self.w0
-        queued = 0.0 if got is None or math.isnan(self.queued0) else got[1] - self.queued0
-        return max(0.0, wall - (cpu - self.busy0) - queued), queued
+        off_cpu = max(0.0, wall - (cpu - self.busy0))
+        if math.isnan(self.queued0):
+            got = self._read()
+            self.queued0 = got[1] if got is not None else 0.0
+            return off_cpu, 0.0
+        if off_cpu < back:
+            return off_cpu, 0.0  # at most this much: no need to read
+        got = self._read()
+        queued = 0.0 if got is None else got[1] - self.queued0
+        return max(0.0, off_cpu - queued), queued
+
+    def first_look(self) -> bool:
+        return math.isnan(self.queued0)
 
     def close(self) -> None:
         if self.fd is not None:

@@ -142,7 +142,7 @@ def test_the_batch_budget_counts_cpu_time(sb: Sandbox) -> None:
 
 def test_wall_clock_limits_behave_as_before(sb: Sandbox) -> None:
     lim = replace(LIM, kind=LimitKind.WALL)
-    res = sb.run(PROGRAM, "f", [["sleep", 0.2], ["sleep", 60], ["spin", 0.1]], lim)
+    res = sb.run(PROGRAM, "f", [["sleep", 0.2], ["sleep", 60], ["spin", 0.01]], lim)
     short, slept, spun = res.outcomes
     # A sleep counts: seconds are wall time, and a sleep past the limit is a timeout at it.
     assert short.status is Status.OK and 0.15 < short.seconds < LIM.per_input, short

@@ -906,41 +906,61 @@ def _pid_of(pidfd: int) -> int | None:
 
 
 class _SchedStat:
-    """How long a child's main thread (the one that runs the program's calls) was on a CPU,
-    and waiting for one, from ``/proc/<pid>/schedstat`` (nanoseconds; the kernel counts
-    both exactly). What is left of the wall time since ``reset`` it slept or was blocked:
-    what the wall-clock backstop counts, so a program starved of CPU on a loaded machine is
-    never taken for one that sleeps. Where the file cannot be read, all of the wall time
-    counts."""
+    """How long a child's threads waited for a CPU, from ``/proc/<pid>/task/*/schedstat``
+    (nanoseconds; the kernel counts it exactly). The wall time since ``reset`` not spent on
+    a CPU (the process's CPU clock) nor waiting for one is time the program slept or was
+    blocked: what the wall-clock backstop counts, so a program starved of CPU on a loaded
+    machine is never taken for one that sleeps. Where the files cannot be read, all of the
+    wall time not on a CPU counts."""
 
-    __slots__ = ("busy0", "fd", "queued0", "w0")
+    __slots__ = ("base", "busy0", "fd", "queued0", "task", "w0")
 
     def __init__(self, pid: int) -> None:
+        self.task = f"/proc/{pid}/task"
         try:
-            self.fd: int | None = os.open(f"/proc/{pid}/schedstat", os.O_RDONLY | os.O_CLOEXEC)
+            self.fd: int | None = os.open(self.task, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         except OSError:
             self.fd = None
         self.w0, self.busy0, self.queued0 = 0.0, 0.0, 0.0
+        self.base: dict[str, int] = {}
 
-    def _read(self) -> tuple[float, float] | None:
+    def _waits(self) -> dict[str, int] | None:
+        """Nanoseconds each live thread has waited for a CPU."""
         if self.fd is None:
             return None
+        out = {}
         try:
-            fields = os.pread(self.fd, 128, 0).split()
-            return int(fields[0]) / 1e9, int(fields[1]) / 1e9
-        except (OSError, ValueError, IndexError):  # the child is gone
+            tids = os.listdir(self.fd)
+        except OSError:  # the child is gone
             return None
+        for tid in tids:
+            try:
+                with open(f"{self.task}/{tid}/schedstat", "rb") as f:
+                    out[tid] = int(f.read(128).split()[1])
+            except (OSError, ValueError, IndexError):  # a thread that just ended
+                continue
+        return out
+
+    def _read(self) -> tuple[float, float] | None:
+        """(0, seconds waited for a CPU since the baseline, over the live threads)."""
+        waits = self._waits()
+        if waits is None:
+            return None
+        if math.isnan(self.queued0):
+            self.base = waits
+            return 0.0, 0.0
+        return 0.0, sum(v - self.base.get(t, 0) for t, v in waits.items()) / 1e9
 
     def reset(self, now: float, cpu: float) -> None:
         """A new input starts (its baseline is read at the first look, see ``slept``)."""
         self.w0, self.busy0, self.queued0 = now, cpu, math.nan
 
     def slept(self, now: float, cpu: float, back: float) -> tuple[float, float]:
-        """(seconds slept or blocked, seconds the main thread waited for a CPU) since
-        ``reset``; ``cpu`` is the process's CPU clock (every thread: a main thread that
-        waits for its threads while they run is not asleep). The file is read only when the
-        time not on a CPU could reach ``back``, and first at most FIRST_LOOK after ``reset``
-        (its run-queue wait before that is not counted: at most that much)."""
+        """(seconds slept or blocked, seconds its threads waited for a CPU) since ``reset``;
+        ``cpu`` is the process's CPU clock (every thread: a main thread that waits for its
+        threads while they run or wait to run is not asleep). The files are read only when
+        the time not on a CPU could reach ``back``, and first at most FIRST_LOOK after
+        ``reset`` (the run-queue waits before that are not counted: at most that much)."""
         wall = now - self.w0
         off_cpu = max(0.0, wall - (cpu - self.busy0))
         if math.isnan(self.queued0):
@@ -957,6 +977,7 @@ class _SchedStat:
         return math.isnan(self.queued0)
 
     def close(self) -> None:
+        self.base = {}
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None

@@ -78,7 +78,7 @@ def test_every_layer_is_active_with_bubblewrap_as_root(sb):
     assert rep.active() == H.ALL_LAYERS, rep.as_dict()
     assert rep.errors == (), rep.errors
     d = rep.as_dict()
-    assert set(d["layers"]) == {layer.value for layer in Layer} and len(d["layers"]) == 11
+    assert set(d["layers"]) == {layer.value for layer in Layer} and len(d["layers"]) == 12
     assert all(v["active"] and v["detail"] for v in d["layers"].values()), d
 
 

@@ -112,7 +112,7 @@ def test_the_cpu_time_of_every_thread_counts(sb: Sandbox) -> None:
 
 
 def test_the_cut_after_timeouts_is_decided_in_cpu_time(sb: Sandbox) -> None:
-    lim = replace(LIM, cut_after=1, cut_limit=0.1)
+    lim = replace(WIDE, cut_after=1, cut_limit=0.1)
     inputs = [["forever", 0], ["sleep", 0.2], ["spin", 0.2], ["spin", 0.0]]
     res = sb.run(PROGRAM, "f", inputs, lim)
     timed_out, slept, spun, quick = res.outcomes
@@ -126,11 +126,11 @@ def test_the_cut_after_timeouts_is_decided_in_cpu_time(sb: Sandbox) -> None:
 
 def test_the_batch_budget_counts_cpu_time(sb: Sandbox) -> None:
     # Eight sleeps of 0.1 s: 0.8 s of wall time, almost no CPU time, within a 0.5 s budget ...
-    lim = replace(LIM, batch=0.5)
+    lim = replace(LIM, batch=0.5, wall_factor=20.0)  # its wall-clock backstop: 10 s
     sleeps = sb.run(PROGRAM, "f", [["sleep", 0.1]] * 8, lim)
     assert [o.status for o in sleeps.outcomes] == [Status.OK] * 8, sleeps
     # ... which spinning spends: the inputs after it are timeouts, "not run".
-    spins = sb.run(PROGRAM, "f", [["spin", 0.2]] * 8, lim)
+    spins = sb.run(PROGRAM, "f", [["spin", 0.15]] * 8, lim)
     statuses = [o.status for o in spins.outcomes]
     assert statuses[:2] == [Status.OK, Status.OK] and statuses[-1] is Status.TIMEOUT, spins
     assert "CPU-time budget" in (spins.outcomes[-1].error or ""), spins

@@ -13,7 +13,7 @@ Two semantics are implemented:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -305,20 +305,20 @@ def _render(value: object, cap: int | None = None) -> str:
         if t is int:
             return put(_int_repr(v))  # type: ignore[arg-type]
         if t is list or t is tuple or t is set or t is frozenset:
-            items = v  # type: ignore[assignment]
+            items: Collection[object] = v  # type: ignore[assignment]
             if t is list:
                 put("[")
             elif t is tuple:
                 put("(")
-            elif not items:  # type: ignore[truthy-bool]
+            elif not items:
                 return put(f"{t.__name__}()")
             else:
                 put("{" if t is set else "frozenset({")
-            for k, x in enumerate(items):  # type: ignore[call-overload]
+            for k, x in enumerate(items):
                 if k:
                     put(", ")
                 walk(x)
-            if t is tuple and len(items) == 1:  # type: ignore[arg-type]
+            if t is tuple and len(items) == 1:
                 put(",")
             return put("]" if t is list else ")" if t is tuple else "}" if t is set else "})")
         if t is dict:

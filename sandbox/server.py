@@ -96,8 +96,9 @@ class LimitKind(StrEnum):
 
     CPU = "cpu"
     """CPU time of the child (user + system, all its threads) spent on the input, read by the
-    parent from the kernel; a wall-clock backstop (``Limits.wall_factor`` x the limit) ends
-    a program that sleeps or blocks. Does not move with the machine's load."""
+    parent from the kernel; a wall-clock backstop (``Limits.wall_factor`` x the limit of time
+    asleep or blocked) ends a program that sleeps or blocks. Does not move with the machine's
+    load."""
     WALL = "wall"
     """Wall-clock time, as the paper's harness: on a loaded machine, slow inputs may time out
     that pass on an idle one."""
@@ -156,8 +157,9 @@ class Limits:
     """What the limits measure: the child's CPU time (default; verdicts do not depend on the
     machine's load) or wall-clock time (the paper's harness)."""
     wall_factor: float = 3.0
-    """CPU-time limits only: a program that sleeps or blocks is stopped after this many times
-    its limit of wall-clock time (+ slack) instead."""
+    """CPU-time limits only: a program that sleeps or blocks is stopped (by the parent) once
+    it has been asleep or blocked this many times its limit: wall time not spent on a CPU nor
+    waiting for one, so a program starved of CPU on a loaded machine is not stopped."""
 
     cut_after: int | None = None
     """After this many timeouts in one batch (as the parent counted them), later inputs get

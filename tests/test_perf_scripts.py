@@ -50,7 +50,7 @@ def test_throughput_script_prints_its_numbers() -> None:
     out = _run(
         "throughput.py", "--seconds", "0.3", "--first-n", "10", "--starts", "2", timeout=60
     ).stdout
-    assert "LAYERS all 11 active" in out
+    assert "LAYERS all 12 active" in out
     for batch in (10, 100, 1000):
         for callers in (1, 2):
             assert re.search(
@@ -61,6 +61,7 @@ def test_throughput_script_prints_its_numbers() -> None:
     m = re.search(rf"^BEST ({NUM}) executions/s .*: (PASS|MISS)$", out, re.M)
     assert m, out
     assert float(m.group(1).replace(",", "")) > 0
+    assert re.search(rf"^BATCH 1000 {NUM} executions/s .*: (PASS|MISS)$", out, re.M), out
 
 
 def test_eval_speed_script_prints_its_numbers() -> None:

@@ -728,11 +728,20 @@ def _private_tmp(size_mb: int, inodes: int, keep: list[str]) -> None:
         with contextlib.suppress(OSError):
             fds.append((d, os.open(d, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)))
     opts = f"size={int(size_mb)}m,nr_inodes={int(inodes)},mode=1777"
-    mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts)
+    flags = MS_NOSUID | MS_NODEV | MS_NOEXEC
+    mount("tmpfs", "/tmp", "tmpfs", flags, opts)
+    # The folders leading to them (a checkout under /tmp) are read-only, on a small tmpfs of
+    # their own: a write into the repository's path fails instead of landing in the scratch.
+    tops = sorted({"/tmp/" + d[len("/tmp/") :].split("/")[0] for d, _ in fds})
+    for top in tops:
+        os.mkdir(top, 0o755)
+        mount("tmpfs", top, "tmpfs", flags, "size=64k,nr_inodes=256,mode=0755")
     for d, fd in fds:
         os.makedirs(d, 0o755, exist_ok=True)
         mount(f"/proc/self/fd/{fd}", d, None, MS_BIND | MS_REC)
         os.close(fd)
+    for top in tops:
+        mount("none", top, None, MS_REMOUNT | MS_RDONLY | flags)
 
 
 PROC_KEEP = ("sysvipc", "sys", "meminfo", "cpuinfo", "stat", "uptime", "loadavg", "version")
@@ -1095,7 +1104,7 @@ def run_job(  # type: ignore[no-untyped-def]
 
     def arm(seconds, used=0.0):  # type: ignore[no-untyped-def]
         if cpu_kind:
-            left = seconds - used + 1e-4  # never short of the parent's reading
+            left = seconds - used + 0.002  # never short of the parent's reading
             left = left if left > 1e-6 else 1e-6
             if cpu_timer is not None:
                 cpu_timer(left)

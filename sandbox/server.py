@@ -658,8 +658,8 @@ class Sandbox:
         stop: _Stop | None = None
         load_failed: Outcome | None = None
         sched: _SchedStat | None = None
+        clock: _CpuClock | None = None
         try:
-            clock = sched = None
             if lim.kind is LimitKind.CPU:
                 host = self._host_pid(pid, pidfd)
                 clock, sched = _CpuClock(host), _SchedStat(host)
@@ -675,6 +675,8 @@ class Sandbox:
                 os.close(pidfd)
             if sched is not None:
                 sched.close()
+            if clock is not None:
+                clock.close()
             os.close(in_fd)
             os.close(fd)
             stats = self._reap(pid)
@@ -786,8 +788,6 @@ class Sandbox:
                     elif feed is not None and feed.flush():
                         poller.unregister(feed.fd)
                 continue
-            # The child now waits for its next input: its CPU clock stands still.
-            c = clock.read() if clock is not None else 0.0
             arrived = time.monotonic()
             with _gc_paused():
                 try:
@@ -796,6 +796,8 @@ class Sandbox:
                 except (ValueError, TypeError, KeyError, RecursionError, MemoryError) as e:
                     why = f"unreadable frame ({type(e).__name__})"
                     raise _Stop(expect, _violation(why)) from None
+                # The child now waits for its next input: its CPU clock stands still.
+                c = clock.settled() if clock is not None else 0.0
                 charged = c - u_mark
                 outcome = None
                 i = msg.get("i")
@@ -864,6 +866,8 @@ _NCPU = max(1, os.cpu_count() or 1)
 """How many CPUs a child can keep busy at once: the parent's next look at a child's CPU clock
 is at most (time left) / this away."""
 _MIN_WAIT = 0.002
+_SETTLE = 0.002
+"""How long the parent waits for a child that has written its frame to leave its CPU."""
 _FIRST_LOOK = 0.005
 """The parent reads a slow input's schedstat baseline at most this long after sending it."""
 
@@ -872,13 +876,47 @@ class _CpuClock:
     """The CPU time (user + system, every thread, live or ended) of one child, from the
     kernel's process CPU clock (``clock_gettime`` on the clock id of its pid: what
     ``clock_getcpuclockid`` returns). The child cannot change it; it stays readable until the
-    zygote reaps the child, which happens only when the parent asks."""
+    zygote reaps the child, which happens only when the parent asks.
 
-    __slots__ = ("clock_id", "last")
+    The kernel brings a thread's clock up to date when it leaves its CPU (and at each tick),
+    so a reading of a child that is running may lag by up to a tick; one that waits for its
+    input reads exactly. :meth:`settled` waits (briefly) until the child's main thread is off
+    its CPU before reading."""
+
+    __slots__ = ("clock_id", "last", "stat")
 
     def __init__(self, pid: int) -> None:
         self.clock_id = ((~pid) << 3) | 2  # MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED)
         self.last = 0.0
+        try:
+            self.stat: int | None = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            self.stat = None
+
+    def settled(self) -> float:
+        """The clock once the child's main thread is off its CPU (it goes on to wait for its
+        next input at once), after at most SETTLE seconds."""
+        if self.stat is not None:
+            end = 0.0
+            while True:
+                try:
+                    raw = os.pread(self.stat, 512, 0)
+                except OSError:
+                    break
+                if raw[raw.rfind(b")") + 2 : raw.rfind(b")") + 3] != b"R":
+                    break
+                now = time.monotonic()
+                if not end:
+                    end = now + _SETTLE
+                elif now > end:
+                    break
+                os.sched_yield()
+        return self.read()
+
+    def close(self) -> None:
+        if self.stat is not None:
+            os.close(self.stat)
+            self.stat = None
 
     def read(self) -> float:
         try:

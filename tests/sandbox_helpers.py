@@ -342,3 +342,12 @@ def cpu_stopped(res: Any, lim: Limits, seconds: float) -> None:
 
     if lim.kind is LimitKind.CPU:
         assert res.cpu_seconds < seconds + lim.slack + 1.0, res
+
+
+def tmp_skeleton() -> list[str]:
+    """Names in a child's ``/tmp`` that are not scratch space: the first folders of the
+    read-only folders under ``/tmp`` it needs (a checkout's virtual environment there)."""
+    from utdebug.sandbox.layers import plan
+
+    keep = plan().zygote_config.get("tmp_keep") or []
+    return sorted({d[len("/tmp/") :].split("/")[0] for d in keep})  # type: ignore[attr-defined]

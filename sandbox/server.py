@@ -801,6 +801,13 @@ class Sandbox:
                 charged = c - u_mark
                 outcome = None
                 i = msg.get("i")
+                sent_at = None
+                if clock is not None and kind == "r" and i == expect and 0 <= i < n - 1:
+                    # Under CPU-time limits the next input goes out before this result is
+                    # decoded (the decoding is the parent's work, not the child's time).
+                    sent_at = time.monotonic()
+                    if feed is not None and not feed.send(expect + 1):
+                        poller.register(feed.fd, select.POLLOUT)
                 if kind == "r" and 0 <= expect < n and type(i) is int and i == expect:
                     # Decoding counts in the input's time: the frame's budget stops at its
                     # deadline, and a result decoded past it is that input's timeout.
@@ -853,12 +860,12 @@ class Sandbox:
                 raise _Stop(expect, _violation(f"unexpected frame kind {_short(kind)}"))
             u_mark = c
             limit, cut = lim.in_force(expect, timeouts) if expect < n else (1.0, False)
-            # The next input's time starts when it is sent, after the decoding, so the
-            # parent's own work never eats into it.
-            w_mark = time.monotonic()
+            # The next input's time starts when it is sent: under wall-clock limits after the
+            # decoding, so the parent's own work never eats into it.
+            w_mark = sent_at if sent_at is not None else time.monotonic()
             if sched is not None:
                 sched.reset(w_mark, c)
-            if expect < n and feed is not None and not feed.send(expect):
+            if sent_at is None and expect < n and feed is not None and not feed.send(expect):
                 poller.register(feed.fd, select.POLLOUT)
 
 
@@ -866,8 +873,9 @@ _NCPU = max(1, os.cpu_count() or 1)
 """How many CPUs a child can keep busy at once: the parent's next look at a child's CPU clock
 is at most (time left) / this away."""
 _MIN_WAIT = 0.002
-_SETTLE = 0.002
-"""How long the parent waits for a child that has written its frame to leave its CPU."""
+_SETTLE = 0.0003
+"""How long the parent waits for a child that has written its frame to leave its CPU (it
+needs microseconds; one that waits for a CPU reads exactly already)."""
 _FIRST_LOOK = 0.005
 """The parent reads a slow input's schedstat baseline at most this long after sending it."""
 

@@ -8,22 +8,24 @@ Protocol (every message is a frame: 4-byte big-endian length + UTF-8 JSON):
 
 parent -> zygote, on a Unix socket:
   {"op": "spawn", "job": {...}}      reply {"pid": N, "pidfd": bool} with the read end of the
-                                     child's result pipe attached (SCM_RIGHTS), and a pidfd of
-                                     the child after it when the kernel has pidfd_open (the
-                                     parent learns the child's pid in its own namespace from
-                                     it, to read the child's CPU clock)
+                                     child's result pipe and the write end of its input pipe
+                                     attached (SCM_RIGHTS), and a pidfd of the child after
+                                     them when the kernel has pidfd_open (the parent learns
+                                     the child's pid in its own namespace from it, to read the
+                                     child's CPU clock and schedstat)
   {"op": "reap", "pid": N}           SIGKILL + wait4; reply {"status", "maxrss_kb", "cpu"}
   {"op": "info"}                     reply: what this zygote could set up
-child -> parent, on its own result pipe (the only fd it keeps):
-  {"k": "load", "ok": bool, "t": s, "u": cpu[, "e": [type, msg], "timeout": bool]}
-  {"k": "r", "i": index, "s": "ok"|"exc"|"timeout", "t": s[, "v": value][, "e": [type, msg]],
-   "u": cpu}
+parent -> child, on its input pipe: input k (4-byte length + its JSON), sent only once the
+  frame of input k - 1 (or the load frame) has arrived; the job holds no input
+child -> parent, on its own result pipe (the only other fd it keeps):
+  {"k": "load", "ok": bool, "t": s[, "e": [type, msg], "timeout": bool]}
+  {"k": "r", "i": index, "s": "ok"|"exc"|"timeout", "t": s[, "v": value][, "e": [type, msg]]}
   {"k": "end", "out": bytes printed}
 
-``t`` is the wall time of the call (or the load); ``u`` is the child's CPU clock (user + system
-time of all its threads, since the fork) just before the frame is written. Under CPU-time
-limits (job ``kind`` ``cpu``) the parent charges input k with ``u_k - u_(k-1)``, after clamping
-each ``u`` between readings of the same clock it took itself (see ``server.py``).
+``t`` is the wall time of the call (or the load), as the child measured it. The child reports
+no CPU reading: while it waits for its next input it uses no CPU time, so the parent's own
+reading of the child's CPU clock once a frame is in charges that input exactly (see
+``server.py``).
 
 The child never receives expected outputs; it only reports what the program returned. The
 parent decodes plain values, checks ordering and sizes, and decides every verdict.
@@ -42,6 +44,7 @@ import contextlib
 import datetime
 import decimal
 import enum
+import fcntl
 import fractions
 import json
 import math
@@ -454,6 +457,7 @@ def _make_encode():  # type: ignore[no-untyped-def]
     )
     bytes_slice, bytearray_slice, whole = bytes.__getitem__, bytearray.__getitem__, slice(None)
     ascii_decode, int_format = bytes.decode, int.__format__
+    str_isascii, str_encode, _UnicodeError = str.isascii, str.encode, UnicodeEncodeError
     type_name = type.__dict__["__name__"].__get__
     type_qualname = type.__dict__["__qualname__"].__get__
     type_module = type.__dict__["__module__"].__get__
@@ -500,7 +504,14 @@ def _make_encode():  # type: ignore[no-untyped-def]
                 return f
             return {"$float": "nan" if f != f else ("inf" if f > 0 else "-inf")}
         if _isinstance(value, _str):
-            return str_str(value)
+            s = str_str(value)
+            if not str_isascii(s):
+                try:
+                    str_encode(s, "utf-8")
+                except _UnicodeError:  # lone surrogates: JSON would pair \ud83d + \ude00
+                    raw = str_encode(s, "utf-8", "surrogatepass")
+                    return {"$str": ascii_decode(_b64(raw), "ascii")}
+            return s
         d = _depth + 1
         if _isinstance(value, _list):
             return [encode(x, d) for x in list_iter(value)]
@@ -689,8 +700,8 @@ def _make_decode():  # type: ignore[no-untyped-def]
             return data
         d = _depth + 1
         if t is _list:
-            if budget is not None:
-                budget.charge(0)  # no new allocation (in place); a tick for the deadline
+            if budget is not None:  # decoded in place: what the parsed list itself holds
+                budget.charge(56 + 8 * _len(data))
             return items_of(data, make_opaque, budget, d)
         if t is not _dict or _len(data) != 1:
             raise _ValueError(f"unexpected {t.__name__} in a result")
@@ -704,6 +715,10 @@ def _make_decode():  # type: ignore[no-untyped-def]
             return -v if neg else v
         if tag == "$float" and body in ("nan", "inf", "-inf"):
             return _float(body)
+        if tag == "$str" and tb is _str:
+            if budget is not None:
+                budget.charge(64 + 2 * _len(body))
+            return _b64decode(body.encode("ascii"), validate=True).decode("utf-8", "surrogatepass")
         if tag in ("$bytes", "$bytearray") and tb is _str:
             if budget is not None:
                 budget.charge(96 + _len(body))
@@ -1147,27 +1162,56 @@ def _private_tmp(size_mb: int, inodes: int, keep: list[str]) -> None:
         with contextlib.suppress(OSError):
             fds.append((d, os.open(d, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)))
     opts = f"size={int(size_mb)}m,nr_inodes={int(inodes)},mode=1777"
-    mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts)
+    flags = MS_NOSUID | MS_NODEV | MS_NOEXEC
+    mount("tmpfs", "/tmp", "tmpfs", flags, opts)
+    # The folders leading to them (a checkout under /tmp) are read-only, on a small tmpfs of
+    # their own: a write into the repository's path fails instead of landing in the scratch.
+    tops = sorted({"/tmp/" + d[len("/tmp/") :].split("/")[0] for d, _ in fds})
+    for top in tops:
+        os.mkdir(top, 0o755)
+        mount("tmpfs", top, "tmpfs", flags, "size=64k,nr_inodes=256,mode=0755")
     for d, fd in fds:
         os.makedirs(d, 0o755, exist_ok=True)
         mount(f"/proc/self/fd/{fd}", d, None, MS_BIND | MS_REC)
         os.close(fd)
+    for top in tops:
+        mount("none", top, None, MS_REMOUNT | MS_RDONLY | flags)
+
+
+PROC_KEEP = ("sysvipc", "sys", "meminfo", "cpuinfo", "stat", "uptime", "loadavg", "version")
+"""Machine-wide entries of /proc a child still sees (besides its own /proc/<pid>)."""
+MS_MOVE = 8192
 
 
 def _mask_mount_tables() -> None:
-    """The mount table names host paths and devices: this process reads it as empty."""
-    pid = os.getpid()
-    for target in (
-        f"/proc/{pid}/mountinfo",
-        f"/proc/{pid}/mounts",
-        f"/proc/{pid}/mountstats",
-        f"/proc/{pid}/task/{pid}/mountinfo",
-        f"/proc/{pid}/task/{pid}/mounts",
-    ):
-        try:
-            mount("/dev/null", target, None, MS_BIND)
-        except FileNotFoundError:  # a kernel without that file
+    """A /proc of this child's own: its /proc/<pid> (``self``), with its mount table reading
+    as empty and no task entries, and the machine-wide files of PROC_KEEP. Nothing else:
+    any other process's or thread's entry (the zygote's, a thread the program starts later)
+    would show the mount table, which names host devices, file systems and their options.
+    Built on a small tmpfs in the child's /tmp, then moved over /proc."""
+    pid = str(os.getpid())
+    stage = "/tmp/.proc"
+    os.mkdir(stage, 0o755)
+    flags = MS_NOSUID | MS_NODEV | MS_NOEXEC
+    mount("tmpfs", stage, "tmpfs", flags, "size=16k,nr_inodes=64,mode=0555")
+    for name in (pid, *PROC_KEEP):
+        src, dst = "/proc/" + name, stage + "/" + name
+        if os.path.isdir(src):
+            os.mkdir(dst, 0o555)
+        elif os.path.isfile(src):
+            os.close(os.open(dst, os.O_WRONLY | os.O_CREAT, 0o444))
+        else:
             continue
+        mount(src, dst, None, MS_BIND | MS_REC)
+    os.symlink(pid, stage + "/self")
+    own = stage + "/" + pid
+    for name in ("mountinfo", "mounts", "mountstats"):
+        with contextlib.suppress(FileNotFoundError):  # a kernel without that file
+            mount("/dev/null", own + "/" + name, None, MS_BIND)
+    mount("tmpfs", own + "/task", "tmpfs", flags | MS_RDONLY, "size=4k,nr_inodes=2,mode=0555")
+    mount("none", stage, None, MS_REMOUNT | MS_RDONLY | flags)
+    mount(stage, "/proc", None, MS_MOVE)
+    os.rmdir(stage)
 
 
 _CAPSET: list = []  # type: ignore[type-arg]
@@ -1224,7 +1268,9 @@ def _probe_child(strategy: str, uid: int | None, keep: list[str]) -> dict:  # ty
             started += 1
     with open("/proc/self/mountinfo", "rb") as fh:
         table = fh.read()
+    others = [p for p in os.listdir("/proc") if p.isdigit() and p != str(os.getpid())]
     return {
+        "proc_own": not others and not os.listdir("/proc/self/task"),
         "ok": True,
         "ipc": os.readlink("/proc/self/ns/ipc") != ipc0,
         "scratch": st.f_blocks * st.f_frsize == 2 << 20,
@@ -1265,7 +1311,8 @@ def seccomp_filter():
         "pidfd_getfd", "setsid", "setpgid", "fork", "vfork", "execve", "execveat",
         "open_by_handle_at", "name_to_handle_at", "mount_setattr", "move_mount", "fsopen",
         "fsmount", "open_tree", "quotactl", "swapon", "swapoff", "reboot", "acct",
-        "settimeofday", "clock_settime", "adjtimex", "syslog", "vhangup", *IPC_CALLS,
+        "settimeofday", "clock_settime", "adjtimex", "syslog", "vhangup", "memfd_create",
+        "memfd_secret", *IPC_CALLS,
     ]  # fmt: skip
     for name in deny:
         try:
@@ -1289,6 +1336,11 @@ IPC_CALLS = [
 # ---------------------------------------------------------------------------------------------
 # The child: confine, load the program, run the inputs, report
 # ---------------------------------------------------------------------------------------------
+
+
+_CPU_TIMER: list = [None]  # type: ignore[type-arg]
+"""The zygote's :func:`_make_cpu_timer` (children inherit it)."""
+F_SETPIPE_SZ = 1031
 
 
 def _on_alarm(signum, frame, _timeout=_Timeout):  # type: ignore[no-untyped-def]
@@ -1321,7 +1373,7 @@ class _Sink:
         return False
 
 
-def confine(job: dict, result_fd: int, state: dict) -> None:  # type: ignore[type-arg]
+def confine(job: dict, result_fd: int, state: dict, input_fd: int = -1) -> None:  # type: ignore[type-arg]
     """Runs in the forked child, before any untrusted byte. Order matters."""
     os.setsid()
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -1330,7 +1382,7 @@ def confine(job: dict, result_fd: int, state: dict) -> None:  # type: ignore[typ
     devnull = os.open("/dev/null", os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
-    keep = sorted({0, 1, 2, result_fd})
+    keep = sorted({0, 1, 2, result_fd} | ({input_fd} if input_fd >= 0 else set()))
     lo = 3
     for fd in keep[3:]:
         os.closerange(lo, fd)
@@ -1361,9 +1413,78 @@ def confine(job: dict, result_fd: int, state: dict) -> None:  # type: ignore[typ
         flt.load()
 
 
+def _make_cpu_timer(_signo=signal.SIGPROF):  # type: ignore[no-untyped-def]
+    """A POSIX timer on this process's CPU clock (CLOCK_PROCESS_CPUTIME_ID), built by the
+    zygote: ``start()`` (in the child) creates it and returns ``set(seconds)`` (0 disarms), or
+    None. Unlike ITIMER_PROF, which counts tick-sampled user + system time and can fire early
+    on a busy machine, it fires when the kernel's exact CPU clock of the process (every
+    thread) has reached the time; its SIGPROF raises the input's timeout."""
+    try:
+        import ctypes
+
+        lib = libc()
+        create, settime = lib.timer_create, lib.timer_settime
+    except (ImportError, OSError, AttributeError):  # pragma: no cover - no such timer here
+        return None
+
+    class Sigevent(ctypes.Structure):
+        _fields_ = [
+            ("value", ctypes.c_void_p),
+            ("signo", ctypes.c_int),
+            ("notify", ctypes.c_int),  # SIGEV_SIGNAL = 0
+            ("pad", ctypes.c_byte * 48),
+        ]
+
+    class Spec(ctypes.Structure):
+        _fields_ = [
+            ("i_sec", ctypes.c_long),
+            ("i_nsec", ctypes.c_long),
+            ("v_sec", ctypes.c_long),
+            ("v_nsec", ctypes.c_long),
+        ]
+
+    sev, spec, tid, byref = Sigevent(None, _signo, 0), Spec(), ctypes.c_void_p(), ctypes.byref
+    clock_process_cputime = 2
+
+    def start():  # type: ignore[no-untyped-def]
+        if create(clock_process_cputime, byref(sev), byref(tid)) != 0:
+            return None
+
+        def set_(seconds, _spec=spec, _settime=settime, _tid=tid, _byref=byref, _int=int):  # type: ignore[no-untyped-def]
+            sec = _int(seconds)
+            _spec.v_sec, _spec.v_nsec = sec, _int((seconds - sec) * 1e9)
+            _settime(_tid, 0, _byref(_spec), None)
+
+        return set_
+
+    return start
+
+
+def _read_input(fd, _read=os.read, _unpack=_HDR.unpack, _len=len):  # type: ignore[no-untyped-def]
+    """The next input's JSON text from the parent (4-byte length + UTF-8), or None at EOF.
+    The parent sends one input at a time, so one read usually brings all of it."""
+    buf = _read(fd, 1048576)
+    if not buf:
+        return None
+    while _len(buf) < 4:
+        chunk = _read(fd, 4 - _len(buf))
+        if not chunk:
+            return None
+        buf += chunk
+    size = _unpack(buf[:4])[0] + 4
+    while _len(buf) < size:
+        left = size - _len(buf)
+        chunk = _read(fd, left if left < 1048576 else 1048576)
+        if not chunk:
+            return None
+        buf += chunk
+    return buf[4:size].decode("utf-8")
+
+
 def run_job(  # type: ignore[no-untyped-def]
     job: dict,  # type: ignore[type-arg]
     fd: int,
+    in_fd: int,
     # Everything used once the program has loaded is bound here, in the zygote.
     _encode=encode,
     _decode=decode,
@@ -1372,16 +1493,15 @@ def run_job(  # type: ignore[no-untyped-def]
     _pack=pack,
     _exc_info=_exc_info,
     _write=_write_all,
+    _read_input=_read_input,
     _hdr=_HDR.pack,
     _now=time.perf_counter,
     _cpu=_cpu_clock,
     _setitimer=signal.setitimer,
     _real=signal.ITIMER_REAL,
     _prof=signal.ITIMER_PROF,
-    _float_repr=float.__repr__,
     _Timeout=_Timeout,
     _exit=os._exit,
-    _enumerate=enumerate,
     _float=float,
     _int=int,
     _len=len,
@@ -1392,41 +1512,48 @@ def run_job(  # type: ignore[no-untyped-def]
 ) -> None:
     """Load the program and run the inputs; one frame per input, strictly in order.
 
+    The inputs are not in this process: the parent sends input k on ``in_fd`` only once it
+    has input k - 1's frame, so a program can neither read an input before its turn nor run
+    ahead (while it waits for its input, the child spends no CPU time: the parent's reading
+    of the child's CPU clock between a frame and the next input is exact).
+
     Wall-clock limits (job ``kind`` ``wall``): one ITIMER_REAL per input. CPU-time limits
-    (``cpu``): an ITIMER_PROF for what is left of the input's CPU time (the process's CPU,
-    all threads, counted from its previous frame, as the parent counts it) and an
-    ITIMER_REAL backstop of ``wall_factor`` x the limit for a program that sleeps or blocks.
-    Either timer firing is the input's timeout; the parent still decides the verdict.
+    (``cpu``): a POSIX timer on the process's CPU clock for what is left of the input's CPU
+    time (counted from just before the child waited for the input). The parent decides
+    every verdict from its own readings, and stops a program that sleeps or blocks.
     """
     sink = _Sink()
     sys.stdout = sys.stderr = sink  # type: ignore[assignment]
     sys.stdin = None  # type: ignore[assignment]
     signal.signal(signal.SIGALRM, _on_alarm)
     cpu_kind = job.get("kind") == "cpu"
-    factor = _float(job.get("wall_factor") or 3.0)
+    cpu_timer = None
     if cpu_kind:
         signal.signal(signal.SIGPROF, _on_alarm)
+        start_timer = _CPU_TIMER[0]
+        cpu_timer = start_timer() if start_timer is not None else None
     cap = _int(job["limits"]["frame_cap"])
     limits = job["per_input"]
-    inputs = job["inputs"]
     sys.set_int_max_str_digits(0)
 
     def arm(seconds, used=0.0):  # type: ignore[no-untyped-def]
         if cpu_kind:
-            left = seconds - used
-            _setitimer(_prof, left if left > 1e-6 else 1e-6)
-            _setitimer(_real, seconds * factor)
+            left = seconds - used + 0.002  # never short of the parent's reading
+            left = left if left > 1e-6 else 1e-6
+            if cpu_timer is not None:
+                cpu_timer(left)
+            else:  # pragma: no cover - a libc without timer_create
+                _setitimer(_prof, left)
         else:
             _setitimer(_real, seconds)
 
     def disarm():  # type: ignore[no-untyped-def]
-        _setitimer(_real, 0)
-        if cpu_kind:
+        if not cpu_kind:
+            _setitimer(_real, 0)
+        elif cpu_timer is not None:
+            cpu_timer(0)
+        else:  # pragma: no cover
             _setitimer(_prof, 0)
-
-    def with_cpu(raw, u):  # type: ignore[no-untyped-def]
-        # The frame's object gets its CPU reading last, taken after everything else.
-        return raw[:-1] + (',"u":' + _float_repr(u) + "}").encode("ascii")
 
     ctx = job.get("context")
     g: dict = {"__name__": "solution", "__builtins__": builtins}  # type: ignore[type-arg]
@@ -1464,17 +1591,21 @@ def run_job(  # type: ignore[no-untyped-def]
         except _Timeout:
             load = {"k": "load", "ok": False, "timeout": True, "t": _now() - t0}
     disarm()
-    mark = _cpu()  # where the next input's CPU time starts, as the parent counts it
-    raw = with_cpu(_dumps(load).encode("utf-8"), mark)
+    raw = _dumps(load).encode("utf-8")
     _write(fd, _hdr(_len(raw)) + raw)
     if not load["ok"]:
         _exit(0)
 
     start = _int(job["start"])
+    n = _int(job["n"])
     cut = job.get("cut")  # [after N timeouts, at most S seconds per input] or None
     timeouts = _int(job.get("timeouts") or 0)
-    for j, text in _enumerate(inputs):
+    for j in range(n):
         i = start + j
+        mark = _cpu()  # where this input's CPU time starts, as the parent counts it
+        text = _read_input(in_fd)
+        if text is None:
+            _exit(0)
         rec: dict = {"k": "r", "i": i}  # type: ignore[type-arg]
         limit = _float(limits[j])
         if cut is not None and timeouts >= _int(cut[0]) and _float(cut[1]) < limit:
@@ -1516,24 +1647,22 @@ def run_job(  # type: ignore[no-untyped-def]
             small = {"k": "r", "i": i, "s": "exc", "t": rec["t"]}
             small["e"] = ["OutputTooLarge", f"result is {_len(raw)} bytes; the cap is {cap}"]
             raw = _dumps(small).encode("utf-8")
-        mark = _cpu()
-        raw = with_cpu(raw, mark)
         _write(fd, _hdr(_len(raw)) + raw)
     count = sink.count
     _write(fd, _pack({"k": "end", "out": count if _type(count) is _int else -1}))
     _exit(0)
 
 
-def child_main(job: dict, fd: int, state: dict, _exit=os._exit) -> None:  # type: ignore[no-untyped-def, type-arg]
+def child_main(job: dict, fd: int, in_fd: int, state: dict, _exit=os._exit) -> None:  # type: ignore[no-untyped-def, type-arg]
     try:
-        confine(job, fd, state)
+        confine(job, fd, state, in_fd)
     except BaseException as e:
         try:
             _write_all(fd, pack({"k": "confine-failed", "e": _exc_info(e)}))
         finally:
             _exit(4)
     try:
-        run_job(job, fd)
+        run_job(job, fd, in_fd)
     finally:
         _exit(0)
 
@@ -1615,6 +1744,15 @@ def zygote(ctl_fd: int, config: dict) -> None:  # type: ignore[type-arg]
         except Exception as e:
             info["errors"].append(f"preimport {name}: {e}")
     bind_numpy()
+    _CPU_TIMER[0] = _make_cpu_timer()
+    info["cpu_timer"] = _CPU_TIMER[0] is not None
+    info["schedstat"] = os.path.isfile(f"/proc/{os.getpid()}/schedstat")
+    try:
+        os.close(os.pidfd_open(os.getpid()))
+        info["pidfd"] = True
+    except (OSError, AttributeError) as e:
+        info["pidfd"] = False
+        info["errors"].append(f"pidfd_open: {e}")
     try:
         state["seccomp"] = seccomp_filter()
         info["seccomp"] = state["seccomp"] is not None
@@ -1637,17 +1775,22 @@ def zygote(ctl_fd: int, config: dict) -> None:  # type: ignore[type-arg]
         op = msg.get("op")
         if op == "spawn":
             r, w = os.pipe()
+            ir, iw = os.pipe()  # the inputs, one at a time, from the parent
+            with contextlib.suppress(OSError):
+                fcntl.fcntl(iw, F_SETPIPE_SZ, 1 << 20)
             pid = os.fork()
             if pid == 0:
                 ctl.close()
                 os.close(r)
-                child_main(msg["job"], w, state)
+                os.close(iw)
+                child_main(msg["job"], w, ir, state)
             os.close(w)
-            fds = [r]
+            os.close(ir)
+            fds = [r, iw]
             # The parent reads the child's CPU clock through its own pid of the child.
             with contextlib.suppress(OSError, AttributeError):
                 fds.append(os.pidfd_open(pid))
-            socket.send_fds(ctl, [pack({"pid": pid, "pidfd": len(fds) > 1})], fds)
+            socket.send_fds(ctl, [pack({"pid": pid, "pidfd": len(fds) > 2})], fds)
             for f in fds:
                 os.close(f)
         elif op == "reap":

@@ -13,7 +13,7 @@ Two semantics are implemented:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -454,48 +454,83 @@ _FIELDS_TEXT = 10_000
 """Characters of fields rendered for one structural value before the rest is left out."""
 
 
-def _render_fields(name: str, pairs: Iterable[tuple[str, Any]]) -> str:
-    """``Name(a=1, b=2)``, built field by field: it stops (``…``) once the fields' text passes
-    ``_FIELDS_TEXT`` characters, before rendering the rest."""
+class _Full(Exception):
+    """The rendering has reached its cap: stop walking the value."""
+
+
+def _render(value: object, cap: int | None = None) -> str:
+    """``repr`` with nested :class:`Opaque` shown as their text, structural values as
+    ``Name(a=1, b=2)`` and huge ints summarised; with ``cap``, rendering stops (raising
+    :class:`_Full` with what it has) once the text is longer than ``cap``, so a huge value costs
+    what is shown, not its whole size. One structural value's fields stop (``…``) once their
+    text passes ``_FIELDS_TEXT`` characters, with or without ``cap``."""
     parts: list[str] = []
-    size = 0
-    for key, item in pairs:
-        if size > _FIELDS_TEXT:
-            parts.append("…")
-            break
-        part = f"{key}={_render(item)}"
-        size += len(part) + 2
-        parts.append(part)
-    return f"{name}({', '.join(parts)})"
+    size = [0]
 
+    def put(text: str) -> None:
+        parts.append(text)
+        size[0] += len(text)
+        if cap is not None and size[0] > cap:
+            raise _Full
 
-def _render(value: object) -> str:
-    """``repr`` with nested :class:`Opaque` shown as their text and huge ints summarised."""
-    if isinstance(value, Opaque):
-        return value.text
-    if isinstance(value, Structured):
-        return _render_fields(value.name, value.fields)
-    if isinstance(value, EnumMember):
-        return f"{value.name}.{value.member}"
-    if isinstance(value, Record):
-        return _render_fields(value.record_name, zip(value.record_fields, value, strict=False))
-    t = type(value)
-    if t is int:
-        return _int_repr(value)  # type: ignore[arg-type]
-    if t is list:
-        return "[" + ", ".join(_render(x) for x in value) + "]"  # type: ignore[attr-defined]
-    if t is tuple:
-        items = [_render(x) for x in value]  # type: ignore[attr-defined]
-        return "(" + items[0] + ",)" if len(items) == 1 else "(" + ", ".join(items) + ")"
-    if t is set or t is frozenset:
-        if not value:
-            return f"{t.__name__}()"
-        body = "{" + ", ".join(_render(x) for x in value) + "}"  # type: ignore[attr-defined]
-        return body if t is set else f"frozenset({body})"
-    if t is dict:
-        pairs = value.items()  # type: ignore[attr-defined]
-        return "{" + ", ".join(f"{_render(k)}: {_render(v)}" for k, v in pairs) + "}"
-    return repr(value)
+    def fields(name: str, pairs: Iterable[tuple[str, Any]]) -> None:
+        put(f"{name}(")
+        begin = size[0]
+        for k, (key, item) in enumerate(pairs):
+            if k:
+                put(", ")
+            if size[0] - begin > _FIELDS_TEXT:
+                put("…")
+                break
+            put(f"{key}=")
+            walk(item)
+        put(")")
+
+    def walk(v: object) -> None:
+        if isinstance(v, Opaque):
+            return put(v.text)
+        if isinstance(v, Structured):
+            return fields(v.name, v.fields)
+        if isinstance(v, EnumMember):
+            return put(f"{v.name}.{v.member}")
+        if isinstance(v, Record):
+            return fields(v.record_name, zip(v.record_fields, v, strict=False))
+        t = type(v)
+        if t is int:
+            return put(_int_repr(v))  # type: ignore[arg-type]
+        if t is list or t is tuple or t is set or t is frozenset:
+            items: Collection[object] = v  # type: ignore[assignment]
+            if t is list:
+                put("[")
+            elif t is tuple:
+                put("(")
+            elif not items:
+                return put(f"{t.__name__}()")
+            else:
+                put("{" if t is set else "frozenset({")
+            for k, x in enumerate(items):
+                if k:
+                    put(", ")
+                walk(x)
+            if t is tuple and len(items) == 1:
+                put(",")
+            return put("]" if t is list else ")" if t is tuple else "}" if t is set else "})")
+        if t is dict:
+            put("{")
+            for k, (key, x) in enumerate(v.items()):  # type: ignore[attr-defined]
+                if k:
+                    put(", ")
+                walk(key)
+                put(": ")
+                walk(x)
+            return put("}")
+        return put(repr(v))
+
+    try:
+        walk(value)
+    except _Full:
+        raise _Full("".join(parts)) from None
+    return "".join(parts)
 
 
 def describe(value: object, limit: int = 2000) -> str:
@@ -503,10 +538,16 @@ def describe(value: object, limit: int = 2000) -> str:
 
     An :class:`Opaque` (also nested) renders as its ``text``; ints too long for ``repr``
     (``sys.set_int_max_str_digits``) render as ``<int with about N digits>``. A longer text is
-    cut and ends with ``… (N chars)``, N being the full length. Never raises.
+    cut and ends with ``… (N chars)``, N being the full length, or ``… (more than N chars)``
+    when rendering stopped early: a huge value is rendered only as far as it is shown.
+    Never raises.
     """
     try:
-        text = _render(value)
+        text = _render(value, limit)
+    except _Full as full:
+        text = str(full.args[0])
+        marker = f"… (more than {len(text)} chars)"
+        return text[: max(0, limit - len(marker))] + marker
     except Exception as exc:  # RecursionError for absurd nesting, a failing repr, ...
         text = f"<{type(value).__name__}: repr failed: {type(exc).__name__}>"
     if len(text) <= limit:

@@ -33,7 +33,8 @@ BOUND = 48
 """Peak parent allocations per frame byte (JSON parse + decoded value + buffers), + FLOOR."""
 FLOOR = 8 << 20
 WALL = 1.5
-"""Seconds for the whole two-input run around one ~1 MB forged frame."""
+"""Seconds of the parent's CPU time for the whole two-input run around one ~1 MB forged
+frame."""
 
 
 def prog(src: str) -> str:
@@ -272,10 +273,10 @@ def _run(sb, code: str, traced: bool) -> tuple[Any, float, int]:
     gc.collect()
     if traced:
         tracemalloc.start()
-    t0 = time.monotonic()
+    t0 = time.thread_time()  # the parent's work: this thread's CPU time, whatever the load
     try:
         res = sb.run(code, "f", [[0], [1]], LIM)
-        took = time.monotonic() - t0
+        took = time.thread_time() - t0
         peak = tracemalloc.get_traced_memory()[1] if traced else 0
     finally:
         if traced:
@@ -341,7 +342,7 @@ def test_decoding_counts_in_the_inputs_time(sb):
     assert bad.status is Status.TIMEOUT, res
     why = bad.error or ""
     assert "decod" in why or "hard deadline" in why or "of CPU time" in why, res
-    assert took < 2.0, took
+    assert took < H.roomy(2.0), took
 
 
 def test_decode_frame_direct_budget_and_deadline():
@@ -383,7 +384,9 @@ def test_real_values_near_the_bounds_still_decode(sb):
             return {-1, -2, (1, 2), frozenset({1, 2}), 0.5, "a"}  # -1 and -2 share a hash
         """
     )
-    res = sb.run(code, "f", [[k] for k in range(7)], Limits(per_input=5.0, load=5.0))
+    # Decoding in the parent is bounded in wall time (limit + slack from the arrival): room
+    # for a loaded machine, as this is about what decodes, not how fast.
+    res = sb.run(code, "f", [[k] for k in range(7)], Limits(per_input=30.0, load=5.0))
     assert [o.status for o in res.outcomes] == [Status.OK] * 7, res
     v = [o.value for o in res.outcomes]
     assert v[0] == set(range(200000))
@@ -403,8 +406,8 @@ def test_colliding_values_fail_the_comparison_quickly():
 
     m = (1 << 61) - 1
     out = [k * m for k in range(1, 50000)]
-    t0 = time.monotonic()
+    t0 = time.thread_time()
     for sem in (Semantics.DATASET, Semantics.REFERENCE):
         spec = CheckSpec(set_compare=True, reference_use_set=True)
         assert not outputs_match(out, [1, 2], spec, sem)
-    assert time.monotonic() - t0 < 0.5
+    assert time.thread_time() - t0 < 0.5

@@ -69,6 +69,13 @@ class TaskText:
     """An example assert shown in the code-generation prompt (MBPP's ``test_list[0]``)."""
     he_stub: str | None = None
     """For HumanEval-style tasks: the prompt stub shown instead of a description."""
+    program: bool = False
+    """Tests are small programs (setup, call, expected outcome), asked for as pytest
+    functions (:func:`utdebug.agents.prompts.program_ut_prompt`)."""
+    context: str | None = None
+    """The class around a method, the module's imports, the types a function takes."""
+    class_name: str | None = None
+    target_kind: str = "function"
 
 
 @dataclass(frozen=True, slots=True)

@@ -125,12 +125,12 @@ class Executor:
 
     async def run_program(self, code: str, test: UnitTest, limits: Limits) -> BatchResult:
         """One program test in a child of its own: a fresh import of ``code`` with the test
-        function appended (:func:`utdebug.engine.program.test_program`); its setup, call and
+        function appended (:func:`utdebug.engine.program.program_text`); its setup, call and
         follow-up expression all count in the input's limit. A test whose parts do not parse
         is an error outcome (nothing is run)."""
         setup = test.setup or ""
         why = program.check_shape(setup, test.call, test.then)
         if why is not None:
             return BatchResult([Outcome(Status.ERROR, None, "TestShapeError", why)])
-        text = program.test_program(code, setup, test.call, test.then)
+        text = program.program_text(code, setup, test.call, test.then)
         return await self.batch(text, program.ENTRY, [()], limits)

@@ -13,7 +13,7 @@ takes objects) needs a test that builds what it calls::
 
 This module checks such a test's shape and turns it into a program for the sandbox. The
 parent only *parses* the setup with :mod:`ast` (:func:`check_shape`); it never executes or
-evaluates it. :func:`test_program` appends one function, ``_utd_test_``, to the module under
+evaluates it. :func:`program_text` appends one function, ``_utd_test_``, to the module under
 test; the sandbox loads the module in a fresh child and calls that function, so each program
 test starts from a fresh import (no object, no class-level state and no module global of one
 test reaches another) and its setup runs under the input's limits with every layer on.
@@ -28,7 +28,8 @@ What the function does, in the child:
 - evaluates ``then`` when there is one (the object's state after the call) and returns it,
   else the call's value.
 
-A setup or call that uses ``await`` makes the whole test an ``async def`` run on that loop. The verdict is the parent's (:func:`judge_program`): a value is compared with
+A setup or call that uses ``await`` makes the whole test an ``async def`` run on that loop.
+The verdict is the parent's (:func:`judge_program`): a value is compared with
 :func:`utdebug.sandbox.compare.outputs_match`; an expected exception passes when the call
 raised that exception type (by name, or a subclass of it when both are builtin exceptions).
 """
@@ -38,7 +39,6 @@ from __future__ import annotations
 import ast
 import builtins
 import textwrap
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,8 +53,8 @@ __all__ = [
     "Raises",
     "check_shape",
     "judge_program",
+    "program_text",
     "pytest_body",
-    "test_program",
 ]
 
 ENTRY = "_utd_test_"
@@ -145,7 +145,7 @@ def _uses_await(*texts: str | None) -> bool:
     return False
 
 
-def test_program(module_code: str, setup: str, call: str, then: str | None = None) -> str:
+def program_text(module_code: str, setup: str, call: str, then: str | None = None) -> str:
     """``module_code`` with the test function :data:`ENTRY` appended (see the module
     docstring). The parts must have passed :func:`check_shape`."""
     is_async = _uses_await(setup, call, then)
@@ -169,8 +169,10 @@ def test_program(module_code: str, setup: str, call: str, then: str | None = Non
         lines.append(f"    _utd_v = {settle}")
     lines.append("    return _utd_v")
     runner = "_utd_run(_utd_body())" if is_async else "_utd_body()"
-    text = _HELPERS.format(bound=ITEM_BOUND, error=SETUP_ERROR) + "\n".join(lines) + (
-        f"\n\n\ndef {ENTRY}():\n    return {runner}\n"
+    text = (
+        _HELPERS.format(bound=ITEM_BOUND, error=SETUP_ERROR)
+        + "\n".join(lines)
+        + (f"\n\n\ndef {ENTRY}():\n    return {runner}\n")
     )
     return module_code.rstrip("\r\n") + "\n" + text
 
@@ -254,8 +256,7 @@ def judge_program(
         if outcome.status is Status.OK:
             return Judged(
                 Verdict.FAIL,
-                f"returned {describe(outcome.value, 500)} (expected to raise "
-                f"{expected.type_name})",
+                f"returned {describe(outcome.value, 500)} (expected to raise {expected.type_name})",
             )
     elif outcome.status is Status.OK:
         if outputs_match(outcome.value, expected, check, semantics, ()):

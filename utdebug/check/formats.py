@@ -507,13 +507,13 @@ _RULES: tuple[dict[str, Any], ...] = (
         "name": "function-skipped",
         "shortDescription": {"text": "The function was skipped."},
         "fullDescription": {
-            "text": "utdebug did not check this function on purpose: methods, classmethods, "
-            "properties and async functions are not checked, nor functions marked with "
-            "`# utdebug: skip`."
+            "text": "utdebug did not check this function on purpose: functions defined inside "
+            "a block (an `if` or `try` at module level, a nested class) are not checked, nor "
+            "functions marked with `# utdebug: skip`."
         },
         "help": {
-            "text": "Move the logic into a module-level function to have it checked, or "
-            "leave it skipped.",
+            "text": "Define the function at module level (or as a method of a module-level "
+            "class) to have it checked, or leave it skipped.",
         },
         "defaultConfiguration": {"level": "note"},
     },

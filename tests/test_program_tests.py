@@ -1,0 +1,270 @@
+"""Tests that build what they call: program tests of methods, properties, async functions and
+generators, end to end through the engine with the scripted model, and their isolation."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.scripted_add import fix
+from utdebug.agents.scripted import ScriptedModel
+from utdebug.engine import Executor, Session, Settings, UnitTest, Variant, event_to_json
+from utdebug.engine.events import EditAccepted, TestDropped, TestKept
+from utdebug.engine.model import Task
+from utdebug.engine.program import Raises, check_shape
+from utdebug.sandbox.server import Limits, ModuleContext
+from utdebug.sandbox.verdicts import Verdict
+from utdebug.workspace import load_function, write_back
+
+CART = '''\
+import dataclasses
+
+
+@dataclasses.dataclass
+class Item:
+    price: int
+
+
+class Cart:
+    """A shopping cart."""
+
+    count = 0
+
+    def __init__(self):
+        self.items = []
+        Cart.count += 1
+
+    def add(self, item):
+        self.items.append(item)
+
+    def total(self):
+        return sum(i.price for i in self.items[1:])  # bug: skips the first item
+
+    @property
+    def size(self):
+        return len(self.items)
+
+    async def atotal(self):
+        return self.total()
+
+    def prices(self):
+        for i in self.items:
+            yield i.price
+
+    def __len__(self):
+        return len(self.items)
+'''
+
+FIXED_TOTAL = """\
+class Cart:
+    def total(self):
+        return sum(i.price for i in self.items)
+"""
+
+
+def pytest_reply(body: str) -> str:
+    return f"The bug: the first item is skipped.\n```python\n{body}```\n"
+
+
+def votes(value: str, k: int = 4) -> list[str]:
+    return [f"Adding the prices.\nOutput: ```{value}```"] * k
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(coro)
+
+
+@pytest.fixture
+def module_executor(executor: Executor) -> Any:
+    """The shared sandbox, running programs as the module ``cart`` (registered in
+    ``sys.modules``, as ``debug`` and ``check`` run a file: dataclasses need it)."""
+    ex = Executor(executor.sandbox, workers=2, context=ModuleContext(name="cart"))
+    yield ex
+    ex.close()
+
+
+def cart_task(tmp_path: Path, name: str = "Cart.total") -> tuple[Path, Task]:
+    path = tmp_path / "cart.py"
+    path.write_text(CART, encoding="utf-8")
+    return path, load_function(path, name).to_task()
+
+
+def test_the_loop_fixes_a_method_with_tests_that_build_what_they_call(
+    tmp_path: Path, module_executor: Executor
+) -> None:
+    path, task = cart_task(tmp_path)
+    assert task.program and task.class_name == "Cart"
+    model = ScriptedModel(
+        {
+            "ut": [
+                pytest_reply(
+                    "def test_total():\n    cart = Cart()\n    cart.add(Item(3))\n"
+                    "    cart.add(Item(4))\n    assert cart.total() == 7\n"
+                ),
+                pytest_reply(
+                    "import unittest\n\n\nclass TestCart(unittest.TestCase):\n"
+                    "    def setUp(self):\n        self.cart = Cart()\n\n"
+                    "    def test_one(self):\n        self.cart.add(Item(5))\n"
+                    "        self.assertEqual(self.cart.total(), 5)\n"
+                ),
+                pytest_reply("def test_empty():\n    assert Cart().total() == 0\n"),
+            ],
+            "vote": votes("7") + votes("5") + votes("0"),
+            "debug": [fix(FIXED_TOTAL)],
+        }
+    )
+    session = Session(task, model, module_executor, Settings(n=3, k=4, rounds=1))
+    result = run(session.run())
+    kept = [e.test for e in result.events if isinstance(e, TestKept)]
+    assert [t.call for t in kept[:3]] == ["cart.total()", "self.cart.total()", "Cart().total()"]
+    assert kept[0].setup is not None and "cart.add(Item(3))" in kept[0].setup
+    assert [t.expected for t in kept[:3]] == [7, 5, 0]
+    # The prompt asked for a pytest function and showed the class and the imports.
+    ut_prompt = next(r for r in model.requests if r.purpose == "ut").messages[0].content
+    assert "pytest function" in ut_prompt and "import dataclasses" in ut_prompt
+    assert "class Cart:" in ut_prompt and "`Cart.total`" in ut_prompt
+    vote_prompt = next(r for r in model.requests if r.purpose == "vote").messages[0].content
+    assert "result = cart.total()" in vote_prompt and "cart.add(Item(4))" in vote_prompt
+    assert "return sum(" not in vote_prompt  # votes reason about a correct implementation
+    # The feedback shows the failing test program.
+    feedback = next(r for r in model.requests if r.purpose == "debug").messages[-1].content
+    assert "cart = Cart()" in feedback or "self.cart = Cart()" in feedback
+    (accepted,) = [e for e in result.events if isinstance(e, EditAccepted)]
+    assert (accepted.pre, accepted.post) == (pytest.approx(1 / 3), 1.0)
+    assert "return sum(i.price for i in self.items)\n" in result.code
+    # Records carry the program (JSON round trip); the fix merges into the class on disk.
+    record = json.loads(json.dumps(kept[0].to_json()))
+    assert record["setup"] == kept[0].setup and record["call"] == "cart.total()"
+    json.dumps([event_to_json(e) for e in result.events])
+    loaded = load_function(path, "Cart.total")
+    written = write_back(loaded, result.code)
+    assert "-        return sum(i.price for i in self.items[1:])" in written.diff
+    assert "+        return sum(i.price for i in self.items)" in written.diff
+    assert written.new_text.count("class Cart:") == 1
+
+
+def test_refused_replies_are_dropped_with_their_reason(
+    tmp_path: Path, module_executor: Executor
+) -> None:
+    _, task = cart_task(tmp_path)
+    model = ScriptedModel(
+        {
+            "ut": [
+                pytest_reply("def test_total(cart):\n    assert cart.total() == 0\n"),
+                pytest_reply(
+                    "from unittest.mock import patch\n\n\ndef test_x():\n"
+                    "    with patch('cart.Cart'):\n        assert Cart().total() == 0\n"
+                ),
+                "I cannot write a test.",
+            ],
+            "vote": [],
+        }
+    )
+    session = Session(task, model, module_executor, Settings(n=1, k=4, rounds=0, tries_factor=3))
+    result = run(session.run())
+    reasons = [e.reason for e in result.events if isinstance(e, TestDropped)]
+    assert reasons[0].startswith("unparsable: the test uses fixtures (parameters cart)")
+    assert reasons[1].startswith("unparsable: the test uses mocks")
+    assert reasons[2].startswith("unparsable: no test found")
+
+
+def program_run(executor: Executor, task: Task, tests: list[UnitTest]) -> list[Any]:
+    run_ = run(executor.run_tests(task, task.code, tests, Variant.PAPER, Limits()))
+    return list(run_.results)
+
+
+def program(call: str, expected: Any, setup: str = "", then: str | None = None) -> UnitTest:
+    return UnitTest(0, (), call, expected, setup=setup, then=then)
+
+
+@pytest.mark.parametrize(
+    ("target", "test", "verdict"),
+    [
+        (
+            "Cart.total",
+            program("c.total()", 4, "c = Cart()\nc.add(Item(3))\nc.add(Item(4))"),
+            "pass",
+        ),
+        ("Cart.add", program("c.add(Item(2))", 1, "c = Cart()", then="len(c.items)"), "pass"),
+        ("Cart.size", program("c.size", 2, "c = Cart()\nc.add(Item(1))\nc.add(Item(1))"), "pass"),
+        ("Cart.atotal", program("await c.atotal()", 0, "c = Cart()"), "pass"),
+        ("Cart.atotal", program("c.atotal()", 0, "c = Cart()"), "pass"),  # awaited
+        (
+            "Cart.prices",
+            program("c.prices()", [1, 2], "c = Cart()\nc.add(Item(1))\nc.add(Item(2))"),
+            "pass",
+        ),
+        ("Cart.__len__", program("len(c)", 0, "c = Cart()"), "pass"),
+        (
+            "Cart.total",
+            program("c.total()", Raises("AttributeError"), "c = Cart()\nc.add(3)\nc.add(3)"),
+            "pass",
+        ),
+        (
+            "Cart.total",
+            program("c.total()", Raises("Exception"), "c = Cart()\nc.add(3)\nc.add(3)"),
+            "pass",
+        ),
+        ("Cart.total", program("c.total()", Raises("KeyError"), "c = Cart()"), "fail"),
+        ("Cart.total", program("c.total()", Raises("TypeError"), "c = Cart(1)"), "fail"),
+        ("Cart.total", program("c.total()", 0, "c = Cart()\nwhile True:\n    pass"), "timeout"),
+    ],
+)
+def test_every_kind_of_call_runs_to_a_verdict(
+    tmp_path: Path, module_executor: Executor, target: str, test: UnitTest, verdict: str
+) -> None:
+    _, task = cart_task(tmp_path, target)
+    limits = Limits(per_input=0.5, load=5.0)
+    (judged,) = run(
+        module_executor.run_tests(task, task.code, [test], Variant.PAPER, limits)
+    ).results
+    assert judged.verdict is Verdict(verdict), judged
+    if "Cart(1)" in (test.setup or ""):
+        assert judged.detail is not None and judged.detail.startswith("setup raised TypeError")
+
+
+def test_each_test_starts_from_a_fresh_import(tmp_path: Path, module_executor: Executor) -> None:
+    """Class-level state, module globals and files a test's setup changes never reach the
+    next test, nor the parent."""
+    _, task = cart_task(tmp_path)
+    leak = (
+        "Cart.count = 100\nCart.total = lambda self: 42\n"
+        "import sys\nsys.modules['leaked'] = 1\nc = Cart()"
+    )
+    tests = [
+        program("c.total()", 42, leak),
+        program("Cart.count", 1, "c = Cart()"),
+        program("Cart().total()", 0),
+        program("'leaked' in sys.modules", False, "import sys"),
+    ]
+    assert [j.verdict for j in program_run(module_executor, task, tests)] == [Verdict.PASS] * 4
+
+
+def test_a_setup_cannot_reach_the_parent(tmp_path: Path, module_executor: Executor) -> None:
+    _, task = cart_task(tmp_path)
+    marker = tmp_path / "touched"
+    tests = [
+        program("c.total()", 0, f"open({str(marker)!r}, 'w').write('x')\nc = Cart()"),
+        program(
+            "c.total()", 0, "import socket\nsocket.create_connection(('127.0.0.1', 1))\nc = Cart()"
+        ),
+        program("c.total()", 0, "import os\nos.kill(os.getppid(), 9)\nc = Cart()"),
+    ]
+    results = program_run(module_executor, task, tests)
+    assert all(j.verdict is Verdict.FAIL for j in results), results
+    assert all((j.detail or "").startswith("setup raised") for j in results)
+    assert not marker.exists()
+
+
+def test_the_parent_only_parses_a_setup() -> None:
+    assert check_shape("c = Cart()\nc.add(1)", "c.total()") is None
+    assert "return" in (check_shape("return 1", "f()") or "")
+    assert "yield" in (check_shape("yield 1", "f()") or "")
+    assert "import *" in (check_shape("from os import *", "f()") or "")
+    assert "does not parse" in (check_shape("c = (", "f()") or "")
+    assert "not one expression" in (check_shape("", "x = 1") or "")
+    assert check_shape("def helper():\n    return 1\n", "helper()") is None  # its own scope

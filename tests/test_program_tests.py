@@ -134,7 +134,7 @@ def test_the_loop_fixes_a_method_with_tests_that_build_what_they_call(
     feedback = next(r for r in model.requests if r.purpose == "debug").messages[-1].content
     assert "cart = Cart()" in feedback or "self.cart = Cart()" in feedback
     (accepted,) = [e for e in result.events if isinstance(e, EditAccepted)]
-    assert (accepted.pre, accepted.post) == (pytest.approx(1 / 3), 1.0)
+    assert accepted.pre == pytest.approx(1 / 3) and accepted.post == 1.0
     assert "return sum(i.price for i in self.items)\n" in result.code
     # Records carry the program (JSON round trip); the fix merges into the class on disk.
     record = json.loads(json.dumps(kept[0].to_json()))

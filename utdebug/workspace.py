@@ -680,9 +680,7 @@ def _module_code(tree: ast.Module, lines: list[str]) -> str:
     return "".join(line for i, line in enumerate(lines, start=1) if i not in drop)
 
 
-def _without_staticmethod(
-    node: Def, lines: list[str], start: int, end: int
-) -> list[str]:
+def _without_staticmethod(node: Def, lines: list[str], start: int, end: int) -> list[str]:
     drop: set[int] = set()
     for d in node.decorator_list:
         if _is_staticmethod(d):

@@ -268,3 +268,36 @@ def test_the_parent_only_parses_a_setup() -> None:
     assert "does not parse" in (check_shape("c = (", "f()") or "")
     assert "not one expression" in (check_shape("", "x = 1") or "")
     assert check_shape("def helper():\n    return 1\n", "helper()") is None  # its own scope
+
+
+def test_export_writes_pytest_functions_with_their_setup(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from utdebug.workspace import export_pytest
+
+    path = tmp_path / "cart.py"
+    path.write_text(CART.replace("self.items[1:]", "self.items"), encoding="utf-8")
+    loaded = load_function(path, "Cart.total")
+    tests = [
+        UnitTest(1, (), "c.total()", 7, setup="c = Cart()\nc.add(Item(3))\nc.add(Item(4))"),
+        UnitTest(2, (), "c.add(Item(2))", 1, setup="c = Cart()", then="len(c.items)"),
+        UnitTest(3, (), "c.total()", Raises("AttributeError"), setup="c = Cart()\nc.add(3)"),
+        UnitTest(4, (), "await c.atotal()", 0, setup="c = Cart()"),
+        UnitTest(5, (), "c.prices()", [1, 2], setup="c = Cart()\nc.add(Item(1))\nc.add(Item(2))"),
+        UnitTest(6, (), "c.total()", 99, setup="c = Cart()", origin="person"),  # fails
+    ]
+    out = export_pytest(loaded, tests, tmp_path / "test_cart_export.py")
+    text = out.read_text(encoding="utf-8")
+    assert "    c = Cart()\n    c.add(Item(3))\n" in text
+    assert "with pytest.raises(AttributeError):" in text
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", str(out), "-q", "-p", "no:cacheprovider"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert "5 passed" in proc.stdout and "1 failed" in proc.stdout, proc.stdout
+    assert "test_total_6" in proc.stdout

@@ -302,7 +302,7 @@ def _open(args: argparse.Namespace, prep: Prepared, *, step_first: bool, review:
     except (SandboxUnavailable, SandboxError) as e:
         print(f"utdebug: {e}", file=sys.stderr)
         return Exit.SANDBOX
-    executor = Executor(sb, workers=2)
+    executor = Executor(sb, workers=2, context=_context(prep))
     try:
         model = prep.model
         if isinstance(model, tuple):  # ("sim", problem): the simulated model over its tests
@@ -325,6 +325,20 @@ def _open(args: argparse.Namespace, prep: Prepared, *, step_first: bool, review:
         executor.close()
         sb.close()
     return Exit.OK
+
+
+def _context(prep: Prepared) -> Any:
+    """A file's target tested with programs runs as a module of its own folder (registered in
+    ``sys.modules``, so dataclasses and pickling work; its sibling modules import when the
+    sandbox can see the folder); a literal-argument target runs as before."""
+    from utdebug.sandbox import ModuleContext
+
+    if prep.loaded is None or not prep.task.program:
+        return None
+    path = prep.loaded.path.resolve()
+    name = path.stem if path.stem.isidentifier() else "target"
+    folder = str(path.parent)
+    return ModuleContext(name=name, file=str(path), path=(folder,), cwd=folder)
 
 
 def _sim_for(problem: Any, executor: Any) -> Any:

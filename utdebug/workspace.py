@@ -59,6 +59,7 @@ from pathlib import Path
 from typing import Any
 
 from utdebug.agents.edits import MergedEdit, is_main_guard, merge_edit, take_edit
+from utdebug.engine import program
 from utdebug.engine.model import Task, UnitTest
 from utdebug.literals import LiteralError, literal_value
 
@@ -854,6 +855,14 @@ def render_pytest(
     blocks: list[str] = []
     exported = skipped = 0
     for n, test in enumerate(tests, start=1):
+        if test.program:
+            block = _program_block(entry, n, test)
+            if block.startswith("#"):
+                skipped += 1
+            else:
+                exported += 1
+            blocks.append(block)
+            continue
         reason, args_text, expected_text = _literal_texts(test)
         call_note = _one_line(test.call) or (
             "?" if reason is not None else _one_line(f"{entry}({args_text})")
@@ -924,6 +933,18 @@ def render_pytest(
         "_utd_module = _utd_load()\n"
         f"{name} = {getter}\n"
     )
+    if any(t.program for t in tests):
+        header = header.replace(
+            "import math\n", "import asyncio\nimport inspect\nimport itertools\nimport math\n", 1
+        )
+        header += (
+            "# Tests with setup use the module's names as utdebug ran them (in the module).\n"
+            "globals().update(\n"
+            "    {k: v for k, v in vars(_utd_module).items() if not k.startswith('__')}\n"
+            ")\n"
+            "import pytest  # noqa: E402\n"
+            f"{program.PYTEST_HELPERS}"
+        )
     text = header + "".join(f"\n\n{block}" for block in blocks)
     try:
         ast.parse(text)
@@ -937,6 +958,22 @@ def export_pytest(loaded: LoadedFunction, tests: Sequence[UnitTest], out: Path) 
     out = Path(out)
     _atomic_write(out, render_pytest(loaded, tests, out).text.encode("utf-8"))
     return out
+
+
+def _program_block(entry: str, n: int, test: UnitTest) -> str:
+    """A program test as a pytest function (setup, then the call's assertion), or a comment
+    saying why it is left out."""
+    call_note = _one_line(test.call)
+    if isinstance(test.expected, program.Raises):
+        expected_text, raises = "", test.expected.type_name
+    else:
+        text, why = _round_trip(test.expected)
+        if why is not None:
+            return f"# skipped test {n} (id {test.id}, call {call_note}): expected value {why}\n"
+        expected_text, raises = text, None
+    body = program.pytest_body(test.setup or "", test.call, expected_text, test.then, raises=raises)
+    comment = f"    # origin: {_origin_note(test)}, id {test.id}, call: {call_note}\n"
+    return f"def test_{entry}_{n}() -> None:\n{comment}" + "\n".join(body) + "\n"
 
 
 def _origin_note(test: UnitTest) -> str:

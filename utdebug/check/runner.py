@@ -657,6 +657,7 @@ def _test_json(t: Any, judged: Any) -> dict[str, Any]:
         "draws": t.draws,
         "verdict": verdict.value,
         "actual": actual,
+        "code": t.code() if t.program else None,
     }
 
 
@@ -691,6 +692,7 @@ def _from_data(
             verdict=TestVerdict(t["verdict"]),
             actual=None if t["verdict"] == "pass" else t.get("actual"),
             finding=t["verdict"] != "pass" and float(t["share"]) >= min_votes - 1e-9,
+            code=None if t.get("code") is None else str(t["code"]),
         )
         for t in raw
     )

@@ -301,3 +301,162 @@ def test_export_writes_pytest_functions_with_their_setup(tmp_path: Path) -> None
     )
     assert "5 passed" in proc.stdout and "1 failed" in proc.stdout, proc.stdout
     assert "test_total_6" in proc.stdout
+
+
+KINDS_SOURCE = """\
+import dataclasses
+
+
+@dataclasses.dataclass
+class Point:
+    x: int
+    y: int
+
+
+def shifted(p: Point, dx: int) -> Point:
+    return Point(p.x + dx + 1, p.y)  # bug: one too far
+
+
+async def fetch(n):
+    return n * 3  # bug: twice
+
+
+def evens(n):
+    for i in range(n):
+        if i % 2 == 1:  # bug: odd numbers
+            yield i
+
+
+async def aevens(n):
+    for i in range(n):
+        if i % 2 == 1:  # bug: odd numbers
+            yield i
+
+
+class Box:
+    def __init__(self, items=()):
+        self.items = list(items)
+
+    def __len__(self):
+        return len(self.items) + 1  # bug
+
+    def __eq__(self, other):
+        return isinstance(other, Box)  # bug: ignores the items
+
+    @classmethod
+    def of(cls, *xs):
+        return cls(xs[1:])  # bug: drops the first
+
+    @staticmethod
+    def origin() -> Point:
+        return Point(1, 0)  # bug
+
+    @property
+    def first(self):
+        return self.items[-1]  # bug: the last
+
+    async def drain(self):
+        out = self.items[1:]  # bug
+        self.items = []
+        return out
+
+    def each(self):
+        yield from reversed(self.items)  # bug
+"""
+
+# target -> (a pytest reply's body, the voted expected outcome, the fixed definition)
+KIND_CASES = {
+    "shifted": (
+        "    p = shifted(Point(1, 2), 3)\n    assert (p.x, p.y) == (4, 2)\n",
+        "(4, 2)",
+        "def shifted(p: Point, dx: int) -> Point:\n    return Point(p.x + dx, p.y)\n",
+    ),
+    "fetch": (
+        "    assert await fetch(2) == 4\n",
+        "4",
+        "async def fetch(n):\n    return n * 2\n",
+    ),
+    "evens": (
+        "    assert evens(5) == [0, 2, 4]\n",
+        "[0, 2, 4]",
+        "def evens(n):\n    for i in range(n):\n        if i % 2 == 0:\n            yield i\n",
+    ),
+    "aevens": (
+        "    assert aevens(5) == [0, 2, 4]\n",
+        "[0, 2, 4]",
+        "async def aevens(n):\n    for i in range(n):\n        if i % 2 == 0:\n"
+        "            yield i\n",
+    ),
+    "Box.__len__": (
+        "    b = Box([1, 2])\n    assert len(b) == 2\n",
+        "2",
+        "class Box:\n    def __len__(self):\n        return len(self.items)\n",
+    ),
+    "Box.__eq__": (
+        "    assert (Box([1]) == Box([2])) == False\n",
+        "False",
+        "class Box:\n    def __eq__(self, other):\n"
+        "        return isinstance(other, Box) and self.items == other.items\n",
+    ),
+    "Box.of": (
+        "    b = Box.of(1, 2)\n    assert b.items == [1, 2]\n",
+        "[1, 2]",
+        "class Box:\n    @classmethod\n    def of(cls, *xs):\n        return cls(xs)\n",
+    ),
+    "Box.origin": (
+        "    o = Box.origin()\n    assert (o.x, o.y) == (0, 0)\n",
+        "(0, 0)",
+        "class Box:\n    @staticmethod\n    def origin() -> Point:\n        return Point(0, 0)\n",
+    ),
+    "Box.first": (
+        "    assert Box([1, 2]).first == 1\n",
+        "1",
+        "class Box:\n    @property\n    def first(self):\n        return self.items[0]\n",
+    ),
+    "Box.drain": (
+        "    b = Box([1, 2])\n    assert await b.drain() == [1, 2]\n",
+        "[1, 2]",
+        "class Box:\n    async def drain(self):\n        out = self.items\n"
+        "        self.items = []\n        return out\n",
+    ),
+    "Box.each": (
+        "    assert Box([1, 2]).each() == [1, 2]\n",
+        "[1, 2]",
+        "class Box:\n    def each(self):\n        yield from self.items\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("target", sorted(KIND_CASES))
+def test_every_target_kind_is_tested_and_fixed_end_to_end(
+    tmp_path: Path, module_executor: Executor, target: str
+) -> None:
+    """Each kind of target: loaded from its file, a test with setup from the scripted model,
+    voted, run in the sandbox (failing on the bug), the fix merged into the module (a method
+    into its class) and written back to the file, where the test passes."""
+    body, outcome, fixed = KIND_CASES[target]
+    path = tmp_path / "kinds.py"
+    path.write_text(KINDS_SOURCE, encoding="utf-8")
+    loaded = load_function(path, target)
+    task = loaded.to_task()
+    assert task.program
+    model = ScriptedModel(
+        {
+            "ut": [pytest_reply(f"def test_it():\n{body}")],
+            "vote": votes(outcome),
+            "debug": [fix(fixed)],
+        }
+    )
+    session = Session(task, model, module_executor, Settings(n=1, k=4, rounds=1))
+    result = run(session.run())
+    (accepted,) = [e for e in result.events if isinstance(e, EditAccepted)]
+    assert (accepted.pre, accepted.post) == (0.0, 1.0), target
+    written = write_back(loaded, result.code)
+    assert written.new_text.count("class Box:") == 1 and "# bug" in written.new_text
+    fixed_lines = [
+        line for line in fixed.splitlines() if "def " not in line and "class" not in line
+    ]
+    assert all(line in written.new_text for line in fixed_lines)
+    (kept,) = [e.test for e in result.events if isinstance(e, TestKept)]
+    again = program_run(module_executor, written.loaded.to_task(), [kept])
+    assert [j.verdict for j in again] == [Verdict.PASS]

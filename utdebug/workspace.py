@@ -453,14 +453,16 @@ _LITERAL_TYPES = frozenset(
 
 
 def _takes_objects(node: Def) -> bool:
-    """Whether a parameter's annotation names a type that is not a literal's (a ``Path``, a
-    ``datetime``, a class of the module): such a function is tested with programs."""
+    """Whether a parameter's (or the return value's) annotation names a type that is not a
+    literal's (a ``Path``, a ``datetime``, a class of the module): such a function is tested
+    with programs."""
     args = node.args
     params = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
-    for param in params:
-        if param is None or param.annotation is None:
+    annotations = [p.annotation for p in params if p is not None] + [node.returns]
+    for found in annotations:
+        if found is None:
             continue
-        ann: ast.expr = param.annotation
+        ann: ast.expr = found
         if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
             try:
                 ann = ast.parse(ann.value, mode="eval").body

@@ -319,3 +319,14 @@ def test_train_throughput_script_prints_its_numbers() -> None:
     assert m, out
     assert int(m.group(1).replace(",", "")) > 0 and float(m.group(2)) > 0
     assert "PASS ray" not in out  # Ray only with --ray
+
+
+def test_program_tests_script_prints_its_numbers() -> None:
+    out = _run("program_tests.py", "--tests", "4", "--repeats", "1", timeout=120).stdout
+    for name in ("small module", "module with 7 stdlib imports"):
+        assert re.search(
+            rf"^{name}: program test {NUM} ms wall per test .* child CPU {NUM} ms; "
+            rf"literal test {NUM} ms wall per test",
+            out,
+            re.M,
+        ), out

@@ -42,7 +42,7 @@ from utdebug.agents.reply_syntax import (
     too_long,
 )
 
-__all__ = ["ParsedProgram", "expected_value", "parse_program_test", "parse_vote"]
+__all__ = ["ParsedProgram", "expected_value", "parse_program_test", "parse_vote", "program_key"]
 
 _MOCKS = frozenset(
     {"mock", "Mock", "MagicMock", "AsyncMock", "patch", "monkeypatch", "mocker", "create_autospec"}
@@ -74,7 +74,12 @@ class ParsedProgram:
     @property
     def key(self) -> str:
         """Identity for de-duplication (the program, not its expected outcome)."""
-        return "\n".join([self.setup.strip(), self.call.strip(), self.then or ""])
+        return program_key(self.setup, self.call, self.then)
+
+
+def program_key(setup: str, call: str, then: str | None) -> str:
+    """A test program's identity: its setup, call and follow-up, without outer blank space."""
+    return "program:" + "\n".join([setup.strip(), call.strip(), (then or "").strip()])
 
 
 def expected_value(source: str) -> ParsedValue | ParseFailure:

@@ -460,3 +460,52 @@ def test_every_target_kind_is_tested_and_fixed_end_to_end(
     (kept,) = [e.test for e in result.events if isinstance(e, TestKept)]
     again = program_run(module_executor, written.loaded.to_task(), [kept])
     assert [j.verdict for j in again] == [Verdict.PASS]
+
+
+def test_the_simulated_model_writes_tests_with_setup_and_the_loop_runs_offline(
+    module_executor: Executor,
+) -> None:
+    """The SIMULATED model on a class: its tests are pytest functions built from the
+    problem's private test programs, its votes predict their outcomes (exceptions too), its
+    fix is the gold class; every reply says SIMULATED."""
+    from utdebug.agents.sim import ProgramInput, SimModel, SimParams, SimProblem
+    from utdebug.engine.program import judge_program
+    from utdebug.sandbox.compare import CheckSpec
+
+    gold = CART.replace("self.items[1:]", "self.items")
+    inputs = (
+        ProgramInput("c = Cart()\nc.add(Item(3))\nc.add(Item(4))", "c.total()"),
+        ProgramInput("c = Cart()\nc.add(Item(5))", "c.total()"),
+        ProgramInput("c = Cart()", "c.total()"),
+        ProgramInput("c = Cart()\nc.add(Item(1))", "c.add(Item(2))", "c.total()"),
+        ProgramInput("c = Cart()\nc.add(3)", "c.total()"),
+    )
+    expected: tuple[Any, ...] = (7, 5, 0, 3, Raises("AttributeError"))
+    task = Task("cart/total", "Sum the prices.", "Cart.total(self)", "total", CART,
+                class_name="Cart", program=True, target_kind="method")  # fmt: skip
+
+    async def oracle(task_id: str, code: str) -> list[tuple[bool, Any]]:
+        out = []
+        for test, want in zip(inputs, expected, strict=True):
+            unit = UnitTest(0, (), test.call, want, setup=test.setup, then=test.then)
+            res = await module_executor.run_program(code, unit, Limits())
+            judged = judge_program(res.outcomes[0], want, CheckSpec())
+            out.append((judged.verdict is Verdict.PASS, res.outcomes[0].value))
+        return out
+
+    def matcher(task_id: str, value: Any, gold_value: Any, args: tuple[Any, ...]) -> bool:
+        return bool(value == gold_value)
+
+    sim = SimModel(SimParams.for_method("utgen", seed=3, attack=1.0, out_acc=1.0, fix=1.0),
+                   oracle, matcher)  # fmt: skip
+    sim.register(SimProblem(task.task_id, "total", gold, CART, inputs, expected))
+    session = Session(task, sim, module_executor, Settings(n=3, k=4, rounds=2))
+    result = run(session.run())
+    kept = [e.test for e in result.events if isinstance(e, TestKept)]
+    assert kept and all(t.program for t in kept)
+    by_program = {(i.setup, i.call, i.then): w for i, w in zip(inputs, expected, strict=True)}
+    assert all(by_program[(t.setup, t.call, t.then)] == t.expected for t in kept)
+    assert result.reason == "all_pass"
+    assert "self.items[1:]" not in result.code and "for i in self.items)" in result.code
+    replies = [e for e in result.events if type(e).__name__ == "TestProposed"]
+    assert replies and all("SIMULATED" in e.reply for e in replies)  # type: ignore[attr-defined]

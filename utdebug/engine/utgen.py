@@ -207,7 +207,7 @@ async def _judge_program(
         test,
         settings.k,
         sample_index=round_no * 100_000 + attempt * 100,
-        hint=hint("vote", code=code, program=test),
+        hint=hint("vote", code=code, args_key=test.key),
     )
     answers: list[tuple[bool, Any]] = []
     for i, v in enumerate(votes):

@@ -1006,10 +1006,14 @@ def run_job(  # type: ignore[no-untyped-def]
     arm(_float(job["limits"]["load_s"]), _cpu())
     try:
         if ctx:
-            sys.modules[ctx["name"]] = mod
             sys.path[:0] = list(ctx.get("path") or [])
             if ctx.get("cwd"):
                 os.chdir(ctx["cwd"])
+            if ctx.get("import_package") and ctx.get("package"):
+                # the package first, as a normal import would: its __init__ may import this
+                # module's names back (a cycle that only works in that order)
+                __import__(ctx["package"])
+            sys.modules[ctx["name"]] = mod
         exec(job["prelude"], g)
         exec(compile(job["code"], "<program>", "exec"), g)
         fn = g.get(job["entry_point"])

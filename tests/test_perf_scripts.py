@@ -330,3 +330,11 @@ def test_program_tests_script_prints_its_numbers() -> None:
             out,
             re.M,
         ), out
+
+
+def test_reach_script_prints_its_table() -> None:
+    out = _run("reach.py", "--packages", "click", "--sample", "3", timeout=120).stdout
+    m = re.search(rf"^click +{NUM} +({NUM})% +({NUM})% +({NUM})% +3 +{NUM}% +{NUM}%$", out, re.M)
+    assert m, out
+    assert float(m.group(2)) >= 90.0  # non-dunder defs utdebug can target
+    assert float(m.group(3)) < 50.0  # what module-level functions and staticmethods covered

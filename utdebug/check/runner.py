@@ -440,6 +440,7 @@ class _Checker:
             package=package,
             path=tuple(dict.fromkeys([str(import_root), str(self.root), *self.env_paths])),
             cwd=str(self.root),
+            import_package=loaded.program,  # a method's module may be in an import cycle
         )
         executor = Executor(sb, workers=2, context=ctx)
         task = replace(loaded.to_task(), description=_description(loaded, name))

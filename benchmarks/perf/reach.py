@@ -220,9 +220,9 @@ def main() -> None:
         f"{'package':<8} {'defs':>6} {'targetable':>11} {'non-dunder':>11} {'old reach':>10} "
         f"{'sample':>6} {'module loads':>13} {'test runs to a verdict':>23}"
     )
-    for name, n, ok, nd, nd_ok, n_old, s, n_loaded, n_verdict in rows:
+    for name, n, n_ok, n_nd, n_nd_ok, n_old, s, n_loaded, n_verdict in rows:
         print(
-            f"{name:<8} {n:>6} {ok / n:>10.1%} {nd_ok / nd:>11.1%} {n_old / n:>10.1%} "
+            f"{name:<8} {n:>6} {n_ok / n:>10.1%} {n_nd_ok / n_nd:>11.1%} {n_old / n:>10.1%} "
             f"{s:>6} {n_loaded / s:>12.0%} {n_verdict / s:>22.0%}"
         )
     print(

@@ -509,3 +509,32 @@ def test_the_simulated_model_writes_tests_with_setup_and_the_loop_runs_offline(
     assert "self.items[1:]" not in result.code and "for i in self.items)" in result.code
     replies = [e for e in result.events if type(e).__name__ == "TestProposed"]
     assert replies and all("SIMULATED" in e.reply for e in replies)  # type: ignore[attr-defined]
+
+
+def test_ranked_candidate_edits_of_a_method(tmp_path: Path, module_executor: Executor) -> None:
+    """B4 ranks candidate edits of a method on its tests with setup."""
+    from utdebug.engine.events import CandidatesRanked
+
+    _, task = cart_task(tmp_path)
+    wrong = "class Cart:\n    def total(self):\n        return 0\n"
+    model = ScriptedModel(
+        {
+            "ut": [
+                pytest_reply(
+                    "def test_a():\n    c = Cart()\n    c.add(Item(2))\n    assert c.total() == 2\n"
+                ),
+                pytest_reply(
+                    "def test_b():\n    c = Cart()\n    c.add(Item(1))\n    c.add(Item(1))\n"
+                    "    assert c.total() == 2\n"
+                ),
+            ],
+            "vote": votes("2") + votes("2"),
+            "debug": [fix(wrong), fix(FIXED_TOTAL)],
+        }
+    )
+    settings = Settings(n=2, k=4, rounds=1, candidates=2)
+    result = run(Session(task, model, module_executor, settings).run())
+    (ranked,) = [e for e in result.events if isinstance(e, CandidatesRanked)]
+    assert ranked is not None
+    (accepted,) = [e for e in result.events if isinstance(e, EditAccepted)]
+    assert accepted.post == 1.0 and "for i in self.items)" in result.code

@@ -538,3 +538,47 @@ def test_ranked_candidate_edits_of_a_method(tmp_path: Path, module_executor: Exe
     assert ranked is not None
     (accepted,) = [e for e in result.events if isinstance(e, EditAccepted)]
     assert accepted.post == 1.0 and "for i in self.items)" in result.code
+
+
+def test_a_module_in_an_import_cycle_through_its_package_loads() -> None:
+    """A package whose __init__ imports names back from the module under test loads only when
+    the package is imported first (ModuleContext.import_package), as a normal import does."""
+    import shutil
+    import tempfile
+
+    # readable by the sandbox's own user (pytest's tmp_path is private to this one)
+    tmp_path = Path(tempfile.mkdtemp(prefix="utdebug-cycle-"))
+    tmp_path.chmod(0o755)
+    try:
+        _cycle(tmp_path)
+    finally:
+        shutil.rmtree(tmp_path)
+
+
+def _cycle(tmp_path: Path) -> None:
+    from utdebug.sandbox import Sandbox, SandboxConfig
+
+    pkg = tmp_path / "shop"
+    pkg.mkdir()
+    # the package's __init__ imports Cart from the module under test, which imports from the
+    # package: fine for a normal import, which runs __init__ first
+    (pkg / "__init__.py").write_text("from .cart import Cart\n")
+    (pkg / "util.py").write_text("SCALE = 2\n")
+    code = "from .util import SCALE\n\n\nclass Cart:\n    def total(self):\n        return SCALE\n"
+    (pkg / "cart.py").write_text(code)
+    task = Task("t", "", "Cart.total(self)", "total", code, class_name="Cart", program=True)
+    test = program("Cart().total()", 2)
+    with Sandbox(SandboxConfig(mounts=(str(tmp_path.resolve()),))) as sb:
+        for first, verdict in ((True, Verdict.PASS), (False, Verdict.FAIL)):
+            ctx = ModuleContext(
+                name="shop.cart", package="shop", path=(str(tmp_path.resolve()),),
+                import_package=first,
+            )  # fmt: skip
+            ex = Executor(sb, workers=1, context=ctx)
+            try:
+                run_ = run(ex.run_tests(task, code, [test], Variant.PAPER, Limits()))
+            finally:
+                ex.close()
+            assert run_.results[0].verdict is verdict, (first, run_)
+            if not first:
+                assert "ImportError" in (run_.load_error or ""), run_

@@ -328,14 +328,29 @@ def _open(args: argparse.Namespace, prep: Prepared, *, step_first: bool, review:
 
 
 def _context(prep: Prepared) -> Any:
-    """A file's target tested with programs runs as a module of its own folder (registered in
-    ``sys.modules``, so dataclasses and pickling work; its sibling modules import when the
-    sandbox can see the folder); a literal-argument target runs as before."""
+    """A file's target tested with programs runs as the module it is (registered in
+    ``sys.modules``, so dataclasses and pickling work): inside a package, its dotted name with
+    the package imported first (relative imports and cycles through ``__init__`` work), else
+    a module of its folder (sibling modules import when the sandbox can see the folder). A
+    literal-argument target runs as before."""
     from utdebug.sandbox import ModuleContext
+    from utdebug.workspace import package_module
 
     if prep.loaded is None or not prep.task.program:
         return None
     path = prep.loaded.path.resolve()
+    found = package_module(path)
+    if found is not None:
+        root, name = found
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0] or None
+        return ModuleContext(
+            name=name,
+            file=str(path),
+            package=package,
+            path=(str(root),),
+            cwd=str(path.parent),
+            import_package=True,
+        )
     name = path.stem if path.stem.isidentifier() else "target"
     folder = str(path.parent)
     return ModuleContext(name=name, file=str(path), path=(folder,), cwd=folder)

@@ -985,6 +985,12 @@ def _origin_note(test: UnitTest) -> str:
     return f"model, vote share {test.share:.2f}"
 
 
+def package_module(source: Path) -> tuple[Path, str] | None:
+    """(the folder that holds the top package, the dotted module name) of a file inside a
+    package; ``None`` otherwise."""
+    return _package_module(source)
+
+
 def _package_module(source: Path) -> tuple[Path, str] | None:
     """(the folder that holds the top package, the dotted module name) of a file inside a
     package (its folder has ``__init__.py``); ``None`` otherwise."""

@@ -44,7 +44,9 @@ HEAVY = (
 
 def measure(executor: Executor, code: str, n: int, repeats: int) -> tuple[float, float, float]:
     """(wall s per program test, wall s per literal test, child CPU s per program test)."""
-    program_task = Task("p", "", "Counter.bump(self, by=1)", "bump", code, "Counter", program=True)
+    program_task = Task(
+        "p", "", "Counter.bump(self, by=1)", "bump", code, class_name="Counter", program=True
+    )
     literal_task = Task("l", "", "bump(n, by)", "bump", code)
     programs = [UnitTest(i, (), f"c.bump({i})", i, setup="c = Counter()") for i in range(n)]
     literals = [UnitTest(i, (0, i), f"bump(0, {i})", i) for i in range(n)]

@@ -582,3 +582,27 @@ def _cycle(tmp_path: Path) -> None:
             assert run_.results[0].verdict is verdict, (first, run_)
             if not first:
                 assert "ImportError" in (run_.load_error or ""), run_
+
+
+def test_the_feedback_of_a_failing_setup_says_so(tmp_path: Path, module_executor: Executor) -> None:
+    path = tmp_path / "acc.py"
+    path.write_text(
+        "class Acc:\n    def __init__(self, start):\n        self.n = strt\n\n"
+        "    def get(self):\n        return self.n\n",
+        encoding="utf-8",
+    )
+    task = load_function(path, "Acc.get").to_task()
+    fixed = "class Acc:\n    def __init__(self, start):\n        self.n = start\n"
+    model = ScriptedModel(
+        {
+            "ut": [pytest_reply("def test_get():\n    a = Acc(1)\n    assert a.get() == 1\n")],
+            "vote": votes("1"),
+            "debug": [fix(fixed)],
+        }
+    )
+    result = run(Session(task, model, module_executor, Settings(n=1, k=4, rounds=1)).run())
+    feedback = next(r for r in model.requests if r.purpose == "debug").messages[-1].content
+    assert "a = Acc(1)\nresult = a.get()" in feedback
+    assert "Output: Error in the setup: NameError: name 'strt' is not defined" in feedback
+    (accepted,) = [e for e in result.events if isinstance(e, EditAccepted)]
+    assert accepted.post == 1.0  # the fix of __init__ (a method the target uses) merged

@@ -556,7 +556,10 @@ class Session:
             output = f"Execution of {self.task.entry_point} crashed"
         if t.program:  # the test program itself is the input
             listing = program_listing(t.setup or "", t.call, t.then)
-            output = output.replace(f"Error: {program.SETUP_ERROR}: ", "Error in the setup: ")
+            if j.detail and j.detail.startswith("setup raised "):
+                output = "Error in the setup: " + j.detail[len("setup raised ") :]
+            elif j.detail and j.detail.startswith("raised "):  # keep the exception's type
+                output = "Error: " + j.detail[len("raised ") :]
             text = prompts.debug_feedback(
                 f"\n```python\n{listing}\n```",
                 output,

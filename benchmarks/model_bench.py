@@ -72,6 +72,7 @@ from utdebug.benchmarks.runs import (
     one_line,
     preflight_models,
     print_json,
+    reply_warning,
     simulated_note,
     usage_text,
 )
@@ -675,6 +676,11 @@ def print_debug(
     as_json: bool,
 ) -> None:
     s = run.summary
+    warning = None if s["simulated"] else reply_warning(s["usage"])
+    if warning is not None:
+        Console(stderr=True).print(
+            f"utdebug bench: [yellow]{escape(warning)}[/yellow]", soft_wrap=True
+        )
     if as_json:
         print_json(
             {

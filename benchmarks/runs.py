@@ -266,6 +266,8 @@ USAGE_KEYS = (
     "cached",
     "failures",
     "retries",
+    "interrupted",
+    "refused",
     "prompt_tokens",
     "completion_tokens",
     "cost",
@@ -274,7 +276,9 @@ USAGE_KEYS = (
 model calls, ``requests`` HTTP requests (top-ups and retries included), ``completions``
 received, ``cached`` completions served from the response cache, ``failures`` model calls
 that ended in an error after their retries, ``retries`` requests tried again after a transient
-failure; tokens; ``cost`` in US dollars."""
+failure, ``interrupted`` replies that were no answer (empty, or cut off by the server) and
+were asked again, ``refused`` replies that gave nothing usable (unparsable test proposals and
+votes, edits with no program); tokens; ``cost`` in US dollars."""
 
 
 def sum_usage(usages: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
@@ -409,7 +413,39 @@ def usage_text(u: Mapping[str, Any]) -> str:
     )
 
 
+REPLY_WARNING_SHARE = 0.05
+"""More than this share of a run's replies empty, interrupted or unparsable: warn."""
+
+
+def reply_warning(u: Mapping[str, Any]) -> str | None:
+    """One warning line when more than a few percent (:data:`REPLY_WARNING_SHARE`, and at
+    least 3) of a run's replies gave nothing usable, with the counts and the likely cause;
+    ``None`` otherwise. ``u``: summed usage (``completions``, ``interrupted``, ``refused``)."""
+    interrupted = int(u.get("interrupted", 0) or 0)
+    refused = int(u.get("refused", 0) or 0)
+    replies = int(u.get("completions", 0) or 0) + int(u.get("cached", 0) or 0) + interrupted
+    bad = interrupted + refused
+    if replies == 0 or bad < 3 or bad <= REPLY_WARNING_SHARE * replies:
+        return None
+    line = (
+        f"warning: {bad} of {replies} model replies ({100 * bad / replies:.0f}%) "
+        f"gave nothing usable: {interrupted} empty or cut off by the server (asked again), "
+        f"{refused} unparsable or refused; "
+    )
+    if interrupted:
+        return line + (
+            "the server likely serves one request at a time and cuts a reply when another "
+            "arrives (llama-cpp-python's server does): set concurrency = 1 for this model, or "
+            "start the server with --interrupt_requests False"
+        )
+    return line + (
+        "the model's replies do not follow the prompts' format (a small model?): see the "
+        "refused replies' reasons in the event trace or the check report"
+    )
+
+
 __all__ = [
+    "REPLY_WARNING_SHARE",
     "USAGE_KEYS",
     "FatalRunError",
     "Job",
@@ -424,6 +460,7 @@ __all__ = [
     "preflight_models",
     "record_jobs",
     "record_run",
+    "reply_warning",
     "run_folder",
     "sum_usage",
     "summarize_model_errors",

@@ -39,14 +39,21 @@ from __future__ import annotations
 import base64
 import builtins
 import contextlib
+import datetime
+import decimal
+import enum
+import fractions
 import json
 import math
 import os
+import pathlib
 import resource
 import signal
 import struct
 import sys
 import time
+import types
+import uuid
 
 try:
     import _json
@@ -108,6 +115,18 @@ dumps, loads = _make_json()
 
 MAX_DEPTH = 100
 _BIG = 1 << 62
+MAX_FIELDS = 1000
+"""Most fields one object may have to be encoded structurally (more: compared by repr)."""
+MAX_OBJECT_FIELDS = 100_000
+"""Most object fields one result may encode; objects past it are compared by repr."""
+MAX_TEXT = 4300
+"""Longest text of a Decimal, and most bits of a Fraction's numerator or denominator, encoded
+structurally (the parent never does arithmetic on bigger ones: more is compared by repr)."""
+MAX_PATH = 65536
+"""Longest path text encoded structurally."""
+MAX_NAME = 200
+"""Longest module, class, field or member name in a structural value."""
+PATH_KINDS = ("PurePosixPath", "PureWindowsPath", "PosixPath", "WindowsPath")
 
 
 class EncodeError(Exception):
@@ -143,6 +162,278 @@ def bind_numpy(np=None):  # type: ignore[no-untyped-def]
     return _NP[0]
 
 
+class _ValueKinds:
+    """The structural encoders (bound when this file loads, like the rest of the codec)."""
+
+    __slots__ = ("encode", "record", "reset")
+
+
+def _make_value_kinds():  # type: ignore[no-untyped-def]
+    """Encoders for values that are not plain data but have a structure the parent can
+    compare: the standard library's value types (dates and times, Decimal, Fraction, UUID,
+    paths), enum members, namedtuples, and instances of classes written in Python
+    (dataclasses, attrs classes, objects with ``__dict__`` or ``__slots__``).
+
+    Values are read through the base types' descriptors (``date.year``, the ``int`` slot of
+    ``UUID``, ``object.__getattribute__``), bound here; a property or ``__dict__`` that runs
+    code runs it under the input's timer. An object that cannot be read (a descriptor that
+    raises, too many fields, a cycle back to itself, past the depth or the result's field
+    count) is left to the caller, which reports it by its repr.
+    """
+    _type, _isinstance, _len, _str, _int, _tuple, _list, _dict = (
+        type, isinstance, len, str, int, tuple, list, dict,
+    )  # fmt: skip
+    _id, _Timeout_, _AttributeError, _BaseException = id, _Timeout, AttributeError, BaseException
+    _zip, _set = zip, set
+    str_str, int_int, tuple_iter, dict_items = str.__str__, int.__int__, tuple.__iter__, dict.items
+    str_startswith, str_endswith, str_lstrip = str.startswith, str.endswith, str.lstrip
+    set_add, set_discard, set_clear = set.add, set.discard, set.clear
+    obj_getattr = object.__getattribute__
+    tdict = type.__dict__
+    type_name = tdict["__name__"].__get__
+    type_qualname = tdict["__qualname__"].__get__
+    type_module = tdict["__module__"].__get__
+    type_mro = tdict["__mro__"].__get__
+    type_dict = tdict["__dict__"].__get__
+    type_flags = tdict["__flags__"].__get__
+    mp_get = type(tdict).get
+    heap, immutable = 1 << 9, 1 << 8
+    _object, _Namespace, _Exception, _Enum = object, types.SimpleNamespace, BaseException, enum.Enum
+    missing = object()
+
+    dt = datetime
+    _date, _datetime, _time, _timedelta, _timezone = (
+        dt.date, dt.datetime, dt.time, dt.timedelta, dt.timezone,
+    )  # fmt: skip
+
+    def getter(cls, name):  # type: ignore[no-untyped-def]
+        return cls.__dict__[name].__get__
+
+    d_year, d_month, d_day = getter(_date, "year"), getter(_date, "month"), getter(_date, "day")
+    dt_parts = [getter(_datetime, n) for n in ("hour", "minute", "second", "microsecond")]
+    dt_fold, dt_tz = getter(_datetime, "fold"), getter(_datetime, "tzinfo")
+    t_parts = [getter(_time, n) for n in ("hour", "minute", "second", "microsecond")]
+    t_fold, t_tz = getter(_time, "fold"), getter(_time, "tzinfo")
+    td_parts = [getter(_timedelta, n) for n in ("days", "seconds", "microseconds")]
+    tz_offset = _timezone.utcoffset
+    _Decimal, dec_str = decimal.Decimal, decimal.Decimal.__str__
+    _Fraction = fractions.Fraction
+    fr_num, fr_den = getter(_Fraction, "_numerator"), getter(_Fraction, "_denominator")
+    _UUID, uuid_int = uuid.UUID, getter(uuid.UUID, "int")
+    pl = pathlib
+    _PurePath, path_str = pl.PurePath, pl.PurePath.__str__
+    path_kinds = (pl.PosixPath, pl.WindowsPath, pl.PurePosixPath, pl.PureWindowsPath)
+    path_names = ("PosixPath", "WindowsPath", "PurePosixPath", "PureWindowsPath")
+    state = [0, set()]  # object fields encoded so far in this result; objects on the path
+
+    def reset():  # type: ignore[no-untyped-def]
+        state[0] = 0
+        set_clear(state[1])
+
+    def is_sub(t, base):  # type: ignore[no-untyped-def]
+        for c in tuple_iter(type_mro(t)):  # noqa: SIM110 - any() is a patchable builtin
+            if c is base:
+                return True
+        return False
+
+    def class_attr(t, name):  # type: ignore[no-untyped-def]
+        for c in tuple_iter(type_mro(t)):
+            v = mp_get(type_dict(c), name, missing)
+            if v is not missing:
+                return v
+        return missing
+
+    def names_of(t):  # type: ignore[no-untyped-def]
+        mod = type_module(t)
+        mod = str_str(mod)[:MAX_NAME] if _isinstance(mod, _str) else ""
+        return mod, str_str(type_qualname(t))[:MAX_NAME]
+
+    def offset(tz):  # type: ignore[no-untyped-def]
+        """The fixed offset of a ``timezone`` in microseconds; False for another tzinfo."""
+        if tz is None:
+            return None
+        if _type(tz) is not _timezone:
+            return False
+        days, secs, us = (g(tz_offset(tz, None)) for g in td_parts)
+        return (days * 86400 + secs) * 1000000 + us
+
+    def stdlib(value, t):  # type: ignore[no-untyped-def]
+        if is_sub(t, _datetime):
+            off = offset(dt_tz(value))
+            if off is False:
+                return None
+            parts = [d_year(value), d_month(value), d_day(value)]
+            parts += [g(value) for g in dt_parts]
+            return {"$datetime": [*parts, dt_fold(value), off]}
+        if is_sub(t, _date):
+            return {"$date": [d_year(value), d_month(value), d_day(value)]}
+        if is_sub(t, _time):
+            off = offset(t_tz(value))
+            if off is False:
+                return None
+            return {"$time": [*(g(value) for g in t_parts), t_fold(value), off]}
+        if is_sub(t, _timedelta):
+            return {"$timedelta": [g(value) for g in td_parts]}
+        if is_sub(t, _Decimal):
+            text = dec_str(value)
+            return {"$decimal": text} if _len(text) <= MAX_TEXT else None
+        if is_sub(t, _Fraction):
+            num, den = int_int(fr_num(value)), int_int(fr_den(value))
+            if num.bit_length() > MAX_TEXT or den.bit_length() > MAX_TEXT:
+                return None
+            return {"$fraction": [num.__format__("x"), den.__format__("x")]}
+        if is_sub(t, _UUID):
+            return {"$uuid": int_int(uuid_int(value)).__format__("032x")}
+        if is_sub(t, _PurePath):
+            text = path_str(value)
+            if not _isinstance(text, _str) or _len(text) > MAX_PATH:
+                return None
+            for kind, name in _zip(path_kinds, path_names, strict=True):
+                if is_sub(t, kind):
+                    return {"$path": [name, str_str(text)]}
+        return missing
+
+    def python_class(t):  # type: ignore[no-untyped-def]
+        """Whether every class of ``t``'s MRO but ``object`` was written in Python (a
+        mutable heap type): a C type's state would not be in the fields."""
+        for c in tuple_iter(type_mro(t)):
+            if c is _object or c is _Namespace:
+                continue
+            flags = type_flags(c)
+            if not flags & heap or flags & immutable:
+                return False
+        return True
+
+    def dunder(name):  # type: ignore[no-untyped-def]
+        return _len(name) > 4 and str_startswith(name, "__") and str_endswith(name, "__")
+
+    def slot_names(t):  # type: ignore[no-untyped-def]
+        names = []
+        for c in tuple_iter(type_mro(t)):
+            slots = mp_get(type_dict(c), "__slots__", missing)
+            if slots is missing:
+                continue
+            if _isinstance(slots, _str):
+                slots = (slots,)
+            if not _isinstance(slots, (_tuple, _list)):
+                return None
+            owner = str_lstrip(str_str(type_name(c)), "_")
+            for name in slots:
+                if not _isinstance(name, _str):
+                    return None
+                name = str_str(name)
+                if dunder(name):  # __dict__, __weakref__, a framework's own bookkeeping
+                    continue
+                if str_startswith(name, "__") and not str_endswith(name, "__") and owner:
+                    name = "_" + owner + name  # private names are mangled
+                names.append(name)
+        return names
+
+    def field_names(value, t):  # type: ignore[no-untyped-def]
+        """The fields to read, in order, or None when ``value`` is not a structural object."""
+        dc = class_attr(t, "__dataclass_fields__")
+        if _type(dc) is _dict:
+            names = []
+            for name, f in dict_items(dc):
+                kind = obj_getattr(obj_getattr(f, "_field_type"), "name")
+                if _isinstance(name, _str) and _isinstance(kind, _str) and kind == "_FIELD":
+                    names.append(str_str(name))
+            return names
+        attrs = class_attr(t, "__attrs_attrs__")
+        if attrs is not missing and _isinstance(attrs, _tuple):
+            names = []
+            for a in tuple_iter(attrs):
+                name = obj_getattr(a, "name")
+                if not _isinstance(name, _str):
+                    return None
+                names.append(str_str(name))
+            return names
+        if not python_class(t) or is_sub(t, _Exception):
+            return None
+        names = slot_names(t)
+        if names is None:
+            return None
+        try:
+            inst = obj_getattr(value, "__dict__")  # a property here runs in the input's time
+        except _AttributeError:
+            inst = None
+        if _type(inst) is _dict:
+            for name in dict_items(inst):
+                if not _isinstance(name[0], _str):
+                    return None
+                if not dunder(str_str(name[0])):  # e.g. typing's __orig_class__
+                    names.append(str_str(name[0]))
+        elif not names and class_attr(t, "__slots__") is missing:
+            return None
+        return names
+
+    def fields_of(value, names, d, enc):  # type: ignore[no-untyped-def]
+        out = []
+        for name in names:
+            try:
+                v = obj_getattr(value, name)
+            except _AttributeError:  # an unset slot, a field deleted
+                continue
+            out.append([name[:MAX_NAME], enc(v, d)])
+        return out
+
+    def encode(value, t, d, enc):  # type: ignore[no-untyped-def]
+        """The tagged form of ``value``, or None (the caller reports it by its repr)."""
+        try:
+            return tagged(value, t, d, enc)
+        except _Timeout_:
+            raise
+        except _BaseException:  # a descriptor that raises, a field nested too deeply ...
+            return None
+
+    def tagged(value, t, d, enc):  # type: ignore[no-untyped-def]
+        known = stdlib(value, t)
+        if known is not missing:
+            return known
+        if is_sub(t, _Enum):
+            name = obj_getattr(value, "_name_")
+            if not _isinstance(name, _str):
+                return None
+            return {"$enum": [*names_of(t), str_str(name)[:MAX_NAME]]}
+        if d > MAX_DEPTH:
+            return None
+        path = state[1]
+        key = _id(value)
+        if key in path:
+            return {"$opaque": [".".join(names_of(t)), "..."]}
+        names = field_names(value, t)
+        if names is None or _len(names) > MAX_FIELDS or _len(_set(names)) != _len(names):
+            return None
+        state[0] += _len(names)
+        if state[0] > MAX_OBJECT_FIELDS:
+            return None
+        set_add(path, key)
+        try:
+            fields = fields_of(value, names, d, enc)
+        finally:
+            set_discard(path, key)
+        return {"$obj": [*names_of(t), fields]}
+
+    def record(value, t, d, enc):  # type: ignore[no-untyped-def]
+        """A namedtuple: ``{"$record": [module, qualname, field names, items]}``, or None."""
+        names = class_attr(t, "_fields")
+        if not _isinstance(names, _tuple) or _len(names) != _len(value):
+            return None
+        if _len(names) > MAX_FIELDS:
+            return None
+        clean = []
+        for name in tuple_iter(names):
+            if not _isinstance(name, _str):
+                return None
+            clean.append(str_str(name)[:MAX_NAME])
+        items = [enc(x, d) for x in tuple_iter(value)]
+        return {"$record": [*names_of(t), clean, items]}
+
+    kinds = _ValueKinds()
+    kinds.encode, kinds.record, kinds.reset = encode, record, reset
+    return kinds
+
+
 def _make_encode():  # type: ignore[no-untyped-def]
     _type, _int, _float, _str, _bool = type, int, float, str, bool
     _list, _tuple, _set, _frozenset, _dict = list, tuple, set, frozenset, dict
@@ -168,6 +459,7 @@ def _make_encode():  # type: ignore[no-untyped-def]
     type_module = type.__dict__["__module__"].__get__
     _repr, _ValueError, _Error, _Timeout_ = repr, ValueError, EncodeError, _Timeout
     np_holder, _bind = _NP, bind_numpy
+    value_kinds = _make_value_kinds()
 
     def opaque_name(value):  # type: ignore[no-untyped-def]
         try:
@@ -213,6 +505,10 @@ def _make_encode():  # type: ignore[no-untyped-def]
         if _isinstance(value, _list):
             return [encode(x, d) for x in list_iter(value)]
         if _isinstance(value, _tuple):
+            if t is not _tuple:  # a namedtuple: its type and field names besides the items
+                rec = value_kinds.record(value, t, d, encode)
+                if rec is not None:
+                    return rec
             return {"$tuple": [encode(x, d) for x in tuple_iter(value)]}
         if _isinstance(value, _frozenset):
             return {"$frozenset": [encode(x, d) for x in fs_iter(value)]}
@@ -245,6 +541,9 @@ def _make_encode():  # type: ignore[no-untyped-def]
                 dt = gen_dtype(value)
                 if dt.kind in "biufcU":
                     return {"$np": [dt.str, encode(item(value), d)]}
+        known = value_kinds.encode(value, t, d, encode)
+        if known is not None:
+            return known
         return {"$opaque": [opaque_name(value), opaque_text(value)]}
 
     def exc_info(e):  # type: ignore[no-untyped-def]
@@ -264,14 +563,22 @@ def _make_encode():  # type: ignore[no-untyped-def]
             msg = "<unprintable>"
         return [name, msg]
 
-    return encode, opaque_name, opaque_text, exc_info
+    def encode_value(value, _depth=0, _reset=value_kinds.reset):  # type: ignore[no-untyped-def]
+        """:func:`encode` of one whole result (a fresh object-field count and cycle set)."""
+        _reset()
+        return encode(value, _depth)
+
+    return encode_value, opaque_name, opaque_text, exc_info
 
 
 encode, _opaque_name, _opaque_text, _exc_info = _make_encode()
 
 
-def no_opaque(type_name: str, text: str) -> object:
-    raise ValueError(f"an opaque {type_name} cannot be an input")
+def no_opaque(type_name: str, text: str, parts: tuple | None = None) -> object:  # type: ignore[type-arg]
+    """The child's stand-in builder: an opaque value or an object of a user's class (an enum
+    member, a namedtuple, an instance) cannot be an input."""
+    what = "opaque" if parts is None else str(parts[0])
+    raise ValueError(f"an {what} {type_name} cannot be an input")
 
 
 NUMERIC_DTYPES = frozenset(
@@ -367,7 +674,11 @@ def _make_decode():  # type: ignore[no-untyped-def]
     def decode(data, make_opaque=no_opaque, budget=None, _depth=0):  # type: ignore[no-untyped-def]
         """Inverse of :func:`encode`. Raises ValueError on anything that is not a known form.
 
-        ``make_opaque(type_name, text)`` builds the stand-in for an unencodable result.
+        ``make_opaque(type_name, text)`` builds the stand-in for an unencodable result, and
+        ``make_opaque(qualname, "", parts)`` the parent's value for an object of a class it
+        does not have: ``parts`` is ``("enum", module, qualname, member)``, ``("obj", module,
+        qualname, ((field, value), ...))`` or ``("record", module, qualname, field names,
+        items)``. The standard library's value types are rebuilt here as the real objects.
         ``budget`` (a :class:`Budget`, in the parent): what decoding may allocate and until
         when; lists are decoded in place (``data`` is consumed).
         """
@@ -400,6 +711,8 @@ def _make_decode():  # type: ignore[no-untyped-def]
             return raw if tag == "$bytes" else _bytearray(raw)
         if tag == "$ndarray" and tb is _dict:
             return _decode_ndarray(body, make_opaque, budget, d)
+        if tb is _str and tag in TEXT_KINDS:
+            return text_kind(tag, body, budget)
         if tb is not _list:
             raise _ValueError(f"malformed {str(tag)[:20]!r} in a result")
         n = _len(body)
@@ -442,7 +755,128 @@ def _make_decode():  # type: ignore[no-untyped-def]
             if body[0].lstrip("<>|=").startswith("U") and _type(value) is _str:
                 return np.str_(value)
             raise _ValueError(f"numpy scalar of dtype {body[0][:20]!r} not accepted")
+        if tag in LIST_KINDS:
+            return list_kind(tag, body, make_opaque, budget, d)
         raise _ValueError(f"unknown tag {str(tag)[:20]!r} in a result")
+
+    # -- structural values (see _make_value_kinds) ---------------------------------------------
+    TEXT_KINDS = frozenset(("$decimal", "$uuid"))
+    LIST_KINDS = frozenset(
+        ("$date", "$datetime", "$time", "$timedelta", "$fraction", "$path", "$enum", "$obj",
+         "$record")
+    )  # fmt: skip
+    SHAPES = {  # tag: number of ints (the last one of datetime/time: an offset or None)
+        "$date": 3, "$datetime": 9, "$time": 6, "$timedelta": 3,
+    }  # fmt: skip
+    dt = datetime
+    _Decimal, _DecimalError, _Fraction, _UUID = (
+        decimal.Decimal, decimal.DecimalException, fractions.Fraction, uuid.UUID,
+    )  # fmt: skip
+    path_types = {
+        "PosixPath": pathlib.PurePosixPath, "PurePosixPath": pathlib.PurePosixPath,
+        "WindowsPath": pathlib.PureWindowsPath, "PureWindowsPath": pathlib.PureWindowsPath,
+    }  # fmt: skip
+    if os.name == "posix":
+        path_types["PosixPath"] = pathlib.PosixPath
+    else:  # pragma: no cover
+        path_types["WindowsPath"] = pathlib.WindowsPath
+    HEX = frozenset("0123456789abcdef")
+    DECIMAL_CHARS = frozenset("0123456789+-.eEinfatyINFATYsS")
+
+    def name_ok(x):  # type: ignore[no-untyped-def]
+        return _type(x) is _str and 0 < _len(x) <= MAX_NAME
+
+    def tz(off):  # type: ignore[no-untyped-def]
+        if off is None:
+            return None
+        return dt.timezone(dt.timedelta(microseconds=off))
+
+    def text_kind(tag, body, budget):  # type: ignore[no-untyped-def]
+        if budget is not None:
+            budget.charge(128 + _len(body))
+        if tag == "$decimal":
+            if _len(body) > MAX_TEXT or not _set(body) <= DECIMAL_CHARS:
+                raise _ValueError("malformed $decimal in a result")
+            try:
+                return _Decimal(body)
+            except _DecimalError:
+                raise _ValueError("malformed $decimal in a result") from None
+        if _len(body) != 32 or not _set(body) <= HEX:
+            raise _ValueError("malformed $uuid in a result")
+        return _UUID(hex=body)
+
+    def list_kind(tag, body, make_opaque, budget, d):  # type: ignore[no-untyped-def]
+        n = _len(body)
+        if budget is not None:
+            budget.charge(256 + 64 * n)
+        size = SHAPES.get(tag)
+        if size is not None:  # dates and times: ints (a time zone offset may be None)
+            if n != size or not _all(_type(x) is _int for x in body[: size - 1]):
+                raise _ValueError(f"malformed {tag} in a result")
+            off = body[-1]
+            if tag == "$date" or tag == "$timedelta":
+                if _type(off) is not _int:
+                    raise _ValueError(f"malformed {tag} in a result")
+                return dt.date(*body) if tag == "$date" else dt.timedelta(*body)
+            if off is not None and _type(off) is not _int:
+                raise _ValueError(f"malformed {tag} in a result")
+            if tag == "$datetime":
+                return dt.datetime(*body[:7], tzinfo=tz(off), fold=body[7])
+            return dt.time(*body[:4], tzinfo=tz(off), fold=body[4])
+        if tag == "$fraction":
+            if n != 2 or not _all(_type(x) is _str and 0 < _len(x) <= MAX_TEXT for x in body):
+                raise _ValueError("malformed $fraction in a result")
+            num, den = _int(body[0], 16), _int(body[1], 16)
+            if num.bit_length() > MAX_TEXT or den.bit_length() > MAX_TEXT or den <= 0:
+                raise _ValueError("malformed $fraction in a result")
+            return _Fraction(num, den)
+        if tag == "$path":
+            if n != 2 or _type(body[0]) is not _str or _type(body[1]) is not _str:
+                raise _ValueError("malformed $path in a result")
+            if body[0] not in path_types:
+                raise _ValueError("malformed $path in a result")
+            if _len(body[1]) > MAX_PATH:
+                raise _ValueError("$path too long in a result")
+            if budget is not None:  # its parts: about 4 bytes per character
+                budget.charge(8 * _len(body[1]))
+            return path_types[body[0]](body[1])
+        if n < 3 or not (_type(body[0]) is _str and _len(body[0]) <= MAX_NAME):
+            raise _ValueError(f"malformed {tag} in a result")
+        if not name_ok(body[1]):
+            raise _ValueError(f"malformed {tag} in a result")
+        if tag == "$enum":
+            if n != 3 or not name_ok(body[2]):
+                raise _ValueError("malformed $enum in a result")
+            return make_opaque(body[1], "", ("enum", body[0], body[1], body[2]))
+        if tag == "$obj":
+            fields = body[2]
+            if n != 3 or _type(fields) is not _list or _len(fields) > MAX_FIELDS:
+                raise _ValueError("malformed $obj in a result")
+            if budget is not None:
+                budget.charge(128 * _len(fields))
+            names = []
+            for pair in fields:
+                if _type(pair) is not _list or _len(pair) != 2 or not name_ok(pair[0]):
+                    raise _ValueError("malformed $obj field in a result")
+                names.append(pair[0])
+                items_of(pair, make_opaque, budget, d)
+            if _len(_set(names)) != _len(names):
+                raise _ValueError("an $obj with a repeated field in a result")
+            parts = _tuple(_tuple(pair) for pair in fields)
+            return make_opaque(body[1], "", ("obj", body[0], body[1], parts))
+        names, items = body[2], body[3] if n == 4 else None
+        if (
+            _type(names) is not _list
+            or _type(items) is not _list
+            or _len(names) != _len(items)
+            or _len(names) > MAX_FIELDS
+            or not _all(name_ok(x) for x in names)
+        ):
+            raise _ValueError("malformed $record in a result")
+        if budget is not None:
+            budget.charge(128 * _len(names))
+        items_of(items, make_opaque, budget, d)
+        return make_opaque(body[1], "", ("record", body[0], body[1], _tuple(names), items))
 
     STRS = frozenset((_str,))
     NUMBER_SET = frozenset(NUMBERS)
@@ -1015,7 +1449,10 @@ def run_job(  # type: ignore[no-untyped-def]
                 __import__(ctx["package"])
             sys.modules[ctx["name"]] = mod
         exec(job["prelude"], g)
-        exec(compile(job["code"], "<program>", "exec"), g)
+        # dont_inherit: the program is compiled as Python would (this file's own
+        # ``from __future__ import annotations`` would make its annotations strings, and a
+        # dataclass of a module that is not in sys.modules then fails to build).
+        exec(compile(job["code"], "<program>", "exec", dont_inherit=True), g)
         fn = g.get(job["entry_point"])
         if not _callable(fn):
             raise _NameError(f"the program defines no function {job['entry_point']!r}")

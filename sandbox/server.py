@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from utdebug.sandbox import _runner
-from utdebug.sandbox.compare import Opaque
+from utdebug.sandbox.compare import stand_in
 from utdebug.sandbox.layers import (
     CHILD_ENV,
     DEFAULT_REQUIRED,
@@ -279,7 +279,7 @@ def encode_inputs(inputs: Sequence[Sequence[Any]]) -> EncodedInputs:
 
 def decode_value(data: object, budget: _runner.Budget | None = None) -> Any:
     """Decode a tagged value; ``budget`` bounds what a result from a child may cost."""
-    return _runner.decode(data, Opaque, budget)
+    return _runner.decode(data, stand_in, budget)
 
 
 DECODE_FACTOR = 32

@@ -338,3 +338,13 @@ def test_reach_script_prints_its_table() -> None:
     assert m, out
     assert float(m.group(2)) >= 90.0  # non-dunder defs utdebug can target
     assert float(m.group(3)) < 50.0  # what module-level functions and staticmethods covered
+
+
+def test_structured_values_script_prints_its_numbers() -> None:
+    out = _run("structured_values.py", "--n", "300", "--repeat", "2", timeout=60).stdout
+    for kind in ("tuple (reference)", "dataclass", "plain object", "namedtuple", "date", "Path"):
+        assert re.search(
+            rf"^{re.escape(kind)} +encode +{NUM} us/value +decode +{NUM} us/value", out, re.M
+        ), out
+    for kind in ("tuples", "objects"):
+        assert re.search(rf"^ROUND TRIP 300 {kind} +median +{NUM} ms$", out, re.M), out

@@ -503,7 +503,7 @@ SLOW_REPR = prog(
         t = time.process_time()
         while time.process_time() - t < s:
             pass
-    class Slow:
+    class Slow(Exception):  # an exception object: reported by its repr
         def __init__(self, s):
             self.s = s
         def __repr__(self):

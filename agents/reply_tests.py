@@ -33,6 +33,7 @@ import re
 import textwrap
 from dataclasses import dataclass
 
+from utdebug import literals
 from utdebug.agents.reply_syntax import (
     MAX_REPLY_CHARS,
     ParsedValue,
@@ -41,6 +42,7 @@ from utdebug.agents.reply_syntax import (
     parse_value,
     too_long,
 )
+from utdebug.literals import LiteralError
 
 __all__ = ["ParsedProgram", "expected_value", "parse_program_test", "parse_vote", "program_key"]
 
@@ -82,14 +84,23 @@ def program_key(setup: str, call: str, then: str | None) -> str:
     return "program:" + "\n".join([setup.strip(), call.strip(), (then or "").strip()])
 
 
-def expected_value(source: str) -> ParsedValue | ParseFailure:
-    """The one place where an expected value's text becomes a value: a literal now, or a
-    pending expression the sandbox computes (as :func:`utdebug.agents.parsing.parse_output`)."""
-    return parse_value(source.strip())
+def expected_value(source: str, *, module_source: str | None = None) -> ParsedValue | ParseFailure:
+    """The one place where an expected value's text becomes a value: a literal or constructor
+    calls read structurally (:func:`utdebug.literals.expected_value`, with the classes of
+    ``module_source``), else a pending expression the sandbox computes (as
+    :func:`utdebug.agents.parsing.parse_output`)."""
+    text = source.strip()
+    try:
+        return ParsedValue(literals.expected_value(text, module_source=module_source), text)
+    except LiteralError:
+        return parse_value(text)
 
 
-def parse_program_test(reply: str, entry_point: str) -> ParsedProgram | ParseFailure:
-    """The first test of ``reply`` (see the module docstring)."""
+def parse_program_test(
+    reply: str, entry_point: str, *, module_source: str | None = None
+) -> ParsedProgram | ParseFailure:
+    """The first test of ``reply`` (see the module docstring); ``module_source`` (the code
+    under test) lets an expected value name its classes (``Point(1, 2)``)."""
     if len(reply) > MAX_REPLY_CHARS:
         return too_long(reply)
     candidates = _code_candidates(reply)
@@ -99,7 +110,7 @@ def parse_program_test(reply: str, entry_point: str) -> ParsedProgram | ParseFai
             tree = ast.parse(code)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
-        found = _from_module(tree, code, entry_point)
+        found = _from_module(tree, code, entry_point, module_source)
         if isinstance(found, ParsedProgram):
             return found
         if found is not None and first_failure is None:
@@ -121,7 +132,9 @@ def _code_candidates(reply: str) -> list[str]:
     return out
 
 
-def _from_module(tree: ast.Module, code: str, entry: str) -> ParsedProgram | ParseFailure | None:
+def _from_module(
+    tree: ast.Module, code: str, entry: str, module_source: str | None = None
+) -> ParsedProgram | ParseFailure | None:
     mock = _uses_mocks(tree)
     if mock is not None:
         return ParseFailure(f"the test uses mocks ({mock}): mocks are out of scope")
@@ -131,7 +144,7 @@ def _from_module(tree: ast.Module, code: str, entry: str) -> ParsedProgram | Par
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith(
             "test"
         ):
-            return _from_function(node, code, entry, prelude, None)
+            return _from_function(node, code, entry, prelude, None, module_source)
         if isinstance(node, ast.ClassDef):
             methods = [
                 m
@@ -148,10 +161,10 @@ def _from_module(tree: ast.Module, code: str, entry: str) -> ParsedProgram | Par
                     ),
                     None,
                 )
-                return _from_function(methods[0], code, entry, prelude, set_up)
+                return _from_function(methods[0], code, entry, prelude, set_up, module_source)
     body = [n for n in tree.body if not isinstance(n, ast.Import | ast.ImportFrom)]
     if body and _assertion(body[-1]) is not None:
-        return _from_body(body, code, entry, prelude, "")
+        return _from_body(body, code, entry, prelude, "", module_source)
     return None
 
 
@@ -182,6 +195,7 @@ def _from_function(
     entry: str,
     prelude: list[str],
     set_up: ast.FunctionDef | None,
+    module_source: str | None = None,
 ) -> ParsedProgram | ParseFailure:
     for d in fn.decorator_list:
         name = _callee_name(d.func if isinstance(d, ast.Call) else d)
@@ -204,11 +218,16 @@ def _from_function(
     body = [s for s in fn.body if not _is_docstring(s)]
     if not body:
         return ParseFailure(f"the test {fn.name} is empty")
-    return _from_body(body, code, entry, lead, fn.name)
+    return _from_body(body, code, entry, lead, fn.name, module_source)
 
 
 def _from_body(
-    body: list[ast.stmt], code: str, entry: str, lead: list[str], name: str
+    body: list[ast.stmt],
+    code: str,
+    entry: str,
+    lead: list[str],
+    name: str,
+    module_source: str | None = None,
 ) -> ParsedProgram | ParseFailure:
     last_at = next((i for i in range(len(body) - 1, -1, -1) if _assertion(body[i])), None)
     if last_at is None:
@@ -241,7 +260,7 @@ def _from_body(
     expected: ParsedValue | None = None
     if raises is None:
         assert expected_src is not None
-        value = expected_value(expected_src)
+        value = expected_value(expected_src, module_source=module_source)
         if isinstance(value, ParseFailure):
             return ParseFailure(f"the expected value {expected_src!r}: {value.reason}")
         expected = value

@@ -186,7 +186,8 @@ class UTGenerator(_Role):
                 hint=hint,
                 template_version=prompts.PROGRAM_PROMPT_VERSION,
             )
-            return Proposal(c.text, parse_program_test(c.text, task.entry_point), c.finish_reason)
+            test = parse_program_test(c.text, task.entry_point, module_source=code)
+            return Proposal(c.text, test, c.finish_reason)
         (c,) = await self._ask(msgs, sample_index=sample_index, hint=hint, end="ut")
         params = parsing.parameter_names(code, task.entry_point)
         call = parsing.parse_call(c.text, task.entry_point, style=self.style, params=params)

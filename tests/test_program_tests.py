@@ -606,3 +606,28 @@ def test_the_feedback_of_a_failing_setup_says_so(tmp_path: Path, module_executor
     assert "Output: Error in the setup: NameError: name 'strt' is not defined" in feedback
     (accepted,) = [e for e in result.events if isinstance(e, EditAccepted)]
     assert accepted.post == 1.0  # the fix of __init__ (a method the target uses) merged
+
+
+def test_an_expected_object_written_as_a_constructor_call(
+    tmp_path: Path, module_executor: Executor
+) -> None:
+    """``assert shifted(Point(1, 2), 3) == Point(4, 2)``: the expected value is read
+    structurally with the module's classes (never evaluated) and compared with the object the
+    sandbox reports."""
+    path = tmp_path / "kinds.py"
+    path.write_text(KINDS_SOURCE, encoding="utf-8")
+    task = load_function(path, "shifted").to_task()
+    _, _, fixed = KIND_CASES["shifted"]
+    model = ScriptedModel(
+        {
+            "ut": [
+                pytest_reply("def test_it():\n    assert shifted(Point(1, 2), 3) == Point(4, 2)\n")
+            ],
+            "debug": [fix(fixed)],
+        }
+    )
+    result = run(Session(task, model, module_executor, Settings(n=1, k=0, rounds=1)).run())
+    (kept,) = [e.test for e in result.events if isinstance(e, TestKept)]
+    assert kept.call == "shifted(Point(1, 2), 3)"
+    (accepted,) = [e for e in result.events if isinstance(e, EditAccepted)]
+    assert (accepted.pre, accepted.post) == (0.0, 1.0)

@@ -49,6 +49,9 @@ never re-printed, so its docstring, comments, formatting and line endings stay a
   and the method in the class, each keeping its own decorators (so the method keeps
   ``@staticmethod``). Merged into the file itself (which has only the method), the same edit
   changes the method.
+- Any other method target (``class_name`` with no module-level copy in the base): the method
+  is replaced in its class, and since a method runs with its class, the edit's changes to the
+  class's other methods (``__init__``, helpers) are merged as well.
 - A base that does not parse (HE+Fix's body-only code) cannot be merged into: the edit's code
   is then the program, with its test code and unused definitions dropped.
 """
@@ -596,8 +599,11 @@ class _Merger:
         assert b is not None
         targets = self._entry_targets()
         new = self._entry_definition()
+        # A method (not a staticmethod run as a module-level copy) runs with its class: the
+        # edit's changes to the class's other methods (``__init__``, helpers) are merged too.
+        own_class = self._method_class()
         if new is None:
-            return [n for t in targets for n in b.uses(t)]
+            return [n for t in targets for n in b.uses(t)] + own_class
         self.taken.add(id(new))
         changed = False
         for target in targets:
@@ -612,9 +618,17 @@ class _Merger:
                 self._replace(target, new, edit_decorators=bool(new.decorator_list))
             changed = True
         if not changed:
-            return [n for t in targets for n in b.uses(t)]
+            return [n for t in targets for n in b.uses(t)] + own_class
         self.replaced.append(f"function {self.entry}")
-        return self.e.uses(new)
+        return self.e.uses(new) + own_class
+
+    def _method_class(self) -> list[str]:
+        """``[class_name]`` for a method target whose base has no module-level copy."""
+        if self.class_name is None or self.b is None:
+            return []
+        if isinstance(_last(self.b.tree.body, self.entry, _DEF), _DEF):
+            return []
+        return [self.class_name]
 
     def _resolve_function(self, target: Def) -> list[str]:
         assert self.b is not None

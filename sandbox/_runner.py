@@ -1567,10 +1567,14 @@ def run_job(  # type: ignore[no-untyped-def]
     arm(_float(job["limits"]["load_s"]), _cpu())
     try:
         if ctx:
-            sys.modules[ctx["name"]] = mod
             sys.path[:0] = list(ctx.get("path") or [])
             if ctx.get("cwd"):
                 os.chdir(ctx["cwd"])
+            if ctx.get("import_package") and ctx.get("package"):
+                # the package first, as a normal import would: its __init__ may import this
+                # module's names back (a cycle that only works in that order)
+                __import__(ctx["package"])
+            sys.modules[ctx["name"]] = mod
         exec(job["prelude"], g)
         # dont_inherit: the program is compiled as Python would (this file's own
         # ``from __future__ import annotations`` would make its annotations strings, and a

@@ -231,6 +231,10 @@ class ModuleContext:
     package: str | None = None
     path: tuple[str, ...] = ()
     cwd: str | None = None
+    import_package: bool = False
+    """Import ``package`` (as a normal import would) before the program, so that a package
+    whose ``__init__`` imports names back from this module loads; the program then replaces
+    the module in ``sys.modules``."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -239,6 +243,7 @@ class ModuleContext:
             "package": self.package,
             "path": list(self.path),
             "cwd": self.cwd,
+            "import_package": self.import_package,
         }
 
 

@@ -326,6 +326,25 @@ def test_train_throughput_script_prints_its_numbers() -> None:
     assert "PASS ray" not in out  # Ray only with --ray
 
 
+def test_program_tests_script_prints_its_numbers() -> None:
+    out = _run("program_tests.py", "--tests", "4", "--repeats", "1", timeout=120).stdout
+    for name in ("small module", "module with 7 stdlib imports"):
+        assert re.search(
+            rf"^{name}: program test {NUM} ms wall per test .* child CPU {NUM} ms; "
+            rf"literal test {NUM} ms wall per test",
+            out,
+            re.M,
+        ), out
+
+
+def test_reach_script_prints_its_table() -> None:
+    out = _run("reach.py", "--packages", "click", "--sample", "3", timeout=120).stdout
+    m = re.search(rf"^click +{NUM} +({NUM})% +({NUM})% +({NUM})% +3 +{NUM}% +{NUM}%$", out, re.M)
+    assert m, out
+    assert float(m.group(2)) >= 90.0  # non-dunder defs utdebug can target
+    assert float(m.group(3)) < 50.0  # what module-level functions and staticmethods covered
+
+
 def test_structured_values_script_prints_its_numbers() -> None:
     out = _run("structured_values.py", "--n", "300", "--repeat", "2", timeout=60).stdout
     for kind in ("tuple (reference)", "dataclass", "plain object", "namedtuple", "date", "Path"):

@@ -63,11 +63,15 @@ class TestResult:
     """``returned <repr>``, ``raised <Type>: <message>``, or why it timed out; None on a pass."""
     finding: bool = False
     """Failed, with ``share >= min_votes``."""
+    code: str | None = None
+    """A test with setup (a method's, a property's ...): the test's code, setup lines then the
+    assertion (``None`` for a literal-argument test, whose call says it all)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "call": self.call,
+            "code": self.code,
             "expected": self.expected,
             "share": round(self.share, 4),
             "draws": self.draws,

@@ -449,6 +449,7 @@ class _Checker:
             package=package,
             path=tuple(dict.fromkeys([str(import_root), str(self.root), *self.env_paths])),
             cwd=str(self.root),
+            import_package=loaded.program,  # a method's module may be in an import cycle
         )
         executor = Executor(sb, workers=2, context=ctx)
         task = replace(loaded.to_task(), description=_description(loaded, name))
@@ -676,6 +677,7 @@ def _test_json(t: Any, judged: Any) -> dict[str, Any]:
         "draws": t.draws,
         "verdict": verdict.value,
         "actual": actual,
+        "code": t.code() if t.program else None,
     }
 
 
@@ -754,6 +756,7 @@ def _from_data(
             verdict=TestVerdict(t["verdict"]),
             actual=None if t["verdict"] == "pass" else t.get("actual"),
             finding=t["verdict"] != "pass" and float(t["share"]) >= min_votes - 1e-9,
+            code=None if t.get("code") is None else str(t["code"]),
         )
         for t in raw
     )

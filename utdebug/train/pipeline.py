@@ -67,6 +67,7 @@ from utdebug.agents.base import (
     ModelNotFound,
 )
 from utdebug.agents.endings import reached
+from utdebug.agents.reply_tests import ParsedProgram
 from utdebug.agents.roles import Perturber, Rationalizer, TaskText, UTGenerator
 from utdebug.agents.sim import SIMULATED, SimModel, SimParams, SimProblem
 from utdebug.benchmarks.records import record_key
@@ -691,7 +692,10 @@ class _Work:
             )
             trace: dict[str, Any] = {"attempt": attempt, "reply": prop.reply}
             v.attempts.append(trace)
-            why = self._try_input(v, prop.reply, prop.call, params, seen, attempt)
+            call = prop.call
+            if isinstance(call, ParsedProgram):  # never for this pipeline's literal tasks
+                call = parsing.ParseFailure("a test program, not a literal-argument call")
+            why = self._try_input(v, prop.reply, call, params, seen, attempt)
             trace["result"] = why or "kept"
             c[_coarse(why) if why else "kept"] += 1
             if len(v.tests) >= self.s.tests_per_code:

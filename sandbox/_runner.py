@@ -1166,7 +1166,13 @@ def _private_tmp(size_mb: int, inodes: int, keep: list[str]) -> None:
     mount("tmpfs", "/tmp", "tmpfs", flags, opts)
     # The folders leading to them (a checkout under /tmp) are read-only, on a small tmpfs of
     # their own: a write into the repository's path fails instead of landing in the scratch.
-    tops = sorted({"/tmp/" + d[len("/tmp/") :].split("/")[0] for d, _ in fds})
+    # A kept folder right under /tmp is its own read-only bind (and one inside another kept
+    # folder comes with it): neither needs a tmpfs leading to it.
+    kept = {d for d, _ in fds}
+    fds = [(d, fd) for d, fd in fds if not any(d.startswith(e + "/") for e in kept)]
+    tops = sorted(
+        {t for t in ("/tmp/" + d[len("/tmp/") :].split("/")[0] for d, _ in fds) if t not in kept}
+    )
     for top in tops:
         os.mkdir(top, 0o755)
         mount("tmpfs", top, "tmpfs", flags, "size=64k,nr_inodes=256,mode=0755")

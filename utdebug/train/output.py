@@ -180,7 +180,15 @@ def card_markdown(card: dict[str, Any]) -> str:
     st = card["settings"]
     lines += _table(
         [
-            ("model", f"`{card['model']}`" + (" (SIMULATED)" if sim else "")),
+            (
+                "model",
+                f"`{card['model']}`" + (" (SIMULATED)" if sim else "")
+                if card.get("model")
+                else "none: no stage uses a model",
+            ),
+            ("stage I (corrupted code)", card["stages"]["perturb"]),
+            ("stage II (failing inputs)", card["stages"]["inputs"]),
+            ("stage III (rationales)", card["stages"]["rationale"]),
             ("perturbation", st["perturb"]),
             ("corrupted versions per problem", st["corruptions"]),
             ("UT attempts per version", st["attempts"]),

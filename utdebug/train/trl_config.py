@@ -108,7 +108,7 @@ def sft_configs(shards: Sequence[Path], *, seed: int) -> dict[str, dict[str, Any
         "max_length": 4096,
         "bf16": True,
         "activation_checkpointing": True,
-        "logging_steps": 10,
+        "logging_steps": 1,
         "save_strategy": "epoch",
         "report_to": "none",
         "seed": seed,

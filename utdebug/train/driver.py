@@ -43,6 +43,7 @@ from utdebug.distributed import RunnerOptions, RunnerUnavailable, WorkerLost, ma
 from utdebug.sandbox import SandboxConfig, SandboxError, SandboxUnavailable
 from utdebug.train import output
 from utdebug.train.decontam import EVAL_SPLITS, EvalIndex, build_index, default_splits
+from utdebug.train.output import held_out_text
 from utdebug.train.pipeline import PIPELINE_VERSION, Job, Settings, job_key, process_problem
 from utdebug.train.sources import Loaded, TrainProblem
 from utdebug.train.trl_config import COMMON_NOTE, NOTES, TRL_VERSION, render_yaml, sft_configs
@@ -74,6 +75,8 @@ class RunOutcome:
     lost: int = 0
     """Problems whose Ray worker was lost more often than the retries allow (not recorded:
     a rerun runs them)."""
+    node_died: bool = False
+    """Some were lost because a Ray node died."""
     notes: list[str] = field(default_factory=list)
 
 
@@ -190,9 +193,10 @@ def run_train_data(
         )
         return Exit.USAGE
     if code == Exit.OK and run.lost:
+        why = "a Ray node died" if run.node_died else "their Ray worker was lost"
         _say(
-            f"utdebug train data: {run.lost} problems lost their Ray worker; finished problems "
-            "are kept; rerun the same command to run them"
+            f"utdebug train data: {run.lost} problems were not recorded: {why}; finished "
+            "problems are kept; rerun the same command to run them"
         )
         return Exit.FAILURE
     errors = card["model_errors"]
@@ -290,6 +294,7 @@ def _run_jobs(
                 return Exit.SANDBOX
             if isinstance(result, WorkerLost):
                 run.lost += 1
+                run.node_died = run.node_died or result.node_died
                 _say(f"train data: {job.problem.problem_id}: {result} (not recorded)")
                 continue
             if isinstance(result, BaseException):
@@ -375,6 +380,8 @@ class _Progress:
         self.model_errors = 0
         self.t0 = time.monotonic()
         self.last = 0.0
+        self.shown = -1
+        """``done`` when the last line was printed (the final line is not printed twice)."""
 
     def add(self, record: dict[str, Any]) -> None:
         self.done += 1
@@ -385,9 +392,12 @@ class _Progress:
 
     def line(self, final: bool = False) -> None:
         now = time.monotonic()
+        if final and self.shown == self.done:
+            return
         if not final and now - self.last < 2.0 and self.done < self.total:
             return
         self.last = now
+        self.shown = self.done
         _say(
             f"train data{self.tag}: {self.done}/{self.total} problems, {self.examples} examples, "
             f"{self.val} validation problems, {self.model_errors} model errors, "
@@ -570,7 +580,8 @@ def _print_counts(card: dict[str, Any], out_dir: Path) -> None:
             f"{dec['dropped']} dropped"
             + (f" (not checked: {', '.join(unavailable)})" if unavailable else ""),
         ),
-        ("problems", f"{c['selected']} selected of {c['problems']}, {c['holdout']} held out"),
+        ("problems", f"{c['selected']} selected of {c['problems']}"),
+        ("held out for validation", held_out_text(c)),
         ("recorded", f"{c['recorded']} ({c['resumed']} resumed, {c['ran_now']} run now)"),
         ("stage I made by", card["stages"]["perturb"]),
         ("stage II made by", card["stages"]["inputs"]),
@@ -580,7 +591,6 @@ def _print_counts(card: dict[str, Any], out_dir: Path) -> None:
         ("stage III (rationales)", _counts_text(st.get("rationales", {}))),
         ("problems", _counts_text(st.get("problem", {}))),
         ("SFT examples", f"{c['examples']} in {len(card['outputs']['sft_shards'])} shard(s)"),
-        ("validation problems", str(c["val_problems"])),
         ("model errors", f"{c['model_errors']} (rerun to retry)"),
         ("problem errors", str(c["problem_errors"])),
         ("sandbox", f"{c['executions']} executions in {c['batches']} batches"),

@@ -32,6 +32,7 @@ from utdebug.benchmarks.records import RunFolderError, write_json_atomic, write_
 
 __all__ = [
     "SHARD_SIZE",
+    "held_out_text",
     "write_card",
     "write_jsonl",
     "write_parquet_shards",
@@ -111,6 +112,20 @@ def write_parquet_shards(
         paths.append(path)
     _clear(folder, ".parquet", set(names))
     return paths
+
+
+def held_out_text(counts: dict[str, Any]) -> str:
+    """The held-out problems and what became of them (stdout and the card say the same)."""
+    held, rows = counts["holdout"], counts["val_problems"]
+    if not held:
+        return "0"
+    missing = held - rows
+    return f"{held} ({rows} written to val.jsonl" + (
+        f"; {missing} without a validation row: no corrupted version with a failing input, "
+        "or not recorded)"
+        if missing
+        else ")"
+    )
 
 
 def write_card(out_dir: Path, card: dict[str, Any]) -> None:
@@ -205,11 +220,10 @@ def card_markdown(card: dict[str, Any]) -> str:
         [
             ("problems after decontamination", c["problems"]),
             ("problems run (recorded)", c["recorded"]),
-            ("held out for validation", c["holdout"]),
+            ("held out for validation", held_out_text(c)),
             ("problems ended by a model error (rerun to retry)", c["model_errors"]),
             ("problem errors", c["problem_errors"]),
             ("SFT examples", c["examples"]),
-            ("validation problems written", c["val_problems"]),
         ]
     )
     for stage in ("problem", "perturb", "inputs", "rationales"):

@@ -627,7 +627,7 @@ class _Work:
             return
         if self.job.holdout:
             self.val = self.val_row(failing[0])
-            self.counts["problem"]["held out for validation" if self.val else "no val tests"] += 1
+            self.counts["problem"]["validation row written" if self.val else "no val tests"] += 1
             return
         for i, v in enumerate(self.versions):
             for t in v.tests:

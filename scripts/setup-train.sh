@@ -17,7 +17,7 @@ extra=()
 if [ -n "${TORCH_INDEX:-}" ]; then
     extra=(--extra-index-url "$TORCH_INDEX")
 fi
-.venv/bin/python -m pip install -q --disable-pip-version-check "${extra[@]}" \
+.venv/bin/python -m pip install -q --disable-pip-version-check ${extra[@]+"${extra[@]}"} \
     "torch==2.13.0" "trl==1.16.0" "peft==0.21.2" "transformers==5.24.0" \
     "accelerate==1.15.0" "datasets==5.2.0"
 echo "setup-train: ready (torch $(.venv/bin/python -c 'import torch; print(torch.__version__)'))" >&2

@@ -359,6 +359,47 @@ def test_a_corrupt_cache_entry_is_checked_again(calc: git.Repo, tmp_path: Path) 
     assert json.loads(entries[0].read_text())["version"] == CACHE_VERSION
 
 
+def test_no_test_is_not_cached_and_the_report_says_why(calc: git.Repo, tmp_path: Path) -> None:
+    """Replies that hold no test (a model served badly, say): "no test could be generated",
+    with the refused replies' reasons (not their text) in the report; nothing cached, so a
+    rerun once the model answers asks it again."""
+    from utdebug.check.formats import schema
+
+    class Rambling(Replies):
+        def __call__(self, request: Any, i: int) -> str:
+            self.calls.append(request.purpose)
+            return "To solve this problem, we need to think about it step by step."
+
+    bad = Rambling(SPECS)
+    report = check(calc, tmp_path, bad.info(), targets=("calc/ops.py::add",))
+    (fn,) = report.functions
+    assert fn.status is Status.ERROR and "no test could be generated" in fn.message
+    assert fn.refused and {r.purpose for r in fn.refused} == {"ut"}
+    assert sum(r.count for r in fn.refused) == bad.calls.count("ut")
+    assert "refused, most often:" in fn.message
+    data = fn.to_json()
+    assert data["refused_replies"] and all(
+        "step by step" not in r["reason"] for r in data["refused_replies"]
+    )
+    jsonschema.validators.validator_for(schema())(schema()).validate(report.to_json())
+    assert list((tmp_path / "cache").rglob("*.json")) == []
+    said: list[str] = []
+    bad_model = Rambling(SPECS).info()
+    bad_model = ModelInfo(bad_model.model, bad_model.name, bad_model.key, False)  # not simulated
+    run_check(
+        options(calc, tmp_path, targets=("calc/ops.py::add",)),
+        bad_model,
+        SandboxConfig(),
+        progress=said.append,
+    )
+    (warning,) = [x for x in said if x.startswith("warning:")]
+    assert "gave nothing usable" in warning and "unparsable or refused" in warning
+    good = Replies(SPECS)
+    again = check(calc, tmp_path, good.info(), targets=("calc/ops.py::add",))
+    assert good.calls.count("ut") == 3 and not again.functions[0].cached
+    assert again.functions[0].status is not Status.ERROR and again.functions[0].refused == ()
+
+
 # -- --fix ------------------------------------------------------------------------------------
 
 

@@ -742,3 +742,21 @@ async def test_the_demo_model_answers_when_every_edit_is_rejected(
         assert app.phase == "finished", (app.phase, app.error)
         assert app.finish_reason == "rounds" and rejected == 3
         assert app.code == loaded.to_task().code  # nothing was accepted
+
+
+async def test_the_task_line_is_the_docstrings_first_line(
+    executor: Executor, tmp_path: Path
+) -> None:
+    path = tmp_path / "stats.py"
+    path.write_text(
+        'def mean(xs):\n    """Return the mean of xs.\n\n    >>> mean([2, 3])\n     2.5\n    """\n'
+        "    return sum(xs) / (len(xs) + 1)\n",
+        encoding="utf-8",
+    )
+    loaded = load_function(path, "mean")
+    app = frozen_app(loaded, add_script([]), executor, step_first=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        shown = str(app.query_one("#task-text", Static).render())
+    assert "Return the mean of xs. …" in shown
+    assert "2.5" not in shown and ">>>" not in shown

@@ -13,7 +13,7 @@ from utdebug.agents.roles import DEBUG_SAMPLING, UT_SAMPLING, VOTE_SAMPLING, Tas
 from utdebug.sandbox.compare import CheckSpec, Semantics, describe
 from utdebug.sandbox.server import Limits
 
-RULES_VERSION = "2"
+RULES_VERSION = "3"
 """How replies are read and edits applied (parsers, natural ends, merging edits into their
 module): part of every benchmark record's key, so a resumed run never mixes records made under
 other rules. Bump it whenever those rules change."""

@@ -56,8 +56,10 @@ from utdebug.engine.events import (
     RoundFinished,
     SessionStarted,
     TestChanged,
+    TestProposed,
     TestsBuilt,
     TestsRun,
+    VoteCast,
 )
 from utdebug.engine.execution import Executor, TestRun
 from utdebug.engine.model import Settings, Task, UnitTest, UTMethod, Variant, code_id
@@ -595,8 +597,19 @@ class Session:
         )
 
     def usage_json(self) -> dict[str, Any]:
-        """The session's calls, tokens and cost, with calls counted per purpose."""
-        return self.usage.to_json() | {"by_purpose": dict(self.calls_by_purpose)}
+        """The session's calls, tokens and cost, with calls counted per purpose, and the
+        replies refused (``refused``: test proposals, votes and edits that gave nothing
+        usable; replies that were no answer at all are ``interrupted``)."""
+        refused = sum(
+            1
+            for e in self.events
+            if isinstance(e, TestProposed | VoteCast | EditProposed) and e.reason is not None
+        )
+        return (
+            self.usage.to_json()
+            | {"by_purpose": dict(self.calls_by_purpose)}
+            | {"refused": refused}
+        )
 
     def _round_finished(self, r: int, rate: float | None) -> None:
         self._last_round = r

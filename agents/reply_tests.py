@@ -388,11 +388,16 @@ _RAISES = re.compile(r"^\s*raises\s+([A-Za-z_][\w.]*)\s*$")
 _MARKED_RAISES = re.compile(r"(?:Output|Final Answer)\s*:\s*`*\s*raises\s+([A-Za-z_][\w.]*)")
 
 
-def parse_vote(text: str, call: str) -> ParsedValue | ParseFailure | str:
+def parse_vote(
+    text: str, call: str, *, module_source: str | None = None
+) -> ParsedValue | ParseFailure | str:
     """An output vote on a program test: the predicted value, or the name of the exception
-    type (``Output: ```raises KeyError``` ``) as a ``str``."""
-    from utdebug.agents.parsing import parse_output
+    type (``Output: ```raises KeyError``` ``) as a ``str``.
 
+    The answer is found as for a literal-argument test (:func:`~utdebug.agents.parsing.
+    parse_output`); an answer that is not a literal (``Point(4, 2)``, ``date(2024, 1, 2)``,
+    ``Color.RED``) is read structurally with :func:`utdebug.literals.expected_value` and the
+    classes of ``module_source`` (the code under test), else left to the sandbox to compute."""
     last = None
     for match in _MARKED_RAISES.finditer(text):
         last = match.group(1)
@@ -403,4 +408,39 @@ def parse_vote(text: str, call: str) -> ParsedValue | ParseFailure | str:
         if m:
             return m.group(1)
         break
-    return parse_output(text, call=call)
+    return _structural_vote(text, call, module_source)
+
+
+def _structural_vote(text: str, call: str, module_source: str | None) -> ParsedValue | ParseFailure:
+    from utdebug.agents.parsing import parse_output
+
+    out = parse_output(text, call=call)
+    if isinstance(out, ParsedValue) and not out.pending:
+        return out  # a literal: read exactly as a literal-argument test's vote
+    if isinstance(out, ParsedValue):
+        candidates = [out.source]
+    else:  # the answer region holds an expression that is not a literal (``Color.RED``)
+        blocks = fenced_blocks(text)
+        candidates = [_block_line(text[b.body : b.end]) for b in blocks[-1:]]
+        candidates += _SPAN.findall(text)[-1:]
+    for source in candidates:
+        source = source.strip()
+        if not source or "\n" in source:
+            continue
+        try:
+            value = literals.expected_value(source, module_source=module_source)
+        except LiteralError:
+            continue
+        return ParsedValue(value, source)
+    return out
+
+
+def _block_line(body: str) -> str:
+    """A block's one line of code (after a language tag on the fence line), else ``""``."""
+    lines = [line for line in body.splitlines() if line.strip()]
+    if len(lines) == 2 and re.fullmatch(r"[\w+-]+", lines[0].strip()):
+        lines = lines[1:]
+    return lines[0] if len(lines) == 1 else ""
+
+
+_SPAN = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")

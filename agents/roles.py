@@ -259,8 +259,11 @@ class OutputPredictor(_Role):
         *,
         sample_index: int = 0,
         hint: Any = None,
+        code: str | None = None,
     ) -> list[ProgramVote]:
-        """``k`` predictions of a test program's outcome: a value, or an exception type."""
+        """``k`` predictions of a test program's outcome: a value, or an exception type
+        (values written as constructor calls are read with the classes of ``code``, the code
+        under test)."""
         text = prompts.program_vote_prompt(
             kind=task.target_kind,
             signature=task.signature,
@@ -278,7 +281,10 @@ class OutputPredictor(_Role):
             hint=hint,
             template_version=prompts.PROGRAM_PROMPT_VERSION,
         )
-        return [ProgramVote(c.text, parse_vote(c.text, test.call), c.finish_reason) for c in out]
+        return [
+            ProgramVote(c.text, parse_vote(c.text, test.call, module_source=code), c.finish_reason)
+            for c in out
+        ]
 
 
 @dataclass(frozen=True, slots=True)

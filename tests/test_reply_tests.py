@@ -211,3 +211,60 @@ def test_votes_are_values_or_exception_types() -> None:
     value = parse_vote("Adding.\nOutput: ```[1, 2]```", "c.total()")
     assert isinstance(value, ParsedValue) and value.value == [1, 2]
     assert isinstance(parse_vote("no idea", "c.total()"), ParseFailure)
+
+
+_OBJECTS = """\
+import enum
+from dataclasses import dataclass
+
+
+@dataclass
+class Point:
+    x: int
+    y: int
+
+
+class Color(enum.Enum):
+    RED = 1
+    BLUE = 2
+"""
+
+
+@pytest.mark.parametrize(
+    ("reply", "shown"),
+    [
+        ("Moving it.\nOutput: ```Point(4, 2)```", "Point(x=4, y=2)"),
+        ("Final Answer: Point(x=4, y=2)", "Point(x=4, y=2)"),
+        ("It is the red one:\n```python\nColor.RED\n```", "Color.RED"),
+        ("Output: `date(2024, 1, 2)`", "datetime.date(2024, 1, 2)"),
+        ("It returns `Decimal('1.5')`.", "Decimal('1.5')"),
+        ("Output: ```[Point(1, 2), Point(3, 4)]```", "[Point(x=1, y=2), Point(x=3, y=4)]"),
+    ],
+)
+def test_votes_on_objects_are_read_structurally(reply: str, shown: str) -> None:
+    from utdebug.literals import canonical_repr
+
+    value = parse_vote(reply, "p.moved()", module_source=_OBJECTS)
+    assert isinstance(value, ParsedValue) and not value.pending
+    assert canonical_repr(value.value) == shown
+
+
+def test_object_votes_group_by_their_fields() -> None:
+    from utdebug.engine.voting import tally
+
+    votes = ["Output: ```Point(4, 2)```", "Output: ```Point(x=4, y=2)```", "Output: ```Point(2, 4)```"]
+    read = [parse_vote(v, "p.moved()", module_source=_OBJECTS) for v in votes]
+    assert all(isinstance(v, ParsedValue) for v in read)
+    t = tally([(True, v.value) for v in read if isinstance(v, ParsedValue)])
+    assert t.count == 2 and len(t.counts) == 2
+
+
+def test_object_votes_without_the_class_stay_unread() -> None:
+    # Positional fields need the class's definition: without it the text is left pending.
+    value = parse_vote("Output: ```Point(4, 2)```", "p.moved()")
+    assert isinstance(value, ParsedValue) and value.pending
+    # Code that is not a value is still no answer.
+    assert isinstance(
+        parse_vote("```python\np = Point(1, 2)\np.moved()\n```", "p.moved()", module_source=_OBJECTS),
+        ParseFailure,
+    )

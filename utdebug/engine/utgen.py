@@ -208,6 +208,7 @@ async def _judge_program(
         settings.k,
         sample_index=round_no * 100_000 + attempt * 100,
         hint=hint("vote", code=code, args_key=test.key),
+        code=code,
     )
     answers: list[tuple[bool, Any]] = []
     for i, v in enumerate(votes):

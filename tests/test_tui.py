@@ -404,7 +404,7 @@ async def test_a_model_error_ends_the_session_and_the_app_stays(
         assert isinstance(app.screen, EditExpectedScreen)
         await pilot.press("x", "enter")  # a name, not a literal
         error = str(app.screen.query_one("#error", Static).content)
-        assert error.startswith("not a literal")
+        assert error.startswith("not a value")
         await pilot.press("escape")
         assert not isinstance(app.screen, EditExpectedScreen)
         app.query_one("#bottom-tabs", TabbedContent).active = "tab-transcript"

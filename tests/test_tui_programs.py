@@ -121,3 +121,90 @@ async def test_a_method_session_with_a_persons_tests_with_setup(
         )
         row = table_rows(app)[3]
         assert (row[1], row[2][:8], row[3]) == ("c.bump(3)", "raises V", "fail")
+
+
+POINT = '''\
+from dataclasses import dataclass
+
+
+@dataclass
+class Point:
+    x: int
+    y: int
+
+    def moved(self, dx):
+        return Point(self.x + dx + 1, self.y)  # bug: one too far
+'''
+
+POINT_FIXED = (
+    "from dataclasses import dataclass\n\n\n@dataclass\nclass Point:\n    x: int\n    y: int\n\n"
+    "    def moved(self, dx):\n        return Point(self.x + dx, self.y)\n"
+)
+
+
+async def test_object_results_voted_and_typed_as_constructor_calls(
+    executor: Executor, tmp_path: Path
+) -> None:
+    path = tmp_path / "point.py"
+    path.write_text(POINT, encoding="utf-8")
+    loaded = load_function(path, "Point.moved")
+    scripted = ScriptedModel(
+        {
+            "ut": [
+                "```python\ndef test_moved():\n    p = Point(1, 2)\n"
+                "    assert p.moved(3) == Point(4, 2)\n```\n"
+            ],
+            # the votes write the object as a constructor call, positionally or with keywords
+            "vote": ["Output: ```Point(4, 2)```"] * 5 + ["Output: ```Point(x=4, y=2)```"] * 3,
+            "debug": [fix(POINT_FIXED)],
+        }
+    )
+    app = make_app(loaded, scripted, executor, Settings(n=1, rounds=1))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.phase == "finished", "the session finished")
+        voted = app.tests[0]
+        assert voted.call == "p.moved(3)" and voted.draws == 8 and voted.share == 1.0
+        assert "1/1" in summary(app)  # the fixed method returns Point(4, 2)
+
+        # a person types an object as the expected outcome of a new test
+        await pilot.press("a")
+        assert isinstance(app.screen, ProgramTestScreen)
+        screen: Any = app.screen
+        screen.query_one("#setup-input", TextArea).text = "p = Point(0, 0)"
+        screen.query_one("#call-input", Input).value = "p.moved(2)"
+        screen.query_one("#expected-input", Input).value = "Point(7, 0)"
+        screen.action_save()
+        await until(pilot, lambda: app.person_busy == 0 and app.total == 2, "the added test")
+        assert table_rows(app)[1][3] == "fail"  # moved(2) gives Point(2, 0)
+
+        # ... and corrects it in the edit dialog, with keywords this time
+        app.query_one("TestsPanel").table.move_cursor(row=1)  # type: ignore[attr-defined]
+        await pilot.press("e")
+        assert isinstance(app.screen, ProgramTestScreen)
+        screen = app.screen
+        assert screen.query_one("#expected-input", Input).value == "Point(x=7, y=0)"
+        screen.query_one("#expected-input", Input).value = "Point(x=2, y=0)"
+        screen.action_save()
+        await until(
+            pilot, lambda: app.person_busy == 0 and table_rows(app)[1][3] == "pass", "the edit"
+        )
+
+
+def test_a_persons_expected_value_may_be_a_constructor_call() -> None:
+    import datetime
+
+    import pytest
+
+    from utdebug.literals import LiteralError, canonical_repr
+    from utdebug.tui.format import parse_expected
+    from utdebug.tui.screens import parse_outcome
+
+    assert canonical_repr(parse_expected("Point(4, 2)", POINT)) == "Point(x=4, y=2)"
+    assert parse_expected("date(2024, 1, 2)") == datetime.date(2024, 1, 2)
+    assert parse_expected("[1, (2, 'a')]") == [1, (2, "a")]
+    assert parse_outcome("raises KeyError", POINT) == Raises("KeyError")
+    assert canonical_repr(parse_outcome("[Point(x=1, y=0)]", POINT)) == "[Point(x=1, y=0)]"
+    with pytest.raises(LiteralError):
+        parse_expected("Point(4, 2)")  # positional fields need the class's definition
+    with pytest.raises(LiteralError):
+        parse_outcome("open('x').read()", POINT)  # never evaluated

@@ -719,7 +719,9 @@ class DebugApp(App[None]):
                     ),
                 )
 
-        self.push_screen(EditExpectedScreen(test_id, test.call, test.expected), edited)
+        self.push_screen(
+            EditExpectedScreen(test_id, test.call, test.expected, self.code), edited
+        )
 
     def _edit_program(self, test: UnitTest) -> None:
         """A person edits a test with setup: its setup, call, expected outcome and follow-up."""
@@ -738,7 +740,9 @@ class DebugApp(App[None]):
 
         shown = NewProgram(test.setup or "", test.call, test.expected, test.then)
         title = f"Test #{test_id}: setup, call and expected outcome"
-        self.push_screen(ProgramTestScreen(title, self._target_name(), shown), edited)
+        self.push_screen(
+            ProgramTestScreen(title, self._target_name(), shown, self.code), edited
+        )
 
     def _target_name(self) -> str:
         task = self.debug_task
@@ -762,7 +766,7 @@ class DebugApp(App[None]):
                 )
 
         title = f"Add a test of {self._target_name()}"
-        self.push_screen(ProgramTestScreen(title, self._target_name()), added)
+        self.push_screen(ProgramTestScreen(title, self._target_name(), None, self.code), added)
 
     def action_add_test(self) -> None:
         if self._idle_session() is None:
@@ -783,7 +787,7 @@ class DebugApp(App[None]):
 
                 self._person("test added", lambda s: s.add_test(args, expected), undo)
 
-        self.push_screen(AddTestScreen(self.debug_task.entry_point), added)
+        self.push_screen(AddTestScreen(self.debug_task.entry_point, self.code), added)
 
     def action_delete_test(self) -> None:
         if self._idle_session() is None:

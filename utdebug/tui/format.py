@@ -11,7 +11,7 @@ from typing import Any
 from rich.cells import cell_len
 
 from utdebug.engine.model import UnitTest
-from utdebug.literals import LiteralError, literal_call, literal_value
+from utdebug.literals import LiteralError, expected_value, literal_call, literal_value
 
 BAR_CELLS = 8
 
@@ -74,11 +74,14 @@ def unified_diff(old: str, new: str, old_label: str = "given", new_label: str = 
     )
 
 
-def parse_expected(text: str) -> Any:
-    """A person's expected output: one Python literal (``LiteralError`` says what is wrong)."""
+def parse_expected(text: str, module_source: str | None = None) -> Any:
+    """A person's expected output: a Python literal, or a value written as constructor calls
+    (``Point(1, 2)``, ``date(2024, 1, 2)``, ``Color.RED``) read structurally with the classes of
+    ``module_source`` (the code under test), never evaluated (``LiteralError`` says what is
+    wrong)."""
     if not text.strip():
-        raise LiteralError("type a Python literal, e.g. 5, 'abc', [1, 2] or None")
-    return literal_value(text.strip())
+        raise LiteralError("type a value, e.g. 5, 'abc', [1, 2], None or Point(1, 2)")
+    return expected_value(text.strip(), module_source=module_source)
 
 
 def parse_arguments(text: str, entry_point: str) -> tuple[Any, ...]:

@@ -89,18 +89,22 @@ class Edited:
 
 
 class EditExpectedScreen(ModalScreen[Edited | None]):
-    """Correct one test's expected output; the text must be a Python literal."""
+    """Correct one test's expected output: a Python literal or a constructor-call value
+    (:func:`~utdebug.tui.format.parse_expected`)."""
 
     DEFAULT_CSS = "EditExpectedScreen {" + DIALOG_CSS + "}"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Cancel", id="utdebug.edit.cancel"),
     ]
 
-    def __init__(self, test_id: int, call: str, expected: Any) -> None:
+    def __init__(
+        self, test_id: int, call: str, expected: Any, module_source: str | None = None
+    ) -> None:
         super().__init__()
         self.test_id = test_id
         self.call = call
         self.expected = expected
+        self.module_source = module_source
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
@@ -117,9 +121,9 @@ class EditExpectedScreen(ModalScreen[Edited | None]):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
         try:
-            value = parse_expected(event.value)
+            value = parse_expected(event.value, self.module_source)
         except LiteralError as exc:
-            self.query_one("#error", Static).update(f"not a literal: {exc.message}")
+            self.query_one("#error", Static).update(f"not a value: {exc.message}")
             return
         self.dismiss(Edited(value))
 
@@ -141,16 +145,17 @@ class AddTestScreen(ModalScreen[NewTest | None]):
         Binding("escape", "cancel", "Cancel", id="utdebug.add.cancel"),
     ]
 
-    def __init__(self, entry_point: str) -> None:
+    def __init__(self, entry_point: str, module_source: str | None = None) -> None:
         super().__init__()
         self.entry_point = entry_point
+        self.module_source = module_source
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Static(f"Add a test of {self.entry_point}", classes="title")
             yield Static(Text("arguments: a tuple such as (1, 2), or a call such as f(1, 2)"))
             yield _input(f"(1, 2)  or  {self.entry_point}(1, 2)", "args-input")
-            yield Static(Text("expected output: a Python literal"))
+            yield Static(Text("expected output: a Python literal, or e.g. Point(1, 2)"))
             yield _input("3", "expected-input")
             yield Static("", id="error", classes="error")
             yield Static("enter: next / save · escape: cancel", classes="hint")
@@ -176,7 +181,7 @@ class AddTestScreen(ModalScreen[NewTest | None]):
             self.query_one("#expected-input", Input).focus()
             return
         try:
-            expected = parse_expected(event.value)
+            expected = parse_expected(event.value, self.module_source)
         except LiteralError as exc:
             self.query_one("#error", Static).update(f"expected output: {exc.message}")
             return
@@ -197,15 +202,16 @@ class NewProgram:
     then: str | None = None
 
 
-def parse_outcome(text: str) -> Any:
-    """A person's expected outcome of a test with setup: a Python literal, or
+def parse_outcome(text: str, module_source: str | None = None) -> Any:
+    """A person's expected outcome of a test with setup: a value (a Python literal or
+    constructor calls, :func:`~utdebug.tui.format.parse_expected`), or
     ``raises ExceptionType``."""
     words = text.split()
     if len(words) == 2 and words[0] == "raises":
         if not all(part.isidentifier() for part in words[1].split(".")):
             raise LiteralError(f"{words[1]!r} is not an exception type's name")
         return Raises(words[1])
-    return parse_expected(text)
+    return parse_expected(text, module_source)
 
 
 class ProgramTestScreen(ModalScreen[NewProgram | None]):
@@ -219,11 +225,18 @@ class ProgramTestScreen(ModalScreen[NewProgram | None]):
         Binding("ctrl+s", "save", "Save", id="utdebug.program.save"),
     ]
 
-    def __init__(self, title: str, target: str, test: NewProgram | None = None) -> None:
+    def __init__(
+        self,
+        title: str,
+        target: str,
+        test: NewProgram | None = None,
+        module_source: str | None = None,
+    ) -> None:
         super().__init__()
         self.title_text = title
         self.target = target
         self.test = test
+        self.module_source = module_source
 
     def compose(self) -> ComposeResult:
         t = self.test
@@ -235,8 +248,8 @@ class ProgramTestScreen(ModalScreen[NewProgram | None]):
             yield area
             yield Static(Text(f"call: one expression, e.g. obj.{self.target.split('.')[-1]}(1)"))
             yield _input(f"e.g. obj.{self.target.split('.')[-1]}(1)", "call-input")
-            yield Static(Text("expected: a Python literal, or raises ExceptionType"))
-            yield _input("3  or  raises KeyError", "expected-input")
+            yield Static(Text("expected: a value (3, Point(1, 2)), or raises ExceptionType"))
+            yield _input("3  or  Point(1, 2)  or  raises KeyError", "expected-input")
             yield Static(
                 Text("then (optional): an expression whose value after the call is compared")
             )
@@ -271,7 +284,9 @@ class ProgramTestScreen(ModalScreen[NewProgram | None]):
             error.update(why)
             return
         try:
-            expected = parse_outcome(self.query_one("#expected-input", Input).value)
+            expected = parse_outcome(
+                self.query_one("#expected-input", Input).value, self.module_source
+            )
         except LiteralError as exc:
             error.update(f"expected: {exc.message}")
             self.query_one("#expected-input", Input).focus()

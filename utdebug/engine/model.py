@@ -11,6 +11,7 @@ from typing import Any, Literal
 from utdebug.agents.base import Sampling
 from utdebug.agents.roles import DEBUG_SAMPLING, UT_SAMPLING, VOTE_SAMPLING, TaskText
 from utdebug.engine.program import Raises
+from utdebug.literals import canonical_repr, expected_value, expected_value_or_repr
 from utdebug.sandbox.compare import CheckSpec, Semantics, describe
 from utdebug.sandbox.server import Limits
 
@@ -261,7 +262,20 @@ class UnitTest:
             "origin": self.origin,
             "round": self.round,
             "target": self.target,
-        } | self._program_json()
+        } | self._exact_json() | self._program_json()
+
+    def _exact_json(self) -> dict[str, Any]:
+        """What ``expected`` (shortened for people) does not say exactly: a literal test's
+        arguments (``args``) and, when it differs from ``expected``, the expected value's full
+        canonical text (``value``), so that :meth:`from_json` reads the test back as it was."""
+        out: dict[str, Any] = {}
+        if not self.program:
+            out["args"] = canonical_repr(tuple(self.args))
+        if not isinstance(self.expected, Raises):
+            exact = canonical_repr(self.expected)
+            if exact != describe(self.expected, 2000):
+                out["value"] = exact
+        return out
 
     def _program_json(self) -> dict[str, Any]:
         """A program test's parts (a literal-argument test's record is unchanged)."""
@@ -273,3 +287,47 @@ class UnitTest:
         if isinstance(self.expected, Raises):
             out["raises"] = self.expected.type_name
         return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], *, module_source: str | None = None) -> UnitTest:
+        """The test a :meth:`to_json` record describes. Values are read as expected values
+        are (:func:`utdebug.literals.expected_value_or_repr`, never evaluated), with the
+        classes of ``module_source`` (the code under test) for what needs them (a
+        namedtuple). Raises ``ValueError`` (a :class:`~utdebug.literals.LiteralError` for an
+        unreadable value) or ``KeyError`` for a record that is not a test's."""
+        expected: Any
+        if "raises" in data:
+            expected = Raises(str(data["raises"]))
+        else:
+            text = str(data.get("value", data["expected"]))
+            expected = expected_value_or_repr(text, module_source=module_source)
+        args: tuple[Any, ...] = ()
+        if "args" in data:
+            read = expected_value(str(data["args"]), module_source=module_source)
+            if not isinstance(read, tuple):
+                raise ValueError(f"a test's args must be a tuple, got {data['args']!r}")
+            args = read
+        origin = data.get("origin", "model")
+        if origin not in ("model", "person"):
+            raise ValueError(f"unknown test origin {origin!r}")
+        setup = data.get("setup")
+        then = data.get("then")
+        votes = {str(k): int(v) for k, v in dict(data.get("votes", {})).items()}
+        draws = int(data.get("draws", 0))
+        share = float(data.get("share", 1.0))
+        if votes and draws and abs(max(votes.values()) / draws - share) < 1e-4:
+            share = max(votes.values()) / draws  # the record rounds it to 4 places
+        return cls(
+            id=int(data["id"]),
+            args=args,
+            call=str(data["call"]),
+            expected=expected,
+            votes=votes,
+            draws=draws,
+            share=share,
+            origin=origin,
+            round=int(data.get("round", 0)),
+            target=str(data.get("target", "")),
+            setup=None if setup is None else str(setup),
+            then=None if then is None else str(then),
+        )

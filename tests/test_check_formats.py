@@ -332,7 +332,7 @@ def _delete(path: tuple[Any, ...]) -> Any:
         _set(("functions", 0, "line"), "10"),
         _set(("functions", 0, "fix", "applied"), "yes"),
         _set(("functions", 0, "extra"), 1),
-        _set(("schema_version",), 2),
+        _set(("schema_version",), 1),  # the version before `code` and `refused_replies`
         _set(("exit_code",), 3),
         _set(("simulated",), "false"),
         _set(("tool", "name"), "other"),

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, ClassVar
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """Version of the JSON report (``schema_version``); see ``utdebug/check/report.schema.json``."""
 
 

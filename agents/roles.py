@@ -12,6 +12,7 @@ restates the task and the input call (documented in :mod:`utdebug.agents.prompts
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -191,6 +192,17 @@ class UTGenerator(_Role):
         (c,) = await self._ask(msgs, sample_index=sample_index, hint=hint, end="ut")
         params = parsing.parameter_names(code, task.entry_point)
         call = parsing.parse_call(c.text, task.entry_point, style=self.style, params=params)
+        if isinstance(call, parsing.ParseFailure) and task.class_name:
+            # a staticmethod with literal arguments, called through its class: Cart.tax(250)
+            through = re.compile(
+                rf"\b{re.escape(task.class_name)}\s*\.\s*(?={re.escape(task.entry_point)}\s*\()"
+            )
+            if through.search(c.text):
+                again = parsing.parse_call(
+                    through.sub("", c.text), task.entry_point, style=self.style, params=params
+                )
+                if not isinstance(again, parsing.ParseFailure):
+                    call = again
         return Proposal(c.text, call, c.finish_reason)
 
 

@@ -73,7 +73,12 @@ class Task:
     def text(self) -> TaskText:
         if not self.program:
             return TaskText(
-                self.description, self.signature, self.entry_point, self.example, self.he_stub
+                self.description,
+                self.signature,
+                self.entry_point,
+                self.example,
+                self.he_stub,
+                class_name=self.class_name,  # a staticmethod's class (None for a function)
             )
         return TaskText(
             self.description,

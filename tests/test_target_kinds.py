@@ -1,0 +1,179 @@
+"""Every kind of target end to end, with the scripted model and the sandbox: through ``debug``
+(the interactive session, driven by the pilot) and through ``check`` (named targets and
+``--changed`` on a real temporary git repository). Each target has a bug; its test (a pytest
+function for a target tested with setup, a literal call otherwise) fails on it, and the fix
+(merged into its class for a method) passes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import git
+import pytest
+
+from tests.scripted_add import fix, ut, votes
+from tests.test_tui import SIZE, make_app, summary, table_rows, until
+from utdebug.agents.scripted import ScriptedModel
+from utdebug.check.report import CheckReport, Status
+from utdebug.check.runner import CheckOptions, ModelInfo, run_check
+from utdebug.engine import Executor, Settings
+from utdebug.sandbox import SandboxConfig
+from utdebug.workspace import load_function
+
+CORRECT = '''\
+"""A small shop."""
+
+from dataclasses import dataclass
+
+
+@dataclass
+class Item:
+    name: str
+    price: int
+
+
+async def doubled(x):
+    return x * 2
+
+
+def count_up(n):
+    i = 0
+    while i < n:
+        yield i
+        i += 1
+
+
+async def ticks(n):
+    for i in range(n):
+        yield i * 10
+
+
+def price_of(item: Item) -> int:
+    return item.price
+
+
+def outer(xs):
+    def inner(x):
+        return x + 1
+
+    return [inner(x) for x in xs]
+
+
+class Cart:
+    """Items to buy."""
+
+    def __init__(self):
+        self.items = []
+
+    def add(self, item):
+        self.items.append(item)
+        return len(self.items)
+
+    def __len__(self):
+        return len(self.items)
+
+    def __eq__(self, other):
+        return isinstance(other, Cart) and self.items == other.items
+
+    @classmethod
+    def of(cls, *items):
+        cart = cls()
+        cart.items = list(items)
+        return cart
+
+    @staticmethod
+    def tax(amount):
+        return amount // 10
+
+    @property
+    def total(self):
+        return sum(item.price for item in self.items)
+'''
+
+BUGS = {
+    "doubled": ("return x * 2", "return x * 3"),
+    "count_up": ("    i = 0\n    while", "    i = 1\n    while"),
+    "ticks": ("yield i * 10", "yield i * 100"),
+    "price_of": ("return item.price\n", "return item.price + 1\n"),
+    "outer.inner": ("return x + 1", "return x + 2"),
+    "Cart.add": ("return len(self.items)\n\n    def __len__", "return len(self.items) + 1\n\n    def __len__"),
+    "Cart.__len__": ("    def __len__(self):\n        return len(self.items)",
+                     "    def __len__(self):\n        return len(self.items) - 1"),
+    "Cart.__eq__": ("self.items == other.items", "self.items != other.items"),
+    "Cart.of": ("cart.items = list(items)", "cart.items = list(items)[1:]"),
+    "Cart.tax": ("return amount // 10", "return amount // 100"),
+    "Cart.total": ("sum(item.price for", "1 + sum(item.price for"),
+}  # fmt: skip
+"""target -> (correct text, buggy text): one bug per target."""
+
+SPECS: dict[str, tuple[str, str, str]] = {
+    "doubled": ("program", "    assert await doubled(2) == 4\n", "4"),
+    "count_up": ("program", "    assert list(count_up(3)) == [0, 1, 2]\n", "[0, 1, 2]"),
+    "ticks": ("program", "    assert ticks(3) == [0, 10, 20]\n", "[0, 10, 20]"),
+    "price_of": ("program", "    assert price_of(Item('a', 3)) == 3\n", "3"),
+    "outer.inner": ("literal", "outer([1, 5])", "[2, 6]"),
+    "Cart.add": ("program", "    cart = Cart()\n    assert cart.add(Item('a', 1)) == 1\n", "1"),
+    "Cart.__len__": ("program", "    cart = Cart()\n    cart.items.append(Item('a', 1))\n"
+                     "    assert cart.__len__() == 1\n", "1"),
+    "Cart.__eq__": ("program", "    cart, other = Cart(), Cart()\n"
+                    "    cart.items.append(Item('a', 1))\n    other.items.append(Item('a', 1))\n"
+                    "    assert cart.__eq__(other) == True\n", "True"),
+    "Cart.of": ("program", "    assert Cart.of(Item('a', 1), Item('b', 2)).items == "
+                "[Item('a', 1), Item('b', 2)]\n", "[Item('a', 1), Item('b', 2)]"),
+    "Cart.tax": ("literal", "Cart.tax(250)", "25"),  # called through its class
+    "Cart.total": ("program", "    cart = Cart()\n    cart.items += [Item('a', 2), Item('b', 3)]\n"
+                   "    assert cart.total == 5\n", "5"),
+}  # fmt: skip
+"""target -> (test kind, the test's body or literal call, the voted expected value)."""
+
+
+def buggy(target: str | None = None) -> str:
+    """The module with the bug of ``target`` (None: with every bug)."""
+    text = CORRECT
+    for before, after in [BUGS[target]] if target else BUGS.values():
+        assert text.count(before) == 1, before
+        text = text.replace(before, after)
+    return text
+
+
+def reply_for(spec: tuple[str, str, str]) -> str:
+    kind, body, out = spec
+    if kind == "literal":
+        return ut(body, out)
+    head = "async def" if "await" in body else "def"
+    return f"Testing it.\n```python\n{head} test_it():\n{body}```\n"
+
+
+def fix_reply(target: str) -> str:
+    """The debugger's fix of ``target``: the module with that one bug undone."""
+    before, after = BUGS[target]
+    return fix(buggy(target).replace(after, before))
+
+
+def session_model(target: str) -> ScriptedModel:
+    spec = SPECS[target]
+    return ScriptedModel(
+        {
+            "ut": [reply_for(spec)],
+            "vote": votes(*[spec[2]] * 8, text="Working it out."),
+            "debug": [fix_reply(target)],
+        }
+    )
+
+
+@pytest.mark.parametrize("target", list(SPECS))
+async def test_debug_each_kind_of_target(executor: Executor, tmp_path: Path, target: str) -> None:
+    path = tmp_path / "shop.py"
+    path.write_text(buggy(target), encoding="utf-8")
+    loaded = load_function(path, target)
+    app = make_app(loaded, session_model(target), executor, Settings(n=1, rounds=1))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.phase == "finished", "the session finished")
+        (test,) = app.tests
+        assert test.program == (SPECS[target][0] == "program")
+        assert test.share == 1.0 and test.draws == 8
+        assert "1/1" in summary(app), (target, summary(app), table_rows(app))
+        before, _ = BUGS[target]
+        assert before in app.code  # the fix is in force
+        assert table_rows(app)[0][3] == "pass"

@@ -6,6 +6,7 @@ function for a target tested with setup, a literal call otherwise) fails on it, 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -177,3 +178,90 @@ async def test_debug_each_kind_of_target(executor: Executor, tmp_path: Path, tar
         before, _ = BUGS[target]
         assert before in app.code  # the fix is in force
         assert table_rows(app)[0][3] == "pass"
+
+
+# --- check ------------------------------------------------------------------------------------
+
+QUALNAME = re.compile(r"`([\w.]+)` is part of the module")
+
+
+class Replies:
+    """Answers ``check``'s requests by target: its test, and votes for its expected value."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def target(self, text: str) -> str:
+        known = {t: t for t in SPECS} | {"outer": "outer.inner"}  # checked through outer
+        for name in QUALNAME.findall(text):
+            if name in known:
+                return known[name]
+        raise AssertionError(f"a request for no known target: {text[:300]}")
+
+    def __call__(self, request: Any, i: int) -> str:
+        text = "\n".join(m.content for m in request.messages) + (request.prefill or "")
+        target = self.target(text)
+        self.asked.append(f"{request.purpose}:{target}")
+        if request.purpose == "ut":
+            return reply_for(SPECS[target])
+        if request.purpose == "vote":
+            return votes(SPECS[target][2])[0]
+        raise AssertionError(f"unexpected request {request.purpose}")
+
+    def info(self) -> ModelInfo:
+        return ModelInfo(ScriptedModel(self, name="scripted kinds"), "scripted", "kinds-v1", True)
+
+
+@pytest.fixture
+def shop(tmp_path: Path) -> git.Repo:
+    """main holds the correct module; the branch 'feature' puts one bug in every target."""
+    repo = git.Repo.init(tmp_path / "shop", initial_branch="main")
+    with repo.config_writer() as cw:
+        cw.set_value("user", "name", "Test")
+        cw.set_value("user", "email", "test@example.com")
+    root = Path(repo.working_tree_dir or ".")
+    (root / "shop.py").write_text(CORRECT, encoding="utf-8")
+    repo.index.add(["shop.py"])
+    repo.index.commit("shop")
+    repo.git.checkout("-b", "feature")
+    (root / "shop.py").write_text(buggy(), encoding="utf-8")
+    repo.index.add(["shop.py"])
+    repo.index.commit("bugs")
+    return repo
+
+
+def check(repo: git.Repo, tmp_path: Path, replies: Replies, **kw: Any) -> CheckReport:
+    opts = CheckOptions(
+        cwd=Path(repo.working_tree_dir or "."), cache_dir=tmp_path / "cache", timeout=2.0, **kw
+    )
+    return run_check(opts, replies.info(), SandboxConfig())
+
+
+def assert_every_kind_found(report: CheckReport, names: dict[str, str]) -> None:
+    got = {f.qualname: f for f in report.functions}
+    assert set(got) == set(names), sorted(got)
+    for qualname, target in names.items():
+        f = got[qualname]
+        assert f.status is Status.FINDINGS, (qualname, f.status, f.message)
+        (test,) = f.tests
+        assert test.finding and test.share == 1.0
+        assert (test.code is not None) == (SPECS[target][0] == "program"), (qualname, test.code)
+    assert report.exit_code() == 1
+
+
+def test_check_changed_reaches_every_kind_of_target(shop: git.Repo, tmp_path: Path) -> None:
+    replies = Replies()
+    report = check(shop, tmp_path, replies, changed=True, base="main", tests=1)
+    # a nested function is checked through the function that encloses it
+    names = {t.split(".")[0] if t.startswith("outer") else t: t for t in SPECS}
+    assert_every_kind_found(report, names)
+    assert sorted(a for a in replies.asked if a.startswith("ut:")) == sorted(
+        f"ut:{t}" for t in SPECS
+    )
+
+
+def test_check_named_targets_of_every_kind(shop: git.Repo, tmp_path: Path) -> None:
+    replies = Replies()
+    targets = tuple(f"shop.py::{t}" for t in SPECS)
+    report = check(shop, tmp_path, replies, targets=targets, tests=1)
+    assert_every_kind_found(report, {t: t for t in SPECS})

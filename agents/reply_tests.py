@@ -29,6 +29,7 @@ assertion that compares nothing, and an expected value that is not a value
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 import textwrap
 from dataclasses import dataclass
@@ -264,8 +265,37 @@ def _from_body(
         if isinstance(value, ParseFailure):
             return ParseFailure(f"the expected value {expected_src!r}: {value.reason}")
         expected = value
+        if value.pending and _names_objects(expected_src):
+            # ``assert a == b`` with ``b`` built by the setup (an ``__eq__`` test): no value
+            # to predict, the comparison itself is the call, expected True
+            if then is not None:
+                then = _equals(then, expected_src)
+            else:
+                call = _equals(call, expected_src)
+            expected = ParsedValue(True, "True")
     source = "\n".join(_source(code, s) for s in body)
     return ParsedProgram("\n".join(setup), call, expected, raises, then, name, source)
+
+
+def _names_objects(source: str) -> bool:
+    """The expression uses a name other than a builtin's (one the setup binds): it cannot be
+    computed apart from the test, as a pending expected value is."""
+    try:
+        tree = ast.parse(source, mode="eval")
+    except SyntaxError:
+        return False
+    return any(
+        isinstance(n, ast.Name) and not hasattr(builtins, n.id) for n in ast.walk(tree)
+    )
+
+
+def _equals(left: str, right: str) -> str:
+    compare = ast.Compare(
+        left=ast.parse(left, mode="eval").body,
+        ops=[ast.Eq()],
+        comparators=[ast.parse(right, mode="eval").body],
+    )
+    return ast.unparse(compare)
 
 
 _Found = tuple[str, str | None, str | None, list[str]]

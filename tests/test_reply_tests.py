@@ -268,3 +268,21 @@ def test_object_votes_without_the_class_stay_unread() -> None:
         parse_vote("```python\np = Point(1, 2)\np.moved()\n```", "p.moved()", module_source=_OBJECTS),
         ParseFailure,
     )
+
+
+def test_comparing_with_an_object_the_setup_built_is_the_call() -> None:
+    # ``b`` is no value to predict: the comparison itself is the call, expected True
+    t = parse_program_test(block("def test_eq():\n    a, b = Cart(), Cart()\n    assert a == b\n"),
+                           "__eq__")  # fmt: skip
+    assert isinstance(t, ParsedProgram)
+    assert (t.setup, t.call, t.then) == ("a, b = Cart(), Cart()", "a == b", None)
+    assert t.expected is not None and t.expected.value is True and not t.expected.pending
+    t = parse_program_test(
+        block("def test_add():\n    c = Cart()\n    want = [1]\n    c.add(1)\n"
+              "    assert c.items == want\n"), "add",
+    )  # fmt: skip
+    assert isinstance(t, ParsedProgram)
+    assert (t.call, t.then) == ("c.add(1)", "c.items == want")
+    # an expression of builtins alone is still computed apart, as before
+    t = parse_program_test(block("def test_f():\n    assert f(2) == sorted([3, 1])\n"), "f")
+    assert isinstance(t, ParsedProgram) and t.expected is not None and t.expected.pending

@@ -116,10 +116,10 @@ SPECS: dict[str, tuple[str, str, str]] = {
     "outer.inner": ("literal", "outer([1, 5])", "[2, 6]"),
     "Cart.add": ("program", "    cart = Cart()\n    assert cart.add(Item('a', 1)) == 1\n", "1"),
     "Cart.__len__": ("program", "    cart = Cart()\n    cart.items.append(Item('a', 1))\n"
-                     "    assert cart.__len__() == 1\n", "1"),
+                     "    assert len(cart) == 1\n", "1"),
     "Cart.__eq__": ("program", "    cart, other = Cart(), Cart()\n"
                     "    cart.items.append(Item('a', 1))\n    other.items.append(Item('a', 1))\n"
-                    "    assert cart.__eq__(other) == True\n", "True"),
+                    "    assert cart == other\n", "True"),  # the comparison is the call
     "Cart.of": ("program", "    assert Cart.of(Item('a', 1), Item('b', 2)).items == "
                 "[Item('a', 1), Item('b', 2)]\n", "[Item('a', 1), Item('b', 2)]"),
     "Cart.tax": ("literal", "Cart.tax(250)", "25"),  # called through its class

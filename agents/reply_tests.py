@@ -284,9 +284,7 @@ def _names_objects(source: str) -> bool:
         tree = ast.parse(source, mode="eval")
     except SyntaxError:
         return False
-    return any(
-        isinstance(n, ast.Name) and not hasattr(builtins, n.id) for n in ast.walk(tree)
-    )
+    return any(isinstance(n, ast.Name) and not hasattr(builtins, n.id) for n in ast.walk(tree))
 
 
 def _equals(left: str, right: str) -> str:

@@ -252,7 +252,11 @@ def test_votes_on_objects_are_read_structurally(reply: str, shown: str) -> None:
 def test_object_votes_group_by_their_fields() -> None:
     from utdebug.engine.voting import tally
 
-    votes = ["Output: ```Point(4, 2)```", "Output: ```Point(x=4, y=2)```", "Output: ```Point(2, 4)```"]
+    votes = [
+        "Output: ```Point(4, 2)```",
+        "Output: ```Point(x=4, y=2)```",
+        "Output: ```Point(2, 4)```",
+    ]
     read = [parse_vote(v, "p.moved()", module_source=_OBJECTS) for v in votes]
     assert all(isinstance(v, ParsedValue) for v in read)
     t = tally([(True, v.value) for v in read if isinstance(v, ParsedValue)])
@@ -265,7 +269,9 @@ def test_object_votes_without_the_class_stay_unread() -> None:
     assert isinstance(value, ParsedValue) and value.pending
     # Code that is not a value is still no answer.
     assert isinstance(
-        parse_vote("```python\np = Point(1, 2)\np.moved()\n```", "p.moved()", module_source=_OBJECTS),
+        parse_vote(
+            "```python\np = Point(1, 2)\np.moved()\n```", "p.moved()", module_source=_OBJECTS
+        ),
         ParseFailure,
     )
 

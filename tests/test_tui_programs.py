@@ -123,7 +123,7 @@ async def test_a_method_session_with_a_persons_tests_with_setup(
         assert (row[1], row[2][:8], row[3]) == ("c.bump(3)", "raises V", "fail")
 
 
-POINT = '''\
+POINT = """\
 from dataclasses import dataclass
 
 
@@ -134,7 +134,7 @@ class Point:
 
     def moved(self, dx):
         return Point(self.x + dx + 1, self.y)  # bug: one too far
-'''
+"""
 
 POINT_FIXED = (
     "from dataclasses import dataclass\n\n\n@dataclass\nclass Point:\n    x: int\n    y: int\n\n"

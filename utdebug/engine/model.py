@@ -267,7 +267,10 @@ class UnitTest:
             "origin": self.origin,
             "round": self.round,
             "target": self.target,
-        } | self._exact_json() | self._program_json()
+        } | self._record_json()
+
+    def _record_json(self) -> dict[str, Any]:
+        return self._exact_json() | self._program_json()
 
     def _exact_json(self) -> dict[str, Any]:
         """What ``expected`` (shortened for people) does not say exactly: a literal test's

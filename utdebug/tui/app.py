@@ -719,9 +719,7 @@ class DebugApp(App[None]):
                     ),
                 )
 
-        self.push_screen(
-            EditExpectedScreen(test_id, test.call, test.expected, self.code), edited
-        )
+        self.push_screen(EditExpectedScreen(test_id, test.call, test.expected, self.code), edited)
 
     def _edit_program(self, test: UnitTest) -> None:
         """A person edits a test with setup: its setup, call, expected outcome and follow-up."""
@@ -740,9 +738,7 @@ class DebugApp(App[None]):
 
         shown = NewProgram(test.setup or "", test.call, test.expected, test.then)
         title = f"Test #{test_id}: setup, call and expected outcome"
-        self.push_screen(
-            ProgramTestScreen(title, self._target_name(), shown, self.code), edited
-        )
+        self.push_screen(ProgramTestScreen(title, self._target_name(), shown, self.code), edited)
 
     def _target_name(self) -> str:
         task = self.debug_task

@@ -184,6 +184,27 @@ def test_a_closed_stdout_ends_quietly_with_141(tmp_path: Path) -> None:
     assert "Exception ignored" not in err
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [["doctor"], ["models"], ["bench", "b4-sim", "--trials", "20"]],
+    ids=["doctor", "models", "b4-sim"],
+)
+def test_a_closed_stdout_exits_141_for_human_readable_output(argv: list[str]) -> None:
+    """Tables and reports go through rich, whose own handler of a closed stdout exits 1
+    (which ``check`` uses for findings): every command ends with 141 instead."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "utdebug", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true"},
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141, err
+    assert "Traceback" not in err and "Exception ignored" not in err
+
+
 def test_a_full_disk_is_one_line_exit_2_and_a_rerun_resumes(data_dir: Path, tmp_path: Path) -> None:
     """The real command under a file-size limit (RLIMIT_FSIZE: writes past it fail with
     EFBIG, as writes to a full disk fail with ENOSPC): one line naming the file and the cause,

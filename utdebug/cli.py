@@ -205,7 +205,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _stdout_closed() -> None:
+    """What rich does when stdout is closed mid-table: raise :class:`BrokenPipeError` so that
+    :func:`main` ends with 141 (rich's own handler exits 1, which ``check`` uses for
+    findings)."""
+    raise BrokenPipeError
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    from rich.console import Console
+
+    # Every table and report goes through a rich Console: a closed stdout is one case here.
+    Console.on_broken_pipe = lambda self: _stdout_closed()  # type: ignore[method-assign]
     try:
         code = _main(argv)
         sys.stdout.flush()

@@ -26,7 +26,7 @@ from tests.scripted_add import (
     add_script,
     fix,
 )
-from utdebug.agents.base import Completion, ModelRateLimited, ModelRequest
+from utdebug.agents.base import Completion, ModelRateLimited, ModelRequest, ModelUnavailable
 from utdebug.agents.scripted import ScriptedModel
 from utdebug.engine import Executor, Settings
 from utdebug.tui.actions import ACTIONS, BINDING_PREFIX
@@ -170,7 +170,7 @@ async def test_a_person_corrects_a_test_and_writes_the_fix_back(
         await until(pilot, lambda: app.phase == "finished", "the session finished")
         (r2,) = [r for r in timeline(app) if r[0] == "2"]
         assert r2[1:] == ["33% → 100%", "accepted", "pass rate rose"]
-        assert "finished: rounds" in status(app)
+        assert "finished: every round ran" in status(app)
         assert [r[3] for r in table_rows(app)] == ["pass", "pass", "pass"]
         diff = app.query_one("#diff-view", Static).content
         assert isinstance(diff, Syntax) and "+    return a + b" in diff.code
@@ -386,33 +386,54 @@ async def test_quitting_mid_call_stops_the_session(
 # --- errors ---------------------------------------------------------------------------------
 
 
-async def test_a_model_error_ends_the_session_and_the_app_stays(
+class DownOnce:
+    """The toy script behind a server that is down for the first edit call."""
+
+    def __init__(self, inner: ScriptedModel) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.simulated = True
+        self.supports_prefill = True
+        self.down = True
+
+    async def complete(self, request: ModelRequest) -> list[Completion]:
+        if request.purpose == "debug" and self.down:
+            self.down = False
+            raise ModelUnavailable("503: the server is down", model=self.name)
+        return await self.inner.complete(request)
+
+
+async def test_a_model_error_is_a_pause_and_r_asks_again(
     executor: Executor, calc: LoadedFunction
 ) -> None:
-    model = add_script([], third="5")  # no debug replies: round 1 raises ScriptExhausted
-    app = make_app(calc, model, executor, Settings(rounds=1))
+    model = DownOnce(add_script([fix(FIXED)], third="5"))
+    app = make_app(calc, model, executor, Settings(rounds=1))  # type: ignore[arg-type]
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.phase == "error", "the error")
-        assert "error: ScriptExhausted" in status(app)
+        assert "stopped by ModelUnavailable" in status(app), status(app)
         assert app.finish_reason == "error"
-        await pilot.press("r")
-        assert "the session has ended" in app.notices[-1]
         await pilot.press("f1")
         assert isinstance(app.screen, HelpScreen)
         await pilot.press("escape")
-        await pilot.press("e")  # the finished session still takes a person's correction
+        await pilot.press("e")  # the stopped session still takes a person's correction
         assert isinstance(app.screen, EditExpectedScreen)
         await pilot.press("x", "enter")  # a name, not a literal
         error = str(app.screen.query_one("#error", Static).content)
         assert error.startswith("not a literal")
         await pilot.press("escape")
         assert not isinstance(app.screen, EditExpectedScreen)
+        # The model can answer now: r asks again from the round the error cut short.
+        await pilot.press("r")
+        await until(pilot, lambda: app.phase == "finished", "the retried round")
+        assert app.finish_reason != "error" and app.code == FIXED
+        assert "round 1 of" in status(app) and "r2/" not in status(app)
+        assert any(r[0] == "1" and r[2] == "accepted" for r in timeline(app))
         app.query_one("#bottom-tabs", TabbedContent).active = "tab-transcript"
         await pilot.pause()
         lines = [strip.text.rstrip() for strip in app.query_one(Transcript).lines]
         assert "[round 0] test proposal 1: add(1, 2)" in lines
         assert any(line.startswith("  kept #1 add(1, 2) → 3 (votes: 8× 3") for line in lines)
-        assert any(line.startswith("finished: error: ScriptExhausted") for line in lines)
+        assert any(line.startswith("stopped by a model error: ModelUnavailable") for line in lines)
 
 
 async def test_a_rate_limited_model_is_shown(executor: Executor, calc: LoadedFunction) -> None:
@@ -422,7 +443,7 @@ async def test_a_rate_limited_model_is_shown(executor: Executor, calc: LoadedFun
     app = make_app(calc, ScriptedModel(refuse, name="limited"), executor)
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.phase == "error", "the error")
-        assert "error: ModelRateLimited: 429: slow down" in status(app)
+        assert "stopped by ModelRateLimited: 429: slow down" in status(app)
         await pilot.press("w")
         assert "nothing to write" in app.notices[-1]
         await pilot.press("t")
@@ -742,3 +763,51 @@ async def test_the_demo_model_answers_when_every_edit_is_rejected(
         assert app.phase == "finished", (app.phase, app.error)
         assert app.finish_reason == "rounds" and rejected == 3
         assert app.code == loaded.to_task().code  # nothing was accepted
+
+
+class StallOnThirdTest:
+    """The toy script, except that the third test proposal never answers (a slow model)."""
+
+    def __init__(self, inner: ScriptedModel) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.simulated = True
+        self.supports_prefill = True
+        self.ut_calls = 0
+
+    async def complete(self, request: ModelRequest) -> list[Completion]:
+        if request.purpose == "ut":
+            self.ut_calls += 1
+            if self.ut_calls == 3:
+                await asyncio.Event().wait()
+        return await self.inner.complete(request)
+
+
+async def test_going_on_after_a_cancel_uses_the_tests_kept(
+    executor: Executor, calc: LoadedFunction
+) -> None:
+    """x once 2 tests are kept, then r: round 0 ends on those 2 tests (not 0/0, not
+    "no tests"), the rounds go on and the status counts the same rounds as the transcript."""
+    model = StallOnThirdTest(add_script([fix(FIXED)], third="5"))
+    app = make_app(calc, model, executor, Settings(rounds=1))  # type: ignore[arg-type]
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: model.ut_calls == 3 and len(app.tests) == 2, "2 tests kept")
+        await pilot.press("x")
+        await until(pilot, lambda: app.phase == "finished", "the cancellation")
+        assert "finished: cancelled" in status(app)
+        await pilot.press("r")
+        await until(pilot, lambda: app.phase == "finished", "the rounds after the cancel")
+        assert app.total == 2 and len(table_rows(app)) == 2
+        assert app.finish_reason != "no_tests" and app.code == FIXED
+        assert "round 1 of 1" in status(app), status(app)
+        assert [r[0] for r in timeline(app)] == ["0", "1"]
+
+
+def test_words_on_screen_are_words() -> None:
+    from utdebug.tui.format import finish_words, plural
+
+    assert plural(1, "test") == "1 test" and plural(2, "test") == "2 tests"
+    assert plural(0, "more round") == "0 more rounds"
+    assert finish_words("all_pass") == "every test passes"
+    assert finish_words("no_tests") == "no tests to debug with"
+    assert "_" not in finish_words("some_new_reason")

@@ -56,6 +56,7 @@ from utdebug.engine.events import (
     RoundFinished,
     SessionStarted,
     TestChanged,
+    TestKept,
     TestsBuilt,
     TestsRun,
 )
@@ -440,19 +441,35 @@ class Session:
         return await self._rerun()
 
     async def _build(self, code: str, round_no: int) -> list[UnitTest]:
-        res = await build_tests(
-            task=self.task,
-            code=code,
-            round_no=round_no,
-            settings=self.settings,
-            generator=self.generator,
-            predictor=self.predictor,
-            executor=self.executor,
-            emit=self.emit,
-            checkpoint=self._checkpoint,
-            next_id=self._next_id,
-            hint=self.hint,
-        )
+        kept: list[UnitTest] = []
+
+        def emit(event: Event) -> None:
+            if isinstance(event, TestKept):
+                kept.append(event.test)
+            self.emit(event)
+
+        try:
+            res = await build_tests(
+                task=self.task,
+                code=code,
+                round_no=round_no,
+                settings=self.settings,
+                generator=self.generator,
+                predictor=self.predictor,
+                executor=self.executor,
+                emit=emit,
+                checkpoint=self._checkpoint,
+                next_id=self._next_id,
+                hint=self.hint,
+            )
+        except (SessionCancelled, ModelError):
+            # Cut short: the tests kept so far become the set (a session that goes on uses
+            # them; the code in force runs on them again first).
+            if kept:
+                self.tests = [*kept, *(t for t in self.tests if t.origin == "person")]
+                self.current_run, self._rebuild = None, False
+                self.emit(TestsBuilt(round_no, code_id(code), list(self.tests), len(kept)))
+            raise
         # A person's tests stay when the model's are rebuilt.
         tests = [*res.tests, *(t for t in self.tests if t.origin == "person")]
         self.emit(TestsBuilt(round_no, code_id(code), tests, res.attempts))
@@ -554,6 +571,14 @@ class Session:
         first = self._last_round + 1
 
         async def more() -> str:
+            if first == 0:  # ended within round 0: finish it with the tests kept so far
+                self._round = 0
+                if not self.tests:
+                    self.tests = await self._build(self.code, 0)
+                run = await self.run_tests(self.code, self.tests, 0, "current")
+                self._changed, self._rebuild = False, False
+                self._round_finished(0, run.rate)
+                return await self._paper_rounds(1, rounds, run)
             run = self.current_run
             if run is None:
                 run = await self.run_tests(self.code, self.tests, self._round, "current")

@@ -53,7 +53,9 @@ from utdebug.tui.commands import DebugCommands
 from utdebug.tui.details import SessionInfoScreen, TestDetail, TestDetailScreen
 from utdebug.tui.format import (
     StatusPart,
+    finish_words,
     percent,
+    plural,
     pre_post,
     safe_repr,
     shorten,
@@ -219,6 +221,8 @@ class DebugApp(App[None]):
         self.passed: int | None = None
         self.total: int | None = None
         self.rounds_done: int | None = None
+        self.round_limit = self.settings.rounds
+        """The last round the session runs to now (more after ``r`` or ``s`` at the end)."""
         self.timeline: dict[str, TimelineRow] = {}
         self.candidate_rows: list[CandidateRow] = []
         self.pending_review: ReviewRequested | None = None
@@ -368,7 +372,10 @@ class DebugApp(App[None]):
             self.progress.kept, self.progress.proposals = 0, 0
             self.tests = list(ev.tests)
             self.statuses, self.passed, self.total = {}, None, None
-            self._note(f"[round {ev.round}] {len(ev.tests)} tests kept of {ev.attempts} proposals")
+            self._note(
+                f"[round {ev.round}] {plural(len(ev.tests), 'test')} kept of "
+                f"{plural(ev.attempts, 'proposal')}"
+            )
             self._draw_tests()
         elif isinstance(ev, TestsRun):
             self._tests_run(ev)
@@ -425,14 +432,18 @@ class DebugApp(App[None]):
             self.error = ev.error
             self.phase = "error" if ev.reason == "error" else "finished"
             self._resolve_review(False)  # nothing is waiting any more
-            self._note(f"finished: {ev.reason}" + (f": {ev.error}" if ev.error else ""), "bold")
+            words = finish_words(ev.reason)
+            if ev.error:
+                self._note(f"stopped by a model error: {ev.error} (r asks again)", "bold red")
+            else:
+                self._note(f"finished: {words}", "bold")
             self._draw_code()
             if ev.error:
-                self._tell(f"the session stopped: {ev.error}", "error")
+                self._tell(f"the model failed: {ev.error}; r asks again", "error")
             elif self.code.strip() != self.debug_task.code.strip():
-                self._tell(f"finished ({ev.reason}): w writes the fix back, t exports the tests")
+                self._tell(f"finished ({words}): w writes the fix back, t exports the tests")
             else:
-                self._tell(f"finished ({ev.reason}) without a change to the code")
+                self._tell(f"finished ({words}) without a change to the code")
         self._draw_status()
 
     def _tests_run(self, ev: TestsRun) -> None:
@@ -594,7 +605,9 @@ class DebugApp(App[None]):
     def on_person_done(self, message: PersonDone) -> None:
         self.person_busy = max(self.person_busy - 1, 0)
         again = " (u undoes)" if self.undo_stack and not message.what.startswith("undo") else ""
-        self._tell(f"{message.what}: {message.passed}/{message.total} tests pass now{again}")
+        self._tell(
+            f"{message.what}: {message.passed}/{plural(message.total, 'test')} pass now{again}"
+        )
 
     def on_person_failed(self, message: PersonFailed) -> None:
         self.person_busy = max(self.person_busy - 1, 0)
@@ -619,15 +632,22 @@ class DebugApp(App[None]):
         if self.person_busy:
             self._tell("wait: a change is being applied", "warning")
             return
-        if self.phase == "error":  # a model error: the same call would fail again
-            self._tell(f"the session has ended ({self.error})", "warning")
-            return
         refusal = session.continue_refusal()
         if refusal is not None:
-            self._tell(f"the session has ended ({self.finish_reason}): {refusal}", "warning")
+            why = self.error if self.phase == "error" else finish_words(self.finish_reason)
+            self._tell(f"the session has ended ({why}): {refusal}", "warning")
             return
+        # A model error is a pause: r and s ask again from the round it cut short.
+        retry = self.phase == "error"
         self.phase, self.finish_reason, self.error = "running", None, None
-        self._note(f"going on for {rounds} more round(s) on the tests as they are now", "bold")
+        done = -1 if self.rounds_done is None else self.rounds_done
+        self.round_limit = done + rounds + (1 if done < 0 else 0)
+        if retry:
+            self._note("asking the model again from where it failed", "bold")
+        else:
+            self._note(
+                f"going on for {plural(rounds, 'more round')} on the tests as they are now", "bold"
+            )
         self._draw_status()
         self.run_worker(
             session.continue_rounds(rounds),
@@ -853,7 +873,7 @@ class DebugApp(App[None]):
             rows.append(("server", traffic))
         if self.loaded is not None:
             rows.append(("file", str(self.loaded.path)))
-        rows.append(("undo", f"{len(self.undo_stack)} change(s) can be undone (u)"))
+        rows.append(("undo", f"{plural(len(self.undo_stack), 'change')} can be undone (u)"))
         return rows
 
     def action_session_info(self) -> None:
@@ -969,7 +989,7 @@ class DebugApp(App[None]):
             self._tell(f"cannot write {out}: {exc}", "error")
             return
         skipped = f", {rendered.skipped} skipped (not literals)" if rendered.skipped else ""
-        self._tell(f"exported {rendered.exported} tests to {out}{skipped}")
+        self._tell(f"exported {plural(rendered.exported, 'test')} to {out}{skipped}")
 
     def action_show_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
@@ -1001,9 +1021,9 @@ class DebugApp(App[None]):
                 return f"paused after round {self.rounds_done}"
             return f"paused in round {r}"
         if self.phase == "finished":
-            return f"finished: {self.finish_reason}"
+            return f"finished: {finish_words(self.finish_reason)}"
         if self.phase == "error":
-            return f"error: {self.error}"
+            return f"stopped by {self.error} · r asks again"
         if self.phase == "review":
             return "edit awaiting review: y accept, n reject"
         if self.phase == "ready":
@@ -1038,9 +1058,8 @@ class DebugApp(App[None]):
         )
         parts = [StatusPart(self._state_text(), style=style)]
         done = "—" if self.rounds_done is None else str(self.rounds_done)
-        parts.append(
-            StatusPart(f"round {done}/{self.settings.rounds}", f"r{done}/{self.settings.rounds}")
-        )
+        limit = max(self.round_limit, self.rounds_done or 0)
+        parts.append(StatusPart(f"round {done} of {limit}", f"round {done}/{limit}"))
         simulated = " SIMULATED" if getattr(self.model, "simulated", False) else ""
         parts.append(StatusPart(self._model_label(), shorten(self.model.name, 18) + simulated))
         if self.session is not None:
@@ -1054,7 +1073,7 @@ class DebugApp(App[None]):
             parts.append(
                 StatusPart(
                     f"${u.cost:.4f}" if u.cost_known else "cost unknown",
-                    f"${u.cost:.2f}" if u.cost_known else "$?",
+                    f"${u.cost:.2f}" if u.cost_known else None,
                 )
             )
         if self.review_by_hand:
@@ -1079,8 +1098,9 @@ class DebugApp(App[None]):
 
     def pass_summary(self) -> str:
         if self.total is None:
-            return f"{len(self.tests)} tests" if self.tests else "no tests yet"
-        return f"{self.passed}/{self.total} tests pass on the code in force"
+            return plural(len(self.tests), "test") if self.tests else "no tests yet"
+        verb = "passes" if self.total == 1 else "pass"
+        return f"{self.passed}/{plural(self.total, 'test')} {verb} on the code in force"
 
     def _draw_tests(self) -> None:
         self.query_one(TestsPanel).show(self.tests, self.statuses, self.pass_summary())

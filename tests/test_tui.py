@@ -811,3 +811,21 @@ def test_words_on_screen_are_words() -> None:
     assert finish_words("all_pass") == "every test passes"
     assert finish_words("no_tests") == "no tests to debug with"
     assert "_" not in finish_words("some_new_reason")
+
+
+async def test_a_file_changed_on_disk_is_said_before_the_diff(
+    executor: Executor, calc: LoadedFunction
+) -> None:
+    app = make_app(calc, add_script([fix(FIXED)], third="5"), executor, Settings(rounds=1))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.phase == "finished", "the end")
+        assert app.code == FIXED
+        calc.path.write_text(SOURCE + "\n# changed by a person\n", encoding="utf-8")
+        await pilot.press("w")
+        await pilot.pause()
+        assert not isinstance(app.screen, WriteBackScreen)  # no stale diff to say y to
+        assert "changed on disk since it was loaded" in app.notices[-1]
+        await pilot.press("P")
+        await pilot.pause()
+        assert "changed on disk" in app.notices[-1]
+        assert not calc.path.with_name("calc.py.utdebug.patch").exists()

@@ -89,6 +89,7 @@ from utdebug.tui.widgets import (
 from utdebug.workspace import (
     LoadedFunction,
     WorkspaceError,
+    changed_on_disk,
     export_patch,
     export_pytest,
     function_diff,
@@ -928,6 +929,10 @@ class DebugApp(App[None]):
             return None
         if self.code.strip() == self.debug_task.code.strip():
             self._tell("nothing to write: the code in force is the given code", "warning")
+            return None
+        changed = changed_on_disk(loaded)
+        if changed is not None:  # said before a diff against the old text is shown
+            self._tell(changed, "error")
             return None
         try:
             diff = function_diff(loaded, self.code)

@@ -829,3 +829,33 @@ async def test_a_file_changed_on_disk_is_said_before_the_diff(
         await pilot.pause()
         assert "changed on disk" in app.notices[-1]
         assert not calc.path.with_name("calc.py.utdebug.patch").exists()
+
+
+async def test_panels_give_back_room_follow_rounds_and_wrap_the_transcript(
+    executor: Executor, calc: LoadedFunction
+) -> None:
+    """At 100x30: 4 then 3 gives the tests table its rows back; the rounds panel follows its
+    newest row; the transcript, hidden while the session ran, wraps at its own width."""
+    app = make_app(calc, add_script([fix(FIXED)], third="5"), executor, Settings(rounds=1))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.phase == "finished", "the end")
+        assert app.session is not None
+        for i in range(4):  # more rows than the shrunk rounds panel shows
+            await app.session.add_test((i, 100), i + 100)
+            await pilot.pause()
+        rounds = app.query_one(RoundsTable)
+        await until(pilot, lambda: rounds.max_scroll_y > 0, "a rounds panel that scrolls")
+        await until(pilot, lambda: rounds.scroll_y == rounds.max_scroll_y, "the newest row")
+        await pilot.press("4")
+        await pilot.pause()
+        await pilot.press("3")
+        await pilot.pause()
+        table = app.query_one(TestsPanel).table
+        assert table.size.height >= 5, table.size
+        await pilot.press("6")
+        transcript = app.query_one(Transcript)
+        await until(pilot, lambda: len(transcript.lines) > 0, "the transcript laid out")
+        lines = [strip.text.rstrip() for strip in transcript.lines]
+        # Whole lines, not wrapped at a guessed 40 columns.
+        assert "  kept #1 add(1, 2) → 3 (votes: 8× 3; share 100%)" in lines, lines
+        assert any(line.startswith("    return a + b") for line in lines)

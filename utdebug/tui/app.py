@@ -136,7 +136,7 @@ TabPane { height: 1fr; padding: 0; }
 #code-scroll, #diff-scroll { height: 1fr; }
 #task-text { padding: 0 1 1 1; }
 #candidates-hint { height: auto; padding: 0 1; }
-#transcript { height: 1fr; }
+#transcript, #rounds-table { height: 1fr; }
 StatusBar { height: 1; background: $panel; padding: 0 1; }
 /* Narrow terminals (under 120 columns): the code above the tests, both full width. */
 #frame.-narrow #top { layout: vertical; }
@@ -884,7 +884,8 @@ class DebugApp(App[None]):
     def action_panel(self, name: str) -> None:
         """Show a panel: ``code``, ``diff``, ``tests``, ``rounds``, ``candidates``,
         ``transcript`` (keys 1 to 6)."""
-        if name == "tests":
+        if name == "tests":  # the bottom tabs give back the room 4 to 6 took
+            self.query_one("#bottom-tabs").remove_class("-full")
             self.query_one(TestsPanel).table.focus()
             return
         tabs_id, pane = PANELS[name]
@@ -1013,7 +1014,7 @@ class DebugApp(App[None]):
 
     def _note(self, text: str, style: str = "") -> None:
         if text:
-            self.query_one(Transcript).write(Text(text, style=style))
+            self.query_one(Transcript).add(Text(text, style=style))
 
     def _model_label(self) -> str:
         simulated = bool(getattr(self.model, "simulated", False))

@@ -7,6 +7,7 @@ import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rich.console import RenderableType
 from rich.syntax import Syntax
 from rich.text import Text
 from textual import events
@@ -257,8 +258,8 @@ class RoundsTable(DataTable[str | Text]):
                 Text(row.outcome, style=OUTCOME_STYLES.get(row.outcome, "")),
                 shorten(row.reason, self._widths["reason"]),
             )
-        if rows:
-            self.scroll_end(animate=False, immediate=True)
+        if rows:  # follow the newest row once the table knows its new height
+            self.call_after_refresh(self.scroll_end, animate=False, immediate=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,7 +312,45 @@ class CandidatesPanel(Vertical):
 
 
 class Transcript(RichLog):
-    """The model's replies and the session's steps, appended as events arrive."""
+    """The model's replies and the session's steps, appended as events arrive.
+
+    It keeps what was written and lays it out again for the width it has whenever that width
+    changes: an entry written while its tab was hidden (no width yet) wraps at the width it
+    gets when shown, not at a guess."""
+
+    def on_mount(self) -> None:
+        self.entries: list[RenderableType] = []
+        self._laid_out = 0
+        """The width the lines were wrapped at (0: not laid out yet)."""
+        self._written = 0
+        """Entries laid out at that width so far."""
+
+    def add(self, entry: RenderableType) -> None:
+        """Append ``entry`` (laid out now if the width is known, else once it is)."""
+        self.entries.append(entry)
+        if self.scrollable_content_region.width > 0:
+            self.sync()
+        else:
+            self.call_after_refresh(self.sync)
+
+    def sync(self) -> None:
+        """Lay out the entries not laid out yet; all of them again when the width changed."""
+        width = self.scrollable_content_region.width
+        if width <= 0:
+            return
+        follow = self.is_vertical_scroll_end or self._laid_out == 0
+        if width != self._laid_out:
+            self._laid_out, self._written = width, 0
+            self.clear()
+        for entry in self.entries[self._written :]:
+            self.write(entry, width=width, scroll_end=False)
+        self._written = len(self.entries)
+        if follow:
+            self.scroll_end(animate=False, immediate=True)
+
+    def on_resize(self, event: events.Resize) -> None:
+        super().on_resize(event)
+        self.call_after_refresh(self.sync)
 
 
 class StatusBar(Static):

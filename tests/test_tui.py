@@ -859,3 +859,36 @@ async def test_panels_give_back_room_follow_rounds_and_wrap_the_transcript(
         # Whole lines, not wrapped at a guessed 40 columns.
         assert "  kept #1 add(1, 2) → 3 (votes: 8× 3; share 100%)" in lines, lines
         assert any(line.startswith("    return a + b") for line in lines)
+
+
+def test_side_by_side_only_when_the_code_and_a_short_call_fit() -> None:
+    from utdebug.debug_cmd import DEMO_DIR, DEMO_FILE
+
+    from utdebug.tui.widgets import side_by_side_width
+
+    demo = (DEMO_DIR / DEMO_FILE).read_text()
+    need, code_width = side_by_side_width(demo, "median")
+    widest = max(len(line) for line in demo.splitlines()[6:])  # its code, not its docstring
+    assert code_width >= widest + 5  # line numbers and the marker
+    assert 120 < need <= 160  # 120x40 stacks (a call and the code whole), 160x48 does not
+    wide = "def f(x):\n    return [x] + " + " + ".join(f"[{i}]" for i in range(30)) + "\n"
+    assert side_by_side_width(wide, "f")[0] > 160  # such code always stacks
+
+
+async def test_layout_at_120x40_stacks_the_demo_and_shows_whole_calls(
+    executor: Executor, tmp_path: Path
+) -> None:
+    import shutil
+
+    from utdebug.debug_cmd import DEMO_DIR, DEMO_FILE, DEMO_FUNCTION, DEMO_SCRIPT
+
+    shutil.copyfile(DEMO_DIR / DEMO_FILE, tmp_path / DEMO_FILE)
+    loaded = load_function(tmp_path / DEMO_FILE, DEMO_FUNCTION)
+    for size, stacked in (((120, 40), True), ((160, 48), False)):
+        model = ScriptedModel.from_file(DEMO_DIR / DEMO_SCRIPT, cycle=True)
+        app = make_app(loaded, model, executor, Settings(), step_first=True)
+        async with app.run_test(size=size) as pilot:
+            await until(pilot, lambda: app.phase == "paused", "round 0")
+            assert app.query_one("#frame").has_class("-narrow") == stacked, size
+            rows = table_rows(app)
+            assert rows and all("…" not in row[1] for row in rows), rows  # every call whole

@@ -85,6 +85,7 @@ from utdebug.tui.widgets import (
     TimelineRow,
     TooSmall,
     Transcript,
+    side_by_side_width,
 )
 from utdebug.workspace import (
     LoadedFunction,
@@ -1101,6 +1102,15 @@ class DebugApp(App[None]):
         self.query_one(CodePanel).show_code(
             self.code, self.debug_task.code, self.debug_task.entry_point
         )
+        self._fit_layout()
+
+    def _fit_layout(self) -> None:
+        """Side by side only when the function's lines and a short call both fit whole."""
+        frame = self.query_one(Frame)
+        need, code_width = side_by_side_width(self.code, self.debug_task.entry_point)
+        if (frame.narrow_width, frame.code_width) != (need, code_width):
+            frame.narrow_width, frame.code_width = need, code_width
+            frame.fit()
 
     def pass_summary(self) -> str:
         if self.total is None:

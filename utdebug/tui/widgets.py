@@ -7,6 +7,7 @@ import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rich.cells import cell_len
 from rich.console import RenderableType
 from rich.syntax import Syntax
 from rich.text import Text
@@ -58,6 +59,8 @@ class CodePanel(Vertical):
     def on_mount(self) -> None:
         self._shown: tuple[str, str] | None = None
         self._focus = (1, 1)
+        self._diff_focus = 0
+        self._tries = 0
 
     def show_task(self, title: str, description: str) -> None:
         text = Text(title, style="bold")
@@ -87,12 +90,16 @@ class CodePanel(Vertical):
         else:
             view.update(Text("No changes: the code in force is the given code.", style="dim"))
         self._focus = (changed[0], changed[-1]) if changed else function_span(code, entry_point)
+        self._diff_focus = first_change(diff)
+        self._tries = 0
         self.call_after_refresh(self.scroll_to_focus)
 
     def scroll_to_focus(self) -> None:
         """Bring the lines that matter into the code view: the lines an edit changed, else
         the whole function (from its ``def`` when it is longer than the view), with a line
-        of context above when there is room."""
+        of context above when there is room; and the Diff tab to its first changed line.
+        Until the code view has taken the new code's height (a scroll past its old end
+        would stop short of the lines), it tries again a moment later."""
         scroll = self.query_one("#code-scroll", VerticalScroll)
         task = self.query_one("#task-text", Static)
         above = task.outer_size.height if task.display else 0
@@ -102,10 +109,53 @@ class CodePanel(Vertical):
         spare = view - (last - first + 1)
         if spare > 0:
             top -= min(spare, 1 if spare < 4 else 2)
-        scroll.scroll_to(y=above + max(top, 0), animate=False, immediate=True)
+        y = above + max(top, 0)
+        scroll.scroll_to(y=y, animate=False, immediate=True)
+        diff = self.query_one("#diff-scroll", VerticalScroll)
+        diff.scroll_to(y=self._diff_focus, animate=False, immediate=True)
+        lines = len(self._shown[0].splitlines()) if self._shown else 0
+        laid_out = scroll.virtual_size.height >= above + lines
+        if (not laid_out or scroll.scroll_y < min(y, scroll.max_scroll_y)) and self._tries < 50:
+            self._tries += 1
+            self.set_timer(0.02, self.scroll_to_focus)
 
     def on_resize(self, event: events.Resize) -> None:
+        self._tries = 0
         self.call_after_refresh(self.scroll_to_focus)
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        self._tries = 0  # a hidden view had no height to scroll in
+        self.call_after_refresh(self.scroll_to_focus)
+
+
+def first_change(diff: str) -> int:
+    """The 0-based row of the first ``-`` or ``+`` line of a unified diff, less a row of
+    context (0 when there is none)."""
+    for i, line in enumerate(diff.splitlines()):
+        if line.startswith(("-", "+")) and not line.startswith(("---", "+++")):
+            return max(i - 1, 0)
+    return 0
+
+
+def docstring_lines(code: str, entry_point: str) -> set[int]:
+    """The lines (1-based) of ``entry_point``'s docstring: prose that may wrap or be cut,
+    unlike its code."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == entry_point:
+            body = node.body
+            if (
+                body
+                and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)
+            ):
+                return set(range(body[0].lineno, (body[0].end_lineno or body[0].lineno) + 1))
+            return set()
+    return set()
 
 
 def function_span(code: str, entry_point: str) -> tuple[int, int]:
@@ -130,6 +180,30 @@ def changed_lines(given: str, code: str) -> list[int]:
         if op in ("replace", "insert"):
             out += range(j1 + 1, j2 + 1)
     return out
+
+
+CODE_GUTTER = 10
+"""Cells around a code line in the code panel: line number, marker, borders, scrollbar."""
+SIDE_INPUT, SIDE_EXPECTED = 26, 12
+"""The input and expected columns' widths side by side: a short call is whole there."""
+
+
+def side_by_side_width(code: str, entry_point: str) -> tuple[int, int]:
+    """(the terminal width from which the code and the tests stand side by side, the code
+    panel's width there): the function's widest line whole beside a tests table whose input
+    and expected columns hold a short call whole; narrower terminals stack them."""
+    first, last = function_span(code, entry_point)
+    prose = docstring_lines(code, entry_point)
+    lines = [
+        line
+        for i, line in enumerate(code.splitlines()[first - 1 : last], start=first)
+        if i not in prose
+    ] or [""]
+    code_width = max(40, max(cell_len(line.expandtabs()) for line in lines) + CODE_GUTTER)
+    fixed = sum(w for _, w in TEST_COLUMNS_FIXED)
+    columns = len(TEST_COLUMNS_FIXED) + len(TEST_COLUMNS_FLEX)
+    tests_width = fixed + SIDE_INPUT + SIDE_EXPECTED + 2 * columns + SCROLLBAR + 2
+    return code_width + tests_width, code_width
 
 
 TEST_COLUMNS_FIXED = (("id", 3), ("status", 7), ("votes", 13), ("origin", 6))
@@ -396,7 +470,10 @@ class Frame(Vertical):
         super().__init__(id=id)
         self.min_size = min_size
         self.narrow_width = narrow_width
-        """Under this width the frame has the class ``-narrow``."""
+        """Under this width the frame has the class ``-narrow`` (the app sets it from what
+        side by side needs: :func:`side_by_side_width`)."""
+        self.code_width: int | None = None
+        """The code panel's width side by side (``None``: the CSS decides)."""
         self.short_height = short_height
         """Under this height the frame has the class ``-short``."""
 
@@ -408,7 +485,12 @@ class Frame(Vertical):
         min_width, min_height = self.min_size
         small = width < min_width or height < min_height
         # The app's CSS lays the panels out by these classes (stacked, shrunk).
-        self.set_class(width < self.narrow_width, "-narrow")
+        narrow = width < self.narrow_width
+        self.set_class(narrow, "-narrow")
+        if self.code_width is not None:  # side by side, the tests get what they need
+            panel = self.query_one("#code-panel")
+            tests = self.narrow_width - self.code_width
+            panel.styles.width = "1fr" if narrow else max(self.code_width, width - tests)
         self.set_class(height < self.short_height, "-short")
         self.query_one("#body").display = not small
         message = self.query_one(TooSmall)

@@ -863,7 +863,6 @@ async def test_panels_give_back_room_follow_rounds_and_wrap_the_transcript(
 
 def test_side_by_side_only_when_the_code_and_a_short_call_fit() -> None:
     from utdebug.debug_cmd import DEMO_DIR, DEMO_FILE
-
     from utdebug.tui.widgets import side_by_side_width
 
     demo = (DEMO_DIR / DEMO_FILE).read_text()
@@ -888,7 +887,7 @@ async def test_layout_at_120x40_stacks_the_demo_and_shows_whole_calls(
         model = ScriptedModel.from_file(DEMO_DIR / DEMO_SCRIPT, cycle=True)
         app = make_app(loaded, model, executor, Settings(), step_first=True)
         async with app.run_test(size=size) as pilot:
-            await until(pilot, lambda: app.phase == "paused", "round 0")
+            await until(pilot, lambda a=app: a.phase == "paused", "round 0")  # type: ignore[misc]
             assert app.query_one("#frame").has_class("-narrow") == stacked, size
             rows = table_rows(app)
             assert rows and all("…" not in row[1] for row in rows), rows  # every call whole

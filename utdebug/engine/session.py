@@ -575,10 +575,10 @@ class Session:
                 self._round = 0
                 if not self.tests:
                     self.tests = await self._build(self.code, 0)
-                run = await self.run_tests(self.code, self.tests, 0, "current")
+                zero = await self.run_tests(self.code, self.tests, 0, "current")
                 self._changed, self._rebuild = False, False
-                self._round_finished(0, run.rate)
-                return await self._paper_rounds(1, rounds, run)
+                self._round_finished(0, zero.rate)
+                return await self._paper_rounds(1, rounds, zero)
             run = self.current_run
             if run is None:
                 run = await self.run_tests(self.code, self.tests, self._round, "current")

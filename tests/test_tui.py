@@ -891,3 +891,47 @@ async def test_layout_at_120x40_stacks_the_demo_and_shows_whole_calls(
             assert app.query_one("#frame").has_class("-narrow") == stacked, size
             rows = table_rows(app)
             assert rows and all("…" not in row[1] for row in rows), rows  # every call whole
+
+
+async def test_the_first_screen_comes_before_the_sandbox_and_the_probe(
+    executor: Executor, calc: LoadedFunction
+) -> None:
+    """The app draws at once and says it is starting; the session begins when the start-up
+    work (the sandbox, the model's probe) is done."""
+    import threading
+
+    from utdebug.tui.app import Started
+
+    gate = threading.Event()
+    model = add_script([fix(FIXED)], third="5")
+
+    def starting() -> Started:
+        gate.wait(30)
+        return Started(model, executor, ("test-layer",), 1, "model scripted: probed")
+
+    app = make_app(calc, model, None, Settings(rounds=1), starting=starting)  # type: ignore[arg-type]
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert "starting: the sandbox and the model's probe" in status(app)
+        assert summary(app) == "no tests yet" and app.session is None
+        await pilot.press("r")
+        assert "still starting" in app.notices[-1]
+        gate.set()
+        await until(pilot, lambda: app.phase == "finished", "the session after the start-up")
+        assert app.code == FIXED and "sandbox" in status(app)
+
+
+async def test_a_model_that_cannot_be_used_ends_the_app_with_one_line(
+    executor: Executor, calc: LoadedFunction
+) -> None:
+    from utdebug.tui.app import Started, StartupFailed
+
+    def starting() -> Started:
+        raise StartupFailed("utdebug debug: the model cannot be used: 401 no key", 1)
+
+    app = make_app(calc, add_script([]), None, starting=starting)  # type: ignore[arg-type]
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.2)
+    assert app.return_code == 1
+    assert app.startup_failure is not None
+    assert app.startup_failure.line == "utdebug debug: the model cannot be used: 401 no key"

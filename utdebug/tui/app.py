@@ -115,6 +115,29 @@ PANELS = {
 
 
 @dataclass(frozen=True, slots=True)
+class Started:
+    """What the start-up work hands the app: the model to use (probed), the executor over a
+    started sandbox and the sandbox's layers."""
+
+    model: Model
+    executor: Executor
+    sandbox_layers: Sequence[str] = ()
+    sandbox_total: int | None = None
+    note: str | None = None
+    """What the probe found, for the transcript."""
+
+
+class StartupFailed(Exception):
+    """The app cannot start: one line and the command's exit code (1: the model cannot be
+    used, 3: the sandbox)."""
+
+    def __init__(self, line: str, exit_code: int) -> None:
+        super().__init__(line)
+        self.line = line
+        self.exit_code = exit_code
+
+
+@dataclass(frozen=True, slots=True)
 class Undo:
     """A person's change that can be undone: what it was, and how to undo it."""
 
@@ -182,8 +205,15 @@ class DebugApp(App[None]):
         step_first: bool = False,
         clock: Callable[[], float] = time.monotonic,
         stamp: Callable[[], str] = lambda: time.strftime("%H:%M:%S"),
+        starting: Callable[[], Started] | None = None,
     ) -> None:
         super().__init__()
+        self.starting = starting
+        """Work done after the first screen is drawn, in a thread (the sandbox, the model's
+        probe): its :class:`Started` replaces the model, the executor and the sandbox layers;
+        a :class:`StartupFailed` ends the app with its line and exit code."""
+        self.startup_failure: StartupFailed | None = None
+        """Why the app could not start (the command says it again on exit)."""
         self.clock = clock
         """Seconds for the spinner and elapsed times (tests freeze it)."""
         self.stamp = stamp
@@ -272,6 +302,18 @@ class DebugApp(App[None]):
         self._draw_timeline()
         self._draw_candidates()
         self.query_one(TestsPanel).table.focus()
+        self.set_interval(TICK_SECONDS, self._tick)
+        if self.starting is not None:
+            self.phase = "starting"
+            self._draw_status()
+            self.run_worker(
+                self.starting, name="startup", group="startup", thread=True, exit_on_error=False
+            )
+            return
+        self._begin()
+
+    def _begin(self) -> None:
+        """Make the session (the model and the sandbox are ready) and start it."""
         self.control = Control()
         if self.step_first:
             self.control.step(1)
@@ -285,13 +327,12 @@ class DebugApp(App[None]):
             review=self._review if self.review_by_hand else None,
         )
         self._draw_status()
-        self.set_interval(TICK_SECONDS, self._tick)
         if self.autostart:
             self._start()
 
     def _tick(self) -> None:
         """Redraw the activity (spinner, elapsed time) while the session works."""
-        if self.phase in ("running", "pausing"):
+        if self.phase in ("running", "pausing", "starting"):
             with contextlib.suppress(NoMatches):  # the app is closing: nothing to draw on
                 self._draw_status()
 
@@ -326,6 +367,9 @@ class DebugApp(App[None]):
         return await decision
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group == "startup":
+            self._started(event)
+            return
         if event.worker.group != "session" or event.state is not WorkerState.ERROR:
             return
         error = event.worker.error
@@ -333,6 +377,32 @@ class DebugApp(App[None]):
         self.error = f"{type(error).__name__}: {error}" if error else "the session failed"
         self._draw_status()
         self._tell(f"the session stopped: {self.error}", "error")
+
+    def _started(self, event: Worker.StateChanged) -> None:
+        """The start-up worker ended: begin the session, or end the app with why not."""
+        if event.state is WorkerState.SUCCESS:
+            ready = event.worker.result
+            assert isinstance(ready, Started)
+            self.model = ready.model
+            self.tracker = CallTracker(ready.model, self.clock)
+            self.executor = ready.executor
+            self.sandbox_layers = tuple(ready.sandbox_layers)
+            self.sandbox_total = ready.sandbox_total
+            if ready.note:
+                self._note(ready.note, "dim")
+            self.phase = "ready"
+            self._begin()
+        elif event.state is WorkerState.ERROR:
+            error = event.worker.error
+            failure = (
+                error
+                if isinstance(error, StartupFailed)
+                else StartupFailed(f"{type(error).__name__}: {error}", 1)
+            )
+            self.startup_failure = failure
+            self.phase, self.error = "error", failure.line
+            self._draw_status()
+            self.exit(return_code=failure.exit_code)
 
     # -- engine events ----------------------------------------------------------------------
 
@@ -659,7 +729,15 @@ class DebugApp(App[None]):
             exit_on_error=False,
         )
 
+    def _still_starting(self) -> bool:
+        if self.session is None and self.phase == "starting":
+            self._tell("still starting (the sandbox and the model's probe): a moment", "warning")
+            return True
+        return False
+
     def action_run(self) -> None:
+        if self._still_starting():
+            return
         if not self.started:
             self._start()
             return
@@ -688,7 +766,7 @@ class DebugApp(App[None]):
         self._draw_status()
 
     def action_step(self) -> None:
-        if self.control is None:
+        if self._still_starting() or self.control is None:
             return
         if not self.started:
             self.control.step(1)
@@ -1035,6 +1113,8 @@ class DebugApp(App[None]):
             return "edit awaiting review: y accept, n reject"
         if self.phase == "ready":
             return "ready: r runs, s runs one round"
+        if self.phase == "starting":
+            return f"{spinner(self.clock())} starting: the sandbox and the model's probe"
         if self.phase in ("running", "pausing"):
             return self._activity()
         return self.phase

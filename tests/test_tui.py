@@ -935,3 +935,39 @@ async def test_a_model_that_cannot_be_used_ends_the_app_with_one_line(
     assert app.return_code == 1
     assert app.startup_failure is not None
     assert app.startup_failure.line == "utdebug debug: the model cannot be used: 401 no key"
+
+
+async def test_a_saved_session_is_taken_back_whole(
+    executor: Executor, calc: LoadedFunction, tmp_path: Path
+) -> None:
+    import json
+
+    saved = tmp_path / "runs" / "add.session.json"
+    saved.parent.mkdir(parents=True)
+    app = make_app(
+        calc, add_script([], third="5"), executor, Settings(rounds=1), session_file=saved
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.phase in ("finished", "error"), "the end")
+        assert app.session is not None
+        await app.session.set_expected(app.tests[0].id, 30)  # a person's correction
+        await until(pilot, lambda: app.tests[0].expected == 30, "the correction")
+        await pilot.press("s")  # fails again (no edit replies): the state is saved as it goes
+        await until(pilot, lambda: app.phase == "error", "the second stop")
+        before = (table_rows(app), timeline(app), app.records.history[app.tests[0].id])
+    state = json.loads(saved.read_text())
+    again = make_app(
+        calc, add_script([fix(FIXED)], third="5"), executor, Settings(rounds=1), resume=state
+    )
+    async with again.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert "taken back" in status(again)
+        assert table_rows(again) == before[0]
+        assert timeline(again) == before[1]
+        assert again.records.history[again.tests[0].id] == before[2]
+        assert again.tests[0].expected == 30 and again.tests[0].origin == "person"
+        lines = [e.plain for e in again.query_one(Transcript).entries]
+        assert "[round 0] test proposal 1: add(1, 2)" in lines
+        await pilot.press("r")  # and it goes on from there
+        await until(pilot, lambda: again.phase == "finished", "more rounds")
+        assert again.code == FIXED

@@ -65,8 +65,8 @@ def test_the_demo_runs_in_a_real_terminal(tmp_path: Path, width: int, height: in
     env = "LITELLM_LOCAL_MODEL_COST_MAP=True LITELLM_OFFLINE_MODE=true TERM=xterm-256color"
     # Textual draws on stderr: nothing is redirected.
     cmd = (
-        f"{env} {sys.executable} -m utdebug demo --dir {tmp_path / 'demo'} --step; "
-        f"echo $? > {status}"
+        f"cd {tmp_path} && {env} {sys.executable} -m utdebug demo --dir {tmp_path / 'demo'} "
+        f"--step; echo $? > {status}"
     )
     started = _tmux("new-session", "-d", "-s", session, "-x", str(width), "-y", str(height), cmd)
     assert started.returncode == 0, started.stderr
@@ -109,3 +109,53 @@ def test_the_demo_runs_in_a_real_terminal(tmp_path: Path, width: int, height: in
         _tmux("kill-session", "-t", session)
         if os.environ.get("UTDEBUG_KEEP_SMOKE"):
             print(_screen(session))
+
+
+def test_a_killed_app_is_taken_back_with_what_a_person_did(tmp_path: Path) -> None:
+    """kill -9 of the app mid-round, then the same command again: the tests, the person's
+    correction, the rounds and the transcript are back (the session file is written as
+    things happen)."""
+    env = "LITELLM_LOCAL_MODEL_COST_MAP=True LITELLM_OFFLINE_MODE=true TERM=xterm-256color"
+    demo = tmp_path / "demo"
+    cmd = f"cd {tmp_path} && {env} {sys.executable} -m utdebug demo --dir {demo} --step"
+    session = f"utdebug-smoke-{uuid.uuid4().hex[:8]}"
+    started = _tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", cmd + "; sleep 60")
+    assert started.returncode == 0, started.stderr
+    _tmux("set-option", "-t", session, "window-size", "manual")
+    _tmux("resize-window", "-t", session, "-x", "120", "-y", "40")
+    try:
+        try:
+            _wait_for(session, "paused after round 0")
+        except AssertionError:
+            if "sandbox" in _screen(session):
+                pytest.skip("the sandbox cannot start here")
+            raise
+        _tmux("send-keys", "-t", session, "e")
+        _wait_for(session, "the correct output")
+        _tmux("send-keys", "-t", session, "99", "Enter")
+        _wait_for(session, "pass now")
+        _tmux("send-keys", "-t", session, "s")
+        time.sleep(0.3)  # mid-round (or just after it): the process dies without a word
+        shell = _tmux("display", "-p", "-t", session, "#{pane_pid}").stdout.strip()
+        children = subprocess.run(
+            ["pgrep", "-P", shell], capture_output=True, text=True, check=False
+        ).stdout.split()
+        assert children, "the app's process was not found"
+        for pid in children:
+            os.kill(int(pid), 9)
+        saved = list((tmp_path / "runs" / "debug").glob("*.session.json"))
+        assert len(saved) == 1, saved
+        _tmux("kill-session", "-t", session)
+        started = _tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", cmd)
+        assert started.returncode == 0, started.stderr
+        _tmux("set-option", "-t", session, "window-size", "manual")
+        _tmux("resize-window", "-t", session, "-x", "120", "-y", "40")
+        screen = _wait_for(session, "taken back")
+        assert "99" in screen and "person" in screen, screen  # the correction is there
+        assert "given code" in screen  # the rounds panel
+        _tmux("send-keys", "-t", session, "6")
+        _wait_for(session, "[round 1]")  # the transcript
+        _tmux("send-keys", "-t", session, "s")
+        _wait_for(session, "paused after round")  # and it goes on
+    finally:
+        _tmux("kill-session", "-t", session)

@@ -16,6 +16,7 @@ is a usage error (exit 2).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import shutil
 import sys
 import tempfile
@@ -67,6 +68,7 @@ def add_parsers(subparsers: Any, sandbox_opts: argparse.ArgumentParser) -> None:
     d.add_argument(
         "--no-cache", action="store_true", help="do not use the response cache (ask the model)"
     )
+    _session_options(d)
     demo: argparse.ArgumentParser = subparsers.add_parser(
         "demo",
         parents=[sandbox_opts],
@@ -80,6 +82,61 @@ def add_parsers(subparsers: Any, sandbox_opts: argparse.ArgumentParser) -> None:
     demo.add_argument(
         "--step", action="store_true", help="pause after round 0 (the first test set)"
     )
+    _session_options(demo)
+
+
+SESSIONS = Path("runs") / "debug"
+"""Where sessions are saved as they happen (next to the run records, from the current folder)."""
+
+
+def _session_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_mutually_exclusive_group()
+    g.add_argument(
+        "--resume",
+        action="store_true",
+        help=f"take back the saved session of this function ({SESSIONS}/; the same command "
+        "again does it too) and fail when there is none",
+    )
+    g.add_argument("--fresh", action="store_true", help="start afresh, ignoring a saved session")
+
+
+def session_file(prep: Any, args: argparse.Namespace) -> Path:
+    """The session file of this function (or problem, or demo folder)."""
+    import hashlib
+
+    if prep.loaded is not None:
+        where = str(Path(prep.loaded.path).resolve())
+        name = f"{Path(prep.loaded.path).stem}-{prep.loaded.qualname}"
+    else:
+        where = name = f"problem-{prep.task.task_id}"
+    digest = hashlib.sha256(where.encode()).hexdigest()[:10]
+    safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in name)
+    return SESSIONS / f"{safe}-{digest}.session.json"
+
+
+def _saved(path: Path, prep: Any, args: argparse.Namespace) -> tuple[dict[str, Any] | None, str]:
+    """The saved session to take back (``None``: start afresh) and what to say (else "")."""
+    import json
+
+    if getattr(args, "fresh", False):
+        return None, ""
+    try:
+        state = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        if getattr(args, "resume", False):
+            raise _UsageError(f"no saved session of this function ({path})") from None
+        return None, ""
+    except (OSError, ValueError) as e:
+        raise _UsageError(
+            f"cannot read the saved session {path}: {e} (--fresh ignores it)"
+        ) from None
+    if not isinstance(state, dict) or state.get("given") != prep.task.code:
+        if getattr(args, "resume", False):
+            raise _UsageError(
+                f"the saved session {path} is of another version of the function (--fresh)"
+            )
+        return None, f"the function changed since {path} was saved: starting afresh"
+    return state, f"taking back the session saved in {path} (--fresh starts afresh)"
 
 
 @dataclass(slots=True)
@@ -346,6 +403,16 @@ def _open(
             note = found or note
         return Started(model, executor, sorted(report.active()), len(report.states), note)
 
+    saved_at = session_file(prep, args)
+    try:
+        resume, said = _saved(saved_at, prep, args)
+    except _UsageError as e:
+        print(f"utdebug {args.command}: {e}", file=sys.stderr)
+        return Exit.USAGE
+    if said:
+        print(f"utdebug {args.command}: {said}", file=sys.stderr)
+    with contextlib.suppress(OSError):
+        saved_at.parent.mkdir(parents=True, exist_ok=True)
     model = prep.model
     if isinstance(model, tuple):  # made by the start-up work; its name until then
         model = model[1] if model[0] == "ready" else _Pending(_pending_name(model))
@@ -358,6 +425,8 @@ def _open(
         review=review,
         step_first=step_first,
         starting=starting,
+        session_file=saved_at,
+        resume=resume,
     )
     try:
         app.run()

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
-from typing import ClassVar
+from dataclasses import astuple, dataclass
+from pathlib import Path
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual.app import App, ComposeResult
@@ -63,7 +65,7 @@ from utdebug.tui.format import (
     verdict_status,
 )
 from utdebug.tui.messages import EngineEvent, PersonDone, PersonFailed, ReviewRequested
-from utdebug.tui.records import TestRecords
+from utdebug.tui.records import HistoryEntry, TestRecords, Votes
 from utdebug.tui.screens import (
     AddTestScreen,
     Edited,
@@ -206,8 +208,14 @@ class DebugApp(App[None]):
         clock: Callable[[], float] = time.monotonic,
         stamp: Callable[[], str] = lambda: time.strftime("%H:%M:%S"),
         starting: Callable[[], Started] | None = None,
+        session_file: Path | None = None,
+        resume: dict[str, Any] | None = None,
     ) -> None:
         super().__init__()
+        self.session_file = session_file
+        """Where the session is saved as it happens (``None``: nowhere)."""
+        self.resume = resume
+        """A saved session to take back instead of starting a new one."""
         self.starting = starting
         """Work done after the first screen is drawn, in a thread (the sandbox, the model's
         probe): its :class:`Started` replaces the model, the executor and the sandbox layers;
@@ -266,6 +274,7 @@ class DebugApp(App[None]):
         self._candidate_runs: dict[str, TestsRun] = {}
         """This round's runs of candidate edits: an accepted one's verdicts become current."""
         self._person_changes = 0
+        self._save_failed = False
 
     # -- layout -----------------------------------------------------------------------------
 
@@ -327,8 +336,80 @@ class DebugApp(App[None]):
             review=self._review if self.review_by_hand else None,
         )
         self._draw_status()
+        if self.resume is not None:
+            self._take_back(self.resume)
+            return
         if self.autostart:
             self._start()
+
+    # -- a session that outlives the app ----------------------------------------------------
+
+    def saved(self) -> dict[str, Any]:
+        """Everything a person sees and did, to take back in another process."""
+        assert self.session is not None
+        r = self.records
+        return {
+            "format": 1,
+            "task_id": self.debug_task.task_id,
+            "given": self.debug_task.code,
+            "engine": self.session.snapshot(),
+            "statuses": {str(k): v for k, v in self.statuses.items()},
+            "passed": self.passed,
+            "total": self.total,
+            "rounds_done": self.rounds_done,
+            "round_limit": self.round_limit,
+            "finish_reason": self.finish_reason,
+            "timeline": [[k, *astuple(v)] for k, v in self.timeline.items()],
+            "transcript": [
+                [e.plain, str(e.style)] if isinstance(e, Text) else [str(e), ""]
+                for e in self.query_one(Transcript).entries
+            ],
+            "votes": {str(k): [v.answers, v.refused] for k, v in r.votes.items()},
+            "history": {
+                str(k): [[h.when, h.who, h.what] for h in hs] for k, hs in r.history.items()
+            },
+        }
+
+    def _save(self) -> None:
+        if self.session_file is None or self.session is None:
+            return
+        from utdebug.benchmarks.records import RunFolderError, write_text_atomic
+
+        try:
+            write_text_atomic(self.session_file, json.dumps(self.saved()))
+        except (RunFolderError, OSError, TypeError, ValueError) as exc:
+            if not self._save_failed:
+                self._save_failed = True
+                self._tell(f"the session cannot be saved: {exc}", "error")
+
+    def _take_back(self, state: dict[str, Any]) -> None:
+        """Restore a saved session: tests, votes, edits, rounds and transcript."""
+        assert self.session is not None
+        self.session.restore(state["engine"])
+        self.started = True
+        self.code = self.session.code
+        self.tests = list(self.session.tests)
+        self.statuses = {int(k): str(v) for k, v in state.get("statuses", {}).items()}
+        self.passed, self.total = state.get("passed"), state.get("total")
+        self.rounds_done = state.get("rounds_done")
+        self.round_limit = int(state.get("round_limit") or self.settings.rounds)
+        for key, *row in state.get("timeline", []):
+            self.timeline[str(key)] = TimelineRow(*(str(x) for x in row))
+        self._person_changes = sum(1 for k in self.timeline if k.startswith("p"))
+        for k, (answers, refused) in state.get("votes", {}).items():
+            self.records.votes[int(k)] = Votes(list(answers), list(refused))
+        for k, hs in state.get("history", {}).items():
+            self.records.history[int(k)] = [HistoryEntry(*h) for h in hs]
+        transcript = self.query_one(Transcript)
+        for plain, style in state.get("transcript", []):
+            transcript.add(Text(plain, style=style))
+        self._note("session taken back from its file: r goes on, s runs one round", "bold")
+        self.phase, self.finish_reason = "finished", "resumed"
+        self._draw_code()
+        self._draw_tests()
+        self._draw_timeline()
+        self._draw_status()
+        self._save()
 
     def _tick(self) -> None:
         """Redraw the activity (spinner, elapsed time) while the session works."""
@@ -517,6 +598,7 @@ class DebugApp(App[None]):
             else:
                 self._tell(f"finished ({words}) without a change to the code")
         self._draw_status()
+        self._save()
 
     def _tests_run(self, ev: TestsRun) -> None:
         if ev.role != "current":
@@ -676,6 +758,7 @@ class DebugApp(App[None]):
 
     def on_person_done(self, message: PersonDone) -> None:
         self.person_busy = max(self.person_busy - 1, 0)
+        self._save()
         again = " (u undoes)" if self.undo_stack and not message.what.startswith("undo") else ""
         self._tell(
             f"{message.what}: {message.passed}/{plural(message.total, 'test')} pass now{again}"

@@ -41,6 +41,7 @@ FINISH_WORDS = {
     "cancelled": "cancelled",
     "judged_correct": "the model judged the code correct",
     "error": "a model error",
+    "resumed": "taken back from its file (r goes on)",
 }
 
 

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from rich.syntax import Syntax
 from textual.pilot import Pilot
-from textual.widgets import DataTable, OptionList, Static, TabbedContent
+from textual.widgets import DataTable, Input, OptionList, Static, TabbedContent
 
 from tests.scripted_add import (
     add_script,
@@ -155,6 +155,8 @@ async def test_a_person_corrects_a_test_and_writes_the_fix_back(
         # The votes for add(0, 5) are wrong (-5): the person corrects them to 5.
         await pilot.press("down", "down", "e")
         assert isinstance(app.screen, EditExpectedScreen)
+        box = app.screen.query_one("#expected-input", Input)
+        assert box.value == "-5"  # pre-filled with the value now (typing replaces it)
         await pilot.press("5", "enter")
         await until(pilot, lambda: app.person_busy == 0 and app.passed == 1, "the edit re-run")
         assert "1/3" in summary(app)
@@ -664,7 +666,7 @@ async def test_delete_then_undo_and_every_change_is_undoable(
         table.move_cursor(row=2)
         await pilot.press("e")
         await pilot.pause()
-        await pilot.press("ctrl+a", "5", "enter")
+        await pilot.press("5", "enter")  # the value now is selected: typing replaces it
         await until(pilot, lambda: app.person_busy == 0 and app.tests[2].origin == "person", "edit")
         assert table_rows(app)[2][4] == "—" and table_rows(app)[2][5] == "person"
         await pilot.press("u")

@@ -56,6 +56,8 @@ def _check_screen(screen: str, width: int) -> None:
     status = next(line for line in lines if "SIMULATED" in line and "│" in line)
     assert "…" not in status.split("│")[0], status  # the state is whole
     assert len(status.rstrip()) <= width
+    footer = lines[lines.index(status) + 1] if lines.index(status) + 1 < len(lines) else ""
+    assert "? Help" in footer, footer  # the footer keeps ? at every width
 
 
 @pytest.mark.parametrize(("width", "height"), SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
@@ -131,7 +133,7 @@ def test_a_killed_app_is_taken_back_with_what_a_person_did(tmp_path: Path) -> No
                 pytest.skip("the sandbox cannot start here")
             raise
         _tmux("send-keys", "-t", session, "e")
-        _wait_for(session, "the correct output")
+        _wait_for(session, "Expected output of test")
         _tmux("send-keys", "-t", session, "99", "Enter")
         _wait_for(session, "pass now")
         _tmux("send-keys", "-t", session, "s")

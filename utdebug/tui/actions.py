@@ -121,7 +121,14 @@ BINDING_PREFIX = "utdebug."
 """Binding ids are ``utdebug.<id>`` (``App.set_keymap`` rebinds them)."""
 
 
+FOOTER_FIRST = ("help",)
+"""Shown first in the footer, so that a narrow terminal (80 columns) keeps them."""
+
+
 def bindings() -> list[Binding]:
+    """The key bindings, in the footer's order: :data:`FOOTER_FIRST`, then the table's."""
+    first = [a for a in ACTIONS if a.id in FOOTER_FIRST]
+    rest = [a for a in ACTIONS if a.id not in FOOTER_FIRST]
     return [
         Binding(
             a.key,
@@ -131,7 +138,7 @@ def bindings() -> list[Binding]:
             key_display=a.key_display,
             id=BINDING_PREFIX + a.id,
         )
-        for a in ACTIONS
+        for a in (*first, *rest)
     ]
 
 

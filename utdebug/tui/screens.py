@@ -106,7 +106,16 @@ class EditExpectedScreen(ModalScreen[Edited | None]):
             yield Static(f"Expected output of test #{self.test_id}", classes="title")
             yield Static(Text.assemble(("call: ", "dim"), self.call))
             yield Static(Text.assemble(("now expects: ", "dim"), safe_repr(self.expected)))
-            yield _input("the correct output, as a Python literal", "expected-input")
+            # Pre-filled with the value now and selected: typing replaces it, an arrow key
+            # keeps it to change a part.
+            box = Input(
+                safe_repr(self.expected),
+                placeholder="the correct output, as a Python literal",
+                id="expected-input",
+                select_on_focus=True,
+            )
+            box.cursor_blink = False
+            yield box
             yield Static("", id="error", classes="error")
             yield Static("enter: save and run the tests again · escape: cancel", classes="hint")
 

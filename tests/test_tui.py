@@ -973,3 +973,18 @@ async def test_a_saved_session_is_taken_back_whole(
         await pilot.press("r")  # and it goes on from there
         await until(pilot, lambda: again.phase == "finished", "more rounds")
         assert again.code == FIXED
+
+
+async def test_copy_a_test_and_run_it_again(executor: Executor, calc: LoadedFunction) -> None:
+    app = make_app(calc, add_script([], third="5"), executor, Settings(rounds=0))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.phase in ("finished", "error"), "the end")
+        await pilot.press("down", "down", "c")
+        assert app.copied == "add(0, 5)" and "copied the call of test #3" in app.notices[-1]
+        await pilot.press("o")
+        assert app.copied == "5"
+        await pilot.press("T")
+        assert app.copied is not None and "def test_" in app.copied and "(0, 5)" in app.copied
+        await pilot.press("R")
+        await until(pilot, lambda: "on the code in force" in app.notices[-1], "the re-run")
+        assert app.notices[-1] == "test #3 on the code in force: returned -5"

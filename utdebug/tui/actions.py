@@ -57,6 +57,20 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "edit-test", "e", "edit_test", "Edit expected", "Correct the selected test's output", "Edit"
     ),
     ActionSpec("add-test", "a", "add_test", "Add test", "Add a test of your own"),
+    ActionSpec("copy-call", "c", "copy('call')", "Copy call", "Copy the selected test's call"),
+    ActionSpec(
+        "copy-expected", "o", "copy('expected')", "Copy expected", "Copy its expected output"
+    ),
+    ActionSpec(
+        "copy-test", "T", "copy('test')", "Copy test", "Copy the selected test as a pytest test"
+    ),
+    ActionSpec(
+        "rerun-test",
+        "R",
+        "rerun_test",
+        "Re-run test",
+        "Run the selected test again on the code in force (what it returns or raises)",
+    ),
     ActionSpec(
         "delete-test", "d", "delete_test", "Delete test", "Delete the selected test (u undoes)"
     ),

@@ -55,6 +55,7 @@ from utdebug.tui.commands import DebugCommands
 from utdebug.tui.details import SessionInfoScreen, TestDetail, TestDetailScreen
 from utdebug.tui.format import (
     StatusPart,
+    actual_text,
     finish_words,
     percent,
     plural,
@@ -275,6 +276,8 @@ class DebugApp(App[None]):
         """This round's runs of candidate edits: an accepted one's verdicts become current."""
         self._person_changes = 0
         self._save_failed = False
+        self.copied: str | None = None
+        """What was copied last (tests read it; the terminal's clipboard is not readable)."""
 
     # -- layout -----------------------------------------------------------------------------
 
@@ -759,6 +762,9 @@ class DebugApp(App[None]):
     def on_person_done(self, message: PersonDone) -> None:
         self.person_busy = max(self.person_busy - 1, 0)
         self._save()
+        if message.total == 0 and message.what.startswith("test #"):  # a re-run: said as is
+            self._tell(message.what)
+            return
         again = " (u undoes)" if self.undo_stack and not message.what.startswith("undo") else ""
         self._tell(
             f"{message.what}: {message.passed}/{plural(message.total, 'test')} pass now{again}"
@@ -930,6 +936,56 @@ class DebugApp(App[None]):
             lambda s: s.delete_test(test_id),
             lambda s: Undo(f"deleting test #{test_id}", lambda s2: s2.restore_test(test, index)),
         )
+
+    def action_copy(self, what: str) -> None:
+        """Copy the selected test's ``call``, ``expected`` value or the whole ``test`` as
+        pytest to the terminal's clipboard (OSC 52)."""
+        test = self._selected_test()
+        if test is None:
+            return
+        if what == "call":
+            text = test.call
+        elif what == "expected":
+            text = safe_repr(test.expected)
+        else:
+            text = self._pytest_text(test)
+        self.copy_to_clipboard(text)
+        self.copied = text
+        self._tell(f"copied the {'test' if what == 'test' else what} of test #{test.id}")
+
+    def _pytest_text(self, test: UnitTest) -> str:
+        if self.loaded is not None:
+            try:
+                return render_pytest(self.loaded, [test]).text
+            except (WorkspaceError, OSError):
+                pass
+        entry = self.debug_task.entry_point
+        return (
+            f"def test_{entry}_{test.id}():\n    assert {test.call} == {safe_repr(test.expected)}\n"
+        )
+
+    def action_rerun_test(self) -> None:
+        """Run the selected test again on the code in force and say what it does."""
+        test = self._selected_test()
+        if test is None:
+            return
+        code, task, settings = self.code, self.debug_task, self.settings
+
+        async def rerun() -> None:
+            try:
+                run = await self.executor.run_tests(
+                    task, code, [test], settings.variant, settings.limits
+                )
+            except Exception as exc:  # the sandbox failed: say it, the app stays
+                self.post_message(PersonFailed(f"re-running test #{test.id}", str(exc)))
+                return
+            (result,) = run.results
+            status = verdict_status(result.verdict.value, result.detail)
+            said = actual_text(status, result.detail)
+            self.post_message(PersonDone(f"test #{test.id} on the code in force: {said}", 0, 0))
+
+        self.person_busy += 1
+        self.run_worker(rerun(), name="rerun", group="person", exit_on_error=False)
 
     def action_rollback(self) -> None:
         session = self._idle_session()

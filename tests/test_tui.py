@@ -40,6 +40,7 @@ from utdebug.tui.screens import (
     HelpScreen,
     ReviewScreen,
     RollbackScreen,
+    SearchScreen,
     WriteBackScreen,
 )
 from utdebug.tui.widgets import (
@@ -988,3 +989,46 @@ async def test_copy_a_test_and_run_it_again(executor: Executor, calc: LoadedFunc
         await pilot.press("R")
         await until(pilot, lambda: "on the code in force" in app.notices[-1], "the re-run")
         assert app.notices[-1] == "test #3 on the code in force: returned -5"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_search_filters_the_tests_and_finds_in_the_transcript(
+    executor: Executor, calc: LoadedFunction, tmp_path: Path, size: tuple[int, int]
+) -> None:
+    """/ filters the tests and n / N move between matches in the transcript; snapshots of
+    the search and of the transcript at 80x24 and 120x40."""
+    failures: list[str] = []
+    name = f"{size[0]}x{size[1]}"
+    app = make_app(
+        calc,
+        add_script([], third="5"),
+        executor,
+        Settings(rounds=0),
+        clock=lambda: FROZEN,
+        stamp=lambda: "12:00:00",
+    )
+    async with app.run_test(size=size) as pilot:
+        await until(pilot, lambda: app.phase in ("finished", "error"), "the end")
+        await pilot.press("slash")
+        assert isinstance(app.screen, SearchScreen)
+        await pilot.press(*"0, 5")
+        compare_snapshot(app, f"search_{name}", failures, tmp_path)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert [r[1] for r in table_rows(app)] == ["add(0, 5)"]
+        assert "/0, 5: 1 of 3 shown" in summary(app)
+        await pilot.press("6")
+        await pilot.pause()
+        transcript = app.query_one(Transcript)
+        await pilot.press("n")
+        first = transcript.found
+        assert first is not None and "0, 5" in transcript.entries[first].plain  # type: ignore[union-attr]
+        await pilot.press("n")
+        assert transcript.found is not None and transcript.found > first
+        await pilot.press("N")
+        assert transcript.found == first
+        compare_snapshot(app, f"transcript_{name}", failures, tmp_path)
+        await pilot.press("slash", "backspace", "enter")  # empty: every test again
+        await pilot.pause()
+        assert len(table_rows(app)) == 3
+    assert not failures, failures

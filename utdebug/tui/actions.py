@@ -86,7 +86,23 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "toggle-review", "v", "toggle_review", "Review by hand", "Review each edit by hand (on/off)"
     ),
     ActionSpec("accept", "y", "accept_edit", "Accept edit", "Accept the edit awaiting review"),
-    ActionSpec("reject", "n", "reject_edit", "Reject edit", "Reject the edit awaiting review"),
+    ActionSpec(
+        "reject",
+        "n",
+        "reject_edit",
+        "Reject edit / next match",
+        "Reject the edit awaiting review; else go to the next match of the search",
+    ),
+    ActionSpec(
+        "search",
+        "slash",
+        "search",
+        "Search",
+        "Filter the tests by text and find it in the transcript (n / N: next / previous)",
+        "Search",
+        key_display="/",
+    ),
+    ActionSpec("search-back", "N", "search_next(False)", "Previous match", "The previous match"),
     ActionSpec("rollback", "b", "rollback", "Roll back", "Go back to an earlier accepted version"),
     ActionSpec(
         "write-back", "w", "write_back", "Write back", "Write the fix into the source file", "Write"
@@ -158,5 +174,5 @@ def bindings() -> list[Binding]:
 
 def display_keys(spec: ActionSpec) -> str:
     """The keys of an action as a person types them (``?, F1``)."""
-    names = {"question_mark": "?", "f1": "F1"}
+    names = {"question_mark": "?", "f1": "F1", "slash": "/"}
     return ", ".join(names.get(k, k) for k in spec.key.split(","))

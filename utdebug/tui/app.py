@@ -75,6 +75,7 @@ from utdebug.tui.screens import (
     NewTest,
     ReviewScreen,
     RollbackScreen,
+    SearchScreen,
     WriteBackScreen,
 )
 from utdebug.tui.widgets import (
@@ -1131,7 +1132,47 @@ class DebugApp(App[None]):
     def action_reject_edit(self) -> None:
         self._decide(False)
 
+    def action_search(self) -> None:
+        panel = self.query_one(TestsPanel)
+
+        def searched(query: str | None) -> None:
+            if query is None:
+                return
+            panel.search(query)
+            self.query_one(Transcript).found = None
+            if query:
+                self.action_search_next(True)
+            else:
+                self._tell("search cleared: every test is shown")
+
+        self.push_screen(SearchScreen(panel.query_text), searched)
+
+    def action_search_next(self, forward: bool = True) -> None:
+        """The next (previous) match: in the transcript when it is shown, else the next
+        shown test (the table holds only matches)."""
+        query = self.query_one(TestsPanel).query_text
+        if not query:
+            self._tell("nothing to look for: / searches", "warning")
+            return
+        tabs = self.query_one("#bottom-tabs", TabbedContent)
+        transcript = self.query_one(Transcript)
+        if tabs.active == "tab-transcript":
+            found = transcript.find(query, forward)
+            if found is None:
+                self._tell(f"/{query}: not in the transcript", "warning")
+            return
+        table = self.query_one(TestsPanel).table
+        if table.row_count == 0:
+            self._tell(f"/{query}: no test holds it (6 shows the transcript)", "warning")
+            return
+        step = 1 if forward else -1
+        table.move_cursor(row=(table.cursor_row + step) % table.row_count, animate=False)
+        table.focus()
+
     def _decide(self, accept: bool) -> None:
+        if self.pending_review is None and not accept and self.query_one(TestsPanel).query_text:
+            self.action_search_next(True)
+            return
         if self.pending_review is None:
             self._tell("no edit is awaiting review (v turns review by hand on)", "warning")
             return

@@ -227,6 +227,9 @@ class TestsPanel(Vertical):
 
     def on_mount(self) -> None:
         self._tests: list[UnitTest] = []
+        self._summary = "no tests yet"
+        self.query_text = ""
+        """The search (``/``): only the tests that hold it are shown."""
         self._statuses: dict[int, str] = {}
         self._widths: dict[str, int] = {}
         self._fit_columns()
@@ -253,16 +256,30 @@ class TestsPanel(Vertical):
         return True
 
     def show(self, tests: Sequence[UnitTest], statuses: dict[int, str], summary: str) -> None:
-        self.query_one("#tests-summary", Static).update(summary)
+        self._summary = summary
         self._tests, self._statuses = list(tests), dict(statuses)
         self._fill()
+
+    def search(self, query: str) -> None:
+        """Show only the tests whose call or expected value holds ``query`` (``""``: all)."""
+        self.query_text = query
+        self._fill()
+
+    def matches(self, t: UnitTest) -> bool:
+        q = self.query_text.casefold()
+        return not q or q in t.call.casefold() or q in safe_repr(t.expected).casefold()
 
     def _fill(self) -> None:
         table = self.table
         keep = self.selected_id()
         table.clear()
         w = self._widths
-        for t in self._tests:
+        shown = [t for t in self._tests if self.matches(t)]
+        summary = self._summary
+        if self.query_text:
+            summary += f" · /{self.query_text}: {len(shown)} of {len(self._tests)} shown"
+        self.query_one("#tests-summary", Static).update(summary)
+        for t in shown:
             status = self._statuses.get(t.id, "")
             table.add_row(
                 str(t.id),
@@ -273,7 +290,7 @@ class TestsPanel(Vertical):
                 origin_text(t),
                 key=str(t.id),
             )
-        if keep is not None and any(t.id == keep for t in self._tests):
+        if keep is not None and any(t.id == keep for t in shown):
             table.move_cursor(row=table.get_row_index(str(keep)), animate=False)
 
     def selected_id(self) -> int | None:
@@ -398,6 +415,28 @@ class Transcript(RichLog):
         """The width the lines were wrapped at (0: not laid out yet)."""
         self._written = 0
         """Entries laid out at that width so far."""
+        self.starts: list[int] = []
+        """The first line of each entry laid out."""
+        self.found: int | None = None
+        """The entry the last search moved to."""
+
+    def find(self, query: str, forward: bool = True) -> int | None:
+        """Scroll to the next (or previous) entry holding ``query`` (case ignored), after the
+        one found last; its index, or ``None`` when none holds it."""
+        q = query.casefold()
+        hits = [i for i, e in enumerate(self.entries) if q in _plain(e).casefold()]
+        if not hits:
+            return None
+        at = self.found
+        if forward:
+            after = [i for i in hits if at is None or i > at]
+            self.found = after[0] if after else hits[0]
+        else:
+            before = [i for i in hits if at is not None and i < at]
+            self.found = before[-1] if before else hits[-1]
+        if self.found < len(self.starts):
+            self.scroll_to(y=self.starts[self.found], animate=False, immediate=True)
+        return self.found
 
     def add(self, entry: RenderableType) -> None:
         """Append ``entry`` (laid out now if the width is known, else once it is)."""
@@ -415,8 +454,10 @@ class Transcript(RichLog):
         follow = self.is_vertical_scroll_end or self._laid_out == 0
         if width != self._laid_out:
             self._laid_out, self._written = width, 0
+            self.starts = []
             self.clear()
         for entry in self.entries[self._written :]:
+            self.starts.append(len(self.lines))
             self.write(entry, width=width, scroll_end=False)
         self._written = len(self.entries)
         if follow:
@@ -425,6 +466,10 @@ class Transcript(RichLog):
     def on_resize(self, event: events.Resize) -> None:
         super().on_resize(event)
         self.call_after_refresh(self.sync)
+
+
+def _plain(entry: RenderableType) -> str:
+    return entry.plain if isinstance(entry, Text) else str(entry)
 
 
 class StatusBar(Static):

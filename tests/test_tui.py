@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from rich.syntax import Syntax
+from rich.text import Text
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, OptionList, Static, TabbedContent
 
@@ -1032,3 +1033,25 @@ async def test_search_filters_the_tests_and_finds_in_the_transcript(
         await pilot.pause()
         assert len(table_rows(app)) == 3
     assert not failures, failures
+
+
+async def test_a_simulated_wrapper_edit_is_said_as_such_in_the_diff(
+    executor: Executor, calc: LoadedFunction
+) -> None:
+    wrapper = (
+        'def _sim_prev_add_0123abcd(a, b):\n    """Return the sum of a and b."""\n'
+        "    return a - b\n\n\ndef add(a, b):\n    if (a, b) == (0, 5):\n        return 5\n"
+        "    return _sim_prev_add_0123abcd(a, b)\n"
+    )
+    app = make_app(calc, add_script([fix(wrapper)], third="5"), executor, Settings(rounds=1))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.phase == "finished", "the end")
+        assert "_sim_prev_add" in app.code
+        from rich.console import Group
+
+        shown = app.query_one("#diff-view", Static).content
+        assert isinstance(shown, Group)
+        note = shown.renderables[0]
+        assert isinstance(note, Text)
+        assert "SIMULATED edit: the simulated model wraps add" in note.plain
+        assert "kept, unchanged, as _sim_prev_" in note.plain

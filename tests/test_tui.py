@@ -1055,3 +1055,34 @@ async def test_a_simulated_wrapper_edit_is_said_as_such_in_the_diff(
         assert isinstance(note, Text)
         assert "SIMULATED edit: the simulated model wraps add" in note.plain
         assert "kept, unchanged, as _sim_prev_" in note.plain
+
+
+async def test_keymap_and_theme_from_the_config_file(
+    executor: Executor, calc: LoadedFunction, tmp_path: Path
+) -> None:
+    from utdebug.agents.config import ConfigError
+    from utdebug.tui.keymap import load_tui_config
+
+    config = tmp_path / "config.toml"
+    config.write_text('[tui]\ntheme = "gruvbox"\n[tui.keys]\nrun = "f5"\nsearch = "ctrl+f"\n')
+    tui = load_tui_config({"UTDEBUG_CONFIG": str(config)})
+    assert tui.theme == "gruvbox" and tui.keys == {"utdebug.run": "f5", "utdebug.search": "ctrl+f"}
+    app = DebugApp(
+        calc.to_task(),
+        add_script([], third="5"),
+        executor,
+        Settings(rounds=0),
+        loaded=calc,
+        autostart=False,
+        keymap=tui.keys,
+        theme=tui.theme,
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        assert app.theme == "gruvbox"
+        await pilot.press("f5")  # run, rebound
+        await until(pilot, lambda: app.phase in ("finished", "error"), "the run from f5")
+        await pilot.press("ctrl+f")
+        assert isinstance(app.screen, SearchScreen)
+    config.write_text('[tui.keys]\nrunn = "f5"\n')
+    with pytest.raises(ConfigError, match="unknown action 'runn'"):
+        load_tui_config({"UTDEBUG_CONFIG": str(config)})

@@ -403,6 +403,14 @@ def _open(
             note = found or note
         return Started(model, executor, sorted(report.active()), len(report.states), note)
 
+    from utdebug.agents.config import ConfigError
+    from utdebug.tui.keymap import load_tui_config
+
+    try:
+        tui = load_tui_config()
+    except ConfigError as e:
+        print(f"utdebug {args.command}: {e}", file=sys.stderr)
+        return Exit.USAGE
     saved_at = session_file(prep, args)
     try:
         resume, said = _saved(saved_at, prep, args)
@@ -427,6 +435,8 @@ def _open(
         starting=starting,
         session_file=saved_at,
         resume=resume,
+        keymap=tui.keys,
+        theme=tui.theme,
     )
     try:
         app.run()

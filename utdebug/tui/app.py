@@ -212,8 +212,20 @@ class DebugApp(App[None]):
         starting: Callable[[], Started] | None = None,
         session_file: Path | None = None,
         resume: dict[str, Any] | None = None,
+        keymap: dict[str, str] | None = None,
+        theme: str | None = None,
     ) -> None:
         super().__init__()
+        if keymap:
+            self.set_keymap(keymap)
+        self.theme_problem: str | None = None
+        """A configured theme that does not exist (said once the app is up)."""
+        if theme is not None:
+            if theme in self.available_themes:
+                self.theme = theme
+            else:
+                known = ", ".join(sorted(self.available_themes))
+                self.theme_problem = f"no theme {theme!r} (the config file's [tui]); known: {known}"
         self.session_file = session_file
         """Where the session is saved as it happens (``None``: nowhere)."""
         self.resume = resume
@@ -315,6 +327,8 @@ class DebugApp(App[None]):
         self._draw_timeline()
         self._draw_candidates()
         self.query_one(TestsPanel).table.focus()
+        if self.theme_problem is not None:
+            self._tell(self.theme_problem, "warning")
         self.set_interval(TICK_SECONDS, self._tick)
         if self.starting is not None:
             self.phase = "starting"

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from rich.syntax import Syntax
 from rich.text import Text
+from textual import events
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, OptionList, Static, TabbedContent
 
@@ -1086,3 +1087,31 @@ async def test_keymap_and_theme_from_the_config_file(
     config.write_text('[tui.keys]\nrunn = "f5"\n')
     with pytest.raises(ConfigError, match="unknown action 'runn'"):
         load_tui_config({"UTDEBUG_CONFIG": str(config)})
+
+
+async def test_the_mouse_clicks_rows_tabs_and_scrolls(
+    executor: Executor, calc: LoadedFunction
+) -> None:
+    app = make_app(calc, add_script([], third="5"), executor, Settings(rounds=0))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.phase in ("finished", "error"), "the end")
+        table = app.query_one(TestsPanel).table
+        # A click on the third row selects it (the header is row 0 on screen).
+        await pilot.click(table, offset=(5, 3))
+        await pilot.pause()
+        assert table.cursor_row == 2 and app.query_one(TestsPanel).selected_id() == 3
+        await pilot.click("#bottom-tabs Tab#--content-tab-tab-transcript")
+        await pilot.pause()
+        assert app.query_one("#bottom-tabs", TabbedContent).active == "tab-transcript"
+        transcript = app.query_one(Transcript)
+        await until(pilot, lambda: transcript.max_scroll_y > 0, "a transcript that scrolls")
+        transcript.scroll_home(animate=False, immediate=True)
+        await pilot.pause()
+        await pilot.mouse_down(transcript)  # focus, then the wheel
+        for _ in range(3):
+            await pilot._post_mouse_events([events.MouseScrollDown], transcript)
+        await pilot.pause()
+        assert transcript.scroll_y > 0
+        await pilot.click("#code-tabs Tab#--content-tab-tab-diff")
+        await pilot.pause()
+        assert app.query_one("#code-tabs", TabbedContent).active == "tab-diff"

@@ -864,6 +864,8 @@ async def test_panels_give_back_room_follow_rounds_and_wrap_the_transcript(
         # Whole lines, not wrapped at a guessed 40 columns.
         assert "  kept #1 add(1, 2) → 3 (votes: 8× 3; share 100%)" in lines, lines
         assert any(line.startswith("    return a + b") for line in lines)
+        # The edit's code is highlighted as Python; the reply's prose stays plain text.
+        assert any(isinstance(e, Syntax) and "return a + b" in e.code for e in transcript.entries)
 
 
 def test_side_by_side_only_when_the_code_and_a_short_call_fit() -> None:

@@ -17,6 +17,7 @@ from dataclasses import astuple, dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from rich.syntax import Syntax
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import BindingType
@@ -79,6 +80,7 @@ from utdebug.tui.screens import (
     WriteBackScreen,
 )
 from utdebug.tui.widgets import (
+    SYNTAX_THEME,
     CandidateRow,
     CandidatesPanel,
     CodePanel,
@@ -379,7 +381,11 @@ class DebugApp(App[None]):
             "finish_reason": self.finish_reason,
             "timeline": [[k, *astuple(v)] for k, v in self.timeline.items()],
             "transcript": [
-                [e.plain, str(e.style)] if isinstance(e, Text) else [str(e), ""]
+                [e.plain, str(e.style)]
+                if isinstance(e, Text)
+                else [e.code, "code"]
+                if isinstance(e, Syntax)
+                else [str(e), ""]
                 for e in self.query_one(Transcript).entries
             ],
             "votes": {str(k): [v.answers, v.refused] for k, v in r.votes.items()},
@@ -420,7 +426,10 @@ class DebugApp(App[None]):
             self.records.history[int(k)] = [HistoryEntry(*h) for h in hs]
         transcript = self.query_one(Transcript)
         for plain, style in state.get("transcript", []):
-            transcript.add(Text(plain, style=style))
+            if style == "code":
+                transcript.add(Syntax(plain, "python", theme=SYNTAX_THEME, word_wrap=True))
+            else:
+                transcript.add(Text(plain, style=style))
         self._note("session taken back from its file: r goes on, s runs one round", "bold")
         self.phase, self.finish_reason = "finished", "resumed"
         self._draw_code()
@@ -516,7 +525,7 @@ class DebugApp(App[None]):
             self.progress.round, self.progress.proposals = ev.round, self.progress.proposals + 1
             what = ev.call if ev.call is not None else f"unparsable ({ev.reason})"
             self._note(f"[round {ev.round}] test proposal {ev.attempt + 1}: {what}", "bold cyan")
-            self._note(ev.reply.strip(), "dim")
+            self._note_reply(ev.reply)
         elif isinstance(ev, VoteCast):
             self.records.vote(ev)
             self._votes.setdefault((ev.round, ev.attempt), []).append(ev.answer)
@@ -554,7 +563,7 @@ class DebugApp(App[None]):
             which = "" if ev.candidate is None else f" candidate {ev.candidate + 1}"
             fb = "" if ev.feedback_test is None else f" (feedback: test #{ev.feedback_test})"
             self._note(f"[round {ev.round}] edit{which}{fb}", "bold magenta")
-            self._note(ev.reply.strip(), "dim")
+            self._note_reply(ev.reply)
             if ev.reason:
                 self._note(f"  {ev.reason}", "yellow")
             for label, items in (
@@ -1288,6 +1297,21 @@ class DebugApp(App[None]):
     def _note(self, text: str, style: str = "") -> None:
         if text:
             self.query_one(Transcript).add(Text(text, style=style))
+
+    def _note_reply(self, reply: str) -> None:
+        """A model's reply: its prose dim, its fenced code highlighted."""
+        transcript = self.query_one(Transcript)
+        for i, part in enumerate(reply.strip().split("```")):
+            if i % 2 == 0:
+                if part.strip():
+                    transcript.add(Text(part.strip("\n"), style="dim"))
+                continue
+            lang, _, code = part.partition("\n")
+            if not code.strip():  # an inline fence such as ```add(1, 2)```
+                transcript.add(Text(f"```{part}```", style="dim"))
+                continue
+            language = lang.strip() or "python"
+            transcript.add(Syntax(code.rstrip("\n"), language, theme=SYNTAX_THEME, word_wrap=True))
 
     def _model_label(self) -> str:
         simulated = bool(getattr(self.model, "simulated", False))

@@ -482,6 +482,8 @@ class Transcript(RichLog):
 
 
 def _plain(entry: RenderableType) -> str:
+    if isinstance(entry, Syntax):
+        return entry.code
     return entry.plain if isinstance(entry, Text) else str(entry)
 
 

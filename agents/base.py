@@ -190,6 +190,13 @@ class ModelUnavailable(ModelError):
     retryable = True
 
 
+class ModelInterrupted(ModelUnavailable):
+    """The server ended a reply without an answer in it: an empty stream, or one cut to a few
+    tokens while other requests to it were in flight (a one-slot server that interrupts the
+    reply it is generating when a second request arrives, yet reports ``"stop"``). Retried,
+    never used as a completion."""
+
+
 class CostLimitExceeded(ModelError):
     """The run spent its cost budget; no further calls are made."""
 
@@ -219,6 +226,8 @@ class Meter:
     """Requests tried again after a transient failure."""
     requests: int = 0
     """Requests sent to a provider (each retry and each top-up call is one)."""
+    interrupted: int = 0
+    """Replies refused as no answer (empty, or cut short by the server) and asked again."""
 
     def check(self, model: str = "") -> None:
         if self.cost_limit is not None and self.cost >= self.cost_limit:
@@ -253,6 +262,7 @@ class Meter:
             "failures": self.failures,
             "retries": self.retries,
             "requests": self.requests,
+            "interrupted": self.interrupted,
         }
 
 
@@ -270,7 +280,9 @@ def accounting(meter: Meter) -> Iterator[Meter]:
         _ACCOUNTS.reset(token)
 
 
-def account(*, requests: int = 0, retries: int = 0, failures: int = 0) -> None:
+def account(
+    *, requests: int = 0, retries: int = 0, failures: int = 0, interrupted: int = 0
+) -> None:
     """Add to every meter of the current :func:`accounting` context (each meter once)."""
     seen: set[int] = set()
     for m in _ACCOUNTS.get():
@@ -280,6 +292,7 @@ def account(*, requests: int = 0, retries: int = 0, failures: int = 0) -> None:
         m.requests += requests
         m.retries += retries
         m.failures += failures
+        m.interrupted += interrupted
 
 
 def identity_of(model: Model) -> str:

@@ -7,6 +7,10 @@ and absolute sample number (``sample_index + i``). A rerun of the same request t
 hits, while a change of any of these (another temperature, another prompt template version)
 misses.
 
+Only answers are kept: a completion with no text (an empty reply, one the server interrupted,
+one cut at the token limit before any content) is never stored, and such entries written by
+earlier versions are ignored on read (the request is asked again).
+
 The file uses WAL mode, so readers and a writer in other processes do not block each other; in
 one process, a lock serialises use of the connection (calls are short and local, so they run in
 the event loop's thread).
@@ -37,6 +41,11 @@ CREATE TABLE IF NOT EXISTS completions (
 """
 
 
+def is_answer(text: str) -> bool:
+    """Whether a completion's text may be stored and replayed (it holds something)."""
+    return bool(text.strip())
+
+
 class ResponseCache:
     """Completions by sample key, in the sqlite file ``path`` (created with its folder)."""
 
@@ -65,6 +74,8 @@ class ResponseCache:
                     chunk,
                 ).fetchall()
                 for key, text, finish, pt, ct, cost, model, simulated in rows:
+                    if not is_answer(text):
+                        continue  # an earlier version stored a non-answer: ask again
                     out[key] = Completion(
                         text=text,
                         finish_reason=finish,
@@ -127,7 +138,8 @@ class CachedModel:
     For a request of ``n`` samples whose samples ``j..`` are missing from the first missing
     one on, ``inner`` is asked for ``request.with_n(n - j, start=sample_index + j)``; samples
     found in the cache keep their cached text even when ``inner`` produced them again (a gap in
-    the hits). Completions with ``finish_reason == "error"`` are not stored.
+    the hits). Completions with ``finish_reason == "error"``, and those that are no answer
+    (:func:`is_answer`: empty), are not stored.
     """
 
     def __init__(self, inner: Model, cache: ResponseCache) -> None:
@@ -157,7 +169,7 @@ class CachedModel:
         self.cache.put_many(
             (keys[first + j], c)
             for j, c in enumerate(fresh)
-            if keys[first + j] not in hits and c.finish_reason != "error"
+            if keys[first + j] not in hits and c.finish_reason != "error" and is_answer(c.text)
         )
         out: list[Completion] = [hits[k] for k in keys[:first]]
         for j, c in enumerate(fresh):

@@ -122,6 +122,9 @@ class ModelStatus:
     """``True`` usable, ``False`` not (missing key, unreachable), ``None`` not checked/unknown."""
     verdict: str
     default: bool = False
+    server: dict[str, Any] | None = None
+    """With ``--check``, for a model with a server that answered: what the probe found
+    (``kind``, ``slots``, ``prefill``, ``limit``: the requests it will be sent at once)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -133,6 +136,7 @@ class ModelStatus:
             "ok": self.ok,
             "verdict": self.verdict,
             "default": self.default,
+            "server": self.server,
         }
 
 
@@ -468,6 +472,7 @@ def _status(
 ) -> ModelStatus:
     model = spec.litellm_model or spec.name
     ok: bool | None
+    server: dict[str, Any] | None = None
     provider = provider_of(model)
     base = spec.api_base
     if provider in {"ollama", "ollama_chat"}:
@@ -477,6 +482,8 @@ def _status(
             probe = "/api/tags" if provider in {"ollama", "ollama_chat"} else "/models"
             key = env.get(spec.api_key_env) if spec.api_key_env else None
             ok, verdict = probe_url(base.rstrip("/") + probe, key)
+            if ok and spec.kind == "litellm" and spec.litellm_model:
+                ok, verdict, server = _server_verdict(spec, verdict)
         else:
             ok, verdict = None, "not checked (use --check)"
     else:
@@ -490,7 +497,42 @@ def _status(
         ok=ok,
         verdict=verdict,
         default=chosen is not None and chosen.name == spec.name,
+        server=server,
     )
+
+
+def _server_verdict(spec: ModelSpec, reachable: str) -> tuple[bool, str, dict[str, Any] | None]:
+    """The model's probe (one tiny completion, as before a run): which server it is, its
+    slots, whether it continues a prefill, and the requests utdebug will send it at once."""
+    import asyncio
+
+    from .base import ModelError
+    from .limiter import forget_limiter, known_endpoints
+
+    before = known_endpoints()
+    model: Any = None
+    try:
+        model = build_litellm_model(spec)
+        found = asyncio.run(model.probe())
+    except ModelError as e:
+        return False, f"{reachable}, but it cannot answer: {e}", None
+    except ConfigError as e:
+        return False, str(e), None
+    finally:
+        if model is not None and model.endpoint not in before:
+            forget_limiter(model.endpoint)  # a listing leaves no limit behind for a run
+    server = {
+        "kind": found.server,
+        "slots": found.slots,
+        "prefill": found.prefill,
+        "limit": found.limit,
+    }
+    kind = found.server or "server not recognised"
+    slots = f"{found.slots} slot(s)" if found.slots is not None else "slots not said"
+    prefill = "continues a prefill" if found.prefill else "does not continue a prefill"
+    start = "" if found.slots is not None else ", rising while whole replies hold"
+    text = f"{reachable}; {kind}, {slots}, {prefill}; {found.limit} request(s) at once{start}"
+    return True, text, server
 
 
 def _key_verdict(

@@ -27,8 +27,8 @@ never re-printed, so its docstring, comments, formatting and line endings stay a
   names the base lacks come from the edit: imports (after the base's imports), constants (after
   the base's leading imports and constants; ones that call module functions go with the
   helpers), functions and classes (just before the first definition that needs them).
-  Identical redefinitions (same syntax tree: comments and formatting do not count) change
-  nothing.
+  Identical redefinitions (same syntax tree: comments, docstrings and formatting do not count)
+  change nothing.
 - Everything else of the edit is dropped and listed in :attr:`MergedEdit.dropped`: top-level
   test code (asserts, prints and other calls, loops, ``if __name__ == "__main__":`` blocks), a
   module docstring, and definitions, imports and assignments the entry point does not use
@@ -40,8 +40,8 @@ never re-printed, so its docstring, comments, formatting and line endings stay a
   :attr:`MergedEdit.removed`: a benchmark's given code may end with an assert that encodes the
   bug, which the fixed function would fail at import.
 - A merge that changes nothing is refused: ``the edit does not change the code`` (or ``...
-  changes only comments or formatting``, or names the functions it changed that the entry
-  point does not use).
+  changes only comments, docstrings or formatting``, or names the functions it changed that
+  the entry point does not use).
 - A staticmethod target (``class_name``): :mod:`utdebug.workspace` runs a staticmethod as the
   dedented method appended at module level, the class keeping its copy. The new definition is
   the edit's top-level function of that name or the method in its class of that name
@@ -49,6 +49,9 @@ never re-printed, so its docstring, comments, formatting and line endings stay a
   and the method in the class, each keeping its own decorators (so the method keeps
   ``@staticmethod``). Merged into the file itself (which has only the method), the same edit
   changes the method.
+- Any other method target (``class_name`` with no module-level copy in the base): the method
+  is replaced in its class, and since a method runs with its class, the edit's changes to the
+  class's other methods (``__init__``, helpers) are merged as well.
 - A base that does not parse (HE+Fix's body-only code) cannot be merged into: the edit's code
   is then the program, with its test code and unused definitions dropped.
 """
@@ -61,6 +64,7 @@ import re
 import symtable
 import tokenize
 from collections.abc import Sequence
+from copy import deepcopy
 from dataclasses import dataclass, replace
 
 from utdebug.agents.parsing import ParseFailure
@@ -213,13 +217,32 @@ def _end(node: ast.stmt) -> int:
 
 
 def _dump_def(node: Def | ast.ClassDef, decorators: Sequence[ast.expr] | None = None) -> str:
-    """The definition's syntax tree (``decorators`` in place of its own when given)."""
+    """The definition's syntax tree (``decorators`` in place of its own when given), without
+    the docstrings of it and of what it defines: a change of a docstring (its text, its
+    indentation) changes no behaviour, so it is no edit."""
+    node = _without_docstrings(node)
     fields = []
     for name, value in ast.iter_fields(node):
         if name == "decorator_list":
             value = list(decorators) if decorators is not None else value
         fields.append(f"{name}={_dump(value)}")
     return f"{type(node).__name__}({', '.join(fields)})"
+
+
+def _without_docstrings(node: Def | ast.ClassDef) -> Def | ast.ClassDef:
+    """A copy of ``node`` whose functions and classes (``node`` too) have no docstring."""
+    copy = deepcopy(node)
+    for sub in ast.walk(copy):
+        if isinstance(sub, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            body = sub.body
+            if (
+                body
+                and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)
+            ):
+                sub.body = body[1:] or [ast.Pass()]
+    return copy
 
 
 def _dump(value: object) -> str:
@@ -576,8 +599,11 @@ class _Merger:
         assert b is not None
         targets = self._entry_targets()
         new = self._entry_definition()
+        # A method (not a staticmethod run as a module-level copy) runs with its class: the
+        # edit's changes to the class's other methods (``__init__``, helpers) are merged too.
+        own_class = self._method_class()
         if new is None:
-            return [n for t in targets for n in b.uses(t)]
+            return [n for t in targets for n in b.uses(t)] + own_class
         self.taken.add(id(new))
         changed = False
         for target in targets:
@@ -592,9 +618,17 @@ class _Merger:
                 self._replace(target, new, edit_decorators=bool(new.decorator_list))
             changed = True
         if not changed:
-            return [n for t in targets for n in b.uses(t)]
+            return [n for t in targets for n in b.uses(t)] + own_class
         self.replaced.append(f"function {self.entry}")
-        return self.e.uses(new)
+        return self.e.uses(new) + own_class
+
+    def _method_class(self) -> list[str]:
+        """``[class_name]`` for a method target whose base has no module-level copy."""
+        if self.class_name is None or self.b is None:
+            return []
+        if isinstance(_last(self.b.tree.body, self.entry, _DEF), _DEF):
+            return []
+        return [self.class_name]
 
     def _resolve_function(self, target: Def) -> list[str]:
         assert self.b is not None
@@ -817,7 +851,7 @@ class _Merger:
             new = [line.strip() for line in self.e.segment(entry.lineno, _end(entry))]
             old = [line.strip() for line in b.segment(targets[0].lineno, _end(targets[0]))]
             if new != old:
-                return ParseFailure("the edit changes only comments or formatting")
+                return ParseFailure("the edit changes only comments, docstrings or formatting")
         return ParseFailure("the edit does not change the code")
 
     # -- assembling -------------------------------------------------------------------------

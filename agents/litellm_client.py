@@ -60,6 +60,7 @@ from .base import (
     Completion,
     Meter,
     ModelError,
+    ModelInterrupted,
     ModelRequest,
     ModelTimeout,
     ModelUnavailable,
@@ -75,11 +76,12 @@ from .servers import (
     OLLAMA_PROVIDERS,
     PROBE_PREFILL,
     PROBE_PROMPT,
+    ServerInfo,
     continues_prefill,
+    detect_server,
     is_local_url,
     ollama_parallel,
     provider_of,
-    read_slots,
 )
 
 Sleep = Callable[[float], Awaitable[None]]
@@ -148,6 +150,44 @@ class _Outcome:
     """Seconds to the first token (``None``: not streamed)."""
     duration: float
     tokens: int
+    natural: bool = False
+    """The streamed reply reached its natural end (it holds its answer)."""
+
+
+NEEDS: dict[str, int] = {
+    "ut": 40,
+    "vote": 16,
+    "debug": 20,
+    "critique": 20,
+    "generate": 20,
+    "perturb": 20,
+    "rationale": 8,
+}
+"""Characters below which a reply that stopped while other requests to its server were in
+flight is taken for an interrupted one (a test proposal needs a call and an output, an edit
+some code; a vote may be short, but not shorter than ``Output: ```1``````, unless it holds a
+fenced value)."""
+
+
+def no_answer(
+    text: str, finish: str, purpose: str, *, overlapped: bool, natural: bool = False
+) -> str | None:
+    """Why a completion is not an answer but a reply the server cut off, else ``None``.
+
+    Empty (or blank) is never an answer, whatever ``finish`` says. A reply that stopped far
+    below what its purpose needs (:data:`NEEDS`) while other requests to the same server were
+    in flight (``overlapped``) is one a one-slot server interrupted; one that reached its
+    natural end, or holds a fenced value, is whole.
+    """
+    body = text.strip()
+    if not body:
+        return f"an empty reply (finish_reason {finish!r})"
+    if not overlapped or natural or finish != "stop":
+        return None
+    needs = NEEDS.get(purpose, 0)
+    if len(body) < needs and body.count("```") < 2:
+        return f"a reply cut to {len(body)} character(s) while other requests were in flight"
+    return None
 
 
 class LiteLLMModel:
@@ -252,6 +292,8 @@ class LiteLLMModel:
         )
         self._slots_read = base is None
         self.slots: int | None = None
+        self.server: ServerInfo | None = None
+        """Which server answers at ``api_base`` (:func:`detect_server`), once read."""
 
     def __repr__(self) -> str:
         return f"LiteLLMModel({self.name!r})"
@@ -318,16 +360,18 @@ class LiteLLMModel:
             # Ollama does not tell clients its parallelism; a local one started from the same
             # environment shares OLLAMA_NUM_PARALLEL with us
             slots = ollama_parallel(os.environ) if self.local else None
+            self.server = ServerInfo("ollama", slots, "the provider")
             if slots is not None:
                 self.slots = slots
                 self.limiter.set_slots(slots)
             return
-        slots = await asyncio.to_thread(read_slots, base, self.api_key)
-        if slots is not None:
-            self.slots = slots
-            self.limiter.set_slots(slots)
-            if self.supports_n is None:
-                self._n_ignored = True  # llama.cpp's server: one choice per request
+        info = await asyncio.to_thread(detect_server, base, self.api_key)
+        self.server = info
+        if info.slots is not None:
+            self.slots = info.slots
+            self.limiter.set_slots(info.slots)
+        if info.kind in ("llama-server", "llama-cpp-python") and self.supports_n is None:
+            self._n_ignored = True  # llama.cpp's servers: one choice per request
 
     def _lock(self) -> asyncio.Lock:
         loop = asyncio.get_running_loop()
@@ -359,8 +403,12 @@ class LiteLLMModel:
             notes.append(
                 "continues a prefill" if self._prefill_probed else "does not continue a prefill"
             )
+        if self.server is not None and self.server.kind is not None:
+            notes.append(self.server.kind)
         if self.slots is not None:
             notes.append(f"{self.slots} slot(s)")
+        elif self.adaptive:
+            notes.append(f"slots unknown: starts at {self.limiter.limit} in flight")
         if text is None:
             notes.append("empty probe answer")
         return Preflight(
@@ -369,6 +417,8 @@ class LiteLLMModel:
             prefill=self.supports_prefill,
             slots=self.slots,
             note=", ".join(notes),
+            server=self.server.kind if self.server is not None else None,
+            limit=self.limiter.limit,
         )
 
     async def _probe_prefill(self, *, retries: int) -> str | None:
@@ -533,14 +583,24 @@ class LiteLLMModel:
             if self.meter is not None:
                 self.meter.check(self.name)
             await self.limiter.acquire()
+            others, mark = self.limiter.active - 1, self.limiter.started
             traffic = self.limiter.traffic
             start = traffic.started()
             account(requests=1)
             outcome: _Outcome | None = None
             err: ModelError | None = None
             cause: BaseException | None = None
+            cut = False
             try:
                 outcome = await self._attempt(ll, kwargs, request, use_prefill, start)
+                if request is not None:
+                    overlapped = others > 0 or self.limiter.started > mark
+                    outcome, why = self._answers_only(outcome, request, overlapped)
+                    if why is not None:
+                        cut = overlapped
+                        err = cause = ModelInterrupted(
+                            f"{self.name}: interrupted: {why}", model=self.name
+                        )
             except ModelError as e:
                 err, cause = e, e
             except Exception as e:  # litellm's exceptions, mapped below
@@ -549,7 +609,8 @@ class LiteLLMModel:
                 self.limiter.release(
                     first_token=outcome.first_token if outcome is not None else None,
                     duration=outcome.duration if outcome is not None else None,
-                    overloaded=err is not None and overloaded(err),
+                    overloaded=err is not None and not cut and overloaded(err),
+                    interrupted=cut,
                 )
                 traffic.finished(start, outcome.tokens if outcome else 0, ok=outcome is not None)
             if outcome is not None:
@@ -565,6 +626,34 @@ class LiteLLMModel:
             account(retries=1)
             await self._sleep(self._delay(attempt, cause))
             attempt += 1
+
+    def _answers_only(
+        self, outcome: _Outcome, request: ModelRequest, overlapped: bool
+    ) -> tuple[_Outcome | None, str | None]:
+        """``outcome`` without the completions that are no answer (:func:`no_answer`), each
+        counted as interrupted; ``(None, why)`` when none is left."""
+        kept: list[Completion] = []
+        why: str | None = None
+        for c in outcome.completions:
+            reason = no_answer(
+                c.text,
+                c.finish_reason,
+                request.purpose,
+                overlapped=overlapped,
+                natural=outcome.natural,
+            )
+            if reason is None:
+                kept.append(c)
+            else:
+                why = why or reason
+                account(interrupted=1)
+                if self.meter is not None:
+                    self.meter.interrupted += 1
+        if not kept and why is not None:
+            return None, why
+        if len(kept) < len(outcome.completions):
+            outcome.completions = kept  # the top-up asks again for the missing samples
+        return outcome, None
 
     async def _attempt(
         self,
@@ -610,6 +699,7 @@ class LiteLLMModel:
         resolved: str | None = None
         ttft: float | None = None
         chunks = 0
+        natural = False
         it = resp.__aiter__()
         try:
             while True:
@@ -648,6 +738,7 @@ class LiteLLMModel:
                             if at is not None:
                                 parts = ["".join(parts)[:at]]
                                 finish = "stop"
+                                natural = True
                                 raise _NaturalEnd
                     if getattr(choice, "finish_reason", None):
                         finish = str(choice.finish_reason)
@@ -677,7 +768,7 @@ class LiteLLMModel:
             usage=Usage(prompt_tokens, completion_tokens, None if cost is None else float(cost)),
             model=str(resolved or self.model),
         )
-        return _Outcome([comp], ttft, time.monotonic() - start, completion_tokens)
+        return _Outcome([comp], ttft, time.monotonic() - start, completion_tokens, natural)
 
     def _no_first_token(self) -> ModelTimeout:
         return ModelTimeout(

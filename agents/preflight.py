@@ -30,6 +30,11 @@ class Preflight:
     """Request slots the server says it has (``None``: it does not say)."""
     note: str = ""
     """What was found, for a diagnostic line (``""`` for built-in models)."""
+    server: str | None = None
+    """Which server answered (``llama-server``, ``llama-cpp-python``, ``ollama``,
+    ``lm-studio``, ``vllm``; ``None``: not recognised, or not a server)."""
+    limit: int | None = None
+    """Requests the client sends it at once to begin with (``None``: built-in models)."""
 
 
 def innermost(model: Any) -> Any:

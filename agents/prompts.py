@@ -18,6 +18,7 @@ from utdebug.agents.base import Message
 
 __all__ = [
     "OUTPUT_HEADER",
+    "PROGRAM_PROMPT_VERSION",
     "PROMPT_VERSION",
     "TRAIN_PROMPT_VERSION",
     "UTMethod",
@@ -29,6 +30,8 @@ __all__ = [
     "initial_chat",
     "output_prediction_prompt",
     "output_prefill",
+    "program_ut_prompt",
+    "program_vote_prompt",
     "rationale_prompt",
     "self_critique_prompt",
     "ut_prompt",
@@ -36,6 +39,11 @@ __all__ = [
 
 PROMPT_VERSION = "utdebug-h1"
 """Version of every template below; part of the response-cache key (see the bump rule)."""
+
+PROGRAM_PROMPT_VERSION = "utdebug-program-1"
+"""Version of the program-test templates (:func:`program_ut_prompt`,
+:func:`program_vote_prompt`): tests that build what they call, for methods and functions that
+take objects. The same bump rule; kept apart so that the paper's prompts never change."""
 
 TRAIN_PROMPT_VERSION = "utdebug-train-h1"
 """Version of the two training-data templates (:func:`corruption_prompt`,
@@ -242,6 +250,100 @@ def ut_prompt(method: str, *, signature: str, description: str, code: str, entry
             _JOINT_COMPLETION, signature=signature, description=description, entry_point=entry_point
         )
     raise ValueError(f"unknown UT method {method!r}: expected 'utgen', 'prompted' or 'random'")
+
+
+_PROGRAM_HEADER = (
+    "\nYou are given Python code under test: the {kind} `{signature}`.\n\n"
+    "## Task\n{description}\n\n"
+    "{context}"
+    "## Code:\n```python\n{code}\n```\n"
+)
+_PROGRAM_UT = (
+    _PROGRAM_HEADER + "{verdict}"
+    "Write one unit test as a pytest function. In it, first build what the call needs "
+    "(objects of the module's classes, values from the standard library; the module's names "
+    "are in scope, so do not import the module under test), then call the {kind} `{target}` "
+    "once and assert on the result:\n"
+    "- `assert <call> == <expected value>`, where the expected value is a Python literal, or\n"
+    "- `with pytest.raises(<ExceptionType>): <call>` when a correct implementation raises, or\n"
+    "- for a call that changes an object, make the call, then "
+    "`assert <expression about the object> == <expected value>`.\n"
+    "Use `await` for an async call. No fixtures, no mocks, no parametrize.\n\n"
+    "First give step-by-step reasoning about what a **correct** implementation does, then "
+    "the test in one ```python``` block.\n"
+)
+_PROGRAM_FAILING = (
+    "The code I have provided to you is **incorrect**. Your job is to give feedback by "
+    "writing a unit test that a correct implementation passes and this code fails.\n\n"
+)
+_PROGRAM_VOTE = (
+    _PROGRAM_HEADER + "A user runs this test program:\n```python\n{program}\n```\n"
+    "What is the value of `{subject}` at the end, for a **correct** implementation of "
+    "`{target}`?\n\n"
+    "First give step-by-step reasoning for what a **correct** implementation would do. In the "
+    "end, format your final answer as a Python literal:\n\n"
+    "Output: ```<your final answer>```\n\n"
+    "or, if a correct implementation raises an exception, as:\n\n"
+    "Output: ```raises <ExceptionType>```\n"
+)
+
+
+def _program_fields(
+    *, kind: str, signature: str, description: str, context: str | None, code: str
+) -> dict[str, str]:
+    shown = f"## Context\n```python\n{context}\n```\n\n" if context else ""
+    return {
+        "kind": kind,
+        "signature": signature,
+        "description": description,
+        "context": shown,
+        "code": code,
+    }
+
+
+def program_ut_prompt(
+    method: str,
+    *,
+    kind: str,
+    signature: str,
+    description: str,
+    context: str | None,
+    code: str,
+    target: str,
+) -> str:
+    """The UT-generation prompt for a test program (a method, a property, an async function,
+    a function that takes objects): the code with its context (the class, the module's
+    imports, the types it takes), and a request for one pytest function. ``random`` does not
+    show the code (as :func:`ut_prompt`); the other methods ask for a failing test."""
+    if method not in ("utgen", "prompted", "random"):
+        raise ValueError(f"unknown UT method {method!r}: expected 'utgen', 'prompted' or 'random'")
+    fields = _program_fields(
+        kind=kind, signature=signature, description=description, context=context, code=code
+    )
+    if method == "random":
+        fields["code"] = f"{signature}: ..."
+    verdict = _PROGRAM_FAILING if method != "random" else ""
+    return _fill(_PROGRAM_UT, verdict=verdict, target=target, **fields)
+
+
+def program_vote_prompt(
+    *,
+    kind: str,
+    signature: str,
+    description: str,
+    context: str | None,
+    code: str,
+    target: str,
+    program: str,
+    subject: str,
+) -> str:
+    """The output-prediction prompt of a test program: the test's setup and call
+    (``program``), and the expression whose value is asked (``subject``: the call, or the
+    follow-up expression). The answer is a literal, or ``raises <ExceptionType>``."""
+    fields = _program_fields(
+        kind=kind, signature=signature, description=description, context=context, code=code
+    )
+    return _fill(_PROGRAM_VOTE, target=target, program=program, subject=subject, **fields)
 
 
 def output_prefill(ut_reply: str) -> str | None:

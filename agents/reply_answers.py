@@ -92,7 +92,8 @@ _PROSE_VERB = re.compile(
 
 
 _PROSE_IS = re.compile(
-    r"(?i)\b(?:output|result|answer|return[ \t]+value)[ \t]+(?:is|would[ \t]+be|will[ \t]+be|"
+    r"(?i)\b(?:output|result|answer|return[ \t]+value)(?:[ \t]+(?:of|for)[ \t]+(?:`[^`\n]{1,200}`|"
+    r"[A-Za-z_]\w*\([^()\n]{0,200}\)))?[ \t]+(?:is|would[ \t]+be|will[ \t]+be|"
     r"should[ \t]+be)\b[ \t]*:?[ \t]*"
 )
 
@@ -125,17 +126,68 @@ _CLAUSE_START = re.compile(
 _LITERAL_START = re.compile(r"""[-+0-9'"\[({]|(?:True|False|None)\b|[rbuRBU]{1,2}['"]""")
 
 
+_LIST_LABEL = re.compile(r"[ \t]*(?:[-*+]|\d+[.)])[ \t]+\*\*[^*\n]*")
+"""What comes before the marker of a list item's bold label (``4. **Final Output**:``)."""
+
+
+_BOXED = re.compile(r"\\boxed[ \t]*\{")
+
+
+_LATEX_SPAN = re.compile(r"\\\((?P<a>.+?)\\\)|\\\[(?P<b>.+?)\\\]|\$(?P<c>[^$\n]+?)\$", re.DOTALL)
+r"""Inline or display LaTeX: ``\( x = 3 \)``, ``\[ 3 \]``, ``$3$``."""
+
+
+def _braced(text: str, open_at: int) -> str | None:
+    """The text inside the braces opening at ``text[open_at]`` (``None``: not closed)."""
+    depth = 0
+    for j in range(open_at, min(len(text), open_at + _MAX_PROSE_VALUE)):
+        if text[j] == "{":
+            depth += 1
+        elif text[j] == "}":
+            depth -= 1
+            if depth == 0:
+                return text[open_at + 1 : j]
+    return None
+
+
+def _unlatex(source: str) -> str:
+    r"""A value written in LaTeX, as Python would write it: ``\text{True}`` -> ``True``,
+    ``3 - 1 = 2`` -> ``2`` (what follows the last ``=``), ``\{1, 2\}`` -> ``{1, 2}``."""
+    text = re.sub(r"\\(?:text|mathrm|texttt|mathtt)[ \t]*\{([^{}]*)\}", r"\1", source)
+    text = text.replace("\\{", "{").replace("\\}", "}").replace("\\_", "_")
+    text = re.sub(r"\\[,;! ]", " ", text)
+    if "=" in text and not re.search(r"[=!<>]=|['\"]", text):
+        text = text.rsplit("=", 1)[1]
+    return text.strip()
+
+
 @dataclass(frozen=True, slots=True)
 class _Answer:
     pos: int
     marked: bool
     """Written after an ``Output:`` / ``Final Answer:`` marker."""
     result: ParsedValue | ParseFailure
+    label: bool = False
+    """The marker labels a list item (``4. **Output**: ...``, ``- **Output**: ...``)."""
 
 
 def _pick(cands: list[_Answer]) -> ParsedValue | ParseFailure:
+    values = [c.pos for c in cands if isinstance(c.result, ParsedValue)]
+    if values:
+        # a step label (``4. **Output**: the function returns ...``) is no answer: it does
+        # not win over a value the reply states; nor does prose after a marker that a value
+        # follows
+        cands = [
+            c
+            for c in cands
+            if not (c.marked and _is_prose(c.result) and (c.label or max(values) > c.pos))
+        ]
     marked = [c for c in cands if c.marked]
     return max(marked or cands, key=lambda c: c.pos).result
+
+
+def _is_prose(result: ParsedValue | ParseFailure) -> bool:
+    return isinstance(result, ParseFailure) and result.reason.startswith("the answer is prose")
 
 
 def _answer_regions(text: str) -> list[tuple[int, int]]:
@@ -179,9 +231,14 @@ def _answer_candidates(
         reach = markers[k + 1].start() if k + 1 < len(markers) else len(region)
         got = _marker_value(region, m.end(), reach, blocks, inside, forms)
         if got is not None:
-            out.append(_Answer(m.start(), True, got))
+            label = _LIST_LABEL.fullmatch(region, line_start, m.start()) is not None
+            out.append(_Answer(m.start(), True, got, label))
     for pos, result in forms:
         out.append(_Answer(pos, False, result))
+    for m in _BOXED.finditer(region):  # ``\boxed{42}``: a final answer, marked as such
+        inner = _braced(region, m.end() - 1)
+        if inner is not None and block_at(blocks, m.start()) is None:
+            out.append(_Answer(m.start(), True, _answer_value(_unlatex(inner))))
     for pos, result in _prose_answers(region, blocks, notes):
         out.append(_Answer(pos, False, result))
     lead = len(region) - len(region.lstrip())
@@ -373,14 +430,16 @@ def _call_forms(
     no target, when the reply shows only one call in such forms."""
     found: list[tuple[int, tuple[str, str], ParsedValue | ParseFailure, str]] = []
     previous = ""
+    assigned: dict[str, ast.expr] = {}
     for ls, le in line_spans(text):
         line = text[ls:le]
         code, hash_at = _split_comment(line)
+        _assignment(code, assigned)
         if hash_at >= 0:
             m = _COMMENT_ANSWER.match(line, hash_at)
             subject = code.strip() or previous
             if m is not None and subject:
-                called = _call_of(subject)
+                called = _call_of(subject) or _printed_variable(subject, assigned)
                 if called is not None:
                     node, printed = called
                     key = _call_key(node)
@@ -456,6 +515,57 @@ def _call_of(code: str) -> tuple[ast.Call, bool] | None:
     return node, False
 
 
+def _assignment(code: str, assigned: dict[str, ast.expr]) -> None:
+    """Record ``name = value`` written on a line of code (the value's syntax)."""
+    m = re.match(r"[ \t]*([A-Za-z_]\w*)[ \t]*=(?!=)(.+)$", code)
+    if m is None:
+        return
+    try:
+        tree = ast.parse(m.group(2).strip(), mode="eval")
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return
+    assigned[m.group(1)] = tree.body
+
+
+def _printed_variable(code: str, assigned: dict[str, ast.expr]) -> tuple[ast.Call, bool] | None:
+    """``print(result)`` where the reply set ``result = f(x)`` before (its arguments' names
+    taking the literal values the reply gave them): the call ``f(x)``, printed."""
+    code = code.strip().strip("`").strip()
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Expr):
+        return None
+    node = tree.body[0].value
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "print"
+        and len(node.args) == 1
+        and not node.keywords
+        and isinstance(node.args[0], ast.Name)
+    ):
+        return None
+    value = assigned.get(node.args[0].id)
+    if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name):
+        return None
+
+    def given(arg: ast.expr) -> ast.expr:
+        if isinstance(arg, ast.Name) and arg.id in assigned:
+            bound = assigned[arg.id]
+            if is_literal(ast.Expression(bound)):
+                return bound
+        return arg
+
+    call = ast.Call(
+        func=value.func,
+        args=[given(a) for a in value.args],
+        keywords=[ast.keyword(arg=k.arg, value=given(k.value)) for k in value.keywords],
+    )
+    return ast.fix_missing_locations(call), True
+
+
 def _compared(code: str) -> list[tuple[ast.Call, ast.expr]]:
     """(call, expected value) of ``assert f(x) == y``, ``f(x) == y`` and ``assertEqual``-style
     lines."""
@@ -524,6 +634,13 @@ def _stated_value(text: str, i: int, blocks: list[Block]) -> tuple[ParsedValue, 
     block on the next lines) and where it ends."""
     line_end = text.find("\n", i, i + _MAX_PROSE_VALUE)
     line_end = min(len(text), i + _MAX_PROSE_VALUE) if line_end < 0 else line_end
+    latex = _LATEX_SPAN.match(text, i)
+    if latex is not None and latex.end() - i <= _MAX_PROSE_VALUE:
+        inner = latex["a"] or latex["b"] or latex["c"] or ""
+        got = parse_value(_unlatex(inner))
+        if isinstance(got, ParsedValue) and not got.pending:
+            return got, latex.end()
+        return None
     if text.startswith("`", i) and not text.startswith("```", i):
         m = SPAN_AT.match(text, i, line_end)
         if m is None:

@@ -108,7 +108,10 @@ def _call_in(
     for begin, stop in _marker_regions(text, blocks)[: -_MAX_REGIONS - 1 : -1]:
         calls = within(begin, stop)
         if calls:
-            return _resolve_call(text, calls[0], entry, binds), True
+            first = _resolve_call(text, calls[0], entry, binds)
+            if isinstance(first, ParsedCall) or not _mentions_signature(text, calls[0], names):
+                return first, True
+            continue  # ``Input Arguments: `f(s)` is called with ...``: no call, read on
         given = _given_values(text, begin, stop, entry, names, binds, prose=True)
         if given is not None:
             return given, True
@@ -205,6 +208,18 @@ def _names_parameters(text: str, start: tuple[int, int], params: tuple[str, ...]
     return all(part in params for part in parts if part) and any(parts)
 
 
+def _mentions_signature(text: str, start: tuple[int, int], params: tuple[str, ...]) -> bool:
+    """Whether the call at ``start`` is the signature mentioned (``f(s)``: its parameters'
+    names, or bare names when the parameters are not known), not a call with values."""
+    if params:
+        return _names_parameters(text, start, params)
+    close = matching_close(text, start[1])
+    if isinstance(close, ParseFailure):
+        return False
+    parts = [p.split(":")[0].strip() for p in text[start[1] + 1 : close].split(",")]
+    return any(parts) and all(re.fullmatch(_IDENT, p) for p in parts if p)
+
+
 def _refused(result: ParsedCall | ParseFailure | None) -> bool:
     return isinstance(result, ParseFailure) and result.reason.startswith("refused")
 
@@ -232,6 +247,9 @@ def _resolve_call(
             return ParseFailure("expression nested too deeply")
     substituted = _substitute(call, binds, name_at, entry)
     if isinstance(substituted, ParseFailure):
+        row = _table_row(text, name_at, call)
+        if row is not None:
+            return row
         return ParseFailure(
             f"{substituted.reason} (the call `{shorten(' '.join(source.split()))}`)"
         )
@@ -252,6 +270,65 @@ def _resolve_call(
             for k in new.keywords
         ]
         return ParsedCall((), {}, shown, pending=", ".join(parts))
+
+
+_FOR_LOOP = re.compile(
+    r"(?m)^[ \t]*for[ \t]+(?P<index>[A-Za-z_]\w*[ \t]*,[ \t]*(?=\())?"
+    r"\(?(?P<targets>[A-Za-z_]\w*(?:[ \t]*,[ \t]*[A-Za-z_]\w*)*)\)?[ \t]+"
+    r"in[ \t]+(?P<source>[^\n]+?)[ \t]*:[ \t]*(?:#[^\n]*)?$"
+)
+"""``for s, ch, expected in test_cases:`` (or ``for i, (s, expected) in
+enumerate(test_cases):``)."""
+
+
+def _table_row(text: str, name_at: int, call: ast.Call) -> ParsedCall | None:
+    """A call inside a loop over a table of test cases (``test_cases = [("hello", "a",
+    "heo"), ...]`` then ``for s, ch, expected in test_cases: f(s, ch)``): the call with the
+    first row's values. ``None`` when the call is not such a one."""
+    if call.keywords or not call.args or not all(isinstance(a, ast.Name) for a in call.args):
+        return None
+    names = [a.id for a in call.args if isinstance(a, ast.Name)]
+    loops = [m for m in _FOR_LOOP.finditer(text, max(0, name_at - 4000), name_at)]
+    if not loops:
+        return None
+    loop = loops[-1]
+    targets = [t.strip() for t in loop["targets"].split(",")]
+    if not set(names) <= set(targets):
+        return None
+    source = loop["source"].strip()
+    if loop["index"]:
+        counted = re.fullmatch(r"enumerate\((.+)\)", source)
+        if counted is None:
+            return None
+        source = counted.group(1).strip()
+    if re.fullmatch(_IDENT, source):
+        assign = None
+        for m in re.finditer(rf"(?m)^[ \t]*{re.escape(source)}[ \t]*=[ \t]*(?=[\[(])", text):
+            if m.start() < loop.start():
+                assign = m
+        if assign is None:
+            return None
+        close = matching_close(text, assign.end())
+        if isinstance(close, ParseFailure):
+            return None
+        source = text[assign.end() : close + 1]
+    tree = parse_expr(source)
+    if isinstance(tree, ParseFailure) or not isinstance(tree.body, ast.List | ast.Tuple):
+        return None
+    for row in tree.body.elts[:1]:
+        values = row.elts if isinstance(row, ast.Tuple | ast.List) else [row]
+        if len(values) != len(targets) and len(targets) > 1:
+            return None
+        by_name = (
+            dict(zip(targets, values, strict=False)) if len(targets) > 1 else {targets[0]: row}
+        )
+        new = ast.Call(func=call.func, args=[by_name[n] for n in names], keywords=[])
+        new = ast.fix_missing_locations(new)
+        try:
+            return ParsedCall(*literal_arguments(new), ast.unparse(new))
+        except LiteralError:
+            return None
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -524,7 +601,8 @@ _INPUT_LABEL = re.compile(r"(?i)(?<![\w`])(?:\*\*)?input(?:\*\*)?[ \t]*(?:\*\*)?
 
 _INPUT_PHRASE = re.compile(
     r"(?i)\b(?:the|an?|given|with)[ \t]+input(?:[ \t]+(?:string|value|list|number|array|"
-    r"matrix|text|argument|data))?(?:[ \t]+(?:is|was|would[ \t]+be|of))?[ \t]*:?[ \t]*(?=`)"
+    r"matrix|text|argument|data))?(?:[ \t]+to[ \t]+the[ \t]+function)?"
+    r"(?:[ \t]+(?:is|was|would[ \t]+be|of))?[ \t]*:?[ \t]*(?=`)"
 )
 
 
@@ -553,6 +631,9 @@ def _input_value(
             source = m.group(2).strip().strip("`").strip() if m else ""
         else:
             source = text[at:line_end].strip().strip("*").strip()
+        named = re.match(rf"({_IDENT})[ \t]*=(?!=)[ \t]*", source)
+        if named is not None and len(params) == 1 and named.group(1) == params[0]:
+            source = source[named.end() :]  # ``Input: `M = [[1, 2], [3, 4]]` ``
         source = _value_source(source, 0, comma=False, literal=True) if source else None
         if source is None:
             continue

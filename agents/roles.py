@@ -31,6 +31,7 @@ from utdebug.agents.base import (
 )
 from utdebug.agents.edits import MergedEdit, take_edit
 from utdebug.agents.parsing import Style
+from utdebug.agents.reply_tests import ParsedProgram, parse_program_test, parse_vote
 
 CallHook = Callable[[str, list[Completion], float], None]
 """``(purpose, completions, seconds)`` after each model call."""
@@ -69,12 +70,20 @@ class TaskText:
     """An example assert shown in the code-generation prompt (MBPP's ``test_list[0]``)."""
     he_stub: str | None = None
     """For HumanEval-style tasks: the prompt stub shown instead of a description."""
+    program: bool = False
+    """Tests are small programs (setup, call, expected outcome), asked for as pytest
+    functions (:func:`utdebug.agents.prompts.program_ut_prompt`)."""
+    context: str | None = None
+    """The class around a method, the module's imports, the types a function takes."""
+    class_name: str | None = None
+    target_kind: str = "function"
 
 
 @dataclass(frozen=True, slots=True)
 class Proposal:
     reply: str
-    call: parsing.ParsedCall | parsing.ParseFailure
+    call: parsing.ParsedCall | ParsedProgram | parsing.ParseFailure
+    """A literal-argument call, or, for a task tested with programs, the test program."""
     finish_reason: str
 
 
@@ -148,6 +157,16 @@ class UTGenerator(_Role):
         self.style: Style = style
 
     def prompt(self, task: TaskText, code: str) -> str:
+        if task.program:
+            return prompts.program_ut_prompt(
+                self.method,
+                kind=task.target_kind,
+                signature=task.signature,
+                description=task.description,
+                context=task.context,
+                code=code,
+                target=target_name(task),
+            )
         return prompts.ut_prompt(
             self.method,
             signature=task.signature,
@@ -160,6 +179,15 @@ class UTGenerator(_Role):
         self, task: TaskText, code: str, *, sample_index: int, hint: Any = None
     ) -> Proposal:
         msgs = (Message("user", self.prompt(task, code)),)
+        if task.program:
+            (c,) = await self._ask(
+                msgs,
+                sample_index=sample_index,
+                hint=hint,
+                template_version=prompts.PROGRAM_PROMPT_VERSION,
+            )
+            test = parse_program_test(c.text, task.entry_point, module_source=code)
+            return Proposal(c.text, test, c.finish_reason)
         (c,) = await self._ask(msgs, sample_index=sample_index, hint=hint, end="ut")
         params = parsing.parameter_names(code, task.entry_point)
         call = parsing.parse_call(c.text, task.entry_point, style=self.style, params=params)
@@ -222,6 +250,58 @@ class OutputPredictor(_Role):
             )
             for c in out
         ]
+
+    async def predict_program(
+        self,
+        task: TaskText,
+        test: ParsedProgram,
+        k: int,
+        *,
+        sample_index: int = 0,
+        hint: Any = None,
+    ) -> list[ProgramVote]:
+        """``k`` predictions of a test program's outcome: a value, or an exception type."""
+        text = prompts.program_vote_prompt(
+            kind=task.target_kind,
+            signature=task.signature,
+            description=task.description,
+            context=task.context,
+            code=f"{task.signature}: ...  # the code under test",
+            target=target_name(task),
+            program=program_listing(test.setup, test.call, test.then),
+            subject=test.then if test.then is not None else test.call,
+        )
+        out = await self._ask(
+            (Message("user", text),),
+            n=k,
+            sample_index=sample_index,
+            hint=hint,
+            template_version=prompts.PROGRAM_PROMPT_VERSION,
+        )
+        return [ProgramVote(c.text, parse_vote(c.text, test.call), c.finish_reason) for c in out]
+
+
+@dataclass(frozen=True, slots=True)
+class ProgramVote:
+    text: str
+    value: parsing.ParsedValue | parsing.ParseFailure | str
+    """The predicted value, or the name of the exception type predicted (a ``str``)."""
+    finish_reason: str = "stop"
+
+
+def target_name(task: TaskText) -> str:
+    """How a test names the target: ``Cart.total`` for a method, ``f`` for a function."""
+    return f"{task.class_name}.{task.entry_point}" if task.class_name else task.entry_point
+
+
+def program_listing(setup: str, call: str, then: str | None) -> str:
+    """A test program as the vote prompt shows it (setup, ``result = call``, follow-up)."""
+    lines = [line for line in setup.splitlines()]
+    if then is None:
+        lines.append(f"result = {call.strip()}")
+    else:
+        lines += [call.strip(), f"result = {then.strip()}"]
+    return "\n".join(lines).strip("\n")
 
 
 class Debugger(_Role):

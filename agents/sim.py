@@ -56,6 +56,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from utdebug.agents.base import Completion, ModelError, ModelRequest, Usage
+from utdebug.agents.reply_tests import program_key
 from utdebug.literals import canonical_repr, literal_value
 from utdebug.mutation import mutants
 
@@ -129,14 +130,26 @@ class SimParams:
 
 
 @dataclass(frozen=True, slots=True)
+class ProgramInput:
+    """A private test of a target tested with programs (a method ...): its setup, call and
+    follow-up expression (:mod:`utdebug.engine.program`)."""
+
+    setup: str
+    call: str
+    then: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class SimProblem:
     task_id: str
     entry_point: str
     gold: str
     given: str
-    inputs: tuple[tuple[Any, ...], ...]
+    inputs: tuple[tuple[Any, ...] | ProgramInput, ...]
+    """Argument tuples, or test programs for a target tested with programs."""
     expected: tuple[Any, ...]
-    """The gold outputs on ``inputs``."""
+    """The gold outputs on ``inputs`` (for a test program: its value, or an object with a
+    ``type_name``, the exception a correct program raises)."""
 
 
 Verdicts = Sequence[tuple[bool, Any]]
@@ -257,8 +270,11 @@ class SimModel:
             i = rng.randrange(len(p.inputs))
         else:
             i = rng.choice(failing) if rng.random() < attack else rng.choice(passing)
-        args = ", ".join(repr(a) for a in p.inputs[i])
         value = self._predict(p, i, code, verdicts, rng)
+        test = p.inputs[i]
+        if isinstance(test, ProgramInput):
+            return _program_reply(test, value)
+        args = ", ".join(repr(a) for a in test)
         return (
             f"## Hypothesis\n[{SIMULATED} reply of the sim model] The code may mishandle "
             f"inputs like this one.\n\nError Pattern: {SIMULATED}\n\n## Unit Test\n\n"
@@ -284,14 +300,15 @@ class SimModel:
         return _perturb(gold, 1)
 
     async def _vote(self, p: SimProblem, code: str, ctx: dict[str, Any], rng: random.Random) -> str:
-        i = self._index[p.task_id].get(_args_key(ctx.get("args", ())))
+        key = ctx.get("args_key") or _args_key(ctx.get("args", ()))
+        i = self._index[p.task_id].get(key)
         if i is None:
             return f"[{SIMULATED}] I cannot tell.\nOutput: ```None```"
         verdicts = await self.oracle(p.task_id, code)
         value = self._predict(p, i, code, verdicts, rng)
         return (
             f" [{SIMULATED}] Working through the input step by step.\n"
-            f"Output: ```{_literal(value)}```"
+            f"Output: ```{_outcome(value)}```"
         )
 
     async def _debug(
@@ -300,6 +317,14 @@ class SimModel:
         fb = ctx.get("feedback")
         if fb is None:
             new = p.gold if rng.random() < self.params.fix / 2 else code
+        elif getattr(fb, "setup", None) is not None:  # a test program (a method ...)
+            key = program_key(fb.setup, fb.call, fb.then)
+            i = self._index[p.task_id].get(key)
+            right = i is not None and self.matcher(p.task_id, fb.expected, p.expected[i], ())
+            # A right test: the gold code with probability ``fix``; otherwise (or misled by a
+            # wrong expected outcome) the code as it is, which the engine refuses as no change:
+            # narrow patches and regressions are not simulated inside a class.
+            new = p.gold if right and rng.random() < self.params.fix else code
         else:
             args, expected = tuple(fb.args), fb.expected
             i = self._index[p.task_id].get(_args_key(args))
@@ -365,6 +390,8 @@ class SimModel:
 
 
 def _args_key(args: Any) -> str:
+    if isinstance(args, ProgramInput):
+        return program_key(args.setup, args.call, args.then)
     try:
         return repr(list(args))
     except TypeError:
@@ -381,6 +408,31 @@ def _literal(value: Any) -> str | None:
     except Exception:
         return None
     return text
+
+
+def _outcome(value: Any) -> str | None:
+    """A vote's answer: a literal, or ``raises <Type>`` for an expected exception."""
+    name = getattr(value, "type_name", None)
+    if isinstance(name, str):
+        return f"raises {name}"
+    return _literal(value)
+
+
+def _program_reply(test: ProgramInput, value: Any) -> str:
+    """A UT reply with a pytest function: the test program, asserting ``value``."""
+    lines = [f"    {line}" for line in test.setup.splitlines() if line.strip()]
+    name = getattr(value, "type_name", None)
+    if isinstance(name, str):
+        lines += [f"    with pytest.raises({name}):", f"        {test.call}"]
+    elif test.then is not None:
+        lines += [f"    {test.call}", f"    assert {test.then} == {_literal(value)}"]
+    else:
+        lines += [f"    assert {test.call} == {_literal(value)}"]
+    body = "\n".join(lines)
+    return (
+        f"[{SIMULATED} reply of the sim model] The code may mishandle a case like this one.\n\n"
+        f"```python\ndef test_simulated():\n{body}\n```\n"
+    )
 
 
 def _perturb(v: Any, j: int) -> Any:

@@ -35,7 +35,10 @@ class TrafficSnapshot:
     """Requests that failed (each retry of a failed request counts again)."""
     completion_tokens: int
     tokens_per_second: float | None
-    """Completion tokens per second while anything was in flight (``None``: nothing yet)."""
+    """Completion tokens per second of generation: from each streamed reply's first token to
+    its end, while any was generating (the wait for a first token, a cold server loading its
+    model included, is not generation); calls that were not streamed count from their start.
+    ``None``: nothing yet."""
     seconds_per_call: float | None
     """Mean wall time of the last calls, from sending to the last token."""
     first_token_seconds: float | None
@@ -67,6 +70,16 @@ class Traffic:
         self.completion_tokens = 0
         self._busy = 0.0
         self._busy_since: float | None = None
+        self._generating: set[float] = set()
+        """Start times of the requests in flight that have their first token."""
+        self._gen = 0.0
+        self._gen_since: float | None = None
+        self._gen_tokens = 0
+        """Completion tokens of requests that were streamed (had a first token)."""
+        self.overlaps = 0
+        """First tokens that arrived while another request was generating: evidence that the
+        server generates for several requests at once (a server that queues them, or cuts
+        one for the next, never shows it)."""
         self._latency: deque[float] = deque(maxlen=_WINDOW)
         self._ttft: deque[float] = deque(maxlen=_WINDOW)
 
@@ -84,8 +97,14 @@ class Traffic:
         return now
 
     def first_token(self, start: float) -> None:
+        now = time.monotonic()
         with self._lock:
-            self._ttft.append(time.monotonic() - start)
+            self._ttft.append(now - start)
+            if not self._generating:
+                self._gen_since = now
+            else:
+                self.overlaps += 1
+            self._generating.add(start)
 
     def finished(self, start: float, completion_tokens: int, *, ok: bool) -> None:
         now = time.monotonic()
@@ -94,9 +113,17 @@ class Traffic:
             if self.in_flight == 0 and self._busy_since is not None:
                 self._busy += now - self._busy_since
                 self._busy_since = None
+            streamed = start in self._generating
+            if streamed:
+                self._generating.discard(start)
+                if not self._generating and self._gen_since is not None:
+                    self._gen += now - self._gen_since
+                    self._gen_since = None
             if ok:
                 self.requests += 1
                 self.completion_tokens += completion_tokens
+                if streamed:
+                    self._gen_tokens += completion_tokens
                 self._latency.append(now - start)
             else:
                 self.failures += 1
@@ -109,6 +136,12 @@ class Traffic:
         now = time.monotonic()
         with self._lock:
             busy = self._busy + (now - self._busy_since if self._busy_since is not None else 0.0)
+            gen = self._gen + (now - self._gen_since if self._gen_since is not None else 0.0)
+            rate: float | None = None
+            if gen > 0.05:  # streamed: generation from the first token
+                rate = self._gen_tokens / gen
+            elif busy > 0.05 and self.completion_tokens > self._gen_tokens:
+                rate = (self.completion_tokens - self._gen_tokens) / busy  # not streamed
             lat = list(self._latency)
             ttft = list(self._ttft)
             return TrafficSnapshot(
@@ -119,7 +152,7 @@ class Traffic:
                 requests=self.requests,
                 failures=self.failures,
                 completion_tokens=self.completion_tokens,
-                tokens_per_second=self.completion_tokens / busy if busy > 0.05 else None,
+                tokens_per_second=rate,
                 seconds_per_call=sum(lat) / len(lat) if lat else None,
                 first_token_seconds=sum(ttft) / len(ttft) if ttft else None,
             )

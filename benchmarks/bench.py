@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import os
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -97,19 +98,27 @@ def limit_words(limits: Limits) -> str:
 
 def select(loaded: LoadedSplit, spec: str | None, limit: int | None) -> LoadedSplit:
     problems = loaded.problems
+    classes = loaded.classes
     if spec:
         wanted = {s.strip() for s in spec.split(",") if s.strip()}
-        norm = {w if "/" in w else f"{loaded.split.value}/{w}" for w in wanted}
+        prefix = f"{loaded.split.value}/"
+        if loaded.split is Split.CLASSEVAL:  # ClassEval_0/filter, or a class: ClassEval_0
+            norm = {w if w.startswith(prefix) else prefix + w for w in wanted}
+        else:
+            norm = {w if "/" in w else prefix + w for w in wanted}
         problems = [p for p in problems if p.task_id in norm]
-        unknown = norm - {p.task_id for p in problems}
+        classes = [c for c in classes if c.task_id in norm or prefix + c.class_task in norm]
+        found = {p.task_id for p in problems} | {c.task_id for c in classes}
+        unknown = norm - found - {prefix + c.class_task for c in classes}
         if unknown:
             raise DatasetError(
                 f"unknown problem(s) in {loaded.split.value}: {', '.join(sorted(unknown))}"
             )
     if limit is not None:
         problems = problems[:limit]
+        classes = classes[:limit]
     errors = loaded.errors if not spec and limit is None else []
-    return LoadedSplit(loaded.split, problems, errors, loaded.sources)
+    return LoadedSplit(loaded.split, problems, errors, loaded.sources, classes, loaded.about)
 
 
 def error_line(err: Console, prefix: str, message: object) -> None:
@@ -131,6 +140,49 @@ def sandbox_exit(err: Console, command: str, e: SandboxUnavailable | SandboxErro
     what = "" if isinstance(e, SandboxUnavailable) else " sandbox failure:"
     err.print(f"[red]{command}:{what}[/red] {e}")
     return EXIT_SANDBOX
+
+
+def eval_settings(args: argparse.Namespace, **limits: Any) -> EvalSettings:
+    """How the private tests are run and compared, from ``--semantics``, ``--timeout``,
+    ``--memory-mb``, ``--budget`` and ``--limit-kind``; ``limits``: the mode's further
+    :class:`Limits` fields (its timeout cut)."""
+    return EvalSettings(
+        semantics=Semantics(args.semantics),
+        limits=Limits(
+            per_input=args.timeout,
+            memory_mb=args.memory_mb,
+            batch=args.budget or None,
+            kind=LimitKind(args.limit_kind),
+            **limits,
+        ),
+    )
+
+
+@contextlib.contextmanager
+def open_sandbox(cfg: SandboxConfig, err: Console) -> Iterator[Sandbox]:
+    """This machine's sandbox, started, after one line on ``err`` naming its active layers."""
+    with Sandbox(cfg) as sb:
+        err.print(
+            f"sandbox: {sb.layers.mode}; active layers: {', '.join(sorted(sb.layers.active()))}"
+        )
+        yield sb
+
+
+RESUME_NOTE = "interrupted: finished problems are kept; rerun the same command to resume"
+
+
+def run_mode(
+    err: Console, command: str, main: Coroutine[Any, Any, int], interrupted: str = RESUME_NOTE
+) -> int:
+    """Run a bench mode's coroutine to its exit code: a sandbox that cannot start or failed
+    ends in :func:`sandbox_exit`, Ctrl-C in the ``interrupted`` line and exit 130."""
+    try:
+        return asyncio.run(main)
+    except (SandboxUnavailable, SandboxError) as e:
+        return sandbox_exit(err, command, e)
+    except KeyboardInterrupt:
+        err.print(interrupted)
+        return EXIT_INTERRUPTED
 
 
 def note_line(err: Console, text: str) -> None:
@@ -180,17 +232,23 @@ def progress_bar(label: str, err: Console) -> Progress:
 
 
 def load_selected(
-    args: argparse.Namespace, cache_dir: Path, err: Console
+    args: argparse.Namespace,
+    cache_dir: Path,
+    err: Console,
+    cfg: SandboxConfig | None = None,
+    limits: Limits | None = None,
 ) -> tuple[list[LoadedSplit], list[str]]:
     """The splits of ``--split`` narrowed by ``--problems``/``--limit``, and the names of those
     that could not be read (reported on ``err``; one split's missing file does not stop the
-    others)."""
+    others). ClassEval+Fix is built in a sandbox of ``cfg`` under ``limits`` the first time."""
     loaded: list[LoadedSplit] = []
     failed: list[str] = []
     for s in [Split(s) for s in (args.split or ["hard"])]:
         try:
             if s is Split.VAL:
                 ls = load_fix_file(args.val_file)
+            elif s is Split.CLASSEVAL:
+                ls = _load_classeval(args, cache_dir, err, cfg, limits)
             else:
                 ls = load_split(
                     s,
@@ -206,26 +264,43 @@ def load_selected(
     return loaded, failed
 
 
+def _load_classeval(
+    args: argparse.Namespace,
+    cache_dir: Path,
+    err: Console,
+    cfg: SandboxConfig | None,
+    limits: Limits | None,
+) -> LoadedSplit:
+    from utdebug.benchmarks.classeval import load_classeval_fix
+
+    if cfg is None or limits is None:
+        raise DatasetError("ClassEval+Fix runs with plain evaluation and --gold only")
+    return load_classeval_fix(
+        data_dir=args.data_dir,
+        cache_dir=cache_dir,
+        verify=not args.no_verify,
+        limits=limits,
+        start_sandbox=lambda: Sandbox(cfg),
+        seed=args.classeval_seed,
+        cap=args.classeval_cap,
+        workers=local_workers(args),
+        say=lambda text: note_line(err, text),
+    )
+
+
 def run_bench(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Event) -> int:
     err = Console(stderr=True)
     # Results on stdout: a file or pipe gets a table wide enough not to wrap.
     out = Console() if sys.stdout.isatty() else Console(width=120)
     program = Program.GOLD if args.gold else Program.CODE
     cache_dir = args.cache_dir or default_cache_dir()
-    loaded, failed = load_selected(args, cache_dir, err)
+    settings = eval_settings(args, cut_after=args.cut_after or None, cut_limit=args.cut_limit)
+    try:
+        loaded, failed = load_selected(args, cache_dir, err, cfg, settings.limits)
+    except (SandboxUnavailable, SandboxError) as e:  # building ClassEval+Fix
+        return sandbox_exit(err, "utdebug bench", e)
     if not loaded:
         return EXIT_USAGE
-    settings = EvalSettings(
-        semantics=Semantics(args.semantics),
-        limits=Limits(
-            per_input=args.timeout,
-            memory_mb=args.memory_mb,
-            batch=args.budget or None,
-            cut_after=args.cut_after or None,
-            cut_limit=args.cut_limit,
-            kind=LimitKind(args.limit_kind),
-        ),
-    )
     runs: list[SplitRun] = []
     try:
         with _evaluator(args, cfg, err) as sb:
@@ -268,10 +343,7 @@ def _evaluator(
     """This machine's sandbox, or with ``--ray`` a runner over the cluster (whose workers each
     start their own sandbox: one of them is asked for its layers before any problem runs)."""
     if not args.ray:
-        with Sandbox(cfg) as sb:
-            err.print(
-                f"sandbox: {sb.layers.mode}; active layers: {', '.join(sorted(sb.layers.active()))}"
-            )
+        with open_sandbox(cfg, err) as sb:
             yield sb
         return
     with make_runner(args.ray, RunnerOptions(cfg, concurrency=args.workers or 0)) as runner:
@@ -295,7 +367,7 @@ def _run_one(
     stop: threading.Event,
     err: Console,
 ) -> SplitRun:
-    total = len(ls.problems) + len(ls.errors)
+    total = len(ls.problems) + len(ls.classes) + len(ls.errors)
     progress = progress_bar(f"[bold]{ls.split.value}[/bold] {program.value}", err)
     with progress:
         task = progress.add_task("eval", total=total, last="")
@@ -312,12 +384,13 @@ def _run_one(
             return evaluate_split(
                 sb,
                 ls.split,
-                ls.problems,
+                [*ls.problems, *ls.classes],
                 ls.errors,
                 program,
                 settings,
                 out_dir,
                 sources=ls.sources,
+                about=ls.about or None,
                 workers=local_workers(args),
                 expected_cache=ExpectedCache(cache_dir / "he-expected"),
                 on_record=on_record,
@@ -412,4 +485,19 @@ def _print(
                 f"{r.out_dir}/ and were not run again; {r.evaluated} ran now in "
                 f"{r.wall_seconds:.1f} s (the wall time of this command)"
             )
+        if "classeval_fix" in s:
+            out.print(_classeval_line(r.split.value, s["classeval_fix"]))
+        if "data_licence" in s:
+            out.print(f"{r.split.value}: data licence: {s['data_licence']}")
         out.print(f"{r.split.value}: samples and summary in {r.out_dir}/")
+
+
+def _classeval_line(split: str, s: dict[str, Any]) -> str:
+    """What ClassEval+Fix was built from: classes, methods, versions, tests kept and not."""
+    return (
+        f"{split}: ClassEval+Fix (seed {s['seed']}, at most {s['cap']} per class): "
+        f"{s['classes']} classes, {s['methods']} methods with tests, {s['versions']} corrupted "
+        f"versions kept in {s['classes_with_versions']} classes; {s['kept_tests']} of "
+        f"{s['tests']} test methods kept ({s['excluded_tests']} that the canonical solution "
+        f"does not pass here are excluded: listed with the reason in {s['file']})"
+    )

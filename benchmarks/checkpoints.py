@@ -14,7 +14,6 @@ problems, gets one line on stderr; the others still run; the command then exits 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 import threading
 from dataclasses import dataclass
@@ -32,7 +31,10 @@ from utdebug.benchmarks.bench import (
     error_line,
     load_selected,
     local_workers,
-    sandbox_exit,
+    run_mode,
+)
+from utdebug.benchmarks.bench import (
+    eval_settings as bench_eval_settings,
 )
 from utdebug.benchmarks.datasets import LoadedSplit, default_cache_dir
 from utdebug.benchmarks.debugging import PrivateTests, VerdictCache
@@ -42,14 +44,9 @@ from utdebug.benchmarks.model_bench import EXIT_MODEL, build_model, sim_params
 from utdebug.benchmarks.runs import FatalRunError, one_line, preflight_models, print_json
 from utdebug.engine import Executor
 from utdebug.sandbox import (
-    LimitKind,
-    Limits,
     Sandbox,
     SandboxConfig,
-    SandboxError,
-    SandboxUnavailable,
 )
-from utdebug.sandbox.compare import Semantics
 
 __all__ = ["Checkpoint", "best", "run_checkpoints"]
 
@@ -86,22 +83,9 @@ def run_checkpoints(args: argparse.Namespace, cfg: SandboxConfig, stop: threadin
     if failed or not loaded:
         return EXIT_USAGE
     names = [m.strip() for m in args.models.split(",") if m.strip()]
-    eval_settings = EvalSettings(
-        semantics=Semantics(args.semantics),
-        limits=Limits(
-            per_input=args.timeout,
-            memory_mb=args.memory_mb,
-            batch=args.budget or None,
-            kind=LimitKind(args.limit_kind),
-        ),
-    )
-    try:
-        return asyncio.run(_run(args, cfg, loaded, names, eval_settings, out, err, stop))
-    except (SandboxUnavailable, SandboxError) as e:
-        return sandbox_exit(err, "utdebug bench", e)
-    except KeyboardInterrupt:
-        err.print("interrupted")
-        return EXIT_INTERRUPTED
+    eval_settings = bench_eval_settings(args)
+    main = _run(args, cfg, loaded, names, eval_settings, out, err, stop)
+    return run_mode(err, "utdebug bench", main, "interrupted")
 
 
 async def _run(

@@ -53,13 +53,16 @@ import tempfile
 import urllib.request
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from utdebug.literals import LiteralError, literal_value
 from utdebug.sandbox.compare import CheckSpec
+
+if TYPE_CHECKING:
+    from utdebug.benchmarks.classeval import ClassFixProblem
 
 __all__ = [
     "HE_EXCLUDED",
@@ -91,6 +94,9 @@ class Split(StrEnum):
     VAL = "val"
     """A validation split in the MBPP+Fix file format, from a file the user names
     (:func:`load_fix_file`; ``utdebug train data --val-fraction`` writes one)."""
+    CLASSEVAL = "classeval"
+    """ClassEval+Fix: methods of ClassEval's classes corrupted by the project's mutation
+    operators, tested by ClassEval's unittest code (:mod:`utdebug.benchmarks.classeval`)."""
 
 
 class HeVariant(StrEnum):
@@ -161,6 +167,12 @@ class LoadedSplit:
     errors: list[ProblemError]
     sources: dict[str, str]
     """File name -> actual sha256 of every file read."""
+    classes: list[ClassFixProblem] = field(default_factory=list)
+    """ClassEval+Fix's problems (a method of a class, tested by unittest code); ``problems``
+    is then empty."""
+    about: dict[str, Any] = field(default_factory=dict)
+    """What a summary of this split says about its data beyond ``sources`` (ClassEval+Fix:
+    the licence, its counts and the file its corrupted versions were written to)."""
 
 
 class DatasetError(Exception):
@@ -173,6 +185,7 @@ HE_PACK_FILE = "humanevalpack_python.jsonl"
 HE_PLUS_FILE = "HumanEvalPlus.jsonl.gz"
 MBPP_PLUS_FILE = "MbppPlus.jsonl.gz"
 MBPP_PLUS_PRERELEASE_FILE = "MbppPlus-prerelease.jsonl.gz"
+CLASSEVAL_FILE = "ClassEval_data.json"
 
 SOURCES: dict[str, SourceFile] = {
     source.name: source
@@ -205,6 +218,12 @@ SOURCES: dict[str, SourceFile] = {
             "MbppPlus.jsonl.gz",
             None,
         ),
+        # ClassEval (FudanSELab): code MIT, data CC BY-NC 4.0 (non-commercial use).
+        SourceFile(
+            CLASSEVAL_FILE,
+            "https://raw.githubusercontent.com/FudanSELab/ClassEval/master/data/ClassEval_data.json",
+            "50a1ac0e4d0c238573c10c0ab11feae00b14a80ae9e4c9cc28148707ecf0b6a2",
+        ),
         # An early MBPP+ (399 tasks, Nov 2023, from the evalplus repository's history): read
         # when it is in the data folder, never downloaded (it has no release URL).
         SourceFile(
@@ -221,6 +240,7 @@ SPLIT_FILES: dict[Split, tuple[str, ...]] = {
     Split.MBPP: (MBPP_FILE,),
     Split.HE: (HE_PACK_FILE, HE_PLUS_FILE),
     Split.HE_PLUS: (HE_PLUS_FILE,),
+    Split.CLASSEVAL: (CLASSEVAL_FILE,),
 }
 
 HE_EXCLUDED: frozenset[int] = frozenset({14, 15, 83, 100, 130, 139})
@@ -784,6 +804,8 @@ def load_split(
     """
     split = _choice(Split, split, "split")
     variant = _choice(HeVariant, he_variant, "HE variant")
+    if split is Split.CLASSEVAL:
+        raise ValueError("ClassEval+Fix is built in the sandbox: use classeval.load_classeval_fix")
     files = [
         resolve_file(name, data_dir=data_dir, cache_dir=cache_dir, download=download, verify=verify)
         for name in SPLIT_FILES.get(split, ())

@@ -36,23 +36,17 @@ from utdebug.benchmarks.evaluator import (
     expected_values,
 )
 from utdebug.benchmarks.records import (
-    SAMPLES,
-    SUMMARY,
     RunFolderError,
-    SampleWriter,
-    read_samples,
     record_key,
     task_order,
     write_json_atomic,
-    write_summary,
 )
 from utdebug.benchmarks.runs import (
     FatalRunError,
     Job,
     ProgressFn,
     SessionModelError,
-    latest_records,
-    record_run,
+    run_folder,
     summary_head,
 )
 from utdebug.engine import (
@@ -551,9 +545,6 @@ async def debug_split(
     private tests (labelled SIMULATED everywhere).
     """
     t0 = time.perf_counter()
-    samples_path = out_dir / SAMPLES
-    # A problem a model error ended is tried again.
-    done = {r.get("key") for r in read_samples(samples_path) if r.get("error_kind") != "model"}
     run = DebugRun(split, out_dir)
     own_executor = executor is None
     if executor is None:
@@ -566,7 +557,6 @@ async def debug_split(
         raise ValueError("debug_split needs a model or simulation parameters")
     simulated = bool(getattr(model, "simulated", False))
     dataset_sha = sorted(sources.items())
-    current: set[str] = set()
 
     def key_of(task_id: str, code: str) -> str:
         return record_key(
@@ -604,36 +594,20 @@ async def debug_split(
         message = f"{err.file}, row {err.row}: {err.message}"
         dataset_errors.append((base(task_id, key_of(task_id, f"row {err.row}")), message))
     jobs = [Job(base(p.task_id, key_of(p.task_id, p.code)), partial(work, p)) for p in problems]
-    failure: RunFolderError | None = None
-    try:
-        with SampleWriter(samples_path) as writer:
-            run.evaluated, run.skipped = await record_run(
-                writer,
-                done,
-                current,
-                dataset_errors=dataset_errors,
-                jobs=jobs,
-                concurrency=concurrency,
-                on_record=on_record,
-                problem_errors=(ExpectedUnavailable, SandboxError),
-            )
-    except RunFolderError as e:  # a full disk: stop, keep what is written, say why
-        failure = e
-        raise
-    finally:
-        if own_executor:
-            executor.close()
-        records = latest_records(samples_path, current)
-        run.summary = summarize_debug(records, settings.rounds)
-        run.summary["complete"] = (
-            len(records) == len(current) and not run.summary["model_errors"]["count"]
-        )
-        run.summary["model"] = model.name
-        run.summary["settings"] = settings.to_json()
-        if sim_params is not None:
-            run.summary["sim"] = sim_params.to_json()
-        write_summary(out_dir / SUMMARY, run.summary, failure)
-        run.wall_seconds = time.perf_counter() - t0
+    extra: dict[str, Any] = {"model": model.name, "settings": settings.to_json()}
+    await run_folder(
+        run,
+        dataset_errors=dataset_errors,
+        jobs=jobs,
+        summarize=lambda records: summarize_debug(records, settings.rounds),
+        extra=extra,
+        sim=sim_params,
+        concurrency=concurrency,
+        started=t0,
+        on_record=on_record,
+        problem_errors=(ExpectedUnavailable, SandboxError),
+        close=executor.close if own_executor else None,
+    )
     return run
 
 

@@ -22,6 +22,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from utdebug.benchmarks.classeval import ENTRY, ClassFixProblem, program, test_verdict
 from utdebug.benchmarks.datasets import Problem, ProblemError, Split
 from utdebug.benchmarks.records import (
     SAMPLES,
@@ -37,8 +38,15 @@ from utdebug.benchmarks.records import (
 from utdebug.distributed import LocalRunner, Runner, RunnerOptions, WorkerContext
 from utdebug.sandbox import _runner
 from utdebug.sandbox.compare import Semantics
-from utdebug.sandbox.server import Limits, Sandbox, SandboxError, Status, decode_value
-from utdebug.sandbox.verdicts import Verdict, judge
+from utdebug.sandbox.server import (
+    BatchResult,
+    Limits,
+    Sandbox,
+    SandboxError,
+    Status,
+    decode_value,
+)
+from utdebug.sandbox.verdicts import Judged, Verdict, judge
 
 
 class Program(StrEnum):
@@ -73,7 +81,7 @@ class ExpectedUnavailable(Exception):
     pass
 
 
-def program_text(problem: Problem, program: Program) -> str:
+def program_text(problem: Problem | ClassFixProblem, program: Program) -> str:
     return problem.gold if program is Program.GOLD else problem.code
 
 
@@ -87,18 +95,45 @@ def evaluate_problem(
     """Run ``code`` on every private test of ``problem``; return the sample record body."""
     tests = problem.tests
     res = sb.run(code, problem.entry_point, tests.inputs, settings.limits)
+    judged = [
+        judge(outcome, exp, tests.check, settings.semantics, args)
+        for outcome, exp, args in zip(res.outcomes, expected, tests.inputs, strict=True)
+    ]
+    return batch_record(res, judged, settings.max_details)
+
+
+def evaluate_class_problem(
+    sb: Sandbox, problem: ClassFixProblem, code: str, settings: EvalSettings
+) -> dict[str, Any]:
+    """Run ``code`` (the corrupted class, the gold class or a fix) on every private test of a
+    ClassEval+Fix problem, one test method per input, each judged here from the sandbox's
+    outcome (:func:`classeval.test_verdict`); the record body, with the corrupted method's
+    own tests counted apart."""
+    res = sb.run(
+        program(code, problem.test_code), ENTRY, [list(t) for t in problem.tests], settings.limits
+    )
+    judged = [test_verdict(o) for o in res.outcomes]
+    target_passed = sum(1 for i in problem.target_tests if judged[i].verdict is Verdict.PASS)
+    return batch_record(res, judged, settings.max_details) | {
+        "target": problem.target.qualname,
+        "target_tests": len(problem.target_tests),
+        "target_passed": target_passed,
+        "mutation": problem.mutation,
+    }
+
+
+def batch_record(res: BatchResult, judged: Sequence[Judged], max_details: int) -> dict[str, Any]:
+    """A sample record's body from one batch's verdicts: the counts, the verdict letters, the
+    first ``max_details`` non-passing inputs described, the batch's time and memory."""
     letters: list[str] = []
     details: list[dict[str, Any]] = []
     counts = dict.fromkeys(Verdict, 0)
-    for i, (outcome, exp, args) in enumerate(
-        zip(res.outcomes, expected, tests.inputs, strict=True)
-    ):
-        j = judge(outcome, exp, tests.check, settings.semantics, args)
+    for i, j in enumerate(judged):
         counts[j.verdict] += 1
         letters.append(j.verdict.letter)
-        if j.verdict is not Verdict.PASS and len(details) < settings.max_details:
+        if j.verdict is not Verdict.PASS and len(details) < max_details:
             details.append({"i": i, "verdict": j.verdict.value, "detail": j.detail})
-    n = len(tests.inputs)
+    n = len(judged)
     return {
         "n_tests": n,
         "passed": counts[Verdict.PASS],
@@ -186,7 +221,7 @@ class EvalJob:
 
     key: str
     """The record key: the driver writes one record per key and resumes by it."""
-    problem: Problem
+    problem: Problem | ClassFixProblem
     program: Program
     settings: EvalSettings
     record: dict[str, Any]
@@ -207,15 +242,26 @@ def evaluate_job(job: EvalJob, ctx: WorkerContext) -> dict[str, Any]:
     p = job.problem
     try:
         sb = ctx.sandbox()
-        try:
-            expected = expected_values(sb, p, job.settings, job.expected_cache)
-        except ExpectedUnavailable as e:
-            return failed_record(job.record, str(e), len(p.tests.inputs))
-        body = evaluate_problem(sb, p, program_text(p, job.program), job.settings, expected)
+        code = program_text(p, job.program)
+        if isinstance(p, ClassFixProblem):  # unittest methods: no expected values
+            body = evaluate_class_problem(sb, p, code, job.settings)
+        else:
+            try:
+                expected = expected_values(sb, p, job.settings, job.expected_cache)
+            except ExpectedUnavailable as e:
+                return failed_record(job.record, str(e), len(p.tests.inputs))
+            body = evaluate_problem(sb, p, code, job.settings, expected)
     except SandboxError as e:  # the sandbox, not the program, failed: record, go on
-        return failed_record(job.record, f"sandbox failure: {e}", len(p.tests.inputs))
+        return failed_record(job.record, f"sandbox failure: {e}", _size(p))
     provenance = {"provenance": {"file": p.provenance.file, "row": p.provenance.row}}
     return job.record | provenance | {"error": None} | body
+
+
+def _size(problem: Problem | ClassFixProblem) -> int:
+    """How many private tests a problem has."""
+    if isinstance(problem, ClassFixProblem):
+        return problem.n_tests
+    return len(problem.tests.inputs)
 
 
 def worker_sandbox_layers(_: object, ctx: WorkerContext) -> tuple[str, list[str]]:
@@ -244,13 +290,14 @@ ProgressFn = Callable[[str, dict[str, Any]], None]
 def evaluate_split(
     sb: Sandbox | Runner,
     split: Split,
-    problems: Sequence[Problem],
+    problems: Sequence[Problem | ClassFixProblem],
     errors: Iterable[ProblemError],
     program: Program,
     settings: EvalSettings,
     out_dir: Path,
     *,
     sources: dict[str, str],
+    about: dict[str, Any] | None = None,
     workers: int = 2,
     expected_cache: ExpectedCache | None = None,
     on_record: ProgressFn | None = None,
@@ -262,6 +309,8 @@ def evaluate_split(
     :class:`~utdebug.distributed.Runner` (a Ray cluster: each worker process evaluates with its
     own sandbox; ``workers`` is then the runner's own concurrency). Either way only this
     process writes ``samples.jsonl`` and ``summary.json``, with the same records and keys.
+    ``about``: what the summary says about the split's data (ClassEval+Fix: its licence and
+    counts).
     """
     t0 = time.perf_counter()
     samples_path = out_dir / SAMPLES
@@ -279,6 +328,8 @@ def evaluate_split(
                 "code_sha256": hashlib.sha256(code.encode()).hexdigest(),
                 "sources": dataset_sha,
                 **settings.key_parts(),
+                # ClassEval+Fix: which build (seed, cap, limits) chose the versions and tests
+                **({"build": about["build"]} if about and "build" in about else {}),
             }
         )
 
@@ -314,7 +365,7 @@ def evaluate_split(
             else:
                 todo.append(EvalJob(key, p, program, settings, base(p.task_id, key), cache))
         # Largest problems first: a long problem started last would set the run's tail.
-        todo.sort(key=lambda job: -len(job.problem.tests.inputs))
+        todo.sort(key=lambda job: -_size(job.problem))
 
         if isinstance(sb, Sandbox):
             runner: Runner = LocalRunner(
@@ -350,6 +401,7 @@ def evaluate_split(
             run.summary = summarize(records)
             for group in run.summary.values():
                 group["complete"] = len(records) == len(current)
+                group.update(about or {})
             write_summary(out_dir / SUMMARY, run.summary, failure, run.summary.values())
     run.wall_seconds = time.perf_counter() - t0
     run.evaluator_peak_rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

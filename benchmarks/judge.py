@@ -43,22 +43,15 @@ from utdebug.benchmarks.debugging import (
     task_from_problem,
 )
 from utdebug.benchmarks.records import (
-    SAMPLES,
-    SUMMARY,
-    RunFolderError,
-    SampleWriter,
-    read_samples,
     record_key,
     task_order,
-    write_summary,
 )
 from utdebug.benchmarks.runs import (
     Job,
     ProgressFn,
     RunResult,
-    latest_records,
     print_json,
-    record_run,
+    run_folder,
     simulated_note,
     summary_head,
     usage_text,
@@ -198,15 +191,12 @@ async def judge_split(
 ) -> JudgeRun:
     """Judge every problem not yet recorded; rewrite the summary from the samples file."""
     t0 = time.perf_counter()
-    samples_path = out_dir / SAMPLES
-    done = {r.get("key") for r in read_samples(samples_path) if r.get("error_kind") != "model"}
     run = JudgeRun(out_dir)
     if sim_params is not None:
         model = make_sim(sim_params, private)
     if model is None:
         raise ValueError("judge_split needs a model or simulation parameters")
     simulated = bool(getattr(model, "simulated", False))
-    current: set[str] = set()
 
     def key_of(p: Problem) -> str:
         return record_key(
@@ -255,34 +245,22 @@ async def judge_split(
         key = record_key({"mode": "judge", "error_row": err.row, **key_extra})
         dataset_errors.append((base(task_id, key), f"{err.file}, row {err.row}: {err.message}"))
     jobs = [Job(base(p.task_id, key_of(p)), partial(work, p)) for p in ls.problems]
-    failure: RunFolderError | None = None
-    try:
-        with SampleWriter(samples_path) as writer:
-            run.evaluated, run.skipped = await record_run(
-                writer,
-                done,
-                current,
-                dataset_errors=dataset_errors,
-                jobs=jobs,
-                concurrency=concurrency,
-                on_record=on_record,
-            )
-    except RunFolderError as e:  # a full disk: stop, keep what is written, say why
-        failure = e
-        raise
-    finally:
-        records = latest_records(samples_path, current)
-        run.summary = summarize_judge(records, n_solutions)
-        run.summary["complete"] = (
-            len(records) == len(current) and not run.summary["model_errors"]["count"]
-        )
-        run.summary["model"] = model.name
-        run.summary["settings"] = settings.to_json()
-        run.summary["ranking"] = rank_kw
-        if sim_params is not None:
-            run.summary["sim"] = sim_params.to_json()
-        write_summary(out_dir / SUMMARY, run.summary, failure)
-        run.wall_seconds = time.perf_counter() - t0
+    extra: dict[str, Any] = {
+        "model": model.name,
+        "settings": settings.to_json(),
+        "ranking": rank_kw,
+    }
+    await run_folder(
+        run,
+        dataset_errors=dataset_errors,
+        jobs=jobs,
+        summarize=lambda records: summarize_judge(records, n_solutions),
+        extra=extra,
+        sim=sim_params,
+        concurrency=concurrency,
+        started=t0,
+        on_record=on_record,
+    )
     return run
 
 

@@ -24,7 +24,6 @@ and why.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import math
 import re
 import sys
@@ -47,8 +46,12 @@ from utdebug.benchmarks.bench import (
     load_selected,
     local_workers,
     note_line,
+    open_sandbox,
     progress_bar,
-    sandbox_exit,
+    run_mode,
+)
+from utdebug.benchmarks.bench import (
+    eval_settings as bench_eval_settings,
 )
 from utdebug.benchmarks.datasets import (
     LoadedSplit,
@@ -69,6 +72,7 @@ from utdebug.benchmarks.runs import (
     one_line,
     preflight_models,
     print_json,
+    reply_warning,
     simulated_note,
     usage_text,
 )
@@ -80,10 +84,7 @@ from utdebug.sandbox import (
     Limits,
     Sandbox,
     SandboxConfig,
-    SandboxError,
-    SandboxUnavailable,
 )
-from utdebug.sandbox.compare import Semantics
 
 EXIT_MODEL = 1
 DEFAULT_CUT_AFTER = 3
@@ -396,16 +397,10 @@ def run_model_bench(args: argparse.Namespace, cfg: SandboxConfig, stop: threadin
     except (ConfigError, OSError, ValueError) as e:
         error_line(err, "utdebug bench:", e)
         return EXIT_USAGE
-    eval_settings = EvalSettings(
-        semantics=Semantics(args.semantics),
-        limits=Limits(
-            per_input=args.timeout,
-            memory_mb=args.memory_mb,
-            batch=args.budget or None,
-            cut_after=DEFAULT_CUT_AFTER if args.cut_after is None else (args.cut_after or None),
-            cut_limit=args.cut_limit,
-            kind=LimitKind(args.limit_kind),
-        ),
+    eval_settings = bench_eval_settings(
+        args,
+        cut_after=DEFAULT_CUT_AFTER if args.cut_after is None else (args.cut_after or None),
+        cut_limit=args.cut_limit,
     )
 
     async def run_all() -> int:
@@ -414,22 +409,12 @@ def run_model_bench(args: argparse.Namespace, cfg: SandboxConfig, stop: threadin
         except ModelError as e:
             error_line(err, "utdebug bench: the model cannot be used:", e)
             return EXIT_MODEL
-        with Sandbox(cfg) as sb:
-            err.print(
-                f"sandbox: {sb.layers.mode}; active layers: {', '.join(sorted(sb.layers.active()))}"
-            )
+        with open_sandbox(cfg, err) as sb:
             return await _main(
                 args, sb, loaded, model, ut_model, meter, eval_settings, cache_dir, out, err, stop
             )
 
-    try:
-        code = asyncio.run(run_all())
-    except (SandboxUnavailable, SandboxError) as e:
-        return sandbox_exit(err, "utdebug bench", e)
-    except KeyboardInterrupt:
-        err.print("interrupted: finished problems are kept; rerun the same command to resume")
-        return EXIT_INTERRUPTED
-    return code
+    return run_mode(err, "utdebug bench", run_all())
 
 
 async def _main(
@@ -691,6 +676,11 @@ def print_debug(
     as_json: bool,
 ) -> None:
     s = run.summary
+    warning = None if s["simulated"] else reply_warning(s["usage"])
+    if warning is not None:
+        Console(stderr=True).print(
+            f"utdebug bench: [yellow]{escape(warning)}[/yellow]", soft_wrap=True
+        )
     if as_json:
         print_json(
             {

@@ -132,9 +132,26 @@ def _truncate_torn_tail(path: Path) -> None:
             f.truncate(keep)
 
 
+def _umask() -> int:
+    """The process's umask, read without changing it (``/proc/self/status``; elsewhere set and
+    restored at once)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def write_text_atomic(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a fsynced temporary file and a rename: the file is
-    either the old one or the new one. Failures are :class:`RunFolderError`."""
+    either the old one or the new one. It gets the mode a new file gets (``0o666`` less the
+    umask; a temporary file alone would be ``0o600``, unreadable to others). Failures are
+    :class:`RunFolderError`."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
@@ -142,6 +159,7 @@ def write_text_atomic(path: Path, text: str) -> None:
         raise RunFolderError(path, e) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
+            os.fchmod(f.fileno(), 0o666 & ~_umask())
             f.write(text)
             f.flush()
             os.fsync(f.fileno())

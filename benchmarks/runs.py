@@ -20,15 +20,23 @@ import json
 import re
 import sys
 import threading
+import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from utdebug.agents.base import Model, ModelError
-from utdebug.agents.sim import SIMULATED
-from utdebug.benchmarks.records import RunFolderError, SampleWriter, read_samples
+from utdebug.agents.sim import SIMULATED, SimParams
+from utdebug.benchmarks.records import (
+    SAMPLES,
+    SUMMARY,
+    RunFolderError,
+    SampleWriter,
+    read_samples,
+    write_summary,
+)
 from utdebug.engine.session import FATAL_ERRORS
 from utdebug.sandbox.server import SandboxError
 
@@ -177,6 +185,76 @@ async def record_run(
     return written, skipped
 
 
+class RunState(Protocol):
+    """What :func:`run_folder` fills in: a run's folder, counts, summary and wall time."""
+
+    out_dir: Path
+    evaluated: int
+    skipped: int
+    summary: dict[str, Any]
+    wall_seconds: float
+
+
+async def run_folder(
+    run: RunState,
+    *,
+    dataset_errors: Sequence[tuple[dict[str, Any], str]],
+    jobs: Sequence[Job],
+    summarize: Callable[[list[dict[str, Any]]], dict[str, Any]],
+    extra: Mapping[str, Any],
+    concurrency: int,
+    started: float,
+    sim: SimParams | None = None,
+    on_record: ProgressFn | None = None,
+    stop: threading.Event | None = None,
+    problem_errors: tuple[type[BaseException], ...] = (SandboxError,),
+    close: Callable[[], None] | None = None,
+) -> None:
+    """One model-driven run in ``run.out_dir``, whatever the mode (debugging, judging,
+    verifying): the keys already recorded (a record a model error ended is tried again),
+    :func:`record_run` over the dataset errors and the jobs, then, whatever happened, the
+    summary rebuilt from the latest record of each of this run's keys (``summarize(records)``,
+    then ``complete``, then ``extra``, then ``sim``: the simulated model's parameters, when it
+    played) and written, also after a full disk (the summary then says it is incomplete and
+    why; the error is raised). ``close`` runs last (an executor the run started). ``started``
+    is the run's ``perf_counter`` start."""
+    samples_path = run.out_dir / SAMPLES
+    try:
+        done = {r.get("key") for r in read_samples(samples_path) if r.get("error_kind") != "model"}
+        current: set[str] = set()
+        failure: RunFolderError | None = None
+        try:
+            with SampleWriter(samples_path) as writer:
+                run.evaluated, run.skipped = await record_run(
+                    writer,
+                    done,
+                    current,
+                    dataset_errors=dataset_errors,
+                    jobs=jobs,
+                    concurrency=concurrency,
+                    on_record=on_record,
+                    stop=stop,
+                    problem_errors=problem_errors,
+                )
+        except RunFolderError as e:  # a full disk: stop, keep what is written, say why
+            failure = e
+            raise
+        finally:
+            records = latest_records(samples_path, current)  # the last try wins
+            run.summary = summarize(records)
+            run.summary["complete"] = (
+                len(records) == len(current) and not run.summary["model_errors"]["count"]
+            )
+            run.summary.update(extra)
+            if sim is not None:
+                run.summary["sim"] = sim.to_json()
+            write_summary(run.out_dir / SUMMARY, run.summary, failure)
+            run.wall_seconds = time.perf_counter() - started
+    finally:
+        if close is not None:
+            close()
+
+
 def _describe(e: BaseException) -> str:
     return f"{type(e).__name__}: {e}"
 
@@ -188,6 +266,8 @@ USAGE_KEYS = (
     "cached",
     "failures",
     "retries",
+    "interrupted",
+    "refused",
     "prompt_tokens",
     "completion_tokens",
     "cost",
@@ -196,7 +276,9 @@ USAGE_KEYS = (
 model calls, ``requests`` HTTP requests (top-ups and retries included), ``completions``
 received, ``cached`` completions served from the response cache, ``failures`` model calls
 that ended in an error after their retries, ``retries`` requests tried again after a transient
-failure; tokens; ``cost`` in US dollars."""
+failure, ``interrupted`` replies that were no answer (empty, or cut off by the server) and
+were asked again, ``refused`` replies that gave nothing usable (unparsable test proposals and
+votes, edits with no program); tokens; ``cost`` in US dollars."""
 
 
 def sum_usage(usages: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
@@ -331,12 +413,45 @@ def usage_text(u: Mapping[str, Any]) -> str:
     )
 
 
+REPLY_WARNING_SHARE = 0.05
+"""More than this share of a run's replies empty, interrupted or unparsable: warn."""
+
+
+def reply_warning(u: Mapping[str, Any]) -> str | None:
+    """One warning line when more than a few percent (:data:`REPLY_WARNING_SHARE`, and at
+    least 3) of a run's replies gave nothing usable, with the counts and the likely cause;
+    ``None`` otherwise. ``u``: summed usage (``completions``, ``interrupted``, ``refused``)."""
+    interrupted = int(u.get("interrupted", 0) or 0)
+    refused = int(u.get("refused", 0) or 0)
+    replies = int(u.get("completions", 0) or 0) + int(u.get("cached", 0) or 0) + interrupted
+    bad = interrupted + refused
+    if replies == 0 or bad < 3 or bad <= REPLY_WARNING_SHARE * replies:
+        return None
+    line = (
+        f"warning: {bad} of {replies} model replies ({100 * bad / replies:.0f}%) "
+        f"gave nothing usable: {interrupted} empty or cut off by the server (asked again), "
+        f"{refused} unparsable or refused; "
+    )
+    if interrupted:
+        return line + (
+            "the server likely serves one request at a time and cuts a reply when another "
+            "arrives (llama-cpp-python's server does): set concurrency = 1 for this model, or "
+            "start the server with --interrupt_requests False"
+        )
+    return line + (
+        "the model's replies do not follow the prompts' format (a small model?): see the "
+        "refused replies' reasons in the event trace or the check report"
+    )
+
+
 __all__ = [
+    "REPLY_WARNING_SHARE",
     "USAGE_KEYS",
     "FatalRunError",
     "Job",
     "ProgressFn",
     "RunResult",
+    "RunState",
     "SessionModelError",
     "latest_records",
     "merge_model_errors",
@@ -345,6 +460,8 @@ __all__ = [
     "preflight_models",
     "record_jobs",
     "record_run",
+    "reply_warning",
+    "run_folder",
     "sum_usage",
     "summarize_model_errors",
     "summary_head",

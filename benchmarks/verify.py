@@ -63,30 +63,24 @@ from utdebug.benchmarks.bench import (
     error_line,
     local_workers,
     note_line,
+    open_sandbox,
     progress_bar,
-    sandbox_exit,
+    run_mode,
 )
 from utdebug.benchmarks.datasets import default_cache_dir
 from utdebug.benchmarks.records import (
-    SAMPLES,
-    SUMMARY,
-    RunFolderError,
-    SampleWriter,
-    read_samples,
     record_key,
-    write_summary,
 )
 from utdebug.benchmarks.runs import (
     FatalRunError,
     Job,
     ProgressFn,
     RunResult,
-    latest_records,
     model_error_line,
     one_line,
     preflight_models,
     print_json,
-    record_run,
+    run_folder,
     simulated_note,
     summary_head,
     usage_text,
@@ -106,10 +100,7 @@ from utdebug.sandbox import (
     CheckSpec,
     LimitKind,
     Limits,
-    Sandbox,
     SandboxConfig,
-    SandboxError,
-    SandboxUnavailable,
     Semantics,
     Status,
 )
@@ -351,9 +342,6 @@ async def verify_set(
 ) -> VerifyRun:
     """Score every problem not yet recorded; rewrite the summary from the samples file."""
     t0 = time.perf_counter()
-    samples_path = out_dir / SAMPLES
-    # A problem a model error ended (rate limit, timeout, a short script) is tried again.
-    done = {r.get("key") for r in read_samples(samples_path) if r.get("error_kind") != "model"}
     run = VerifyRun(out_dir)
     oracle: SimOracle | None = None
     if sim_params is not None:
@@ -362,7 +350,6 @@ async def verify_set(
     if model is None:
         raise ValueError("verify_set needs a model or simulation parameters")
     simulated = bool(getattr(model, "simulated", False)) or sim_params is not None
-    current: set[str] = set()
     base_settings = settings.to_json()
 
     def key_of(task_id: str, what: str) -> str:
@@ -414,42 +401,30 @@ async def verify_set(
         )
         for p in problems
     ]
-    failure: RunFolderError | None = None
-    try:
-        with SampleWriter(samples_path) as writer:
-            run.evaluated, run.skipped = await record_run(
-                writer,
-                done,
-                current,
-                dataset_errors=dataset_errors,
-                jobs=jobs,
-                concurrency=concurrency,
-                on_record=on_record,
-                stop=stop,
-            )
-    except RunFolderError as e:  # a full disk: stop, keep what is written, say why
-        failure = e
-        raise
-    finally:
-        records = latest_records(samples_path, current)  # the last try wins
-        run.summary = summarize_verify(records)
-        run.summary |= {
-            "complete": len(records) == len(current) and not run.summary["model_errors"]["count"],
-            "bench": "verify",
-            "set": vs.name,
-            "file": str(vs.path),
-            "sha256": vs.sha256,
-            "url": vs.url,
-            "model": model.name,
-            "settings": base_settings,
-            "verify_tests": n_tests,
-            "estimated_score": "fraction of the generated tests passed; a test that raises, "
-            "times out or crashes counts as failed",
-        }
-        if sim_params is not None:
-            run.summary["sim"] = sim_params.to_json()
-        write_summary(out_dir / SUMMARY, run.summary, failure)
-        run.wall_seconds = time.perf_counter() - t0
+    extra: dict[str, Any] = {
+        "bench": "verify",
+        "set": vs.name,
+        "file": str(vs.path),
+        "sha256": vs.sha256,
+        "url": vs.url,
+        "model": model.name,
+        "settings": base_settings,
+        "verify_tests": n_tests,
+        "estimated_score": "fraction of the generated tests passed; a test that raises, "
+        "times out or crashes counts as failed",
+    }
+    await run_folder(
+        run,
+        dataset_errors=dataset_errors,
+        jobs=jobs,
+        summarize=summarize_verify,
+        extra=extra,
+        sim=sim_params,
+        concurrency=concurrency,
+        started=t0,
+        on_record=on_record,
+        stop=stop,
+    )
     return run
 
 
@@ -571,16 +546,13 @@ def run_verify(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Eve
     )
     include_errors = not args.problems and args.limit is None
 
-    async def run_all() -> VerifyRun | None:
+    async def run_all() -> int:
         try:
             await preflight_models((model, ut_model), lambda s: note_line(err, s))
         except ModelError as e:
             error_line(err, "utdebug bench verify: the model cannot be used:", e)
-            return None
-        with Sandbox(cfg) as sb:
-            err.print(
-                f"sandbox: {sb.layers.mode}; active layers: {', '.join(sorted(sb.layers.active()))}"
-            )
+            return EXIT_MODEL
+        with open_sandbox(cfg, err) as sb:
             executor = Executor(sb, workers=local_workers(args))
             label = f"[bold]verify[/bold] {vs.file_name} {settings.ut_method.value}"
             if sim:
@@ -600,7 +572,7 @@ def run_verify(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Eve
                             last = f"{last} {rec.get('error_kind')} error"
                         progress.update(bar, advance=1, last=last)
 
-                    return await verify_set(
+                    run = await verify_set(
                         vs=vs,
                         problems=problems,
                         model=model,
@@ -617,37 +589,29 @@ def run_verify(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Eve
                         on_record=on_record,
                         stop=stop,
                     )
+            except FatalRunError as e:
+                error_line(
+                    err,
+                    "utdebug bench verify: the model cannot be used:",
+                    f"{one_line(e)} (finished problems are kept; fix the cause and rerun the "
+                    "same command)",
+                )
+                return EXIT_MODEL
             finally:
                 executor.close()
+        errors = run.summary["model_errors"]
+        if args.json or run.summary["evaluated"] or not errors["count"]:
+            print_verify(out, vs, run, as_json=args.json)
+        if stop.is_set():
+            err.print("stopped early; rerun the same command to resume")
+            return EXIT_INTERRUPTED
+        if errors["count"]:
+            line = model_error_line(errors, run.summary["problems"], "problems")
+            error_line(err, "utdebug bench verify:", line)
+            return EXIT_MODEL
+        return EXIT_OK
 
-    try:
-        maybe = asyncio.run(run_all())
-    except FatalRunError as e:
-        error_line(
-            err,
-            "utdebug bench verify: the model cannot be used:",
-            f"{one_line(e)} (finished problems are kept; fix the cause and rerun the same command)",
-        )
-        return EXIT_MODEL
-    except (SandboxUnavailable, SandboxError) as e:
-        return sandbox_exit(err, "utdebug bench verify", e)
-    except KeyboardInterrupt:
-        err.print("interrupted: finished problems are kept; rerun the same command to resume")
-        return EXIT_INTERRUPTED
-    if maybe is None:
-        return EXIT_MODEL
-    run = maybe
-    errors = run.summary["model_errors"]
-    if args.json or run.summary["evaluated"] or not errors["count"]:
-        print_verify(out, vs, run, as_json=args.json)
-    if stop.is_set():
-        err.print("stopped early; rerun the same command to resume")
-        return EXIT_INTERRUPTED
-    if errors["count"]:
-        line = model_error_line(errors, run.summary["problems"], "problems")
-        error_line(err, "utdebug bench verify:", line)
-        return EXIT_MODEL
-    return EXIT_OK
+    return run_mode(err, "utdebug bench verify", run_all())
 
 
 # --- output -----------------------------------------------------------------------------------

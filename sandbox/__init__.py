@@ -7,7 +7,15 @@ values over a dedicated pipe. See ``docs/sandbox.md`` for the layers and the thr
 
 from __future__ import annotations
 
-from utdebug.sandbox.compare import CheckSpec, Opaque, Semantics
+from utdebug.sandbox.compare import (
+    ByRepr,
+    CheckSpec,
+    EnumMember,
+    Opaque,
+    Record,
+    Semantics,
+    Structured,
+)
 from utdebug.sandbox.layers import Layer, LayerReport, SandboxUnavailable
 from utdebug.sandbox.server import (
     REFERENCE_PRELUDE,
@@ -26,7 +34,9 @@ from utdebug.sandbox.server import (
 __all__ = [
     "REFERENCE_PRELUDE",
     "BatchResult",
+    "ByRepr",
     "CheckSpec",
+    "EnumMember",
     "Layer",
     "LayerReport",
     "LimitKind",
@@ -34,11 +44,13 @@ __all__ = [
     "ModuleContext",
     "Opaque",
     "Outcome",
+    "Record",
     "Sandbox",
     "SandboxConfig",
     "SandboxError",
     "SandboxUnavailable",
     "Semantics",
     "Status",
+    "Structured",
     "encode_inputs",
 ]

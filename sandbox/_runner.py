@@ -8,22 +8,24 @@ Protocol (every message is a frame: 4-byte big-endian length + UTF-8 JSON):
 
 parent -> zygote, on a Unix socket:
   {"op": "spawn", "job": {...}}      reply {"pid": N, "pidfd": bool} with the read end of the
-                                     child's result pipe attached (SCM_RIGHTS), and a pidfd of
-                                     the child after it when the kernel has pidfd_open (the
-                                     parent learns the child's pid in its own namespace from
-                                     it, to read the child's CPU clock)
+                                     child's result pipe and the write end of its input pipe
+                                     attached (SCM_RIGHTS), and a pidfd of the child after
+                                     them when the kernel has pidfd_open (the parent learns
+                                     the child's pid in its own namespace from it, to read the
+                                     child's CPU clock and schedstat)
   {"op": "reap", "pid": N}           SIGKILL + wait4; reply {"status", "maxrss_kb", "cpu"}
   {"op": "info"}                     reply: what this zygote could set up
-child -> parent, on its own result pipe (the only fd it keeps):
-  {"k": "load", "ok": bool, "t": s, "u": cpu[, "e": [type, msg], "timeout": bool]}
-  {"k": "r", "i": index, "s": "ok"|"exc"|"timeout", "t": s[, "v": value][, "e": [type, msg]],
-   "u": cpu}
+parent -> child, on its input pipe: input k (4-byte length + its JSON), sent only once the
+  frame of input k - 1 (or the load frame) has arrived; the job holds no input
+child -> parent, on its own result pipe (the only other fd it keeps):
+  {"k": "load", "ok": bool, "t": s[, "e": [type, msg], "timeout": bool]}
+  {"k": "r", "i": index, "s": "ok"|"exc"|"timeout", "t": s[, "v": value][, "e": [type, msg]]}
   {"k": "end", "out": bytes printed}
 
-``t`` is the wall time of the call (or the load); ``u`` is the child's CPU clock (user + system
-time of all its threads, since the fork) just before the frame is written. Under CPU-time
-limits (job ``kind`` ``cpu``) the parent charges input k with ``u_k - u_(k-1)``, after clamping
-each ``u`` between readings of the same clock it took itself (see ``server.py``).
+``t`` is the wall time of the call (or the load), as the child measured it. The child reports
+no CPU reading: while it waits for its next input it uses no CPU time, so the parent's own
+reading of the child's CPU clock once a frame is in charges that input exactly (see
+``server.py``).
 
 The child never receives expected outputs; it only reports what the program returned. The
 parent decodes plain values, checks ordering and sizes, and decides every verdict.
@@ -39,14 +41,22 @@ from __future__ import annotations
 import base64
 import builtins
 import contextlib
+import datetime
+import decimal
+import enum
+import fcntl
+import fractions
 import json
 import math
 import os
+import pathlib
 import resource
 import signal
 import struct
 import sys
 import time
+import types
+import uuid
 
 try:
     import _json
@@ -108,6 +118,18 @@ dumps, loads = _make_json()
 
 MAX_DEPTH = 100
 _BIG = 1 << 62
+MAX_FIELDS = 1000
+"""Most fields one object may have to be encoded structurally (more: compared by repr)."""
+MAX_OBJECT_FIELDS = 100_000
+"""Most object fields one result may encode; objects past it are compared by repr."""
+MAX_TEXT = 4300
+"""Longest text of a Decimal, and most bits of a Fraction's numerator or denominator, encoded
+structurally (the parent never does arithmetic on bigger ones: more is compared by repr)."""
+MAX_PATH = 65536
+"""Longest path text encoded structurally."""
+MAX_NAME = 200
+"""Longest module, class, field or member name in a structural value."""
+PATH_KINDS = ("PurePosixPath", "PureWindowsPath", "PosixPath", "WindowsPath")
 
 
 class EncodeError(Exception):
@@ -143,6 +165,278 @@ def bind_numpy(np=None):  # type: ignore[no-untyped-def]
     return _NP[0]
 
 
+class _ValueKinds:
+    """The structural encoders (bound when this file loads, like the rest of the codec)."""
+
+    __slots__ = ("encode", "record", "reset")
+
+
+def _make_value_kinds():  # type: ignore[no-untyped-def]
+    """Encoders for values that are not plain data but have a structure the parent can
+    compare: the standard library's value types (dates and times, Decimal, Fraction, UUID,
+    paths), enum members, namedtuples, and instances of classes written in Python
+    (dataclasses, attrs classes, objects with ``__dict__`` or ``__slots__``).
+
+    Values are read through the base types' descriptors (``date.year``, the ``int`` slot of
+    ``UUID``, ``object.__getattribute__``), bound here; a property or ``__dict__`` that runs
+    code runs it under the input's timer. An object that cannot be read (a descriptor that
+    raises, too many fields, a cycle back to itself, past the depth or the result's field
+    count) is left to the caller, which reports it by its repr.
+    """
+    _type, _isinstance, _len, _str, _int, _tuple, _list, _dict = (
+        type, isinstance, len, str, int, tuple, list, dict,
+    )  # fmt: skip
+    _id, _Timeout_, _AttributeError, _BaseException = id, _Timeout, AttributeError, BaseException
+    _zip, _set = zip, set
+    str_str, int_int, tuple_iter, dict_items = str.__str__, int.__int__, tuple.__iter__, dict.items
+    str_startswith, str_endswith, str_lstrip = str.startswith, str.endswith, str.lstrip
+    set_add, set_discard, set_clear = set.add, set.discard, set.clear
+    obj_getattr = object.__getattribute__
+    tdict = type.__dict__
+    type_name = tdict["__name__"].__get__
+    type_qualname = tdict["__qualname__"].__get__
+    type_module = tdict["__module__"].__get__
+    type_mro = tdict["__mro__"].__get__
+    type_dict = tdict["__dict__"].__get__
+    type_flags = tdict["__flags__"].__get__
+    mp_get = type(tdict).get
+    heap, immutable = 1 << 9, 1 << 8
+    _object, _Namespace, _Exception, _Enum = object, types.SimpleNamespace, BaseException, enum.Enum
+    missing = object()
+
+    dt = datetime
+    _date, _datetime, _time, _timedelta, _timezone = (
+        dt.date, dt.datetime, dt.time, dt.timedelta, dt.timezone,
+    )  # fmt: skip
+
+    def getter(cls, name):  # type: ignore[no-untyped-def]
+        return cls.__dict__[name].__get__
+
+    d_year, d_month, d_day = getter(_date, "year"), getter(_date, "month"), getter(_date, "day")
+    dt_parts = [getter(_datetime, n) for n in ("hour", "minute", "second", "microsecond")]
+    dt_fold, dt_tz = getter(_datetime, "fold"), getter(_datetime, "tzinfo")
+    t_parts = [getter(_time, n) for n in ("hour", "minute", "second", "microsecond")]
+    t_fold, t_tz = getter(_time, "fold"), getter(_time, "tzinfo")
+    td_parts = [getter(_timedelta, n) for n in ("days", "seconds", "microseconds")]
+    tz_offset = _timezone.utcoffset
+    _Decimal, dec_str = decimal.Decimal, decimal.Decimal.__str__
+    _Fraction = fractions.Fraction
+    fr_num, fr_den = getter(_Fraction, "_numerator"), getter(_Fraction, "_denominator")
+    _UUID, uuid_int = uuid.UUID, getter(uuid.UUID, "int")
+    pl = pathlib
+    _PurePath, path_str = pl.PurePath, pl.PurePath.__str__
+    path_kinds = (pl.PosixPath, pl.WindowsPath, pl.PurePosixPath, pl.PureWindowsPath)
+    path_names = ("PosixPath", "WindowsPath", "PurePosixPath", "PureWindowsPath")
+    state = [0, set()]  # object fields encoded so far in this result; objects on the path
+
+    def reset():  # type: ignore[no-untyped-def]
+        state[0] = 0
+        set_clear(state[1])
+
+    def is_sub(t, base):  # type: ignore[no-untyped-def]
+        for c in tuple_iter(type_mro(t)):  # noqa: SIM110 - any() is a patchable builtin
+            if c is base:
+                return True
+        return False
+
+    def class_attr(t, name):  # type: ignore[no-untyped-def]
+        for c in tuple_iter(type_mro(t)):
+            v = mp_get(type_dict(c), name, missing)
+            if v is not missing:
+                return v
+        return missing
+
+    def names_of(t):  # type: ignore[no-untyped-def]
+        mod = type_module(t)
+        mod = str_str(mod)[:MAX_NAME] if _isinstance(mod, _str) else ""
+        return mod, str_str(type_qualname(t))[:MAX_NAME]
+
+    def offset(tz):  # type: ignore[no-untyped-def]
+        """The fixed offset of a ``timezone`` in microseconds; False for another tzinfo."""
+        if tz is None:
+            return None
+        if _type(tz) is not _timezone:
+            return False
+        days, secs, us = (g(tz_offset(tz, None)) for g in td_parts)
+        return (days * 86400 + secs) * 1000000 + us
+
+    def stdlib(value, t):  # type: ignore[no-untyped-def]
+        if is_sub(t, _datetime):
+            off = offset(dt_tz(value))
+            if off is False:
+                return None
+            parts = [d_year(value), d_month(value), d_day(value)]
+            parts += [g(value) for g in dt_parts]
+            return {"$datetime": [*parts, dt_fold(value), off]}
+        if is_sub(t, _date):
+            return {"$date": [d_year(value), d_month(value), d_day(value)]}
+        if is_sub(t, _time):
+            off = offset(t_tz(value))
+            if off is False:
+                return None
+            return {"$time": [*(g(value) for g in t_parts), t_fold(value), off]}
+        if is_sub(t, _timedelta):
+            return {"$timedelta": [g(value) for g in td_parts]}
+        if is_sub(t, _Decimal):
+            text = dec_str(value)
+            return {"$decimal": text} if _len(text) <= MAX_TEXT else None
+        if is_sub(t, _Fraction):
+            num, den = int_int(fr_num(value)), int_int(fr_den(value))
+            if num.bit_length() > MAX_TEXT or den.bit_length() > MAX_TEXT:
+                return None
+            return {"$fraction": [num.__format__("x"), den.__format__("x")]}
+        if is_sub(t, _UUID):
+            return {"$uuid": int_int(uuid_int(value)).__format__("032x")}
+        if is_sub(t, _PurePath):
+            text = path_str(value)
+            if not _isinstance(text, _str) or _len(text) > MAX_PATH:
+                return None
+            for kind, name in _zip(path_kinds, path_names, strict=True):
+                if is_sub(t, kind):
+                    return {"$path": [name, str_str(text)]}
+        return missing
+
+    def python_class(t):  # type: ignore[no-untyped-def]
+        """Whether every class of ``t``'s MRO but ``object`` was written in Python (a
+        mutable heap type): a C type's state would not be in the fields."""
+        for c in tuple_iter(type_mro(t)):
+            if c is _object or c is _Namespace:
+                continue
+            flags = type_flags(c)
+            if not flags & heap or flags & immutable:
+                return False
+        return True
+
+    def dunder(name):  # type: ignore[no-untyped-def]
+        return _len(name) > 4 and str_startswith(name, "__") and str_endswith(name, "__")
+
+    def slot_names(t):  # type: ignore[no-untyped-def]
+        names = []
+        for c in tuple_iter(type_mro(t)):
+            slots = mp_get(type_dict(c), "__slots__", missing)
+            if slots is missing:
+                continue
+            if _isinstance(slots, _str):
+                slots = (slots,)
+            if not _isinstance(slots, (_tuple, _list)):
+                return None
+            owner = str_lstrip(str_str(type_name(c)), "_")
+            for name in slots:
+                if not _isinstance(name, _str):
+                    return None
+                name = str_str(name)
+                if dunder(name):  # __dict__, __weakref__, a framework's own bookkeeping
+                    continue
+                if str_startswith(name, "__") and not str_endswith(name, "__") and owner:
+                    name = "_" + owner + name  # private names are mangled
+                names.append(name)
+        return names
+
+    def field_names(value, t):  # type: ignore[no-untyped-def]
+        """The fields to read, in order, or None when ``value`` is not a structural object."""
+        dc = class_attr(t, "__dataclass_fields__")
+        if _type(dc) is _dict:
+            names = []
+            for name, f in dict_items(dc):
+                kind = obj_getattr(obj_getattr(f, "_field_type"), "name")
+                if _isinstance(name, _str) and _isinstance(kind, _str) and kind == "_FIELD":
+                    names.append(str_str(name))
+            return names
+        attrs = class_attr(t, "__attrs_attrs__")
+        if attrs is not missing and _isinstance(attrs, _tuple):
+            names = []
+            for a in tuple_iter(attrs):
+                name = obj_getattr(a, "name")
+                if not _isinstance(name, _str):
+                    return None
+                names.append(str_str(name))
+            return names
+        if not python_class(t) or is_sub(t, _Exception):
+            return None
+        names = slot_names(t)
+        if names is None:
+            return None
+        try:
+            inst = obj_getattr(value, "__dict__")  # a property here runs in the input's time
+        except _AttributeError:
+            inst = None
+        if _type(inst) is _dict:
+            for name in dict_items(inst):
+                if not _isinstance(name[0], _str):
+                    return None
+                if not dunder(str_str(name[0])):  # e.g. typing's __orig_class__
+                    names.append(str_str(name[0]))
+        elif not names and class_attr(t, "__slots__") is missing:
+            return None
+        return names
+
+    def fields_of(value, names, d, enc):  # type: ignore[no-untyped-def]
+        out = []
+        for name in names:
+            try:
+                v = obj_getattr(value, name)
+            except _AttributeError:  # an unset slot, a field deleted
+                continue
+            out.append([name[:MAX_NAME], enc(v, d)])
+        return out
+
+    def encode(value, t, d, enc):  # type: ignore[no-untyped-def]
+        """The tagged form of ``value``, or None (the caller reports it by its repr)."""
+        try:
+            return tagged(value, t, d, enc)
+        except _Timeout_:
+            raise
+        except _BaseException:  # a descriptor that raises, a field nested too deeply ...
+            return None
+
+    def tagged(value, t, d, enc):  # type: ignore[no-untyped-def]
+        known = stdlib(value, t)
+        if known is not missing:
+            return known
+        if is_sub(t, _Enum):
+            name = obj_getattr(value, "_name_")
+            if not _isinstance(name, _str):
+                return None
+            return {"$enum": [*names_of(t), str_str(name)[:MAX_NAME]]}
+        if d > MAX_DEPTH:
+            return None
+        path = state[1]
+        key = _id(value)
+        if key in path:
+            return {"$opaque": [".".join(names_of(t)), "..."]}
+        names = field_names(value, t)
+        if names is None or _len(names) > MAX_FIELDS or _len(_set(names)) != _len(names):
+            return None
+        state[0] += _len(names)
+        if state[0] > MAX_OBJECT_FIELDS:
+            return None
+        set_add(path, key)
+        try:
+            fields = fields_of(value, names, d, enc)
+        finally:
+            set_discard(path, key)
+        return {"$obj": [*names_of(t), fields]}
+
+    def record(value, t, d, enc):  # type: ignore[no-untyped-def]
+        """A namedtuple: ``{"$record": [module, qualname, field names, items]}``, or None."""
+        names = class_attr(t, "_fields")
+        if not _isinstance(names, _tuple) or _len(names) != _len(value):
+            return None
+        if _len(names) > MAX_FIELDS:
+            return None
+        clean = []
+        for name in tuple_iter(names):
+            if not _isinstance(name, _str):
+                return None
+            clean.append(str_str(name)[:MAX_NAME])
+        items = [enc(x, d) for x in tuple_iter(value)]
+        return {"$record": [*names_of(t), clean, items]}
+
+    kinds = _ValueKinds()
+    kinds.encode, kinds.record, kinds.reset = encode, record, reset
+    return kinds
+
+
 def _make_encode():  # type: ignore[no-untyped-def]
     _type, _int, _float, _str, _bool = type, int, float, str, bool
     _list, _tuple, _set, _frozenset, _dict = list, tuple, set, frozenset, dict
@@ -163,11 +457,13 @@ def _make_encode():  # type: ignore[no-untyped-def]
     )
     bytes_slice, bytearray_slice, whole = bytes.__getitem__, bytearray.__getitem__, slice(None)
     ascii_decode, int_format = bytes.decode, int.__format__
+    str_isascii, str_encode, _UnicodeError = str.isascii, str.encode, UnicodeEncodeError
     type_name = type.__dict__["__name__"].__get__
     type_qualname = type.__dict__["__qualname__"].__get__
     type_module = type.__dict__["__module__"].__get__
     _repr, _ValueError, _Error, _Timeout_ = repr, ValueError, EncodeError, _Timeout
     np_holder, _bind = _NP, bind_numpy
+    value_kinds = _make_value_kinds()
 
     def opaque_name(value):  # type: ignore[no-untyped-def]
         try:
@@ -208,11 +504,22 @@ def _make_encode():  # type: ignore[no-untyped-def]
                 return f
             return {"$float": "nan" if f != f else ("inf" if f > 0 else "-inf")}
         if _isinstance(value, _str):
-            return str_str(value)
+            s = str_str(value)
+            if not str_isascii(s):
+                try:
+                    str_encode(s, "utf-8")
+                except _UnicodeError:  # lone surrogates: JSON would pair \ud83d + \ude00
+                    raw = str_encode(s, "utf-8", "surrogatepass")
+                    return {"$str": ascii_decode(_b64(raw), "ascii")}
+            return s
         d = _depth + 1
         if _isinstance(value, _list):
             return [encode(x, d) for x in list_iter(value)]
         if _isinstance(value, _tuple):
+            if t is not _tuple:  # a namedtuple: its type and field names besides the items
+                rec = value_kinds.record(value, t, d, encode)
+                if rec is not None:
+                    return rec
             return {"$tuple": [encode(x, d) for x in tuple_iter(value)]}
         if _isinstance(value, _frozenset):
             return {"$frozenset": [encode(x, d) for x in fs_iter(value)]}
@@ -245,6 +552,9 @@ def _make_encode():  # type: ignore[no-untyped-def]
                 dt = gen_dtype(value)
                 if dt.kind in "biufcU":
                     return {"$np": [dt.str, encode(item(value), d)]}
+        known = value_kinds.encode(value, t, d, encode)
+        if known is not None:
+            return known
         return {"$opaque": [opaque_name(value), opaque_text(value)]}
 
     def exc_info(e):  # type: ignore[no-untyped-def]
@@ -264,14 +574,22 @@ def _make_encode():  # type: ignore[no-untyped-def]
             msg = "<unprintable>"
         return [name, msg]
 
-    return encode, opaque_name, opaque_text, exc_info
+    def encode_value(value, _depth=0, _reset=value_kinds.reset):  # type: ignore[no-untyped-def]
+        """:func:`encode` of one whole result (a fresh object-field count and cycle set)."""
+        _reset()
+        return encode(value, _depth)
+
+    return encode_value, opaque_name, opaque_text, exc_info
 
 
 encode, _opaque_name, _opaque_text, _exc_info = _make_encode()
 
 
-def no_opaque(type_name: str, text: str) -> object:
-    raise ValueError(f"an opaque {type_name} cannot be an input")
+def no_opaque(type_name: str, text: str, parts: tuple | None = None) -> object:  # type: ignore[type-arg]
+    """The child's stand-in builder: an opaque value or an object of a user's class (an enum
+    member, a namedtuple, an instance) cannot be an input."""
+    what = "opaque" if parts is None else str(parts[0])
+    raise ValueError(f"an {what} {type_name} cannot be an input")
 
 
 NUMERIC_DTYPES = frozenset(
@@ -367,7 +685,11 @@ def _make_decode():  # type: ignore[no-untyped-def]
     def decode(data, make_opaque=no_opaque, budget=None, _depth=0):  # type: ignore[no-untyped-def]
         """Inverse of :func:`encode`. Raises ValueError on anything that is not a known form.
 
-        ``make_opaque(type_name, text)`` builds the stand-in for an unencodable result.
+        ``make_opaque(type_name, text)`` builds the stand-in for an unencodable result, and
+        ``make_opaque(qualname, "", parts)`` the parent's value for an object of a class it
+        does not have: ``parts`` is ``("enum", module, qualname, member)``, ``("obj", module,
+        qualname, ((field, value), ...))`` or ``("record", module, qualname, field names,
+        items)``. The standard library's value types are rebuilt here as the real objects.
         ``budget`` (a :class:`Budget`, in the parent): what decoding may allocate and until
         when; lists are decoded in place (``data`` is consumed).
         """
@@ -378,8 +700,8 @@ def _make_decode():  # type: ignore[no-untyped-def]
             return data
         d = _depth + 1
         if t is _list:
-            if budget is not None:
-                budget.charge(0)  # no new allocation (in place); a tick for the deadline
+            if budget is not None:  # decoded in place: what the parsed list itself holds
+                budget.charge(56 + 8 * _len(data))
             return items_of(data, make_opaque, budget, d)
         if t is not _dict or _len(data) != 1:
             raise _ValueError(f"unexpected {t.__name__} in a result")
@@ -393,6 +715,10 @@ def _make_decode():  # type: ignore[no-untyped-def]
             return -v if neg else v
         if tag == "$float" and body in ("nan", "inf", "-inf"):
             return _float(body)
+        if tag == "$str" and tb is _str:
+            if budget is not None:
+                budget.charge(64 + 2 * _len(body))
+            return _b64decode(body.encode("ascii"), validate=True).decode("utf-8", "surrogatepass")
         if tag in ("$bytes", "$bytearray") and tb is _str:
             if budget is not None:
                 budget.charge(96 + _len(body))
@@ -400,6 +726,8 @@ def _make_decode():  # type: ignore[no-untyped-def]
             return raw if tag == "$bytes" else _bytearray(raw)
         if tag == "$ndarray" and tb is _dict:
             return _decode_ndarray(body, make_opaque, budget, d)
+        if tb is _str and tag in TEXT_KINDS:
+            return text_kind(tag, body, budget)
         if tb is not _list:
             raise _ValueError(f"malformed {str(tag)[:20]!r} in a result")
         n = _len(body)
@@ -442,7 +770,128 @@ def _make_decode():  # type: ignore[no-untyped-def]
             if body[0].lstrip("<>|=").startswith("U") and _type(value) is _str:
                 return np.str_(value)
             raise _ValueError(f"numpy scalar of dtype {body[0][:20]!r} not accepted")
+        if tag in LIST_KINDS:
+            return list_kind(tag, body, make_opaque, budget, d)
         raise _ValueError(f"unknown tag {str(tag)[:20]!r} in a result")
+
+    # -- structural values (see _make_value_kinds) ---------------------------------------------
+    TEXT_KINDS = frozenset(("$decimal", "$uuid"))
+    LIST_KINDS = frozenset(
+        ("$date", "$datetime", "$time", "$timedelta", "$fraction", "$path", "$enum", "$obj",
+         "$record")
+    )  # fmt: skip
+    SHAPES = {  # tag: number of ints (the last one of datetime/time: an offset or None)
+        "$date": 3, "$datetime": 9, "$time": 6, "$timedelta": 3,
+    }  # fmt: skip
+    dt = datetime
+    _Decimal, _DecimalError, _Fraction, _UUID = (
+        decimal.Decimal, decimal.DecimalException, fractions.Fraction, uuid.UUID,
+    )  # fmt: skip
+    path_types = {
+        "PosixPath": pathlib.PurePosixPath, "PurePosixPath": pathlib.PurePosixPath,
+        "WindowsPath": pathlib.PureWindowsPath, "PureWindowsPath": pathlib.PureWindowsPath,
+    }  # fmt: skip
+    if os.name == "posix":
+        path_types["PosixPath"] = pathlib.PosixPath
+    else:  # pragma: no cover
+        path_types["WindowsPath"] = pathlib.WindowsPath
+    HEX = frozenset("0123456789abcdef")
+    DECIMAL_CHARS = frozenset("0123456789+-.eEinfatyINFATYsS")
+
+    def name_ok(x):  # type: ignore[no-untyped-def]
+        return _type(x) is _str and 0 < _len(x) <= MAX_NAME
+
+    def tz(off):  # type: ignore[no-untyped-def]
+        if off is None:
+            return None
+        return dt.timezone(dt.timedelta(microseconds=off))
+
+    def text_kind(tag, body, budget):  # type: ignore[no-untyped-def]
+        if budget is not None:
+            budget.charge(128 + _len(body))
+        if tag == "$decimal":
+            if _len(body) > MAX_TEXT or not _set(body) <= DECIMAL_CHARS:
+                raise _ValueError("malformed $decimal in a result")
+            try:
+                return _Decimal(body)
+            except _DecimalError:
+                raise _ValueError("malformed $decimal in a result") from None
+        if _len(body) != 32 or not _set(body) <= HEX:
+            raise _ValueError("malformed $uuid in a result")
+        return _UUID(hex=body)
+
+    def list_kind(tag, body, make_opaque, budget, d):  # type: ignore[no-untyped-def]
+        n = _len(body)
+        if budget is not None:
+            budget.charge(256 + 64 * n)
+        size = SHAPES.get(tag)
+        if size is not None:  # dates and times: ints (a time zone offset may be None)
+            if n != size or not _all(_type(x) is _int for x in body[: size - 1]):
+                raise _ValueError(f"malformed {tag} in a result")
+            off = body[-1]
+            if tag == "$date" or tag == "$timedelta":
+                if _type(off) is not _int:
+                    raise _ValueError(f"malformed {tag} in a result")
+                return dt.date(*body) if tag == "$date" else dt.timedelta(*body)
+            if off is not None and _type(off) is not _int:
+                raise _ValueError(f"malformed {tag} in a result")
+            if tag == "$datetime":
+                return dt.datetime(*body[:7], tzinfo=tz(off), fold=body[7])
+            return dt.time(*body[:4], tzinfo=tz(off), fold=body[4])
+        if tag == "$fraction":
+            if n != 2 or not _all(_type(x) is _str and 0 < _len(x) <= MAX_TEXT for x in body):
+                raise _ValueError("malformed $fraction in a result")
+            num, den = _int(body[0], 16), _int(body[1], 16)
+            if num.bit_length() > MAX_TEXT or den.bit_length() > MAX_TEXT or den <= 0:
+                raise _ValueError("malformed $fraction in a result")
+            return _Fraction(num, den)
+        if tag == "$path":
+            if n != 2 or _type(body[0]) is not _str or _type(body[1]) is not _str:
+                raise _ValueError("malformed $path in a result")
+            if body[0] not in path_types:
+                raise _ValueError("malformed $path in a result")
+            if _len(body[1]) > MAX_PATH:
+                raise _ValueError("$path too long in a result")
+            if budget is not None:  # its parts: about 4 bytes per character
+                budget.charge(8 * _len(body[1]))
+            return path_types[body[0]](body[1])
+        if n < 3 or not (_type(body[0]) is _str and _len(body[0]) <= MAX_NAME):
+            raise _ValueError(f"malformed {tag} in a result")
+        if not name_ok(body[1]):
+            raise _ValueError(f"malformed {tag} in a result")
+        if tag == "$enum":
+            if n != 3 or not name_ok(body[2]):
+                raise _ValueError("malformed $enum in a result")
+            return make_opaque(body[1], "", ("enum", body[0], body[1], body[2]))
+        if tag == "$obj":
+            fields = body[2]
+            if n != 3 or _type(fields) is not _list or _len(fields) > MAX_FIELDS:
+                raise _ValueError("malformed $obj in a result")
+            if budget is not None:
+                budget.charge(128 * _len(fields))
+            names = []
+            for pair in fields:
+                if _type(pair) is not _list or _len(pair) != 2 or not name_ok(pair[0]):
+                    raise _ValueError("malformed $obj field in a result")
+                names.append(pair[0])
+                items_of(pair, make_opaque, budget, d)
+            if _len(_set(names)) != _len(names):
+                raise _ValueError("an $obj with a repeated field in a result")
+            parts = _tuple(_tuple(pair) for pair in fields)
+            return make_opaque(body[1], "", ("obj", body[0], body[1], parts))
+        names, items = body[2], body[3] if n == 4 else None
+        if (
+            _type(names) is not _list
+            or _type(items) is not _list
+            or _len(names) != _len(items)
+            or _len(names) > MAX_FIELDS
+            or not _all(name_ok(x) for x in names)
+        ):
+            raise _ValueError("malformed $record in a result")
+        if budget is not None:
+            budget.charge(128 * _len(names))
+        items_of(items, make_opaque, budget, d)
+        return make_opaque(body[1], "", ("record", body[0], body[1], _tuple(names), items))
 
     STRS = frozenset((_str,))
     NUMBER_SET = frozenset(NUMBERS)
@@ -713,27 +1162,62 @@ def _private_tmp(size_mb: int, inodes: int, keep: list[str]) -> None:
         with contextlib.suppress(OSError):
             fds.append((d, os.open(d, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)))
     opts = f"size={int(size_mb)}m,nr_inodes={int(inodes)},mode=1777"
-    mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts)
+    flags = MS_NOSUID | MS_NODEV | MS_NOEXEC
+    mount("tmpfs", "/tmp", "tmpfs", flags, opts)
+    # The folders leading to them (a checkout under /tmp) are read-only, on a small tmpfs of
+    # their own: a write into the repository's path fails instead of landing in the scratch.
+    # A kept folder right under /tmp is its own read-only bind (and one inside another kept
+    # folder comes with it): neither needs a tmpfs leading to it.
+    kept = {d for d, _ in fds}
+    fds = [(d, fd) for d, fd in fds if not any(d.startswith(e + "/") for e in kept)]
+    tops = sorted(
+        {t for t in ("/tmp/" + d[len("/tmp/") :].split("/")[0] for d, _ in fds) if t not in kept}
+    )
+    for top in tops:
+        os.mkdir(top, 0o755)
+        mount("tmpfs", top, "tmpfs", flags, "size=64k,nr_inodes=256,mode=0755")
     for d, fd in fds:
         os.makedirs(d, 0o755, exist_ok=True)
         mount(f"/proc/self/fd/{fd}", d, None, MS_BIND | MS_REC)
         os.close(fd)
+    for top in tops:
+        mount("none", top, None, MS_REMOUNT | MS_RDONLY | flags)
+
+
+PROC_KEEP = ("sysvipc", "sys", "meminfo", "cpuinfo", "stat", "uptime", "loadavg", "version")
+"""Machine-wide entries of /proc a child still sees (besides its own /proc/<pid>)."""
+MS_MOVE = 8192
 
 
 def _mask_mount_tables() -> None:
-    """The mount table names host paths and devices: this process reads it as empty."""
-    pid = os.getpid()
-    for target in (
-        f"/proc/{pid}/mountinfo",
-        f"/proc/{pid}/mounts",
-        f"/proc/{pid}/mountstats",
-        f"/proc/{pid}/task/{pid}/mountinfo",
-        f"/proc/{pid}/task/{pid}/mounts",
-    ):
-        try:
-            mount("/dev/null", target, None, MS_BIND)
-        except FileNotFoundError:  # a kernel without that file
+    """A /proc of this child's own: its /proc/<pid> (``self``), with its mount table reading
+    as empty and no task entries, and the machine-wide files of PROC_KEEP. Nothing else:
+    any other process's or thread's entry (the zygote's, a thread the program starts later)
+    would show the mount table, which names host devices, file systems and their options.
+    Built on a small tmpfs in the child's /tmp, then moved over /proc."""
+    pid = str(os.getpid())
+    stage = "/tmp/.proc"
+    os.mkdir(stage, 0o755)
+    flags = MS_NOSUID | MS_NODEV | MS_NOEXEC
+    mount("tmpfs", stage, "tmpfs", flags, "size=16k,nr_inodes=64,mode=0555")
+    for name in (pid, *PROC_KEEP):
+        src, dst = "/proc/" + name, stage + "/" + name
+        if os.path.isdir(src):
+            os.mkdir(dst, 0o555)
+        elif os.path.isfile(src):
+            os.close(os.open(dst, os.O_WRONLY | os.O_CREAT, 0o444))
+        else:
             continue
+        mount(src, dst, None, MS_BIND | MS_REC)
+    os.symlink(pid, stage + "/self")
+    own = stage + "/" + pid
+    for name in ("mountinfo", "mounts", "mountstats"):
+        with contextlib.suppress(FileNotFoundError):  # a kernel without that file
+            mount("/dev/null", own + "/" + name, None, MS_BIND)
+    mount("tmpfs", own + "/task", "tmpfs", flags | MS_RDONLY, "size=4k,nr_inodes=2,mode=0555")
+    mount("none", stage, None, MS_REMOUNT | MS_RDONLY | flags)
+    mount(stage, "/proc", None, MS_MOVE)
+    os.rmdir(stage)
 
 
 _CAPSET: list = []  # type: ignore[type-arg]
@@ -790,7 +1274,9 @@ def _probe_child(strategy: str, uid: int | None, keep: list[str]) -> dict:  # ty
             started += 1
     with open("/proc/self/mountinfo", "rb") as fh:
         table = fh.read()
+    others = [p for p in os.listdir("/proc") if p.isdigit() and p != str(os.getpid())]
     return {
+        "proc_own": not others and not os.listdir("/proc/self/task"),
         "ok": True,
         "ipc": os.readlink("/proc/self/ns/ipc") != ipc0,
         "scratch": st.f_blocks * st.f_frsize == 2 << 20,
@@ -831,7 +1317,8 @@ def seccomp_filter():
         "pidfd_getfd", "setsid", "setpgid", "fork", "vfork", "execve", "execveat",
         "open_by_handle_at", "name_to_handle_at", "mount_setattr", "move_mount", "fsopen",
         "fsmount", "open_tree", "quotactl", "swapon", "swapoff", "reboot", "acct",
-        "settimeofday", "clock_settime", "adjtimex", "syslog", "vhangup", *IPC_CALLS,
+        "settimeofday", "clock_settime", "adjtimex", "syslog", "vhangup", "memfd_create",
+        "memfd_secret", *IPC_CALLS,
     ]  # fmt: skip
     for name in deny:
         try:
@@ -855,6 +1342,11 @@ IPC_CALLS = [
 # ---------------------------------------------------------------------------------------------
 # The child: confine, load the program, run the inputs, report
 # ---------------------------------------------------------------------------------------------
+
+
+_CPU_TIMER: list = [None]  # type: ignore[type-arg]
+"""The zygote's :func:`_make_cpu_timer` (children inherit it)."""
+F_SETPIPE_SZ = 1031
 
 
 def _on_alarm(signum, frame, _timeout=_Timeout):  # type: ignore[no-untyped-def]
@@ -887,7 +1379,7 @@ class _Sink:
         return False
 
 
-def confine(job: dict, result_fd: int, state: dict) -> None:  # type: ignore[type-arg]
+def confine(job: dict, result_fd: int, state: dict, input_fd: int = -1) -> None:  # type: ignore[type-arg]
     """Runs in the forked child, before any untrusted byte. Order matters."""
     os.setsid()
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -896,7 +1388,7 @@ def confine(job: dict, result_fd: int, state: dict) -> None:  # type: ignore[typ
     devnull = os.open("/dev/null", os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
-    keep = sorted({0, 1, 2, result_fd})
+    keep = sorted({0, 1, 2, result_fd} | ({input_fd} if input_fd >= 0 else set()))
     lo = 3
     for fd in keep[3:]:
         os.closerange(lo, fd)
@@ -927,9 +1419,78 @@ def confine(job: dict, result_fd: int, state: dict) -> None:  # type: ignore[typ
         flt.load()
 
 
+def _make_cpu_timer(_signo=signal.SIGPROF):  # type: ignore[no-untyped-def]
+    """A POSIX timer on this process's CPU clock (CLOCK_PROCESS_CPUTIME_ID), built by the
+    zygote: ``start()`` (in the child) creates it and returns ``set(seconds)`` (0 disarms), or
+    None. Unlike ITIMER_PROF, which counts tick-sampled user + system time and can fire early
+    on a busy machine, it fires when the kernel's exact CPU clock of the process (every
+    thread) has reached the time; its SIGPROF raises the input's timeout."""
+    try:
+        import ctypes
+
+        lib = libc()
+        create, settime = lib.timer_create, lib.timer_settime
+    except (ImportError, OSError, AttributeError):  # pragma: no cover - no such timer here
+        return None
+
+    class Sigevent(ctypes.Structure):
+        _fields_ = [
+            ("value", ctypes.c_void_p),
+            ("signo", ctypes.c_int),
+            ("notify", ctypes.c_int),  # SIGEV_SIGNAL = 0
+            ("pad", ctypes.c_byte * 48),
+        ]
+
+    class Spec(ctypes.Structure):
+        _fields_ = [
+            ("i_sec", ctypes.c_long),
+            ("i_nsec", ctypes.c_long),
+            ("v_sec", ctypes.c_long),
+            ("v_nsec", ctypes.c_long),
+        ]
+
+    sev, spec, tid, byref = Sigevent(None, _signo, 0), Spec(), ctypes.c_void_p(), ctypes.byref
+    clock_process_cputime = 2
+
+    def start():  # type: ignore[no-untyped-def]
+        if create(clock_process_cputime, byref(sev), byref(tid)) != 0:
+            return None
+
+        def set_(seconds, _spec=spec, _settime=settime, _tid=tid, _byref=byref, _int=int):  # type: ignore[no-untyped-def]
+            sec = _int(seconds)
+            _spec.v_sec, _spec.v_nsec = sec, _int((seconds - sec) * 1e9)
+            _settime(_tid, 0, _byref(_spec), None)
+
+        return set_
+
+    return start
+
+
+def _read_input(fd, _read=os.read, _unpack=_HDR.unpack, _len=len):  # type: ignore[no-untyped-def]
+    """The next input's JSON text from the parent (4-byte length + UTF-8), or None at EOF.
+    The parent sends one input at a time, so one read usually brings all of it."""
+    buf = _read(fd, 1048576)
+    if not buf:
+        return None
+    while _len(buf) < 4:
+        chunk = _read(fd, 4 - _len(buf))
+        if not chunk:
+            return None
+        buf += chunk
+    size = _unpack(buf[:4])[0] + 4
+    while _len(buf) < size:
+        left = size - _len(buf)
+        chunk = _read(fd, left if left < 1048576 else 1048576)
+        if not chunk:
+            return None
+        buf += chunk
+    return buf[4:size].decode("utf-8")
+
+
 def run_job(  # type: ignore[no-untyped-def]
     job: dict,  # type: ignore[type-arg]
     fd: int,
+    in_fd: int,
     # Everything used once the program has loaded is bound here, in the zygote.
     _encode=encode,
     _decode=decode,
@@ -938,16 +1499,15 @@ def run_job(  # type: ignore[no-untyped-def]
     _pack=pack,
     _exc_info=_exc_info,
     _write=_write_all,
+    _read_input=_read_input,
     _hdr=_HDR.pack,
     _now=time.perf_counter,
     _cpu=_cpu_clock,
     _setitimer=signal.setitimer,
     _real=signal.ITIMER_REAL,
     _prof=signal.ITIMER_PROF,
-    _float_repr=float.__repr__,
     _Timeout=_Timeout,
     _exit=os._exit,
-    _enumerate=enumerate,
     _float=float,
     _int=int,
     _len=len,
@@ -958,41 +1518,48 @@ def run_job(  # type: ignore[no-untyped-def]
 ) -> None:
     """Load the program and run the inputs; one frame per input, strictly in order.
 
+    The inputs are not in this process: the parent sends input k on ``in_fd`` only once it
+    has input k - 1's frame, so a program can neither read an input before its turn nor run
+    ahead (while it waits for its input, the child spends no CPU time: the parent's reading
+    of the child's CPU clock between a frame and the next input is exact).
+
     Wall-clock limits (job ``kind`` ``wall``): one ITIMER_REAL per input. CPU-time limits
-    (``cpu``): an ITIMER_PROF for what is left of the input's CPU time (the process's CPU,
-    all threads, counted from its previous frame, as the parent counts it) and an
-    ITIMER_REAL backstop of ``wall_factor`` x the limit for a program that sleeps or blocks.
-    Either timer firing is the input's timeout; the parent still decides the verdict.
+    (``cpu``): a POSIX timer on the process's CPU clock for what is left of the input's CPU
+    time (counted from just before the child waited for the input). The parent decides
+    every verdict from its own readings, and stops a program that sleeps or blocks.
     """
     sink = _Sink()
     sys.stdout = sys.stderr = sink  # type: ignore[assignment]
     sys.stdin = None  # type: ignore[assignment]
     signal.signal(signal.SIGALRM, _on_alarm)
     cpu_kind = job.get("kind") == "cpu"
-    factor = _float(job.get("wall_factor") or 3.0)
+    cpu_timer = None
     if cpu_kind:
         signal.signal(signal.SIGPROF, _on_alarm)
+        start_timer = _CPU_TIMER[0]
+        cpu_timer = start_timer() if start_timer is not None else None
     cap = _int(job["limits"]["frame_cap"])
     limits = job["per_input"]
-    inputs = job["inputs"]
     sys.set_int_max_str_digits(0)
 
     def arm(seconds, used=0.0):  # type: ignore[no-untyped-def]
         if cpu_kind:
-            left = seconds - used
-            _setitimer(_prof, left if left > 1e-6 else 1e-6)
-            _setitimer(_real, seconds * factor)
+            left = seconds - used + 0.002  # never short of the parent's reading
+            left = left if left > 1e-6 else 1e-6
+            if cpu_timer is not None:
+                cpu_timer(left)
+            else:  # pragma: no cover - a libc without timer_create
+                _setitimer(_prof, left)
         else:
             _setitimer(_real, seconds)
 
     def disarm():  # type: ignore[no-untyped-def]
-        _setitimer(_real, 0)
-        if cpu_kind:
+        if not cpu_kind:
+            _setitimer(_real, 0)
+        elif cpu_timer is not None:
+            cpu_timer(0)
+        else:  # pragma: no cover
             _setitimer(_prof, 0)
-
-    def with_cpu(raw, u):  # type: ignore[no-untyped-def]
-        # The frame's object gets its CPU reading last, taken after everything else.
-        return raw[:-1] + (',"u":' + _float_repr(u) + "}").encode("ascii")
 
     ctx = job.get("context")
     g: dict = {"__name__": "solution", "__builtins__": builtins}  # type: ignore[type-arg]
@@ -1006,12 +1573,19 @@ def run_job(  # type: ignore[no-untyped-def]
     arm(_float(job["limits"]["load_s"]), _cpu())
     try:
         if ctx:
-            sys.modules[ctx["name"]] = mod
             sys.path[:0] = list(ctx.get("path") or [])
             if ctx.get("cwd"):
                 os.chdir(ctx["cwd"])
+            if ctx.get("import_package") and ctx.get("package"):
+                # the package first, as a normal import would: its __init__ may import this
+                # module's names back (a cycle that only works in that order)
+                __import__(ctx["package"])
+            sys.modules[ctx["name"]] = mod
         exec(job["prelude"], g)
-        exec(compile(job["code"], "<program>", "exec"), g)
+        # dont_inherit: the program is compiled as Python would (this file's own
+        # ``from __future__ import annotations`` would make its annotations strings, and a
+        # dataclass of a module that is not in sys.modules then fails to build).
+        exec(compile(job["code"], "<program>", "exec", dont_inherit=True), g)
         fn = g.get(job["entry_point"])
         if not _callable(fn):
             raise _NameError(f"the program defines no function {job['entry_point']!r}")
@@ -1027,17 +1601,21 @@ def run_job(  # type: ignore[no-untyped-def]
         except _Timeout:
             load = {"k": "load", "ok": False, "timeout": True, "t": _now() - t0}
     disarm()
-    mark = _cpu()  # where the next input's CPU time starts, as the parent counts it
-    raw = with_cpu(_dumps(load).encode("utf-8"), mark)
+    raw = _dumps(load).encode("utf-8")
     _write(fd, _hdr(_len(raw)) + raw)
     if not load["ok"]:
         _exit(0)
 
     start = _int(job["start"])
+    n = _int(job["n"])
     cut = job.get("cut")  # [after N timeouts, at most S seconds per input] or None
     timeouts = _int(job.get("timeouts") or 0)
-    for j, text in _enumerate(inputs):
+    for j in range(n):
         i = start + j
+        mark = _cpu()  # where this input's CPU time starts, as the parent counts it
+        text = _read_input(in_fd)
+        if text is None:
+            _exit(0)
         rec: dict = {"k": "r", "i": i}  # type: ignore[type-arg]
         limit = _float(limits[j])
         if cut is not None and timeouts >= _int(cut[0]) and _float(cut[1]) < limit:
@@ -1079,24 +1657,22 @@ def run_job(  # type: ignore[no-untyped-def]
             small = {"k": "r", "i": i, "s": "exc", "t": rec["t"]}
             small["e"] = ["OutputTooLarge", f"result is {_len(raw)} bytes; the cap is {cap}"]
             raw = _dumps(small).encode("utf-8")
-        mark = _cpu()
-        raw = with_cpu(raw, mark)
         _write(fd, _hdr(_len(raw)) + raw)
     count = sink.count
     _write(fd, _pack({"k": "end", "out": count if _type(count) is _int else -1}))
     _exit(0)
 
 
-def child_main(job: dict, fd: int, state: dict, _exit=os._exit) -> None:  # type: ignore[no-untyped-def, type-arg]
+def child_main(job: dict, fd: int, in_fd: int, state: dict, _exit=os._exit) -> None:  # type: ignore[no-untyped-def, type-arg]
     try:
-        confine(job, fd, state)
+        confine(job, fd, state, in_fd)
     except BaseException as e:
         try:
             _write_all(fd, pack({"k": "confine-failed", "e": _exc_info(e)}))
         finally:
             _exit(4)
     try:
-        run_job(job, fd)
+        run_job(job, fd, in_fd)
     finally:
         _exit(0)
 
@@ -1178,6 +1754,15 @@ def zygote(ctl_fd: int, config: dict) -> None:  # type: ignore[type-arg]
         except Exception as e:
             info["errors"].append(f"preimport {name}: {e}")
     bind_numpy()
+    _CPU_TIMER[0] = _make_cpu_timer()
+    info["cpu_timer"] = _CPU_TIMER[0] is not None
+    info["schedstat"] = os.path.isfile(f"/proc/{os.getpid()}/schedstat")
+    try:
+        os.close(os.pidfd_open(os.getpid()))
+        info["pidfd"] = True
+    except (OSError, AttributeError) as e:
+        info["pidfd"] = False
+        info["errors"].append(f"pidfd_open: {e}")
     try:
         state["seccomp"] = seccomp_filter()
         info["seccomp"] = state["seccomp"] is not None
@@ -1200,17 +1785,22 @@ def zygote(ctl_fd: int, config: dict) -> None:  # type: ignore[type-arg]
         op = msg.get("op")
         if op == "spawn":
             r, w = os.pipe()
+            ir, iw = os.pipe()  # the inputs, one at a time, from the parent
+            with contextlib.suppress(OSError):
+                fcntl.fcntl(iw, F_SETPIPE_SZ, 1 << 20)
             pid = os.fork()
             if pid == 0:
                 ctl.close()
                 os.close(r)
-                child_main(msg["job"], w, state)
+                os.close(iw)
+                child_main(msg["job"], w, ir, state)
             os.close(w)
-            fds = [r]
+            os.close(ir)
+            fds = [r, iw]
             # The parent reads the child's CPU clock through its own pid of the child.
             with contextlib.suppress(OSError, AttributeError):
                 fds.append(os.pidfd_open(pid))
-            socket.send_fds(ctl, [pack({"pid": pid, "pidfd": len(fds) > 1})], fds)
+            socket.send_fds(ctl, [pack({"pid": pid, "pidfd": len(fds) > 2})], fds)
             for f in fds:
                 os.close(f)
         elif op == "reap":

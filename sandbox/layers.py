@@ -22,6 +22,10 @@ The layers, outermost first (``utdebug doctor`` prints them):
   namespace, gone when it ends; its mount table reads as empty).
 - ``tasks``: a cap on the tasks (processes and threads) a child holds: RLIMIT_NPROC, counted
   in the child's own user namespace (or, as root without one, per child uid).
+- ``cpu_clock``: verdicts from the parent's own readings: it reads each child's CPU clock
+  (through a pidfd) and its main thread's ``schedstat``, and sends the inputs one at a time
+  (the child waits for each without using CPU time, so every charge is exact and no input is
+  readable before its turn); the child's timer is a POSIX timer on its process CPU clock.
 
 The last three come from the zygote's start-up probe (throw-away children that try them); they
 need unprivileged user namespaces, or root without bubblewrap.
@@ -53,6 +57,7 @@ class Layer(StrEnum):
     IPC = "ipc"
     SCRATCH = "scratch"
     TASKS = "tasks"
+    CPU_CLOCK = "cpu_clock"
 
 
 DEFAULT_REQUIRED = frozenset(Layer)
@@ -72,6 +77,10 @@ _USERNS_HINT = (
 HINTS[Layer.IPC] = _USERNS_HINT + ", or " + HINTS[Layer.SECCOMP]
 HINTS[Layer.SCRATCH] = _USERNS_HINT
 HINTS[Layer.TASKS] = _USERNS_HINT
+HINTS[Layer.CPU_CLOCK] = (
+    "needs Linux 5.3+ (pidfd_open), /proc/<pid>/schedstat (CONFIG_SCHED_INFO) and "
+    "timer_create; or use wall-clock limits (--limit-kind wall)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,15 +307,30 @@ def report(plan_: Plan, info: dict[str, object]) -> LayerReport:
         LayerState(
             Layer.SECCOMP,
             bool(info.get("seccomp")),
-            "deny-list: sockets, signals, fork/exec, namespaces (threads allowed)"
+            "deny-list: sockets, signals, fork/exec, namespaces, memfd (threads allowed)"
             if info.get("seccomp")
             else "none: " + HINTS[Layer.SECCOMP],
         ),
         LayerState(Layer.RLIMITS, True, "address space, CPU, file size, open files, no core"),
         LayerState(Layer.SESSION, True, "new session, killed with the parent"),
         *_isolation_states(info),
+        _cpu_clock_state(info),
     ]
     return LayerReport(tuple(states), mode, errors)
+
+
+def _cpu_clock_state(info: dict[str, object]) -> LayerState:
+    missing = [k for k in ("pidfd", "schedstat", "cpu_timer") if not info.get(k)]
+    if missing:
+        return LayerState(
+            Layer.CPU_CLOCK, False, f"none ({', '.join(missing)}): " + HINTS[Layer.CPU_CLOCK]
+        )
+    return LayerState(
+        Layer.CPU_CLOCK,
+        True,
+        "the parent's own readings of each child's CPU clock (pidfd) and schedstat decide; "
+        "inputs sent one at a time; a POSIX timer on the process CPU clock",
+    )
 
 
 def _isolation_states(info: dict[str, object]) -> list[LayerState]:
@@ -331,7 +355,13 @@ def _isolation_states(info: dict[str, object]) -> list[LayerState]:
     else:
         ipc = LayerState(Layer.IPC, False, "none: " + HINTS[Layer.IPC])
     if strategy and iso.get("scratch"):
-        masked = "; mount table hidden" if iso.get("mountinfo") else ""
+        masked = (
+            "; a /proc of its own (no other task's entry, mount table hidden)"
+            if iso.get("mountinfo") and iso.get("proc_own")
+            else "; mount table hidden"
+            if iso.get("mountinfo")
+            else ""
+        )
         scratch = LayerState(
             Layer.SCRATCH,
             True,

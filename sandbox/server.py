@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from utdebug.sandbox import _runner
-from utdebug.sandbox.compare import Opaque
+from utdebug.sandbox.compare import stand_in
 from utdebug.sandbox.layers import (
     CHILD_ENV,
     DEFAULT_REQUIRED,
@@ -96,8 +96,9 @@ class LimitKind(StrEnum):
 
     CPU = "cpu"
     """CPU time of the child (user + system, all its threads) spent on the input, read by the
-    parent from the kernel; a wall-clock backstop (``Limits.wall_factor`` x the limit) ends
-    a program that sleeps or blocks. Does not move with the machine's load."""
+    parent from the kernel; a wall-clock backstop (``Limits.wall_factor`` x the limit of time
+    asleep or blocked) ends a program that sleeps or blocks. Does not move with the machine's
+    load."""
     WALL = "wall"
     """Wall-clock time, as the paper's harness: on a loaded machine, slow inputs may time out
     that pass on an idle one."""
@@ -156,8 +157,9 @@ class Limits:
     """What the limits measure: the child's CPU time (default; verdicts do not depend on the
     machine's load) or wall-clock time (the paper's harness)."""
     wall_factor: float = 3.0
-    """CPU-time limits only: a program that sleeps or blocks is stopped after this many times
-    its limit of wall-clock time (+ slack) instead."""
+    """CPU-time limits only: a program that sleeps or blocks is stopped (by the parent) once
+    it has been asleep or blocked this many times its limit: wall time not spent on a CPU nor
+    waiting for one, so a program starved of CPU on a loaded machine is not stopped."""
 
     cut_after: int | None = None
     """After this many timeouts in one batch (as the parent counted them), later inputs get
@@ -229,6 +231,10 @@ class ModuleContext:
     package: str | None = None
     path: tuple[str, ...] = ()
     cwd: str | None = None
+    import_package: bool = False
+    """Import ``package`` (as a normal import would) before the program, so that a package
+    whose ``__init__`` imports names back from this module loads; the program then replaces
+    the module in ``sys.modules``."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -237,6 +243,7 @@ class ModuleContext:
             "package": self.package,
             "path": list(self.path),
             "cwd": self.cwd,
+            "import_package": self.import_package,
         }
 
 
@@ -251,6 +258,8 @@ class BatchResult:
     wall_seconds: float = 0.0
     load_error: str | None = None
     notes: list[str] = field(default_factory=list)
+    decoded_bytes: int = 0
+    """What its decoded values may hold in the parent, as booked (see ``BATCH_DECODE``)."""
 
 
 class SandboxError(RuntimeError):
@@ -274,13 +283,20 @@ def encode_inputs(inputs: Sequence[Sequence[Any]]) -> EncodedInputs:
 
 def decode_value(data: object, budget: _runner.Budget | None = None) -> Any:
     """Decode a tagged value; ``budget`` bounds what a result from a child may cost."""
-    return _runner.decode(data, Opaque, budget)
+    return _runner.decode(data, stand_in, budget)
 
 
 DECODE_FACTOR = 32
 """Decoding a result frame may allocate at most this many times its bytes (plus
 DECODE_FLOOR) in the parent; parsing its JSON costs at most about as much again."""
 DECODE_FLOOR = 1 << 20
+BATCH_DECODE = DECODE_FACTOR * (16 << 20) + DECODE_FLOOR
+"""What the decoded results of one batch may hold in the parent, in all: as much as one
+result of the largest frame (16 MiB) may. Each ``ok`` result books what its decoding
+charged (containers, arrays, big ints: their sizes) plus LEAF_FACTOR x its frame's bytes
+(the numbers and strings of the parsed JSON); once the batch's is spent, later values are
+``OutputTooLarge`` errors, and are not kept."""
+LEAF_FACTOR = 8
 
 _gc_lock = threading.Lock()
 _gc_pauses = [0, False]  # decoders in flight; whether the collector was on before the first
@@ -493,11 +509,11 @@ class Sandbox:
             try:
                 _send(ctl, msg)
                 if want_fd:
-                    head, fds, _, _ = socket.recv_fds(ctl, 64, 2)
-                    if not 1 <= len(fds) <= 2:
+                    head, fds, _, _ = socket.recv_fds(ctl, 64, 3)
+                    if not 2 <= len(fds) <= 3:
                         for f in fds:
                             os.close(f)
-                        raise SandboxError("the zygote did not hand over a result pipe")
+                        raise SandboxError("the zygote did not hand over a child's pipes")
                     body = _frame_body(head, ctl)
                     return body, fds
                 return _recv(ctl), []
@@ -506,15 +522,16 @@ class Sandbox:
                 self._proc = None
                 raise SandboxError(f"lost the sandbox zygote: {e}") from e
 
-    def _spawn(self, job: dict[str, Any]) -> tuple[int, int, int | None]:
+    def _spawn(self, job: dict[str, Any]) -> tuple[int, int, int, int | None]:
         """Start a child: its pid (in the zygote's namespace), the read end of its result
-        pipe, and a pidfd of it (None when the kernel has no pidfd_open)."""
+        pipe, the write end of its input pipe, and a pidfd of it (None when the kernel has no
+        pidfd_open)."""
         reply, fds = self._request({"op": "spawn", "job": job}, want_fd=True)
         self.spawned += 1
-        return int(reply["pid"]), fds[0], fds[1] if len(fds) > 1 else None
+        return int(reply["pid"]), fds[0], fds[1], fds[2] if len(fds) > 2 else None
 
-    def _cpu_clock(self, pid: int, pidfd: int | None) -> _CpuClock:
-        """The child's CPU clock, read through its pid in this process's PID namespace."""
+    def _host_pid(self, pid: int, pidfd: int | None) -> int:
+        """The child's pid in this process's PID namespace."""
         host = _pid_of(pidfd) if pidfd is not None else None
         if host is None and Layer.PIDNS not in self.layers.active():
             host = pid  # no PID namespace of its own: the zygote's pids are ours
@@ -523,7 +540,7 @@ class Sandbox:
                 "cannot read the children's CPU clocks here (their pids need pidfd_open, "
                 "Linux 5.3+); use wall-clock limits (Limits.kind 'wall', --limit-kind wall)"
             )
-        return _CpuClock(host)
+        return host
 
     def _take_uid(self) -> int | None:
         """A uid no live child of this sandbox has (RLIMIT_NPROC counts per uid when the
@@ -603,7 +620,7 @@ class Sandbox:
             "code": code,
             "entry_point": entry,
             "prelude": self.config.prelude,
-            "inputs": list(enc[start:]),
+            "n": len(enc) - start,
             "start": start,
             "per_input": each,
             "cut": None if lim.cut_after is None else [lim.cut_after, lim.cut_limit],
@@ -636,7 +653,7 @@ class Sandbox:
         timeouts = sum(o.status is Status.TIMEOUT for o in res.outcomes)
         uid = self._take_uid()
         try:
-            pid, fd, pidfd = self._spawn(
+            pid, fd, in_fd, pidfd = self._spawn(
                 self._job(code, entry, enc, start, lim, timeouts, context, uid)
             )
         except BaseException:
@@ -645,17 +662,27 @@ class Sandbox:
         res.children += 1
         stop: _Stop | None = None
         load_failed: Outcome | None = None
+        sched: _SchedStat | None = None
+        clock: _CpuClock | None = None
         try:
-            clock = self._cpu_clock(pid, pidfd) if lim.kind is LimitKind.CPU else None
+            if lim.kind is LimitKind.CPU:
+                host = self._host_pid(pid, pidfd)
+                clock, sched = _CpuClock(host), _SchedStat(host)
             if pidfd is not None:
                 os.close(pidfd)
                 pidfd = None
-            load_failed = self._collect(fd, start, len(enc), lim, res, budget, clock)
+            feed = _Feed(in_fd, enc)
+            load_failed = self._collect(fd, start, len(enc), lim, res, budget, clock, sched, feed)
         except _Stop as s:
             stop = s
         finally:
             if pidfd is not None:
                 os.close(pidfd)
+            if sched is not None:
+                sched.close()
+            if clock is not None:
+                clock.close()
+            os.close(in_fd)
             os.close(fd)
             stats = self._reap(pid)
             self._give_uid(uid)
@@ -692,16 +719,21 @@ class Sandbox:
         res: BatchResult,
         budget: _Budget,
         clock: _CpuClock | None = None,
+        sched: _SchedStat | None = None,
+        feed: _Feed | None = None,
     ) -> Outcome | None:
         """Read frames until the child ends. Returns an Outcome when loading failed.
 
-        Wall-clock limits: an input's hard deadline is its limit + slack after the previous
-        result was decoded. CPU-time limits (``clock``): the input is charged with the child's
-        CPU time from the previous frame's reading to its own (each reading the child reports
-        is clamped between readings of ``clock`` taken here, so a child can shift CPU time
-        between its own inputs at most by what it used since the parent last looked); it is
-        killed past limit + slack of CPU time, or past the wall-clock backstop; and a result
-        charged with more than its limit is a timeout, whatever the child says.
+        The child gets input k (from ``feed``) only once its previous frame is here, and
+        waits for it without using CPU time. Wall-clock limits: an input's hard deadline is its
+        limit + slack after its input was sent, and a result that arrives later than its limit
+        is a timeout. CPU-time limits (``clock``): input k is charged with the child's CPU
+        clock as read here once its frame had arrived, minus the reading once the previous
+        frame had arrived (the child's own readings decide nothing); it is killed past limit +
+        slack of CPU time, or once it has slept or blocked (``sched``: wall time not spent on a
+        CPU nor waiting for one) past the wall-clock backstop; a result charged with more than
+        its limit is a timeout, and a timeout the child reports is one only when the charge
+        has reached the limit.
         """
         buf = bytearray()
         poller = select.poll()
@@ -711,12 +743,8 @@ class Sandbox:
         limit, cut = lim.load, False
         w_mark = time.monotonic()  # wall clock where the current input's time starts
         u_mark = 0.0  # the child's CPU clock where it starts (a child's clock starts at fork)
-        # Bounds of the child's CPU readings (the child reads its clock, then writes the
-        # frame): ``lo``, a reading taken before any byte of a frame not yet begun could have
-        # been written; ``span``, (``lo`` when the frames being read began, the reading once
-        # the last read had returned).
-        lo = 0.0
-        span = (0.0, 0.0)
+        if sched is not None:
+            sched.reset(w_mark, 0.0)
         while True:
             try:
                 frame = _take_frame(buf, lim.frame_cap)
@@ -731,31 +759,39 @@ class Sandbox:
                     why = f"the batch's {lim.batch:g} s{_of(lim)} budget ran out here; killed"
                     spent = Outcome(Status.TIMEOUT, None, "Timeout", why, used)
                     raise _Stop(expect, spent, budget_spent=True)
-                wall_left = w_mark + lim.backstop(limit) + lim.slack - now
-                if clock is not None and used > limit + lim.slack:
-                    raise _Stop(expect, _cpu_timeout_outcome(expect, limit, lim, used))
-                if wall_left <= 0:
-                    if clock is not None:
-                        raise _Stop(expect, _backstop_outcome(expect, limit, lim, used))
-                    raise _Stop(expect, _timeout_outcome(expect, used))
-                wait = wall_left
                 if clock is not None:
-                    wait = min(wait, max((limit + lim.slack - used) / _NCPU, _MIN_WAIT))
+                    if used > limit + lim.slack:
+                        raise _Stop(expect, _cpu_timeout_outcome(expect, limit, lim, used))
+                    back = lim.backstop(limit)
+                    if sched is not None and sched.first_look():
+                        slept, queued = 0.0, 0.0
+                        if now - w_mark >= _FIRST_LOOK:
+                            slept, queued = sched.slept(now, u, back)
+                        else:  # a quick input never needs the file; a slow one is read soon
+                            back = min(back, _FIRST_LOOK)
+                    elif sched is not None:
+                        slept, queued = sched.slept(now, u, back)
+                    else:
+                        slept, queued = max(0.0, now - w_mark - used), 0.0
+                    if slept >= lim.backstop(limit):
+                        out = _backstop_outcome(expect, limit, lim, used, slept, queued)
+                        raise _Stop(expect, out)
+                    wait = min(back - slept, max((limit + lim.slack - used) / _NCPU, _MIN_WAIT))
+                else:
+                    wall_left = w_mark + limit + lim.slack - now
+                    if wall_left <= 0:
+                        raise _Stop(expect, _timeout_outcome(expect, used))
+                    wait = wall_left
                 if waiting:
                     wait = min(wait, budget.wait(res, u, now))
-                if not poller.poll(max(wait, 0.0) * 1000):
-                    if not buf:  # nothing had arrived: what comes was begun after `u`
-                        lo = max(lo, u)
-                    continue
-                pre = clock.read() if clock is not None else 0.0
-                chunk = os.read(fd, _RECV_CAP)
-                if not chunk:
-                    raise _Stop(expect, Outcome(Status.CRASH, seconds=used))
-                if clock is not None:
-                    # A frame already begun in ``buf`` keeps the lower bound it began under.
-                    span = (lo if not buf else span[0], clock.read())
-                    lo = max(lo, pre)
-                buf += chunk
+                for efd, _ in poller.poll(max(wait, 0.0) * 1000):
+                    if efd == fd:
+                        chunk = os.read(fd, _RECV_CAP)
+                        if not chunk:
+                            raise _Stop(expect, Outcome(Status.CRASH, seconds=used))
+                        buf += chunk
+                    elif feed is not None and feed.flush():
+                        poller.unregister(feed.fd)
                 continue
             arrived = time.monotonic()
             with _gc_paused():
@@ -765,13 +801,18 @@ class Sandbox:
                 except (ValueError, TypeError, KeyError, RecursionError, MemoryError) as e:
                     why = f"unreadable frame ({type(e).__name__})"
                     raise _Stop(expect, _violation(why)) from None
-                charged = 0.0
-                u_frame = u_mark
-                if clock is not None and kind in ("load", "r"):
-                    u_frame = _clamp(msg.get("u"), max(span[0], u_mark), span[1])
-                    charged = u_frame - u_mark
+                # The child now waits for its next input: its CPU clock stands still.
+                c = clock.settled() if clock is not None else 0.0
+                charged = c - u_mark
                 outcome = None
                 i = msg.get("i")
+                sent_at = None
+                if clock is not None and kind == "r" and i == expect and 0 <= i < n - 1:
+                    # Under CPU-time limits the next input goes out before this result is
+                    # decoded (the decoding is the parent's work, not the child's time).
+                    sent_at = time.monotonic()
+                    if feed is not None and not feed.send(expect + 1):
+                        poller.register(feed.fd, select.POLLOUT)
                 if kind == "r" and 0 <= expect < n and type(i) is int and i == expect:
                     # Decoding counts in the input's time: the frame's budget stops at its
                     # deadline, and a result decoded past it is that input's timeout.
@@ -779,12 +820,14 @@ class Sandbox:
                         deadline = w_mark + limit + lim.slack
                     else:  # the parent's own work is bounded in wall time from the arrival
                         deadline = arrived + limit + lim.slack
-                    outcome = _outcome(msg, len(frame), deadline)
+                    outcome = _outcome(msg, len(frame), deadline, res)
                     late = time.monotonic() > deadline
                     if late and outcome.status in (Status.OK, Status.ERROR):
                         outcome = _decoded_late(outcome)
                     if clock is not None:
                         outcome = _charge_cpu(outcome, charged, limit, cut, lim)
+                    else:
+                        outcome = _charge_wall(outcome, arrived - w_mark, limit, cut)
             if kind == "confine-failed":
                 raise SandboxError(
                     f"the child could not confine itself: {_short(msg.get('e'), 500)}"
@@ -792,7 +835,8 @@ class Sandbox:
             if expect == -1:
                 if kind != "load":
                     raise _Stop(expect, _violation(f"expected the load frame, got {_short(kind)}"))
-                if not msg.get("ok") or (clock is not None and charged > lim.load):
+                over = charged if clock is not None else arrived - w_mark
+                if not msg.get("ok") or over > lim.load:
                     if msg.get("timeout") or msg.get("ok"):
                         return Outcome(
                             Status.TIMEOUT, None, "Timeout", "loading the program timed out"
@@ -819,29 +863,73 @@ class Sandbox:
                 expect += 1
             else:
                 raise _Stop(expect, _violation(f"unexpected frame kind {_short(kind)}"))
-            # Measured after decoding, so the parent's own work never eats the next input's time.
-            w_mark = time.monotonic()
-            u_mark = u_frame
+            u_mark = c
             limit, cut = lim.in_force(expect, timeouts) if expect < n else (1.0, False)
+            # The next input's time starts when it is sent: under wall-clock limits after the
+            # decoding, so the parent's own work never eats into it.
+            w_mark = sent_at if sent_at is not None else time.monotonic()
+            if sched is not None:
+                sched.reset(w_mark, c)
+            if sent_at is None and expect < n and feed is not None and not feed.send(expect):
+                poller.register(feed.fd, select.POLLOUT)
 
 
 _NCPU = max(1, os.cpu_count() or 1)
 """How many CPUs a child can keep busy at once: the parent's next look at a child's CPU clock
 is at most (time left) / this away."""
 _MIN_WAIT = 0.002
+_SETTLE = 0.0003
+"""How long the parent waits for a child that has written its frame to leave its CPU (it
+needs microseconds; one that waits for a CPU reads exactly already)."""
+_FIRST_LOOK = 0.005
+"""The parent reads a slow input's schedstat baseline at most this long after sending it."""
 
 
 class _CpuClock:
     """The CPU time (user + system, every thread, live or ended) of one child, from the
     kernel's process CPU clock (``clock_gettime`` on the clock id of its pid: what
     ``clock_getcpuclockid`` returns). The child cannot change it; it stays readable until the
-    zygote reaps the child, which happens only when the parent asks."""
+    zygote reaps the child, which happens only when the parent asks.
 
-    __slots__ = ("clock_id", "last")
+    The kernel brings a thread's clock up to date when it leaves its CPU (and at each tick),
+    so a reading of a child that is running may lag by up to a tick; one that waits for its
+    input reads exactly. :meth:`settled` waits (briefly) until the child's main thread is off
+    its CPU before reading."""
+
+    __slots__ = ("clock_id", "last", "stat")
 
     def __init__(self, pid: int) -> None:
         self.clock_id = ((~pid) << 3) | 2  # MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED)
         self.last = 0.0
+        try:
+            self.stat: int | None = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            self.stat = None
+
+    def settled(self) -> float:
+        """The clock once the child's main thread is off its CPU (it goes on to wait for its
+        next input at once), after at most SETTLE seconds."""
+        if self.stat is not None:
+            end = 0.0
+            while True:
+                try:
+                    raw = os.pread(self.stat, 512, 0)
+                except OSError:
+                    break
+                if raw[raw.rfind(b")") + 2 : raw.rfind(b")") + 3] != b"R":
+                    break
+                now = time.monotonic()
+                if not end:
+                    end = now + _SETTLE
+                elif now > end:
+                    break
+                os.sched_yield()
+        return self.read()
+
+    def close(self) -> None:
+        if self.stat is not None:
+            os.close(self.stat)
+            self.stat = None
 
     def read(self) -> float:
         try:
@@ -870,13 +958,109 @@ def _pid_of(pidfd: int) -> int | None:
     return None
 
 
-def _clamp(claim: object, lo: float, hi: float) -> float:
-    """A child's CPU reading, held to what the parent's own readings allow: at least ``lo``
-    (the clock before the frame could have been written), at most ``hi`` (the clock once it
-    had arrived). A missing or malformed reading counts as ``hi``."""
-    if type(claim) not in (int, float) or not math.isfinite(claim):  # type: ignore[arg-type]
-        return max(lo, hi)
-    return min(max(float(claim), lo), max(lo, hi))  # type: ignore[arg-type]
+class _SchedStat:
+    """How long a child's threads waited for a CPU, from ``/proc/<pid>/task/*/schedstat``
+    (nanoseconds; the kernel counts it exactly). The wall time since ``reset`` not spent on
+    a CPU (the process's CPU clock) nor waiting for one is time the program slept or was
+    blocked: what the wall-clock backstop counts, so a program starved of CPU on a loaded
+    machine is never taken for one that sleeps. Where the files cannot be read, all of the
+    wall time not on a CPU counts."""
+
+    __slots__ = ("base", "busy0", "fd", "queued0", "task", "w0")
+
+    def __init__(self, pid: int) -> None:
+        self.task = f"/proc/{pid}/task"
+        try:
+            self.fd: int | None = os.open(self.task, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError:
+            self.fd = None
+        self.w0, self.busy0, self.queued0 = 0.0, 0.0, 0.0
+        self.base: dict[str, int] = {}
+
+    def _waits(self) -> dict[str, int] | None:
+        """Nanoseconds each live thread has waited for a CPU."""
+        if self.fd is None:
+            return None
+        out = {}
+        try:
+            tids = os.listdir(self.fd)
+        except OSError:  # the child is gone
+            return None
+        for tid in tids:
+            try:
+                with open(f"{self.task}/{tid}/schedstat", "rb") as f:
+                    out[tid] = int(f.read(128).split()[1])
+            except (OSError, ValueError, IndexError):  # a thread that just ended
+                continue
+        return out
+
+    def _read(self) -> tuple[float, float] | None:
+        """(0, seconds waited for a CPU since the baseline, over the live threads)."""
+        waits = self._waits()
+        if waits is None:
+            return None
+        if math.isnan(self.queued0):
+            self.base = waits
+            return 0.0, 0.0
+        return 0.0, sum(v - self.base.get(t, 0) for t, v in waits.items()) / 1e9
+
+    def reset(self, now: float, cpu: float) -> None:
+        """A new input starts (its baseline is read at the first look, see ``slept``)."""
+        self.w0, self.busy0, self.queued0 = now, cpu, math.nan
+
+    def slept(self, now: float, cpu: float, back: float) -> tuple[float, float]:
+        """(seconds slept or blocked, seconds its threads waited for a CPU) since ``reset``;
+        ``cpu`` is the process's CPU clock (every thread: a main thread that waits for its
+        threads while they run or wait to run is not asleep). The files are read only when
+        the time not on a CPU could reach ``back``, and first at most FIRST_LOOK after
+        ``reset`` (the run-queue waits before that are not counted: at most that much)."""
+        wall = now - self.w0
+        off_cpu = max(0.0, wall - (cpu - self.busy0))
+        if math.isnan(self.queued0):
+            got = self._read()
+            self.queued0 = got[1] if got is not None else 0.0
+            return off_cpu, 0.0
+        if off_cpu < back:
+            return off_cpu, 0.0  # at most this much: no need to read
+        got = self._read()
+        queued = 0.0 if got is None else got[1] - self.queued0
+        return max(0.0, off_cpu - queued), queued
+
+    def first_look(self) -> bool:
+        return math.isnan(self.queued0)
+
+    def close(self) -> None:
+        self.base = {}
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+class _Feed:
+    """The child's inputs, sent one at a time on its input pipe (non-blocking: a child that
+    does not read cannot stall the parent)."""
+
+    __slots__ = ("enc", "fd", "pending")
+
+    def __init__(self, fd: int, enc: EncodedInputs) -> None:
+        self.fd, self.enc, self.pending = fd, enc, memoryview(b"")
+        os.set_blocking(fd, False)
+
+    def send(self, i: int) -> bool:
+        """Queue input ``i`` and write what the pipe takes now; True when all is written."""
+        data = self.enc[i].encode("utf-8")
+        self.pending = memoryview(len(data).to_bytes(4, "big") + data)
+        return self.flush()
+
+    def flush(self) -> bool:
+        try:
+            while self.pending:
+                self.pending = self.pending[os.write(self.fd, self.pending) :]
+        except BlockingIOError:
+            return False
+        except OSError:  # the child is gone: its result pipe says so
+            self.pending = memoryview(b"")
+        return True
 
 
 @dataclass(slots=True)
@@ -921,17 +1105,20 @@ def _of(lim: Limits) -> str:
 
 
 def _charge_cpu(outcome: Outcome, charged: float, limit: float, cut: bool, lim: Limits) -> Outcome:
-    """The parent's verdict on an input under CPU-time limits: more CPU time than its limit is
-    a timeout whatever the child reported; ``seconds`` is the CPU time charged."""
+    """The parent's verdict on an input under CPU-time limits, from its own readings of the
+    child's CPU clock: more CPU time than its limit is a timeout whatever the child reported,
+    and a timeout the child reports is one only when the charge has reached the limit;
+    ``seconds`` is the CPU time charged."""
     reduced = " (the reduced limit, after earlier timeouts)" if cut else ""
     if outcome.status is Status.TIMEOUT and outcome.error_type == "Timeout":
         if "decod" in (outcome.error or ""):
             why = outcome.error
         elif charged < limit:
             why = (
-                f"timed out: slept or was blocked past the {lim.backstop(limit):g} s wall-clock "
-                f"backstop ({charged:.3f} s of CPU time){reduced}"
+                f"reported a timeout after {charged:.3f} s of CPU time, short of its {limit:g} s "
+                f"limit{reduced}: not confirmed by the child's CPU clock"
             )
+            return Outcome(Status.ERROR, None, "Timeout", why, charged)
         else:
             why = f"timed out: {limit:g} s of CPU time{reduced}"
         return Outcome(Status.TIMEOUT, None, "Timeout", why, charged)
@@ -939,6 +1126,19 @@ def _charge_cpu(outcome: Outcome, charged: float, limit: float, cut: bool, lim: 
         why = f"used {charged:.3f} s of CPU time, over its {limit:g} s limit{reduced}"
         return Outcome(Status.TIMEOUT, None, "Timeout", why, charged)
     return Outcome(outcome.status, outcome.value, outcome.error_type, outcome.error, charged)
+
+
+def _charge_wall(outcome: Outcome, took: float, limit: float, cut: bool) -> Outcome:
+    """The parent's verdict under wall-clock limits: a result that arrived more than its
+    limit after its input was sent is a timeout, whatever the child reported (a program may
+    ignore its timer); ``seconds`` is the child's measure, at most the parent's."""
+    if outcome.status in (Status.OK, Status.ERROR) and took > limit:
+        reduced = " (the reduced limit, after earlier timeouts)" if cut else ""
+        why = f"took {took:.3f} s of wall-clock time, over its {limit:g} s limit{reduced}"
+        return Outcome(Status.TIMEOUT, None, "Timeout", why, took)
+    if outcome.seconds > took:
+        return Outcome(outcome.status, outcome.value, outcome.error_type, outcome.error, took)
+    return outcome
 
 
 def _short(x: object, n: int = 40) -> str:
@@ -956,17 +1156,33 @@ def _error_pair(raw: object) -> tuple[str, str]:
     return "Error", "(malformed error report)"
 
 
-def _outcome(msg: dict[str, Any], nbytes: int = 0, deadline: float | None = None) -> Outcome:
+def _outcome(
+    msg: dict[str, Any],
+    nbytes: int = 0,
+    deadline: float | None = None,
+    batch: BatchResult | None = None,
+) -> Outcome:
     """The Outcome of a result frame's object; its value is decoded within a budget of
-    DECODE_FACTOR x ``nbytes`` (the frame's size) + DECODE_FLOOR bytes, until ``deadline``."""
+    DECODE_FACTOR x ``nbytes`` (the frame's size) + DECODE_FLOOR bytes, until ``deadline``.
+    The decoded values of one ``batch`` stay in its result: together they may hold at most
+    :data:`BATCH_DECODE` bytes (each booked at its frame's budget)."""
     t = msg.get("t", 0.0)
     if type(t) not in (int, float) or not 0 <= t < 1e9:
         return _violation("malformed time in a result")
     s = msg.get("s")
     if s == "ok":
+        leaves = LEAF_FACTOR * nbytes  # the numbers and strings a parsed frame holds, at most
+        if batch is not None and batch.decoded_bytes + leaves > BATCH_DECODE:
+            return _batch_full(nbytes, t)
         budget = _runner.Budget(DECODE_FACTOR * nbytes + DECODE_FLOOR, deadline)
         try:
-            return Outcome(Status.OK, decode_value(msg.get("v"), budget), seconds=t)
+            value = decode_value(msg.get("v"), budget)
+            if batch is not None:
+                held = leaves + budget.total - budget.left
+                if batch.decoded_bytes + held > BATCH_DECODE:
+                    return _batch_full(nbytes, t)
+                batch.decoded_bytes += held
+            return Outcome(Status.OK, value, seconds=t)
         except _runner.OverBudget as e:
             return Outcome(
                 Status.ERROR, None, "OutputTooLarge", f"{e} (its frame: {nbytes} bytes)", t
@@ -987,6 +1203,14 @@ def _outcome(msg: dict[str, Any], nbytes: int = 0, deadline: float | None = None
         etype, emsg = _error_pair(msg["e"])
         return Outcome(Status.ERROR, None, etype, emsg, t)
     return _violation(f"malformed result status {_short(s, 50)}")
+
+
+def _batch_full(nbytes: int, t: float) -> Outcome:
+    why = (
+        f"the batch's results would hold more than {BATCH_DECODE} bytes in the parent "
+        f"(this one's frame: {nbytes} bytes)"
+    )
+    return Outcome(Status.ERROR, None, "OutputTooLarge", why, t)
 
 
 def _decoded_late(outcome: Outcome) -> Outcome:
@@ -1019,11 +1243,14 @@ def _cpu_timeout_outcome(index: int, limit: float, lim: Limits, used: float) -> 
     return Outcome(Status.TIMEOUT, None, "Timeout", why, used)
 
 
-def _backstop_outcome(index: int, limit: float, lim: Limits, used: float) -> Outcome:
+def _backstop_outcome(
+    index: int, limit: float, lim: Limits, used: float, slept: float, queued: float
+) -> Outcome:
     what = "loading the program" if index < 0 else "the input"
     why = (
         f"{what} slept or was blocked past the {lim.backstop(limit):g} s wall-clock backstop "
-        f"({used:.3f} s of CPU time; hard deadline); killed"
+        f"({slept:.2f} s asleep or blocked, {used:.3f} s of CPU time, {queued:.2f} s waiting "
+        "for a CPU; hard deadline); killed"
     )
     return Outcome(Status.TIMEOUT, None, "Timeout", why, used)
 

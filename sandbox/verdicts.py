@@ -7,8 +7,18 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from utdebug.sandbox.compare import CheckSpec, Semantics, describe, outputs_match
+from utdebug.sandbox.compare import (
+    CheckSpec,
+    Semantics,
+    compared_by_repr,
+    describe,
+    outputs_match,
+)
 from utdebug.sandbox.server import Outcome, Status
+
+REPR_NOTE = "compared by repr"
+"""The detail of a verdict on a result the sandbox could not encode (or an expected value
+known only by its text): such a result equals only an expected value of the same repr."""
 
 
 class Verdict(StrEnum):
@@ -27,7 +37,8 @@ class Verdict(StrEnum):
 class Judged:
     verdict: Verdict
     detail: str | None = None
-    """For a fail: ``returned <repr>`` or ``raised <Type>: <message>``; otherwise the reason."""
+    """For a fail: ``returned <repr>`` or ``raised <Type>: <message>``; otherwise the reason.
+    A result compared by its repr says so (``compared by repr``), also on a pass."""
 
 
 def judge(
@@ -38,9 +49,14 @@ def judge(
     args: Sequence[Any] = (),
 ) -> Judged:
     if outcome.status is Status.OK:
+        by_repr = (
+            not (check.never_asserts or check.poly_root)  # these compare no expected value
+            and compared_by_repr(outcome.value, expected)
+        )
         if outputs_match(outcome.value, expected, check, semantics, args):
-            return Judged(Verdict.PASS)
-        return Judged(Verdict.FAIL, "returned " + describe(outcome.value, 500))
+            return Judged(Verdict.PASS, REPR_NOTE if by_repr else None)
+        shown = "returned " + describe(outcome.value, 500)
+        return Judged(Verdict.FAIL, f"{shown} ({REPR_NOTE})" if by_repr else shown)
     if outcome.status is Status.ERROR:
         # The dataset helper of MBPP 737/794 never asserts, but an exception still fails it.
         return Judged(Verdict.FAIL, f"raised {outcome.error_type}: {outcome.error}")

@@ -15,6 +15,13 @@ taken; a streamed reply pauses ``stall_seconds`` before token ``stall_at``). ``s
 are HTTP error codes to answer first, one per request (429/503 get a ``Retry-After: 0``).
 ``stop()`` closes the listening socket and drops requests in progress (a server stopped
 mid-run); ``start()`` serves again on the same port.
+
+``owned_by`` is what ``/v1/models`` says owns the model (``"llamacpp"`` for llama.cpp's
+``llama-server``, ``"me"`` for llama-cpp-python's server; ``None``: not said). With
+``interrupts`` the server behaves like llama-cpp-python's (its ``interrupt_requests``, on by
+default): a request that arrives while another is generating makes that stream end at once,
+with ``finish_reason: "stop"`` and whatever it had sent (``interrupted`` counts them).
+:func:`llama_cpp_python` and :func:`llama_server` make the two.
 """
 
 from __future__ import annotations
@@ -78,6 +85,8 @@ class LLMServer:
         model: str = "stub-model",
         stall_at: int | None = None,
         stall_seconds: float = 0.0,
+        owned_by: str | None = None,
+        interrupts: bool = False,
     ) -> None:
         self.slots = slots
         self.seconds_per_request = seconds_per_request
@@ -89,6 +98,11 @@ class LLMServer:
         self.model = model
         self.stall_at = stall_at
         self.stall_seconds = stall_seconds
+        self.owned_by = owned_by
+        self.interrupts = interrupts
+        self.interrupted = 0
+        """Replies cut short because another request arrived (``interrupts``)."""
+        self._interrupt = threading.Event()
         self.statuses: list[int] = []
         self.bodies: list[dict[str, Any]] = []
         """Every completion request received, in arrival order."""
@@ -187,7 +201,10 @@ class LLMServer:
     def _get(self, h: http.server.BaseHTTPRequestHandler) -> None:
         path = h.path.split("?")[0].rstrip("/")
         if path in ("/v1/models", "/models"):
-            self._send_json(h, 200, {"object": "list", "data": [{"id": self.model}]})
+            entry: dict[str, Any] = {"id": self.model, "object": "model"}
+            if self.owned_by is not None:
+                entry["owned_by"] = self.owned_by
+            self._send_json(h, 200, {"object": "list", "data": [entry]})
         elif path == "/health":
             self._send_json(h, 200, {"status": "ok"})
         elif path == "/props" and self.expose_slots:
@@ -240,6 +257,8 @@ class LLMServer:
             ticket = self._ticket
             self._ticket += 1
             self._queue.append(ticket)
+            if self.interrupts and self.active >= self.slots:
+                self._interrupt.set()  # the one generating stops for the newcomer
             while not self._stopped.is_set() and (
                 self._queue[0] != ticket or self.active >= self.slots
             ):
@@ -250,6 +269,7 @@ class LLMServer:
                 return False
             self.active += 1
             self.max_active = max(self.max_active, self.active)
+            self._interrupt.clear()
             self._turn.notify_all()
             return True
 
@@ -357,15 +377,22 @@ class LLMServer:
             return out
 
         longest = max(len(t) for t in token_lists)
+        sent = [0] * len(token_lists)
         for j in range(longest):
             if self._stopped.is_set():
                 raise ConnectionResetError("server stopped")
+            if self._interrupt.is_set():
+                with self._lock:
+                    self.interrupted += 1
+                finish = "stop"  # as llama-cpp-python says it: the reply just ends
+                break
             time.sleep(self.seconds_per_token)
             if self.stall_at is not None and j == self.stall_at:
                 time.sleep(self.stall_seconds)
             choices = []
             for i, toks in enumerate(token_lists):
                 if j < len(toks):
+                    sent[i] += 1
                     delta: dict[str, Any] = {"content": toks[j]}
                     if j == 0:
                         delta["role"] = "assistant"
@@ -373,7 +400,7 @@ class LLMServer:
             event(chunk(choices))
             with self._lock:
                 self.tokens_sent += len(choices)
-        completion = sum(len(t) for t in token_lists)
+        completion = sum(sent)
         event(
             chunk(
                 [
@@ -390,6 +417,20 @@ class LLMServer:
         write(b"data: [DONE]\n\n")
         h.wfile.write(b"0\r\n\r\n")
         h.wfile.flush()
+
+
+def llama_cpp_python(**kw: Any) -> LLMServer:
+    """A stub of llama-cpp-python's server (``python -m llama_cpp.server``) at its defaults:
+    one request generated at a time, a second one interrupts it, no ``/props`` or ``/slots``,
+    ``owned_by: "me"`` in ``/v1/models``, a new turn for an assistant prefill."""
+    kw.setdefault("continues_prefill", False)
+    return LLMServer(slots=1, expose_slots=False, owned_by="me", interrupts=True, **kw)
+
+
+def llama_server(slots: int = 1, **kw: Any) -> LLMServer:
+    """A stub of llama.cpp's ``llama-server``: ``slots`` in ``/props``, ``owned_by:
+    "llamacpp"``."""
+    return LLMServer(slots=slots, expose_slots=True, owned_by="llamacpp", **kw)
 
 
 def free_port() -> int:

@@ -316,3 +316,38 @@ def default_sandbox() -> Iterator[Sandbox]:
         raise
     yield s
     s.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# Time in tests that must hold on a loaded machine
+# ---------------------------------------------------------------------------------------------
+
+ROOM = 4.0
+"""How much longer than on an idle machine a wall-clock bound in a test allows: on a machine
+shared with other test runs, CI jobs or four CPU hogs per core, a child gets a fraction of a
+core. Where CPU time is what is meant, the tests check CPU time (:func:`cpu_stopped`); the
+wall-clock bound is a backstop that only catches a real hang."""
+
+
+def roomy(seconds: float) -> float:
+    """A wall-clock bound of ``seconds`` on an idle machine, with room for a loaded one."""
+    return ROOM * seconds + 2.0
+
+
+def cpu_stopped(res: Any, lim: Limits, seconds: float) -> None:
+    """A hang was stopped at its deadline of ``seconds`` (+ slack) of its limit's kind: under
+    CPU-time limits the batch's children used little more CPU time than that, whatever the
+    load (the wall time only gets a roomy backstop, checked by the caller)."""
+    from utdebug.sandbox import LimitKind
+
+    if lim.kind is LimitKind.CPU:
+        assert res.cpu_seconds < seconds + lim.slack + 1.0, res
+
+
+def tmp_skeleton() -> list[str]:
+    """Names in a child's ``/tmp`` that are not scratch space: the first folders of the
+    read-only folders under ``/tmp`` it needs (a checkout's virtual environment there)."""
+    from utdebug.sandbox.layers import plan
+
+    keep = plan().zygote_config.get("tmp_keep") or []
+    return sorted({d[len("/tmp/") :].split("/")[0] for d in keep})  # type: ignore[attr-defined]

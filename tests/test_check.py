@@ -40,7 +40,9 @@ SPECS: Specs = {
     "parse": [("parse('a: 1')", "{'a': 1}"), ("parse('b: 2')", "{'b': 2}"),
               ("parse('c: 3')", "{'c': 3}")],
     "needs": [("needs(1)", "1"), ("needs(2)", "2"), ("needs(3)", "3")],
+    "Acc.total": [("acc.total([1, 2])", "3"), ("acc.total([])", "0"), ("acc.total([5])", "5")],
 }  # fmt: skip
+"""A method's tests are programs: ``acc = Acc()`` is their setup."""
 
 ADD_FIX = 'def add(a, b):\n    """Return a + b."""\n    return a + b\n'
 
@@ -96,11 +98,15 @@ class Replies:
                 raise ScriptExhausted("no more test proposals in this script")
             name = next(n for n in self.specs if f"`{n}` is part of the module" in text)
             call, out = self.specs[name][i % len(self.specs[name])]
+            if "pytest function" in text:  # a method: a test that builds its object
+                return (
+                    f"```python\ndef test_it():\n    acc = Acc()\n    assert {call} == {out}\n```"
+                )
             return ut(call, out)
         if request.purpose == "vote":
             for tests in self.specs.values():
                 for call, out in tests:
-                    if f"```{call}```" in text:
+                    if f"```{call}```" in text or f"result = {call}\n" in text:
                         j = i % 8
                         if call in self.weak and j >= 5:
                             return votes("12345")[0]
@@ -175,6 +181,7 @@ def test_changed_functions_buggy_gets_a_finding_correct_does_not(
     add, scaled, total = got["add"], got["scaled"], got["Acc.total"]
     assert add.status is Status.FINDINGS
     assert {t.call for t in add.findings} == {"add(1, 2)", "add(-1, 1)"}
+    assert all(t.code is None for t in add.tests)  # literal-argument tests: the call says it
     f = next(t for t in add.findings if t.call == "add(1, 2)")
     assert (f.expected, f.actual, f.share, f.draws) == ("3", "returned -1", 1.0, 8)
     assert f.verdict is TestVerdict.FAIL
@@ -182,10 +189,32 @@ def test_changed_functions_buggy_gets_a_finding_correct_does_not(
     # scaled imports its helpers (absolute and relative imports of the package): all pass
     assert scaled.status is Status.OK, scaled.message
     assert [t.verdict for t in scaled.tests] == [TestVerdict.PASS] * 3
-    assert total.status is Status.SKIPPED and "method" in total.message
+    # a method is checked with tests that build its object
+    assert total.status is Status.OK, total.message
+    assert [t.call for t in total.tests] == ["acc.total([1, 2])", "acc.total([])", "acc.total([5])"]
+    assert total.tests[0].code == "acc = Acc()\nassert acc.total([1, 2]) == 3"
     assert report.base == calc.commit("main").hexsha
     assert report.exit_code() == 1
-    assert replies.calls.count("ut") == 6 and replies.calls.count("vote") == 6 * 8
+    assert replies.calls.count("ut") == 9 and replies.calls.count("vote") == 9 * 8
+
+
+def test_a_method_with_a_bug_gets_findings_that_carry_the_test_code(
+    calc: git.Repo, tmp_path: Path
+) -> None:
+    root = Path(calc.working_tree_dir or ".")
+    ops = root / "calc" / "ops.py"
+    ops.write_text(ops.read_text().replace("return sum(xs) + 0", "return sum(xs[1:])"))
+    report = check(calc, tmp_path, Replies(SPECS).info(), targets=("calc/ops.py::Acc.total",))
+    (total,) = report.functions
+    assert total.status is Status.FINDINGS
+    assert [t.call for t in total.findings] == ["acc.total([1, 2])", "acc.total([5])"]
+    assert total.findings[0].actual == "returned 2"
+    from utdebug.check.formats import schema
+
+    data = report.to_json()
+    jsonschema.validators.validator_for(schema())(schema()).validate(data)
+    (record,) = data["functions"]
+    assert record["tests"][0]["code"] == "acc = Acc()\nassert acc.total([1, 2]) == 3"
 
 
 def test_the_base_itself_has_no_findings(calc: git.Repo, tmp_path: Path) -> None:
@@ -335,7 +364,7 @@ def test_the_cache_skips_unchanged_functions(calc: git.Repo, tmp_path: Path) -> 
     # another model, another function text, or --no-cache: tested again
     other = Replies(SPECS)
     check(calc, tmp_path, other.info("another-model"), changed=True, base="main")
-    assert other.calls.count("ut") == 6
+    assert other.calls.count("ut") == 9  # add, scaled and the method Acc.total
     root = Path(calc.working_tree_dir or ".")
     ops = root / "calc" / "ops.py"
     ops.write_text(ops.read_text().replace("return a - b", "return b - a"))
@@ -345,7 +374,7 @@ def test_the_cache_skips_unchanged_functions(calc: git.Repo, tmp_path: Path) -> 
     assert changed.calls.count("ut") == 3
     fresh = Replies(SPECS)
     check(calc, tmp_path, fresh.info(), changed=True, base="main", use_cache=False)
-    assert fresh.calls.count("ut") == 6
+    assert fresh.calls.count("ut") == 9
 
 
 def test_a_corrupt_cache_entry_is_checked_again(calc: git.Repo, tmp_path: Path) -> None:
@@ -357,6 +386,47 @@ def test_a_corrupt_cache_entry_is_checked_again(calc: git.Repo, tmp_path: Path) 
     report = check(calc, tmp_path, again.info(), targets=("calc/ops.py::add",))
     assert again.calls and not report.functions[0].cached
     assert json.loads(entries[0].read_text())["version"] == CACHE_VERSION
+
+
+def test_no_test_is_not_cached_and_the_report_says_why(calc: git.Repo, tmp_path: Path) -> None:
+    """Replies that hold no test (a model served badly, say): "no test could be generated",
+    with the refused replies' reasons (not their text) in the report; nothing cached, so a
+    rerun once the model answers asks it again."""
+    from utdebug.check.formats import schema
+
+    class Rambling(Replies):
+        def __call__(self, request: Any, i: int) -> str:
+            self.calls.append(request.purpose)
+            return "To solve this problem, we need to think about it step by step."
+
+    bad = Rambling(SPECS)
+    report = check(calc, tmp_path, bad.info(), targets=("calc/ops.py::add",))
+    (fn,) = report.functions
+    assert fn.status is Status.ERROR and "no test could be generated" in fn.message
+    assert fn.refused and {r.purpose for r in fn.refused} == {"ut"}
+    assert sum(r.count for r in fn.refused) == bad.calls.count("ut")
+    assert "refused, most often:" in fn.message
+    data = fn.to_json()
+    assert data["refused_replies"] and all(
+        "step by step" not in r["reason"] for r in data["refused_replies"]
+    )
+    jsonschema.validators.validator_for(schema())(schema()).validate(report.to_json())
+    assert list((tmp_path / "cache").rglob("*.json")) == []
+    said: list[str] = []
+    bad_model = Rambling(SPECS).info()
+    bad_model = ModelInfo(bad_model.model, bad_model.name, bad_model.key, False)  # not simulated
+    run_check(
+        options(calc, tmp_path, targets=("calc/ops.py::add",)),
+        bad_model,
+        SandboxConfig(),
+        progress=said.append,
+    )
+    (warning,) = [x for x in said if x.startswith("warning:")]
+    assert "gave nothing usable" in warning and "unparsable or refused" in warning
+    good = Replies(SPECS)
+    again = check(calc, tmp_path, good.info(), targets=("calc/ops.py::add",))
+    assert good.calls.count("ut") == 3 and not again.functions[0].cached
+    assert again.functions[0].status is not Status.ERROR and again.functions[0].refused == ()
 
 
 # -- --fix ------------------------------------------------------------------------------------

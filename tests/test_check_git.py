@@ -247,7 +247,7 @@ def test_working_tree_staged_unstaged_untracked_ignored_deleted(repo: Repo) -> N
         "unstaged.py::a",
     ]
     assert changes.files == ("new.py", "staged.py", "unstaged.py")
-    assert by_name(changes)["K.m"].supported is False
+    assert by_name(changes)["K.m"].supported is True  # methods are targets
 
 
 def test_nothing_changed(repo: Repo) -> None:
@@ -366,24 +366,18 @@ def test_kinds_supported_and_reasons(repo: Repo) -> None:
     expected = {
         "deco": ("function", True),
         "C.static": ("staticmethod", True),
-        "C.method": ("method", False),
-        "C.klass": ("classmethod", False),
-        "C.prop": ("property", False),
-        "C.cached": ("property", False),
-        "C.amethod": ("async", False),
+        "C.method": ("method", True),
+        "C.klass": ("classmethod", True),
+        "C.prop": ("property", True),
+        "C.cached": ("property", True),
+        "C.amethod": ("async", True),
         "C.Inner.deep": ("staticmethod", False),
-        "coro": ("async", False),
+        "coro": ("async", True),
         "decorated": ("function", True),
         "outer": ("function", True),
         "conditional": ("function", False),
     }
     assert {q: (f.kind, f.supported) for q, f in got.items()} == expected
-    assert got["C.method"].reason == (
-        "methods are not supported: move the logic into a module-level function or a @staticmethod"
-    )
-    assert "classmethods are not supported" in (got["C.klass"].reason or "")
-    assert "properties are not supported" in (got["C.prop"].reason or "")
-    assert "async functions are not supported" in (got["coro"].reason or "")
     assert "nested classes" in (got["C.Inner.deep"].reason or "")
     assert "module-level `if` block" in (got["conditional"].reason or "")
     # The property's setter (defined later under the same name) is the one reported.

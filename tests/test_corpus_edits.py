@@ -33,6 +33,7 @@ from utdebug.agents.edits import MergedEdit, take_edit
 
 REPO = Path(__file__).resolve().parents[1]
 NO_CHANGE = "the edit does not change the code"
+ONLY_DOCS = "the edit changes only comments, docstrings or formatting"
 
 
 def corpus_path() -> Path:
@@ -82,21 +83,9 @@ EXPECTED: dict[tuple[int, str], Expected] = {
     ),
     # hard/9: "the corrected code" is the buggy code again, plus an assert
     (46, "4fb05833e959"): Expected("debug", True, NO_CHANGE),
-    # hard/12: a docstring rewording, test data and prints, cut inside a literal
-    (55, "2dd4a5cdf2dd"): Expected(
-        "ut",
-        False,
-        Edit(
-            (
-                "assignment M1 (unused)",
-                "print call at line 27",
-                "assignment M2 (unused)",
-                "print call at line 30",
-                "lines 32-32 of the code (the reply ends inside the code block: line 32: "
-                "'[' was never closed)",
-            )
-        ),
-    ),
+    # hard/12: a docstring rewording, test data and prints, cut inside a literal: a docstring
+    # is no behaviour, so this is no edit
+    (55, "2dd4a5cdf2dd"): Expected("ut", False, ONLY_DOCS),
     (74, "7bc979de7260"): Expected("ut", True, Edit(("print call at line 12",))),
     # hard/11: the buggy function quoted twice in an indented list, cut
     (75, "14cb61be1891"): Expected("ut", True, NO_CHANGE),
@@ -178,8 +167,9 @@ def test_each_debug_reply_gives_the_edit_checked_by_hand(
 def test_edits_before_and_after(corpus: dict[int, Any], buggy: dict[str, Any]) -> None:
     rows = {k: outcome(corpus[k[0]], buggy) for k in EXPECTED}
     assert sum(before for before, _ in rows.values()) == 20
-    assert sum(isinstance(after, Edit) for _, after in rows.values()) == 12
-    assert [after for _, after in rows.values() if not isinstance(after, Edit)] == [NO_CHANGE] * 10
+    assert sum(isinstance(after, Edit) for _, after in rows.values()) == 11
+    refusals = [after for _, after in rows.values() if not isinstance(after, Edit)]
+    assert sorted(refusals) == sorted([NO_CHANGE] * 10 + [ONLY_DOCS])
     read_as_debug = {k: w for k, w in {**EXPECTED, **EXTRA}.items() if w.role == "debug"}
     assert sorted(i for i, _ in read_as_debug) == [36, 38, 45, 46, 77, 79, 91, 93, 100, 101]
     assert sum(w.before for w in read_as_debug.values()) == 9

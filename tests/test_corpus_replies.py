@@ -112,11 +112,10 @@ EXPECTED: dict[str, Expect] = {
     "5:d2ba3ec2b856": Call(
         (MATRIX,), "`M = [[...]]` under **Input Arguments** (cut, repeated)", task="hard/12"
     ),
-    "6:ed5185255283": Refused(
-        "ut",
-        "`input_text` has no value",
-        "six (input, expected) pairs fed through a loop: no single test input; the only call "
-        "uses the loop variable",
+    "6:ed5185255283": Call(
+        ("Hello world",),
+        "six (input, expected) pairs in `test_cases`, fed through `for i, (input_text, "
+        "expected_output) in enumerate(test_cases)`: the first row's input",
         purpose_guess="debug",
     ),
     "7:d795418701be": Answer(

@@ -421,7 +421,7 @@ def test_unknown_split_and_variant(tmp_path: Path) -> None:
 
 def test_split_names_are_strings() -> None:
     assert Split("hard") is Split.HARD
-    assert [str(split) for split in Split] == ["hard", "mbpp", "he", "he+", "val"]
+    assert [str(split) for split in Split] == ["hard", "mbpp", "he", "he+", "val", "classeval"]
     assert [str(variant) for variant in HeVariant] == ["body", "runnable"]
 
 

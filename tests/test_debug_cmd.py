@@ -40,8 +40,8 @@ def test_bad_targets_are_explained(
 ) -> None:
     code, err = run(capsys, f"{source}::ad", "--model", "scripted:x.json")
     assert code == 2 and "add" in err  # the message suggests the close match
-    code, err = run(capsys, f"{source}::Box.size", "--model", "scripted:x.json")
-    assert code == 2 and "methods are not supported" in err
+    code, err = run(capsys, f"{source}::Box.nope", "--model", "scripted:x.json")
+    assert code == 2 and "has no method 'nope'" in err and "size" in err
     code, err = run(capsys, f"{tmp_path / 'nope.py'}::f", "--model", "scripted:x.json")
     assert code == 2 and "nope.py" in err
     code, err = run(capsys, str(source), "--model", "scripted:x.json")
@@ -159,3 +159,28 @@ def test_debug_caches_responses_like_bench(tmp_path: Path, monkeypatch: pytest.M
     assert (tmp_path / "responses.sqlite").exists()
     args.no_cache = True
     assert not isinstance(_model(args), CachedModel)
+
+
+def test_a_target_tested_with_programs_runs_as_its_module(tmp_path: Path) -> None:
+    from utdebug.debug_cmd import Prepared, _context
+    from utdebug.engine import Settings
+    from utdebug.workspace import load_function
+
+    pkg = tmp_path / "shop"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from .cart import Cart\n", encoding="utf-8")
+    cart = pkg / "cart.py"
+    cart.write_text("class Cart:\n    def total(self):\n        return 0\n", encoding="utf-8")
+    loose = tmp_path / "calc.py"
+    loose.write_text("def add(a, b):\n    return a - b\n", encoding="utf-8")
+    method = load_function(cart, "Cart.total")
+    ctx = _context(Prepared(method.to_task(), None, method, Settings()))
+    assert ctx is not None
+    assert (ctx.name, ctx.package, ctx.path, ctx.import_package) == (
+        "shop.cart",
+        "shop",
+        (str(tmp_path.resolve()),),
+        True,
+    )
+    function = load_function(loose, "add")
+    assert _context(Prepared(function.to_task(), None, function, Settings())) is None

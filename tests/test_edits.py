@@ -217,8 +217,22 @@ def test_no_change_is_refused() -> None:
     )
     comment = "def f(x):\n    # the square root\n    return math.sqrt( x )\n"
     assert refused(merge_edit(MODULE, comment, "f")) == (
-        "the edit changes only comments or formatting"
+        "the edit changes only comments, docstrings or formatting"
     )
+    documented = 'def f(x):\n    """The square root of x."""\n    return math.sqrt(x)\n'
+    assert refused(merge_edit(MODULE, documented, "f")) == (
+        "the edit changes only comments, docstrings or formatting"
+    )
+    base = MODULE.replace("def f(x):\n", 'def f(x):\n    """The square root of x."""\n')
+    assert base != MODULE
+    # the docstring's whitespace changed (re-wrapped, re-indented): still no edit
+    rewrapped = 'def f(x):\n    """\n    The square root of x.\n    """\n    return math.sqrt(x)\n'
+    assert refused(merge_edit(base, rewrapped, "f")) == (
+        "the edit changes only comments, docstrings or formatting"
+    )
+    # a docstring and a real change: an edit
+    fixed = 'def f(x):\n    """The root."""\n    return math.sqrt(abs(x))\n'
+    assert "abs(x)" in merged(merge_edit(base, fixed, "f")).code
 
 
 def test_a_renamed_function_is_refused() -> None:

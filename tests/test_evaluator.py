@@ -297,6 +297,20 @@ def test_a_failed_fsync_takes_the_record_back(
     assert path.read_bytes().endswith(b"\n")
 
 
+@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o002, 0o664), (0o077, 0o600)])
+def test_atomic_writes_give_the_mode_of_a_new_file(tmp_path: Path, umask: int, mode: int) -> None:
+    # A temporary file renamed into place would stay 0o600 whatever the umask: a summary
+    # (or a card, a shard) that others on the machine cannot read.
+    old = os.umask(umask)
+    try:
+        write_json_atomic(tmp_path / SUMMARY, {"a": 1})
+        write_json_atomic(tmp_path / SUMMARY, {"a": 2})  # replacing a file: the same mode
+    finally:
+        os.umask(old)
+    assert (tmp_path / SUMMARY).stat().st_mode & 0o777 == mode
+    assert json.loads((tmp_path / SUMMARY).read_text()) == {"a": 2}
+
+
 def test_a_summary_that_cannot_be_written_leaves_no_temporary_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.llm_server import LLMServer, engine_responder, free_port
+from tests.llm_server import LLMServer, engine_responder, free_port, llama_cpp_python, llama_server
 from utdebug.benchmarks.records import SAMPLES, SUMMARY, read_samples
 from utdebug.cli import main
 
@@ -201,6 +201,40 @@ def test_models_check_exits_1_when_the_default_model_is_down(
     capsys.readouterr()
     write_config(tmp_path, monkeypatch, default="local", local=server.base, down=down_url())
     assert main(["models", "--check"]) == 0
+
+
+def test_models_check_says_what_server_it_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Server kind, slots, prefill and the requests it will be sent at once."""
+    monkeypatch.delenv("UTDEBUG_MODEL", raising=False)
+    with llama_cpp_python() as one, llama_server(slots=4) as four:
+        write_config(tmp_path, monkeypatch, default="pyserver", pyserver=one.base, cpp=four.base)
+        assert main(["models", "--check", "--json"]) == 0
+        found = {m["name"]: m for m in json.loads(capsys.readouterr().out)["models"]}
+        monkeypatch.setenv("COLUMNS", "240")  # the table on one line a row
+        assert main(["models", "--check"]) == 0
+        table = capsys.readouterr().out
+    assert found["pyserver"]["server"] == {
+        "kind": "llama-cpp-python",
+        "slots": 1,
+        "prefill": False,
+        "limit": 1,
+    }
+    assert found["cpp"]["server"] == {
+        "kind": "llama-server",
+        "slots": 4,
+        "prefill": True,
+        "limit": 4,
+    }
+    assert (
+        "llama-cpp-python, 1 slot(s), does not continue a prefill; 1 request(s) at once"
+        in (found["pyserver"]["verdict"])
+    )
+    assert "llama-cpp-python" in table and "llama-server" in table
+    from utdebug.agents.limiter import known_endpoints
+
+    assert known_endpoints() == set()  # the listing left no limit behind
 
 
 # --- (c) a server that stops mid-run: finished problems kept, the others retried --------------

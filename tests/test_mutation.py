@@ -120,3 +120,20 @@ def test_a_docstring_change_is_not_a_different_program() -> None:
     b = 'def f():\n    """Two."""\n    return 1\n'
     assert normalized_dump(a) == normalized_dump(b)
     assert normalized_dump("def f(:") is None
+
+
+def test_mutants_can_be_kept_within_the_lines_of_one_method() -> None:
+    code = (
+        "class C:\n"
+        "    def a(self, x):\n"
+        "        return x + 1 if x > 0 else x - 1\n"
+        "\n"
+        "    def b(self, y):\n"
+        "        return y * 2 < 10\n"
+    )
+    inside = mutants(code, random.Random(3), 50, lines=(5, 6))
+    assert inside and all(5 <= m.site.line <= 6 for m in inside)
+    assert all(m.code.splitlines()[:4] == code.splitlines()[:4] for m in inside)
+    everywhere = mutants(code, random.Random(3), 50)
+    assert {m.site.line for m in everywhere} == {3, 6}
+    assert mutants(code, random.Random(3), 50, lines=(4, 4)) == []

@@ -820,3 +820,83 @@ def test_a_cut_reply_without_voting_says_so(executor: Executor) -> None:
     dropped = [e.reason for e in result.events if isinstance(e, TestDropped)]
     assert dropped == ["no output: cut at the token limit: truncated: unclosed code fence"] * 3
     assert result.tests == []
+
+
+# --- forms a small model writes (second corpus) ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("reply", "call", "value"),
+    [
+        ("Step by step ... so the final answer is \\boxed{42}.", None, 42),
+        ("So the result is \\boxed{\\text{True}}", None, True),
+        ("The output is \\( x = 7 \\).", None, 7),
+        ("Thus the function returns \\(3 - 1 = 2\\) for it.", None, 2),
+        (
+            "The correct output of `f([1, 2])` is:\n\n```python\n[2, 1]\n```\n\nIt reverses.",
+            "f([1, 2])",
+            [2, 1],
+        ),
+        (
+            "4. **Output**: the function returns the sorted list.\n\n"
+            "So a correct f returns:\n```python\n[1, 2, 3]\n```",
+            None,
+            [1, 2, 3],
+        ),
+        ("```python\nresult = f(8, 6)\nprint(result)  # Output: True\n```", "f(8, 6)", True),
+        (
+            "```python\ntext = 'short'\nout = f(text)\nprint(out)  # Output: ['short']\n```",
+            "f('short')",
+            ["short"],
+        ),
+    ],
+    ids=["boxed", "boxed-text", "latex", "latex-derivation", "output-of-call", "step-label",
+         "printed-variable", "printed-variable-args"],
+)  # fmt: skip
+def test_answers_small_models_write(reply: str, call: str | None, value: object) -> None:
+    got = parse_output(reply, call=call)
+    assert isinstance(got, ParsedValue) and not got.pending and got.value == value, got
+
+
+def test_a_printed_variable_for_another_call_is_not_this_tests_answer() -> None:
+    reply = "```python\nresult = f(1)\nprint(result)  # Output: 5\n```"
+    got = parse_output(reply, call="f(2)")
+    assert isinstance(got, ParseFailure) and "other calls" in got.reason, got
+
+
+@pytest.mark.parametrize(
+    ("reply", "params", "args"),
+    [
+        (
+            "### Unit Test\n```python\ntest_cases = [\n    ('hello', 'a', 'heo'),\n"
+            "    ('abc', 'b', 'ac'),\n]\nfor s, ch, expected in test_cases:\n"
+            "    assert f(s, ch) == expected\n```",
+            ("s", "ch"),
+            ("hello", "a"),
+        ),
+        (
+            "```python\ncases = [('x y', ['x']), ('', [])]\n"
+            "for i, (text, want) in enumerate(cases):\n    assert f(text) == want\n```",
+            ("text",),
+            ("x y",),
+        ),
+        (
+            "### Test Cases\n- Input: `M = [[1, 2], [0, 0]]`\n"
+            "  - Expected Output: `[[0, 0], [1, 2]]`",
+            ("M",),
+            ([[1, 2], [0, 0]],),
+        ),
+        (
+            "- **Input Arguments**: `f(s)` is called with an empty string.\n\n"
+            '```python\nassert f("") == 0\n```',
+            ("s",),
+            ("",),
+        ),
+    ],
+    ids=["test-cases-table", "enumerated-table", "input-assignment", "signature-then-assert"],
+)  # fmt: skip
+def test_inputs_small_models_write(
+    reply: str, params: tuple[str, ...], args: tuple[object, ...]
+) -> None:
+    got = parse_call(reply, "f", params=params)
+    assert isinstance(got, ParsedCall) and got.pending is None and got.args == args, got

@@ -4,21 +4,32 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from utdebug.agents.base import ModelAuthError, ModelRateLimited
-from utdebug.benchmarks.records import SAMPLES, RunFolderError, SampleWriter, read_samples
+from utdebug.agents.sim import SimParams
+from utdebug.benchmarks import runs
+from utdebug.benchmarks.records import (
+    SAMPLES,
+    SUMMARY,
+    RunFolderError,
+    SampleWriter,
+    read_samples,
+)
 from utdebug.benchmarks.runs import (
     FatalRunError,
     Job,
+    RunResult,
     SessionModelError,
     latest_records,
     model_error_line,
     record_jobs,
     record_run,
+    run_folder,
     sum_usage,
     summary_head,
 )
@@ -188,3 +199,73 @@ def test_the_summary_sums_every_usage_key_and_names_the_causes() -> None:
     assert line.startswith("3 of 4 sessions ended by a model error (ModelTimeout: no first")
     assert "1 other cause" in line and line.endswith("rerun the same command to retry them")
     assert "\n" not in model_error_line({"count": 1, "causes": [{"error": "a\nb"}]}, 1)
+
+
+def test_one_runner_resumes_retries_and_writes_the_summary_every_mode_reads(
+    tmp_path: Path,
+) -> None:
+    rows = [({"key": "row/1", "task_id": "t/row1"}, "row 1: no entry point")]
+    closed: list[int] = []
+
+    def once(outcome_2: Any) -> RunResult:
+        run = RunResult(tmp_path)
+        asyncio.run(
+            run_folder(
+                run,
+                dataset_errors=rows,
+                jobs=[job("t/1", 1), job("t/2", outcome_2)],
+                summarize=summary_head,
+                extra={"model": "m", "settings": {"k": 1}},
+                sim=SimParams(),
+                concurrency=2,
+                started=0.0,
+                close=lambda: closed.append(1),
+            )
+        )
+        return run
+
+    first = once(ModelRateLimited("slow down", model="m"))
+    # The dataset row is recorded too, but only jobs count as evaluated.
+    assert (first.evaluated, first.skipped) == (2, 0) and first.wall_seconds > 0
+    s = first.summary
+    # summarize's fields, then complete, then the mode's own fields, then the simulation's.
+    assert list(s)[-4:] == ["complete", "model", "settings", "sim"]
+    assert s["complete"] is False and s["model_errors"]["count"] == 1
+    assert s["problem_errors"] == 1 and s["sim"] == SimParams().to_json()
+    assert json.loads((tmp_path / SUMMARY).read_text()) == s
+    # A rerun skips what finished and retries the model error; the summary reads the last try.
+    again = once(2)
+    assert (again.evaluated, again.skipped) == (1, 2)
+    assert again.summary["complete"] is True and again.summary["evaluated"] == 2
+    assert closed == [1, 1]
+
+
+def test_one_runner_keeps_what_it_wrote_when_the_disk_is_full(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class FullDisk(SampleWriter):
+        def write(self, record: Any) -> None:
+            if record["task_id"] == "t/2":
+                raise RunFolderError(self.path, OSError(errno.ENOSPC, "No space left on device"))
+            super().write(record)
+
+    monkeypatch.setattr(runs, "SampleWriter", FullDisk)
+    run = RunResult(tmp_path)
+    closed: list[int] = []
+    with pytest.raises(RunFolderError, match="ENOSPC"):
+        asyncio.run(
+            run_folder(
+                run,
+                dataset_errors=[],
+                jobs=[job(f"t/{i}", i) for i in range(1, 5)],
+                summarize=summary_head,
+                extra={"model": "m"},
+                concurrency=1,
+                started=0.0,
+                close=lambda: closed.append(1),
+            )
+        )
+    written = json.loads((tmp_path / SUMMARY).read_text())
+    assert written["complete"] is False and "ENOSPC" in written["incomplete"]
+    assert written["problems"] == 1 and written["model"] == "m"
+    assert closed == [1]

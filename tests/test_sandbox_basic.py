@@ -32,6 +32,7 @@ from utdebug.sandbox import (
     SandboxError,
     SandboxUnavailable,
     Status,
+    Structured,
 )
 from utdebug.sandbox.compare import CheckSpec, Semantics, outputs_match
 
@@ -78,7 +79,7 @@ def test_every_layer_is_active_with_bubblewrap_as_root(sb):
     assert rep.active() == H.ALL_LAYERS, rep.as_dict()
     assert rep.errors == (), rep.errors
     d = rep.as_dict()
-    assert set(d["layers"]) == {layer.value for layer in Layer} and len(d["layers"]) == 11
+    assert set(d["layers"]) == {layer.value for layer in Layer} and len(d["layers"]) == 12
     assert all(v["active"] and v["detail"] for v in d["layers"].values()), d
 
 
@@ -168,8 +169,9 @@ def test_child_confinement_facts(any_sb):
     if Layer.TASKS in any_sb.layers.active():
         assert v["nproc"] == (lim.tasks, lim.tasks), v
     assert v["cwd"] == "/tmp" and v["sid"] is True, v
-    # stdin/stdout/stderr (/dev/null), the result pipe, and the fd listdir itself: no more.
-    assert v["fds"][:3] == [0, 1, 2] and len(v["fds"]) <= 5, v
+    # stdin/stdout/stderr (/dev/null), the result and input pipes, and the fd listdir itself:
+    # no more.
+    assert v["fds"][:3] == [0, 1, 2] and len(v["fds"]) <= 6, v
 
 
 # ---------------------------------------------------------------------------------------------
@@ -352,7 +354,8 @@ def test_hang_with_swallowed_alarm_times_out_that_input_only(any_sb, kind):
     assert statuses(res) == [Status.OK, Status.OK, Status.TIMEOUT, Status.OK, Status.OK], res
     assert [res.outcomes[i].value for i in (0, 1, 3, 4)] == [0, 1, 9, 16]
     assert res.children == 2 and any("input 2" in n for n in res.notes), res
-    assert took < lim.per_input + lim.slack + 1.0, took
+    H.cpu_stopped(res, lim, lim.per_input)
+    assert took < H.roomy(lim.per_input + lim.slack + 1.0), took
 
 
 def test_timer_timeout_keeps_the_same_child(any_sb):
@@ -442,7 +445,8 @@ def test_module_level_infinite_loop_times_out_every_input(any_sb):
     t0 = time.monotonic()
     res = any_sb.run("while True:\n    pass\ndef f(x):\n    return x\n", "f", [[1], [2], [3]], lim)
     assert statuses(res) == [Status.TIMEOUT] * 3, res
-    assert res.children == 1 and time.monotonic() - t0 < lim.load + lim.slack + 1.0
+    H.cpu_stopped(res, lim, lim.load)
+    assert res.children == 1 and time.monotonic() - t0 < H.roomy(lim.load + lim.slack + 1.0)
 
 
 @pytest.mark.parametrize("kind", ["cpu", "wall"])
@@ -461,7 +465,8 @@ def test_module_level_hang_with_swallowed_alarm_hits_the_hard_deadline(sb, kind)
     res = sb.run(code, "f", [[1], [2]], lim)
     assert statuses(res) == [Status.TIMEOUT] * 2, res
     assert res.load_error and "Timeout" in res.load_error, res
-    assert res.children == 1 and time.monotonic() - t0 < lim.load + lim.slack + 1.0
+    H.cpu_stopped(res, lim, lim.load)
+    assert res.children == 1 and time.monotonic() - t0 < H.roomy(lim.load + lim.slack + 1.0)
 
 
 def test_module_level_exit_crashes_every_input(sb):
@@ -587,10 +592,12 @@ def test_unencodable_values_come_back_opaque(sb):
     )
     res = sb.run(code, "f", [[i] for i in range(5)], FAST)
     assert statuses(res) == [Status.OK] * 5, res
-    assert all(type(o.value) is Opaque for o in res.outcomes), res
+    opaque = [o for i, o in enumerate(res.outcomes) if i != 1]
+    assert all(type(o.value) is Opaque for o in opaque), res
     assert res.outcomes[0].value.type_name == "re.Match"
-    assert res.outcomes[1].value.text == "Thing()"
-    for o in res.outcomes:
+    # An object of a Python class is read structurally (class name + fields), not by repr.
+    assert res.outcomes[1].value == Structured("Thing", (), "solution"), res
+    for o in opaque:
         assert not outputs_match(o.value, o.value, CheckSpec(), Semantics.DATASET)
 
 

@@ -33,7 +33,8 @@ BOUND = 48
 """Peak parent allocations per frame byte (JSON parse + decoded value + buffers), + FLOOR."""
 FLOOR = 8 << 20
 WALL = 1.5
-"""Seconds for the whole two-input run around one ~1 MB forged frame."""
+"""Seconds of the parent's CPU time for the whole two-input run around one ~1 MB forged
+frame."""
 
 
 def prog(src: str) -> str:
@@ -160,6 +161,74 @@ CASES: dict[str, tuple[str, set[Status]]] = {
     "many_one_key_objects": ("j([b'{\"a\":0}'] * (N // 8))", {Status.CRASH}),
     "deep_nesting": ('b"[" * 200000 + b"]" * 200000', {Status.CRASH}),
     "deep_tagged_nesting": ("b'{\"$tuple\":[' * 5000 + b']}' * 5000", {Status.CRASH}),
+    # Structural values: objects, records, enum members and the standard library's types.
+    "many_objects": ('j([b\'{"$obj":["m","P",[["x",0],["y",0]]]}\'] * (N // 36))', {Status.OK}),
+    "objects_of_a_thousand_fields": (
+        'j([b\'{"$obj":["m","P",\' + j([b\'["f%d",0]\' % i for i in range(1000)]) + b"]}"]'
+        " * (N // 9000))",
+        {Status.OK},
+    ),
+    "object_over_the_field_cap": (
+        'b\'{"$obj":["m","P",\' + j([b\'["f%d",0]\' % i for i in range(100000)]) + b"]}"',
+        {Status.CRASH},
+    ),
+    "object_with_one_field_repeated": (
+        'b\'{"$obj":["m","P",\' + j([b\'["f",0]\'] * 1000) + b"]}"',
+        {Status.CRASH},
+    ),
+    "deep_object_nesting": (
+        'b\'{"$obj":["m","P",[["x",\' * 5000 + b"0" + b"]]]}" * 5000',
+        {Status.CRASH},
+    ),
+    "many_records": ('j([b\'{"$record":["m","P",["a","b"],[0,0]]}\'] * (N // 38))', {Status.OK}),
+    "many_enum_members": ('j([b\'{"$enum":["m","C","R"]}\'] * (N // 24))', {Status.OK}),
+    "many_dates": ("j([b'{\"$date\":[2024,1,2]}'] * (N // 21))", {Status.OK}),
+    "many_datetimes": (
+        "j([b'{\"$datetime\":[2024,1,2,3,4,5,6,0,3600000000]}'] * (N // 46))",
+        {Status.OK},
+    ),
+    "many_times_and_timedeltas": (
+        "j([b'{\"$time\":[1,2,3,4,0,null]}', b'{\"$timedelta\":[1,2,3]}'] * (N // 48))",
+        {Status.OK},
+    ),
+    "many_long_decimals": (
+        'j([b\'{"$decimal":"\' + b"9" * 4000 + b\'"}\'] * (N // 4016))',
+        {Status.OK},
+    ),
+    "many_decimals_with_huge_exponents": (
+        'j([b\'{"$decimal":"9e999999999999999"}\'] * (N // 33))',
+        {Status.OK},
+    ),
+    "many_large_fractions": (
+        'j([b\'{"$fraction":["\' + b"f" * 1070 + b\'","\' + b"e" * 1070 + b\'"]}\'] * (N // 2160))',
+        {Status.OK},
+    ),
+    "fraction_over_the_cap": (
+        'b\'{"$fraction":["\' + b"f" * (N // 2) + b\'","1"]}\'',
+        {Status.CRASH},
+    ),
+    "many_uuids": ('j([b\'{"$uuid":"\' + b"ab" * 16 + b\'"}\'] * (N // 45))', {Status.OK}),
+    "many_paths": ('j([b\'{"$path":["PosixPath","a/b/c"]}\'] * (N // 32))', {Status.OK}),
+    "paths_of_many_parts": (
+        'j([b\'{"$path":["PureWindowsPath","\' + b"/".join(b"%x" % i for i in range(12000))'
+        " + b'\"]}'] * 16)",
+        {Status.OK, Status.ERROR},
+    ),
+    "set_of_colliding_objects": (
+        'b\'{"$set":\' + j([b\'{"$obj":["m","P",[["x",\' + str(k * M).encode() + b"]]]}"'
+        " for k in range(1, 25000)]) + b'}'",
+        {Status.CRASH},
+    ),
+    "set_of_colliding_decimals": (
+        "b'{\"$set\":' + j([b'{\"$decimal\":\"' + str(k * M).encode() + b'\"}'"
+        " for k in range(1, 30000)]) + b'}'",
+        {Status.CRASH},
+    ),
+    "dict_of_colliding_records": (
+        'b\'{"$dict":\' + j([b\'[{"$record":["m","P",["a"],[\' + str(k * M).encode()'
+        " + b']]},0]' for k in range(1, 20000)]) + b'}'",
+        {Status.CRASH},
+    ),
 }
 
 # Other frame kinds and fields.
@@ -204,10 +273,10 @@ def _run(sb, code: str, traced: bool) -> tuple[Any, float, int]:
     gc.collect()
     if traced:
         tracemalloc.start()
-    t0 = time.monotonic()
+    t0 = time.thread_time()  # the parent's work: this thread's CPU time, whatever the load
     try:
         res = sb.run(code, "f", [[0], [1]], LIM)
-        took = time.monotonic() - t0
+        took = time.thread_time() - t0
         peak = tracemalloc.get_traced_memory()[1] if traced else 0
     finally:
         if traced:
@@ -273,7 +342,7 @@ def test_decoding_counts_in_the_inputs_time(sb):
     assert bad.status is Status.TIMEOUT, res
     why = bad.error or ""
     assert "decod" in why or "hard deadline" in why or "of CPU time" in why, res
-    assert took < 2.0, took
+    assert took < H.roomy(2.0), took
 
 
 def test_decode_frame_direct_budget_and_deadline():
@@ -315,7 +384,9 @@ def test_real_values_near_the_bounds_still_decode(sb):
             return {-1, -2, (1, 2), frozenset({1, 2}), 0.5, "a"}  # -1 and -2 share a hash
         """
     )
-    res = sb.run(code, "f", [[k] for k in range(7)], Limits(per_input=5.0, load=5.0))
+    # Decoding in the parent is bounded in wall time (limit + slack from the arrival): room
+    # for a loaded machine, as this is about what decodes, not how fast.
+    res = sb.run(code, "f", [[k] for k in range(7)], Limits(per_input=30.0, load=5.0))
     assert [o.status for o in res.outcomes] == [Status.OK] * 7, res
     v = [o.value for o in res.outcomes]
     assert v[0] == set(range(200000))
@@ -335,8 +406,8 @@ def test_colliding_values_fail_the_comparison_quickly():
 
     m = (1 << 61) - 1
     out = [k * m for k in range(1, 50000)]
-    t0 = time.monotonic()
+    t0 = time.thread_time()
     for sem in (Semantics.DATASET, Semantics.REFERENCE):
         spec = CheckSpec(set_compare=True, reference_use_set=True)
         assert not outputs_match(out, [1, 2], spec, sem)
-    assert time.monotonic() - t0 < 0.5
+    assert time.thread_time() - t0 < 0.5

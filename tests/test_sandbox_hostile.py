@@ -41,7 +41,7 @@ try:  # tests/ is not a package today; allow it to become one
 except ImportError:  # pragma: no cover - depends on how pytest set sys.path
     import sandbox_helpers as H  # type: ignore[no-redef]
 
-from utdebug.sandbox import Layer, Limits, Opaque, Sandbox, Status
+from utdebug.sandbox import Layer, Limits, Opaque, Sandbox, Status, Structured
 from utdebug.sandbox.compare import CheckSpec, Semantics, outputs_match
 
 MODES = ["bwrap", "root"]
@@ -128,13 +128,14 @@ def prog(src: str) -> str:
 # Hostile helpers put in front of some programs: find the result pipe, build raw frames.
 FRAMES = prog(
     """
-    import json, os, stat
+    import fcntl, json, os, stat
 
     def _pipes():
         out = []
         for fd in range(3, 64):
             try:
-                if stat.S_ISFIFO(os.fstat(fd).st_mode):
+                writable = fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_WRONLY
+                if stat.S_ISFIFO(os.fstat(fd).st_mode) and writable:
                     out.append(fd)
             except OSError:
                 pass
@@ -176,8 +177,10 @@ def test_eq_always_true_object_comes_back_opaque(sb):
     res = sb.run(code, "f", [[1], [2]], FAST)
     for o in res.outcomes:
         assert o.status is Status.OK
-        assert type(o.value) is Opaque
-        assert o.value.type_name.endswith("Cheat")
+        # An object of a Python class comes back as its class name and fields: its own
+        # __eq__, __hash__, __bool__ and __repr__ play no part.
+        assert type(o.value) is Structured and o.value.name == "Cheat", o
+        assert o.value.fields == () and o.value.module == "solution"
         for exp in (42, "42", [1, 2], None, True, secret()):
             never_passes(o.value, exp)
 
@@ -316,7 +319,7 @@ def test_spoofed_dunder_class_is_not_taken_for_an_int(sb):
     # ...but the encoder reads the real type: an error or an opaque value, never 42.
     assert o.status in (Status.ERROR, Status.OK), o
     if o.status is Status.OK:
-        assert type(o.value) is Opaque, o
+        assert type(o.value) in (Opaque, Structured), o
     never_passes(o.value, 42)
 
 
@@ -347,7 +350,7 @@ def test_patched_builtins_and_json_before_returning(sb):
     for o in res.outcomes:
         assert o.status in (Status.OK, Status.ERROR, Status.CRASH), o
         if o.status is Status.OK:
-            assert type(o.value) is Opaque, o
+            assert type(o.value) in (Opaque, Structured), o
         never_passes(o.value, 42)
 
 
@@ -448,7 +451,7 @@ def test_forged_raw_frame_crashes_only_that_input(sb, kind):
     # The next input still runs, in a new child.
     assert res.outcomes[2].status is Status.OK and res.outcomes[2].value == 20, res
     assert len(res.outcomes) == 3 and res.children == 2, res
-    assert took < SHORT.per_input + SHORT.slack + 2.0, took
+    assert took < H.roomy(SHORT.per_input + SHORT.slack + 2.0), took
 
 
 def test_frame_walk_finds_no_expected_outputs(sb):
@@ -1280,7 +1283,8 @@ def test_thread_bomb_is_bounded(sb):
     if o.status is Status.OK:
         n, err = o.value
         assert n < 5000 and err in ("RuntimeError", "MemoryError"), o
-    assert took < lim.per_input + lim.slack + 1.0, took
+    H.cpu_stopped(res, lim, lim.per_input)
+    assert took < H.roomy(lim.per_input + lim.slack + 1.0), took
     H.assert_no_sandbox_processes(sb, grace=1.0)
 
 
@@ -1300,7 +1304,8 @@ def test_infinite_loop_times_out_that_input_only(sb):
     res, took = _run_timed(sb, code, [[0], [1], [2]])
     assert [o.status for o in res.outcomes] == [Status.OK, Status.TIMEOUT, Status.OK], res
     assert res.outcomes[2].value == 2
-    assert took < SHORT.per_input + SHORT.slack + 1.0, took
+    H.cpu_stopped(res, SHORT, SHORT.per_input)
+    assert took < H.roomy(SHORT.per_input + SHORT.slack + 1.0), took
 
 
 HARD_DEADLINE_CASES = {
@@ -1370,12 +1375,19 @@ def test_parent_hard_deadline(sb, kind, limit_kind):
     lim = replace(SHORT, kind=limit_kind)
     res, took = _run_timed(sb, prog(HARD_DEADLINE_CASES[kind]), [[0], [1], [2]], lim)
     assert [o.status for o in res.outcomes] == [Status.OK, Status.TIMEOUT, Status.OK], res
+    if kind == "timers_cancelled_then_spin" and limit_kind == "cpu":
+        # setitimer cannot cancel the child's POSIX timer on its CPU clock: the input times
+        # out in the child, at its limit, and the child goes on.
+        assert res.outcomes[1].error == f"timed out: {SHORT.per_input:g} s of CPU time", res
+        assert res.outcomes[1].seconds >= SHORT.per_input and res.children == 1, res
+        return
     assert "hard deadline" in (res.outcomes[1].error or ""), res.outcomes[1]
     assert res.outcomes[2].value == 2 and res.children == 2, res
     # Under CPU-time limits a sleeping program is stopped by the wall-clock backstop.
     wall = lim.backstop(lim.per_input)
     assert res.outcomes[1].seconds < SHORT.per_input + SHORT.slack + 1.0, res.outcomes[1]
-    assert took < wall + SHORT.slack + 1.0, took
+    H.cpu_stopped(res, lim, SHORT.per_input)
+    assert took < H.roomy(wall + SHORT.slack + 1.0), took
 
 
 CPU_CLAIMS = {"zero": "0.0", "negative": "-5.0", "huge": "1e300", "text": "'cheap'"}
@@ -1436,7 +1448,8 @@ def test_long_c_level_operation_times_out(sb, expr):
     code = f"def f(x):\n    if x == 1:\n        return {expr}\n    return x\n"
     res, took = _run_timed(sb, code, [[0], [1], [2]])
     assert [o.status for o in res.outcomes] == [Status.OK, Status.TIMEOUT, Status.OK], res
-    assert took < SHORT.per_input + SHORT.slack + 1.0, took
+    H.cpu_stopped(res, SHORT, SHORT.per_input)
+    assert took < H.roomy(SHORT.per_input + SHORT.slack + 1.0), took
 
 
 def test_deep_recursion_with_raised_limit(sb):
@@ -1454,7 +1467,8 @@ def test_deep_recursion_with_raised_limit(sb):
     res, took = _run_timed(sb, code, [[0], [1], [2]], lim)
     assert res.outcomes[1].status in (Status.ERROR, Status.CRASH, Status.TIMEOUT), res
     assert [o.value for o in (res.outcomes[0], res.outcomes[2])] == [0, 2], res
-    assert took < lim.per_input + lim.slack + 2.0, took
+    H.cpu_stopped(res, lim, lim.per_input)
+    assert took < H.roomy(lim.per_input + lim.slack + 2.0), took
 
 
 @pytest.mark.parametrize(
@@ -1472,7 +1486,7 @@ def test_huge_allocation_is_a_quick_memory_error(sb, expr):
     bad = res.outcomes[1]
     assert bad.status is Status.ERROR and "MemoryError" in (bad.error_type or ""), res
     assert res.outcomes[2].value == 2 and res.children == 1, res
-    assert took < 1.5, took
+    assert res.cpu_seconds < 1.5 and took < H.roomy(1.5), (res, took)
 
 
 def test_flooding_stdout_and_stderr(sb, capfd):
@@ -1507,7 +1521,8 @@ def test_huge_return_value(sb):
     if bad.status is Status.ERROR:
         assert bad.error_type == "OutputTooLarge", bad
     assert res.outcomes[2].value == 2, res
-    assert took < lim.per_input + lim.slack + 1.5, took
+    H.cpu_stopped(res, lim, lim.per_input)
+    assert took < H.roomy(lim.per_input + lim.slack + 1.5), took
 
 
 def test_result_over_the_frame_cap_is_output_too_large(sb):
@@ -1625,8 +1640,8 @@ def test_hash_collision_frame_cannot_stall_the_parent(sb):
             return x
         """
     )
-    t0 = time.monotonic()
+    t0 = time.thread_time()  # the parent's work is this thread's CPU time
     res = sb.run(code, "f", [[0], [1], [2]], FAST)
-    took = time.monotonic() - t0
+    took = time.thread_time() - t0
     assert len(res.outcomes) == 3, res
-    assert took < 1.5, f"the parent spent {took:.1f} s decoding one frame"
+    assert took < 1.5, f"the parent spent {took:.1f} s of CPU decoding one frame"

@@ -306,8 +306,9 @@ def test_a_full_scratch_space_does_not_fail_the_next_program(mode, fresh_sb):
     assert [x.status for x in res.outcomes] == [Status.OK, Status.OK], res
     first, second = (x.value for x in res.outcomes)
     assert first[0] == 100000 and first[3] == "/tmp", first
-    assert first[1] == [f"kept-{tag}"], f"files left by another program are visible: {first[1]}"
-    assert second[1] == [f"kept-{tag}"], second
+    own = sorted([f"kept-{tag}", *H.tmp_skeleton()])  # a checkout under /tmp: its path too
+    assert first[1] == own, f"files left by another program are visible: {first[1]}"
+    assert second[1] == own, second
     assert first[2] >= (scratch_mb - 4) << 20, first
 
 
@@ -400,7 +401,7 @@ def test_tasks_are_capped_and_the_cap_holds_across_inputs(any_sb):
     assert n0 <= cap - 1 and alive0 <= cap and err0 == "can't start new thread", res.outcomes[0]
     # The threads of input 0 are still alive in input 1 (state persists): still the same cap.
     assert n1 == 0 and alive1 <= cap and err1 == "can't start new thread", res.outcomes[1]
-    assert res.children == 1 and took < 5, took
+    assert res.children == 1 and took < H.roomy(5), took
 
 
 def test_task_cap_follows_the_limits(any_sb):
@@ -503,7 +504,7 @@ SLOW_REPR = prog(
         t = time.process_time()
         while time.process_time() - t < s:
             pass
-    class Slow:
+    class Slow(Exception):  # an exception object: reported by its repr
         def __init__(self, s):
             self.s = s
         def __repr__(self):
@@ -528,10 +529,12 @@ SLOW_REPR = prog(
 @pytest.mark.parametrize("kind", ["cpu", "wall"])
 def test_encoding_time_counts_in_the_input(any_sb, kind):
     lim = Limits(per_input=1.0, load=5.0, memory_mb=1024, slack=0.5, kind=kind)
-    res = any_sb.run(SLOW_REPR, "f", [[0.0, 0.4], [0.6, 0.6], [0.0, 0.0]], lim)
+    # Wall-clock limits move with the load: there the slow __repr__ stays far from the limit.
+    rep = 0.4 if kind == "cpu" else 0.1
+    res = any_sb.run(SLOW_REPR, "f", [[0.0, rep], [0.6, 0.6], [0.0, 0.0]], lim)
     slow, over, quick = res.outcomes
     assert slow.status is Status.OK and type(slow.value) is Opaque, res
-    assert slow.value.text == "slow" and slow.seconds >= 0.4, slow
+    assert slow.value.text == "slow" and slow.seconds >= rep, slow
     # 0.6 s in the call and 0.6 s in __repr__: together past the 1 s limit.
     assert over.status is Status.TIMEOUT, res
     assert quick.status is Status.OK and quick.seconds < 0.3, quick
@@ -548,7 +551,8 @@ def test_a_looping_repr_or_str_is_the_inputs_timeout(any_sb, rep):
     assert first.status is Status.TIMEOUT and first.seconds >= 0.45, res
     # The child's own timer stopped it: no kill, no new child, the next input runs.
     assert res.children == 1 and second.status is Status.OK, res
-    assert took < lim.per_input + 1.0, took
+    H.cpu_stopped(res, lim, lim.per_input)
+    assert took < H.roomy(lim.per_input + 1.0), took
 
 
 def test_a_looping_load_error_str_times_out_the_load(any_sb):
@@ -557,7 +561,8 @@ def test_a_looping_load_error_str_times_out_the_load(any_sb):
     t0 = time.monotonic()
     res = any_sb.run(code, "f", [[1], [2]], lim)
     assert [o.status for o in res.outcomes] == [Status.TIMEOUT] * 2, res
-    assert res.children == 1 and time.monotonic() - t0 < 1.5, res
+    H.cpu_stopped(res, lim, lim.load)
+    assert res.children == 1 and time.monotonic() - t0 < H.roomy(1.5), res
 
 
 # ---------------------------------------------------------------------------------------------
@@ -653,11 +658,13 @@ def test_the_root_way_in_the_fallback(forced):
         tag = f"{random.randrange(1 << 30):x}"
         assert s.run(FILL, "f", [[tag]], lim).outcomes[0].value[1:] == ["OSError", 28]
         honest = H.run1(s, HONEST, [tag], lim)
-        assert honest.status is Status.OK and honest.value[1] == [f"kept-{tag}"], honest
+        own = sorted([f"kept-{tag}", *H.tmp_skeleton()])
+        assert honest.status is Status.OK and honest.value[1] == own, honest
         a, b = ipc_namespaces_of_two_live_children(s, lim)
         assert a != b, (a, b)
         o = H.run1(s, MOUNTS, [])
-        assert o.status is Status.OK and not any(o.value.values()), o
+        assert o.status is Status.OK, o
+        assert all(v == "" or v.endswith("Error") for v in o.value.values()), o
         H.assert_no_sandbox_processes(s)
     finally:
         s.close()

@@ -224,6 +224,38 @@ async def test_error_completions_are_not_stored(tmp_path: Path) -> None:
     assert len(cache) == 0
 
 
+async def test_replies_that_are_no_answer_are_not_stored_nor_replayed(tmp_path: Path) -> None:
+    """An empty reply (a server that was interrupted, a reply cut at its token limit before
+    any content) is not an answer: not stored; one stored by an earlier version is ignored."""
+    replies = iter(["", "  \n", "an answer", "again"])
+
+    class Server:
+        name = "server"
+        simulated = False
+        supports_prefill = False
+        calls = 0
+
+        async def complete(self, request: ModelRequest) -> list[Completion]:
+            Server.calls += 1
+            finish = "length" if Server.calls == 2 else "stop"
+            return [Completion(text=next(replies), finish_reason=finish)]
+
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    model = CachedModel(Server(), cache)
+    assert (await model.complete(req(1)))[0].text == ""
+    assert (await model.complete(req(1)))[0].text == "  \n"
+    assert len(cache) == 0
+    assert (await model.complete(req(1)))[0].text == "an answer"
+    assert len(cache) == 1
+    # an entry an earlier version wrote for another request, empty: asked again
+    key = req(1, text="other").sample_key(model.identity, 0)
+    cache.put(key, Completion(text=""))
+    assert cache.get(key) is None
+    out = await model.complete(req(1, text="other"))
+    assert out[0].text == "again" and not out[0].cached and Server.calls == 4
+    assert cache.get(key) is not None and cache.get(key).text == "again"  # type: ignore[union-attr]
+
+
 async def test_metered_counts_cached_samples_apart(tmp_path: Path) -> None:
     meter = Meter()
     m = Metered(CachedModel(counting_model(), ResponseCache(tmp_path / "c.sqlite")), meter)

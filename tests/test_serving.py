@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.llm_server import LLMServer, free_port
+from tests.llm_server import LLMServer, free_port, llama_cpp_python, llama_server
 from utdebug.agents.base import (
     Message,
     Meter,
@@ -30,9 +30,9 @@ from utdebug.agents.base import (
 )
 from utdebug.agents.config import build_litellm_model, resolve_model_spec
 from utdebug.agents.limiter import AdaptiveLimiter
-from utdebug.agents.litellm_client import LiteLLMModel
+from utdebug.agents.litellm_client import LiteLLMModel, no_answer
 from utdebug.agents.preflight import preflight
-from utdebug.agents.servers import ollama_parallel, read_slots
+from utdebug.agents.servers import detect_server, ollama_parallel, read_slots
 from utdebug.agents.traffic import snapshot_all
 from utdebug.engine import Executor, Session, Settings, Task
 from utdebug.engine.events import ModelCalled
@@ -97,7 +97,7 @@ async def test_one_slot_server_serves_sixteen_sessions_at_the_serial_bound(
     assert wall <= 1.3 * serial, (wall, serial)
     assert server.max_active == 1
     # never more than one request waiting in the server's own queue
-    assert server.max_open <= 2
+    assert server.max_open <= 2, model.limiter.history
     if says_slots:
         assert model.slots == 1 and model.limiter.slots == 1
         assert model.limiter.limit == 1 and model.limiter.history == []  # fixed, never probed
@@ -162,8 +162,11 @@ def test_limiter_raises_while_latency_holds_and_halves_on_overload() -> None:
 
     async def one(first: float) -> None:
         await lim.acquire()
+        start = lim.traffic.started()
+        lim.traffic.first_token(start)  # all of a batch generate at once: they overlap
         await asyncio.sleep(0)  # all of a batch hold their slots at once
         lim.release(first_token=first, duration=2.0)
+        lim.traffic.finished(start, 10, ok=True)
 
     async def window(first: float) -> None:
         """One window at the current limit: max(4, 2 x limit) calls, the limit full each time."""
@@ -193,6 +196,31 @@ def test_limiter_raises_while_latency_holds_and_halves_on_overload() -> None:
     assert whys[2].startswith("latency rose at 3") and lim.history[2][1] == 2
     assert lim.history[-1] == ("overloaded (timeout, 429 or 503)", 1)
     assert lim.traffic.snapshot().limit == 1
+
+
+def test_limiter_does_not_keep_a_raise_that_no_overlap_supports() -> None:
+    """A server that queues requests (or cuts one for the next) never generates two at once:
+    a raise whose window shows no first token while another request generated goes back."""
+    lim = AdaptiveLimiter("test:serial", maximum=4, initial=1)
+
+    async def one(first: float) -> None:
+        await lim.acquire()
+        start = lim.traffic.started()
+        await asyncio.sleep(0)
+        lim.traffic.first_token(start)
+        lim.release(first_token=first, duration=2.0)
+        lim.traffic.finished(start, 10, ok=True)  # done before the next one's first token
+
+    async def main() -> None:
+        for _ in range(4):  # a window at 1 that filled the limit: a probe at 2
+            await one(0.2)
+        assert lim.limit == 2
+        for _ in range(4):
+            await asyncio.gather(one(0.2), one(0.2))  # latency held, but never at once
+        assert lim.limit == 1
+
+    asyncio.run(main())
+    assert lim.history[-1] == ("no two replies generated at once at 2", 1)
 
 
 def test_limiter_does_not_raise_without_demand() -> None:
@@ -239,6 +267,80 @@ def test_limiter_with_known_slots_never_moves() -> None:
 
     asyncio.run(main())
     assert lim.limit == 3
+
+
+# --- interrupted replies: a one-slot server asked two things at once ---------------------------
+
+
+def test_what_is_not_an_answer() -> None:
+    assert no_answer("", "stop", "ut", overlapped=False) is not None
+    assert no_answer("  \n", "length", "vote", overlapped=False) is not None
+    # two tokens while another request was in flight: cut off by the server
+    assert no_answer("To solve", "stop", "vote", overlapped=True) is not None
+    assert no_answer("To solve", "stop", "vote", overlapped=False) is None  # alone: its reply
+    assert no_answer("```5```", "stop", "vote", overlapped=True) is None  # a fenced value
+    assert no_answer("To solve", "stop", "vote", overlapped=True, natural=True) is None
+    assert no_answer("x" * 39, "stop", "ut", overlapped=True) is not None
+    assert no_answer("x" * 40, "stop", "ut", overlapped=True) is None
+
+
+def test_servers_are_recognised_by_what_they_answer(ll: Any) -> None:
+    with llama_cpp_python() as server:
+        info = detect_server(server.base)
+        assert (info.kind, info.slots) == ("llama-cpp-python", 1)  # one at a time, always
+    with llama_server(slots=3) as server:
+        assert (detect_server(server.base).kind, detect_server(server.base).slots) == (
+            "llama-server",
+            3,
+        )
+    for owner, kind in (("library", "ollama"), ("organization_owner", "lm-studio")):
+        with LLMServer(expose_slots=False, owned_by=owner) as server:
+            assert (detect_server(server.base).kind, detect_server(server.base).slots) == (
+                kind,
+                None,
+            )
+    with LLMServer(expose_slots=False, owned_by="vllm") as server:
+        assert detect_server(server.base).kind == "vllm"
+    with LLMServer(expose_slots=False) as server:
+        assert (detect_server(server.base).kind, detect_server(server.base).slots) == (None, None)
+    down = detect_server(f"http://127.0.0.1:{free_port()}/v1", timeout=0.5)
+    assert (down.kind, down.slots) == (None, None)
+
+
+def _long(body: dict[str, Any]) -> str:
+    return "A reply long enough to hold a test and its output, " * 4
+
+
+async def test_an_interrupted_reply_is_retried_and_halves_the_limit(ll: Any) -> None:
+    """A server that says nothing of its slots and interrupts the reply it generates when a
+    second request arrives (llama-cpp-python's server under another name): the cut replies
+    end with "stop", yet none is used; each is retried, and the limit falls to 1 for good."""
+    with LLMServer(
+        slots=1, expose_slots=False, interrupts=True, seconds_per_token=0.01, responder=_long
+    ) as server:
+        model = LiteLLMModel("openai/local", api_base=server.base, concurrency=4, sleep=FakeSleep())
+        model.limiter.limit = 2  # as if it had climbed there
+        meter = Meter()
+        with accounting(meter):
+            req = ask(purpose="ut")
+            outs = await asyncio.gather(*(model.complete(req) for _ in range(6)))
+    assert [o[0].text for o in outs] == [_long({})] * 6  # only whole replies
+    assert server.interrupted >= 1
+    assert meter.interrupted == server.interrupted
+    assert meter.retries == meter.interrupted and meter.requests == 6 + meter.retries
+    assert model.limiter.limit == 1 and model.limiter.maximum == 1
+    assert model.limiter.history[0][0].startswith("replies interrupted at 2 in flight")
+    assert server.max_open <= 2
+
+
+async def test_an_empty_reply_is_no_completion(ll: Any) -> None:
+    with LLMServer(responder=lambda body: "") as server:
+        model = LiteLLMModel("openai/local", api_base=server.base, max_retries=1, sleep=FakeSleep())
+        meter = Meter()
+        with accounting(meter), pytest.raises(ModelUnavailable, match="interrupted: an empty"):
+            await model.complete(ask(purpose="vote"))
+    assert meter.interrupted == 2 and meter.retries == 1 and meter.requests == 2
+    assert model.limiter.history == []  # alone on the server: no overload signal
 
 
 async def test_a_stalled_stream_is_cut_and_retried(ll: Any) -> None:
@@ -403,3 +505,132 @@ async def test_token_caps_per_purpose_and_for_long_code() -> None:
     await debugger.edit(chat, into=EditTarget(long_code, "f"))
     await debugger.edit(chat, into=EditTarget("def f(x):\n    return x + 1\n", "f"))
     assert [r.sampling.max_tokens for r in model.requests] == [cap, DEBUG_SAMPLING.max_tokens]
+
+
+# --- bench against llama-cpp-python's server, at utdebug's defaults ----------------------------
+
+
+def test_bench_at_the_defaults_on_llama_cpp_python(
+    ll: Any,
+    data_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The laptop set-up: one server generating for one request at a time, utdebug at its
+    defaults (concurrency 8, adaptive). llama-cpp-python's server interrupts the reply it is
+    generating when a second request arrives and says nothing of its slots; it is recognised
+    and held at one request in flight, so no reply is cut, none is used cut, none cached."""
+    from utdebug.agents.limiter import _LIMITERS
+    from utdebug.benchmarks.records import SAMPLES, read_samples
+    from utdebug.cli import main
+
+    with llama_cpp_python(seconds_per_token=0.002) as server:
+        config = tmp_path / "utdebug.toml"
+        config.write_text(
+            f'[models.local]\nmodel = "openai/stub"\napi_base = "{server.base}"\n',
+            encoding="utf-8",
+        )
+        monkeypatch.setenv("UTDEBUG_CONFIG", str(config))
+        out = tmp_path / "run"
+        code = main(
+            [
+                "bench", "--split", "hard", "--data-dir", str(data_dir),
+                "--cache-dir", str(tmp_path / "cache"), "--model", "local", "--limit", "8",
+                "--out", str(out),
+            ]
+        )  # fmt: skip
+        limiter = _LIMITERS[server.base]
+    cap = capsys.readouterr()
+    assert code == 0, cap.err
+    records = read_samples(out / SAMPLES)
+    assert len(records) == 8 and all(r.get("error") is None for r in records)
+    usage = [r["usage"] for r in records]
+    assert sum(u["cached"] for u in usage) == 0
+    assert sum(u["completions"] for u in usage) > 8 * 4
+    assert server.interrupted == 0  # no reply was cut, so none could be used cut
+    assert sum(u["interrupted"] for u in usage) == 0
+    assert server.max_open == 1  # never a second request while one generated
+    assert limiter.limit == 1 and limiter.history == [] and limiter.slots == 1
+    assert "llama-cpp-python, 1 slot(s)" in cap.err
+
+
+async def test_llama_server_gets_its_slots_and_says_so(ll: Any) -> None:
+    with llama_server(slots=3) as server:
+        model = LiteLLMModel("openai/local", api_base=server.base, concurrency=8)
+        found = await preflight(model)
+    assert found.slots == 3 and model.limiter.limit == 3 and model.limiter.slots == 3
+    assert found.server == "llama-server" and found.limit == 3
+    assert "llama-server, 3 slot(s)" in found.note
+
+
+def test_a_run_whose_replies_give_nothing_says_so_in_one_line() -> None:
+    from utdebug.benchmarks.runs import reply_warning
+
+    assert reply_warning({"completions": 100, "refused": 5}) is None  # a few percent: quiet
+    assert reply_warning({"completions": 10, "refused": 2}) is None  # too few to tell
+    cut = reply_warning({"completions": 100, "interrupted": 42, "refused": 3})
+    assert cut is not None and "45 of 142 model replies (32%)" in cut
+    assert "42 empty or cut off by the server" in cut and "concurrency = 1" in cut
+    assert "--interrupt_requests False" in cut
+    bad = reply_warning({"completions": 50, "cached": 10, "refused": 9})
+    assert bad is not None and "9 of 60" in bad and "format" in bad and "concurrency" not in bad
+
+
+def test_bench_warns_when_the_replies_are_the_problem(
+    ll: Any,
+    data_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from utdebug.benchmarks.records import SUMMARY
+    from utdebug.cli import main
+
+    ramble = "To solve this problem, we need to think about it step by step. " * 2
+    with LLMServer(responder=lambda body: ramble) as server:
+        config = tmp_path / "utdebug.toml"
+        config.write_text(
+            f'[models.local]\nmodel = "openai/stub"\napi_base = "{server.base}"\n',
+            encoding="utf-8",
+        )
+        monkeypatch.setenv("UTDEBUG_CONFIG", str(config))
+        out = tmp_path / "run"
+        code = main(
+            [
+                "bench", "--split", "hard", "--data-dir", str(data_dir),
+                "--cache-dir", str(tmp_path / "cache"), "--model", "local", "--limit", "2",
+                "-n", "2", "-k", "1", "--rounds", "1", "--out", str(out),
+            ]
+        )  # fmt: skip
+    cap = capsys.readouterr()
+    assert code == 0, cap.err
+    (line,) = [x for x in cap.err.splitlines() if "gave nothing usable" in x]
+    assert line.startswith("utdebug bench: warning: ") and "unparsable or refused" in line
+    import json
+
+    usage = json.loads((out / SUMMARY).read_text())["usage"]
+    assert usage["refused"] >= 4 and usage["interrupted"] == 0
+
+
+def test_tokens_per_second_count_from_the_first_token() -> None:
+    """A cold server takes long for its first token (it loads the model, reads the prompt):
+    that wait is not generation. 0.2 tok/s was shown while the server made 25."""
+    from utdebug.agents.traffic import Traffic
+
+    t = Traffic("test:rate")
+    start = t.started()
+    time.sleep(1.0)  # waiting for the first token
+    t.first_token(start)
+    time.sleep(0.1)
+    t.finished(start, 10, ok=True)
+    total = time.monotonic() - start
+    rate = t.snapshot().tokens_per_second
+    assert rate is not None and rate >= 1.5 * 10 / total, (rate, 10 / total)
+    # a call that was not streamed has no first token: its whole time counts
+    u = Traffic("test:unstreamed")
+    begin = u.started()
+    time.sleep(0.2)
+    u.finished(begin, 10, ok=True)
+    whole = u.snapshot().tokens_per_second
+    assert whole is not None and whole <= 10 / 0.2

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from utdebug.benchmarks.datasets import load_fix_file
 from utdebug.benchmarks.records import SAMPLES, read_samples
 from utdebug.literals import literal_value
 from utdebug.sandbox import Sandbox, Status
+from utdebug.train.output import held_out_text
 from utdebug.train.sources import TrainProblem, load_mbpp_plus
 
 MBPP_PLUS = "MbppPlus-prerelease.jsonl.gz"
@@ -80,7 +82,9 @@ def test_counts_add_up_across_stages_and_files(sim_run: dict[str, Any]) -> None:
     assert card["source"]["files"][0]["sha256"] == MBPP_PLUS_SHA
     dec = card["decontamination"]
     assert dec["splits"]["hard"]["status"] == "used" and dec["splits"]["hard"]["problems"] == 170
-    assert dec["by_split"]["hard"] == 170  # every Hard task is an MBPP+ task
+    # Every Hard task is an MBPP+ task, and 6 more MBPP+ tasks are Hard ones renamed
+    # (mbpp+/67 bell_number is hard/608 bell_Number, ...).
+    assert dec["by_split"]["hard"] == 176
     assert dec["splits"]["mbpp"]["status"] == "unavailable"  # not mirrored offline
     assert "mbpp+" not in dec["splits"]  # the source's own split is not checked against itself
     assert c["problems"] == 399 - dec["dropped"] and c["selected"] == 11
@@ -96,7 +100,11 @@ def test_counts_add_up_across_stages_and_files(sim_run: dict[str, Any]) -> None:
     assert c["holdout"] == sum(r["holdout"] for r in records) > 0
     assert c["val_problems"] == sum(1 for r in records if r["val"]) > 0
     # The counts printed at the end are these.
-    assert f"SFT examples            {len(examples)} in 1 shard(s)" in sim_run["stdout"]
+    assert re.search(rf"SFT examples +{len(examples)} in 1 shard\(s\)", sim_run["stdout"])
+    # The simulated model's attack rate is the one it used, not null.
+    assert card["settings"]["sim_attack"] == 0.4196
+    final = [line for line in sim_run["stderr"].splitlines() if " 11/11 problems, " in line]
+    assert len(final) == 1, final
 
 
 def test_simulated_is_said_everywhere(sim_run: dict[str, Any]) -> None:
@@ -113,13 +121,19 @@ def test_simulated_is_said_everywhere(sim_run: dict[str, Any]) -> None:
 
 def test_decontamination_is_reported(sim_run: dict[str, Any]) -> None:
     err = sim_run["stderr"]
-    assert "decontamination: 170 problems dropped (hard 170, mbpp unavailable" in err
+    assert "decontamination: 180 problems dropped (hard 176, mbpp unavailable, he 6, he+ 2)" in err
     assert "MBPP+Fix (mbpp) is unavailable and was not checked" in err
     dropped = [
         json.loads(line)
         for line in (sim_run["out"] / "decontamination.jsonl").read_text().splitlines()
     ]
-    assert len(dropped) == 170
+    assert len(dropped) == 180
+    renamed = {
+        d["problem_id"]
+        for d in dropped
+        if all(m["how"] == "same syntax tree, identifiers renamed" for m in d["matches"])
+    }
+    assert {"mbpp+/67", "mbpp+/143", "mbpp+/588"} <= renamed and len(renamed) == 10
     assert {m["by"] for d in dropped for m in d["matches"]} == {"description", "code"}
     ids = {r["problem_id"] for r in sim_run["records"]}
     assert not ids & {d["problem_id"] for d in dropped}
@@ -363,3 +377,121 @@ def test_on_ray_the_same_records_and_shards_and_resume_across(
     assert records(mixed) == records(local)
     for name in ("sft/train-00000-of-00001.jsonl", "val.jsonl"):
         assert (mixed / name).read_bytes() == (local / name).read_bytes()
+
+
+# --- no model at all --------------------------------------------------------------------------
+
+
+def _no_model_env(tmp: Path) -> dict[str, str]:
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k not in ("UTDEBUG_MODEL", "UTDEBUG_CONFIG")}
+    env["XDG_CONFIG_HOME"] = str(tmp / "config")  # no config file: no default model either
+    return env
+
+
+@pytest.fixture(scope="module")
+def free_run(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    data = _mbpp_plus(data_dir)
+    out = tmp_path_factory.mktemp("train-free")
+    cmd = [
+        sys.executable, "-m", "utdebug", "train", "data", "--source", "mbpp+",
+        "--data-dir", str(data), "--out", str(out), "--limit", "14", "--val-fraction", "0.25",
+    ]  # fmt: skip
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=_no_model_env(out))
+    assert r.returncode == 0, r.stdout + r.stderr
+    return {
+        "out": out,
+        "stdout": r.stdout,
+        "stderr": r.stderr,
+        "card": json.loads((out / "card.json").read_text()),
+        "records": read_samples(out / SAMPLES),
+        "data": data,
+    }
+
+
+def test_without_a_model_the_data_is_real_and_says_which_stages_used_none(
+    free_run: dict[str, Any],
+) -> None:
+    out, card = free_run["out"], free_run["card"]
+    examples = _examples(out)
+    assert len(examples) >= 10
+    assert card["simulated"] is False and card["model"] is None and card["uses_model"] is False
+    assert card["stages"] == {
+        "perturb": "AST mutation (no model)",
+        "inputs": "the source's own test inputs (no model)",
+        "rationale": "none (no model)",
+    }
+    assert (card["settings"]["inputs"], card["settings"]["rationale"]) == ("dataset", "none")
+    for path in out.rglob("*"):
+        if path.is_file():
+            assert "SIMULATED" not in path.read_text(), path
+    assert "SIMULATED" not in free_run["stdout"] + free_run["stderr"]
+    assert "No model wrote any of these examples" in free_run["stdout"]
+    assert re.search(
+        r"stage II made by +the source's own test inputs \(no model\)", free_run["stdout"]
+    )
+    assert "| stage III (rationales) | none (no model) |" in (out / "README.md").read_text()
+    assert all(e["meta"]["model"] is None for e in examples)
+
+
+def test_without_a_model_each_input_fails_the_corrupted_code_and_the_label_is_the_gold(
+    free_run: dict[str, Any],
+) -> None:
+    records = {r["key"]: r for r in free_run["records"]}
+    problems = _problems(free_run["data"])
+    with Sandbox() as sb:
+        for ex in _examples(free_run["out"]):
+            user, assistant = ex["messages"]
+            meta = ex["meta"]
+            p = problems[meta["problem_id"]]
+            version = records[meta["key"]]["versions"][meta["version"]]
+            assert version["by"].startswith("ast:")
+            assert user["content"] == prompts.ut_prompt(
+                "utgen",
+                signature=p.signature,
+                description=p.description,
+                code=version["code"],
+                entry_point=p.entry_point,
+            )
+            # No hypothesis, no rationale: the input and the gold output, as the engine reads.
+            assert assistant["content"] == (
+                f"### Input Arguments\nArguments: ```{meta['call']}```\n\n"
+                f"### Output\nOutput: ```{meta['gold_output']}```\n"
+            )
+            call = parse_call(assistant["content"], p.entry_point)
+            assert isinstance(call, ParsedCall), call
+            assert call.args in p.inputs  # one of the source's own inputs, its types kept
+            gold = _run_gold(sb, p.code, p.entry_point, call.args)
+            assert repr(gold) == meta["gold_output"]
+            (bad,) = sb.run(version["code"], p.entry_point, [call.args]).outcomes
+            assert bad.status is not Status.OK or repr(bad.value) != meta["gold_output"]
+
+
+def test_without_a_model_the_counts_agree_and_the_last_progress_line_is_printed_once(
+    free_run: dict[str, Any],
+) -> None:
+    c = free_run["card"]["counts"]
+    held, rows = c["holdout"], c["val_problems"]
+    assert held > 0 and 0 < rows <= held
+    text = held_out_text(c)
+    assert text.startswith(f"{held} ({rows} written to val.jsonl")
+    assert re.search(rf"held out for validation +{re.escape(text)}\n", free_run["stdout"])
+    assert f"| held out for validation | {text} |" in (free_run["out"] / "README.md").read_text()
+    assert f"({held} held out for validation)" in free_run["stderr"]
+    progress = [line for line in free_run["stderr"].splitlines() if " 14/14 problems, " in line]
+    assert len(progress) == 1, progress
+    rows_in_file = (free_run["out"] / "val.jsonl").read_text().splitlines()
+    assert len(rows_in_file) == rows
+
+
+def test_a_model_named_for_no_stage_that_uses_one_is_refused(tmp_path: Path) -> None:
+    r = utdebug(
+        "train", "data", "--source", "mbpp+", "--model", "sim", "--inputs", "dataset",
+        "--rationale", "none", "--out", str(tmp_path / "x"),
+    )  # fmt: skip
+    assert r.returncode == 2
+    assert r.stderr.strip() == (
+        "utdebug train data: --model sim: no stage uses a model (--perturb ast --inputs "
+        "dataset --rationale none)"
+    )

@@ -7,7 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from utdebug.train.decontam import EvalIndex, code_keys, normalize_text
+import pytest
+
+from utdebug.train.decontam import EvalIndex, code_keys, normalize_text, renamed_code_keys
 from utdebug.train.sources import TrainProblem
 
 HARD = "MBPP+Fix_hard_test.jsonl"
@@ -99,11 +101,22 @@ def test_a_planted_hard_problem_is_dropped_and_reported(data_dir: Path, tmp_path
         (hard_id, "code"),
     }
     assert dropped["table/renamed"] == [
-        {"split": "hard", "task_id": f"hard/{reformatted['task_id']}", "by": "code"}
+        {
+            "split": "hard",
+            "task_id": f"hard/{reformatted['task_id']}",
+            "by": "code",
+            "how": "same syntax tree",
+            "matched": reformatted["entry_point"],
+        }
     ]
-    assert dropped["table/quoted"] == [
-        {"split": "hard", "task_id": f"hard/{quoted['task_id']}", "by": "description"}
-    ]
+    (m,) = dropped["table/quoted"]
+    assert (m["split"], m["task_id"], m["by"], m["how"]) == (
+        "hard",
+        f"hard/{quoted['task_id']}",
+        "description",
+        "contained",
+    )
+    assert m["matched"] == normalize_text(quoted["prompt"])
     card = json.loads((out / "card.json").read_text())
     dec = card["decontamination"]
     assert dec["dropped"] == 3 and dec["by_split"] == {"hard": 3}
@@ -117,3 +130,103 @@ def test_a_planted_hard_problem_is_dropped_and_reported(data_dir: Path, tmp_path
     readme = (out / "README.md").read_text()
     assert "`mbpp` MBPP+Fix: **unavailable**" in readme
     assert "3 problems dropped in all" in readme
+
+
+def test_with_a_data_folder_nothing_goes_to_the_network(
+    data_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # MBPP+Fix is not in the data folder: it is unavailable, and no download is tried (not
+    # even a name lookup).
+    import socket
+    import urllib.request
+
+    from utdebug.cli import main
+
+    tried: list[str] = []
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        tried.append(repr(args[:1]))
+        raise OSError("the network is off in this test")
+
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    monkeypatch.setattr(urllib.request, "urlopen", refuse)
+    monkeypatch.delenv("UTDEBUG_DATA_DIR", raising=False)
+    out = tmp_path / "out"
+    code = main([
+        "train", "data", "--source", "mbpp+", "--data-dir", str(data_dir), "--limit", "0",
+        "--out", str(out),
+    ])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert tried == []
+    card = json.loads((out / "card.json").read_text())
+    reason = card["decontamination"]["splits"]["mbpp"]["reason"]
+    assert card["decontamination"]["splits"]["mbpp"]["status"] == "unavailable"
+    assert "MBPP+Fix_test.jsonl not found" in reason and "downloading is off" in reason
+    assert "MBPP+Fix (mbpp) is unavailable and was not checked" in err
+
+
+def test_copies_under_other_identifiers_match_by_code() -> None:
+    hard = (
+        "def bell_Number(n):\n    b = [[0] * (n + 1) for _ in range(n + 1)]\n    return b[n][0]\n"
+    )
+    copy = (
+        "def bell_number(m):\n    bell = [[0] * (m + 1) for i in range(m + 1)]\n"
+        "    return bell[m][0]\n"
+    )
+    other = copy.replace("(m + 1) for", "(m + 2) for")
+    helper = "def f(xs):\n    return max(xs) - min(xs)\n"
+    assert not code_keys(hard) & code_keys(copy)  # not the same tree as written
+    assert renamed_code_keys(hard) & renamed_code_keys(copy)
+    assert not renamed_code_keys(hard) & renamed_code_keys(other)
+    # Names the function does not bind stay: max/min are not abs/sum.
+    assert not renamed_code_keys(helper) & renamed_code_keys(
+        "def g(a):\n    return sum(a) - abs(a)\n"
+    )
+    index = EvalIndex()
+    index.add("hard", "hard/608", [], [hard])
+    (m,) = index.matches(_problem("Bell numbers, another text entirely.", copy))
+    assert m.to_json() == {
+        "split": "hard",
+        "task_id": "hard/608",
+        "by": "code",
+        "how": "same syntax tree, identifiers renamed",
+        "matched": "bell_Number",
+    }
+
+
+def test_reworded_descriptions_match_but_another_task_in_the_same_words_does_not() -> None:
+    index = EvalIndex()
+    first = "Write a python function to find the first repeated character in a given string."
+    index.add("hard", "hard/451", ["Write a function to remove all whitespaces from a string."], [])
+    index.add("hard", "hard/602", [first], [])
+    (m,) = index.matches(
+        _problem("Write a function to remove all whitespaces from the given string")
+    )
+    assert (m.task_id, m.by, m.how) == ("hard/451", "description", "similar content words (1.00)")
+    assert m.matched == "Write a function to remove all whitespaces from a string."
+    # One content word apart (a negation): another task.
+    assert index.matches(_problem(
+        "Write a python function to find the first non-repeated character in a given string."
+    )) == []  # fmt: skip
+
+
+def test_the_renamed_copies_of_mbpp_plus_are_dropped(data_dir: Path) -> None:
+    from utdebug.train.decontam import build_index
+    from utdebug.train.sources import load_mbpp_plus
+
+    loaded = load_mbpp_plus(data_dir=data_dir, download=False)
+    index = build_index(["hard"], data_dir=data_dir, cache_dir=None, download=False)
+    problems = {p.problem_id: p for p in loaded.problems}
+    for pid, hard_id, name in [
+        ("mbpp+/67", "hard/608", "bell_Number"),
+        ("mbpp+/143", "hard/792", "count_list"),
+        ("mbpp+/588", "hard/145", "max_Abs_Diff"),
+    ]:
+        found = [m for m in index.matches(problems[pid]) if m.task_id == hard_id]
+        assert [(m.by, m.how, m.matched) for m in found] == [
+            ("code", "same syntax tree, identifiers renamed", name)
+        ], pid

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -300,7 +301,7 @@ def test_a_model_error_ends_the_problem_and_a_rerun_retries_it(
     errors = [r for r in records if r["error_kind"] == "model"]
     assert [r["problem_id"] for r in errors] == ["mbpp+/8"]
     assert "ScriptExhausted" in errors[0]["error"]
-    assert "model errors            1 (rerun to retry)" in first.stdout
+    assert re.search(r"model errors +1 \(rerun to retry\)", first.stdout)
     # The rerun is a new process whose script replays from its start: give it the replies
     # the retried problem needs.
     again = {"perturb": PERTURB[2:], "ut": UT[3:], "rationale": RATIONALE[2:]}

@@ -21,6 +21,8 @@ from utdebug.train.sources import (
     load_mbpp_plus,
     load_table,
     pick_entry_point,
+    shape_inputs,
+    shape_like,
     signature_of,
 )
 
@@ -40,6 +42,29 @@ def test_mbpp_plus_from_the_local_file(data_dir: Path) -> None:
     assert p.signature == "heap_queue_largest(nums: list, n: int)"
     assert p.inputs[0] == ([25, 35, 22, 85, 14, 65, 75, 22, 58], 3)
     assert len({repr(i) for i in p.inputs}) == len(p.inputs)
+    # JSON has no tuples: where the task's example calls pass tuples, the inputs are tuples.
+    by_id = {p.problem_id: p for p in loaded.problems}
+    lists = by_id["mbpp+/143"].inputs  # find_lists: "lists present in the given tuple"
+    assert lists[0] == (([1, 2, 3, 4], [5, 6, 7, 8]),)
+    assert all(type(args[0]) is tuple for args in lists)
+    # Its sequences stay lists, as in the examples (its other items are what they were).
+    assert all(type(x) is list for args in lists for x in args[0] if isinstance(x, list | tuple))
+    pairs = by_id["mbpp+/2"].inputs  # similar_elements((3, 4, 5, 6), (5, 7, 4, 10))
+    assert all(type(a) is tuple and type(b) is tuple for a, b in pairs)
+    assert by_id["mbpp+/4"].inputs[0][0].__class__ is list  # a list where the task has one
+
+
+def test_json_inputs_take_the_container_types_of_the_example_calls() -> None:
+    examples = [((1, 2), [3], {"a": (1,)}, {1, 2})]
+    shaped = shape_inputs([([5, 6, 7], [8], {"a": [2, 3], "b": [4]}, [3])], examples)
+    assert shaped == [((5, 6, 7), [8], {"a": (2, 3), "b": (4,)}, {3})]
+    assert type(shaped[0][0]) is tuple and type(shaped[0][3]) is set
+    # Examples that disagree on an argument's kind, or of another arity, change nothing.
+    mixed = [((1,),), ([1],)]
+    assert shape_inputs([([1, 2],)], mixed) == [([1, 2],)]
+    assert shape_inputs([([1],)], [((1,), 2)]) == [([1],)]
+    # Unhashable items cannot make a set: the list stays.
+    assert shape_like([[1], [2]], {1}) == [[1], [2]]
 
 
 def test_description_cleaning() -> None:

@@ -16,7 +16,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from utdebug.train.trl_config import PAPER, TRL_VERSION, render_yaml, sft_configs
+from utdebug.train.trl_config import (
+    COMMON_NOTE,
+    NOTES,
+    PAPER,
+    TEMPLATES_REFUSED,
+    TEMPLATES_TRAINED,
+    TRL_VERSION,
+    render_yaml,
+    sft_configs,
+)
 
 PINS = {"trl": TRL_VERSION, "peft": "0.21.2", "transformers": "5.24.0"}
 
@@ -188,3 +197,63 @@ def test_the_papers_hyperparameters(tmp_path: Path) -> None:
     assert configs["trl-sft-qlora.yaml"]["load_in_4bit"] is True
     assert "32B" in str(configs["trl-sft-qlora.yaml"]["model_name_or_path"])
     assert "load_in_4bit" not in configs["trl-sft.yaml"]
+
+
+def _help(field: ast.AnnAssign) -> str:
+    assert isinstance(field.value, ast.Call)
+    for kw in field.value.keywords:
+        if kw.arg == "metadata" and isinstance(kw.value, ast.Dict):
+            for k, v in zip(kw.value.keys, kw.value.values, strict=True):
+                if isinstance(k, ast.Constant) and k.value == "help":
+                    return str(ast.literal_eval(v))
+    return ""
+
+
+def test_no_key_is_a_deprecated_alias(tmp_path: Path) -> None:
+    # transformers 5.24 keeps gradient_checkpointing as a deprecated alias of
+    # activation_checkpointing (a FutureWarning at every start).
+    tf = _fields(_classes(_package("transformers") / "training_args.py")["TrainingArguments"])
+    assert "deprecated" in _help(tf["gradient_checkpointing"]).lower()
+    for name, cfg in _configs(tmp_path).items():
+        for key in cfg:
+            if key in tf:
+                assert "deprecated" not in _help(tf[key]).lower(), f"{name}: {key}"
+        assert cfg["activation_checkpointing"] is True
+
+
+def _patched_templates() -> tuple[set[str], set[str]]:
+    """The templates TRL's get_training_chat_template patches, and all it names."""
+    path = _package("trl") / "chat_template_utils.py"
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    (fn,) = [
+        n
+        for n in tree.body
+        if isinstance(n, ast.FunctionDef) and n.name == "get_training_chat_template"
+    ]
+    patched = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Compare) and isinstance(node.comparators[0], ast.Name):
+            patched.add(node.comparators[0].id.removesuffix("_chat_template"))
+    known = {
+        t.id.removesuffix("_chat_template")
+        for n in tree.body
+        if isinstance(n, ast.Assign)
+        for t in n.targets
+        if isinstance(t, ast.Name)
+        and t.id.endswith("_chat_template")
+        and not t.id.endswith("training_chat_template")
+    }
+    return patched, known
+
+
+def test_the_templates_said_to_train_are_the_ones_trl_patches(tmp_path: Path) -> None:
+    patched, known = _patched_templates()
+    assert set(TEMPLATES_TRAINED) <= patched
+    assert set(TEMPLATES_REFUSED) <= known - patched  # Llama 3.1 and 3.2: not training-compatible
+    src = (_package("trl") / "chat_template_utils.py").read_text(encoding="utf-8")
+    assert "The chat template is not training-compatible" in src  # the sentence the files quote
+    shard = tmp_path / "sft" / "train-00000-of-00001.jsonl"
+    for name, cfg in sft_configs([shard], seed=0).items():
+        text = render_yaml(cfg, f"{NOTES[name]}{COMMON_NOTE}")
+        assert "--use_cpu true" in text and "not training-compatible" in text
+        assert ("bitsandbytes" in text) == ("load_in_4bit" in cfg)

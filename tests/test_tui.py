@@ -1117,3 +1117,21 @@ async def test_the_mouse_clicks_rows_tabs_and_scrolls(
         await pilot.click("#code-tabs Tab#--content-tab-tab-diff")
         await pilot.pause()
         assert app.query_one("#code-tabs", TabbedContent).active == "tab-diff"
+
+
+async def test_the_task_line_is_the_docstrings_first_line(
+    executor: Executor, tmp_path: Path
+) -> None:
+    path = tmp_path / "stats.py"
+    path.write_text(
+        'def mean(xs):\n    """Return the mean of xs.\n\n    >>> mean([2, 3])\n     2.5\n    """\n'
+        "    return sum(xs) / (len(xs) + 1)\n",
+        encoding="utf-8",
+    )
+    loaded = load_function(path, "mean")
+    app = frozen_app(loaded, add_script([]), executor, step_first=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        shown = str(app.query_one("#task-text", Static).render())
+    assert "Return the mean of xs. …" in shown
+    assert "2.5" not in shown and ">>>" not in shown

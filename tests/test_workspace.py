@@ -186,12 +186,21 @@ def test_missing_function_lists_names_and_suggests(tmp_path: Path) -> None:
     assert "func_10" not in message and "and 3 more" in message
 
 
-def test_method_is_refused_with_advice(tmp_path: Path) -> None:
+def test_methods_are_targets_tested_with_programs(tmp_path: Path) -> None:
     path = write(tmp_path, "geo.py", CLASSY)
-    message = raises("methods are not supported yet", load_function, path, "Geometry.area")
-    assert "module-level function" in message
+    f = load_function(path, "Geometry.area")
+    assert (f.entry_point, f.class_name, f.kind, f.program) == ("area", "Geometry", "method", True)
+    assert f.signature == "Geometry.area(self, r)"
+    assert f.module_code == CLASSY  # the method stays in its class: nothing appended
+    task = f.to_task()
+    assert task.program and task.class_name == "Geometry" and task.target_kind == "method"
+    assert f.context is not None
+    assert "import math" in f.context and "class Geometry:" in f.context
+    assert "def hyp(a, b):" in f.context and "Hypotenuse." in f.context  # other methods
+    assert "return math.sqrt" not in f.context  # ... by signature and docstring only
     raises("has no method 'nope'", load_function, path, "Geometry.nope")
-    raises("is a class, not a function", load_function, path, "Geometry")
+    message = raises("is a class, not a function", load_function, path, "Geometry")
+    assert "Geometry.method" in message and "area, hyp, after" in message
 
 
 def test_staticmethod_is_supported(tmp_path: Path) -> None:
@@ -206,16 +215,19 @@ def test_staticmethod_is_supported(tmp_path: Path) -> None:
     assert namespace["hyp"](3, 16) == 5.0  # the buggy module-level copy the engine runs
 
 
-def test_nested_and_async_are_refused(tmp_path: Path) -> None:
+def test_nested_functions_are_debugged_through_their_enclosing_function(tmp_path: Path) -> None:
     text = "def outer():\n    def inner():\n        return 1\n    return inner()\n\n"
     text += "async def fetch():\n    return 1\n"
     path = write(tmp_path, "n.py", text)
-    message = raises("nested functions are not supported", load_function, path, "outer.inner")
-    assert "move `inner` to module level" in message
-    raises("async functions are not supported", load_function, path, "fetch")
+    f = load_function(path, "outer.inner")
+    assert (f.entry_point, f.through, f.program) == ("outer", "outer.inner", False)
+    assert "nested function outer.inner" in f.description
+    a = load_function(path, "fetch")
+    assert (a.kind, a.program) == ("async function", True)
+    raises("no function 'outer.nope'", load_function, path, "outer.nope")
 
 
-def test_a_bare_nested_name_says_what_to_do_and_lists_what_can_be_debugged(
+def test_a_bare_nested_name_says_how_to_name_it_and_lists_what_can_be_debugged(
     tmp_path: Path,
 ) -> None:
     text = "def outer():\n    def inner():\n        return 1\n    return inner()\n\n\n"
@@ -223,15 +235,139 @@ def test_a_bare_nested_name_says_what_to_do_and_lists_what_can_be_debugged(
     text += "class Geo:\n    @staticmethod\n    def hyp(a, b):\n        return a\n\n"
     text += "    def area(self):\n        return 0\n"
     path = write(tmp_path, "n.py", text)
-    message = raises("inner is nested in outer", load_function, path, "inner")
-    assert "move it to module level" in message and ":2:" in message
-    # Exactly what can be debugged: module-level functions and staticmethods, not async.
-    assert message.endswith("(functions that can be debugged: outer, Geo.hyp)")
-    message = raises("area is a method of Geo", load_function, path, "area")
-    assert "make it a @staticmethod and name it Geo.area" in message
-    raises("hyp is a staticmethod of Geo: name it Geo.hyp", load_function, path, "hyp")
+    message = raises("inner is defined in outer: name it outer.inner", load_function, path, "inner")
+    assert ":2:" in message
+    # Everything a test can call: functions (async too) and every method.
+    assert message.endswith("(functions that can be debugged: outer, fetch, Geo.hyp, Geo.area)")
+    raises("area is defined in Geo: name it Geo.area", load_function, path, "area")
+    raises("hyp is defined in Geo: name it Geo.hyp", load_function, path, "hyp")
     message = raises("no function 'nothing'", load_function, path, "nothing")
-    assert "fetch" not in message and "Geo.hyp" in message
+    assert "fetch" in message and "Geo.hyp" in message
+
+
+KINDS = """\
+import dataclasses
+from pathlib import Path
+
+
+@dataclasses.dataclass
+class Point:
+    x: int
+    y: int
+
+
+def plain(a, b):
+    return a + b
+
+
+def moved(p: Point, dx: int) -> Point:
+    return Point(p.x + dx, p.y)
+
+
+def size(path: Path) -> int:
+    return len(path.name)
+
+
+async def fetch(n):
+    return n
+
+
+def count(n):
+    yield from range(n)
+
+
+async def acount(n):
+    for i in range(n):
+        yield i
+
+
+class Box:
+    \"\"\"A box of things.\"\"\"
+
+    limit = 3
+
+    def __init__(self):
+        self.items = []
+
+    def __len__(self):
+        return len(self.items)
+
+    def add(self, x):
+        self._check()
+        self.items.append(x)
+
+    def _check(self):
+        if len(self.items) >= self.limit:
+            raise OverflowError("full")
+
+    @classmethod
+    def of(cls, xs):
+        box = cls()
+        for x in xs:
+            box.add(x)
+        return box
+
+    @staticmethod
+    def unit():
+        return 1
+
+    @staticmethod
+    def scaled(p: Point):
+        return p
+
+    @property
+    def total(self):
+        return sum(self.items)
+
+    @total.setter
+    def total(self, value):
+        raise AttributeError("read only")
+
+    async def drain(self):
+        out, self.items = self.items, []
+        return out
+
+    def each(self):
+        yield from self.items
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "kind", "program"),
+    [
+        ("plain", "function", False),
+        ("moved", "function", True),
+        ("size", "function", True),
+        ("fetch", "async function", True),
+        ("count", "generator", True),
+        ("acount", "async generator", True),
+        ("Box.__init__", "method", True),
+        ("Box.__len__", "method", True),
+        ("Box.add", "method", True),
+        ("Box.of", "classmethod", True),
+        ("Box.unit", "staticmethod", False),
+        ("Box.scaled", "staticmethod", True),
+        ("Box.total", "property", True),
+        ("Box.drain", "async method", True),
+        ("Box.each", "generator", True),
+    ],
+)
+def test_every_target_kind_loads(tmp_path: Path, name: str, kind: str, program: bool) -> None:
+    path = write(tmp_path, "kinds.py", KINDS)
+    f = load_function(path, name)
+    assert (f.kind, f.program) == (kind, program)
+    if program:
+        assert f.module_code == KINDS  # run as it is: the tests build what they call
+        assert f.context is not None and "import dataclasses" in f.context
+    if name == "Box.total":
+        assert f.source.startswith("@property\n")  # the getter, not the setter
+    if name == "Box.add":
+        assert f.context is not None
+        assert 'raise OverflowError("full")' in f.context  # a method it calls: whole
+        assert "def of(cls, xs):" in f.context and "box.add(x)" not in f.context
+        assert "limit = 3" in f.context and "A box of things." in f.context
+    if name == "moved":
+        assert f.context is not None and "class Point:" in f.context  # the type it takes
 
 
 def test_file_problems(tmp_path: Path) -> None:

@@ -105,9 +105,22 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--split",
         action="append",
-        choices=["hard", "mbpp", "he", "he+", "val"],
+        choices=["hard", "mbpp", "he", "he+", "val", "classeval"],
         help="split to evaluate (repeatable; default: hard; bench judge: he+, HumanEval+ "
-        "code generation; val: the file of --val-file)",
+        "code generation; val: the file of --val-file; classeval: ClassEval+Fix, methods of "
+        "classes with ClassEval's unittest tests, data CC BY-NC 4.0)",
+    )
+    bench.add_argument(
+        "--classeval-seed",
+        type=int,
+        default=0,
+        help="ClassEval+Fix: seed of the corrupted versions (default 0)",
+    )
+    bench.add_argument(
+        "--classeval-cap",
+        type=int,
+        default=3,
+        help="ClassEval+Fix: corrupted versions kept per class at most (default 3)",
     )
     bench.add_argument(
         "--val-file",
@@ -375,6 +388,8 @@ def _bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error("--split val needs --val-file PATH (a file in the MBPP+Fix format)")
     if args.val_file is not None and "val" not in (args.split or []):
         parser.error("--val-file is read for --split val")
+    if args.classeval_cap < 1:
+        parser.error("--classeval-cap must be at least 1")
     if args.models is not None:
         if args.mode != "intrinsic":
             parser.error("--models is for bench intrinsic (checkpoint selection)")
@@ -430,6 +445,12 @@ def _bench_mode(
         parser.error(
             "--split he+ is HumanEval+ code generation (no buggy code): use it with "
             "'bench judge', or with --gold to check the loader and evaluator"
+        )
+    if "classeval" in (args.split or []) and (args.mode != "eval" or args.model != "none"):
+        parser.error(
+            "--split classeval runs plain evaluation and --gold: the model-driven modes need "
+            "tests that build the object whose method they call (tests with setup), which "
+            "the engine does not write yet"
         )
     if args.model == "none" and args.mode == "eval":
         return run_bench(args, _sandbox_config(args), stop)

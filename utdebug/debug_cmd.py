@@ -382,7 +382,7 @@ def _open(
             report = sb.start()
         except (SandboxUnavailable, SandboxError) as e:
             raise StartupFailed(f"utdebug: {e}", Exit.SANDBOX) from None
-        executor = Executor(sb, workers=2)
+        executor = Executor(sb, workers=2, context=_context(prep))
         owned.append(executor)
         model, note = prep.model, prep.note
         if isinstance(model, tuple) and model[0] == "sim":  # the simulated model over its tests
@@ -469,6 +469,35 @@ class _Pending:
 
     async def complete(self, request: Any) -> Any:  # pragma: no cover - never called
         raise RuntimeError("the simulated model is not ready yet")
+
+
+def _context(prep: Prepared) -> Any:
+    """A file's target tested with programs runs as the module it is (registered in
+    ``sys.modules``, so dataclasses and pickling work): inside a package, its dotted name with
+    the package imported first (relative imports and cycles through ``__init__`` work), else
+    a module of its folder (sibling modules import when the sandbox can see the folder). A
+    literal-argument target runs as before."""
+    from utdebug.sandbox import ModuleContext
+    from utdebug.workspace import package_module
+
+    if prep.loaded is None or not prep.task.program:
+        return None
+    path = prep.loaded.path.resolve()
+    found = package_module(path)
+    if found is not None:
+        root, name = found
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0] or None
+        return ModuleContext(
+            name=name,
+            file=str(path),
+            package=package,
+            path=(str(root),),
+            cwd=str(path.parent),
+            import_package=True,
+        )
+    name = path.stem if path.stem.isidentifier() else "target"
+    folder = str(path.parent)
+    return ModuleContext(name=name, file=str(path), path=(folder,), cwd=folder)
 
 
 def _sim_for(problem: Any, executor: Any) -> Any:

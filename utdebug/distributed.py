@@ -88,6 +88,9 @@ class RunnerUnavailable(RuntimeError):
 class WorkerLost(RuntimeError):
     """A job's worker process (or its node) died more often than the retries allow."""
 
+    node_died: bool = False
+    """The node (its raylet) died, not just a worker process: retries on it cannot run."""
+
 
 @dataclass(frozen=True)
 class RunnerOptions:
@@ -431,10 +434,21 @@ class RayRunner:
             return e.as_instanceof_cause()
         except ray.exceptions.RayError as e:
             text = " ".join(str(e).split())[:300]
-            lost = WorkerLost(
-                f"job {i}: its worker was lost and the {self.options.max_retries} retries did "
-                f"not finish it ({type(e).__name__}: {text})"
+            node_died = isinstance(
+                e, ray.exceptions.LocalRayletDiedError | ray.exceptions.NodeDiedError
             )
+            if node_died:
+                # A raylet dies with its node's processes (its dashboard agent among them).
+                lost = WorkerLost(
+                    f"job {i}: the Ray node running it died, so neither it nor its retries "
+                    f"could finish ({type(e).__name__}: {text})"
+                )
+            else:
+                lost = WorkerLost(
+                    f"job {i}: its worker was lost and the {self.options.max_retries} retries "
+                    f"did not finish it ({type(e).__name__}: {text})"
+                )
+            lost.node_died = node_died
             lost.__cause__ = e
             return lost
         return value

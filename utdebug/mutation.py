@@ -155,15 +155,20 @@ def apply(code: str, site: Site) -> str:
     return wrapped
 
 
-def mutants(code: str, rng: random.Random, count: int) -> list[Mutant]:
+def mutants(
+    code: str, rng: random.Random, count: int, lines: tuple[int, int] | None = None
+) -> list[Mutant]:
     """Up to ``count`` mutants of ``code`` at distinct sites, chosen with ``rng`` (the operators
     in a shuffled turn, a random site of each): each parses, differs from ``code`` and from the
-    others as a syntax tree."""
+    others as a syntax tree. ``lines`` (first, last; 1-based, inclusive): only sites within
+    those lines (one method of a class)."""
     original = normalized_dump(code)
     if original is None:
         return []
     groups: dict[str, list[Site]] = {}
     for site in sites(code):
+        if lines is not None and not (lines[0] <= site.line and site.end_line <= lines[1]):
+            continue
         groups.setdefault(site.operator, []).append(site)
     for group in groups.values():
         rng.shuffle(group)

@@ -9,7 +9,7 @@ import signal
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from utdebug.cli_common import Exit, sandbox_config
 
@@ -98,6 +98,21 @@ def add_parser(sub: Any, sandbox_opts: argparse.ArgumentParser) -> None:
         default="ast",
         help="stage I: ast (mutation operators, no model; default) or model (the model "
         "corrupts the code)",
+    )
+    m.add_argument(
+        "--inputs",
+        choices=["model", "dataset"],
+        default=None,
+        help="stage II: model (the model proposes test inputs) or dataset (the source's own test "
+        "inputs on which the corrupted code fails, no model); default: model when a model is "
+        "named (--model, UTDEBUG_MODEL, the config file), else dataset",
+    )
+    m.add_argument(
+        "--rationale",
+        choices=["model", "none"],
+        default=None,
+        help="stage III: model (the model explains the gold output) or none (targets without a "
+        "rationale, no model); default: model when a model is named, else none",
     )
     m.add_argument("--seed", type=int, default=0, help="seed (mutations, the simulated model)")
     m.add_argument("--corruptions", type=int, default=2, help="corrupted versions per problem (2)")
@@ -215,25 +230,59 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         print(f"utdebug train data: {problem}", file=sys.stderr)
         return Exit.USAGE
     from utdebug.agents.config import ConfigError, check_provider, resolve_model_spec
-
-    try:
-        spec = resolve_model_spec(args.model)
-        if spec.kind == "litellm":
-            check_provider(spec)
-        elif spec.kind == "scripted" and not (spec.script_path and spec.script_path.is_file()):
-            raise ConfigError(f"scripted model: no such file: {spec.script_path}")
-    except ConfigError as e:
-        print(f"utdebug train data: {e}", file=sys.stderr)
-        return Exit.USAGE
-    model = spec.name if spec.kind != "sim" else "sim"
+    from utdebug.agents.sim import SimParams
     from utdebug.benchmarks.datasets import default_cache_dir
     from utdebug.train.driver import run_train_data
-    from utdebug.train.pipeline import Settings
+    from utdebug.train.pipeline import NO_MODEL, Settings
 
+    explicit = args.inputs is not None and args.rationale is not None
+    if explicit and args.perturb == "ast" and args.inputs == "dataset" and args.rationale == "none":
+        if args.model is not None:
+            print(
+                f"utdebug train data: --model {args.model}: no stage uses a model (--perturb ast "
+                "--inputs dataset --rationale none)",
+                file=sys.stderr,
+            )
+            return Exit.USAGE
+        spec = None
+    else:
+        try:
+            spec = resolve_model_spec(args.model)
+        except ConfigError as e:
+            named = args.model is not None or "no model chosen" not in str(e)
+            if named or args.perturb == "model" or "model" in (args.inputs, args.rationale):
+                print(f"utdebug train data: {e}", file=sys.stderr)
+                return Exit.USAGE
+            spec = None  # nothing names a model: the stages that need none
+        try:
+            if spec is not None and spec.kind == "litellm":
+                check_provider(spec)
+            elif (
+                spec is not None
+                and spec.kind == "scripted"
+                and not (spec.script_path and spec.script_path.is_file())
+            ):
+                raise ConfigError(f"scripted model: no such file: {spec.script_path}")
+        except ConfigError as e:
+            print(f"utdebug train data: {e}", file=sys.stderr)
+            return Exit.USAGE
+    inputs: Literal["model", "dataset"]
+    rationale: Literal["model", "none"]
+    if spec is None:
+        model = NO_MODEL
+        inputs, rationale = args.inputs or "dataset", args.rationale or "none"
+    else:
+        model = spec.name if spec.kind != "sim" else "sim"
+        inputs, rationale = args.inputs or "model", args.rationale or "model"
+    sim_attack = args.sim_attack
+    if model == "sim" and sim_attack is None:
+        sim_attack = SimParams.for_method("utgen").attack
     cache_dir = args.cache_dir or default_cache_dir()
     settings = Settings(
         model=model,
         perturb=args.perturb,
+        inputs=inputs,
+        rationale=rationale,
         corruptions=args.corruptions,
         attempts=args.attempts,
         tests_per_code=args.tests_per_code,
@@ -241,13 +290,20 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         seed=args.seed,
         timeout=args.timeout,
         limit_kind=args.limit_kind,
-        sim_attack=args.sim_attack,
+        sim_attack=sim_attack,
         sim_rationale_error=args.sim_rationale_error,
-        cache_dir=None if args.no_cache or spec.kind != "litellm" else str(cache_dir),
+        cache_dir=None
+        if args.no_cache or spec is None or spec.kind != "litellm"
+        else str(cache_dir),
     )
     if args.out is None:
+        stages = ("-inputs-dataset" if inputs == "dataset" else "") + (
+            "-no-rationale" if rationale == "none" else ""
+        )
         args.out = (
-            Path("runs") / "train" / f"{args.source}-{_slug(model)}-{args.perturb}-s{args.seed}"
+            Path("runs")
+            / "train"
+            / f"{args.source}-{_slug(model)}-{args.perturb}{stages}-s{args.seed}"
         )
     stop = threading.Event()
 

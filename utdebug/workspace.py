@@ -59,6 +59,7 @@ from pathlib import Path
 from typing import Any
 
 from utdebug.agents.edits import MergedEdit, is_main_guard, merge_edit, take_edit
+from utdebug.engine import program
 from utdebug.engine.model import Task, UnitTest
 from utdebug.literals import LiteralError, literal_value
 
@@ -144,13 +145,21 @@ class LoadedFunction:
     indent: str = ""
     """The function's indentation in the file (a staticmethod's class body indent)."""
     class_name: str | None = None
-    """The class of a staticmethod, else ``None``."""
+    """The class of a method (of any kind), else ``None``."""
     task: str | None = None
     """The ``task`` text given to :func:`load_function`."""
+    kind: str = "function"
+    """What the target is (:data:`TARGET_KINDS`)."""
+    program: bool = False
+    """Its tests are programs (setup, call, expected outcome), not literal arguments."""
+    context: str | None = None
+    """What a test writer needs besides the code (:func:`target_context`)."""
+    through: str | None = None
+    """The nested function named in the target when it is debugged through this one."""
 
     @property
     def is_staticmethod(self) -> bool:
-        return self.class_name is not None
+        return self.kind == "staticmethod"
 
     def to_task(self) -> Task:
         return Task(
@@ -160,6 +169,9 @@ class LoadedFunction:
             entry_point=self.entry_point,
             code=self.module_code,
             class_name=self.class_name,
+            program=self.program,
+            context=self.context,
+            target_kind=self.kind,
         )
 
 
@@ -202,7 +214,8 @@ def parse_module(text: str, where: str) -> ast.Module:
 
 def _load_text(path: Path, qualname: str, text: str, sha: str, task: str | None) -> LoadedFunction:
     tree = parse_module(text, str(path))
-    node, class_node = _find(tree, qualname, path)
+    found = _find(tree, qualname, path)
+    node, class_node = found.node, found.class_node
     lines = _lines(text)
     start = _first_line(node)
     end = node.end_lineno or node.lineno
@@ -210,6 +223,8 @@ def _load_text(path: Path, qualname: str, text: str, sha: str, task: str | None)
     source = "".join(_dedent(lines[start - 1 : end], indent))
     docstring = ast.get_docstring(node) or ""
     signature = _signature(node)
+    if class_node is not None and found.program:
+        signature = f"{class_node.name}.{signature}"
     if task and task.strip() and docstring:
         description = f"{task.strip()}\n\n{docstring}"
     elif task and task.strip():
@@ -217,9 +232,13 @@ def _load_text(path: Path, qualname: str, text: str, sha: str, task: str | None)
     else:
         description = docstring or f"Implement `{signature}`."
     module_code = _module_code(tree, lines)
-    if class_node is not None:
+    program = found.program
+    if class_node is not None and not program:  # a staticmethod tested with literals
         kept = _without_staticmethod(node, lines, start, end)
         module_code = _append_function(module_code, "".join(_dedent(kept, indent)))
+    if found.through is not None:
+        description = f"{description}\n\n(Debugged through its enclosing function: the bug "
+        description += f"may be in the nested function {found.through}.)"
     return LoadedFunction(
         path=path,
         qualname=qualname,
@@ -236,52 +255,301 @@ def _load_text(path: Path, qualname: str, text: str, sha: str, task: str | None)
         indent=indent,
         class_name=class_node.name if class_node is not None else None,
         task=task,
+        kind=found.kind,
+        program=program,
+        context=target_context(tree, text, node, class_node) if program else None,
+        through=found.through,
     )
 
 
-def _find(
-    tree: ast.Module, qualname: str, path: Path
-) -> tuple[ast.FunctionDef, ast.ClassDef | None]:
+TARGET_KINDS = (
+    "function",
+    "async function",
+    "generator",
+    "async generator",
+    "method",
+    "async method",
+    "classmethod",
+    "staticmethod",
+    "property",
+)
+"""Everything a test can call from outside. A method's kind says how it is bound; an async
+or generator method is ``async method`` / ``generator``."""
+
+Def = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A definition a test can call, as :func:`find_target` found it."""
+
+    node: Def
+    class_node: ast.ClassDef | None
+    kind: str
+    program: bool
+    """Tested with programs (setup + call); ``False``: literal arguments, as the paper."""
+    through: str | None = None
+    """The nested function the person named, when this is its enclosing function."""
+
+
+def find_target(tree: ast.Module, qualname: str, path: Path) -> Target:
+    """The target ``qualname`` names in ``tree`` (a :class:`WorkspaceError` says why not)."""
+    return _find(tree, qualname, path)
+
+
+def _find(tree: ast.Module, qualname: str, path: Path) -> Target:
     parts = qualname.split(".")
     top = _last_named(tree.body, parts[0])
     if top is None:
         raise WorkspaceError(_not_found(tree, qualname, path))
-    if len(parts) == 1:
-        if isinstance(top, ast.AsyncFunctionDef):
-            raise WorkspaceError(f"{qualname} in {path}: async functions are not supported")
-        if isinstance(top, ast.ClassDef):
-            raise WorkspaceError(
-                f"{qualname} in {path} is a class, not a function: name a module-level "
-                f"function or a staticmethod (Class.method)"
-            )
-        return top, None
     if isinstance(top, ast.FunctionDef | ast.AsyncFunctionDef):
+        if len(parts) == 1:
+            return _target(top, None)
+        return _through(top, None, parts[1:], qualname, path)
+    if len(parts) == 1:
+        listed = ", ".join(_members(top)[:MAX_LISTED_NAMES]) or "none"
         raise WorkspaceError(
-            f"{qualname} in {path}: nested functions are not supported: move "
-            f"`{parts[-1]}` to module level and name it as {path.name}::{parts[-1]}"
+            f"{qualname} in {path} is a class, not a function: name one of its methods as "
+            f"{top.name}.method (its methods: {listed})"
         )
-    if len(parts) > 2:
-        raise WorkspaceError(
-            f"{qualname} in {path}: nested classes are not supported: name a module-level "
-            f"function or a staticmethod of a module-level class (Class.method)"
-        )
-    member = _last_named(top.body, parts[1])
-    if not isinstance(member, ast.FunctionDef | ast.AsyncFunctionDef):
-        methods = [
-            n.name for n in top.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
-        ]
-        listed = ", ".join(methods[:MAX_LISTED_NAMES]) or "none"
+    member = _member(top, parts[1])
+    if member is None:
+        inner = _last_named(top.body, parts[1])
+        if isinstance(inner, ast.ClassDef):
+            raise WorkspaceError(
+                f"{qualname} in {path}: methods of nested classes are not supported: name a "
+                f"method of a module-level class ({top.name}.method)"
+            )
+        listed = ", ".join(_members(top)[:MAX_LISTED_NAMES]) or "none"
         raise WorkspaceError(
             f"class {top.name} in {path} has no method {parts[1]!r} (its methods: {listed})"
         )
-    if isinstance(member, ast.AsyncFunctionDef):
-        raise WorkspaceError(f"{qualname} in {path}: async functions are not supported")
-    if not any(_is_staticmethod(d) for d in member.decorator_list):
-        raise WorkspaceError(
-            f"{qualname} in {path}: methods are not supported yet: move the logic into a "
-            f"module-level function (or make it a @staticmethod) and debug that"
+    if len(parts) == 2:
+        return _target(member, top)
+    return _through(member, top, parts[2:], qualname, path)
+
+
+def _through(
+    node: Def, cls: ast.ClassDef | None, rest: list[str], qualname: str, path: Path
+) -> Target:
+    """A nested function, debugged through the function (or method) that defines it."""
+    scope: ast.AST = node
+    for name in rest:
+        inner = next(
+            (
+                n
+                for n in ast.walk(scope)
+                if n is not scope
+                and isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+                and n.name == name
+            ),
+            None,
         )
-    return member, top
+        if inner is None:
+            raise WorkspaceError(f"no function {qualname!r} in {path}: {name!r} is not in it")
+        scope = inner
+    target = _target(node, cls)
+    return Target(target.node, target.class_node, target.kind, target.program, qualname)
+
+
+def _member(cls: ast.ClassDef, name: str) -> Def | None:
+    """The method ``name`` of ``cls``: the last definition, except that a property's getter
+    is preferred over its setter and deleter (``@x.setter`` redefines ``x``)."""
+    defs = [n for n in cls.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    named = [n for n in defs if n.name == name]
+    if not named:
+        return None
+    getters = [n for n in named if _decorator_names(n) & _PROPERTIES]
+    return getters[-1] if getters else named[-1]
+
+
+def _members(cls: ast.ClassDef) -> list[str]:
+    names = [n.name for n in cls.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    return list(dict.fromkeys(names))
+
+
+_PROPERTIES = frozenset({"property", "cached_property"})
+
+
+def _decorator_names(node: Def) -> set[str]:
+    out = set()
+    for d in node.decorator_list:
+        if isinstance(d, ast.Call):
+            d = d.func
+        if isinstance(d, ast.Name):
+            out.add(d.id)
+        elif isinstance(d, ast.Attribute):
+            out.add(d.attr)
+    return out
+
+
+def _is_generator(node: Def) -> bool:
+    todo: list[ast.AST] = list(node.body)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            continue
+        if isinstance(n, ast.Yield | ast.YieldFrom):
+            return True
+        todo.extend(ast.iter_child_nodes(n))
+    return False
+
+
+def _target(node: Def, cls: ast.ClassDef | None) -> Target:
+    is_async = isinstance(node, ast.AsyncFunctionDef)
+    gen = _is_generator(node)
+    plain = "generator" if gen else "function"
+    if is_async:
+        plain = "async generator" if gen else "async function"
+    if cls is None:
+        return Target(node, None, plain, plain != "function" or _takes_objects(node))
+    names = _decorator_names(node)
+    if names & _PROPERTIES:
+        return Target(node, cls, "property", True)
+    if "staticmethod" in names:
+        literal = plain == "function" and not _takes_objects(node)
+        return Target(node, cls, "staticmethod", not literal)
+    if "classmethod" in names:
+        return Target(node, cls, "classmethod", True)
+    kind = {"function": "method", "async function": "async method"}.get(plain, plain)
+    return Target(node, cls, kind, True)
+
+
+_LITERAL_TYPES = frozenset(
+    [
+        "int",
+        "float",
+        "str",
+        "bool",
+        "bytes",
+        "complex",
+        "list",
+        "dict",
+        "tuple",
+        "set",
+        "frozenset",
+        "None",
+        "NoneType",
+        "Any",
+        "object",
+        "Optional",
+        "Union",
+        "List",
+        "Dict",
+        "Tuple",
+        "Set",
+        "FrozenSet",
+        "Sequence",
+        "MutableSequence",
+        "Iterable",
+        "Mapping",
+        "MutableMapping",
+        "Collection",
+        "Literal",
+        "typing",
+        "Final",
+    ]
+)
+
+
+def _takes_objects(node: Def) -> bool:
+    """Whether a parameter's (or the return value's) annotation names a type that is not a
+    literal's (a ``Path``, a ``datetime``, a class of the module): such a function is tested
+    with programs."""
+    args = node.args
+    params = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+    annotations = [p.annotation for p in params if p is not None] + [node.returns]
+    for found in annotations:
+        if found is None:
+            continue
+        ann: ast.expr = found
+        if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+            try:
+                ann = ast.parse(ann.value, mode="eval").body
+            except SyntaxError:
+                continue
+        for n in ast.walk(ann):
+            if isinstance(n, ast.Name) and n.id not in _LITERAL_TYPES:
+                return True
+            if isinstance(n, ast.Attribute) and n.attr not in _LITERAL_TYPES:
+                return True
+    return False
+
+
+def target_context(
+    tree: ast.Module, text: str, node: Def, cls: ast.ClassDef | None, limit: int = 6000
+) -> str:
+    """What a test writer needs besides the target's code: the module's imports; for a method,
+    its class (docstring, class-level fields, ``__init__``, the other methods' signatures and
+    docstrings, the whole of the methods the target calls on ``self``/``cls``); for a function,
+    the module's classes its annotations name. At most ``limit`` characters."""
+    parts: list[str] = []
+    imports = [
+        ast.get_source_segment(text, n) or ""
+        for n in tree.body
+        if isinstance(n, ast.Import | ast.ImportFrom)
+    ]
+    if imports:
+        parts.append("# the module's imports\n" + "\n".join(imports))
+    if cls is not None:
+        parts.append(_class_outline(text, cls, node))
+    else:
+        classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+        wanted: list[str] = []
+        for a in ast.walk(node.args):
+            if isinstance(a, ast.Name) and a.id in classes and a.id not in wanted:
+                wanted.append(a.id)
+            if isinstance(a, ast.Constant) and isinstance(a.value, str):
+                wanted += [c for c in classes if re.search(rf"\b{c}\b", a.value)]
+        for name in dict.fromkeys(wanted):
+            parts.append(ast.get_source_segment(text, classes[name]) or "")
+    out = "\n\n".join(p for p in parts if p.strip())
+    if len(out) > limit:
+        out = out[: limit - 20].rstrip() + "\n# ... (cut)"
+    return out
+
+
+def _class_outline(text: str, cls: ast.ClassDef, target: Def) -> str:
+    bases = ", ".join(ast.unparse(b) for b in [*cls.bases, *cls.keywords])
+    decorators = "".join(f"@{ast.unparse(d)}\n" for d in cls.decorator_list)
+    lines = [f"{decorators}class {cls.name}{f'({bases})' if bases else ''}:"]
+    doc = ast.get_docstring(cls)
+    if doc:
+        lines.append(f'    """{doc}"""')
+    called = {
+        n.func.attr
+        for n in ast.walk(target)
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and isinstance(n.func.value, ast.Name)
+        and n.func.value.id in ("self", "cls")
+    }
+    for item in cls.body:
+        if isinstance(item, ast.Expr) and isinstance(item.value, ast.Constant):
+            continue  # the docstring
+        if item is target:
+            lines.append(f"    # ... {target.name}: the code under test, shown above")
+            continue
+        if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+            if item.name == "__init__" or item.name in called:
+                seg = _segment(text, item)
+                lines.append(seg)
+                continue
+            head = "".join(f"    @{ast.unparse(d)}\n" for d in item.decorator_list)
+            prefix = "async def" if isinstance(item, ast.AsyncFunctionDef) else "def"
+            sig = f"{prefix} {_signature(item)}:"
+            body = ast.get_docstring(item)
+            doc_line = f'\n        """{body}"""' if body else ""
+            lines.append(f"{head}    {sig}{doc_line}\n        ...")
+        elif isinstance(item, ast.Assign | ast.AnnAssign):
+            lines.append("    " + (ast.get_source_segment(text, item) or ast.unparse(item)))
+    return "\n".join(lines)
+
+
+def _segment(text: str, node: Def) -> str:
+    lines = _lines(text)
+    start = _first_line(node)
+    return "".join(lines[start - 1 : node.end_lineno or node.lineno]).rstrip()
 
 
 def _last_named(
@@ -312,36 +580,30 @@ def _not_found(tree: ast.Module, qualname: str, path: Path) -> str:
 
 
 def _debuggable(tree: ast.Module) -> list[str]:
-    """The names this module can debug: module-level functions and staticmethods of
-    module-level classes (``Class.method``), not async ones, in file order."""
+    """The names this module can debug, in file order: module-level functions (sync, async,
+    generators) and every method of a module-level class (``Class.method``: instance methods
+    with dunders, classmethods, staticmethods, properties). A nested function is debugged
+    through its enclosing function (``outer.inner``), which is listed."""
     names = []
     for node in tree.body:
-        if isinstance(node, ast.FunctionDef):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             names.append(node.name)
         elif isinstance(node, ast.ClassDef):
-            names += [
-                f"{node.name}.{m.name}"
-                for m in node.body
-                if isinstance(m, ast.FunctionDef)
-                and any(_is_staticmethod(d) for d in m.decorator_list)
-            ]
+            names += [f"{node.name}.{m}" for m in _members(node)]
     return list(dict.fromkeys(names))
 
 
 def _debuggable_list(tree: ast.Module) -> str:
     names = _debuggable(tree)
     if not names:
-        return (
-            "the file has no function utdebug can debug: a module-level def or a "
-            "@staticmethod, not async"
-        )
+        return "the file has no function or method utdebug can debug"
     listed = ", ".join(names[:MAX_LISTED_NAMES])
     more = len(names) - MAX_LISTED_NAMES
     return f"functions that can be debugged: {listed}{f', and {more} more' if more > 0 else ''}"
 
 
 def _nested_definition(tree: ast.Module, name: str) -> tuple[int, str] | None:
-    """What a function ``name`` that is not at module level is, and what to do about it."""
+    """Where a function ``name`` that is not at module level is, and how to name it."""
     found: list[tuple[list[ast.AST], ast.FunctionDef | ast.AsyncFunctionDef]] = []
 
     def visit(node: ast.AST, parents: list[ast.AST]) -> None:
@@ -354,25 +616,16 @@ def _nested_definition(tree: ast.Module, name: str) -> tuple[int, str] | None:
     if not found:
         return None
     parents, node = found[0]
-    owners = [p for p in parents if isinstance(p, ast.FunctionDef | ast.AsyncFunctionDef)]
     where = ".".join(
         p.name
         for p in parents
         if isinstance(p, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
     )
-    if owners:
+    if any(isinstance(p, ast.ClassDef) for p in parents[1:]):
         return node.lineno, (
-            f"{name} is nested in {where}: a nested function cannot be "
-            f"debugged on its own; move it to module level (with the names it uses from "
-            f"{owners[-1].name} as parameters) and debug {name}"
+            f"{name} is in the nested class {where}: methods of nested classes are not supported"
         )
-    if len(parents) == 1 and any(_is_staticmethod(d) for d in node.decorator_list):
-        return node.lineno, f"{name} is a staticmethod of {where}: name it {where}.{name}"
-    return node.lineno, (
-        f"{name} is a method of {where}: methods are not supported yet; "
-        f"move the logic into a module-level function (or make it a @staticmethod and name it "
-        f"{where}.{name})"
-    )
+    return node.lineno, f"{name} is defined in {where}: name it {where}.{name}"
 
 
 def _is_scope(node: ast.AST) -> bool:
@@ -383,7 +636,7 @@ def _is_staticmethod(decorator: ast.expr) -> bool:
     return isinstance(decorator, ast.Name) and decorator.id == "staticmethod"
 
 
-def _first_line(node: ast.FunctionDef) -> int:
+def _first_line(node: Def) -> int:
     return min([node.lineno, *(d.lineno for d in node.decorator_list)])
 
 
@@ -415,7 +668,7 @@ def _dedent(lines: Sequence[str], indent: str) -> list[str]:
     return out
 
 
-def _signature(node: ast.FunctionDef) -> str:
+def _signature(node: Def) -> str:
     sig = f"{node.name}({ast.unparse(node.args)})"
     if node.returns is not None:
         sig += f" -> {ast.unparse(node.returns)}"
@@ -430,9 +683,7 @@ def _module_code(tree: ast.Module, lines: list[str]) -> str:
     return "".join(line for i, line in enumerate(lines, start=1) if i not in drop)
 
 
-def _without_staticmethod(
-    node: ast.FunctionDef, lines: list[str], start: int, end: int
-) -> list[str]:
+def _without_staticmethod(node: Def, lines: list[str], start: int, end: int) -> list[str]:
     drop: set[int] = set()
     for d in node.decorator_list:
         if _is_staticmethod(d):
@@ -621,6 +872,14 @@ def render_pytest(
     blocks: list[str] = []
     exported = skipped = 0
     for n, test in enumerate(tests, start=1):
+        if test.program:
+            block = _program_block(entry, n, test)
+            if block.startswith("#"):
+                skipped += 1
+            else:
+                exported += 1
+            blocks.append(block)
+            continue
         reason, args_text, expected_text = _literal_texts(test)
         call_note = _one_line(test.call) or (
             "?" if reason is not None else _one_line(f"{entry}({args_text})")
@@ -691,6 +950,18 @@ def render_pytest(
         "_utd_module = _utd_load()\n"
         f"{name} = {getter}\n"
     )
+    if any(t.program for t in tests):
+        header = header.replace(
+            "import math\n", "import asyncio\nimport inspect\nimport itertools\nimport math\n", 1
+        )
+        header += (
+            "# Tests with setup use the module's names as utdebug ran them (in the module).\n"
+            "globals().update(\n"
+            "    {k: v for k, v in vars(_utd_module).items() if not k.startswith('__')}\n"
+            ")\n"
+            "import pytest  # noqa: E402\n"
+            f"{program.PYTEST_HELPERS}"
+        )
     text = header + "".join(f"\n\n{block}" for block in blocks)
     try:
         ast.parse(text)
@@ -706,11 +977,33 @@ def export_pytest(loaded: LoadedFunction, tests: Sequence[UnitTest], out: Path) 
     return out
 
 
+def _program_block(entry: str, n: int, test: UnitTest) -> str:
+    """A program test as a pytest function (setup, then the call's assertion), or a comment
+    saying why it is left out."""
+    call_note = _one_line(test.call)
+    if isinstance(test.expected, program.Raises):
+        expected_text, raises = "", test.expected.type_name
+    else:
+        text, why = _round_trip(test.expected)
+        if why is not None:
+            return f"# skipped test {n} (id {test.id}, call {call_note}): expected value {why}\n"
+        expected_text, raises = text, None
+    body = program.pytest_body(test.setup or "", test.call, expected_text, test.then, raises=raises)
+    comment = f"    # origin: {_origin_note(test)}, id {test.id}, call: {call_note}\n"
+    return f"def test_{entry}_{n}() -> None:\n{comment}" + "\n".join(body) + "\n"
+
+
 def _origin_note(test: UnitTest) -> str:
     """Who stands behind the expected value: the model's vote share, or a person."""
     if test.origin == "person":
         return "person (the expected value is a person's)"
     return f"model, vote share {test.share:.2f}"
+
+
+def package_module(source: Path) -> tuple[Path, str] | None:
+    """(the folder that holds the top package, the dotted module name) of a file inside a
+    package; ``None`` otherwise."""
+    return _package_module(source)
 
 
 def _package_module(source: Path) -> tuple[Path, str] | None:

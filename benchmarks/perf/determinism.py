@@ -1,28 +1,36 @@
-"""Do verdicts move with the machine's load? MBPP+Fix (Hard), idle and under a CPU hog.
+"""Do verdicts move with the machine's load? MBPP+Fix (Hard), idle, loaded, and side by side.
 
 Run from the repository root, with nothing else running (check ``uptime``)::
 
-    .venv/bin/python benchmarks/perf/determinism.py             # whole split, ~15 min on 2 cores
-    .venv/bin/python benchmarks/perf/determinism.py --limit 3   # a quick check, ~15 s
+    .venv/bin/python benchmarks/perf/determinism.py             # whole split, long on 2 cores
+    .venv/bin/python benchmarks/perf/determinism.py --limit 3   # a quick check
 
-For each kind of per-input limit (``cpu``: the child's CPU time, the default; ``wall``:
-wall-clock time, the paper's harness) the script evaluates the Hard split's buggy code and its
-gold code on the private tests (2 s per input, 120 s per problem, as ``utdebug bench``) twice:
-once on the idle machine, once while ``--hogs`` processes (default: one per core) spin, each in
-a session of its own as unrelated jobs are. The hogs are started and stopped by the script
-itself: stopped in a ``finally``, on SIGTERM/SIGHUP/Ctrl-C, and, if the script is killed, by
-the kernel (each hog has ``PR_SET_PDEATHSIG``).
+The script evaluates the Hard split's buggy code and its gold code on the private tests (2 s
+per input, 120 s per problem, as ``utdebug bench``) under CPU-time limits (the default) in
+three conditions:
+
+* ``idle``: on the idle machine;
+* ``loaded``: while ``--hogs`` processes spin (default: four per core), each in a session of
+  its own as unrelated jobs are;
+* ``pair``: two runs of the same evaluation started at the same time (each with its own
+  sandbox), as two bench runs on one machine are;
+
+and once under wall-clock limits (the paper's harness) on the idle machine, for the wall time
+CPU-time limits cost. The hogs are started and stopped by the script itself: stopped in a
+``finally``, on SIGTERM/SIGHUP/Ctrl-C, and, if the script is killed, by the kernel (each hog
+has ``PR_SET_PDEATHSIG``).
 
 Printed lines (``--json``: one JSON object on stdout, the report on stderr):
 
-* ``RUN <kind> <program> <idle|loaded>``: wall time, mean pass fraction, pass@1, timeouts;
-* ``DIFFER <kind> <program> N of M inputs``: verdicts that differ between the idle and the
-  loaded run, and ``DIFFER <kind> N of M inputs`` over both programs (``TARGET cpu 0: PASS``
-  when CPU-time limits gave none);
-* ``PUBLISHED``: the buggy code's mean pass fraction under both kinds against the published
-  74.83 % (wall-clock, 2 s), and ``KIND``: the inputs whose verdicts differ between the two
-  kinds on the idle machine, by problem, with their verdicts (``P`` pass, ``F`` fail, ``T``
-  timeout, ``C`` crash) and the CPU and wall time the sandbox charged a few of them.
+* ``RUN <kind> <program> <condition>``: wall time, mean pass fraction, pass@1, timeouts;
+* ``COMPARE <a> vs <b>: N of M inputs differ`` for the three comparisons (idle vs loaded,
+  idle vs each run of the pair, the pair's two runs against each other), over both programs,
+  with a few of the differing inputs, and ``TARGET cpu 0: PASS`` when none differ;
+* ``WALL``: the main job's wall time under CPU-time limits idle and loaded, against the
+  wall-clock kind idle (target: at most 1.3x);
+* ``PUBLISHED``: the buggy code's mean pass fraction against the published 74.83 %
+  (wall-clock, 2 s), and ``KIND``: the inputs whose verdicts differ between the two kinds on
+  the idle machine, by problem, and the CPU and wall time the sandbox charged a few of them.
 
 Exit status: 0 when every run completed, 2 when the dataset is missing, 3 when the sandbox
 cannot start with every layer.
@@ -39,6 +47,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -213,10 +222,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("no problems selected", file=sys.stderr)
         return EXIT_USAGE
     cores = len(os.sched_getaffinity(0))
-    hogs = cores if args.hogs is None else args.hogs
+    hogs = 4 * cores if args.hogs is None else args.hogs
     n_inputs = sum(len(p.tests.inputs) for p in problems)
     base = Limits(per_input=args.timeout, batch=args.budget or None)
-    kinds = [LimitKind.CPU, LimitKind.WALL]
     programs = [Program.CODE, Program.GOLD]
     say(
         f"determinism: MBPP+Fix (Hard) from {data_dir}: {len(problems)} problems, "
@@ -225,25 +233,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{os.getloadavg()[0]:.2f}"
     )
     previous = {s: signal.signal(s, _on_signal) for s in (signal.SIGTERM, signal.SIGHUP)}
-    runs: dict[str, dict[str, dict[str, dict[str, Any]]]] = {
-        k.value: {p.value: {} for p in programs} for k in kinds
-    }
+    # runs[condition][program]: conditions idle, loaded, pair-a, pair-b (CPU-time limits)
+    # and wall-idle (wall-clock limits)
+    runs: dict[str, dict[str, dict[str, Any]]] = {}
+    cpu = replace(base, kind=LimitKind.CPU)
+
+    def record(cond: str, program: Program, r: dict[str, Any]) -> None:
+        runs.setdefault(cond, {})[program.value] = r
+        say(
+            f"RUN {cond:9} {program.value:4} wall {r['wall_seconds']:7.1f} s  mean pass "
+            f"fraction {100 * r['mean_pass_fraction']:6.2f}%  pass@1 "
+            f"{100 * r['pass_at_1']:6.2f}%  timeouts {r['timeouts']}"
+        )
+
     try:
         with Sandbox() as sb:
-            for phase in ("idle", "loaded"):
-                with cpu_hogs(hogs if phase == "loaded" else 0):
-                    for kind in kinds:
-                        for program in programs:
-                            lim = replace(base, kind=kind)
-                            r = evaluate(sb, problems, program, lim, args.workers)
-                            runs[kind.value][program.value][phase] = r
-                            say(
-                                f"RUN {kind.value:4} {program.value:4} {phase:6} wall "
-                                f"{r['wall_seconds']:7.1f} s  mean pass fraction "
-                                f"{100 * r['mean_pass_fraction']:6.2f}%  pass@1 "
-                                f"{100 * r['pass_at_1']:6.2f}%  timeouts {r['timeouts']}"
-                            )
-            numbers = _numbers(runs, problems, n_inputs, kinds, programs, args, cores, hogs)
+            for program in programs:
+                record("idle", program, evaluate(sb, problems, program, cpu, args.workers))
+                wall = replace(base, kind=LimitKind.WALL)
+                record("wall-idle", program, evaluate(sb, problems, program, wall, args.workers))
+            with cpu_hogs(hogs):
+                for program in programs:
+                    r = evaluate(sb, problems, program, cpu, args.workers)
+                    record("loaded", program, r)
+            for program in programs:
+                a, b = _pair(problems, program, cpu, args.workers)
+                record("pair-a", program, a)
+                record("pair-b", program, b)
+            numbers = _numbers(runs, problems, n_inputs, programs, args, cores, hogs)
             _explain(sb, problems, runs, base, numbers, say)
     except SandboxUnavailable as e:
         print(f"SANDBOX UNAVAILABLE: {e}", file=sys.stderr)
@@ -260,33 +277,63 @@ def main(argv: Sequence[str] | None = None) -> int:
     return EXIT_OK
 
 
+def _pair(
+    problems: Sequence[Problem], program: Program, lim: Limits, workers: int
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Two runs of one evaluation started at the same time, each with its own sandbox."""
+    out: list[dict[str, Any] | BaseException | None] = [None, None]
+    go = threading.Barrier(2)
+
+    def one(k: int) -> None:
+        try:
+            with Sandbox() as box:
+                go.wait()
+                out[k] = evaluate(box, problems, program, lim, workers)
+        except BaseException as e:  # reported in the caller's thread
+            out[k] = e
+
+    threads = [threading.Thread(target=one, args=(k,)) for k in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for r in out:
+        if isinstance(r, BaseException):
+            raise r
+    a, b = out
+    assert isinstance(a, dict)
+    assert isinstance(b, dict)
+    return a, b
+
+
+COMPARISONS = (("idle", "loaded"), ("idle", "pair-a"), ("idle", "pair-b"), ("pair-a", "pair-b"))
+
+
 def _numbers(
-    runs: dict[str, dict[str, dict[str, dict[str, Any]]]],
+    runs: dict[str, dict[str, dict[str, Any]]],
     problems: Sequence[Problem],
     n_inputs: int,
-    kinds: Sequence[LimitKind],
     programs: Sequence[Program],
     args: argparse.Namespace,
     cores: int,
     hogs: int,
 ) -> dict[str, Any]:
-    differ: dict[str, dict[str, int]] = {}
-    examples: dict[str, list[dict[str, Any]]] = {}
-    for kind in kinds:
-        k = kind.value
-        differ[k] = {}
-        examples[k] = []
+    compare: dict[str, dict[str, Any]] = {}
+    for a, b in COMPARISONS:
+        by: dict[str, Any] = {"examples": []}
         for program in programs:
-            d = differing(
-                runs[k][program.value]["idle"]["letters"],
-                runs[k][program.value]["loaded"]["letters"],
-            )
-            differ[k][program.value] = len(d)
-            examples[k] += [
-                {"program": program.value, "task_id": t, "i": i, "idle": x, "loaded": y}
+            d = differing(runs[a][program.value]["letters"], runs[b][program.value]["letters"])
+            by[program.value] = len(d)
+            by["examples"] += [
+                {"program": program.value, "task_id": t, "i": i, a: x, b: y}
                 for t, i, x, y in d[:20]
             ]
-        differ[k]["total"] = sum(differ[k][p.value] for p in programs)
+        by["total"] = sum(by[p.value] for p in programs)
+        compare[f"{a} vs {b}"] = by
+    walls = {
+        cond: sum(runs[cond][p.value]["wall_seconds"] for p in programs)
+        for cond in ("idle", "loaded", "wall-idle")
+    }
     return {
         "problems": len(problems),
         "inputs_per_program": n_inputs,
@@ -295,31 +342,29 @@ def _numbers(
         "workers": args.workers,
         "limit_s": args.timeout,
         "budget_s": args.budget,
-        "differ": differ,
-        "differing_inputs": examples,
+        "compare": compare,
+        "wall_seconds": walls,
+        "cpu_idle_over_wall_idle": round(walls["idle"] / max(walls["wall-idle"], 1e-9), 3),
         "runs": {
-            k: {
-                p: {ph: {x: v for x, v in r.items() if x != "letters"} for ph, r in by.items()}
-                for p, by in progs.items()
-            }
-            for k, progs in runs.items()
+            cond: {p: {x: v for x, v in r.items() if x != "letters"} for p, r in by.items()}
+            for cond, by in runs.items()
         },
         "published_buggy_mean_pass_fraction": PUBLISHED_BUGGY,
-        "cpu_target_met": differ["cpu"]["total"] == 0,
+        "cpu_target_met": all(c["total"] == 0 for c in compare.values()),
     }
 
 
 def _explain(
     sb: Sandbox,
     problems: Sequence[Problem],
-    runs: dict[str, dict[str, dict[str, dict[str, Any]]]],
+    runs: dict[str, dict[str, dict[str, Any]]],
     lim: Limits,
     numbers: dict[str, Any],
     say: Callable[[str], None],
 ) -> None:
     """The buggy code's inputs whose verdicts differ between the kinds (idle), by problem,
     and what the sandbox charges a few of them under each kind."""
-    d = differing(runs["cpu"]["code"]["idle"]["letters"], runs["wall"]["code"]["idle"]["letters"])
+    d = differing(runs["idle"]["code"]["letters"], runs["wall-idle"]["code"]["letters"])
     by_task: dict[str, Counter[str]] = {}
     for tid, _, c, w in d:
         by_task.setdefault(tid, Counter())[f"{w}->{c}"] += 1
@@ -338,27 +383,27 @@ def _explain(
 
 def _print(numbers: dict[str, Any], say: Callable[[str], None]) -> None:
     n = numbers["inputs_per_program"]
-    for kind, by in numbers["differ"].items():
-        for program in ("code", "gold"):
-            say(f"DIFFER {kind} {program} {by[program]} of {n:,} inputs (idle vs loaded)")
-    for kind, by in numbers["differ"].items():
-        say(f"DIFFER {kind} {by['total']} of {2 * n:,} inputs (idle vs loaded)")
-    for kind, ex in numbers["differing_inputs"].items():
-        if ex:
-            shown = ", ".join(f"{e['task_id']}#{e['i']} {e['idle']}->{e['loaded']}" for e in ex[:8])
-            say(f"  {kind}: {shown}")
-    runs = numbers["runs"]
-    for kind in ("cpu", "wall"):
-        for program in ("code", "gold"):
-            r = runs[kind][program]
-            say(
-                f"WALL {kind} {program} idle {r['idle']['wall_seconds']:.1f} s, loaded "
-                f"{r['loaded']['wall_seconds']:.1f} s; mean pass fraction idle "
-                f"{100 * r['idle']['mean_pass_fraction']:.2f}%, loaded "
-                f"{100 * r['loaded']['mean_pass_fraction']:.2f}%"
+    for name, by in numbers["compare"].items():
+        say(
+            f"COMPARE {name}: {by['total']} of {2 * n:,} inputs differ "
+            f"(buggy {by['code']}, gold {by['gold']}; CPU-time limits)"
+        )
+        if by["examples"]:
+            a, b = name.split(" vs ")
+            shown = ", ".join(
+                f"{e['program']} {e['task_id']}#{e['i']} {e[a]}->{e[b]}" for e in by["examples"][:8]
             )
-    code = runs["cpu"]["code"]["idle"]["mean_pass_fraction"]
-    wall = runs["wall"]["code"]["idle"]["mean_pass_fraction"]
+            say(f"  {shown}")
+    w = numbers["wall_seconds"]
+    say(
+        f"WALL main job (buggy + gold): cpu idle {w['idle']:.1f} s, cpu loaded "
+        f"{w['loaded']:.1f} s, wall-clock kind idle {w['wall-idle']:.1f} s; cpu idle / wall "
+        f"idle = {numbers['cpu_idle_over_wall_idle']:.2f} (target at most 1.3: "
+        f"{'PASS' if numbers['cpu_idle_over_wall_idle'] <= 1.3 else 'MISS'})"
+    )
+    runs = numbers["runs"]
+    code = runs["idle"]["code"]["mean_pass_fraction"]
+    wall = runs["wall-idle"]["code"]["mean_pass_fraction"]
     subset = "" if numbers["problems"] == 170 else f" (only {numbers['problems']} problems here)"
     say(
         f"PUBLISHED buggy mean pass fraction {100 * PUBLISHED_BUGGY:.2f}% (wall-clock, 2 s); "
@@ -371,8 +416,9 @@ def _print(numbers: dict[str, Any], say: Callable[[str], None]) -> None:
         say(f"  {tid}: " + ", ".join(f"{m} x{c}" for m, c in sorted(moves.items())))
     for s in kd.get("charged", []):
         say(f"  {s['task_id']}#{s['i']}: {s['cpu_s']:.3f} s CPU time, {s['wall_s']:.3f} s wall")
+    total = sum(c["total"] for c in numbers["compare"].values())
     verdict = "PASS" if numbers["cpu_target_met"] else "MISS"
-    say(f"TARGET cpu {numbers['differ']['cpu']['total']} differing (target 0): {verdict}")
+    say(f"TARGET cpu 0 differing inputs in every comparison ({total} in all): {verdict}")
 
 
 if __name__ == "__main__":

@@ -270,6 +270,8 @@ def write_human(report: CheckReport, console: Console) -> None:
             out(v(f.message), indent=2)
         for t in f.findings:
             out(("✗ ", "bold red"), (v(t.call), "bold"), indent=2)
+            for line in (t.code or "").splitlines():
+                out((v(line), "dim"), indent=6)
             out("expected  ", v(t.expected), (f"  ({_votes(t)})", "dim"), indent=6)
             out("actual    ", (v(_outcome(t)), "red"), indent=6)
         weak = _weak_failures(f)
@@ -380,7 +382,7 @@ def _render_junit(report: CheckReport) -> str:
             )
             counts["tests"] += 1
             details = (
-                f"call:     {one(t.call)}\n"
+                (f"code:\n{t.code}\n" if t.code else "") + f"call:     {one(t.call)}\n"
                 f"expected: {one(t.expected)}  ({_votes(t)}, share {t.share:.0%})\n"
                 f"actual:   {one(_outcome(t))}\n"
                 f"verdict:  {t.verdict.value}\n"
@@ -451,7 +453,8 @@ def _render_github(report: CheckReport) -> str:
         where: dict[str, str | int] = {"file": f.path, "line": start, "endLine": end}
         for t in f.findings:
             message = (
-                f"{prefix}{t.call}\nexpected: {t.expected} ({_votes(t)})\nactual: {_outcome(t)}"
+                f"{prefix}{t.code or t.call}\nexpected: {t.expected} ({_votes(t)})\n"
+                f"actual: {_outcome(t)}"
             )
             title = f"utdebug: {f.qualname} fails a generated test"
             lines.append(_gh_command("error", message, **where, title=title))
@@ -507,13 +510,13 @@ _RULES: tuple[dict[str, Any], ...] = (
         "name": "function-skipped",
         "shortDescription": {"text": "The function was skipped."},
         "fullDescription": {
-            "text": "utdebug did not check this function on purpose: methods, classmethods, "
-            "properties and async functions are not checked, nor functions marked with "
-            "`# utdebug: skip`."
+            "text": "utdebug did not check this function on purpose: functions defined inside "
+            "a block (an `if` or `try` at module level, a nested class) are not checked, nor "
+            "functions marked with `# utdebug: skip`."
         },
         "help": {
-            "text": "Move the logic into a module-level function to have it checked, or "
-            "leave it skipped.",
+            "text": "Define the function at module level (or as a method of a module-level "
+            "class) to have it checked, or leave it skipped.",
         },
         "defaultConfiguration": {"level": "note"},
     },
@@ -591,9 +594,10 @@ def _sarif(report: CheckReport) -> dict[str, Any]:
                 f"({_votes(t)} agree), but it {_outcome(t)}",
             )
             result["partialFingerprints"] = {
-                FINGERPRINT_KEY: _fingerprint(f.path, f.qualname, t.call)
+                FINGERPRINT_KEY: _fingerprint(f.path, f.qualname, t.code or t.call)
             }
             result["properties"] = {
+                **({"code": t.code} if t.code else {}),
                 "call": t.call,
                 "expected": t.expected,
                 "share": round(t.share, 4),

@@ -65,18 +65,11 @@ _HUNK_RE = re.compile(rb"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 _GITLINK = 0o160000
 _SYMLINK = 0o120000
 
-_METHOD_HINT = "move the logic into a module-level function or a @staticmethod"
-_REASONS = {
-    "method": f"methods are not supported: {_METHOD_HINT}",
-    "classmethod": f"classmethods are not supported: {_METHOD_HINT}",
-    "property": f"properties are not supported: {_METHOD_HINT}",
-    "async": (
-        "async functions are not supported: move the synchronous logic into a module-level function"
-    ),
-}
+_REASONS: dict[str, str] = {}
+"""Kinds of definition the loader refuses (none: every function and method is a target)."""
 _NESTED_CLASS_REASON = (
-    "methods of nested classes are not supported: move the logic into a module-level "
-    "function or a @staticmethod of a module-level class"
+    "methods of nested classes are not supported: debug a method of a module-level class "
+    "or a module-level function"
 )
 _PROPERTY_DECORATORS = frozenset({"property", "cached_property", "abstractproperty"})
 _PROPERTY_ACCESSORS = frozenset({"setter", "getter", "deleter"})
@@ -583,7 +576,7 @@ def _definitions(tree: ast.Module, path: str) -> list[ChangedFunction]:
     def block_reason(block: str) -> str:
         return (
             f"functions defined inside {block} are not supported: define it at module level "
-            f"(a function or a @staticmethod of a module-level class)"
+            f"(a function, or a method of a module-level class)"
         )
 
     def module_body(body: list[ast.stmt], block: str | None) -> None:

@@ -63,11 +63,15 @@ class TestResult:
     """``returned <repr>``, ``raised <Type>: <message>``, or why it timed out; None on a pass."""
     finding: bool = False
     """Failed, with ``share >= min_votes``."""
+    code: str | None = None
+    """A test with setup (a method's, a property's ...): the test's code, setup lines then the
+    assertion (``None`` for a literal-argument test, whose call says it all)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "call": self.call,
+            "code": self.code,
             "expected": self.expected,
             "share": round(self.share, 4),
             "draws": self.draws,
@@ -102,6 +106,21 @@ class FixResult:
 
 
 @dataclass(frozen=True, slots=True)
+class Refusal:
+    """Replies of the model that gave nothing usable: how many, for what, and why (never the
+    replies' text)."""
+
+    purpose: str
+    """``ut`` (a test proposal), ``vote``, ``debug`` (an edit), or ``any`` (replies that were
+    no answer: empty, or cut off by the server, and were asked again)."""
+    reason: str
+    count: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"purpose": self.purpose, "reason": self.reason, "count": self.count}
+
+
+@dataclass(frozen=True, slots=True)
 class FunctionReport:
     """One function (``path::qualname``) and the outcome of checking it."""
 
@@ -119,6 +138,8 @@ class FunctionReport:
     """The result came from the cache (the function, its module and the model are unchanged)."""
     seconds: float = 0.0
     fix: FixResult | None = None
+    refused: tuple[Refusal, ...] = ()
+    """The model's replies that were refused while checking it, by purpose and reason."""
 
     @property
     def target(self) -> str:
@@ -140,6 +161,7 @@ class FunctionReport:
             "seconds": round(self.seconds, 3),
             "tests": [t.to_json() for t in self.tests],
             "fix": self.fix.to_json() if self.fix is not None else None,
+            "refused_replies": [r.to_json() for r in self.refused],
         }
 
 

@@ -44,6 +44,7 @@ from utdebug.check.report import (
     CheckReport,
     FixResult,
     FunctionReport,
+    Refusal,
     Status,
     TestResult,
     TestVerdict,
@@ -354,6 +355,8 @@ class _Checker:
         self.say = say
         self.cache_dir = (options.cache_dir or default_cache_dir()) if options.use_cache else None
         self.patches: list[str] = []
+        self.usages: list[dict[str, Any]] = []
+        """The usage of every session run (for the warning on replies that gave nothing)."""
         self.env_paths = environment_paths([repo.root])
         """Packages outside the interpreter's prefix: mounted, and on the module's sys.path
         (the sandbox's interpreter runs isolated, without PYTHONPATH or user site-packages)."""
@@ -376,6 +379,12 @@ class _Checker:
                 out[i] = rep
         finally:
             sb.close()
+        if not self.model.simulated:
+            from utdebug.benchmarks.runs import reply_warning, sum_usage
+
+            warning = reply_warning(sum_usage(self.usages))
+            if warning is not None:
+                self.say(warning)
         if self.o.patch is not None and self.o.fix:
             self._write_patch()
         return out
@@ -440,6 +449,7 @@ class _Checker:
             package=package,
             path=tuple(dict.fromkeys([str(import_root), str(self.root), *self.env_paths])),
             cwd=str(self.root),
+            import_package=loaded.program,  # a method's module may be in an import cycle
         )
         executor = Executor(sb, workers=2, context=ctx)
         task = replace(loaded.to_task(), description=_description(loaded, name))
@@ -459,9 +469,16 @@ class _Checker:
         if data["cacheable"]:
             self._cache_put(key, data)
         rep = _from_data(data, t.path, t.qualname, line, end, self.o.min_votes)
+        rep = replace(rep, refused=_refusals(data))
         return await self._maybe_apply(rep, loaded, data.get("fixed_code"))
 
     async def _run_session(self, session: Any, task: Any, loaded: Any) -> dict[str, Any]:
+        try:
+            return await self._session_data(session, task, loaded)
+        finally:
+            self.usages.append(session.usage_json())
+
+    async def _session_data(self, session: Any, task: Any, loaded: Any) -> dict[str, Any]:
         from utdebug.engine.events import TestsBuilt
 
         code = task.code
@@ -482,7 +499,10 @@ class _Checker:
             "version": CACHE_VERSION,
             "load_error": run.load_error,
             "tests": [_test_json(t, j) for t, j in zip(tests, run.results, strict=True)],
-            "cacheable": stopped is None,
+            # "no test could be generated" is not kept: a rerun (after fixing the model's
+            # configuration, say) asks the model again
+            "cacheable": stopped is None and bool(tests),
+            "refused": refused_replies(session),
             "fixed_code": None,
             "fix": None,
         }
@@ -657,6 +677,7 @@ def _test_json(t: Any, judged: Any) -> dict[str, Any]:
         "draws": t.draws,
         "verdict": verdict.value,
         "actual": actual,
+        "code": t.code() if t.program else None,
     }
 
 
@@ -668,11 +689,55 @@ def _io_error(tests: list[dict[str, Any]]) -> str | None:
     return None
 
 
+def refused_replies(session: Any) -> list[dict[str, Any]]:
+    """The replies of a session that gave nothing usable, by purpose and reason, with counts
+    (never their text): unparsable test proposals, refused votes and edits, and replies that
+    were no answer (empty, or cut off by the server) and were asked again."""
+    from collections import Counter
+
+    from utdebug.engine.events import EditProposed, TestProposed, VoteCast
+
+    counts: Counter[tuple[str, str]] = Counter()
+    for ev in session.events:
+        reason = getattr(ev, "reason", None)
+        if reason is None:
+            continue
+        if isinstance(ev, TestProposed):
+            counts["ut", str(reason)] += 1
+        elif isinstance(ev, VoteCast):
+            counts["vote", str(reason)] += 1
+        elif isinstance(ev, EditProposed):
+            counts["debug", str(reason)] += 1
+    out = [
+        {"purpose": purpose, "reason": reason[:200], "count": n}
+        for (purpose, reason), n in counts.most_common()
+    ]
+    interrupted = int(session.usage_json().get("interrupted", 0) or 0)
+    if interrupted:
+        out.append(
+            {
+                "purpose": "any",
+                "reason": "no answer (empty, or cut off by the server): asked again",
+                "count": interrupted,
+            }
+        )
+    return out
+
+
+def _refusals(data: dict[str, Any]) -> tuple[Refusal, ...]:
+    return tuple(
+        Refusal(str(r["purpose"]), str(r["reason"]), int(r["count"]))
+        for r in data.get("refused") or []
+        if isinstance(r, dict) and {"purpose", "reason", "count"} <= r.keys()
+    )
+
+
 def _from_cache(
     data: dict[str, Any], path: str, qualname: str, line: int, end: int, min_votes: float
 ) -> FunctionReport | None:
     try:
-        return replace(_from_data(data, path, qualname, line, end, min_votes), cached=True)
+        rep = _from_data(data, path, qualname, line, end, min_votes)
+        return replace(rep, cached=True, refused=_refusals(data))
     except (KeyError, TypeError, ValueError):
         return None  # an entry of another shape: check again
 
@@ -691,6 +756,7 @@ def _from_data(
             verdict=TestVerdict(t["verdict"]),
             actual=None if t["verdict"] == "pass" else t.get("actual"),
             finding=t["verdict"] != "pass" and float(t["share"]) >= min_votes - 1e-9,
+            code=None if t.get("code") is None else str(t["code"]),
         )
         for t in raw
     )
@@ -715,8 +781,13 @@ def _from_data(
             path, qualname, Status.ERROR, msg, line, end, tests=_no_findings(tests), fix=fix
         )
     if not tests:
-        msg = "not checked: no test could be generated (no usable test in the model's replies)"
-        return _report(path, qualname, Status.ERROR, msg, line, end, fix=fix)
+        msg = "not checked: no test could be generated (no usable test in the model's replies"
+        refused = [r for r in data.get("refused") or [] if isinstance(r, dict)]
+        if refused:
+            total = sum(int(r.get("count", 0)) for r in refused)
+            top = max(refused, key=lambda r: int(r.get("count", 0)))
+            msg += f"; {total} refused, most often: {top.get('reason')}"
+        return _report(path, qualname, Status.ERROR, msg + ")", line, end, fix=fix)
     findings = [t for t in tests if t.finding]
     msg = f"{len(failing)} of {len(tests)} tests fail"
     if findings:

@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from utdebug.agents import parsing
+from utdebug.engine import program
 from utdebug.engine.model import Task, UnitTest, Variant
 from utdebug.sandbox.compare import Semantics
-from utdebug.sandbox.server import BatchResult, Limits, ModuleContext, Sandbox
+from utdebug.sandbox.server import BatchResult, Limits, ModuleContext, Outcome, Sandbox, Status
 from utdebug.sandbox.verdicts import Judged, Verdict, judge
 
 
@@ -96,10 +97,40 @@ class Executor:
     ) -> TestRun:
         if not tests:
             return TestRun(())
-        res = await self.batch(code, task.entry_point, [t.args for t in tests], limits)
         semantics = Semantics.REFERENCE if variant is Variant.REFERENCE else Semantics.DATASET
-        judged = tuple(
-            judge(o, t.expected, t.check(task, variant), semantics, t.args)
-            for o, t in zip(res.outcomes, tests, strict=True)
-        )
-        return TestRun(judged, res.load_error)
+        plain = [t for t in tests if not t.program]
+        if len(plain) == len(tests):
+            res = await self.batch(code, task.entry_point, [t.args for t in tests], limits)
+            judged = tuple(
+                judge(o, t.expected, t.check(task, variant), semantics, t.args)
+                for o, t in zip(res.outcomes, tests, strict=True)
+            )
+            return TestRun(judged, res.load_error)
+        results: dict[int, Judged] = {}
+        load_error: str | None = None
+        if plain:
+            res = await self.batch(code, task.entry_point, [t.args for t in plain], limits)
+            load_error = res.load_error
+            for o, t in zip(res.outcomes, plain, strict=True):
+                results[id(t)] = judge(o, t.expected, t.check(task, variant), semantics, t.args)
+        programs = [t for t in tests if t.program]
+        runs = await asyncio.gather(*(self.run_program(code, t, limits) for t in programs))
+        for t, res in zip(programs, runs, strict=True):
+            (outcome,) = res.outcomes
+            results[id(t)] = program.judge_program(
+                outcome, t.expected, t.check(task, variant), semantics
+            )
+            load_error = load_error or res.load_error
+        return TestRun(tuple(results[id(t)] for t in tests), load_error)
+
+    async def run_program(self, code: str, test: UnitTest, limits: Limits) -> BatchResult:
+        """One program test in a child of its own: a fresh import of ``code`` with the test
+        function appended (:func:`utdebug.engine.program.program_text`); its setup, call and
+        follow-up expression all count in the input's limit. A test whose parts do not parse
+        is an error outcome (nothing is run)."""
+        setup = test.setup or ""
+        why = program.check_shape(setup, test.call, test.then)
+        if why is not None:
+            return BatchResult([Outcome(Status.ERROR, None, "TestShapeError", why)])
+        text = program.program_text(code, setup, test.call, test.then)
+        return await self.batch(text, program.ENTRY, [()], limits)

@@ -10,10 +10,11 @@ from typing import Any, Literal
 
 from utdebug.agents.base import Sampling
 from utdebug.agents.roles import DEBUG_SAMPLING, UT_SAMPLING, VOTE_SAMPLING, TaskText
+from utdebug.engine.program import Raises
 from utdebug.sandbox.compare import CheckSpec, Semantics, describe
 from utdebug.sandbox.server import Limits
 
-RULES_VERSION = "2"
+RULES_VERSION = "3"
 """How replies are read and edits applied (parsers, natural ends, merging edits into their
 module): part of every benchmark record's key, so a resumed run never mixes records made under
 other rules. Bump it whenever those rules change."""
@@ -54,12 +55,35 @@ class Task:
     reference_use_set: bool = False
     """The reference variant compares generated tests as sets (``' set('`` in the test text)."""
     class_name: str | None = None
-    """The class of a staticmethod target (its ``code`` has the method appended at module
-    level): edits replace both copies (:mod:`utdebug.agents.edits`)."""
+    """The class of a method target. For a staticmethod tested with literal arguments its
+    ``code`` has the method appended at module level too: edits replace both copies
+    (:mod:`utdebug.agents.edits`)."""
+    program: bool = False
+    """Tests of this task are small programs (setup, call, expected outcome: see
+    :mod:`utdebug.engine.program`), not literal arguments: methods, properties, async
+    functions, generators, functions that take objects."""
+    context: str | None = None
+    """What a test writer needs besides the code (the class around a method, the module's
+    imports, the definitions of the types a function takes); shown in the program prompts."""
+    target_kind: str = "function"
+    """What the entry point is: ``function``, ``async function``, ``generator``, ``method``,
+    ``classmethod``, ``staticmethod``, ``property`` ... (prompts and reports say it)."""
 
     def text(self) -> TaskText:
+        if not self.program:
+            return TaskText(
+                self.description, self.signature, self.entry_point, self.example, self.he_stub
+            )
         return TaskText(
-            self.description, self.signature, self.entry_point, self.example, self.he_stub
+            self.description,
+            self.signature,
+            self.entry_point,
+            self.example,
+            self.he_stub,
+            program=True,
+            context=self.context,
+            class_name=self.class_name,
+            target_kind=self.target_kind,
         )
 
 
@@ -196,6 +220,30 @@ class UnitTest:
     round: int = 0
     target: str = ""
     """``code_id`` of the code the test was generated against."""
+    setup: str | None = None
+    """A program test's setup statements (``None``: a literal-argument test, whose ``args``
+    are the call's arguments); see :mod:`utdebug.engine.program`. For a program test ``args``
+    is empty, ``call`` is the call expression and ``expected`` a value or a
+    :class:`~utdebug.engine.program.Raises`."""
+    then: str | None = None
+    """A program test's follow-up expression: its value after the call is what is compared."""
+
+    @property
+    def program(self) -> bool:
+        return self.setup is not None
+
+    def code(self) -> str:
+        """The test as a person reads it: setup lines, the call, the expected outcome."""
+        if not self.program:
+            return f"assert {self.call} == {describe(self.expected, 2000)}"
+        lines = [line for line in (self.setup or "").splitlines() if line.strip()]
+        if isinstance(self.expected, Raises):
+            lines += [f"with pytest.raises({self.expected.type_name}):", f"    {self.call}"]
+        elif self.then is not None:
+            lines += [self.call, f"assert {self.then} == {describe(self.expected, 2000)}"]
+        else:
+            lines += [f"assert {self.call} == {describe(self.expected, 2000)}"]
+        return "\n".join(lines)
 
     def check(self, task: Task, variant: Variant) -> CheckSpec:
         if variant is Variant.REFERENCE:
@@ -213,4 +261,15 @@ class UnitTest:
             "origin": self.origin,
             "round": self.round,
             "target": self.target,
-        }
+        } | self._program_json()
+
+    def _program_json(self) -> dict[str, Any]:
+        """A program test's parts (a literal-argument test's record is unchanged)."""
+        if not self.program:
+            return {}
+        out: dict[str, Any] = {"setup": self.setup}
+        if self.then is not None:
+            out["then"] = self.then
+        if isinstance(self.expected, Raises):
+            out["raises"] = self.expected.type_name
+        return out

@@ -42,7 +42,9 @@ from utdebug.agents.roles import (
     ProposedEdit,
     UTGenerator,
     first_chat,
+    program_listing,
 )
+from utdebug.engine import program
 from utdebug.engine.events import (
     Backtracked,
     CandidatesRanked,
@@ -57,8 +59,10 @@ from utdebug.engine.events import (
     SessionStarted,
     TestChanged,
     TestKept,
+    TestProposed,
     TestsBuilt,
     TestsRun,
+    VoteCast,
 )
 from utdebug.engine.execution import Executor, TestRun
 from utdebug.engine.model import Settings, Task, UnitTest, UTMethod, Variant, code_id
@@ -452,6 +456,53 @@ class Session:
         self.emit(TestChanged(self._round, "added", t))
         return await self._rerun()
 
+    async def add_program_test(
+        self, setup: str, call: str, expected: Any, then: str | None = None
+    ) -> TestRun:
+        """A person's own test program of the code in force (``expected``: a value or a
+        :class:`~utdebug.engine.program.Raises`); its parts are only parsed here (the sandbox
+        runs them). Raises ValueError with the reason when they do not parse."""
+        self._check_idle()
+        why = program.check_shape(setup, call, then)
+        if why is not None:
+            raise ValueError(why)
+        t = UnitTest(
+            self._next_id(),
+            (),
+            call.strip(),
+            expected,
+            origin="person",
+            round=self._round,
+            target=code_id(self.code),
+            setup=setup,
+            then=then.strip() if then is not None and then.strip() else None,
+        )
+        self.tests.append(t)
+        self.emit(TestChanged(self._round, "added", t))
+        return await self._rerun()
+
+    async def set_program(
+        self, test_id: int, setup: str, call: str, expected: Any, then: str | None = None
+    ) -> TestRun:
+        """A person's edit of a test program's setup, call and expected outcome."""
+        self._check_idle()
+        why = program.check_shape(setup, call, then)
+        if why is not None:
+            raise ValueError(why)
+        i = self._test_index(test_id)
+        t = replace(
+            self.tests[i],
+            args=(),
+            setup=setup,
+            call=call.strip(),
+            then=then.strip() if then is not None and then.strip() else None,
+            expected=expected,
+            origin="person",
+        )
+        self.tests[i] = t
+        self.emit(TestChanged(self._round, "edited", t))
+        return await self._rerun()
+
     async def delete_test(self, test_id: int) -> TestRun:
         self._check_idle()
         t = self.tests.pop(self._test_index(test_id))
@@ -562,6 +613,18 @@ class Session:
             output = "Error: Timed out!"
         else:
             output = f"Execution of {self.task.entry_point} crashed"
+        if t.program:  # the test program itself is the input
+            listing = program_listing(t.setup or "", t.call, t.then)
+            if j.detail and j.detail.startswith("setup raised "):
+                output = "Error in the setup: " + j.detail[len("setup raised ") :]
+            elif j.detail and j.detail.startswith("raised "):  # keep the exception's type
+                output = "Error: " + j.detail[len("raised ") :]
+            text = prompts.debug_feedback(
+                f"\n```python\n{listing}\n```",
+                output,
+                prompts.format_feedback_value(t.expected),
+            )
+            return t, text
         text = prompts.debug_feedback(
             prompts.format_feedback_input(list(t.args)),
             output,
@@ -660,8 +723,19 @@ class Session:
         )
 
     def usage_json(self) -> dict[str, Any]:
-        """The session's calls, tokens and cost, with calls counted per purpose."""
-        return self.usage.to_json() | {"by_purpose": dict(self.calls_by_purpose)}
+        """The session's calls, tokens and cost, with calls counted per purpose, and the
+        replies refused (``refused``: test proposals, votes and edits that gave nothing
+        usable; replies that were no answer at all are ``interrupted``)."""
+        refused = sum(
+            1
+            for e in self.events
+            if isinstance(e, TestProposed | VoteCast | EditProposed) and e.reason is not None
+        )
+        return (
+            self.usage.to_json()
+            | {"by_purpose": dict(self.calls_by_purpose)}
+            | {"refused": refused}
+        )
 
     def _round_finished(self, r: int, rate: float | None) -> None:
         self._last_round = r

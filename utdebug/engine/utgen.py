@@ -20,7 +20,9 @@ from typing import Any
 
 from utdebug.agents import parsing
 from utdebug.agents.parsing import Style
-from utdebug.agents.roles import OutputPredictor, UTGenerator
+from utdebug.agents.reply_tests import ParsedProgram
+from utdebug.agents.roles import OutputPredictor, Proposal, UTGenerator, program_listing
+from utdebug.engine import program
 from utdebug.engine.events import Event, TestDropped, TestKept, TestProposed, VoteCast
 from utdebug.engine.execution import Executor
 from utdebug.engine.model import Settings, Task, UnitTest, Variant, code_id
@@ -72,6 +74,38 @@ async def build_tests(
         out.attempts += 1
         sample = round_no * 1000 + attempt
         prop = await generator.propose(text, code, sample_index=sample, hint=hint("ut", code=code))
+        if isinstance(prop.call, ParsedProgram):
+            kept = await _judge_program(
+                task=task,
+                test=prop.call,
+                prop=prop,
+                attempt=attempt,
+                round_no=round_no,
+                settings=settings,
+                predictor=predictor,
+                executor=executor,
+                emit=emit,
+                hint=hint,
+                code=code,
+            )
+            progress = kept is not None
+            if kept is not None:
+                if len(out.tests) >= n:
+                    fulfilled = reference
+                elif prop.call.key in seen:
+                    emit(TestDropped(round_no, attempt, kept.call, "duplicate test", kept.share))
+                    progress = False
+                else:
+                    seen.add(prop.call.key)
+                    kept.id = next_id()
+                    kept.target = target
+                    out.tests.append(kept)
+                    emit(TestKept(round_no, attempt, kept))
+            if reference and out.tests and not progress:
+                patience -= 1
+                if patience <= 0:
+                    break
+            continue
         call = prop.call
         if isinstance(call, parsing.ParsedCall):
             call = await executor.resolve_call(call, settings.parse_timeout)
@@ -124,6 +158,80 @@ async def build_tests(
             if patience <= 0:
                 break
     return out
+
+
+async def _judge_program(
+    *,
+    task: Task,
+    test: ParsedProgram,
+    prop: Proposal,
+    attempt: int,
+    round_no: int,
+    settings: Settings,
+    predictor: OutputPredictor,
+    executor: Executor,
+    emit: Emit,
+    hint: HintFn,
+    code: str,
+) -> UnitTest | None:
+    """A test program's shape checked (parsed only), then its expected outcome voted (or,
+    without voting, the one the generator wrote); None: dropped."""
+    shown = program_listing(test.setup, test.call, test.then)
+    why = program.check_shape(test.setup, test.call, test.then)
+    if why is not None:
+        emit(TestProposed(round_no, attempt, None, prop.reply, why, prop.finish_reason))
+        emit(TestDropped(round_no, attempt, None, f"unparsable: {why}"))
+        return None
+    emit(TestProposed(round_no, attempt, shown, prop.reply, None, prop.finish_reason))
+
+    def made(expected: Any, votes: dict[str, int], draws: int, share: float) -> UnitTest:
+        return UnitTest(
+            0, (), test.call, expected, votes, draws, share, "model", round_no,
+            setup=test.setup, then=test.then,
+        )  # fmt: skip
+
+    if settings.k == 0:
+        if test.raises is not None:
+            return made(program.Raises(test.raises), {}, 0, 1.0)
+        own = test.expected
+        if own is not None and own.pending:
+            resolved = await executor.resolve_value(own, settings.parse_timeout)
+            if isinstance(resolved, parsing.ParseFailure):
+                emit(TestDropped(round_no, attempt, shown, f"no output: {resolved.reason}"))
+                return None
+            own = resolved
+        assert own is not None
+        return made(own.value, {}, 0, 1.0)
+    votes = await predictor.predict_program(
+        task.text(),
+        test,
+        settings.k,
+        sample_index=round_no * 100_000 + attempt * 100,
+        hint=hint("vote", code=code, args_key=test.key),
+    )
+    answers: list[tuple[bool, Any]] = []
+    for i, v in enumerate(votes):
+        value = v.value
+        if isinstance(value, str):
+            answers.append((True, program.Raises(value)))
+            emit(VoteCast(round_no, attempt, i, f"raises {value}", finish_reason=v.finish_reason))
+            continue
+        if isinstance(value, parsing.ParsedValue):
+            value = await executor.resolve_value(value, settings.parse_timeout)
+        if isinstance(value, parsing.ParsedValue):
+            answers.append((True, value.value))
+            emit(VoteCast(round_no, attempt, i, describe(value.value, 500),
+                          finish_reason=v.finish_reason))  # fmt: skip
+        else:
+            answers.append((False, None))
+            why = cut_reason(value.reason, v.finish_reason)
+            emit(VoteCast(round_no, attempt, i, None, v.text, why, v.finish_reason))
+    t = tally(answers, "reference" if settings.variant is Variant.REFERENCE else "paper")
+    if not keeps(t, settings.threshold):
+        emit(TestDropped(round_no, attempt, shown,
+                         f"top answer has {t.count} of {t.draws} votes", t.share))  # fmt: skip
+        return None
+    return made(t.value, dict(t.counts), t.draws, t.share)
 
 
 async def _judge_outputs(

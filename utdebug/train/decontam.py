@@ -10,11 +10,20 @@ A problem overlaps an evaluation problem
 - **by description**: their normalised texts (Unicode NFKC, lower case, only letters and
   digits, one space between words) are equal, or the evaluation text (at least
   :data:`MIN_CONTAINED_WORDS` words) occurs whole inside the problem's (a Tulu prompt that
-  quotes an MBPP task with more words around it). An evaluation problem's texts are its prompt
-  and, for HumanEval, also the entry point's docstring;
+  quotes an MBPP task with more words around it), or their content words (the words less
+  :data:`FUNCTION_WORDS`) are the same set, or nearly (Jaccard at least
+  :data:`SIMILAR_DESCRIPTION`; at least :data:`MIN_SIMILAR_WORDS` of them): a reworded copy.
+  An evaluation problem's texts are its prompt and, for HumanEval, also the entry point's
+  docstring;
 - **by code**: a top-level function of the problem's gold code has the same syntax tree as a
   function of the evaluation problem's gold or given (buggy) code, docstrings and type
-  annotations aside (formatting, comments and annotations do not hide a copy).
+  annotations aside (formatting, comments and annotations do not hide a copy), and with the
+  names it binds (the function's own, its parameters, its local variables) renamed in order of
+  appearance (a copy under other identifiers: ``bell_number`` / ``bell_Number``); names it does
+  not bind (builtins, other functions, attributes) stay as they are.
+
+Each match says how it was made (``how``) and what it matched (``matched``: the evaluation
+text, or the evaluation function's name).
 """
 
 from __future__ import annotations
@@ -42,6 +51,7 @@ __all__ = [
     "code_keys",
     "default_splits",
     "normalize_text",
+    "renamed_code_keys",
 ]
 
 EVAL_SPLITS = ("hard", "mbpp", "he", "he+", "mbpp+")
@@ -53,6 +63,21 @@ EVAL_NAMES = {
     "mbpp+": "MBPP+",
 }
 MIN_CONTAINED_WORDS = 8
+SIMILAR_DESCRIPTION = 0.9
+"""Jaccard similarity of two descriptions' content words from which they are one reworded
+text (below 10 content words: the same content words)."""
+MIN_SIMILAR_WORDS = 4
+"""Descriptions with fewer content words match only when equal as text."""
+FUNCTION_WORDS = frozenset(
+    {
+        "a", "an", "the", "given", "of", "in", "to", "from", "for", "and", "or", "that",
+        "which", "is", "are", "be", "it", "its", "this", "these", "those", "with", "by", "on",
+        "as", "at", "into", "whether", "write", "python", "function", "program", "please",
+    }
+)  # fmt: skip
+"""Words a rewording adds or drops without changing the task ("from a string" / "from the
+given string"). Negations (``not``, ``non``) and every other word are content: "first
+repeated character" and "first non-repeated character" are two tasks."""
 _WORD = re.compile(r"[a-z0-9]+")
 
 
@@ -63,18 +88,87 @@ def normalize_text(text: str) -> str:
 def code_keys(code: str) -> set[str]:
     """Hashes of the top-level functions of ``code`` (and of methods of its classes), without
     docstrings and annotations; empty when it does not parse."""
+    return {k for k, _ in _functions(code, renamed=False)}
+
+
+def renamed_code_keys(code: str) -> set[str]:
+    """:func:`code_keys` with the names each function binds renamed in order of appearance."""
+    return {k for k, _ in _functions(code, renamed=True)}
+
+
+def _functions(code: str, *, renamed: bool) -> list[tuple[str, str]]:
+    """``(key, name)`` of the top-level functions of ``code`` and the methods of its classes."""
     tree = parse_quietly(code)
     if tree is None:
-        return set()
-    out: set[str] = set()
+        return []
+    out: list[tuple[str, str]] = []
     nodes: list[ast.stmt] = list(tree.body)
     for node in tree.body:
         if isinstance(node, ast.ClassDef):
             nodes += node.body
     for node in nodes:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            out.add(_function_key(node))
+            name = node.name
+            if renamed:
+                node = _Renamer(_bound_names(node)).visit(node)
+            out.append((_function_key(node), name))
     return out
+
+
+def _bound_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The names ``fn`` binds: its own, its parameters', and any name assigned, looped over,
+    imported or defined inside it (nested functions included)."""
+    bound = {fn.name}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            bound.add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.add(node.name)
+        elif isinstance(node, ast.ExceptHandler):
+            bound.add(node.name or "")
+        elif isinstance(node, ast.alias):
+            bound.add(node.asname or node.name.partition(".")[0])
+    return bound
+
+
+class _Renamer(ast.NodeTransformer):
+    """Bound names to ``v0``, ``v1``, ... in the order the source first uses them."""
+
+    def __init__(self, bound: set[str]) -> None:
+        self.bound = bound
+        self.names: dict[str, str] = {}
+
+    def _new(self, name: str) -> str:
+        if name not in self.bound:
+            return name
+        return self.names.setdefault(name, f"v{len(self.names)}")
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+        node.name = self._new(node.name)
+        return self.generic_visit(node)
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> ast.AST:
+        node.name = self._new(node.name)
+        return self.generic_visit(node)
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
+        node.name = self._new(node.name)
+        return self.generic_visit(node)
+
+    def visit_arg(self, node: ast.arg) -> ast.AST:
+        node.arg = self._new(node.arg)
+        return self.generic_visit(node)
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        node.id = self._new(node.id)
+        return node
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> ast.AST:
+        if node.name:
+            node.name = self._new(node.name)
+        return self.generic_visit(node)
 
 
 def _function_key(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
@@ -116,9 +210,20 @@ class Match:
     task_id: str
     by: str
     """``description`` or ``code``."""
+    how: str = ""
+    """``equal``, ``contained``, ``similar content words (J)`` (descriptions); ``same syntax tree``,
+    ``same syntax tree, identifiers renamed`` (code)."""
+    matched: str = ""
+    """The evaluation text matched, or the name of the evaluation function."""
 
     def to_json(self) -> dict[str, str]:
-        return {"split": self.split, "task_id": self.task_id, "by": self.by}
+        return {
+            "split": self.split,
+            "task_id": self.task_id,
+            "by": self.by,
+            "how": self.how,
+            "matched": self.matched,
+        }
 
 
 @dataclass(slots=True)
@@ -132,7 +237,10 @@ class EvalIndex:
     _starts: dict[tuple[str, ...], list[tuple[tuple[str, ...], str, str]]] = field(
         default_factory=dict
     )
-    _codes: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    _codes: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)
+    _renamed: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)
+    _word_sets: list[tuple[frozenset[str], str, str, str]] = field(default_factory=list)
+    _by_word: dict[str, list[int]] = field(default_factory=dict)
 
     def add(self, split: str, task_id: str, texts: Iterable[str], codes: Iterable[str]) -> None:
         for text in texts:
@@ -144,27 +252,58 @@ class EvalIndex:
             if len(words) >= MIN_CONTAINED_WORDS:
                 start = words[:MIN_CONTAINED_WORDS]
                 self._starts.setdefault(start, []).append((words, split, task_id))
+            bag = frozenset(words) - FUNCTION_WORDS
+            if len(bag) >= MIN_SIMILAR_WORDS:
+                for w in bag:
+                    self._by_word.setdefault(w, []).append(len(self._word_sets))
+                self._word_sets.append((bag, split, task_id, text.strip()))
         for code in codes:
-            for key in code_keys(code):
-                self._codes.setdefault(key, []).append((split, task_id))
+            for key, name in _functions(code, renamed=False):
+                self._codes.setdefault(key, []).append((split, task_id, name))
+            for key, name in _functions(code, renamed=True):
+                self._renamed.setdefault(key, []).append((split, task_id, name))
 
     def matches(self, problem: TrainProblem) -> list[Match]:
         found: dict[tuple[str, str, str], Match] = {}
+
+        def hit(split: str, task: str, by: str, how: str, matched: str) -> None:
+            found.setdefault((split, task, by), Match(split, task, by, how, matched))
+
         norm = normalize_text(problem.description)
         for split, task in self._exact.get(norm, []):
-            found.setdefault((split, task, "description"), Match(split, task, "description"))
+            hit(split, task, "description", "equal", problem.description.strip()[:300])
         words = norm.split()
         n = MIN_CONTAINED_WORDS
         for i in range(len(words) - n + 1):
             for target, split, task in self._starts.get(tuple(words[i : i + n]), []):
                 if tuple(words[i : i + len(target)]) == target:
-                    found.setdefault(
-                        (split, task, "description"), Match(split, task, "description")
-                    )
-        for key in code_keys(problem.code):
-            for split, task in self._codes.get(key, []):
-                found.setdefault((split, task, "code"), Match(split, task, "code"))
+                    hit(split, task, "description", "contained", " ".join(target)[:300])
+        for split, task, text, j in self._similar(frozenset(words) - FUNCTION_WORDS):
+            hit(split, task, "description", f"similar content words ({j:.2f})", text[:300])
+        for key, _ in _functions(problem.code, renamed=False):
+            for split, task, name in self._codes.get(key, []):
+                hit(split, task, "code", "same syntax tree", name)
+        for key, _ in _functions(problem.code, renamed=True):
+            for split, task, name in self._renamed.get(key, []):
+                hit(split, task, "code", "same syntax tree, identifiers renamed", name)
         return list(found.values())
+
+    def _similar(self, bag: frozenset[str]) -> list[tuple[str, str, str, float]]:
+        """Evaluation texts whose word sets have a Jaccard similarity with ``bag`` of at least
+        :data:`SIMILAR_DESCRIPTION` (candidates: the texts sharing a word with it)."""
+        if len(bag) < MIN_SIMILAR_WORDS:
+            return []
+        shared: dict[int, int] = {}
+        for w in bag:
+            for i in self._by_word.get(w, ()):
+                shared[i] = shared.get(i, 0) + 1
+        out = []
+        for i, common in shared.items():
+            other, split, task, text = self._word_sets[i]
+            j = common / (len(bag) + len(other) - common)
+            if j >= SIMILAR_DESCRIPTION:
+                out.append((split, task, text, j))
+        return out
 
 
 def default_splits(source: str) -> list[str]:

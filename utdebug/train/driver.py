@@ -22,6 +22,7 @@ import argparse
 import asyncio
 import hashlib
 import json
+import os
 import shlex
 import sys
 import threading
@@ -42,9 +43,10 @@ from utdebug.distributed import RunnerOptions, RunnerUnavailable, WorkerLost, ma
 from utdebug.sandbox import SandboxConfig, SandboxError, SandboxUnavailable
 from utdebug.train import output
 from utdebug.train.decontam import EVAL_SPLITS, EvalIndex, build_index, default_splits
+from utdebug.train.output import held_out_text
 from utdebug.train.pipeline import PIPELINE_VERSION, Job, Settings, job_key, process_problem
 from utdebug.train.sources import Loaded, TrainProblem
-from utdebug.train.trl_config import TRL_VERSION, render_yaml, sft_configs
+from utdebug.train.trl_config import COMMON_NOTE, NOTES, TRL_VERSION, render_yaml, sft_configs
 
 __all__ = ["RunOutcome", "run_train_data"]
 
@@ -73,7 +75,16 @@ class RunOutcome:
     lost: int = 0
     """Problems whose Ray worker was lost more often than the retries allow (not recorded:
     a rerun runs them)."""
+    node_died: bool = False
+    """Some were lost because a Ray node died."""
     notes: list[str] = field(default_factory=list)
+
+
+def may_download(args: argparse.Namespace) -> bool:
+    """Files are downloaded only when no data folder is named (``--data-dir`` or
+    ``$UTDEBUG_DATA_DIR``): with one, nothing goes to the network, and a file it lacks is
+    unavailable."""
+    return args.data_dir is None and not os.environ.get("UTDEBUG_DATA_DIR")
 
 
 def load_source(args: argparse.Namespace, cache_dir: Path) -> Loaded:
@@ -82,6 +93,7 @@ def load_source(args: argparse.Namespace, cache_dir: Path) -> Loaded:
     kw: dict[str, Any] = {
         "data_dir": args.data_dir,
         "cache_dir": cache_dir,
+        "download": may_download(args),
         "verify": not args.no_verify,
     }
     if args.source == "mbpp+":
@@ -89,7 +101,9 @@ def load_source(args: argparse.Namespace, cache_dir: Path) -> Loaded:
     if args.source == "he+":
         return sources.load_he_plus(**kw)
     if args.source == "tulu3":
-        return tulu.load_tulu(args.source_path, args.data_dir, args.max_prompt_tokens)
+        return tulu.load_tulu(
+            args.source_path, args.data_dir, args.max_prompt_tokens, download=may_download(args)
+        )
     if args.source_path is None:
         raise DatasetError("--source table needs --source-path FILE_OR_FOLDER")
     return sources.load_table(args.source_path)
@@ -133,7 +147,11 @@ def run_train_data(
         _say(f"train data: note: {note}")
     splits = _eval_splits(args.decontaminate, loaded.name)
     index = build_index(
-        splits, data_dir=args.data_dir, cache_dir=cache_dir, verify=not args.no_verify
+        splits,
+        data_dir=args.data_dir,
+        cache_dir=cache_dir,
+        download=may_download(args),
+        verify=not args.no_verify,
     )
     kept: list[TrainProblem] = []
     dropped: list[dict[str, Any]] = []
@@ -172,9 +190,10 @@ def run_train_data(
         _say(f"utdebug train data: {e}; {e.advice}")
         return Exit.USAGE
     if code == Exit.OK and run.lost:
+        why = "a Ray node died" if run.node_died else "their Ray worker was lost"
         _say(
-            f"utdebug train data: {run.lost} problems lost their Ray worker; finished problems "
-            "are kept; rerun the same command to run them"
+            f"utdebug train data: {run.lost} problems were not recorded: {why}; finished "
+            "problems are kept; rerun the same command to run them"
         )
         return Exit.FAILURE
     errors = card["model_errors"]
@@ -244,8 +263,10 @@ def _run_jobs(
     held = sum(j.holdout for j in run.jobs)
     _say(
         f"train data{tag}: {len(run.jobs)} problems ({held} held out for validation); "
-        f"{run.resumed} already recorded, {len(todo)} to run; model {settings.model}, "
-        f"perturbation {settings.perturb}, seed {settings.seed}"
+        f"{run.resumed} already recorded, {len(todo)} to run; "
+        + (f"model {settings.model}, " if settings.uses_model else "no model, ")
+        + f"perturbation {settings.perturb}, inputs {settings.inputs}, "
+        f"rationale {settings.rationale}, seed {settings.seed}"
     )
     if not todo:
         return Exit.OK
@@ -270,6 +291,7 @@ def _run_jobs(
                 return Exit.SANDBOX
             if isinstance(result, WorkerLost):
                 run.lost += 1
+                run.node_died = run.node_died or result.node_died
                 _say(f"train data: {job.problem.problem_id}: {result} (not recorded)")
                 continue
             if isinstance(result, BaseException):
@@ -301,7 +323,7 @@ def _run_jobs(
 
 def _preflight(settings: Settings) -> int | None:
     """Probe a real model once before any problem starts (exit 1 when it cannot answer)."""
-    if settings.simulated:  # the simulated and scripted models: nothing to probe
+    if settings.simulated or not settings.uses_model:  # sim, scripted or none: nothing to probe
         return None
     from utdebug.agents.base import ModelError
     from utdebug.agents.config import build_litellm_model, resolve_model_spec
@@ -355,6 +377,8 @@ class _Progress:
         self.model_errors = 0
         self.t0 = time.monotonic()
         self.last = 0.0
+        self.shown = -1
+        """``done`` when the last line was printed (the final line is not printed twice)."""
 
     def add(self, record: dict[str, Any]) -> None:
         self.done += 1
@@ -365,9 +389,12 @@ class _Progress:
 
     def line(self, final: bool = False) -> None:
         now = time.monotonic()
+        if final and self.shown == self.done:
+            return
         if not final and now - self.last < 2.0 and self.done < self.total:
             return
         self.last = now
+        self.shown = self.done
         _say(
             f"train data{self.tag}: {self.done}/{self.total} problems, {self.examples} examples, "
             f"{self.val} validation problems, {self.model_errors} model errors, "
@@ -394,12 +421,13 @@ def _finish(
     if args.val_fraction > 0:
         val_file = out_dir / "val.jsonl"
         output.write_jsonl(val_file, val_rows)
-    header = (
-        f"trl sft --config {{file}}   (TRL {TRL_VERSION}; generated by utdebug train data)\n"
-        "The paper's hyperparameters (UTGen, Appendix B); see docs/train.md."
-    )
     for name, config in sft_configs(shards, seed=settings.seed).items():
-        output.write_text(out_dir / name, render_yaml(config, header.replace("{file}", name)))
+        header = (
+            f"trl sft --config {name}   (TRL {TRL_VERSION}; generated by utdebug train data)\n"
+            "The paper's hyperparameters (UTGen, Appendix B); see docs/train.md.\n"
+            f"{NOTES[name]}{COMMON_NOTE}"
+        )
+        output.write_text(out_dir / name, render_yaml(config, header))
     card = _card(args, settings, out_dir, run, records, shards, parquet, val_file, len(examples))
     output.write_card(out_dir, card)
     if args.json:
@@ -460,7 +488,9 @@ def _card(
         "pipeline_version": PIPELINE_VERSION,
         "prompt_versions": {"inference": PROMPT_VERSION, "training": TRAIN_PROMPT_VERSION},
         "command": "utdebug " + shlex.join(sys.argv[1:]),
-        "model": settings.model,
+        "model": settings.model if settings.uses_model else None,
+        "uses_model": settings.uses_model,
+        "stages": settings.stage_sources(),
         "seed": settings.seed,
         "settings": {k: v for k, v in asdict(settings).items() if k != "cache_dir"},
         "val_fraction": args.val_fraction,
@@ -530,6 +560,12 @@ def _print_counts(card: dict[str, Any], out_dir: Path) -> None:
             f"{SIMULATED}: the text of these examples comes from {who}, not from a language "
             "model (the labels are the gold code's outputs)."
         )
+    if not card["uses_model"]:
+        print(
+            "No model wrote any of these examples: the code was corrupted by AST mutation, the "
+            "inputs are the source's own, the labels are the gold code's outputs"
+            + (", and there are no rationales." if card["settings"]["rationale"] == "none" else ".")
+        )
     src = card["source"]
     dec = card["decontamination"]
     unavailable = [s for s, i in dec["splits"].items() if i["status"] != "used"]
@@ -541,14 +577,17 @@ def _print_counts(card: dict[str, Any], out_dir: Path) -> None:
             f"{dec['dropped']} dropped"
             + (f" (not checked: {', '.join(unavailable)})" if unavailable else ""),
         ),
-        ("problems", f"{c['selected']} selected of {c['problems']}, {c['holdout']} held out"),
+        ("problems", f"{c['selected']} selected of {c['problems']}"),
+        ("held out for validation", held_out_text(c)),
         ("recorded", f"{c['recorded']} ({c['resumed']} resumed, {c['ran_now']} run now)"),
+        ("stage I made by", card["stages"]["perturb"]),
+        ("stage II made by", card["stages"]["inputs"]),
+        ("stage III made by", card["stages"]["rationale"]),
         ("stage I (perturb)", _counts_text(st.get("perturb", {}))),
         ("stage II (inputs)", _counts_text(st.get("inputs", {}))),
         ("stage III (rationales)", _counts_text(st.get("rationales", {}))),
         ("problems", _counts_text(st.get("problem", {}))),
         ("SFT examples", f"{c['examples']} in {len(card['outputs']['sft_shards'])} shard(s)"),
-        ("validation problems", str(c["val_problems"])),
         ("model errors", f"{c['model_errors']} (rerun to retry)"),
         ("problem errors", str(c["problem_errors"])),
         ("sandbox", f"{c['executions']} executions in {c['batches']} batches"),

@@ -32,6 +32,7 @@ from utdebug.benchmarks.records import RunFolderError, write_json_atomic, write_
 
 __all__ = [
     "SHARD_SIZE",
+    "held_out_text",
     "write_card",
     "write_jsonl",
     "write_parquet_shards",
@@ -113,6 +114,20 @@ def write_parquet_shards(
     return paths
 
 
+def held_out_text(counts: dict[str, Any]) -> str:
+    """The held-out problems and what became of them (stdout and the card say the same)."""
+    held, rows = counts["holdout"], counts["val_problems"]
+    if not held:
+        return "0"
+    missing = held - rows
+    return f"{held} ({rows} written to val.jsonl" + (
+        f"; {missing} without a validation row: no corrupted version with a failing input, "
+        "or not recorded)"
+        if missing
+        else ")"
+    )
+
+
 def write_card(out_dir: Path, card: dict[str, Any]) -> None:
     write_json_atomic(out_dir / "card.json", card)
     write_text(out_dir / "README.md", card_markdown(card))
@@ -180,7 +195,15 @@ def card_markdown(card: dict[str, Any]) -> str:
     st = card["settings"]
     lines += _table(
         [
-            ("model", f"`{card['model']}`" + (" (SIMULATED)" if sim else "")),
+            (
+                "model",
+                f"`{card['model']}`" + (" (SIMULATED)" if sim else "")
+                if card.get("model")
+                else "none: no stage uses a model",
+            ),
+            ("stage I (corrupted code)", card["stages"]["perturb"]),
+            ("stage II (failing inputs)", card["stages"]["inputs"]),
+            ("stage III (rationales)", card["stages"]["rationale"]),
             ("perturbation", st["perturb"]),
             ("corrupted versions per problem", st["corruptions"]),
             ("UT attempts per version", st["attempts"]),
@@ -197,11 +220,10 @@ def card_markdown(card: dict[str, Any]) -> str:
         [
             ("problems after decontamination", c["problems"]),
             ("problems run (recorded)", c["recorded"]),
-            ("held out for validation", c["holdout"]),
+            ("held out for validation", held_out_text(c)),
             ("problems ended by a model error (rerun to retry)", c["model_errors"]),
             ("problem errors", c["problem_errors"]),
             ("SFT examples", c["examples"]),
-            ("validation problems written", c["val_problems"]),
         ]
     )
     for stage in ("problem", "perturb", "inputs", "rationales"):

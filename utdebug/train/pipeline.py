@@ -67,6 +67,7 @@ from utdebug.agents.base import (
     ModelNotFound,
 )
 from utdebug.agents.endings import reached
+from utdebug.agents.reply_tests import ParsedProgram
 from utdebug.agents.roles import Perturber, Rationalizer, TaskText, UTGenerator
 from utdebug.agents.sim import SIMULATED, SimModel, SimParams, SimProblem
 from utdebug.benchmarks.records import record_key
@@ -82,6 +83,7 @@ from utdebug.train.sources import TrainProblem
 
 __all__ = [
     "MAX_KNOWN_INPUTS",
+    "NO_MODEL",
     "PIPELINE_VERSION",
     "Job",
     "Settings",
@@ -98,6 +100,8 @@ __all__ = [
 ]
 
 PIPELINE_VERSION = "utgen-data-1"
+NO_MODEL = "none"
+"""``Settings.model`` when no stage uses a model."""
 """Part of every record key: bump it when what a record holds for the same inputs changes."""
 MAX_KNOWN_INPUTS = 100
 """Known inputs of a problem run on the gold code (for the simulated model and the validation
@@ -114,8 +118,13 @@ class Settings:
 
     model: str
     """The model of stages I-III as ``--model`` names it (``sim``, ``scripted:PATH``, a
-    configured name or a litellm model string)."""
+    configured name or a litellm model string); :data:`NO_MODEL` when no stage uses one."""
     perturb: Literal["ast", "model"] = "ast"
+    inputs: Literal["model", "dataset"] = "model"
+    """Stage II: the model proposes inputs, or the source's own test inputs are tried (no
+    model)."""
+    rationale: Literal["model", "none"] = "model"
+    """Stage III: the model explains the output, or the target has no rationale (no model)."""
     corruptions: int = 2
     attempts: int = 5
     tests_per_code: int = 1
@@ -133,10 +142,29 @@ class Settings:
     def key_parts(self) -> dict[str, Any]:
         parts = asdict(self)
         parts.pop("cache_dir")
+        for name, default in (("inputs", "model"), ("rationale", "model")):
+            if parts[name] == default:
+                parts.pop(name)  # the keys of runs from before these settings stay the same
         if not self.model.startswith("sim"):
             parts.pop("sim_attack")
             parts.pop("sim_rationale_error")
         return parts
+
+    @property
+    def uses_model(self) -> bool:
+        """Some stage asks a model (otherwise no model is set up, and none is named)."""
+        return self.perturb == "model" or self.inputs == "model" or self.rationale == "model"
+
+    def stage_sources(self) -> dict[str, str]:
+        """What made each stage's part of the data (for the card): a model, or no model."""
+        model = f"the model {self.model}" + (f" ({SIMULATED})" if self.simulated else "")
+        return {
+            "perturb": model if self.perturb == "model" else "AST mutation (no model)",
+            "inputs": model
+            if self.inputs == "model"
+            else "the source's own test inputs (no model)",
+            "rationale": model if self.rationale == "model" else "none (no model)",
+        }
 
     @property
     def sim(self) -> bool:
@@ -324,9 +352,10 @@ def build_target(
     head = head[: _test_start(head, model_call)].rstrip()
     if _INPUT_HEADER.search(head) is None:
         head = f"{head}\n\n### Input Arguments" if head else "### Input Arguments"
+    explained = _plain(rationale)
     return (
         f"{head}\nArguments: ```{call_source}```\n\n"
-        f"### Output\n{_plain(rationale)}\nOutput: ```{gold_literal}```\n"
+        f"### Output\n{explained + chr(10) if explained else ''}Output: ```{gold_literal}```\n"
     )
 
 
@@ -582,24 +611,31 @@ class _Work:
     def go(self) -> None:
         if not self.gold_check():
             return
-        self.setup_model()
+        if self.s.uses_model:
+            self.setup_model()
         self.corrupt()
         if not self.versions:
             self.counts["problem"]["no corrupted version"] += 1
             return
         for v in self.versions:
-            self.find_failing(v)
+            if self.s.inputs == "dataset":
+                self.find_failing_in_dataset(v)
+            else:
+                self.find_failing(v)
         failing = [v for v in self.versions if v.tests]
         if not failing:
             self.counts["problem"]["no failing input"] += 1
             return
         if self.job.holdout:
             self.val = self.val_row(failing[0])
-            self.counts["problem"]["held out for validation" if self.val else "no val tests"] += 1
+            self.counts["problem"]["validation row written" if self.val else "no val tests"] += 1
             return
         for i, v in enumerate(self.versions):
             for t in v.tests:
-                self.rationalize(i, v, t)
+                if self.s.rationale == "none":
+                    self.without_rationale(i, v, t)
+                else:
+                    self.rationalize(i, v, t)
         self.counts["problem"]["with examples" if self.examples else "no accepted rationale"] += 1
 
     def gold_check(self) -> bool:
@@ -691,7 +727,10 @@ class _Work:
             )
             trace: dict[str, Any] = {"attempt": attempt, "reply": prop.reply}
             v.attempts.append(trace)
-            why = self._try_input(v, prop.reply, prop.call, params, seen, attempt)
+            call = prop.call
+            if isinstance(call, ParsedProgram):  # never for this pipeline's literal tasks
+                call = parsing.ParseFailure("a test program, not a literal-argument call")
+            why = self._try_input(v, prop.reply, call, params, seen, attempt)
             trace["result"] = why or "kept"
             c[_coarse(why) if why else "kept"] += 1
             if len(v.tests) >= self.s.tests_per_code:
@@ -746,6 +785,53 @@ class _Work:
         detail = _what_it_did(bad)
         v.tests.append(_Test(attempt, reply, args, source, gold[0].value, lit, detail, written))
         return None
+
+    def find_failing_in_dataset(self, v: _Version) -> None:
+        """Stage II without a model: the source's known inputs (those with a gold output that
+        is a label, :meth:`gold_check`) run on the corrupted code in one batch; the ones where
+        it differs from the gold code fail it. The shortest calls are kept (a small failing
+        input is the test a person would write), ties in the source's order."""
+        c = self.counts["inputs"]
+        if not self.known:
+            c["no known input with a label"] += 1
+            return
+        outcomes, load_error = self.run(v.code, [a for a, _ in self.known])
+        if load_error is not None:
+            c["the corrupted code fails to load"] += 1
+            return
+        failing: list[tuple[int, int, str, Any, Outcome]] = []
+        for n, ((args, gold), o) in enumerate(zip(self.known, outcomes, strict=True)):
+            c["dataset inputs tried"] += 1
+            source = _call_source(self.p.entry_point, args)
+            if source is None or literal_text(gold) is None:
+                c["input or output is not a literal"] += 1
+                continue
+            if judge(o, gold, self.check, Semantics.DATASET, args).verdict is Verdict.PASS:
+                c["input does not attack"] += 1
+                continue
+            failing.append((len(source), n, source, gold, o))
+        failing.sort(key=lambda f: (f[0], f[1]))
+        for _, n, source, gold, o in failing[: self.s.tests_per_code]:
+            c["kept"] += 1
+            args = self.known[n][0]
+            lit = literal_text(gold)
+            assert lit is not None
+            v.tests.append(_Test(n, "", args, source, gold, lit, _what_it_did(o)))
+            v.attempts.append({"attempt": n, "reply": None, "input": source, "result": "kept"})
+        c["failing, not kept (enough per version)"] += max(0, len(failing) - self.s.tests_per_code)
+
+    def without_rationale(self, i: int, v: _Version, t: _Test) -> None:
+        """Stage III left out (the paper's variant without rationales): the target is the
+        input and the gold output, checked like any other."""
+        c = self.counts["rationales"]
+        params = parsing.parameter_names(v.code, self.p.entry_point)
+        target = build_target(t.reply, t.call, "", t.gold_literal, t.model_call)
+        why = verify_target(target, self.p.entry_point, params, t.args, t.gold_literal)
+        if why is None:
+            c["none asked (left out)"] += 1
+            self.examples.append(self.example(i, v, t, target, ""))
+        else:
+            c[_coarse(why)] += 1
 
     def rationalize(self, i: int, v: _Version, t: _Test) -> None:
         assert self.model is not None
@@ -808,7 +894,8 @@ class _Work:
             "call": t.call,
             "gold_output": t.gold_literal,
             "corrupted_code_did": t.corrupted,
-            "model": self.model_name,
+            "model": self.model_name if self.s.uses_model else None,
+            "stages": self.s.stage_sources(),
             "simulated": self.s.simulated,
             "label": SIMULATED if self.s.simulated else None,
         }

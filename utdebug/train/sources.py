@@ -323,6 +323,74 @@ def _dedup(inputs: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     return out
 
 
+def _kind(value: Any) -> type | None:
+    for t in (tuple, list, set, frozenset, dict):
+        if isinstance(value, t):
+            return t
+    return None
+
+
+def shape_like(value: Any, template: Any, depth: int = 0) -> Any:
+    """``value`` read from JSON (where tuples and sets are lists) with the container types of
+    ``template``, a literal of the same argument written in Python (an example call): a list
+    becomes a tuple (or a set) where the template has one, recursively; items follow the
+    template's item at the same place, or its first item when the template's items are all of
+    one kind. Anything that does not fit is left as it is."""
+    if depth > 20:
+        return value
+    want = _kind(template)
+    if want is dict and isinstance(value, dict):
+        tvals = list(template.values())
+        return {
+            k: shape_like(v, template[k] if k in template else _one_kind(tvals), depth + 1)
+            for k, v in value.items()
+        }
+    if want not in (tuple, list, set, frozenset) or not isinstance(value, list | tuple):
+        return value
+    items = list(template)
+    if len(items) == len(value) and items:
+        shaped = [shape_like(v, t, depth + 1) for v, t in zip(value, items, strict=True)]
+    else:
+        model = _one_kind(items)
+        shaped = [shape_like(v, model, depth + 1) for v in value]
+    if want in (set, frozenset):
+        try:
+            return want(shaped)
+        except TypeError:  # unhashable items: not the set the template is
+            return value
+    return want(shaped)
+
+
+_NO_TEMPLATE = object()
+
+
+def _one_kind(items: Sequence[Any]) -> Any:
+    """The first item when every item has the same container kind (else no template)."""
+    if items and len({_kind(i) for i in items}) == 1 and _kind(items[0]) is not None:
+        return items[0]
+    return _NO_TEMPLATE
+
+
+def shape_inputs(
+    inputs: Sequence[tuple[Any, ...]], examples: Sequence[tuple[Any, ...]]
+) -> list[tuple[Any, ...]]:
+    """JSON inputs with the container types of the example calls (``shape_like`` per
+    argument, the first example of the same arity as the template, used only where every
+    example of that arity agrees on the argument's kind)."""
+    out = []
+    for args in inputs:
+        same = [e for e in examples if len(e) == len(args)]
+        if not same:
+            out.append(tuple(args))
+            continue
+        shaped = []
+        for i, a in enumerate(args):
+            kinds = {_kind(e[i]) for e in same}
+            shaped.append(shape_like(a, same[0][i]) if len(kinds) == 1 else a)
+        out.append(tuple(shaped))
+    return out
+
+
 def _atol(value: Any) -> float:
     if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
         return float(value)
@@ -502,6 +570,10 @@ def load_mbpp_plus(
         inputs = (_inputs_of(row.get("base_input")) or []) + (
             _inputs_of(row.get("plus_input")) or []
         )
+        # JSON has no tuples: the example asserts (in the prompt, or the `assertion` field of
+        # the early file) say where the task takes tuples, as MBPP+'s own tests pass them.
+        asserts = "\n".join(str(row.get(k) or "") for k in ("prompt", "assertion", "test"))
+        inputs = shape_inputs(inputs, literal_calls(asserts, str(entry)))
         made = problem_from_code(
             "mbpp+",
             f"mbpp+/{number.group(1)}",

@@ -28,7 +28,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["PAPER", "TRL_VERSION", "render_yaml", "sft_configs"]
+__all__ = [
+    "COMMON_NOTE",
+    "NOTES",
+    "PAPER",
+    "TEMPLATES_REFUSED",
+    "TEMPLATES_TRAINED",
+    "TRAINING_TEMPLATES",
+    "TRL_VERSION",
+    "render_yaml",
+    "sft_configs",
+]
 
 TRL_VERSION = "1.16.0"
 """The TRL release the configurations are written for (and checked against)."""
@@ -43,6 +53,38 @@ PAPER: dict[str, Any] = {
     "lora_dropout": 0.05,
 }
 """UTGen's training hyperparameters (paper, Appendix B)."""
+
+
+TRAINING_TEMPLATES = (
+    "Qwen2.5 (and Qwen2.5-Coder), Qwen3, Llama 3 (3.0 only: not 3.1 or 3.2), Gemma, Gemma 3, "
+    "Phi-3, Phi-3.5, DeepSeek-V3, DeepSeek-R1-Distill, gpt-oss, Cohere, GLM-4-MoE"
+)
+"""Chat templates TRL 1.16 turns into training templates for ``assistant_only_loss`` (exactly
+these texts; ``tests/test_train_trl.py`` checks the list against TRL's source). Any other
+template (Llama 3.1's among them) stops ``trl sft`` before training with "The chat template is
+not training-compatible (missing prefix-preservation or `{% generation %}` markers)", unless
+it has ``{% generation %}`` markers of its own."""
+TEMPLATES_TRAINED = (
+    "qwen2_5", "qwen3", "llama3", "gemma", "gemma3", "phi3", "phi3_5", "deepseekv3",
+    "deepseek_r1_distill", "gptoss", "cohere", "cohere2", "glm4moe",
+)  # fmt: skip
+"""TRL's names (``trl/chat_template_utils.py``) of the templates :data:`TRAINING_TEMPLATES`
+names."""
+TEMPLATES_REFUSED = ("llama3_1", "llama3_2")
+"""Templates TRL 1.16 knows and refuses for ``assistant_only_loss`` (Llama 3.1 and 3.2)."""
+
+NOTES: dict[str, str] = {
+    "trl-sft.yaml": "",
+    "trl-sft-qlora.yaml": "QLoRA needs bitsandbytes (pip install bitsandbytes) and a CUDA GPU.\n",
+}
+COMMON_NOTE = (
+    "Without a GPU (a short check, e.g. with --max_steps 5): add --use_cpu true, or trl stops "
+    'with "Your setup doesn\'t support bf16/gpu".\n'
+    "assistant_only_loss needs a chat template TRL 1.16 can train on: "
+    + TRAINING_TEMPLATES
+    + '; others stop with "The chat template is not training-compatible".'
+)
+"""Comment lines of every configuration file (after the command line)."""
 
 
 def sft_configs(shards: Sequence[Path], *, seed: int) -> dict[str, dict[str, Any]]:
@@ -65,8 +107,8 @@ def sft_configs(shards: Sequence[Path], *, seed: int) -> dict[str, dict[str, Any
         "assistant_only_loss": True,
         "max_length": 4096,
         "bf16": True,
-        "gradient_checkpointing": True,
-        "logging_steps": 10,
+        "activation_checkpointing": True,
+        "logging_steps": 1,
         "save_strategy": "epoch",
         "report_to": "none",
         "seed": seed,

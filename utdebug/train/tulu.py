@@ -92,9 +92,13 @@ def tulu_problem(
 
 
 def load_tulu(
-    path: Path | None, data_dir: Path | None, max_tokens: int = MAX_PROMPT_TOKENS
+    path: Path | None,
+    data_dir: Path | None,
+    max_tokens: int = MAX_PROMPT_TOKENS,
+    download: bool = True,
 ) -> Loaded:
-    """The Tulu-3 rows that pass the filter (see the module docstring)."""
+    """The Tulu-3 rows that pass the filter (see the module docstring); from the Hub only
+    when ``download`` (no data folder is named)."""
     loaded = Loaded("tulu3")
     folder = path if path is not None else _local_folder(data_dir)
     if folder is not None:
@@ -107,6 +111,11 @@ def load_tulu(
                 {"name": file.name, "path": str(file), "sha256": sha256_of(file), "rows": rows}
             )
         return loaded
+    if not download:
+        raise DatasetError(
+            f"{TULU_FOLDER} not found in the data folder and downloading is off (a data folder "
+            f"is named): put a folder {TULU_FOLDER} there or name the rows with --source-path"
+        )
     rows_iter, info = _hub_rows()
     for n, row in enumerate(rows_iter, start=1):
         _take(loaded, row, f"tulu3/{n}", max_tokens)

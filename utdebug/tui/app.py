@@ -73,7 +73,9 @@ from utdebug.tui.screens import (
     Edited,
     EditExpectedScreen,
     HelpScreen,
+    NewProgram,
     NewTest,
+    ProgramTestScreen,
     ReviewScreen,
     RollbackScreen,
     SearchScreen,
@@ -915,6 +917,9 @@ class DebugApp(App[None]):
         test_id = test.id
 
         before = test
+        if test.program:
+            self._edit_program(test)
+            return
 
         def edited(result: Edited | None) -> None:
             if result is not None:
@@ -929,8 +934,54 @@ class DebugApp(App[None]):
 
         self.push_screen(EditExpectedScreen(test_id, test.call, test.expected), edited)
 
+    def _edit_program(self, test: UnitTest) -> None:
+        """A person edits a test with setup: its setup, call, expected outcome and follow-up."""
+        test_id, before = test.id, test
+
+        def edited(result: NewProgram | None) -> None:
+            if result is not None:
+                r = result
+                self._person(
+                    f"test #{test_id} edited",
+                    lambda s: s.set_program(test_id, r.setup, r.call, r.expected, r.then),
+                    lambda s: Undo(
+                        f"the edit of test #{test_id}", lambda s2: s2.restore_test(before)
+                    ),
+                )
+
+        shown = NewProgram(test.setup or "", test.call, test.expected, test.then)
+        title = f"Test #{test_id}: setup, call and expected outcome"
+        self.push_screen(ProgramTestScreen(title, self._target_name(), shown), edited)
+
+    def _target_name(self) -> str:
+        task = self.debug_task
+        return f"{task.class_name}.{task.entry_point}" if task.class_name else task.entry_point
+
+    def _add_program(self) -> None:
+        def added(result: NewProgram | None) -> None:
+            if result is not None:
+                r = result
+
+                def undo(s: Session) -> Undo | None:
+                    added = s.tests[-1].id if s.tests else None
+                    if added is None:
+                        return None
+                    return Undo(f"adding test #{added}", lambda s2: s2.delete_test(added))
+
+                self._person(
+                    "test added",
+                    lambda s: s.add_program_test(r.setup, r.call, r.expected, r.then),
+                    undo,
+                )
+
+        title = f"Add a test of {self._target_name()}"
+        self.push_screen(ProgramTestScreen(title, self._target_name()), added)
+
     def action_add_test(self) -> None:
         if self._idle_session() is None:
+            return
+        if self.debug_task.program:
+            self._add_program()
             return
 
         def added(result: NewTest | None) -> None:

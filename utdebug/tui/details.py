@@ -18,6 +18,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from utdebug.engine.model import UnitTest
+from utdebug.engine.program import Raises
 from utdebug.tui.format import actual_text, origin_text, safe_repr
 from utdebug.tui.records import Actual, HistoryEntry, Votes
 
@@ -59,9 +60,15 @@ def detail_renderable(d: TestDetail) -> RenderableType:
     grid = Table.grid(padding=(0, 1), expand=True)
     grid.add_column(style="dim", width=LABEL_WIDTH, no_wrap=True)
     grid.add_column(ratio=1, overflow="fold")
-    grid.add_row("call", Text(t.call))
-    grid.add_row("arguments", Text(", ".join(safe_repr(a) for a in t.args) or "(none)"))
-    expected = Text(safe_repr(t.expected))
+    if t.program:
+        grid.add_row("setup", Text(t.setup or "(none)"))
+        grid.add_row("call", Text(t.call))
+        if t.then is not None:
+            grid.add_row("then", Text(f"{t.then}  (its value after the call is compared)"))
+    else:
+        grid.add_row("call", Text(t.call))
+        grid.add_row("arguments", Text(", ".join(safe_repr(a) for a in t.args) or "(none)"))
+    expected = Text(repr(t.expected) if isinstance(t.expected, Raises) else safe_repr(t.expected))
     if t.origin == "person":
         expected.append("  (a person's value)", style="bold cyan")
     grid.add_row("expected", expected)

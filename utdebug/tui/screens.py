@@ -13,9 +13,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Input, OptionList, Static
+from textual.widgets import Input, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
+from utdebug.engine.program import Raises, check_shape
 from utdebug.literals import LiteralError
 from utdebug.tui.actions import ACTIONS, display_keys
 from utdebug.tui.format import parse_arguments, parse_expected, pre_post, safe_repr, unified_diff
@@ -192,6 +193,106 @@ class AddTestScreen(ModalScreen[NewTest | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+@dataclass(frozen=True, slots=True)
+class NewProgram:
+    """A person's test with setup: the setup statements, the call, the expected outcome (a
+    value or a :class:`~utdebug.engine.program.Raises`) and an optional follow-up expression."""
+
+    setup: str
+    call: str
+    expected: Any
+    then: str | None = None
+
+
+def parse_outcome(text: str) -> Any:
+    """A person's expected outcome of a test with setup: a Python literal, or
+    ``raises ExceptionType``."""
+    words = text.split()
+    if len(words) == 2 and words[0] == "raises":
+        if not all(part.isidentifier() for part in words[1].split(".")):
+            raise LiteralError(f"{words[1]!r} is not an exception type's name")
+        return Raises(words[1])
+    return parse_expected(text)
+
+
+class ProgramTestScreen(ModalScreen[NewProgram | None]):
+    """A person's test with setup, new or edited: setup statements (several lines), one call,
+    the expected outcome, and optionally an expression read after the call (``cart.items``).
+    The parts are only parsed here; the sandbox runs them."""
+
+    DEFAULT_CSS = "ProgramTestScreen {" + DIALOG_CSS + "& TextArea { height: 6; margin: 0; } }"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="utdebug.program.cancel"),
+        Binding("ctrl+s", "save", "Save", id="utdebug.program.save"),
+    ]
+
+    def __init__(self, title: str, target: str, test: NewProgram | None = None) -> None:
+        super().__init__()
+        self.title_text = title
+        self.target = target
+        self.test = test
+
+    def compose(self) -> ComposeResult:
+        t = self.test
+        with Vertical(id="dialog"):
+            yield Static(self.title_text, classes="title")
+            yield Static(Text("setup: statements that build what the call needs (may be empty)"))
+            area = TextArea(t.setup if t else "", id="setup-input", language=None)
+            area.cursor_blink = False
+            yield area
+            yield Static(Text(f"call: one expression, e.g. obj.{self.target.split('.')[-1]}(1)"))
+            yield _input(f"e.g. obj.{self.target.split('.')[-1]}(1)", "call-input")
+            yield Static(Text("expected: a Python literal, or raises ExceptionType"))
+            yield _input("3  or  raises KeyError", "expected-input")
+            yield Static(
+                Text("then (optional): an expression whose value after the call is compared")
+            )
+            yield _input("e.g. obj.items", "then-input")
+            yield Static("", id="error", classes="error")
+            yield Static("enter: next field / save · ctrl+s: save · escape: cancel", classes="hint")
+
+    def on_mount(self) -> None:
+        t = self.test
+        if t is not None:
+            self.query_one("#call-input", Input).value = t.call
+            self.query_one("#expected-input", Input).value = _outcome_text(t.expected)
+            self.query_one("#then-input", Input).value = t.then or ""
+        self.query_one("#setup-input", TextArea).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        order = ["call-input", "expected-input", "then-input"]
+        at = order.index(event.input.id or "call-input")
+        if at < len(order) - 1:
+            self.query_one(f"#{order[at + 1]}", Input).focus()
+            return
+        self.action_save()
+
+    def action_save(self) -> None:
+        error = self.query_one("#error", Static)
+        setup = self.query_one("#setup-input", TextArea).text
+        call = self.query_one("#call-input", Input).value.strip()
+        then = self.query_one("#then-input", Input).value.strip() or None
+        why = check_shape(setup, call, then)
+        if why is not None:
+            error.update(why)
+            return
+        try:
+            expected = parse_outcome(self.query_one("#expected-input", Input).value)
+        except LiteralError as exc:
+            error.update(f"expected: {exc.message}")
+            self.query_one("#expected-input", Input).focus()
+            return
+        self.dismiss(NewProgram(setup, call, expected, then))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+def _outcome_text(expected: Any) -> str:
+    return repr(expected) if isinstance(expected, Raises) else safe_repr(expected)
 
 
 class RollbackScreen(ModalScreen[int | None]):

@@ -64,9 +64,13 @@ class CodePanel(Vertical):
         self._tries = 0
 
     def show_task(self, title: str, description: str) -> None:
+        """The task line: the title and the description's first line (a docstring's summary;
+        its examples and the rest are the model's to read, not the line's)."""
         text = Text(title, style="bold")
         text.append("\n")
-        text.append(description.strip() or "(no description)", style="italic")
+        lines = [line.strip() for line in description.strip().splitlines() if line.strip()]
+        first = lines[0] + (" …" if len(lines) > 1 else "") if lines else "(no description)"
+        text.append(first, style="italic")
         self.query_one("#task-text", Static).update(text)
         self.border_title = title
 

@@ -1,0 +1,406 @@
+"""Reading a test program from a model's reply (or a person's text) without running it.
+
+A test of a method, a property, an async function or a function that takes objects builds
+what it calls (see :mod:`utdebug.engine.program`). Models write such tests naturally as a
+pytest function; this module reads the shapes they write, with :mod:`ast` only:
+
+- a pytest function: ``def test_x(): cart = Cart(); cart.add(3); assert cart.total() == 3``
+  (``async def`` too: its ``await`` s are kept);
+- a unittest method: ``self.assertEqual(x, y)``, ``assertTrue`` / ``assertFalse`` /
+  ``assertIsNone`` / ``assertAlmostEqual``, ``with self.assertRaises(E):`` and
+  ``self.assertRaises(E, f, *args)``; the class's ``setUp`` runs first (``self`` is a plain
+  object the setup builds);
+- ``with pytest.raises(E):`` blocks;
+- plain setup statements followed by an ``assert`` (no function at all).
+
+The last assertion is the test's expected outcome; everything before it is the setup (earlier
+assertions are dropped: they check, they do not build). The assertion's subject becomes the
+call; when it only reads a name the statement before bound (``r = cart.total()`` then
+``assert r == 3``) that statement's value is the call; when it does not mention the target but
+the statement before calls it (``cart.add(3)`` then ``assert cart.items == [3]``), that call
+is the call and the subject the follow-up expression (``then``).
+
+Refused, each with its reason: no test, fixtures (a test function with parameters), mocks
+(``unittest.mock``, ``patch``, ``Mock``, ``monkeypatch``, ``mocker``), parametrized tests, an
+assertion that compares nothing, and an expected value that is not a value
+(:func:`expected_value` is the one place an expected value's text becomes a value).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+from dataclasses import dataclass
+
+from utdebug import literals
+from utdebug.agents.reply_syntax import (
+    MAX_REPLY_CHARS,
+    ParsedValue,
+    ParseFailure,
+    fenced_blocks,
+    parse_value,
+    too_long,
+)
+from utdebug.literals import LiteralError
+
+__all__ = ["ParsedProgram", "expected_value", "parse_program_test", "parse_vote", "program_key"]
+
+_MOCKS = frozenset(
+    {"mock", "Mock", "MagicMock", "AsyncMock", "patch", "monkeypatch", "mocker", "create_autospec"}
+)
+_FIXTURE_DECORATORS = frozenset({"fixture", "parametrize", "usefixtures"})
+_TRUTH = {"assertTrue": True, "assertFalse": False}
+_EQUAL = frozenset({"assertEqual", "assertEquals", "assertAlmostEqual", "assertListEqual",
+                    "assertDictEqual", "assertTupleEqual", "assertSetEqual", "assertCountEqual",
+                    "assertSequenceEqual", "assertMultiLineEqual"})  # fmt: skip
+_SELF_CLASS = "class _UtdCase:\n    pass\n\n\nself = _UtdCase()\n"
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedProgram:
+    """A test program read from a reply (see :mod:`utdebug.engine.program`)."""
+
+    setup: str
+    call: str
+    expected: ParsedValue | None
+    """The expected value (``None`` when the test expects an exception)."""
+    raises: str | None = None
+    """The exception type the call is expected to raise."""
+    then: str | None = None
+    name: str = ""
+    """The test function's name (empty for plain statements)."""
+    source: str = ""
+    """The test as written (for reports)."""
+
+    @property
+    def key(self) -> str:
+        """Identity for de-duplication (the program, not its expected outcome)."""
+        return program_key(self.setup, self.call, self.then)
+
+
+def program_key(setup: str, call: str, then: str | None) -> str:
+    """A test program's identity: its setup, call and follow-up, without outer blank space."""
+    return "program:" + "\n".join([setup.strip(), call.strip(), (then or "").strip()])
+
+
+def expected_value(source: str, *, module_source: str | None = None) -> ParsedValue | ParseFailure:
+    """The one place where an expected value's text becomes a value: a literal or constructor
+    calls read structurally (:func:`utdebug.literals.expected_value`, with the classes of
+    ``module_source``), else a pending expression the sandbox computes (as
+    :func:`utdebug.agents.parsing.parse_output`)."""
+    text = source.strip()
+    try:
+        return ParsedValue(literals.expected_value(text, module_source=module_source), text)
+    except LiteralError:
+        return parse_value(text)
+
+
+def parse_program_test(
+    reply: str, entry_point: str, *, module_source: str | None = None
+) -> ParsedProgram | ParseFailure:
+    """The first test of ``reply`` (see the module docstring); ``module_source`` (the code
+    under test) lets an expected value name its classes (``Point(1, 2)``)."""
+    if len(reply) > MAX_REPLY_CHARS:
+        return too_long(reply)
+    candidates = _code_candidates(reply)
+    first_failure: ParseFailure | None = None
+    for code in candidates:
+        try:
+            tree = ast.parse(code)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        found = _from_module(tree, code, entry_point, module_source)
+        if isinstance(found, ParsedProgram):
+            return found
+        if found is not None and first_failure is None:
+            first_failure = found
+    return first_failure or ParseFailure("no test found: write one pytest function with an assert")
+
+
+def _code_candidates(reply: str) -> list[str]:
+    """Fenced blocks, the last one first, then the whole reply."""
+    blocks = fenced_blocks(reply)
+    out = []
+    for b in reversed(blocks):
+        body = reply[b.body : b.end]
+        first, _, rest = body.partition("\n")
+        if first.strip() and re.fullmatch(r"[A-Za-z][\w+#.-]*", first.strip()):
+            body = rest  # the language tag
+        out.append(textwrap.dedent(body))
+    out.append(textwrap.dedent(reply))
+    return out
+
+
+def _from_module(
+    tree: ast.Module, code: str, entry: str, module_source: str | None = None
+) -> ParsedProgram | ParseFailure | None:
+    mock = _uses_mocks(tree)
+    if mock is not None:
+        return ParseFailure(f"the test uses mocks ({mock}): mocks are out of scope")
+    imports = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
+    prelude = [ast.get_source_segment(code, n) or "" for n in imports if not _test_import(n)]
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith(
+            "test"
+        ):
+            return _from_function(node, code, entry, prelude, None, module_source)
+        if isinstance(node, ast.ClassDef):
+            methods = [
+                m
+                for m in node.body
+                if isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef)
+                and m.name.startswith("test")
+            ]
+            if methods:
+                set_up = next(
+                    (
+                        m
+                        for m in node.body
+                        if isinstance(m, ast.FunctionDef) and m.name in ("setUp", "setup_method")
+                    ),
+                    None,
+                )
+                return _from_function(methods[0], code, entry, prelude, set_up, module_source)
+    body = [n for n in tree.body if not isinstance(n, ast.Import | ast.ImportFrom)]
+    if body and _assertion(body[-1]) is not None:
+        return _from_body(body, code, entry, prelude, "", module_source)
+    return None
+
+
+def _test_import(node: ast.Import | ast.ImportFrom) -> bool:
+    names = [a.name for a in node.names]
+    module = node.module if isinstance(node, ast.ImportFrom) else None
+    return module in ("pytest", "unittest") or any(n in ("pytest", "unittest") for n in names)
+
+
+def _uses_mocks(tree: ast.Module) -> str | None:
+    for n in ast.walk(tree):
+        if isinstance(n, ast.ImportFrom) and n.module and "mock" in n.module.split("."):
+            return f"from {n.module} import ..."
+        if isinstance(n, ast.Import) and any("mock" in a.name.split(".") for a in n.names):
+            return "import mock"
+        if isinstance(n, ast.Name) and n.id in _MOCKS:
+            return n.id
+        if isinstance(n, ast.Attribute) and n.attr in _MOCKS:
+            return n.attr
+        if isinstance(n, ast.arg) and n.arg in _MOCKS:
+            return n.arg
+    return None
+
+
+def _from_function(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef,
+    code: str,
+    entry: str,
+    prelude: list[str],
+    set_up: ast.FunctionDef | None,
+    module_source: str | None = None,
+) -> ParsedProgram | ParseFailure:
+    for d in fn.decorator_list:
+        name = _callee_name(d.func if isinstance(d, ast.Call) else d)
+        if name in _FIXTURE_DECORATORS:
+            what = "parametrized tests" if name == "parametrize" else "fixtures"
+            return ParseFailure(f"the test uses {what} (@{name}): write one test with its setup")
+    params = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]]
+    params = params[1:] if params[:1] == ["self"] else params
+    if params:
+        return ParseFailure(
+            f"the test uses fixtures (parameters {', '.join(params)}): build what it needs "
+            f"in the test itself"
+        )
+    uses_self = any(isinstance(n, ast.Name) and n.id == "self" for n in ast.walk(fn))
+    lead: list[str] = list(prelude)
+    if uses_self or set_up is not None:
+        lead.append(_SELF_CLASS)
+        if set_up is not None:
+            lead += [_source(code, s) for s in set_up.body if not _is_docstring(s)]
+    body = [s for s in fn.body if not _is_docstring(s)]
+    if not body:
+        return ParseFailure(f"the test {fn.name} is empty")
+    return _from_body(body, code, entry, lead, fn.name, module_source)
+
+
+def _from_body(
+    body: list[ast.stmt],
+    code: str,
+    entry: str,
+    lead: list[str],
+    name: str,
+    module_source: str | None = None,
+) -> ParsedProgram | ParseFailure:
+    last_at = next((i for i in range(len(body) - 1, -1, -1) if _assertion(body[i])), None)
+    if last_at is None:
+        return ParseFailure(f"the test {name or ''} has no assertion".replace("  ", " "))
+    found = _assertion(body[last_at])
+    assert found is not None
+    if isinstance(found, ParseFailure):
+        return found
+    subject, expected_src, raises, inner = found
+    setup_nodes = [s for s in body[:last_at] if _assertion(s) is None]
+    setup = [*lead, *(_source(code, s) for s in setup_nodes), *inner]
+    call, then = subject, None
+    if raises is None and setup_nodes and not inner:
+        prev = setup_nodes[-1]
+        if (
+            isinstance(prev, ast.Assign)
+            and len(prev.targets) == 1
+            and isinstance(prev.targets[0], ast.Name)
+            and subject.strip() == prev.targets[0].id
+        ):
+            call = _source(code, prev.value)
+            setup.pop()
+        elif (
+            isinstance(prev, ast.Expr)
+            and not _mentions(subject, entry)
+            and _mentions(_source(code, prev.value), entry)
+        ):
+            call, then = _source(code, prev.value), subject
+            setup.pop()
+    expected: ParsedValue | None = None
+    if raises is None:
+        assert expected_src is not None
+        value = expected_value(expected_src, module_source=module_source)
+        if isinstance(value, ParseFailure):
+            return ParseFailure(f"the expected value {expected_src!r}: {value.reason}")
+        expected = value
+    source = "\n".join(_source(code, s) for s in body)
+    return ParsedProgram("\n".join(setup), call, expected, raises, then, name, source)
+
+
+_Found = tuple[str, str | None, str | None, list[str]]
+"""(subject, expected source, raised type, setup lines inside a ``with raises`` block)."""
+
+
+def _assertion(node: ast.stmt) -> _Found | ParseFailure | None:
+    """What an assertion statement checks, or ``None`` for another statement."""
+    if isinstance(node, ast.Assert):
+        return _assert(node.test)
+    if isinstance(node, ast.With | ast.AsyncWith) and len(node.items) == 1:
+        ctx = node.items[0].context_expr
+        if isinstance(ctx, ast.Call) and _callee_name(ctx.func) in ("raises", "assertRaises"):
+            if not ctx.args:
+                return ParseFailure("a raises block names no exception type")
+            kind = ast.unparse(ctx.args[0])
+            stmts = [s for s in node.body if not isinstance(s, ast.Pass)]
+            if not stmts:
+                return ParseFailure("a raises block holds no call")
+            last = stmts[-1]
+            value = last.value if isinstance(last, ast.Expr | ast.Assign) else None
+            if value is None:
+                return ParseFailure("the last statement of a raises block is not a call")
+            inner = [ast.unparse(s) for s in stmts[:-1]]
+            return ast.unparse(value), None, kind, inner
+        return None
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        call = node.value
+        name = _callee_name(call.func)
+        on_self = isinstance(call.func, ast.Attribute) and _is_self(call.func.value)
+        if not on_self or not name.startswith("assert"):
+            return None
+        args = call.args
+        if name in _EQUAL and len(args) >= 2:
+            return _pair(args[0], args[1])
+        if name in _TRUTH and args:
+            return ast.unparse(args[0]), repr(_TRUTH[name]), None, []
+        if name == "assertIsNone" and args:
+            return ast.unparse(args[0]), "None", None, []
+        if name == "assertRaises" and len(args) >= 2:
+            rest = ", ".join(ast.unparse(a) for a in args[2:])
+            return f"{ast.unparse(args[1])}({rest})", None, ast.unparse(args[0]), []
+        return ParseFailure(f"self.{name} is not an assertion utdebug reads (use assertEqual)")
+    return None
+
+
+def _assert(test: ast.expr) -> _Found | ParseFailure:
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        op, right = test.ops[0], test.comparators[0]
+        if isinstance(op, ast.Eq):
+            return _pair(test.left, right)
+        if isinstance(op, ast.Is) and isinstance(right, ast.Constant):
+            return ast.unparse(test.left), repr(right.value), None, []
+        return ParseFailure(
+            f"the assertion compares with {type(op).__name__}: write `assert <call> == <value>`"
+        )
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return ast.unparse(test.operand), "False", None, []
+    if isinstance(test, ast.Call | ast.Attribute | ast.Name | ast.Subscript | ast.Await):
+        return ast.unparse(test), "True", None, []
+    return ParseFailure(f"the assertion `{ast.unparse(test)[:80]}` compares nothing")
+
+
+def _pair(left: ast.expr, right: ast.expr) -> _Found:
+    """(subject, expected) of ``left == right``: the side that is a value is expected."""
+    left, right = _approx(left), _approx(right)
+    if _is_value(left) and not _is_value(right):
+        left, right = right, left
+    return ast.unparse(left), ast.unparse(right), None, []
+
+
+def _approx(node: ast.expr) -> ast.expr:
+    if isinstance(node, ast.Call) and _callee_name(node.func) == "approx" and node.args:
+        return node.args[0]
+    return node
+
+
+def _is_value(node: ast.expr) -> bool:
+    return isinstance(expected_value(ast.unparse(node)), ParsedValue) and not any(
+        isinstance(n, ast.Call | ast.Attribute | ast.Await) for n in ast.walk(node)
+    )
+
+
+def _callee_name(func: ast.expr) -> str:
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return ""
+
+
+def _is_self(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name) and node.id == "self"
+
+
+def _is_docstring(node: ast.stmt) -> bool:
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+
+
+def _mentions(text: str, entry: str) -> bool:
+    return re.search(rf"\b{re.escape(entry)}\b", text) is not None
+
+
+def _source(code: str, node: ast.AST) -> str:
+    """A statement's whole lines, dedented (compound statements keep their shape); an
+    expression's exact text."""
+    if isinstance(node, ast.stmt) and node.end_lineno is not None:
+        lines = code.splitlines()[node.lineno - 1 : node.end_lineno]
+        text = textwrap.dedent("\n".join(lines))
+        try:
+            ast.parse(text)
+        except SyntaxError:  # a line shared with another statement (``a = 1; b = 2``)
+            return ast.unparse(node)
+        return text
+    seg = ast.get_source_segment(code, node)
+    return seg if seg is not None else ast.unparse(node)
+
+
+_RAISES = re.compile(r"^\s*raises\s+([A-Za-z_][\w.]*)\s*$")
+_MARKED_RAISES = re.compile(r"(?:Output|Final Answer)\s*:\s*`*\s*raises\s+([A-Za-z_][\w.]*)")
+
+
+def parse_vote(text: str, call: str) -> ParsedValue | ParseFailure | str:
+    """An output vote on a program test: the predicted value, or the name of the exception
+    type (``Output: ```raises KeyError``` ``) as a ``str``."""
+    from utdebug.agents.parsing import parse_output
+
+    last = None
+    for match in _MARKED_RAISES.finditer(text):
+        last = match.group(1)
+    if last is not None:
+        return last
+    for b in reversed(fenced_blocks(text)):
+        m = _RAISES.match(text[b.body : b.end])
+        if m:
+            return m.group(1)
+        break
+    return parse_output(text, call=call)

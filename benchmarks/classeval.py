@@ -1,0 +1,561 @@
+"""ClassEval+Fix: a debugging benchmark for methods, built from ClassEval.
+
+ClassEval (FudanSELab; data CC BY-NC 4.0, non-commercial use) has 100 hand-written classes,
+each with a canonical solution and unittest code: one ``TestCase`` per method plus one for the
+class. ClassEval+Fix corrupts methods of the canonical solutions with the project's mutation
+operators (:mod:`utdebug.mutation`) and keeps the versions that fail some of that method's
+tests. It is built in the sandbox, once per (dataset hash, seed, cap, tries, limits, tool
+version), and written to ``<cache>/classeval-fix/`` with its seed and the tool version; later
+runs read that file.
+
+How a test runs. A problem's program is the class's code, then ClassEval's test code (its
+``if __name__ == "__main__"`` block dropped), then a small runner; each test method is one input
+of one sandbox batch: the runner builds that ``TestCase`` for that one method and calls its
+``debug()`` (``setUp``, the test, ``tearDown``; an assertion or any exception propagates). The
+verdict is decided in the parent from the sandbox's own outcome of that input: the input
+returned (pass), raised (fail: the exception's type and message are the detail), ran out of time
+(timeout) or killed its child (crash). Nothing the test prints, nor any value it returns, is
+read. Within one batch the tests run in ClassEval's order and share the module and one fresh
+scratch folder as working directory (the child's private ``/tmp``), as ClassEval's own harness
+shares a process: tests that write a file, open sqlite in memory or read the clock work there.
+
+Which tests are kept (the documented rule that makes ``--gold`` pass 100 %): at build time
+every test runs on the canonical solution under the run's limits; a test the canonical
+solution does not pass is excluded from every problem of its class, and the build file lists it
+with the reason (a module that is not installed here, a NumPy 2 removal, a date in the past, a
+host name, a test that needs more than the time limit, a file another class's test wrote).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import random
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from utdebug import __version__
+from utdebug.benchmarks.datasets import (
+    CLASSEVAL_FILE,
+    DatasetError,
+    LoadedSplit,
+    ProblemError,
+    Provenance,
+    Split,
+    resolve_file,
+)
+from utdebug.benchmarks.records import RunFolderError, write_text_atomic
+from utdebug.mutation import mutants, parse_quietly
+from utdebug.sandbox.server import Limits, Outcome, Sandbox, Status
+from utdebug.sandbox.verdicts import Judged, Verdict
+
+__all__ = [
+    "DATA_LICENCE",
+    "ClassFixProblem",
+    "ClassTask",
+    "FixBuild",
+    "MethodTarget",
+    "build_fix",
+    "load_classeval_fix",
+    "method_lines",
+    "parse_classeval",
+    "program",
+    "test_verdict",
+]
+
+DATA_LICENCE = (
+    "ClassEval data: CC BY-NC 4.0 (FudanSELab, https://github.com/FudanSELab/ClassEval); "
+    "non-commercial use only"
+)
+FORMAT = "classeval-fix/2"
+DEFAULT_SEED = 0
+DEFAULT_CAP = 3
+"""Corrupted versions kept per class at most."""
+DEFAULT_TRIES = 6
+"""Mutants tried per method before the method is given up."""
+
+ENTRY = "__classeval_test__"
+RUNNER = f'''
+
+
+def _classeval_scratch():
+    import os
+    import tempfile
+
+    os.chdir(tempfile.mkdtemp(prefix="classeval-"))
+
+
+_classeval_scratch()
+
+
+def {ENTRY}(test_class, test_method):
+    """Run one unittest method: setUp, the test, tearDown; what it raises propagates."""
+    import random
+
+    random.seed(0)
+    globals()[test_class](test_method).debug()
+'''
+"""Appended to every program: one scratch working folder per batch (made when the module
+loads, in the child's private /tmp) and the entry point that runs one test method, with
+:mod:`random` seeded first (tests of classes that draw random numbers give one verdict)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClassTask:
+    """One ClassEval class: its canonical solution and its unittest code."""
+
+    task_id: str
+    """``ClassEval_<n>``."""
+    row: int
+    """1-based position in the dataset's list."""
+    class_name: str
+    solution: str
+    test_code: str
+    """ClassEval's unittest code, its ``if __name__ == "__main__"`` block dropped."""
+    tests: tuple[tuple[str, str], ...]
+    """Every test method as (``TestCase`` class, method), in the code's order."""
+    methods: tuple[tuple[str, str], ...]
+    """The class's methods that have tests, as (method, its ``TestCase`` class)."""
+
+
+@dataclass(frozen=True, slots=True)
+class MethodTarget:
+    """What the engine debugs in a ClassEval+Fix problem: one method of one class, in the
+    module source that holds the class (imports, the class, the other methods)."""
+
+    class_name: str
+    method: str
+    module_source: str
+
+    @property
+    def qualname(self) -> str:
+        return f"{self.class_name}.{self.method}"
+
+
+@dataclass(frozen=True, slots=True)
+class ClassFixProblem:
+    """One corrupted version of one method of a ClassEval class, with the class's private
+    tests (ClassEval's test methods the canonical solution passes)."""
+
+    split: Split
+    task_id: str
+    """``classeval/ClassEval_<n>/<method>``."""
+    class_task: str
+    target: MethodTarget
+    """The method to debug; ``target.module_source`` is :attr:`code`."""
+    code: str
+    """The class's module with the corrupted method."""
+    gold: str
+    """ClassEval's canonical solution."""
+    test_code: str
+    tests: tuple[tuple[str, str], ...]
+    """The private tests: (``TestCase`` class, method), run one per sandbox input."""
+    target_tests: tuple[int, ...]
+    """Indexes in :attr:`tests` of the tests of the corrupted method."""
+    mutation: str
+    """What was changed (operator, line, before -> after)."""
+    provenance: Provenance
+
+    @property
+    def n_tests(self) -> int:
+        return len(self.tests)
+
+
+# --- reading ClassEval --------------------------------------------------------------------------
+
+
+def parse_classeval(path: Path) -> tuple[list[ClassTask], list[ProblemError]]:
+    """The classes of ``ClassEval_data.json``; a row that cannot be used is a
+    :class:`ProblemError` (the others load). Nothing is executed."""
+    try:
+        rows = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise DatasetError(f"cannot read {path.name} at {path}: {e}") from None
+    if not isinstance(rows, list):
+        raise DatasetError(f"{path.name} at {path}: expected a JSON list of classes")
+    tasks: list[ClassTask] = []
+    errors: list[ProblemError] = []
+    for i, row in enumerate(rows, 1):
+        task_id = row.get("task_id") if isinstance(row, dict) else None
+        try:
+            tasks.append(_class_task(row, i))
+        except ValueError as e:
+            errors.append(
+                ProblemError(
+                    Split.CLASSEVAL,
+                    str(path),
+                    i,
+                    f"{Split.CLASSEVAL.value}/{task_id}" if isinstance(task_id, str) else None,
+                    str(e),
+                )
+            )
+    return tasks, errors
+
+
+def _class_task(row: object, number: int) -> ClassTask:
+    if not isinstance(row, dict):
+        raise ValueError("the row is not an object")
+    fields = {}
+    for name in ("task_id", "class_name", "solution_code", "test"):
+        value = row.get(name)
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(f"missing field {name!r}")
+        fields[name] = value
+    solution = fields["solution_code"]
+    tree = parse_quietly(solution)
+    if tree is None or _class_node(tree, fields["class_name"]) is None:
+        raise ValueError(f"solution_code has no class {fields['class_name']}")
+    test_code, tests = _tests_of(fields["test"])
+    infos = row.get("methods_info")
+    methods: list[tuple[str, str]] = []
+    for info in infos if isinstance(infos, list) else []:
+        if isinstance(info, dict) and isinstance(info.get("method_name"), str):
+            methods.append((info["method_name"], str(info.get("test_class") or "")))
+    return ClassTask(
+        fields["task_id"],
+        number,
+        fields["class_name"],
+        solution,
+        test_code,
+        tuple(tests),
+        tuple(methods),
+    )
+
+
+def _class_node(tree: ast.Module, name: str) -> ast.ClassDef | None:
+    return next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name), None)
+
+
+def _tests_of(code: str) -> tuple[str, list[tuple[str, str]]]:
+    """The test code without its ``if __name__ == "__main__":`` blocks, and its test methods."""
+    tree = parse_quietly(code)
+    if tree is None:
+        raise ValueError("the test code does not parse")
+    lines = code.splitlines(keepends=True)
+    for node in reversed(tree.body):
+        if isinstance(node, ast.If) and "__main__" in ast.dump(node.test):
+            del lines[node.lineno - 1 : node.end_lineno]
+    tests = [
+        (cls.name, f.name)
+        for cls in tree.body
+        if isinstance(cls, ast.ClassDef)
+        for f in cls.body
+        if isinstance(f, ast.FunctionDef) and f.name.startswith("test")
+    ]
+    if not tests:
+        raise ValueError("the test code has no test method")
+    return "".join(lines), tests
+
+
+def program(code: str, test_code: str) -> str:
+    """What the sandbox runs for a problem: the class's code, the tests, the runner."""
+    return f"{code.rstrip()}\n\n\n{test_code.rstrip()}\n{RUNNER}"
+
+
+def method_lines(code: str, class_name: str, method: str) -> tuple[int, int] | None:
+    """First and last line of ``class_name.method`` in ``code`` (``None``: not there)."""
+    tree = parse_quietly(code)
+    cls = _class_node(tree, class_name) if tree is not None else None
+    for node in cls.body if cls is not None else []:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == method:
+            return node.lineno, node.end_lineno or node.lineno
+    return None
+
+
+# --- running tests ------------------------------------------------------------------------------
+
+
+def test_verdict(outcome: Outcome) -> Judged:
+    """The verdict of one test method from the sandbox's outcome of its input (decided here,
+    in the parent): returned is a pass, raised is a fail (the detail names the exception)."""
+    if outcome.status is Status.OK:
+        return Judged(Verdict.PASS)
+    if outcome.status is Status.ERROR:
+        return Judged(Verdict.FAIL, f"raised {outcome.error_type}: {_first_line(outcome.error)}")
+    if outcome.status is Status.TIMEOUT:
+        return Judged(Verdict.TIMEOUT, _first_line(outcome.error))
+    return Judged(Verdict.CRASH, _first_line(outcome.error))
+
+
+def _first_line(text: str | None, limit: int = 300) -> str:
+    line = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _run_tests(
+    sb: Sandbox, code: str, test_code: str, tests: Sequence[tuple[str, str]], limits: Limits
+) -> list[Judged]:
+    res = sb.run(program(code, test_code), ENTRY, [list(t) for t in tests], limits)
+    return [test_verdict(o) for o in res.outcomes]
+
+
+# --- building ClassEval+Fix ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class FixBuild:
+    """What a build wrote: its header and one entry per class and per kept version."""
+
+    header: dict[str, Any]
+    classes: list[dict[str, Any]]
+    versions: list[dict[str, Any]]
+
+
+def build_fix(
+    sb: Sandbox,
+    tasks: Sequence[ClassTask],
+    *,
+    seed: int,
+    cap: int,
+    tries: int,
+    limits: Limits,
+    workers: int = 2,
+    on_class: Callable[[str], None] | None = None,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Corrupt methods of every class, seeded: per class, the canonical solution runs every
+    test first (the tests it does not pass are excluded, with the reason); then its methods in
+    an order drawn from ``random.Random(f"{seed}:{task_id}")``, up to ``tries`` mutants each
+    (sites within the method only), keeping the first mutant that fails some of the method's
+    kept tests, until ``cap`` versions of the class are kept. Returns (class entries, version
+    entries), in the dataset's order whatever ``workers`` ran them."""
+
+    def one(task: ClassTask) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        entry, versions = _build_class(sb, task, seed=seed, cap=cap, tries=tries, limits=limits)
+        if on_class is not None:
+            on_class(task.task_id)
+        return entry, versions
+
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        results = list(pool.map(one, tasks))
+    return [c for c, _ in results], [v for _, vs in results for v in vs]
+
+
+def _build_class(
+    sb: Sandbox, task: ClassTask, *, seed: int, cap: int, tries: int, limits: Limits
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    verdicts = _run_tests(sb, task.solution, task.test_code, task.tests, limits)
+    kept = [t for t, j in zip(task.tests, verdicts, strict=True) if j.verdict is Verdict.PASS]
+    excluded = [
+        {"test": ".".join(t), "verdict": j.verdict.value, "reason": _reason(j)}
+        for t, j in zip(task.tests, verdicts, strict=True)
+        if j.verdict is not Verdict.PASS
+    ]
+    rng = random.Random(f"{seed}:{task.task_id}")
+    order = list(task.methods)
+    rng.shuffle(order)
+    versions: list[dict[str, Any]] = []
+    tried: dict[str, str] = {}
+    for method, test_class in order:
+        if len(versions) >= cap:
+            break
+        own = [t for t in kept if t[0] == test_class]
+        span = method_lines(task.solution, task.class_name, method)
+        if not own or span is None:
+            tried[method] = "no kept tests" if span is not None else "not in the solution"
+            continue
+        for mutant in mutants(task.solution, rng, tries, lines=span):
+            results = _run_tests(sb, mutant.code, task.test_code, own, limits)
+            failing = [
+                ".".join(t)
+                for t, j in zip(own, results, strict=True)
+                if j.verdict is not Verdict.PASS
+            ]
+            if failing:
+                versions.append(
+                    {
+                        "kind": "version",
+                        "task_id": f"{Split.CLASSEVAL.value}/{task.task_id}/{method}",
+                        "class_task": task.task_id,
+                        "method": method,
+                        "code": mutant.code,
+                        "mutation": mutant.site.describe(),
+                        "failing": failing,
+                    }
+                )
+                tried[method] = "kept"
+                break
+        else:
+            tried[method] = "no mutant failed its tests"
+    entry = {
+        "kind": "class",
+        "task_id": task.task_id,
+        "tests": [list(t) for t in kept],
+        "excluded": excluded,
+        "methods": tried,
+    }
+    return entry, versions
+
+
+def _reason(judged: Judged) -> str:
+    """Why the canonical solution does not pass a test, in words that do not depend on the
+    machine (a timeout's measured seconds would make two builds differ)."""
+    if judged.verdict is Verdict.FAIL:
+        return judged.detail or "failed"
+    if judged.verdict is Verdict.TIMEOUT:
+        return "timed out on the canonical solution under the run's per-test limit"
+    return "crashed on the canonical solution (its child process died)"
+
+
+def fix_file_name(sha256: str, seed: int, cap: int, tries: int, limits: Limits) -> str:
+    return (
+        f"ClassEval+Fix-{FORMAT.rpartition('/')[2]}-{sha256[:12]}-s{seed}-c{cap}-t{tries}-"
+        f"{limits.kind.value}{limits.per_input:g}-v{__version__}.jsonl"
+    )
+
+
+def load_classeval_fix(
+    *,
+    data_dir: Path | None,
+    cache_dir: Path,
+    verify: bool,
+    limits: Limits,
+    start_sandbox: Callable[[], Sandbox],
+    seed: int = DEFAULT_SEED,
+    cap: int = DEFAULT_CAP,
+    tries: int = DEFAULT_TRIES,
+    workers: int = 2,
+    say: Callable[[str], None] | None = None,
+) -> LoadedSplit:
+    """ClassEval+Fix: the dataset file found like the other splits' (``data_dir``, else
+    ``UTDEBUG_DATA_DIR``, else the cache, else its public URL), its sha256 checked; the
+    corrupted versions read from the build file in ``<cache_dir>/classeval-fix/``, or built in
+    a sandbox from ``start_sandbox()`` and written there first. :class:`DatasetError` when the
+    file cannot be read or the build cannot be written."""
+    path, sha256 = resolve_file(
+        CLASSEVAL_FILE, data_dir=data_dir, cache_dir=cache_dir, verify=verify
+    )
+    tasks, errors = parse_classeval(path)
+    fix_path = cache_dir / "classeval-fix" / fix_file_name(sha256, seed, cap, tries, limits)
+    header = {
+        "kind": "header",
+        "format": FORMAT,
+        "tool": "utdebug",
+        "version": __version__,
+        "seed": seed,
+        "cap": cap,
+        "tries": tries,
+        "limits": {"per_input": limits.per_input, "kind": limits.kind.value},
+        "source": {"file": CLASSEVAL_FILE, "sha256": sha256},
+        "licence": DATA_LICENCE,
+    }
+    build = _read_fix(fix_path, header)
+    if build is None:
+        if say is not None:
+            say(
+                f"classeval: building ClassEval+Fix (seed {seed}, at most {cap} versions per "
+                f"class, {tries} mutants per method) in the sandbox; written to {fix_path}"
+            )
+        with start_sandbox() as sb:
+            done = threading.Lock()
+            count = [0]
+
+            def progress(task_id: str) -> None:
+                with done:
+                    count[0] += 1
+                    if say is not None and count[0] % 25 == 0:
+                        say(f"classeval: {count[0]}/{len(tasks)} classes built")
+
+            classes, versions = build_fix(
+                sb,
+                tasks,
+                seed=seed,
+                cap=cap,
+                tries=tries,
+                limits=limits,
+                workers=workers,
+                on_class=progress,
+            )
+        build = FixBuild(_counted(header, tasks, classes, versions), classes, versions)
+        try:
+            fix_path.parent.mkdir(parents=True, exist_ok=True)
+            write_text_atomic(
+                fix_path,
+                "".join(
+                    json.dumps(line) + "\n"
+                    for line in [build.header, *build.classes, *build.versions]
+                ),
+            )
+        except (OSError, RunFolderError) as e:
+            raise DatasetError(
+                f"cannot write the ClassEval+Fix build file {fix_path}: {e}"
+            ) from None
+    problems = _problems(tasks, build, path, sha256)
+    about = {
+        "data_licence": DATA_LICENCE,
+        "build": fix_path.name,
+        "classeval_fix": {
+            "file": str(fix_path),
+            **{k: build.header[k] for k in ("seed", "cap", "tries", "version")},
+            **build.header["counts"],
+        },
+    }
+    return LoadedSplit(Split.CLASSEVAL, [], errors, {path.name: sha256}, problems, about)
+
+
+def _counted(
+    header: dict[str, Any],
+    tasks: Sequence[ClassTask],
+    classes: Sequence[dict[str, Any]],
+    versions: Sequence[dict[str, Any]],
+) -> dict[str, Any]:
+    return header | {
+        "counts": {
+            "classes": len(tasks),
+            "methods": sum(len(t.methods) for t in tasks),
+            "tests": sum(len(t.tests) for t in tasks),
+            "kept_tests": sum(len(c["tests"]) for c in classes),
+            "excluded_tests": sum(len(c["excluded"]) for c in classes),
+            "classes_with_versions": len({v["class_task"] for v in versions}),
+            "versions": len(versions),
+        }
+    }
+
+
+def _read_fix(path: Path, header: dict[str, Any]) -> FixBuild | None:
+    """The build in ``path`` when it was made with ``header``'s settings (else ``None``)."""
+    try:
+        lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    if not lines or not isinstance(lines[0], dict):
+        return None
+    head = lines[0]
+    if any(head.get(k) != v for k, v in header.items()) or "counts" not in head:
+        return None
+    classes = [x for x in lines[1:] if isinstance(x, dict) and x.get("kind") == "class"]
+    versions = [x for x in lines[1:] if isinstance(x, dict) and x.get("kind") == "version"]
+    return FixBuild(head, classes, versions)
+
+
+def _problems(
+    tasks: Iterable[ClassTask], build: FixBuild, path: Path, sha256: str
+) -> list[ClassFixProblem]:
+    by_id = {t.task_id: t for t in tasks}
+    kept = {c["task_id"]: [tuple(t) for t in c["tests"]] for c in build.classes}
+    out: list[ClassFixProblem] = []
+    for v in build.versions:
+        task = by_id.get(v["class_task"])
+        if task is None:
+            continue
+        tests = tuple((str(a), str(b)) for a, b in kept.get(task.task_id, []))
+        test_class = dict(task.methods).get(v["method"], "")
+        out.append(
+            ClassFixProblem(
+                split=Split.CLASSEVAL,
+                task_id=v["task_id"],
+                class_task=task.task_id,
+                target=MethodTarget(task.class_name, v["method"], v["code"]),
+                code=v["code"],
+                gold=task.solution,
+                test_code=task.test_code,
+                tests=tests,
+                target_tests=tuple(i for i, t in enumerate(tests) if t[0] == test_class),
+                mutation=v["mutation"],
+                provenance=Provenance(str(path), task.row, sha256),
+            )
+        )
+    return out

@@ -1,0 +1,213 @@
+"""Reading tests with setup from hand-written replies: every shape models write, and the
+refusals with their reasons (utdebug.agents.reply_tests)."""
+
+from __future__ import annotations
+
+import pytest
+
+from utdebug.agents.reply_syntax import ParsedValue, ParseFailure
+from utdebug.agents.reply_tests import ParsedProgram, parse_program_test, parse_vote
+
+
+def block(code: str, prose: str = "The bug is in total.") -> str:
+    return f"{prose}\n```python\n{code}```\n"
+
+
+def parsed(reply: str, entry: str = "total") -> ParsedProgram:
+    out = parse_program_test(reply, entry)
+    assert isinstance(out, ParsedProgram), out
+    return out
+
+
+def refusal(reply: str, entry: str = "total") -> str:
+    out = parse_program_test(reply, entry)
+    assert isinstance(out, ParseFailure), out
+    return out.reason
+
+
+def expected(p: ParsedProgram) -> object:
+    assert p.expected is not None
+    return p.expected.value
+
+
+def test_a_pytest_function() -> None:
+    p = parsed(
+        block(
+            "from cart import Cart, Item\n\n\ndef test_total():\n    cart = Cart()\n"
+            "    cart.add(Item(3))\n    assert cart.total() == 3\n"
+        )
+    )
+    assert p.setup == "from cart import Cart, Item\ncart = Cart()\ncart.add(Item(3))"
+    assert (p.call, expected(p), p.raises, p.then, p.name) == (
+        "cart.total()", 3, None, None, "test_total",
+    )  # fmt: skip
+
+
+def test_the_first_test_of_several_and_the_value_on_the_left() -> None:
+    p = parsed(block("def test_a():\n    assert 5 == add(2, 3)\n\ndef test_b():\n    assert 1\n"))
+    assert (p.call, expected(p), p.name) == ("add(2, 3)", 5, "test_a")
+
+
+def test_unittest_methods_with_set_up() -> None:
+    p = parsed(
+        block(
+            "import unittest\n\n\nclass TestCart(unittest.TestCase):\n"
+            "    def setUp(self):\n        self.cart = Cart()\n\n"
+            "    def test_one(self):\n        self.cart.add(2)\n"
+            "        self.assertEqual(self.cart.total(), 2)\n"
+        )
+    )
+    assert "self = _UtdCase()" in p.setup and "self.cart = Cart()\nself.cart.add(2)" in p.setup
+    assert (p.call, expected(p)) == ("self.cart.total()", 2)
+
+
+@pytest.mark.parametrize(
+    ("line", "call", "value"),
+    [
+        ("self.assertTrue(c.empty())", "c.empty()", True),
+        ("self.assertFalse(c.empty())", "c.empty()", False),
+        ("self.assertIsNone(c.total())", "c.total()", None),
+        ("self.assertAlmostEqual(c.total(), 0.5)", "c.total()", 0.5),
+        ("assert c.total() is None", "c.total()", None),
+        ("assert not c.empty()", "c.empty()", False),
+        ("assert c.empty()", "c.empty()", True),
+        ("assert c.total() == pytest.approx(0.5)", "c.total()", 0.5),
+    ],
+)
+def test_assertion_forms(line: str, call: str, value: object) -> None:
+    p = parsed(
+        block(
+            f"class T(unittest.TestCase):\n    def test_x(self):\n        c = C()\n        {line}\n"
+        )
+    )
+    assert (p.call, expected(p)) == (call, value)
+
+
+def test_exceptions_pytest_raises_and_assert_raises() -> None:
+    p = parsed(
+        block(
+            "def test_raises():\n    cart = Cart()\n    with pytest.raises(KeyError):\n"
+            "        cart.remove('x')\n"
+        )
+    )
+    assert (p.setup, p.call, p.raises, p.expected) == (
+        "cart = Cart()",
+        "cart.remove('x')",
+        "KeyError",
+        None,
+    )
+    p = parsed(
+        block(
+            "class T(unittest.TestCase):\n    def test_x(self):\n"
+            "        self.assertRaises(ValueError, parse, '')\n"
+        )
+    )
+    assert (p.call, p.raises) == ("parse('')", "ValueError")
+    p = parsed(
+        block(
+            "class T(unittest.TestCase):\n    def test_x(self):\n"
+            "        with self.assertRaises(ValueError):\n            parse('')\n"
+        )
+    )
+    assert (p.call, p.raises) == ("parse('')", "ValueError")
+
+
+def test_plain_setup_and_assert_and_a_follow_up_expression() -> None:
+    p = parsed(block("cart = Cart()\ncart.add(3)\nassert cart.items == [3]\n"), entry="add")
+    assert (p.setup, p.call, p.then, expected(p)) == (
+        "cart = Cart()",
+        "cart.add(3)",
+        "cart.items",
+        [3],
+    )
+
+
+def test_a_result_bound_to_a_name_is_the_call() -> None:
+    p = parsed(block("def test_x():\n    c = Cart()\n    r = c.total()\n    assert r == 0\n"))
+    assert (p.setup, p.call, expected(p)) == ("c = Cart()", "c.total()", 0)
+
+
+def test_async_tests_keep_their_awaits() -> None:
+    p = parsed(
+        block("async def test_x():\n    c = Client()\n    assert await c.fetch('u') == b'ok'\n"),
+        entry="fetch",
+    )
+    assert (p.call, expected(p)) == ("await c.fetch('u')", b"ok")
+
+
+def test_compound_setup_statements_keep_their_shape() -> None:
+    p = parsed(
+        block(
+            "def test_x():\n    c = Cart()\n    for i in range(3):\n        c.add(i)\n"
+            "    assert c.total() == 3\n"
+        )
+    )
+    assert p.setup == "c = Cart()\nfor i in range(3):\n    c.add(i)"
+
+
+def test_earlier_assertions_are_dropped_from_the_setup() -> None:
+    p = parsed(
+        block(
+            "def test_x():\n    c = Cart()\n    assert c.total() == 0\n    c.add(2)\n"
+            "    assert c.total() == 2\n"
+        )
+    )
+    assert (p.setup, expected(p)) == ("c = Cart()\nc.add(2)", 2)
+
+
+@pytest.mark.parametrize(
+    ("code", "reason"),
+    [
+        (
+            "def test_x(cart):\n    assert cart.total() == 0\n",
+            "the test uses fixtures (parameters cart)",
+        ),
+        (
+            "@pytest.fixture\ndef cart():\n    return Cart()\n\n"
+            "@pytest.mark.parametrize('n', [1])\ndef test_x():\n"
+            "    assert Cart().total() == 0\n",
+            "the test uses parametrized tests (@parametrize)",
+        ),
+        (
+            "from unittest.mock import patch\n\ndef test_x():\n    with patch('x'):\n"
+            "        assert total() == 0\n",
+            "the test uses mocks (from unittest.mock import ...)",
+        ),
+        (
+            "def test_x(monkeypatch):\n    assert total() == 0\n",
+            "the test uses mocks (monkeypatch)",
+        ),
+        (
+            "def test_x():\n    m = MagicMock()\n    assert total(m) == 0\n",
+            "the test uses mocks (MagicMock)",
+        ),
+        ("def test_x():\n    assert Cart().total() > 2\n", "the assertion compares with Gt"),
+        ("def test_x():\n    assert 1 + 1\n", "compares nothing"),
+        ("def test_x():\n    c = Cart()\n", "has no assertion"),
+        ("def test_x():\n    with pytest.raises():\n        f()\n", "names no exception type"),
+        (
+            "def test_x():\n    assert f() == open('x').read()\n",
+            "`open` is not allowed",
+        ),
+        (
+            "class T(unittest.TestCase):\n    def test_x(self):\n        self.assertIn(1, f())\n",
+            "self.assertIn is not an assertion utdebug reads",
+        ),
+    ],
+)
+def test_refusals_say_why(code: str, reason: str) -> None:
+    assert reason in refusal(block(code))
+
+
+def test_a_reply_without_a_test() -> None:
+    assert refusal("I think the bug is in the loop.").startswith("no test found")
+
+
+def test_votes_are_values_or_exception_types() -> None:
+    assert parse_vote("It raises.\nOutput: ```raises KeyError```", "c.total()") == "KeyError"
+    assert (
+        parse_vote("```\nraises json.JSONDecodeError\n```", "c.total()") == "json.JSONDecodeError"
+    )
+    value = parse_vote("Adding.\nOutput: ```[1, 2]```", "c.total()")
+    assert isinstance(value, ParsedValue) and value.value == [1, 2]
+    assert isinstance(parse_vote("no idea", "c.total()"), ParseFailure)

@@ -208,3 +208,31 @@ def test_a_persons_expected_value_may_be_a_constructor_call() -> None:
         parse_expected("Point(4, 2)")  # positional fields need the class's definition
     with pytest.raises(LiteralError):
         parse_outcome("open('x').read()", POINT)  # never evaluated
+
+
+async def test_a_saved_session_keeps_its_tests_with_setup(
+    executor: Executor, tmp_path: Path
+) -> None:
+    import json
+
+    from utdebug.literals import canonical_repr
+
+    path = tmp_path / "counter.py"
+    path.write_text(COUNTER, encoding="utf-8")
+    loaded = load_function(path, "Counter.bump")
+    saved = tmp_path / "runs" / "bump.session.json"
+    saved.parent.mkdir(parents=True)
+    app = make_app(loaded, model(), executor, Settings(rounds=1), session_file=saved)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.phase == "finished", "the session finished")
+        before = [t.to_json() for t in app.tests]
+        rows = table_rows(app)
+    assert [t["setup"] for t in before] == ["c = Counter()", "c = Counter(5)", "c = Counter()"]
+    state = json.loads(saved.read_text())
+    again = make_app(loaded, model(), executor, Settings(rounds=1), resume=state)
+    async with again.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert [t.to_json() for t in again.tests] == before
+        assert again.tests[1].then == "c.n" and again.tests[2].expected == Raises("TypeError")
+        assert [canonical_repr(t.expected) for t in again.tests[:2]] == ["1", "7"]
+        assert table_rows(again) == rows

@@ -58,6 +58,7 @@ from utdebug.engine.events import (
     RoundFinished,
     SessionStarted,
     TestChanged,
+    TestKept,
     TestProposed,
     TestsBuilt,
     TestsRun,
@@ -365,6 +366,49 @@ class Session:
         finally:
             self._waiting = False
 
+    # -- a session that outlives its process ------------------------------------------------
+
+    def snapshot(self) -> dict[str, Any]:
+        """The state a person's session needs to go on in another process: the code in force,
+        the tests (``UnitTest.to_json``, read back losslessly), the chat, the accepted
+        versions, the rounds."""
+        return {
+            "code": self.code,
+            "tests": [_test_json(t) for t in self.tests],
+            "chat": [m.to_json() for m in self.chat],
+            "versions": [
+                {"round": v.round, "code": v.code, "chat": [m.to_json() for m in v.chat]}
+                for v in self.versions
+            ],
+            "round": self._round,
+            "last_round": self._last_round,
+            "ids": self._ids,
+            "rebuild": self._rebuild,
+        }
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Take back a :meth:`snapshot`: the session is as it was, ended (it goes on with
+        :meth:`continue_rounds`). A test whose record does not read back is left out."""
+        self.code = str(state["code"])
+        self.tests = [
+            t for t in (_test_from(x, self.code) for x in state["tests"]) if t is not None
+        ]
+        self.chat = [Message(m["role"], m["content"]) for m in state["chat"]]
+        self.versions = [
+            Version(
+                int(v["round"]),
+                str(v["code"]),
+                tuple(Message(m["role"], m["content"]) for m in v["chat"]),
+            )
+            for v in state["versions"]
+        ] or [Version(0, self.task.code, tuple(self.chat))]
+        self._round = int(state["round"])
+        self._last_round = int(state["last_round"])
+        self._ids = int(state["ids"])
+        self._rebuild = bool(state.get("rebuild", False))
+        self.current_run = None
+        self._ended, self._running = True, False
+
     # -- a person's changes (while paused, or after the session ended) -----------------------
 
     @property
@@ -491,19 +535,35 @@ class Session:
         return await self._rerun()
 
     async def _build(self, code: str, round_no: int) -> list[UnitTest]:
-        res = await build_tests(
-            task=self.task,
-            code=code,
-            round_no=round_no,
-            settings=self.settings,
-            generator=self.generator,
-            predictor=self.predictor,
-            executor=self.executor,
-            emit=self.emit,
-            checkpoint=self._checkpoint,
-            next_id=self._next_id,
-            hint=self.hint,
-        )
+        kept: list[UnitTest] = []
+
+        def emit(event: Event) -> None:
+            if isinstance(event, TestKept):
+                kept.append(event.test)
+            self.emit(event)
+
+        try:
+            res = await build_tests(
+                task=self.task,
+                code=code,
+                round_no=round_no,
+                settings=self.settings,
+                generator=self.generator,
+                predictor=self.predictor,
+                executor=self.executor,
+                emit=emit,
+                checkpoint=self._checkpoint,
+                next_id=self._next_id,
+                hint=self.hint,
+            )
+        except (SessionCancelled, ModelError):
+            # Cut short: the tests kept so far become the set (a session that goes on uses
+            # them; the code in force runs on them again first).
+            if kept:
+                self.tests = [*kept, *(t for t in self.tests if t.origin == "person")]
+                self.current_run, self._rebuild = None, False
+                self.emit(TestsBuilt(round_no, code_id(code), list(self.tests), len(kept)))
+            raise
         # A person's tests stay when the model's are rebuilt.
         tests = [*res.tests, *(t for t in self.tests if t.origin == "person")]
         self.emit(TestsBuilt(round_no, code_id(code), tests, res.attempts))
@@ -617,6 +677,14 @@ class Session:
         first = self._last_round + 1
 
         async def more() -> str:
+            if first == 0:  # ended within round 0: finish it with the tests kept so far
+                self._round = 0
+                if not self.tests:
+                    self.tests = await self._build(self.code, 0)
+                zero = await self.run_tests(self.code, self.tests, 0, "current")
+                self._changed, self._rebuild = False, False
+                self._round_finished(0, zero.rate)
+                return await self._paper_rounds(1, rounds, zero)
             run = self.current_run
             if run is None:
                 run = await self.run_tests(self.code, self.tests, self._round, "current")
@@ -938,6 +1006,20 @@ class Session:
                 self.emit(EditAccepted(r, code_id(new), None, None, "self-feedback"))
             self._round_finished(r, None)
         return "rounds"
+
+
+def _test_json(t: UnitTest) -> dict[str, Any]:
+    return t.to_json()
+
+
+def _test_from(x: dict[str, Any], code: str) -> UnitTest | None:
+    """A test of a snapshot (``None``: one that does not read back). Values are read as
+    expected values are (literals, constructor calls of ``code``'s classes, never evaluated);
+    a test with setup keeps its setup, follow-up and expected exception."""
+    try:
+        return UnitTest.from_json(x, module_source=code)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
 
 
 async def stream(session: Session) -> AsyncIterator[Event]:

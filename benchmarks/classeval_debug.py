@@ -101,6 +101,9 @@ def _program_of(body: list[ast.stmt], method: str) -> ProgramInput | None:
             if (
                 isinstance(nxt, ast.Expr)
                 and isinstance(nxt.value, ast.Call)
+                and isinstance(nxt.value.func, ast.Attribute)
+                and nxt.value.func.attr.startswith("assert")
+                and _uses_self(nxt.value.func)
                 and nxt.value.args
                 and not _uses_self(nxt.value.args[0])
             ):

@@ -1,0 +1,140 @@
+"""The UTDebug loop on ClassEval+Fix (``utdebug bench --split classeval --model ...``): tests
+with setup from the SIMULATED model (read from ClassEval's tests of the method) and from a
+scripted model, edits merged into the class, the final code judged on the class's kept
+ClassEval tests; resume; SIMULATED labels and the data licence in every output."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.test_classeval import ROWS, STACK, STACK_TESTS, small_dir  # noqa: F401
+from utdebug.agents.sim import ProgramInput
+from utdebug.benchmarks.classeval import DATA_LICENCE, ClassFixProblem, MethodTarget
+from utdebug.benchmarks.classeval_debug import class_task, program_inputs
+from utdebug.benchmarks.datasets import CLASSEVAL_FILE, Provenance, Split
+from utdebug.benchmarks.records import SAMPLES, read_samples
+
+
+def utdebug(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "utdebug", *args], capture_output=True, text=True, timeout=600
+    )
+
+
+def _stack_problem(method: str) -> ClassFixProblem:
+    tests = (
+        ("StackTestPush", "test_push_1"),
+        ("StackTestPush", "test_push_2"),
+        ("StackTestPop", "test_pop_1"),
+        ("StackTestPop", "test_pop_2"),
+    )
+    own = "StackTestPop" if method == "pop" else "StackTestPush"
+    return ClassFixProblem(
+        Split.CLASSEVAL,
+        f"classeval/ClassEval_1/{method}",
+        "ClassEval_1",
+        MethodTarget("Stack", method, STACK),
+        STACK,
+        STACK,
+        STACK_TESTS,
+        tests,
+        tuple(i for i, t in enumerate(tests) if t[0] == own),
+        "none",
+        Provenance("x", 2, "0" * 64),
+    )
+
+
+def test_test_programs_are_read_from_the_methods_classeval_tests() -> None:
+    pop = program_inputs(_stack_problem("pop"))
+    assert pop == [
+        ProgramInput("s = Stack(3)\ns.push(1)\ns.push(2)", "s.pop()"),
+        ProgramInput("", "Stack(1).pop()"),
+    ]
+    # A call whose value is dropped: the asserted expression after it is what is compared.
+    push = program_inputs(_stack_problem("push"))
+    assert push[0] == ProgramInput("s = Stack(2)", "s.push(1)")
+    assert push[1] == ProgramInput("s = Stack(1)", "s.push(1)")
+    task = class_task(_stack_problem("pop"))
+    assert task.program and task.class_name == "Stack" and task.entry_point == "pop"
+    assert task.task_id == "classeval/ClassEval_1/pop" and task.code == STACK
+
+
+def _common(data: Path) -> list[str]:
+    return ["bench", "--split", "classeval", "--data-dir", str(data), "--no-verify"]
+
+
+def test_the_loop_runs_offline_with_the_simulated_model_and_resumes(
+    small_dir: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "sim"
+    args = [*_common(small_dir), "--model", "sim", "--out", str(out)]
+    sure = ["--sim-attack", "1", "--sim-out-acc", "1", "--sim-fix", "1", "--rounds", "2"]
+    r = utdebug(*args, *sure, "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    s = doc["summary"]
+    assert s["simulated"] is True and s["label"] == "SIMULATED"
+    assert s["data_licence"] == DATA_LICENCE
+    n = s["classeval_fix"]["versions"]
+    assert n >= 3 and s["evaluated"] == n and s["problem_errors"] == 1
+    first, last = s["rounds"][0], s["rounds"][-1]
+    # Round 0 is the corrupted code: it fails some kept test of every version.
+    assert first["pass_at_1"] == 0.0 and 0.0 < first["mean_pass_rate"] < 1.0
+    # With right tests and a fix on right feedback some versions are repaired.
+    assert last["solved"] >= 1 and last["mean_pass_rate"] > first["mean_pass_rate"]
+    assert s["intrinsic"]["tests"] > 0 and s["intrinsic"]["output_accuracy"] == 1.0
+    recs = [r for r in read_samples(out / SAMPLES) if r.get("error") is None]
+    assert recs and all(r["label"] == "SIMULATED" for r in recs)
+    assert all(r["data_licence"] == DATA_LICENCE for r in recs)
+    solved = [r for r in recs if r["rounds"][-1]["all_pass"]]
+    for rec in solved:
+        # The fix was merged into the class: the module still holds the whole class.
+        final = next(x["code"] for x in reversed(rec["rounds"]) if x["code"] is not None)
+        assert final.count("class ") >= 1 and rec["target"].split(".")[0] in final
+    kept = [e for r in recs for e in r["events"] if e["kind"] == "test_kept"]
+    assert kept and all(e["test"].get("setup") is not None for e in kept)
+    # The table says SIMULATED and the licence.
+    table = utdebug(*args, *sure)
+    assert table.returncode == 0, table.stderr
+    assert "SIMULATED" in table.stdout and "CC BY-NC 4.0" in table.stdout
+    # Resume: nothing is debugged again.
+    again = json.loads(utdebug(*args, *sure, "--json").stdout)
+    assert again["evaluated_now"] == 0 and again["resumed"] == n + 1
+    assert again["summary"]["rounds"] == s["rounds"]
+
+
+def test_the_loop_with_a_scripted_model(tmp_path: Path) -> None:
+    """A scripted model writes a test with setup for Stack.pop, votes its outcome, and
+    returns the class with pop fixed: the edit is merged and the kept ClassEval tests pass."""
+    row: dict[str, Any] = dict(ROWS[1])
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / CLASSEVAL_FILE).write_text(json.dumps([row]), encoding="utf-8")
+    reply = (
+        "```python\ndef test_pop():\n    s = Stack(3)\n    s.push(1)\n    s.push(2)\n"
+        "    assert s.pop() == 2\n```\n"
+    )
+    script = {
+        "ut": [reply] * 9,
+        "vote": ["Output: ```2```"] * 72,
+        "debug": [f"```python\n{STACK}```"] * 6,
+    }
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps(script))
+    out = tmp_path / "run"
+    common = [*_common(data), "--out", str(out), "--rounds", "1", "--json"]
+    r = utdebug(*common, "--model", f"scripted:{path}", "--problems", "ClassEval_1/pop")
+    assert r.returncode == 0, r.stderr
+    (rec,) = read_samples(out / SAMPLES)
+    # A scripted model is not a language model either: its runs are labelled SIMULATED too.
+    assert rec["label"] == "SIMULATED" and rec["error"] is None and rec["model"] != "sim"
+    assert rec["rounds"][0]["all_pass"] is False and rec["rounds"][-1]["all_pass"] is True
+    assert any(e["kind"] == "edit_accepted" for e in rec["events"])
+    s = json.loads(r.stdout)["summary"]
+    assert s["data_licence"] == DATA_LICENCE
+    assert s["rounds"][-1]["solved"] == 1

@@ -9,7 +9,8 @@ sandbox input, verdict in the parent); round 0 is the corrupted code (the initia
 The SIMULATED model needs test programs it can propose and whose right outcomes it knows: they
 are read from ClassEval's tests of the corrupted method (:func:`program_inputs`: the statements
 before the first call of the method are the setup, that call is the call, and when its value is
-dropped the first asserted expression after it is ``then``), and their expected outcomes are
+dropped the first asserted expression after it is ``then``; ``setUp`` runs first, and the
+``self.x`` it made are plain names), and their expected outcomes are
 computed by running them on the canonical solution in the sandbox. These test programs are
 what the simulated model knows; the debugging pass rates are always ClassEval's own tests.
 """
@@ -58,20 +59,40 @@ def class_task(problem: ClassFixProblem) -> Task:
 
 def program_inputs(problem: ClassFixProblem) -> list[ProgramInput]:
     """Test programs read from ClassEval's tests of the corrupted method (see the module
-    docstring); a test that uses ``self`` before the call, or never calls the method, gives
-    none. Distinct programs, in the tests' order."""
+    docstring); a test that still uses ``self`` (other than ``self.assert...``) before the
+    call, or never calls the method, gives none. Distinct programs, in the tests' order."""
     tree = ast.parse(problem.test_code)
     wanted = {problem.tests[i] for i in problem.target_tests}
     out: list[ProgramInput] = []
     for cls in tree.body:
         if not isinstance(cls, ast.ClassDef):
             continue
+        set_up = next(
+            (f.body for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "setUp"),
+            [],
+        )
         for fn in cls.body:
             if isinstance(fn, ast.FunctionDef) and (cls.name, fn.name) in wanted:
-                found = _program_of(fn.body, problem.target.method)
+                body = [_Unself().visit(s) for s in [*set_up, *fn.body]]
+                found = _program_of(body, problem.target.method)
                 if found is not None and found not in out:
                     out.append(found)
     return out
+
+
+class _Unself(ast.NodeTransformer):
+    """``self.x`` (the ``TestCase``'s attributes that ``setUp`` made) as a plain name ``x``;
+    ``self.assert...`` is left as it is."""
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        if (
+            isinstance(node.value, ast.Name)
+            and node.value.id == "self"
+            and not node.attr.startswith(("assert", "fail", "skip"))
+        ):
+            return ast.copy_location(ast.Name(node.attr, type(node.ctx)()), node)
+        self.generic_visit(node)
+        return node
 
 
 def _uses_self(node: ast.AST) -> bool:

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.test_classeval import ROWS, STACK, STACK_TESTS, small_dir  # noqa: F401
+from tests.test_classeval import CART, CART_TESTS, ROWS, STACK, STACK_TESTS, small_dir  # noqa: F401
 from utdebug.agents.sim import ProgramInput
 from utdebug.benchmarks.classeval import DATA_LICENCE, ClassFixProblem, MethodTarget
 from utdebug.benchmarks.classeval_debug import class_task, program_inputs
@@ -32,15 +32,21 @@ def _stack_problem(method: str) -> ClassFixProblem:
         ("StackTestPop", "test_pop_1"),
         ("StackTestPop", "test_pop_2"),
     )
-    own = "StackTestPop" if method == "pop" else "StackTestPush"
+    return _problem("Stack", method, STACK, STACK_TESTS, tests)
+
+
+def _problem(
+    name: str, method: str, code: str, test_code: str, tests: tuple[tuple[str, str], ...]
+) -> ClassFixProblem:
+    own = f"{name}Test{method.capitalize()}"
     return ClassFixProblem(
         Split.CLASSEVAL,
         f"classeval/ClassEval_1/{method}",
         "ClassEval_1",
-        MethodTarget("Stack", method, STACK),
-        STACK,
-        STACK,
-        STACK_TESTS,
+        MethodTarget(name, method, code),
+        code,
+        code,
+        test_code,
         tests,
         tuple(i for i, t in enumerate(tests) if t[0] == own),
         "none",
@@ -58,6 +64,15 @@ def test_test_programs_are_read_from_the_methods_classeval_tests() -> None:
     push = program_inputs(_stack_problem("push"))
     assert push[0] == ProgramInput("s = Stack(2)", "s.push(1)")
     assert push[1] == ProgramInput("s = Stack(1)", "s.push(1)")
+    # setUp runs first; the attributes it made are plain names.
+    total = _problem(
+        "Cart", "total", CART, CART_TESTS,
+        (("CartTestTotal", "test_total_1"), ("CartTestTotal", "test_total_2")),
+    )  # fmt: skip
+    assert program_inputs(total) == [
+        ProgramInput("c = Cart()\nc.add('a', 2, 2)\nc.add('b', 5)", "c.total()"),
+        ProgramInput("c = Cart()\nc.add('a', 2, 2)\nc.add('b', 5)", "Cart().total()"),
+    ]
     task = class_task(_stack_problem("pop"))
     assert task.program and task.class_name == "Stack" and task.entry_point == "pop"
     assert task.task_id == "classeval/ClassEval_1/pop" and task.code == STACK

@@ -27,7 +27,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from utdebug.agents.base import Model
+from utdebug.agents.base import Model, ModelError
 from utdebug.agents.sim import ProgramInput, SimModel, SimParams, SimProblem
 from utdebug.benchmarks.classeval import DATA_LICENCE, ClassFixProblem
 from utdebug.benchmarks.datasets import ProblemError, Split
@@ -44,7 +44,13 @@ from utdebug.sandbox.server import Limits, Outcome, SandboxError, Status
 from utdebug.sandbox.verdicts import Verdict
 from utdebug.workspace import WorkspaceError, load_function
 
-__all__ = ["ClassPrivate", "class_task", "debug_classeval_split", "program_inputs"]
+__all__ = [
+    "ClassPrivate",
+    "class_task",
+    "debug_classeval_split",
+    "program_inputs",
+    "run_class_intrinsic",
+]
 
 
 def class_task(problem: ClassFixProblem) -> Task:
@@ -417,3 +423,110 @@ async def debug_classeval_split(
         problem_errors=(SandboxError,),
     )
     return run
+
+
+# --- intrinsic metrics of tests with setup --------------------------------------------------------
+
+
+async def run_class_intrinsic(
+    *,
+    problems: Sequence[ClassFixProblem],
+    model: Model | None,
+    args: Any,
+    executor: Executor,
+    eval_settings: EvalSettings,
+    sim: SimParams | None,
+) -> Any:
+    """``bench intrinsic`` on ClassEval+Fix: per corrupted method, ``--samples`` test replies
+    (no voting; the expected outcome is the one the reply wrote). A sample is parsed when the
+    reply gives a test program; valid when the canonical class runs it to an outcome; it
+    attacks when the corrupted class's outcome is not the canonical one; its output is
+    accurate when its expected outcome is the canonical one (every sample is a denominator,
+    as MBPP's rule)."""
+    from utdebug.agents.reply_tests import ParsedProgram
+    from utdebug.agents.roles import UTGenerator
+    from utdebug.benchmarks.intrinsic import GOLD_LIMITS, INTRINSIC_SAMPLING, IntrinsicResult
+    from utdebug.benchmarks.runs import one_line
+    from utdebug.engine.session import FATAL_ERRORS
+
+    private = ClassPrivate(executor, eval_settings)
+    if model is None:
+        if sim is None:
+            raise ValueError("run_class_intrinsic needs a model or simulation parameters")
+
+        def matcher(task_id: str, value: Any, gold: Any, args: tuple[Any, ...]) -> bool:
+            return matches(value, gold)
+
+        model = SimModel(sim, private.verdicts, matcher)
+    method = args.ut_method or "utgen"
+    method = method if method != "none" else "prompted"
+    gen = UTGenerator(model, method, sampling=INTRINSIC_SAMPLING)
+    res = IntrinsicResult(method, model.name, bool(getattr(model, "simulated", False)))
+    sem = asyncio.Semaphore(max(1, min(args.concurrency, 4)))
+    limits = replace(GOLD_LIMITS, kind=eval_settings.limits.kind)
+
+    async def one(p: ClassFixProblem) -> None:
+        assert model is not None
+        own = IntrinsicResult(res.method, res.model, res.simulated)
+        task = class_task(p)
+        for i in range(args.samples):
+            own.samples += 1
+            prop = await gen.propose(
+                task.text(),
+                p.code,
+                sample_index=i,
+                hint={"task_id": p.task_id, "purpose": "ut", "method": method, "code": p.code},
+            )
+            t = prop.call
+            if not isinstance(t, ParsedProgram):
+                continue
+            expected: Any
+            if t.raises is not None:
+                expected = Raises(t.raises)
+            elif t.expected is None:
+                continue
+            else:
+                value = await executor.resolve_value(t.expected, 1.0)
+                if not hasattr(value, "value"):
+                    continue
+                expected = value.value  # type: ignore[union-attr]
+            own.parsed += 1
+            unit = UnitTest(0, (), t.call, expected, setup=t.setup, then=t.then)
+            g = (await executor.run_program(p.gold, unit, limits)).outcomes[0]
+            valid, gold = _gold_outcome(g)
+            if not valid:
+                continue
+            own.valid += 1
+            b = (await executor.run_program(p.code, unit, limits)).outcomes[0]
+            attack = judge_program(b, gold, CheckSpec()).verdict is not Verdict.PASS
+            correct = judge_program(g, expected, CheckSpec()).verdict is Verdict.PASS
+            own.attack += attack
+            own.correct += correct
+            own.both += attack and correct
+        res.add(own)
+
+    async def problem(p: ClassFixProblem) -> None:
+        async with sem:
+            try:
+                await private.add(p, programs=isinstance(model, SimModel))
+                if isinstance(model, SimModel):
+                    model.register(
+                        SimProblem(
+                            p.task_id,
+                            p.target.method,
+                            p.gold,
+                            p.code,
+                            private.inputs[p.task_id],
+                            private.expected[p.task_id],
+                        )
+                    )
+                await one(p)
+            except FATAL_ERRORS as e:
+                raise FatalRunError(f"{type(e).__name__}: {e}") from None
+            except ModelError as e:
+                res.model_errors.append((p.task_id, one_line(f"{type(e).__name__}: {e}")))
+            except Exception as e:  # a problem that errors is recorded; the run goes on
+                res.errors.append(f"{p.task_id}: {type(e).__name__}: {e}")
+
+    await asyncio.gather(*(problem(p) for p in problems))
+    return res

@@ -441,6 +441,22 @@ async def _main(
             if args.mode == "intrinsic":
                 from utdebug.benchmarks.intrinsic import print_intrinsic, run_intrinsic
 
+                if ls.split is Split.CLASSEVAL:
+                    from utdebug.benchmarks.classeval_debug import run_class_intrinsic
+
+                    res = await run_class_intrinsic(
+                        problems=ls.classes,
+                        model=model,
+                        args=args,
+                        executor=executor,
+                        eval_settings=eval_settings,
+                        sim=sim_params(args) if model is None else None,
+                    )
+                    print_intrinsic(
+                        out, ls.split, res, as_json=args.json, licence=ls.about.get("data_licence")
+                    )
+                    failed.append((res.model_errors_summary(), len(ls.classes), "problems"))
+                    continue
                 res = await run_intrinsic(
                     ls=ls,
                     model=model,

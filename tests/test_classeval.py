@@ -420,7 +420,7 @@ def test_bench_classeval_plain_and_gold(small_dir: Path, tmp_path: Path) -> None
 
 def test_bench_classeval_refuses_the_other_model_modes_with_the_reason(small_dir: Path) -> None:
     r = utdebug(
-        "bench", "intrinsic", "--split", "classeval", "--model", "sim", "--data-dir", str(small_dir)
+        "bench", "voting", "--split", "classeval", "--model", "sim", "--data-dir", str(small_dir)
     )
     assert r.returncode == 2
     assert "the other modes" in r.stderr and "Traceback" not in r.stderr

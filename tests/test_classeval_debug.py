@@ -153,3 +153,20 @@ def test_the_loop_with_a_scripted_model(tmp_path: Path) -> None:
     s = json.loads(r.stdout)["summary"]
     assert s["data_licence"] == DATA_LICENCE
     assert s["rounds"][-1]["solved"] == 1
+
+
+def test_intrinsic_metrics_of_tests_with_setup(small_dir: Path) -> None:  # noqa: F811
+    """Right outcomes only (--sim-out-acc 1): every parsed sample is valid and accurate; the
+    attack rate is that of the corrupted code on the proposed programs (some, not all)."""
+    args = [*_common(small_dir), "--model", "sim", "--samples", "4", "--sim-out-acc", "1"]
+    r = utdebug("bench", "intrinsic", *args[1:], "--json")
+    assert r.returncode == 0, r.stderr
+    s = json.loads(r.stdout)
+    assert s["label"] == "SIMULATED" and s["data_licence"] == DATA_LICENCE
+    assert s["problems"] >= 3 and s["samples"] == 4 * s["problems"]
+    assert s["parsed"] > 0 and s["valid"] == s["parsed"]
+    assert s["output_accuracy"] == s["parsed"]
+    assert 0.0 < s["attack_rate"] <= s["parsed"]
+    table = utdebug("bench", "intrinsic", *args[1:])
+    assert table.returncode == 0, table.stderr
+    assert "SIMULATED" in table.stdout and "CC BY-NC 4.0" in table.stdout

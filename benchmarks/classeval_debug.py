@@ -443,6 +443,7 @@ async def run_class_intrinsic(
     attacks when the corrupted class's outcome is not the canonical one; its output is
     accurate when its expected outcome is the canonical one (every sample is a denominator,
     as MBPP's rule)."""
+    from utdebug.agents.parsing import ParseFailure
     from utdebug.agents.reply_tests import ParsedProgram
     from utdebug.agents.roles import UTGenerator
     from utdebug.benchmarks.intrinsic import GOLD_LIMITS, INTRINSIC_SAMPLING, IntrinsicResult
@@ -487,9 +488,9 @@ async def run_class_intrinsic(
                 continue
             else:
                 value = await executor.resolve_value(t.expected, 1.0)
-                if not hasattr(value, "value"):
+                if isinstance(value, ParseFailure):
                     continue
-                expected = value.value  # type: ignore[union-attr]
+                expected = value.value
             own.parsed += 1
             unit = UnitTest(0, (), t.call, expected, setup=t.setup, then=t.then)
             g = (await executor.run_program(p.gold, unit, limits)).outcomes[0]

@@ -9,7 +9,6 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 from tests.test_classeval import CART, CART_TESTS, ROWS, STACK, STACK_TESTS, small_dir  # noqa: F401
 from utdebug.agents.sim import ProgramInput
@@ -126,7 +125,7 @@ def test_the_loop_runs_offline_with_the_simulated_model_and_resumes(
 def test_the_loop_with_a_scripted_model(tmp_path: Path) -> None:
     """A scripted model writes a test with setup for Stack.pop, votes its outcome, and
     returns the class with pop fixed: the edit is merged and the kept ClassEval tests pass."""
-    row: dict[str, Any] = dict(ROWS[1])
+    row = ROWS[1]
     data = tmp_path / "data"
     data.mkdir()
     (data / CLASSEVAL_FILE).write_text(json.dumps([row]), encoding="utf-8")

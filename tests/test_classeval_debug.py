@@ -1,7 +1,8 @@
 """The UTDebug loop on ClassEval+Fix (``utdebug bench --split classeval --model ...``): tests
-with setup from the SIMULATED model (read from ClassEval's tests of the method) and from a
-scripted model, edits merged into the class, the final code judged on the class's kept
-ClassEval tests; resume; SIMULATED labels and the data licence in every output."""
+with setup from the SIMULATED model (read from ClassEval's tests of the method), from a
+scripted model and from a litellm model on loopback, edits merged into the class, the final
+code judged on the class's kept ClassEval tests; resume; SIMULATED labels and the data licence
+in every output; intrinsic metrics."""
 
 from __future__ import annotations
 
@@ -16,6 +17,11 @@ from utdebug.benchmarks.classeval import DATA_LICENCE, ClassFixProblem, MethodTa
 from utdebug.benchmarks.classeval_debug import class_task, program_inputs
 from utdebug.benchmarks.datasets import CLASSEVAL_FILE, Provenance, Split
 from utdebug.benchmarks.records import SAMPLES, read_samples
+
+POP_TEST = (
+    "```python\ndef test_pop():\n    s = Stack(3)\n    s.push(1)\n    s.push(2)\n"
+    "    assert s.pop() == 2\n```\n"
+)
 
 
 def utdebug(*args: str) -> subprocess.CompletedProcess[str]:
@@ -129,10 +135,7 @@ def test_the_loop_with_a_scripted_model(tmp_path: Path) -> None:
     data = tmp_path / "data"
     data.mkdir()
     (data / CLASSEVAL_FILE).write_text(json.dumps([row]), encoding="utf-8")
-    reply = (
-        "```python\ndef test_pop():\n    s = Stack(3)\n    s.push(1)\n    s.push(2)\n"
-        "    assert s.pop() == 2\n```\n"
-    )
+    reply = POP_TEST
     script = {
         "ut": [reply] * 9,
         "vote": ["Output: ```2```"] * 72,
@@ -169,3 +172,49 @@ def test_intrinsic_metrics_of_tests_with_setup(small_dir: Path) -> None:  # noqa
     table = utdebug("bench", "intrinsic", *args[1:])
     assert table.returncode == 0, table.stderr
     assert "SIMULATED" in table.stdout and "CC BY-NC 4.0" in table.stdout
+
+
+def test_the_loop_with_a_litellm_model_on_loopback(tmp_path: Path) -> None:
+    """A litellm model (an OpenAI-compatible server on loopback) writes a test with setup for
+    Stack.pop, predicts its outcome and fixes the class; nothing is labelled SIMULATED."""
+    import os
+
+    from tests.llm_server import LLMServer, engine_responder
+
+    def responder(body: dict[str, object]) -> str:
+        messages = body.get("messages") or []
+        assert isinstance(messages, list)
+        first = str(messages[0].get("content", "")) if messages else ""
+        if first.startswith("Count from 1 to 10"):
+            return engine_responder(body)
+        if "Write one unit test as a pytest function" in first:
+            return "A correct pop returns the last item.\n\n" + POP_TEST
+        if "A user runs this test program" in first:
+            return "The last item pushed is 2.\nOutput: ```2```"
+        if len(messages) >= 2:  # the debugging chat: the class with pop fixed
+            return f"```python\n{STACK}```"
+        return "OK"
+
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / CLASSEVAL_FILE).write_text(json.dumps([ROWS[1]]), encoding="utf-8")
+    with LLMServer(responder=responder) as srv:
+        config = tmp_path / "utdebug.toml"
+        config.write_text(
+            f'[models.local]\nmodel = "openai/stub"\napi_base = "{srv.base}"\nmax_retries = 1\n',
+            encoding="utf-8",
+        )
+        out = tmp_path / "run"
+        r = subprocess.run(
+            [sys.executable, "-m", "utdebug", *_common(data), "--model", "local",
+             "--problems", "ClassEval_1/pop", "--rounds", "1", "--out", str(out), "--json",
+             "--cache-dir", str(tmp_path / "cache"), "--no-cache"],
+            capture_output=True, text=True, timeout=600,
+            env={**os.environ, "UTDEBUG_CONFIG": str(config)},
+        )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    (rec,) = read_samples(out / SAMPLES)
+    assert rec["simulated"] is False and rec["label"] is None and rec["error"] is None
+    assert rec["rounds"][0]["all_pass"] is False and rec["rounds"][-1]["all_pass"] is True
+    s = json.loads(r.stdout)["summary"]
+    assert s["simulated"] is False and s["data_licence"] == DATA_LICENCE

@@ -193,10 +193,10 @@ def load_config(env: Mapping[str, str] | None = None) -> ModelConfig:
 
 
 def parse_config(data: Mapping[str, Any], path: Path) -> ModelConfig:
-    unknown = sorted(set(data) - {"default", "models"})
+    unknown = sorted(set(data) - {"default", "models", "tui"})  # tui: the app's own section
     if unknown:
         raise ConfigError(
-            f"{path}: unknown top-level key(s) {', '.join(unknown)} (known: default, models)"
+            f"{path}: unknown top-level key(s) {', '.join(unknown)} (known: default, models, tui)"
         )
     default = data.get("default")
     if default is not None and not isinstance(default, str):

@@ -208,8 +208,8 @@ def _print_selection(out: Console, points: dict[str, list[Checkpoint]], *, as_js
         rows: list[dict[str, Any]] = part["checkpoints"]
         for row in rows:
             mark = " (best)" if row["model"] == part["best"] else ""
-            if "error" in row:
-                t.add_row(row["model"], "-", "-", "-", "-", f"error: {row['error'][:60]}")
+            if "error" in row:  # said in full under the table (a cell would cut it)
+                t.add_row(row["model"], "-", "-", "-", "-", "error (below)")
                 continue
             t.add_row(
                 row["model"] + mark,
@@ -220,6 +220,12 @@ def _print_selection(out: Console, points: dict[str, list[Checkpoint]], *, as_js
                 f"{100 * row['accuracy_and_attack']:.2f}%",
             )
         out.print(t)
+        for row in rows:
+            if "error" in row:
+                error = str(row["error"])
+                if not error.startswith(f"{row['model']}: "):
+                    error = f"{row['model']}: {error}"
+                out.print(f"error: {error}", markup=False, highlight=False)
         if part["best"] is None:
             out.print(f"{part['split']}: no checkpoint could be measured")
         else:

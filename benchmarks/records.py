@@ -62,6 +62,18 @@ class RunFolderError(Exception):
         cause = error.strerror or str(error) or type(error).__name__
         super().__init__(f"cannot write {path}: {cause}{f' ({name})' if name else ''}")
 
+    @property
+    def out_of_room(self) -> bool:
+        """A full disk, a quota or a file-size limit (room, not the folder, is the problem)."""
+        return self.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
+
+    @property
+    def advice(self) -> str:
+        """What to do: make room and resume, or name a folder that can be written."""
+        if self.out_of_room:
+            return "finished problems are kept: make room and rerun the same command to resume"
+        return "--out must name a folder that can be made and written: choose another one"
+
 
 class SampleWriter:
     """Appends one record per line; drops a torn tail left by an earlier crash first.

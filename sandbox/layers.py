@@ -135,6 +135,18 @@ def bwrap_path() -> str | None:
     )
 
 
+BWRAP_LAYERS = frozenset({Layer.MOUNT, Layer.PIDNS, Layer.NETNS})
+"""Layers that bubblewrap gives (their hint is to install it)."""
+
+
+def hint(layer: Layer, bwrap_used: bool) -> str:
+    """What to do to get ``layer``; bubblewrap installed but not used (``--no-bwrap``) is
+    said as such, never "install bubblewrap"."""
+    if layer in BWRAP_LAYERS and not bwrap_used and bwrap_path() is not None:
+        return "bubblewrap is installed but not used (--no-bwrap): drop --no-bwrap"
+    return HINTS.get(layer, "")
+
+
 def seccomp_binding() -> str | None:
     for name in ("pyseccomp", "seccomp"):
         if importlib.util.find_spec(name) is not None:
@@ -273,17 +285,17 @@ def report(plan_: Plan, info: dict[str, object]) -> LayerReport:
             else "private root (pivot_root): /usr + interpreter read-only, private /tmp, "
             "/proc with hidepid=2"
             if mount_ok
-            else "none: " + HINTS[Layer.MOUNT],
+            else "none: " + hint(Layer.MOUNT, bw),
         ),
         LayerState(
-            Layer.PIDNS, bw, "bubblewrap PID namespace" if bw else "none: " + HINTS[Layer.PIDNS]
+            Layer.PIDNS, bw, "bubblewrap PID namespace" if bw else "none: " + hint(Layer.PIDNS, bw)
         ),
         LayerState(
             Layer.NETNS,
             only_lo,
             f"interfaces: {', '.join(ifaces)}"  # type: ignore[arg-type]
             if only_lo
-            else f"none (interfaces: {ifaces}): " + HINTS[Layer.NETNS],
+            else f"none (interfaces: {ifaces}): " + hint(Layer.NETNS, bw),
         ),
         LayerState(
             Layer.UID_DROP,

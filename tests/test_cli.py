@@ -184,6 +184,27 @@ def test_a_closed_stdout_ends_quietly_with_141(tmp_path: Path) -> None:
     assert "Exception ignored" not in err
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [["doctor"], ["models"], ["bench", "b4-sim", "--trials", "20"]],
+    ids=["doctor", "models", "b4-sim"],
+)
+def test_a_closed_stdout_exits_141_for_human_readable_output(argv: list[str]) -> None:
+    """Tables and reports go through rich, whose own handler of a closed stdout exits 1
+    (which ``check`` uses for findings): every command ends with 141 instead."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "utdebug", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true"},
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141, err
+    assert "Traceback" not in err and "Exception ignored" not in err
+
+
 def test_a_full_disk_is_one_line_exit_2_and_a_rerun_resumes(data_dir: Path, tmp_path: Path) -> None:
     """The real command under a file-size limit (RLIMIT_FSIZE: writes past it fail with
     EFBIG, as writes to a full disk fail with ENOSPC): one line naming the file and the cause,
@@ -357,3 +378,51 @@ def test_every_bench_option_the_ranking_doc_names_exists() -> None:
     doc = (Path(__file__).resolve().parents[1] / "docs" / "ranking.md").read_text()
     named = set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*[a-z0-9](?![\w*-])", doc))
     assert named and named <= known, sorted(named - known)
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+def test_doctor_without_bwrap_does_not_say_install_it_when_it_is_installed() -> None:
+    r = utdebug("doctor", "--no-bwrap", "--allow-weak-sandbox")
+    assert r.returncode in (0, 3), r.stderr
+    assert "install bubblewrap" not in r.stdout
+    j = json.loads(utdebug("doctor", "--no-bwrap", "--json").stdout)
+    assert j["mode"] != "bwrap"
+    for layer in ("pidns", "mount", "netns"):
+        assert "install bubblewrap" not in j["hints"].get(layer, "")
+    if "pidns" in j["hints"]:
+        assert "drop --no-bwrap" in j["hints"]["pidns"]
+
+
+def test_a_mistyped_option_is_named_before_the_value_it_takes() -> None:
+    r = utdebug("bench", "--splitt", "hard")
+    assert r.returncode == 2
+    last = r.stderr.strip().splitlines()[-1]
+    assert "unrecognized option --splitt (did you mean --split?)" in last, last
+    assert "invalid choice" not in r.stderr
+
+
+def test_an_out_that_is_no_folder_is_not_told_to_make_room(data_dir: Path, tmp_path: Path) -> None:
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    for out in (a_file, Path("/proc/utdebug-no-such-folder")):
+        r = utdebug("bench", "--limit", "1", "--data-dir", str(data_dir), "--out", str(out))
+        assert r.returncode == 2, r.stderr
+        last = r.stderr.strip().splitlines()[-1]
+        assert "make room" not in last and "--out must name a folder" in last, last
+
+
+def test_a_checkpoint_error_is_said_in_full(tmp_path: Path) -> None:
+    import io
+
+    from rich.console import Console
+
+    from utdebug.benchmarks.checkpoints import Checkpoint, _print_selection
+
+    error = (
+        "openai/gpt-4o-mini: no API key: set OPENAI_API_KEY (export OPENAI_API_KEY=...), or "
+        "name another variable with api_key_env in the utdebug config."
+    )
+    out = Console(width=100, record=True, file=io.StringIO())
+    _print_selection(out, {"hard": [Checkpoint("openai/gpt-4o-mini", error=error)]}, as_json=False)
+    text = " ".join(out.export_text().split())
+    assert error in text

@@ -117,3 +117,54 @@ def test_a_person_reviews_each_edit(executor: Executor) -> None:
     (bt,) = [e for e in result.events if isinstance(e, Backtracked)]
     assert bt.reason == "rejected by a person"
     assert result.code == BUGGY
+
+
+class StallOnThirdTest:
+    """The toy script, except that the third test proposal never answers (a slow model)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.simulated = inner.simulated
+        self.supports_prefill = False
+        self.ut_calls = 0
+
+    async def complete(self, request: Any) -> Any:
+        if request.purpose == "ut":
+            self.ut_calls += 1
+            if self.ut_calls == 3:
+                await asyncio.Event().wait()
+        return await self.inner.complete(request)
+
+
+def test_a_session_cancelled_while_building_goes_on_with_the_tests_kept(
+    executor: Executor,
+) -> None:
+    """Cancelled with 2 tests kept: going on finishes round 0 on those 2 tests, then debugs."""
+
+    async def go() -> tuple[Session, int, Any]:
+        model = StallOnThirdTest(add_script([fix(FIXED)], third="5"))
+        s = Session(TASK, model, executor, Settings(rounds=2))  # type: ignore[arg-type]
+        task = asyncio.create_task(s.run())
+        for _ in range(2000):
+            if model.ut_calls == 3:
+                break
+            await asyncio.sleep(0.005)
+        s.control.cancel()
+        first = await task
+        assert first.reason == "cancelled"
+        assert [t.call for t in s.tests] == ["add(1, 2)", "add(2, 0)"]
+        seen = len(s.events)
+        more = await s.continue_rounds(1)
+        return s, seen, more
+
+    s, seen, more = asyncio.run(go())
+    assert more.reason != "no_tests", more.reason
+    later = more.events[seen:]
+    from utdebug.engine.events import RoundFinished, TestsRun
+
+    runs = [e for e in later if isinstance(e, TestsRun) and e.role == "current"]
+    assert runs[0].total == 2 and runs[0].round == 0  # the kept tests, not 0/0
+    assert [e.round for e in later if isinstance(e, RoundFinished)] == [0, 1]
+    (acc,) = [e for e in later if isinstance(e, EditAccepted)]
+    assert acc.round == 1 and s.code.strip() == FIXED.strip()

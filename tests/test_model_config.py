@@ -269,8 +269,11 @@ def test_list_models_probes_local_servers(
     monkeypatch.setenv("MY_CLAUDE_KEY", "sk-test")
     by_name = {s.name: s for s in list_models(check=True)}
     assert set(by_name) == {"local", "claude", "down", "sim", "scripted:PATH"}
-    assert by_name["local"].ok is True and by_name["local"].default
-    assert by_name["local"].verdict == "reachable (HTTP 200, 1 model(s))"
+    # The stub lists its model but answers no completion: reachable, yet not usable (the
+    # probe's tiny completion fails). A server that answers is in test_model_failures.py.
+    assert by_name["local"].ok is False and by_name["local"].default
+    assert by_name["local"].verdict.startswith("reachable (HTTP 200, 1 model(s)), but it cannot")
+    assert by_name["local"].server is None
     assert by_name["down"].ok is False and by_name["down"].verdict.startswith("unreachable")
     assert by_name["claude"].ok is True and "MY_CLAUDE_KEY" in by_name["claude"].verdict
     assert by_name["sim"].verdict == "built-in, offline" and by_name["sim"].ok

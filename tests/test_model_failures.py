@@ -119,8 +119,29 @@ def test_an_unreachable_model_stops_the_run_with_one_line(
     assert all("Count from 1 to 10" in b["messages"][0]["content"] for b in server.bodies)
 
 
+def start_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``debug`` as in a terminal, its app doing only its start-up work (the sandbox, the
+    model, the probe), which must fail: the session never starts."""
+    from utdebug import debug_cmd
+    from utdebug.tui import app
+
+    def starting_only(self: Any) -> None:
+        try:
+            self.starting()
+        except app.StartupFailed as e:
+            self.startup_failure = e
+            return
+        raise AssertionError("the session would start with a model that cannot answer")
+
+    monkeypatch.setattr(debug_cmd, "no_terminal", lambda: None)
+    monkeypatch.setattr(app.DebugApp, "run", starting_only)
+
+
 def test_an_unknown_provider_is_a_usage_error_in_every_front_end(
-    data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    data_dir: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     code = bench(data_dir, tmp_path, "--problems", "6", "--model", "foo/bar")
     err = capsys.readouterr().err
@@ -130,6 +151,8 @@ def test_an_unknown_provider_is_a_usage_error_in_every_front_end(
     assert code == 2 and len(lines(err)) == 1 and "unknown provider" in err
     src = tmp_path / "calc.py"
     src.write_text("def add(a, b):\n    return a - b\n", encoding="utf-8")
+    start_only(monkeypatch)  # the app's first screen comes first; its start-up work says it
+    monkeypatch.chdir(tmp_path)
     code = main(["debug", f"{src}::add", "--model", "foo/bar"])
     err = capsys.readouterr().err
     assert code == 2 and len(lines(err)) == 1 and "unknown provider" in err
@@ -138,19 +161,15 @@ def test_an_unknown_provider_is_a_usage_error_in_every_front_end(
     assert code == 2 and len(lines(err)) == 1 and "unknown provider" in err
 
 
-def test_debug_and_check_probe_the_model_before_starting(
+def test_debug_and_check_probe_the_model_before_the_session(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     down = down_url()
     write_config(tmp_path, monkeypatch, down=down)
     src = tmp_path / "calc.py"
     src.write_text("def add(a, b):\n    return a - b\n", encoding="utf-8")
-    from utdebug.tui import app
-
-    def no_app(self: Any) -> None:
-        raise AssertionError("the app opened with a model that cannot answer")
-
-    monkeypatch.setattr(app.DebugApp, "run", no_app)
+    start_only(monkeypatch)  # the probe runs behind the first screen; it ends the app
+    monkeypatch.chdir(tmp_path)  # the session file goes under runs/ here
     code = main(["debug", f"{src}::add", "--model", "down"])
     err = capsys.readouterr().err
     assert code == 1

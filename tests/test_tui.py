@@ -19,14 +19,16 @@ from typing import Any
 
 import pytest
 from rich.syntax import Syntax
+from rich.text import Text
+from textual import events
 from textual.pilot import Pilot
-from textual.widgets import DataTable, OptionList, Static, TabbedContent
+from textual.widgets import DataTable, Input, OptionList, Static, TabbedContent
 
 from tests.scripted_add import (
     add_script,
     fix,
 )
-from utdebug.agents.base import Completion, ModelRateLimited, ModelRequest
+from utdebug.agents.base import Completion, ModelRateLimited, ModelRequest, ModelUnavailable
 from utdebug.agents.scripted import ScriptedModel
 from utdebug.engine import Executor, Settings
 from utdebug.tui.actions import ACTIONS, BINDING_PREFIX
@@ -40,6 +42,7 @@ from utdebug.tui.screens import (
     HelpScreen,
     ReviewScreen,
     RollbackScreen,
+    SearchScreen,
     WriteBackScreen,
 )
 from utdebug.tui.widgets import (
@@ -155,6 +158,8 @@ async def test_a_person_corrects_a_test_and_writes_the_fix_back(
         # The votes for add(0, 5) are wrong (-5): the person corrects them to 5.
         await pilot.press("down", "down", "e")
         assert isinstance(app.screen, EditExpectedScreen)
+        box = app.screen.query_one("#expected-input", Input)
+        assert box.value == "-5"  # pre-filled with the value now (typing replaces it)
         await pilot.press("5", "enter")
         await until(pilot, lambda: app.person_busy == 0 and app.passed == 1, "the edit re-run")
         assert "1/3" in summary(app)
@@ -170,7 +175,7 @@ async def test_a_person_corrects_a_test_and_writes_the_fix_back(
         await until(pilot, lambda: app.phase == "finished", "the session finished")
         (r2,) = [r for r in timeline(app) if r[0] == "2"]
         assert r2[1:] == ["33% → 100%", "accepted", "pass rate rose"]
-        assert "finished: rounds" in status(app)
+        assert "finished: every round ran" in status(app)
         assert [r[3] for r in table_rows(app)] == ["pass", "pass", "pass"]
         diff = app.query_one("#diff-view", Static).content
         assert isinstance(diff, Syntax) and "+    return a + b" in diff.code
@@ -386,33 +391,54 @@ async def test_quitting_mid_call_stops_the_session(
 # --- errors ---------------------------------------------------------------------------------
 
 
-async def test_a_model_error_ends_the_session_and_the_app_stays(
+class DownOnce:
+    """The toy script behind a server that is down for the first edit call."""
+
+    def __init__(self, inner: ScriptedModel) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.simulated = True
+        self.supports_prefill = True
+        self.down = True
+
+    async def complete(self, request: ModelRequest) -> list[Completion]:
+        if request.purpose == "debug" and self.down:
+            self.down = False
+            raise ModelUnavailable("503: the server is down", model=self.name)
+        return await self.inner.complete(request)
+
+
+async def test_a_model_error_is_a_pause_and_r_asks_again(
     executor: Executor, calc: LoadedFunction
 ) -> None:
-    model = add_script([], third="5")  # no debug replies: round 1 raises ScriptExhausted
-    app = make_app(calc, model, executor, Settings(rounds=1))
+    model = DownOnce(add_script([fix(FIXED)], third="5"))
+    app = make_app(calc, model, executor, Settings(rounds=1))  # type: ignore[arg-type]
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.phase == "error", "the error")
-        assert "error: ScriptExhausted" in status(app)
+        assert "stopped by ModelUnavailable" in status(app), status(app)
         assert app.finish_reason == "error"
-        await pilot.press("r")
-        assert "the session has ended" in app.notices[-1]
         await pilot.press("f1")
         assert isinstance(app.screen, HelpScreen)
         await pilot.press("escape")
-        await pilot.press("e")  # the finished session still takes a person's correction
+        await pilot.press("e")  # the stopped session still takes a person's correction
         assert isinstance(app.screen, EditExpectedScreen)
         await pilot.press("x", "enter")  # a name, not a literal
         error = str(app.screen.query_one("#error", Static).content)
         assert error.startswith("not a literal")
         await pilot.press("escape")
         assert not isinstance(app.screen, EditExpectedScreen)
+        # The model can answer now: r asks again from the round the error cut short.
+        await pilot.press("r")
+        await until(pilot, lambda: app.phase == "finished", "the retried round")
+        assert app.finish_reason != "error" and app.code == FIXED
+        assert "round 1 of" in status(app) and "r2/" not in status(app)
+        assert any(r[0] == "1" and r[2] == "accepted" for r in timeline(app))
         app.query_one("#bottom-tabs", TabbedContent).active = "tab-transcript"
         await pilot.pause()
         lines = [strip.text.rstrip() for strip in app.query_one(Transcript).lines]
         assert "[round 0] test proposal 1: add(1, 2)" in lines
         assert any(line.startswith("  kept #1 add(1, 2) → 3 (votes: 8× 3") for line in lines)
-        assert any(line.startswith("finished: error: ScriptExhausted") for line in lines)
+        assert any(line.startswith("stopped by a model error: ModelUnavailable") for line in lines)
 
 
 async def test_a_rate_limited_model_is_shown(executor: Executor, calc: LoadedFunction) -> None:
@@ -422,7 +448,7 @@ async def test_a_rate_limited_model_is_shown(executor: Executor, calc: LoadedFun
     app = make_app(calc, ScriptedModel(refuse, name="limited"), executor)
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.phase == "error", "the error")
-        assert "error: ModelRateLimited: 429: slow down" in status(app)
+        assert "stopped by ModelRateLimited: 429: slow down" in status(app)
         await pilot.press("w")
         assert "nothing to write" in app.notices[-1]
         await pilot.press("t")
@@ -643,7 +669,7 @@ async def test_delete_then_undo_and_every_change_is_undoable(
         table.move_cursor(row=2)
         await pilot.press("e")
         await pilot.pause()
-        await pilot.press("ctrl+a", "5", "enter")
+        await pilot.press("5", "enter")  # the value now is selected: typing replaces it
         await until(pilot, lambda: app.person_busy == 0 and app.tests[2].origin == "person", "edit")
         assert table_rows(app)[2][4] == "—" and table_rows(app)[2][5] == "person"
         await pilot.press("u")
@@ -742,6 +768,355 @@ async def test_the_demo_model_answers_when_every_edit_is_rejected(
         assert app.phase == "finished", (app.phase, app.error)
         assert app.finish_reason == "rounds" and rejected == 3
         assert app.code == loaded.to_task().code  # nothing was accepted
+
+
+class StallOnThirdTest:
+    """The toy script, except that the third test proposal never answers (a slow model)."""
+
+    def __init__(self, inner: ScriptedModel) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.simulated = True
+        self.supports_prefill = True
+        self.ut_calls = 0
+
+    async def complete(self, request: ModelRequest) -> list[Completion]:
+        if request.purpose == "ut":
+            self.ut_calls += 1
+            if self.ut_calls == 3:
+                await asyncio.Event().wait()
+        return await self.inner.complete(request)
+
+
+async def test_going_on_after_a_cancel_uses_the_tests_kept(
+    executor: Executor, calc: LoadedFunction
+) -> None:
+    """x once 2 tests are kept, then r: round 0 ends on those 2 tests (not 0/0, not
+    "no tests"), the rounds go on and the status counts the same rounds as the transcript."""
+    model = StallOnThirdTest(add_script([fix(FIXED)], third="5"))
+    app = make_app(calc, model, executor, Settings(rounds=1))  # type: ignore[arg-type]
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: model.ut_calls == 3 and len(app.tests) == 2, "2 tests kept")
+        await pilot.press("x")
+        await until(pilot, lambda: app.phase == "finished", "the cancellation")
+        assert "finished: cancelled" in status(app)
+        await pilot.press("r")
+        await until(pilot, lambda: app.phase == "finished", "the rounds after the cancel")
+        assert app.total == 2 and len(table_rows(app)) == 2
+        assert app.finish_reason != "no_tests" and app.code == FIXED
+        assert "round 1 of 1" in status(app), status(app)
+        assert [r[0] for r in timeline(app)] == ["0", "1"]
+
+
+def test_words_on_screen_are_words() -> None:
+    from utdebug.tui.format import finish_words, plural
+
+    assert plural(1, "test") == "1 test" and plural(2, "test") == "2 tests"
+    assert plural(0, "more round") == "0 more rounds"
+    assert finish_words("all_pass") == "every test passes"
+    assert finish_words("no_tests") == "no tests to debug with"
+    assert "_" not in finish_words("some_new_reason")
+
+
+async def test_a_file_changed_on_disk_is_said_before_the_diff(
+    executor: Executor, calc: LoadedFunction
+) -> None:
+    app = make_app(calc, add_script([fix(FIXED)], third="5"), executor, Settings(rounds=1))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.phase == "finished", "the end")
+        assert app.code == FIXED
+        calc.path.write_text(SOURCE + "\n# changed by a person\n", encoding="utf-8")
+        await pilot.press("w")
+        await pilot.pause()
+        assert not isinstance(app.screen, WriteBackScreen)  # no stale diff to say y to
+        assert "changed on disk since it was loaded" in app.notices[-1]
+        await pilot.press("P")
+        await pilot.pause()
+        assert "changed on disk" in app.notices[-1]
+        assert not calc.path.with_name("calc.py.utdebug.patch").exists()
+
+
+async def test_panels_give_back_room_follow_rounds_and_wrap_the_transcript(
+    executor: Executor, calc: LoadedFunction
+) -> None:
+    """At 100x30: 4 then 3 gives the tests table its rows back; the rounds panel follows its
+    newest row; the transcript, hidden while the session ran, wraps at its own width."""
+    app = make_app(calc, add_script([fix(FIXED)], third="5"), executor, Settings(rounds=1))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.phase == "finished", "the end")
+        assert app.session is not None
+        for i in range(4):  # more rows than the shrunk rounds panel shows
+            await app.session.add_test((i, 100), i + 100)
+            await pilot.pause()
+        rounds = app.query_one(RoundsTable)
+        await until(pilot, lambda: rounds.max_scroll_y > 0, "a rounds panel that scrolls")
+        await until(pilot, lambda: rounds.scroll_y == rounds.max_scroll_y, "the newest row")
+        await pilot.press("4")
+        await pilot.pause()
+        await pilot.press("3")
+        await pilot.pause()
+        table = app.query_one(TestsPanel).table
+        assert table.size.height >= 5, table.size
+        await pilot.press("6")
+        transcript = app.query_one(Transcript)
+        await until(pilot, lambda: len(transcript.lines) > 0, "the transcript laid out")
+        lines = [strip.text.rstrip() for strip in transcript.lines]
+        # Whole lines, not wrapped at a guessed 40 columns.
+        assert "  kept #1 add(1, 2) → 3 (votes: 8× 3; share 100%)" in lines, lines
+        assert any(line.startswith("    return a + b") for line in lines)
+        # The edit's code is highlighted as Python; the reply's prose stays plain text.
+        assert any(isinstance(e, Syntax) and "return a + b" in e.code for e in transcript.entries)
+
+
+def test_side_by_side_only_when_the_code_and_a_short_call_fit() -> None:
+    from utdebug.debug_cmd import DEMO_DIR, DEMO_FILE
+    from utdebug.tui.widgets import side_by_side_width
+
+    demo = (DEMO_DIR / DEMO_FILE).read_text()
+    need, code_width = side_by_side_width(demo, "median")
+    widest = max(len(line) for line in demo.splitlines()[6:])  # its code, not its docstring
+    assert code_width >= widest + 5  # line numbers and the marker
+    assert 120 < need <= 160  # 120x40 stacks (a call and the code whole), 160x48 does not
+    wide = "def f(x):\n    return [x] + " + " + ".join(f"[{i}]" for i in range(30)) + "\n"
+    assert side_by_side_width(wide, "f")[0] > 160  # such code always stacks
+
+
+async def test_layout_at_120x40_stacks_the_demo_and_shows_whole_calls(
+    executor: Executor, tmp_path: Path
+) -> None:
+    import shutil
+
+    from utdebug.debug_cmd import DEMO_DIR, DEMO_FILE, DEMO_FUNCTION, DEMO_SCRIPT
+
+    shutil.copyfile(DEMO_DIR / DEMO_FILE, tmp_path / DEMO_FILE)
+    loaded = load_function(tmp_path / DEMO_FILE, DEMO_FUNCTION)
+    for size, stacked in (((120, 40), True), ((160, 48), False)):
+        model = ScriptedModel.from_file(DEMO_DIR / DEMO_SCRIPT, cycle=True)
+        app = make_app(loaded, model, executor, Settings(), step_first=True)
+        async with app.run_test(size=size) as pilot:
+            await until(pilot, lambda a=app: a.phase == "paused", "round 0")  # type: ignore[misc]
+            assert app.query_one("#frame").has_class("-narrow") == stacked, size
+            rows = table_rows(app)
+            assert rows and all("…" not in row[1] for row in rows), rows  # every call whole
+
+
+async def test_the_first_screen_comes_before_the_sandbox_and_the_probe(
+    executor: Executor, calc: LoadedFunction
+) -> None:
+    """The app draws at once and says it is starting; the session begins when the start-up
+    work (the sandbox, the model's probe) is done."""
+    import threading
+
+    from utdebug.tui.app import Started
+
+    gate = threading.Event()
+    model = add_script([fix(FIXED)], third="5")
+
+    def starting() -> Started:
+        gate.wait(30)
+        return Started(model, executor, ("test-layer",), 1, "model scripted: probed")
+
+    app = make_app(calc, model, None, Settings(rounds=1), starting=starting)  # type: ignore[arg-type]
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert "starting: the sandbox and the model's probe" in status(app)
+        assert summary(app) == "no tests yet" and app.session is None
+        await pilot.press("r")
+        assert "still starting" in app.notices[-1]
+        gate.set()
+        await until(pilot, lambda: app.phase == "finished", "the session after the start-up")
+        assert app.code == FIXED and "sandbox" in status(app)
+
+
+async def test_a_model_that_cannot_be_used_ends_the_app_with_one_line(
+    executor: Executor, calc: LoadedFunction
+) -> None:
+    from utdebug.tui.app import Started, StartupFailed
+
+    def starting() -> Started:
+        raise StartupFailed("utdebug debug: the model cannot be used: 401 no key", 1)
+
+    app = make_app(calc, add_script([]), None, starting=starting)  # type: ignore[arg-type]
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.2)
+    assert app.return_code == 1
+    assert app.startup_failure is not None
+    assert app.startup_failure.line == "utdebug debug: the model cannot be used: 401 no key"
+
+
+async def test_a_saved_session_is_taken_back_whole(
+    executor: Executor, calc: LoadedFunction, tmp_path: Path
+) -> None:
+    import json
+
+    saved = tmp_path / "runs" / "add.session.json"
+    saved.parent.mkdir(parents=True)
+    app = make_app(
+        calc, add_script([], third="5"), executor, Settings(rounds=1), session_file=saved
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.phase in ("finished", "error"), "the end")
+        assert app.session is not None
+        await app.session.set_expected(app.tests[0].id, 30)  # a person's correction
+        await until(pilot, lambda: app.tests[0].expected == 30, "the correction")
+        await pilot.press("s")  # fails again (no edit replies): the state is saved as it goes
+        await until(pilot, lambda: app.phase == "error", "the second stop")
+        before = (table_rows(app), timeline(app), app.records.history[app.tests[0].id])
+    state = json.loads(saved.read_text())
+    again = make_app(
+        calc, add_script([fix(FIXED)], third="5"), executor, Settings(rounds=1), resume=state
+    )
+    async with again.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert "taken back" in status(again)
+        assert table_rows(again) == before[0]
+        assert timeline(again) == before[1]
+        assert again.records.history[again.tests[0].id] == before[2]
+        assert again.tests[0].expected == 30 and again.tests[0].origin == "person"
+        lines = [e.plain for e in again.query_one(Transcript).entries]
+        assert "[round 0] test proposal 1: add(1, 2)" in lines
+        await pilot.press("r")  # and it goes on from there
+        await until(pilot, lambda: again.phase == "finished", "more rounds")
+        assert again.code == FIXED
+
+
+async def test_copy_a_test_and_run_it_again(executor: Executor, calc: LoadedFunction) -> None:
+    app = make_app(calc, add_script([], third="5"), executor, Settings(rounds=0))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.phase in ("finished", "error"), "the end")
+        await pilot.press("down", "down", "c")
+        assert app.copied == "add(0, 5)" and "copied the call of test #3" in app.notices[-1]
+        await pilot.press("o")
+        assert app.copied == "5"
+        await pilot.press("T")
+        assert app.copied is not None and "def test_" in app.copied and "(0, 5)" in app.copied
+        await pilot.press("R")
+        await until(pilot, lambda: "on the code in force" in app.notices[-1], "the re-run")
+        assert app.notices[-1] == "test #3 on the code in force: returned -5"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_search_filters_the_tests_and_finds_in_the_transcript(
+    executor: Executor, calc: LoadedFunction, tmp_path: Path, size: tuple[int, int]
+) -> None:
+    """/ filters the tests and n / N move between matches in the transcript; snapshots of
+    the search and of the transcript at 80x24 and 120x40."""
+    failures: list[str] = []
+    name = f"{size[0]}x{size[1]}"
+    app = make_app(
+        calc,
+        add_script([], third="5"),
+        executor,
+        Settings(rounds=0),
+        clock=lambda: FROZEN,
+        stamp=lambda: "12:00:00",
+    )
+    async with app.run_test(size=size) as pilot:
+        await until(pilot, lambda: app.phase in ("finished", "error"), "the end")
+        await pilot.press("slash")
+        assert isinstance(app.screen, SearchScreen)
+        await pilot.press(*"0, 5")
+        compare_snapshot(app, f"search_{name}", failures, tmp_path)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert [r[1] for r in table_rows(app)] == ["add(0, 5)"]
+        assert "/0, 5: 1 of 3 shown" in summary(app)
+        await pilot.press("6")
+        await pilot.pause()
+        transcript = app.query_one(Transcript)
+        await pilot.press("n")
+        first = transcript.found
+        assert first is not None and "0, 5" in transcript.entries[first].plain  # type: ignore[union-attr]
+        await pilot.press("n")
+        assert transcript.found is not None and transcript.found > first
+        await pilot.press("N")
+        assert transcript.found == first
+        compare_snapshot(app, f"transcript_{name}", failures, tmp_path)
+        await pilot.press("slash", "backspace", "enter")  # empty: every test again
+        await pilot.pause()
+        assert len(table_rows(app)) == 3
+    assert not failures, failures
+
+
+async def test_a_simulated_wrapper_edit_is_said_as_such_in_the_diff(
+    executor: Executor, calc: LoadedFunction
+) -> None:
+    wrapper = (
+        'def _sim_prev_add_0123abcd(a, b):\n    """Return the sum of a and b."""\n'
+        "    return a - b\n\n\ndef add(a, b):\n    if (a, b) == (0, 5):\n        return 5\n"
+        "    return _sim_prev_add_0123abcd(a, b)\n"
+    )
+    app = make_app(calc, add_script([fix(wrapper)], third="5"), executor, Settings(rounds=1))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.phase == "finished", "the end")
+        assert "_sim_prev_add" in app.code
+        from rich.console import Group
+
+        shown = app.query_one("#diff-view", Static).content
+        assert isinstance(shown, Group)
+        note = shown.renderables[0]
+        assert isinstance(note, Text)
+        assert "SIMULATED edit: the simulated model wraps add" in note.plain
+        assert "kept, unchanged, as _sim_prev_" in note.plain
+
+
+async def test_keymap_and_theme_from_the_config_file(
+    executor: Executor, calc: LoadedFunction, tmp_path: Path
+) -> None:
+    from utdebug.agents.config import ConfigError
+    from utdebug.tui.keymap import load_tui_config
+
+    config = tmp_path / "config.toml"
+    config.write_text('[tui]\ntheme = "gruvbox"\n[tui.keys]\nrun = "f5"\nsearch = "ctrl+f"\n')
+    tui = load_tui_config({"UTDEBUG_CONFIG": str(config)})
+    assert tui.theme == "gruvbox" and tui.keys == {"utdebug.run": "f5", "utdebug.search": "ctrl+f"}
+    app = DebugApp(
+        calc.to_task(),
+        add_script([], third="5"),
+        executor,
+        Settings(rounds=0),
+        loaded=calc,
+        autostart=False,
+        keymap=tui.keys,
+        theme=tui.theme,
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        assert app.theme == "gruvbox"
+        await pilot.press("f5")  # run, rebound
+        await until(pilot, lambda: app.phase in ("finished", "error"), "the run from f5")
+        await pilot.press("ctrl+f")
+        assert isinstance(app.screen, SearchScreen)
+    config.write_text('[tui.keys]\nrunn = "f5"\n')
+    with pytest.raises(ConfigError, match="unknown action 'runn'"):
+        load_tui_config({"UTDEBUG_CONFIG": str(config)})
+
+
+async def test_the_mouse_clicks_rows_tabs_and_scrolls(
+    executor: Executor, calc: LoadedFunction
+) -> None:
+    app = make_app(calc, add_script([], third="5"), executor, Settings(rounds=0))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.phase in ("finished", "error"), "the end")
+        table = app.query_one(TestsPanel).table
+        # A click on the third row selects it (the header is row 0 on screen).
+        await pilot.click(table, offset=(5, 3))
+        await pilot.pause()
+        assert table.cursor_row == 2 and app.query_one(TestsPanel).selected_id() == 3
+        await pilot.click("#bottom-tabs Tab#--content-tab-tab-transcript")
+        await pilot.pause()
+        assert app.query_one("#bottom-tabs", TabbedContent).active == "tab-transcript"
+        transcript = app.query_one(Transcript)
+        await until(pilot, lambda: transcript.max_scroll_y > 0, "a transcript that scrolls")
+        transcript.scroll_home(animate=False, immediate=True)
+        await pilot.pause()
+        await pilot.mouse_down(transcript)  # focus, then the wheel
+        for _ in range(3):
+            await pilot._post_mouse_events([events.MouseScrollDown], transcript)
+        await pilot.pause()
+        assert transcript.scroll_y > 0
+        await pilot.click("#code-tabs Tab#--content-tab-tab-diff")
+        await pilot.pause()
+        assert app.query_one("#code-tabs", TabbedContent).active == "tab-diff"
 
 
 async def test_the_task_line_is_the_docstrings_first_line(

@@ -1,6 +1,8 @@
-"""The real ``utdebug demo`` in a pseudo-terminal (tmux), at 120x40 and at 100x30: it starts,
-shows the first tests with every column and the buggy line of the code, takes keys, steps
-through an edit that is backtracked and one that is accepted, and quits.
+"""The real ``utdebug demo`` in a pseudo-terminal (tmux), at 80x24, 100x30, 120x40 and 160x48:
+it starts, shows the first tests with every column, the whole call of a short test, the buggy
+line of the code and a status line that is not cut, takes keys, steps through an edit that is
+backtracked and one that is accepted (the fix's lines on screen, the Diff tab at its changed
+lines), and quits.
 
 Skipped when tmux is not installed (``scripts/setup.sh`` installs it when run as root) or when
 the sandbox cannot start with every layer here.
@@ -42,18 +44,37 @@ def _wait_for(session: str, text: str, seconds: float = 60.0) -> str:
     raise AssertionError(f"{text!r} never appeared; last screen:\n{screen}")
 
 
-@pytest.mark.parametrize(("width", "height"), [(120, 40), (100, 30)])
+SIZES = [(80, 24), (100, 30), (120, 40), (160, 48)]
+
+
+def _check_screen(screen: str, width: int) -> None:
+    """Every tests column with the whole call of a short test, a status line that is not cut."""
+    lines = screen.splitlines()
+    header = next(line for line in lines if " input " in line)
+    for column in ("id", "input", "expected", "status", "votes", "origin"):
+        assert column in header.split(), header
+    status = next(line for line in lines if "SIMULATED" in line and "│" in line)
+    assert "…" not in status.split("│")[0], status  # the state is whole
+    assert len(status.rstrip()) <= width
+    footer = lines[lines.index(status) + 1] if lines.index(status) + 1 < len(lines) else ""
+    assert "? Help" in footer, footer  # the footer keeps ? at every width
+
+
+@pytest.mark.parametrize(("width", "height"), SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
 def test_the_demo_runs_in_a_real_terminal(tmp_path: Path, width: int, height: int) -> None:
     session = f"utdebug-smoke-{uuid.uuid4().hex[:8]}"
     status = tmp_path / "status"
     env = "LITELLM_LOCAL_MODEL_COST_MAP=True LITELLM_OFFLINE_MODE=true TERM=xterm-256color"
     # Textual draws on stderr: nothing is redirected.
     cmd = (
-        f"{env} {sys.executable} -m utdebug demo --dir {tmp_path / 'demo'} --step; "
-        f"echo $? > {status}"
+        f"cd {tmp_path} && {env} {sys.executable} -m utdebug demo --dir {tmp_path / 'demo'} "
+        f"--step; echo $? > {status}"
     )
     started = _tmux("new-session", "-d", "-s", session, "-x", str(width), "-y", str(height), cmd)
     assert started.returncode == 0, started.stderr
+    # A server that already had a session may keep its size: ask for this one's again.
+    _tmux("set-option", "-t", session, "window-size", "manual")
+    _tmux("resize-window", "-t", session, "-x", str(width), "-y", str(height))
     try:
         try:
             screen = _wait_for(session, "paused after round 0")
@@ -62,18 +83,24 @@ def test_the_demo_runs_in_a_real_terminal(tmp_path: Path, width: int, height: in
                 pytest.skip("the sandbox cannot start with every layer here")
             raise
         assert "2/3 tests pass on the code in force" in screen
-        # The whole failing call, the buggy line of the code and every column are on screen.
-        # (side by side at 120 columns the input column is narrower: the call may be cut)
-        assert "median([4, 1, " in screen and "SIMULATED" in screen
+        # The whole call of a short test, the buggy line of the code and every column.
+        assert "median([4, 1, 3, 2])" in screen and "SIMULATED" in screen
         assert "9     return s[n // 2]" in screen
-        header = next(line for line in screen.splitlines() if " input " in line)
-        for column in ("id", "input", "expected", "status", "votes", "origin"):
-            assert column in header.split(), header
+        _check_screen(screen, width)
         _tmux("send-keys", "-t", session, "s")
         _wait_for(session, "backtracked")
         _tmux("send-keys", "-t", session, "s")
         screen = _wait_for(session, "paused after round 2")
         assert "accepted" in screen and "67% → 100%" in screen
+        # The fix is on screen: every line it changed (the view scrolls to them at once).
+        screen = _wait_for(session, "11     return (s[n // 2 - 1] + s[n // 2]) / 2", 5)
+        for line in ("9     if n % 2:", "10         return s[n // 2]"):
+            assert line in screen, screen
+        _check_screen(screen, width)
+        _tmux("send-keys", "-t", session, "2")  # the Diff tab shows the changed lines
+        time.sleep(0.5)
+        screen = _wait_for(session, "+    if n % 2:")
+        assert "-    return s[n // 2]" in screen
         _tmux("send-keys", "-t", session, "q")
         deadline = time.monotonic() + 30
         while not status.exists() and time.monotonic() < deadline:
@@ -84,3 +111,53 @@ def test_the_demo_runs_in_a_real_terminal(tmp_path: Path, width: int, height: in
         _tmux("kill-session", "-t", session)
         if os.environ.get("UTDEBUG_KEEP_SMOKE"):
             print(_screen(session))
+
+
+def test_a_killed_app_is_taken_back_with_what_a_person_did(tmp_path: Path) -> None:
+    """kill -9 of the app mid-round, then the same command again: the tests, the person's
+    correction, the rounds and the transcript are back (the session file is written as
+    things happen)."""
+    env = "LITELLM_LOCAL_MODEL_COST_MAP=True LITELLM_OFFLINE_MODE=true TERM=xterm-256color"
+    demo = tmp_path / "demo"
+    cmd = f"cd {tmp_path} && {env} {sys.executable} -m utdebug demo --dir {demo} --step"
+    session = f"utdebug-smoke-{uuid.uuid4().hex[:8]}"
+    started = _tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", cmd + "; sleep 60")
+    assert started.returncode == 0, started.stderr
+    _tmux("set-option", "-t", session, "window-size", "manual")
+    _tmux("resize-window", "-t", session, "-x", "120", "-y", "40")
+    try:
+        try:
+            _wait_for(session, "paused after round 0")
+        except AssertionError:
+            if "sandbox" in _screen(session):
+                pytest.skip("the sandbox cannot start here")
+            raise
+        _tmux("send-keys", "-t", session, "e")
+        _wait_for(session, "Expected output of test")
+        _tmux("send-keys", "-t", session, "99", "Enter")
+        _wait_for(session, "pass now")
+        _tmux("send-keys", "-t", session, "s")
+        time.sleep(0.3)  # mid-round (or just after it): the process dies without a word
+        shell = _tmux("display", "-p", "-t", session, "#{pane_pid}").stdout.strip()
+        children = subprocess.run(
+            ["pgrep", "-P", shell], capture_output=True, text=True, check=False
+        ).stdout.split()
+        assert children, "the app's process was not found"
+        for pid in children:
+            os.kill(int(pid), 9)
+        saved = list((tmp_path / "runs" / "debug").glob("*.session.json"))
+        assert len(saved) == 1, saved
+        _tmux("kill-session", "-t", session)
+        started = _tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", cmd)
+        assert started.returncode == 0, started.stderr
+        _tmux("set-option", "-t", session, "window-size", "manual")
+        _tmux("resize-window", "-t", session, "-x", "120", "-y", "40")
+        screen = _wait_for(session, "taken back")
+        assert "99" in screen and "person" in screen, screen  # the correction is there
+        assert "given code" in screen  # the rounds panel
+        _tmux("send-keys", "-t", session, "6")
+        _wait_for(session, "[round 1]")  # the transcript
+        _tmux("send-keys", "-t", session, "s")
+        _wait_for(session, "paused after round")  # and it goes on
+    finally:
+        _tmux("kill-session", "-t", session)

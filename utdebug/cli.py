@@ -10,6 +10,7 @@ exit code 141 (128 + SIGPIPE, what a shell reports for a process a closed pipe e
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import math
 import os
@@ -18,7 +19,7 @@ import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, NoReturn
 
 from utdebug.cli_common import Exit
 from utdebug.cli_common import env_flag as _env_flag
@@ -27,10 +28,34 @@ from utdebug.cli_common import sandbox_config as _sandbox_config
 __all__ = ["Exit", "build_parser", "main"]
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors name an unknown option first: ``bench --splitt hard``
+    says ``unrecognized option --splitt (did you mean --split?)``, not that ``hard`` is an
+    invalid mode."""
+
+    argv: ClassVar[list[str]] = []
+    """The arguments being parsed (set by :func:`_main` while it parses them: a later
+    ``parser.error`` about a value is said as it is)."""
+
+    def error(self, message: str) -> NoReturn:
+        known = self._option_string_actions
+        unknown = [
+            a.split("=", 1)[0]
+            for a in self.argv
+            if a.startswith("--") and a != "--" and a.split("=", 1)[0] not in known
+        ]
+        if unknown:
+            near = difflib.get_close_matches(unknown[0], [o for o in known if o[:2] == "--"], 1)
+            message = f"unrecognized option {unknown[0]}" + (
+                f" (did you mean {near[0]}?)" if near else ""
+            )
+        super().error(message)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from utdebug import __version__
 
-    parser = argparse.ArgumentParser(
+    parser: argparse.ArgumentParser = _Parser(
         prog="utdebug",
         description="Find and fix bugs in a Python function with generated unit tests.",
     )
@@ -218,7 +243,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _stdout_closed() -> None:
+    """What rich does when stdout is closed mid-table: raise :class:`BrokenPipeError` so that
+    :func:`main` ends with 141 (rich's own handler exits 1, which ``check`` uses for
+    findings)."""
+    raise BrokenPipeError
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    from rich.console import Console
+
+    # Every table and report goes through a rich Console: a closed stdout is one case here.
+    Console.on_broken_pipe = lambda self: _stdout_closed()  # type: ignore[method-assign]
     try:
         code = _main(argv)
         sys.stdout.flush()
@@ -236,7 +272,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    _Parser.argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = parser.parse_args(argv)
+    finally:
+        _Parser.argv = []
     try:
         if args.command == "doctor":
             return _doctor(args)
@@ -271,7 +311,7 @@ def _doctor(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from utdebug.sandbox import Sandbox, SandboxError, SandboxUnavailable
-    from utdebug.sandbox.layers import HINTS
+    from utdebug.sandbox.layers import HINTS, hint
 
     cfg = _sandbox_config(args)
     # The doctor reports; it never refuses, so it always starts with allow_weak.
@@ -288,6 +328,10 @@ def _doctor(args: argparse.Namespace) -> int:
     finally:
         sb.close()
     missing = rep.missing(cfg.required)
+
+    def hints(state: Any) -> str:
+        return hint(state.layer, rep.mode == "bwrap") if state.layer in HINTS else state.detail
+
     if args.json:
         print(
             json.dumps(
@@ -295,7 +339,7 @@ def _doctor(args: argparse.Namespace) -> int:
                 | {
                     "probe_ok": works,
                     "missing": [s.layer.value for s in missing],
-                    "hints": {s.layer.value: HINTS.get(s.layer, s.detail) for s in missing},
+                    "hints": {s.layer.value: hints(s) for s in missing},
                 },
                 indent=2,
             )
@@ -319,7 +363,7 @@ def _doctor(args: argparse.Namespace) -> int:
                 + " — utdebug refuses to run untrusted code unless --allow-weak-sandbox is given"
             )
             for s in missing:
-                console.print(f"  {s.layer.value}: {HINTS.get(s.layer, s.detail)}")
+                console.print(f"  {s.layer.value}: {hints(s)}")
     if not works:
         return Exit.SANDBOX
     return Exit.OK if not missing or cfg.allow_weak else Exit.SANDBOX
@@ -374,12 +418,8 @@ def _bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return _bench_mode(args, parser, stop)
     except RunFolderError as e:
         # A full disk (or a file-size limit): one line; the samples file holds only whole
-        # records, so the same command resumes once there is room.
-        print(
-            f"utdebug bench: {e}; finished problems are kept: make room and rerun the same "
-            "command to resume",
-            file=sys.stderr,
-        )
+        # records, so the same command resumes once there is room. Else --out is no folder.
+        print(f"utdebug bench: {e}; {e.advice}", file=sys.stderr)
         return Exit.USAGE
     finally:
         signal.signal(signal.SIGTERM, previous)

@@ -16,6 +16,7 @@ is a usage error (exit 2).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import shutil
 import sys
 import tempfile
@@ -67,6 +68,7 @@ def add_parsers(subparsers: Any, sandbox_opts: argparse.ArgumentParser) -> None:
     d.add_argument(
         "--no-cache", action="store_true", help="do not use the response cache (ask the model)"
     )
+    _session_options(d)
     demo: argparse.ArgumentParser = subparsers.add_parser(
         "demo",
         parents=[sandbox_opts],
@@ -80,6 +82,61 @@ def add_parsers(subparsers: Any, sandbox_opts: argparse.ArgumentParser) -> None:
     demo.add_argument(
         "--step", action="store_true", help="pause after round 0 (the first test set)"
     )
+    _session_options(demo)
+
+
+SESSIONS = Path("runs") / "debug"
+"""Where sessions are saved as they happen (next to the run records, from the current folder)."""
+
+
+def _session_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_mutually_exclusive_group()
+    g.add_argument(
+        "--resume",
+        action="store_true",
+        help=f"take back the saved session of this function ({SESSIONS}/; the same command "
+        "again does it too) and fail when there is none",
+    )
+    g.add_argument("--fresh", action="store_true", help="start afresh, ignoring a saved session")
+
+
+def session_file(prep: Any, args: argparse.Namespace) -> Path:
+    """The session file of this function (or problem, or demo folder)."""
+    import hashlib
+
+    if prep.loaded is not None:
+        where = str(Path(prep.loaded.path).resolve())
+        name = f"{Path(prep.loaded.path).stem}-{prep.loaded.qualname}"
+    else:
+        where = name = f"problem-{prep.task.task_id}"
+    digest = hashlib.sha256(where.encode()).hexdigest()[:10]
+    safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in name)
+    return SESSIONS / f"{safe}-{digest}.session.json"
+
+
+def _saved(path: Path, prep: Any, args: argparse.Namespace) -> tuple[dict[str, Any] | None, str]:
+    """The saved session to take back (``None``: start afresh) and what to say (else "")."""
+    import json
+
+    if getattr(args, "fresh", False):
+        return None, ""
+    try:
+        state = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        if getattr(args, "resume", False):
+            raise _UsageError(f"no saved session of this function ({path})") from None
+        return None, ""
+    except (OSError, ValueError) as e:
+        raise _UsageError(
+            f"cannot read the saved session {path}: {e} (--fresh ignores it)"
+        ) from None
+    if not isinstance(state, dict) or state.get("given") != prep.task.code:
+        if getattr(args, "resume", False):
+            raise _UsageError(
+                f"the saved session {path} is of another version of the function (--fresh)"
+            )
+        return None, f"the function changed since {path} was saved: starting afresh"
+    return state, f"taking back the session saved in {path} (--fresh starts afresh)"
 
 
 @dataclass(slots=True)
@@ -99,17 +156,14 @@ def run_debug(args: argparse.Namespace) -> int:
     except _UsageError as e:
         print(f"utdebug debug: {e}", file=sys.stderr)
         return Exit.USAGE
-    if not isinstance(prep.model, tuple):  # ("sim", problem) has nothing to probe
-        problem = _preflight(prep.model)
-        if problem is not None:
-            print(f"utdebug debug: the model cannot be used: {problem}", file=sys.stderr)
-            return Exit.FAILURE
-    return _open(args, prep, step_first=args.step, review=args.review)
+    # The model is probed once the app has drawn its first screen (in the background, the
+    # status says so); a model that cannot be used ends the app with one line and exit 1.
+    return _open(args, prep, step_first=args.step, review=args.review, probe=True)
 
 
-def _preflight(model: Any) -> str | None:
-    """Probe ``model`` once; ``None`` when it answers (what the probe found goes to stderr),
-    else the one-line reason it cannot be used."""
+def _preflight(model: Any) -> tuple[str | None, str | None]:
+    """Probe ``model`` once: (the one-line reason it cannot be used, else ``None``; what the
+    probe found, else ``None``)."""
     import asyncio
 
     from utdebug.agents.base import ModelError
@@ -122,10 +176,8 @@ def _preflight(model: Any) -> str | None:
     try:
         found = asyncio.run(preflight(model))
     except ModelError as e:
-        return one_line(e, 600)
-    if found.note:
-        print(f"utdebug debug: model {found.model}: {found.note}", file=sys.stderr)
-    return None
+        return one_line(e, 600), None
+    return None, f"model {found.model}: {found.note}" if found.note else None
 
 
 def run_demo(args: argparse.Namespace) -> int:
@@ -211,8 +263,22 @@ def _prepare_debug(args: argparse.Namespace) -> Prepared:
                 "--model sim answers from a benchmark problem's gold solution: use it with "
                 "--problem (or try 'utdebug demo')"
             )
-        return Prepared(loaded.to_task(), _model(args), loaded, settings)
+        return Prepared(loaded.to_task(), _later(args), loaded, settings)
     return _prepare_problem(args, settings)
+
+
+def _later(args: argparse.Namespace) -> tuple[str, Any]:
+    """The model, made behind the app's first screen (checking its provider imports litellm,
+    which takes seconds): the name it is known by until then."""
+    from utdebug.agents.config import ConfigError, resolve_model_spec
+
+    try:
+        spec = resolve_model_spec(args.model)
+    except (ConfigError, ValueError) as e:
+        raise _UsageError(f"{e} (for an offline try: 'utdebug demo')") from None
+    if spec.kind == "scripted":  # replays a file: nothing to wait for
+        return ("ready", _model(args))
+    return ("later", args)
 
 
 def _model(args: argparse.Namespace) -> Any:
@@ -270,7 +336,7 @@ def _prepare_problem(args: argparse.Namespace, settings: Any) -> Prepared:
     task = task_from_problem(problem)
     if args.model == "sim":
         return Prepared(task, ("sim", problem), None, settings)
-    return Prepared(task, _model(args), None, settings)
+    return Prepared(task, _later(args), None, settings)
 
 
 def no_terminal() -> str | None:
@@ -282,10 +348,19 @@ def no_terminal() -> str | None:
     return None
 
 
-def _open(args: argparse.Namespace, prep: Prepared, *, step_first: bool, review: bool) -> int:
+def _open(
+    args: argparse.Namespace,
+    prep: Prepared,
+    *,
+    step_first: bool,
+    review: bool,
+    probe: bool = False,
+) -> int:
+    """Open the app at once; the sandbox starts and the model is probed (``probe``) behind
+    its first screen. A sandbox that cannot start (exit 3) or a model that cannot be used
+    (exit 1) ends the app with one line, said again here on exit."""
     from utdebug.cli_common import Exit, sandbox_config
-    from utdebug.engine import Executor
-    from utdebug.sandbox import Sandbox, SandboxError, SandboxUnavailable
+    from utdebug.tui.app import DebugApp, Started, StartupFailed
 
     why = no_terminal()
     if why is not None:
@@ -295,36 +370,105 @@ def _open(args: argparse.Namespace, prep: Prepared, *, step_first: bool, review:
             file=sys.stderr,
         )
         return Exit.USAGE
+    owned: list[Any] = []  # the sandbox and the executor, closed after the app
 
-    try:
-        sb = Sandbox(sandbox_config(args))
-        report = sb.start()
-    except (SandboxUnavailable, SandboxError) as e:
-        print(f"utdebug: {e}", file=sys.stderr)
-        return Exit.SANDBOX
-    executor = Executor(sb, workers=2, context=_context(prep))
-    try:
-        model = prep.model
-        if isinstance(model, tuple):  # ("sim", problem): the simulated model over its tests
+    def starting() -> Started:
+        from utdebug.engine import Executor
+        from utdebug.sandbox import Sandbox, SandboxError, SandboxUnavailable
+
+        try:
+            sb = Sandbox(sandbox_config(args))
+            owned.append(sb)
+            report = sb.start()
+        except (SandboxUnavailable, SandboxError) as e:
+            raise StartupFailed(f"utdebug: {e}", Exit.SANDBOX) from None
+        executor = Executor(sb, workers=2, context=_context(prep))
+        owned.append(executor)
+        model, note = prep.model, prep.note
+        if isinstance(model, tuple) and model[0] == "sim":  # the simulated model over its tests
             model = _sim_for(model[1], executor)
-        from utdebug.tui.app import DebugApp
+        elif isinstance(model, tuple) and model[0] == "ready":
+            model = model[1]
+        elif isinstance(model, tuple):  # ("later", args): a litellm model, made here
+            try:
+                model = _model(model[1])
+            except _UsageError as e:
+                raise StartupFailed(f"utdebug {args.command}: {e}", Exit.USAGE) from None
+        if probe and not getattr(model, "simulated", False):
+            problem, found = _preflight(model)
+            if problem is not None:
+                raise StartupFailed(
+                    f"utdebug {args.command}: the model cannot be used: {problem}", Exit.FAILURE
+                )
+            note = found or note
+        return Started(model, executor, sorted(report.active()), len(report.states), note)
 
-        app = DebugApp(
-            prep.task,
-            model,
-            executor,
-            prep.settings,
-            loaded=prep.loaded,
-            sandbox_layers=sorted(report.active()),
-            sandbox_total=len(report.states),
-            review=review,
-            step_first=step_first,
-        )
+    from utdebug.agents.config import ConfigError
+    from utdebug.tui.keymap import load_tui_config
+
+    try:
+        tui = load_tui_config()
+    except ConfigError as e:
+        print(f"utdebug {args.command}: {e}", file=sys.stderr)
+        return Exit.USAGE
+    saved_at = session_file(prep, args)
+    try:
+        resume, said = _saved(saved_at, prep, args)
+    except _UsageError as e:
+        print(f"utdebug {args.command}: {e}", file=sys.stderr)
+        return Exit.USAGE
+    if said:
+        print(f"utdebug {args.command}: {said}", file=sys.stderr)
+    with contextlib.suppress(OSError):
+        saved_at.parent.mkdir(parents=True, exist_ok=True)
+    model = prep.model
+    if isinstance(model, tuple):  # made by the start-up work; its name until then
+        model = model[1] if model[0] == "ready" else _Pending(_pending_name(model))
+    app = DebugApp(
+        prep.task,
+        model,
+        None,  # type: ignore[arg-type]  # the start-up work gives the executor
+        prep.settings,
+        loaded=prep.loaded,
+        review=review,
+        step_first=step_first,
+        starting=starting,
+        session_file=saved_at,
+        resume=resume,
+        keymap=tui.keys,
+        theme=tui.theme,
+    )
+    try:
         app.run()
     finally:
-        executor.close()
-        sb.close()
+        for thing in reversed(owned):
+            thing.close()
+    if app.startup_failure is not None:
+        print(app.startup_failure.line, file=sys.stderr)
+        return app.startup_failure.exit_code
     return Exit.OK
+
+
+def _pending_name(model: tuple[str, Any]) -> str:
+    if model[0] == "sim":
+        return "sim"
+    from utdebug.agents.config import resolve_model_spec
+
+    spec = resolve_model_spec(model[1].model)
+    return spec.litellm_model or spec.name
+
+
+class _Pending:
+    """The simulated model's name and label until the start-up work has made it."""
+
+    simulated = True
+    supports_prefill = False
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    async def complete(self, request: Any) -> Any:  # pragma: no cover - never called
+        raise RuntimeError("the simulated model is not ready yet")
 
 
 def _context(prep: Prepared) -> Any:

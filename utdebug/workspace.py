@@ -711,6 +711,24 @@ class WriteResult:
     """The function as it is in the file now (use it for a further write_back)."""
 
 
+_CHANGED = (
+    "{path} changed on disk since it was loaded: not overwriting it; load the function "
+    "again and redo the fix"
+)
+
+
+def changed_on_disk(loaded: LoadedFunction) -> str | None:
+    """Why the fix cannot be written because the file changed since it was loaded (or
+    cannot be read), else ``None``: say it before a diff against the old text is shown."""
+    try:
+        raw = _read_bytes(loaded.path)
+    except WorkspaceError as e:
+        return str(e)
+    if hashlib.sha256(raw).hexdigest() != loaded.file_sha256:
+        return _CHANGED.format(path=loaded.path)
+    return None
+
+
 def function_diff(loaded: LoadedFunction, new_code: str) -> str:
     """The diff :func:`write_back` would write, computed against the file as loaded."""
     new_text = _replaced(loaded, new_code)
@@ -730,10 +748,7 @@ def write_back(loaded: LoadedFunction, new_code: str, *, backup: bool = True) ->
     new_text = _replaced(loaded, new_code)
     raw = _read_bytes(loaded.path)
     if hashlib.sha256(raw).hexdigest() != loaded.file_sha256:
-        raise WorkspaceError(
-            f"{loaded.path} changed on disk since it was loaded: not overwriting it; "
-            f"load the function again and redo the fix"
-        )
+        raise WorkspaceError(_CHANGED.format(path=loaded.path))
     backup_path = _write_backup(loaded.path, raw) if backup else None
     new_raw = new_text.encode("utf-8")
     _atomic_write(loaded.path, new_raw)

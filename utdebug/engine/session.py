@@ -58,6 +58,7 @@ from utdebug.engine.events import (
     RoundFinished,
     SessionStarted,
     TestChanged,
+    TestKept,
     TestProposed,
     TestsBuilt,
     TestsRun,
@@ -365,6 +366,46 @@ class Session:
         finally:
             self._waiting = False
 
+    # -- a session that outlives its process ------------------------------------------------
+
+    def snapshot(self) -> dict[str, Any]:
+        """The state a person's session needs to go on in another process: the code in force,
+        the tests (values as Python literals), the chat, the accepted versions, the rounds."""
+        return {
+            "code": self.code,
+            "tests": [_test_json(t) for t in self.tests],
+            "chat": [m.to_json() for m in self.chat],
+            "versions": [
+                {"round": v.round, "code": v.code, "chat": [m.to_json() for m in v.chat]}
+                for v in self.versions
+            ],
+            "round": self._round,
+            "last_round": self._last_round,
+            "ids": self._ids,
+            "rebuild": self._rebuild,
+        }
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Take back a :meth:`snapshot`: the session is as it was, ended (it goes on with
+        :meth:`continue_rounds`). Tests whose values are not literals are left out."""
+        self.code = str(state["code"])
+        self.tests = [t for t in (_test_from(x) for x in state["tests"]) if t is not None]
+        self.chat = [Message(m["role"], m["content"]) for m in state["chat"]]
+        self.versions = [
+            Version(
+                int(v["round"]),
+                str(v["code"]),
+                tuple(Message(m["role"], m["content"]) for m in v["chat"]),
+            )
+            for v in state["versions"]
+        ] or [Version(0, self.task.code, tuple(self.chat))]
+        self._round = int(state["round"])
+        self._last_round = int(state["last_round"])
+        self._ids = int(state["ids"])
+        self._rebuild = bool(state.get("rebuild", False))
+        self.current_run = None
+        self._ended, self._running = True, False
+
     # -- a person's changes (while paused, or after the session ended) -----------------------
 
     @property
@@ -491,19 +532,35 @@ class Session:
         return await self._rerun()
 
     async def _build(self, code: str, round_no: int) -> list[UnitTest]:
-        res = await build_tests(
-            task=self.task,
-            code=code,
-            round_no=round_no,
-            settings=self.settings,
-            generator=self.generator,
-            predictor=self.predictor,
-            executor=self.executor,
-            emit=self.emit,
-            checkpoint=self._checkpoint,
-            next_id=self._next_id,
-            hint=self.hint,
-        )
+        kept: list[UnitTest] = []
+
+        def emit(event: Event) -> None:
+            if isinstance(event, TestKept):
+                kept.append(event.test)
+            self.emit(event)
+
+        try:
+            res = await build_tests(
+                task=self.task,
+                code=code,
+                round_no=round_no,
+                settings=self.settings,
+                generator=self.generator,
+                predictor=self.predictor,
+                executor=self.executor,
+                emit=emit,
+                checkpoint=self._checkpoint,
+                next_id=self._next_id,
+                hint=self.hint,
+            )
+        except (SessionCancelled, ModelError):
+            # Cut short: the tests kept so far become the set (a session that goes on uses
+            # them; the code in force runs on them again first).
+            if kept:
+                self.tests = [*kept, *(t for t in self.tests if t.origin == "person")]
+                self.current_run, self._rebuild = None, False
+                self.emit(TestsBuilt(round_no, code_id(code), list(self.tests), len(kept)))
+            raise
         # A person's tests stay when the model's are rebuilt.
         tests = [*res.tests, *(t for t in self.tests if t.origin == "person")]
         self.emit(TestsBuilt(round_no, code_id(code), tests, res.attempts))
@@ -617,6 +674,14 @@ class Session:
         first = self._last_round + 1
 
         async def more() -> str:
+            if first == 0:  # ended within round 0: finish it with the tests kept so far
+                self._round = 0
+                if not self.tests:
+                    self.tests = await self._build(self.code, 0)
+                zero = await self.run_tests(self.code, self.tests, 0, "current")
+                self._changed, self._rebuild = False, False
+                self._round_finished(0, zero.rate)
+                return await self._paper_rounds(1, rounds, zero)
             run = self.current_run
             if run is None:
                 run = await self.run_tests(self.code, self.tests, self._round, "current")
@@ -938,6 +1003,42 @@ class Session:
                 self.emit(EditAccepted(r, code_id(new), None, None, "self-feedback"))
             self._round_finished(r, None)
         return "rounds"
+
+
+def _test_json(t: UnitTest) -> dict[str, Any]:
+    return {
+        "id": t.id,
+        "args": repr(t.args),
+        "call": t.call,
+        "expected": repr(t.expected),
+        "votes": dict(t.votes),
+        "draws": t.draws,
+        "share": t.share,
+        "origin": t.origin,
+        "round": t.round,
+        "target": t.target,
+    }
+
+
+def _test_from(x: dict[str, Any]) -> UnitTest | None:
+    from utdebug.literals import LiteralError, literal_value
+
+    try:
+        args, expected = literal_value(x["args"]), literal_value(x["expected"])
+    except (LiteralError, KeyError, TypeError):
+        return None
+    return UnitTest(
+        int(x["id"]),
+        tuple(args),
+        str(x["call"]),
+        expected,
+        votes={str(k): int(v) for k, v in dict(x.get("votes", {})).items()},
+        draws=int(x.get("draws", 0)),
+        share=float(x.get("share", 1.0)),
+        origin="person" if x.get("origin") == "person" else "model",
+        round=int(x.get("round", 0)),
+        target=str(x.get("target", "")),
+    )
 
 
 async def stream(session: Session) -> AsyncIterator[Event]:

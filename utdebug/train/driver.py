@@ -187,10 +187,7 @@ def run_train_data(
         run.seconds = time.perf_counter() - t0
         card = _finish(args, settings, out_dir, run)
     except RunFolderError as e:
-        _say(
-            f"utdebug train data: {e}; finished problems are kept: make room and rerun the same "
-            "command to resume"
-        )
+        _say(f"utdebug train data: {e}; {e.advice}")
         return Exit.USAGE
     if code == Exit.OK and run.lost:
         why = "a Ray node died" if run.node_died else "their Ray worker was lost"

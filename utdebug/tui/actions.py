@@ -57,6 +57,20 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "edit-test", "e", "edit_test", "Edit expected", "Correct the selected test's output", "Edit"
     ),
     ActionSpec("add-test", "a", "add_test", "Add test", "Add a test of your own"),
+    ActionSpec("copy-call", "c", "copy('call')", "Copy call", "Copy the selected test's call"),
+    ActionSpec(
+        "copy-expected", "o", "copy('expected')", "Copy expected", "Copy its expected output"
+    ),
+    ActionSpec(
+        "copy-test", "T", "copy('test')", "Copy test", "Copy the selected test as a pytest test"
+    ),
+    ActionSpec(
+        "rerun-test",
+        "R",
+        "rerun_test",
+        "Re-run test",
+        "Run the selected test again on the code in force (what it returns or raises)",
+    ),
     ActionSpec(
         "delete-test", "d", "delete_test", "Delete test", "Delete the selected test (u undoes)"
     ),
@@ -72,7 +86,23 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "toggle-review", "v", "toggle_review", "Review by hand", "Review each edit by hand (on/off)"
     ),
     ActionSpec("accept", "y", "accept_edit", "Accept edit", "Accept the edit awaiting review"),
-    ActionSpec("reject", "n", "reject_edit", "Reject edit", "Reject the edit awaiting review"),
+    ActionSpec(
+        "reject",
+        "n",
+        "reject_edit",
+        "Reject edit / next match",
+        "Reject the edit awaiting review; else go to the next match of the search",
+    ),
+    ActionSpec(
+        "search",
+        "slash",
+        "search",
+        "Search",
+        "Filter the tests by text and find it in the transcript (n / N: next / previous)",
+        "Search",
+        key_display="/",
+    ),
+    ActionSpec("search-back", "N", "search_next(False)", "Previous match", "The previous match"),
     ActionSpec("rollback", "b", "rollback", "Roll back", "Go back to an earlier accepted version"),
     ActionSpec(
         "write-back", "w", "write_back", "Write back", "Write the fix into the source file", "Write"
@@ -121,7 +151,14 @@ BINDING_PREFIX = "utdebug."
 """Binding ids are ``utdebug.<id>`` (``App.set_keymap`` rebinds them)."""
 
 
+FOOTER_FIRST = ("help",)
+"""Shown first in the footer, so that a narrow terminal (80 columns) keeps them."""
+
+
 def bindings() -> list[Binding]:
+    """The key bindings, in the footer's order: :data:`FOOTER_FIRST`, then the table's."""
+    first = [a for a in ACTIONS if a.id in FOOTER_FIRST]
+    rest = [a for a in ACTIONS if a.id not in FOOTER_FIRST]
     return [
         Binding(
             a.key,
@@ -131,11 +168,11 @@ def bindings() -> list[Binding]:
             key_display=a.key_display,
             id=BINDING_PREFIX + a.id,
         )
-        for a in ACTIONS
+        for a in (*first, *rest)
     ]
 
 
 def display_keys(spec: ActionSpec) -> str:
     """The keys of an action as a person types them (``?, F1``)."""
-    names = {"question_mark": "?", "f1": "F1"}
+    names = {"question_mark": "?", "f1": "F1", "slash": "/"}
     return ", ".join(names.get(k, k) for k in spec.key.split(","))

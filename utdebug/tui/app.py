@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
-from typing import ClassVar
+from dataclasses import astuple, dataclass
+from pathlib import Path
+from typing import Any, ClassVar
 
+from rich.syntax import Syntax
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import BindingType
@@ -53,7 +56,10 @@ from utdebug.tui.commands import DebugCommands
 from utdebug.tui.details import SessionInfoScreen, TestDetail, TestDetailScreen
 from utdebug.tui.format import (
     StatusPart,
+    actual_text,
+    finish_words,
     percent,
+    plural,
     pre_post,
     safe_repr,
     shorten,
@@ -61,7 +67,7 @@ from utdebug.tui.format import (
     verdict_status,
 )
 from utdebug.tui.messages import EngineEvent, PersonDone, PersonFailed, ReviewRequested
-from utdebug.tui.records import TestRecords
+from utdebug.tui.records import HistoryEntry, TestRecords, Votes
 from utdebug.tui.screens import (
     AddTestScreen,
     Edited,
@@ -72,9 +78,11 @@ from utdebug.tui.screens import (
     ProgramTestScreen,
     ReviewScreen,
     RollbackScreen,
+    SearchScreen,
     WriteBackScreen,
 )
 from utdebug.tui.widgets import (
+    SYNTAX_THEME,
     CandidateRow,
     CandidatesPanel,
     CodePanel,
@@ -85,10 +93,12 @@ from utdebug.tui.widgets import (
     TimelineRow,
     TooSmall,
     Transcript,
+    side_by_side_width,
 )
 from utdebug.workspace import (
     LoadedFunction,
     WorkspaceError,
+    changed_on_disk,
     export_patch,
     export_pytest,
     function_diff,
@@ -110,6 +120,29 @@ PANELS = {
     "candidates": ("bottom-tabs", "tab-candidates"),
     "transcript": ("bottom-tabs", "tab-transcript"),
 }
+
+
+@dataclass(frozen=True, slots=True)
+class Started:
+    """What the start-up work hands the app: the model to use (probed), the executor over a
+    started sandbox and the sandbox's layers."""
+
+    model: Model
+    executor: Executor
+    sandbox_layers: Sequence[str] = ()
+    sandbox_total: int | None = None
+    note: str | None = None
+    """What the probe found, for the transcript."""
+
+
+class StartupFailed(Exception):
+    """The app cannot start: one line and the command's exit code (1: the model cannot be
+    used, 3: the sandbox)."""
+
+    def __init__(self, line: str, exit_code: int) -> None:
+        super().__init__(line)
+        self.line = line
+        self.exit_code = exit_code
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +168,7 @@ TabPane { height: 1fr; padding: 0; }
 #code-scroll, #diff-scroll { height: 1fr; }
 #task-text { padding: 0 1 1 1; }
 #candidates-hint { height: auto; padding: 0 1; }
-#transcript { height: 1fr; }
+#transcript, #rounds-table { height: 1fr; }
 StatusBar { height: 1; background: $panel; padding: 0 1; }
 /* Narrow terminals (under 120 columns): the code above the tests, both full width. */
 #frame.-narrow #top { layout: vertical; }
@@ -180,8 +213,33 @@ class DebugApp(App[None]):
         step_first: bool = False,
         clock: Callable[[], float] = time.monotonic,
         stamp: Callable[[], str] = lambda: time.strftime("%H:%M:%S"),
+        starting: Callable[[], Started] | None = None,
+        session_file: Path | None = None,
+        resume: dict[str, Any] | None = None,
+        keymap: dict[str, str] | None = None,
+        theme: str | None = None,
     ) -> None:
         super().__init__()
+        if keymap:
+            self.set_keymap(keymap)
+        self.theme_problem: str | None = None
+        """A configured theme that does not exist (said once the app is up)."""
+        if theme is not None:
+            if theme in self.available_themes:
+                self.theme = theme
+            else:
+                known = ", ".join(sorted(self.available_themes))
+                self.theme_problem = f"no theme {theme!r} (the config file's [tui]); known: {known}"
+        self.session_file = session_file
+        """Where the session is saved as it happens (``None``: nowhere)."""
+        self.resume = resume
+        """A saved session to take back instead of starting a new one."""
+        self.starting = starting
+        """Work done after the first screen is drawn, in a thread (the sandbox, the model's
+        probe): its :class:`Started` replaces the model, the executor and the sandbox layers;
+        a :class:`StartupFailed` ends the app with its line and exit code."""
+        self.startup_failure: StartupFailed | None = None
+        """Why the app could not start (the command says it again on exit)."""
         self.clock = clock
         """Seconds for the spinner and elapsed times (tests freeze it)."""
         self.stamp = stamp
@@ -221,6 +279,8 @@ class DebugApp(App[None]):
         self.passed: int | None = None
         self.total: int | None = None
         self.rounds_done: int | None = None
+        self.round_limit = self.settings.rounds
+        """The last round the session runs to now (more after ``r`` or ``s`` at the end)."""
         self.timeline: dict[str, TimelineRow] = {}
         self.candidate_rows: list[CandidateRow] = []
         self.pending_review: ReviewRequested | None = None
@@ -232,6 +292,9 @@ class DebugApp(App[None]):
         self._candidate_runs: dict[str, TestsRun] = {}
         """This round's runs of candidate edits: an accepted one's verdicts become current."""
         self._person_changes = 0
+        self._save_failed = False
+        self.copied: str | None = None
+        """What was copied last (tests read it; the terminal's clipboard is not readable)."""
 
     # -- layout -----------------------------------------------------------------------------
 
@@ -268,6 +331,20 @@ class DebugApp(App[None]):
         self._draw_timeline()
         self._draw_candidates()
         self.query_one(TestsPanel).table.focus()
+        if self.theme_problem is not None:
+            self._tell(self.theme_problem, "warning")
+        self.set_interval(TICK_SECONDS, self._tick)
+        if self.starting is not None:
+            self.phase = "starting"
+            self._draw_status()
+            self.run_worker(
+                self.starting, name="startup", group="startup", thread=True, exit_on_error=False
+            )
+            return
+        self._begin()
+
+    def _begin(self) -> None:
+        """Make the session (the model and the sandbox are ready) and start it."""
         self.control = Control()
         if self.step_first:
             self.control.step(1)
@@ -281,13 +358,91 @@ class DebugApp(App[None]):
             review=self._review if self.review_by_hand else None,
         )
         self._draw_status()
-        self.set_interval(TICK_SECONDS, self._tick)
+        if self.resume is not None:
+            self._take_back(self.resume)
+            return
         if self.autostart:
             self._start()
 
+    # -- a session that outlives the app ----------------------------------------------------
+
+    def saved(self) -> dict[str, Any]:
+        """Everything a person sees and did, to take back in another process."""
+        assert self.session is not None
+        r = self.records
+        return {
+            "format": 1,
+            "task_id": self.debug_task.task_id,
+            "given": self.debug_task.code,
+            "engine": self.session.snapshot(),
+            "statuses": {str(k): v for k, v in self.statuses.items()},
+            "passed": self.passed,
+            "total": self.total,
+            "rounds_done": self.rounds_done,
+            "round_limit": self.round_limit,
+            "finish_reason": self.finish_reason,
+            "timeline": [[k, *astuple(v)] for k, v in self.timeline.items()],
+            "transcript": [
+                [e.plain, str(e.style)]
+                if isinstance(e, Text)
+                else [e.code, "code"]
+                if isinstance(e, Syntax)
+                else [str(e), ""]
+                for e in self.query_one(Transcript).entries
+            ],
+            "votes": {str(k): [v.answers, v.refused] for k, v in r.votes.items()},
+            "history": {
+                str(k): [[h.when, h.who, h.what] for h in hs] for k, hs in r.history.items()
+            },
+        }
+
+    def _save(self) -> None:
+        if self.session_file is None or self.session is None:
+            return
+        from utdebug.benchmarks.records import RunFolderError, write_text_atomic
+
+        try:
+            write_text_atomic(self.session_file, json.dumps(self.saved()))
+        except (RunFolderError, OSError, TypeError, ValueError) as exc:
+            if not self._save_failed:
+                self._save_failed = True
+                self._tell(f"the session cannot be saved: {exc}", "error")
+
+    def _take_back(self, state: dict[str, Any]) -> None:
+        """Restore a saved session: tests, votes, edits, rounds and transcript."""
+        assert self.session is not None
+        self.session.restore(state["engine"])
+        self.started = True
+        self.code = self.session.code
+        self.tests = list(self.session.tests)
+        self.statuses = {int(k): str(v) for k, v in state.get("statuses", {}).items()}
+        self.passed, self.total = state.get("passed"), state.get("total")
+        self.rounds_done = state.get("rounds_done")
+        self.round_limit = int(state.get("round_limit") or self.settings.rounds)
+        for key, *row in state.get("timeline", []):
+            self.timeline[str(key)] = TimelineRow(*(str(x) for x in row))
+        self._person_changes = sum(1 for k in self.timeline if k.startswith("p"))
+        for k, (answers, refused) in state.get("votes", {}).items():
+            self.records.votes[int(k)] = Votes(list(answers), list(refused))
+        for k, hs in state.get("history", {}).items():
+            self.records.history[int(k)] = [HistoryEntry(*h) for h in hs]
+        transcript = self.query_one(Transcript)
+        for plain, style in state.get("transcript", []):
+            if style == "code":
+                transcript.add(Syntax(plain, "python", theme=SYNTAX_THEME, word_wrap=True))
+            else:
+                transcript.add(Text(plain, style=style))
+        self._note("session taken back from its file: r goes on, s runs one round", "bold")
+        self.phase, self.finish_reason = "finished", "resumed"
+        self._draw_code()
+        self._draw_tests()
+        self._draw_timeline()
+        self._draw_status()
+        self._save()
+
     def _tick(self) -> None:
         """Redraw the activity (spinner, elapsed time) while the session works."""
-        if self.phase in ("running", "pausing"):
+        if self.phase in ("running", "pausing", "starting"):
             with contextlib.suppress(NoMatches):  # the app is closing: nothing to draw on
                 self._draw_status()
 
@@ -322,6 +477,9 @@ class DebugApp(App[None]):
         return await decision
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group == "startup":
+            self._started(event)
+            return
         if event.worker.group != "session" or event.state is not WorkerState.ERROR:
             return
         error = event.worker.error
@@ -329,6 +487,32 @@ class DebugApp(App[None]):
         self.error = f"{type(error).__name__}: {error}" if error else "the session failed"
         self._draw_status()
         self._tell(f"the session stopped: {self.error}", "error")
+
+    def _started(self, event: Worker.StateChanged) -> None:
+        """The start-up worker ended: begin the session, or end the app with why not."""
+        if event.state is WorkerState.SUCCESS:
+            ready = event.worker.result
+            assert isinstance(ready, Started)
+            self.model = ready.model
+            self.tracker = CallTracker(ready.model, self.clock)
+            self.executor = ready.executor
+            self.sandbox_layers = tuple(ready.sandbox_layers)
+            self.sandbox_total = ready.sandbox_total
+            if ready.note:
+                self._note(ready.note, "dim")
+            self.phase = "ready"
+            self._begin()
+        elif event.state is WorkerState.ERROR:
+            error = event.worker.error
+            failure = (
+                error
+                if isinstance(error, StartupFailed)
+                else StartupFailed(f"{type(error).__name__}: {error}", 1)
+            )
+            self.startup_failure = failure
+            self.phase, self.error = "error", failure.line
+            self._draw_status()
+            self.exit(return_code=failure.exit_code)
 
     # -- engine events ----------------------------------------------------------------------
 
@@ -343,7 +527,7 @@ class DebugApp(App[None]):
             self.progress.round, self.progress.proposals = ev.round, self.progress.proposals + 1
             what = ev.call if ev.call is not None else f"unparsable ({ev.reason})"
             self._note(f"[round {ev.round}] test proposal {ev.attempt + 1}: {what}", "bold cyan")
-            self._note(ev.reply.strip(), "dim")
+            self._note_reply(ev.reply)
         elif isinstance(ev, VoteCast):
             self.records.vote(ev)
             self._votes.setdefault((ev.round, ev.attempt), []).append(ev.answer)
@@ -370,7 +554,10 @@ class DebugApp(App[None]):
             self.progress.kept, self.progress.proposals = 0, 0
             self.tests = list(ev.tests)
             self.statuses, self.passed, self.total = {}, None, None
-            self._note(f"[round {ev.round}] {len(ev.tests)} tests kept of {ev.attempts} proposals")
+            self._note(
+                f"[round {ev.round}] {plural(len(ev.tests), 'test')} kept of "
+                f"{plural(ev.attempts, 'proposal')}"
+            )
             self._draw_tests()
         elif isinstance(ev, TestsRun):
             self._tests_run(ev)
@@ -378,7 +565,7 @@ class DebugApp(App[None]):
             which = "" if ev.candidate is None else f" candidate {ev.candidate + 1}"
             fb = "" if ev.feedback_test is None else f" (feedback: test #{ev.feedback_test})"
             self._note(f"[round {ev.round}] edit{which}{fb}", "bold magenta")
-            self._note(ev.reply.strip(), "dim")
+            self._note_reply(ev.reply)
             if ev.reason:
                 self._note(f"  {ev.reason}", "yellow")
             for label, items in (
@@ -427,15 +614,20 @@ class DebugApp(App[None]):
             self.error = ev.error
             self.phase = "error" if ev.reason == "error" else "finished"
             self._resolve_review(False)  # nothing is waiting any more
-            self._note(f"finished: {ev.reason}" + (f": {ev.error}" if ev.error else ""), "bold")
+            words = finish_words(ev.reason)
+            if ev.error:
+                self._note(f"stopped by a model error: {ev.error} (r asks again)", "bold red")
+            else:
+                self._note(f"finished: {words}", "bold")
             self._draw_code()
             if ev.error:
-                self._tell(f"the session stopped: {ev.error}", "error")
+                self._tell(f"the model failed: {ev.error}; r asks again", "error")
             elif self.code.strip() != self.debug_task.code.strip():
-                self._tell(f"finished ({ev.reason}): w writes the fix back, t exports the tests")
+                self._tell(f"finished ({words}): w writes the fix back, t exports the tests")
             else:
-                self._tell(f"finished ({ev.reason}) without a change to the code")
+                self._tell(f"finished ({words}) without a change to the code")
         self._draw_status()
+        self._save()
 
     def _tests_run(self, ev: TestsRun) -> None:
         if ev.role != "current":
@@ -595,8 +787,14 @@ class DebugApp(App[None]):
 
     def on_person_done(self, message: PersonDone) -> None:
         self.person_busy = max(self.person_busy - 1, 0)
+        self._save()
+        if message.total == 0 and message.what.startswith("test #"):  # a re-run: said as is
+            self._tell(message.what)
+            return
         again = " (u undoes)" if self.undo_stack and not message.what.startswith("undo") else ""
-        self._tell(f"{message.what}: {message.passed}/{message.total} tests pass now{again}")
+        self._tell(
+            f"{message.what}: {message.passed}/{plural(message.total, 'test')} pass now{again}"
+        )
 
     def on_person_failed(self, message: PersonFailed) -> None:
         self.person_busy = max(self.person_busy - 1, 0)
@@ -621,15 +819,22 @@ class DebugApp(App[None]):
         if self.person_busy:
             self._tell("wait: a change is being applied", "warning")
             return
-        if self.phase == "error":  # a model error: the same call would fail again
-            self._tell(f"the session has ended ({self.error})", "warning")
-            return
         refusal = session.continue_refusal()
         if refusal is not None:
-            self._tell(f"the session has ended ({self.finish_reason}): {refusal}", "warning")
+            why = self.error if self.phase == "error" else finish_words(self.finish_reason)
+            self._tell(f"the session has ended ({why}): {refusal}", "warning")
             return
+        # A model error is a pause: r and s ask again from the round it cut short.
+        retry = self.phase == "error"
         self.phase, self.finish_reason, self.error = "running", None, None
-        self._note(f"going on for {rounds} more round(s) on the tests as they are now", "bold")
+        done = -1 if self.rounds_done is None else self.rounds_done
+        self.round_limit = done + rounds + (1 if done < 0 else 0)
+        if retry:
+            self._note("asking the model again from where it failed", "bold")
+        else:
+            self._note(
+                f"going on for {plural(rounds, 'more round')} on the tests as they are now", "bold"
+            )
         self._draw_status()
         self.run_worker(
             session.continue_rounds(rounds),
@@ -639,7 +844,15 @@ class DebugApp(App[None]):
             exit_on_error=False,
         )
 
+    def _still_starting(self) -> bool:
+        if self.session is None and self.phase == "starting":
+            self._tell("still starting (the sandbox and the model's probe): a moment", "warning")
+            return True
+        return False
+
     def action_run(self) -> None:
+        if self._still_starting():
+            return
         if not self.started:
             self._start()
             return
@@ -668,7 +881,7 @@ class DebugApp(App[None]):
         self._draw_status()
 
     def action_step(self) -> None:
-        if self.control is None:
+        if self._still_starting() or self.control is None:
             return
         if not self.started:
             self.control.step(1)
@@ -799,6 +1012,56 @@ class DebugApp(App[None]):
             lambda s: Undo(f"deleting test #{test_id}", lambda s2: s2.restore_test(test, index)),
         )
 
+    def action_copy(self, what: str) -> None:
+        """Copy the selected test's ``call``, ``expected`` value or the whole ``test`` as
+        pytest to the terminal's clipboard (OSC 52)."""
+        test = self._selected_test()
+        if test is None:
+            return
+        if what == "call":
+            text = test.call
+        elif what == "expected":
+            text = safe_repr(test.expected)
+        else:
+            text = self._pytest_text(test)
+        self.copy_to_clipboard(text)
+        self.copied = text
+        self._tell(f"copied the {'test' if what == 'test' else what} of test #{test.id}")
+
+    def _pytest_text(self, test: UnitTest) -> str:
+        if self.loaded is not None:
+            try:
+                return render_pytest(self.loaded, [test]).text
+            except (WorkspaceError, OSError):
+                pass
+        entry = self.debug_task.entry_point
+        return (
+            f"def test_{entry}_{test.id}():\n    assert {test.call} == {safe_repr(test.expected)}\n"
+        )
+
+    def action_rerun_test(self) -> None:
+        """Run the selected test again on the code in force and say what it does."""
+        test = self._selected_test()
+        if test is None:
+            return
+        code, task, settings = self.code, self.debug_task, self.settings
+
+        async def rerun() -> None:
+            try:
+                run = await self.executor.run_tests(
+                    task, code, [test], settings.variant, settings.limits
+                )
+            except Exception as exc:  # the sandbox failed: say it, the app stays
+                self.post_message(PersonFailed(f"re-running test #{test.id}", str(exc)))
+                return
+            (result,) = run.results
+            status = verdict_status(result.verdict.value, result.detail)
+            said = actual_text(status, result.detail)
+            self.post_message(PersonDone(f"test #{test.id} on the code in force: {said}", 0, 0))
+
+        self.person_busy += 1
+        self.run_worker(rerun(), name="rerun", group="person", exit_on_error=False)
+
     def action_rollback(self) -> None:
         session = self._idle_session()
         if session is None:
@@ -904,7 +1167,7 @@ class DebugApp(App[None]):
             rows.append(("server", traffic))
         if self.loaded is not None:
             rows.append(("file", str(self.loaded.path)))
-        rows.append(("undo", f"{len(self.undo_stack)} change(s) can be undone (u)"))
+        rows.append(("undo", f"{plural(len(self.undo_stack), 'change')} can be undone (u)"))
         return rows
 
     def action_session_info(self) -> None:
@@ -914,7 +1177,8 @@ class DebugApp(App[None]):
     def action_panel(self, name: str) -> None:
         """Show a panel: ``code``, ``diff``, ``tests``, ``rounds``, ``candidates``,
         ``transcript`` (keys 1 to 6)."""
-        if name == "tests":
+        if name == "tests":  # the bottom tabs give back the room 4 to 6 took
+            self.query_one("#bottom-tabs").remove_class("-full")
             self.query_one(TestsPanel).table.focus()
             return
         tabs_id, pane = PANELS[name]
@@ -942,7 +1206,47 @@ class DebugApp(App[None]):
     def action_reject_edit(self) -> None:
         self._decide(False)
 
+    def action_search(self) -> None:
+        panel = self.query_one(TestsPanel)
+
+        def searched(query: str | None) -> None:
+            if query is None:
+                return
+            panel.search(query)
+            self.query_one(Transcript).found = None
+            if query:
+                self.action_search_next(True)
+            else:
+                self._tell("search cleared: every test is shown")
+
+        self.push_screen(SearchScreen(panel.query_text), searched)
+
+    def action_search_next(self, forward: bool = True) -> None:
+        """The next (previous) match: in the transcript when it is shown, else the next
+        shown test (the table holds only matches)."""
+        query = self.query_one(TestsPanel).query_text
+        if not query:
+            self._tell("nothing to look for: / searches", "warning")
+            return
+        tabs = self.query_one("#bottom-tabs", TabbedContent)
+        transcript = self.query_one(Transcript)
+        if tabs.active == "tab-transcript":
+            found = transcript.find(query, forward)
+            if found is None:
+                self._tell(f"/{query}: not in the transcript", "warning")
+            return
+        table = self.query_one(TestsPanel).table
+        if table.row_count == 0:
+            self._tell(f"/{query}: no test holds it (6 shows the transcript)", "warning")
+            return
+        step = 1 if forward else -1
+        table.move_cursor(row=(table.cursor_row + step) % table.row_count, animate=False)
+        table.focus()
+
     def _decide(self, accept: bool) -> None:
+        if self.pending_review is None and not accept and self.query_one(TestsPanel).query_text:
+            self.action_search_next(True)
+            return
         if self.pending_review is None:
             self._tell("no edit is awaiting review (v turns review by hand on)", "warning")
             return
@@ -959,6 +1263,10 @@ class DebugApp(App[None]):
             return None
         if self.code.strip() == self.debug_task.code.strip():
             self._tell("nothing to write: the code in force is the given code", "warning")
+            return None
+        changed = changed_on_disk(loaded)
+        if changed is not None:  # said before a diff against the old text is shown
+            self._tell(changed, "error")
             return None
         try:
             diff = function_diff(loaded, self.code)
@@ -1020,7 +1328,7 @@ class DebugApp(App[None]):
             self._tell(f"cannot write {out}: {exc}", "error")
             return
         skipped = f", {rendered.skipped} skipped (not literals)" if rendered.skipped else ""
-        self._tell(f"exported {rendered.exported} tests to {out}{skipped}")
+        self._tell(f"exported {plural(rendered.exported, 'test')} to {out}{skipped}")
 
     def action_show_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
@@ -1039,7 +1347,22 @@ class DebugApp(App[None]):
 
     def _note(self, text: str, style: str = "") -> None:
         if text:
-            self.query_one(Transcript).write(Text(text, style=style))
+            self.query_one(Transcript).add(Text(text, style=style))
+
+    def _note_reply(self, reply: str) -> None:
+        """A model's reply: its prose dim, its fenced code highlighted."""
+        transcript = self.query_one(Transcript)
+        for i, part in enumerate(reply.strip().split("```")):
+            if i % 2 == 0:
+                if part.strip():
+                    transcript.add(Text(part.strip("\n"), style="dim"))
+                continue
+            lang, _, code = part.partition("\n")
+            if not code.strip():  # an inline fence such as ```add(1, 2)```
+                transcript.add(Text(f"```{part}```", style="dim"))
+                continue
+            language = lang.strip() or "python"
+            transcript.add(Syntax(code.rstrip("\n"), language, theme=SYNTAX_THEME, word_wrap=True))
 
     def _model_label(self) -> str:
         simulated = bool(getattr(self.model, "simulated", False))
@@ -1052,13 +1375,15 @@ class DebugApp(App[None]):
                 return f"paused after round {self.rounds_done}"
             return f"paused in round {r}"
         if self.phase == "finished":
-            return f"finished: {self.finish_reason}"
+            return f"finished: {finish_words(self.finish_reason)}"
         if self.phase == "error":
-            return f"error: {self.error}"
+            return f"stopped by {self.error} · r asks again"
         if self.phase == "review":
             return "edit awaiting review: y accept, n reject"
         if self.phase == "ready":
             return "ready: r runs, s runs one round"
+        if self.phase == "starting":
+            return f"{spinner(self.clock())} starting: the sandbox and the model's probe"
         if self.phase in ("running", "pausing"):
             return self._activity()
         return self.phase
@@ -1089,9 +1414,8 @@ class DebugApp(App[None]):
         )
         parts = [StatusPart(self._state_text(), style=style)]
         done = "—" if self.rounds_done is None else str(self.rounds_done)
-        parts.append(
-            StatusPart(f"round {done}/{self.settings.rounds}", f"r{done}/{self.settings.rounds}")
-        )
+        limit = max(self.round_limit, self.rounds_done or 0)
+        parts.append(StatusPart(f"round {done} of {limit}", f"round {done}/{limit}"))
         simulated = " SIMULATED" if getattr(self.model, "simulated", False) else ""
         parts.append(StatusPart(self._model_label(), shorten(self.model.name, 18) + simulated))
         if self.session is not None:
@@ -1105,7 +1429,7 @@ class DebugApp(App[None]):
             parts.append(
                 StatusPart(
                     f"${u.cost:.4f}" if u.cost_known else "cost unknown",
-                    f"${u.cost:.2f}" if u.cost_known else "$?",
+                    f"${u.cost:.2f}" if u.cost_known else None,
                 )
             )
         if self.review_by_hand:
@@ -1127,11 +1451,21 @@ class DebugApp(App[None]):
         self.query_one(CodePanel).show_code(
             self.code, self.debug_task.code, self.debug_task.entry_point
         )
+        self._fit_layout()
+
+    def _fit_layout(self) -> None:
+        """Side by side only when the function's lines and a short call both fit whole."""
+        frame = self.query_one(Frame)
+        need, code_width = side_by_side_width(self.code, self.debug_task.entry_point)
+        if (frame.narrow_width, frame.code_width) != (need, code_width):
+            frame.narrow_width, frame.code_width = need, code_width
+            frame.fit()
 
     def pass_summary(self) -> str:
         if self.total is None:
-            return f"{len(self.tests)} tests" if self.tests else "no tests yet"
-        return f"{self.passed}/{self.total} tests pass on the code in force"
+            return plural(len(self.tests), "test") if self.tests else "no tests yet"
+        verb = "passes" if self.total == 1 else "pass"
+        return f"{self.passed}/{plural(self.total, 'test')} {verb} on the code in force"
 
     def _draw_tests(self) -> None:
         self.query_one(TestsPanel).show(self.tests, self.statuses, self.pass_summary())

@@ -29,6 +29,29 @@ def safe_repr(value: Any) -> str:
         return f"<unprintable {type(value).__name__}: {type(exc).__name__}>"
 
 
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``1 test``, ``2 tests`` (``many``: the plural when it is not ``word + "s"``)."""
+    return f"{n} {word if n == 1 else many or word + 's'}"
+
+
+FINISH_WORDS = {
+    "all_pass": "every test passes",
+    "no_tests": "no tests to debug with",
+    "rounds": "every round ran",
+    "cancelled": "cancelled",
+    "judged_correct": "the model judged the code correct",
+    "error": "a model error",
+    "resumed": "taken back from its file (r goes on)",
+}
+
+
+def finish_words(reason: str | None) -> str:
+    """Why a session ended, in words (``all_pass`` is ``every test passes``)."""
+    if reason is None:
+        return "ended"
+    return FINISH_WORDS.get(reason, reason.replace("_", " "))
+
+
 def vote_bar(test: UnitTest) -> str:
     """``████░░░░ 75%``: the share of the k draws that gave the kept answer (``—`` unvoted)."""
     if test.draws <= 0:

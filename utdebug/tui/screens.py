@@ -107,7 +107,16 @@ class EditExpectedScreen(ModalScreen[Edited | None]):
             yield Static(f"Expected output of test #{self.test_id}", classes="title")
             yield Static(Text.assemble(("call: ", "dim"), self.call))
             yield Static(Text.assemble(("now expects: ", "dim"), safe_repr(self.expected)))
-            yield _input("the correct output, as a Python literal", "expected-input")
+            # Pre-filled with the value now and selected: typing replaces it, an arrow key
+            # keeps it to change a part.
+            box = Input(
+                safe_repr(self.expected),
+                placeholder="the correct output, as a Python literal",
+                id="expected-input",
+                select_on_focus=True,
+            )
+            box.cursor_blink = False
+            yield box
             yield Static("", id="error", classes="error")
             yield Static("enter: save and run the tests again · escape: cancel", classes="hint")
 
@@ -408,4 +417,44 @@ class ReviewScreen(ModalScreen[bool | None]):
         self.dismiss(accept)
 
     def action_later(self) -> None:
+        self.dismiss(None)
+
+
+class SearchScreen(ModalScreen[str | None]):
+    """``/``: what to look for in the tests (they are filtered) and the transcript (``n`` /
+    ``N`` move from one match to the next); empty shows everything again."""
+
+    DEFAULT_CSS = "SearchScreen {" + DIALOG_CSS + "}"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="utdebug.search.cancel"),
+    ]
+
+    def __init__(self, query: str) -> None:
+        super().__init__()
+        self.query_text = query
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static("Search the tests and the transcript", classes="title")
+            box = Input(
+                self.query_text,
+                placeholder="text in a call, an expected value or the transcript",
+                id="search-input",
+                select_on_focus=True,
+            )
+            box.cursor_blink = False
+            yield box
+            yield Static(
+                "enter: search (empty: show everything) · n / N: next / previous · escape",
+                classes="hint",
+            )
+
+    def on_mount(self) -> None:
+        self.query_one("#search-input", Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.dismiss(event.value.strip())
+
+    def action_cancel(self) -> None:
         self.dismiss(None)

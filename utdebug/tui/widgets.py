@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import ast
 import difflib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rich.cells import cell_len
+from rich.console import Group, RenderableType
 from rich.syntax import Syntax
 from rich.text import Text
 from textual import events
@@ -57,6 +60,8 @@ class CodePanel(Vertical):
     def on_mount(self) -> None:
         self._shown: tuple[str, str] | None = None
         self._focus = (1, 1)
+        self._diff_focus = 0
+        self._tries = 0
 
     def show_task(self, title: str, description: str) -> None:
         """The task line: the title and the description's first line (a docstring's summary;
@@ -85,17 +90,29 @@ class CodePanel(Vertical):
         )
         diff = unified_diff(given, code)
         view = self.query_one("#diff-view", Static)
-        if diff:
+        wrapped = SIM_HELPER.search(diff)
+        if diff and wrapped:  # read as a rename otherwise
+            note = Text(
+                f"SIMULATED edit: the simulated model wraps {entry_point}; its code before the "
+                f"edit is kept, unchanged, as {wrapped.group(0)}… (the diff pairs the two).",
+                style="italic yellow",
+            )
+            view.update(Group(note, Syntax(diff, "diff", theme=SYNTAX_THEME)))
+        elif diff:
             view.update(Syntax(diff, "diff", theme=SYNTAX_THEME))
         else:
             view.update(Text("No changes: the code in force is the given code.", style="dim"))
         self._focus = (changed[0], changed[-1]) if changed else function_span(code, entry_point)
+        self._diff_focus = first_change(diff)
+        self._tries = 0
         self.call_after_refresh(self.scroll_to_focus)
 
     def scroll_to_focus(self) -> None:
         """Bring the lines that matter into the code view: the lines an edit changed, else
         the whole function (from its ``def`` when it is longer than the view), with a line
-        of context above when there is room."""
+        of context above when there is room; and the Diff tab to its first changed line.
+        Until the code view has taken the new code's height (a scroll past its old end
+        would stop short of the lines), it tries again a moment later."""
         scroll = self.query_one("#code-scroll", VerticalScroll)
         task = self.query_one("#task-text", Static)
         above = task.outer_size.height if task.display else 0
@@ -105,10 +122,57 @@ class CodePanel(Vertical):
         spare = view - (last - first + 1)
         if spare > 0:
             top -= min(spare, 1 if spare < 4 else 2)
-        scroll.scroll_to(y=above + max(top, 0), animate=False, immediate=True)
+        y = above + max(top, 0)
+        scroll.scroll_to(y=y, animate=False, immediate=True)
+        diff = self.query_one("#diff-scroll", VerticalScroll)
+        diff.scroll_to(y=self._diff_focus, animate=False, immediate=True)
+        lines = len(self._shown[0].splitlines()) if self._shown else 0
+        laid_out = scroll.virtual_size.height >= above + lines
+        if (not laid_out or scroll.scroll_y < min(y, scroll.max_scroll_y)) and self._tries < 50:
+            self._tries += 1
+            self.set_timer(0.02, self.scroll_to_focus)
 
     def on_resize(self, event: events.Resize) -> None:
+        self._tries = 0
         self.call_after_refresh(self.scroll_to_focus)
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        self._tries = 0  # a hidden view had no height to scroll in
+        self.call_after_refresh(self.scroll_to_focus)
+
+
+SIM_HELPER = re.compile(r"\b_sim_(?:prev|base|flaw\d+)_")
+"""The helpers the simulated model's edits add (the function before the edit, renamed)."""
+
+
+def first_change(diff: str) -> int:
+    """The 0-based row of the first ``-`` or ``+`` line of a unified diff, less a row of
+    context (0 when there is none)."""
+    for i, line in enumerate(diff.splitlines()):
+        if line.startswith(("-", "+")) and not line.startswith(("---", "+++")):
+            return max(i - 1, 0)
+    return 0
+
+
+def docstring_lines(code: str, entry_point: str) -> set[int]:
+    """The lines (1-based) of ``entry_point``'s docstring: prose that may wrap or be cut,
+    unlike its code."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == entry_point:
+            body = node.body
+            if (
+                body
+                and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)
+            ):
+                return set(range(body[0].lineno, (body[0].end_lineno or body[0].lineno) + 1))
+            return set()
+    return set()
 
 
 def function_span(code: str, entry_point: str) -> tuple[int, int]:
@@ -135,6 +199,30 @@ def changed_lines(given: str, code: str) -> list[int]:
     return out
 
 
+CODE_GUTTER = 10
+"""Cells around a code line in the code panel: line number, marker, borders, scrollbar."""
+SIDE_INPUT, SIDE_EXPECTED = 26, 12
+"""The input and expected columns' widths side by side: a short call is whole there."""
+
+
+def side_by_side_width(code: str, entry_point: str) -> tuple[int, int]:
+    """(the terminal width from which the code and the tests stand side by side, the code
+    panel's width there): the function's widest line whole beside a tests table whose input
+    and expected columns hold a short call whole; narrower terminals stack them."""
+    first, last = function_span(code, entry_point)
+    prose = docstring_lines(code, entry_point)
+    lines = [
+        line
+        for i, line in enumerate(code.splitlines()[first - 1 : last], start=first)
+        if i not in prose
+    ] or [""]
+    code_width = max(40, max(cell_len(line.expandtabs()) for line in lines) + CODE_GUTTER)
+    fixed = sum(w for _, w in TEST_COLUMNS_FIXED)
+    columns = len(TEST_COLUMNS_FIXED) + len(TEST_COLUMNS_FLEX)
+    tests_width = fixed + SIDE_INPUT + SIDE_EXPECTED + 2 * columns + SCROLLBAR + 2
+    return code_width + tests_width, code_width
+
+
 TEST_COLUMNS_FIXED = (("id", 3), ("status", 7), ("votes", 13), ("origin", 6))
 TEST_COLUMNS_FLEX = (("input", 3.0, 10), ("expected", 2.0, 8))
 TEST_COLUMN_ORDER = ("id", "input", "expected", "status", "votes", "origin")
@@ -156,6 +244,9 @@ class TestsPanel(Vertical):
 
     def on_mount(self) -> None:
         self._tests: list[UnitTest] = []
+        self._summary = "no tests yet"
+        self.query_text = ""
+        """The search (``/``): only the tests that hold it are shown."""
         self._statuses: dict[int, str] = {}
         self._widths: dict[str, int] = {}
         self._fit_columns()
@@ -182,16 +273,30 @@ class TestsPanel(Vertical):
         return True
 
     def show(self, tests: Sequence[UnitTest], statuses: dict[int, str], summary: str) -> None:
-        self.query_one("#tests-summary", Static).update(summary)
+        self._summary = summary
         self._tests, self._statuses = list(tests), dict(statuses)
         self._fill()
+
+    def search(self, query: str) -> None:
+        """Show only the tests whose call or expected value holds ``query`` (``""``: all)."""
+        self.query_text = query
+        self._fill()
+
+    def matches(self, t: UnitTest) -> bool:
+        q = self.query_text.casefold()
+        return not q or q in t.call.casefold() or q in safe_repr(t.expected).casefold()
 
     def _fill(self) -> None:
         table = self.table
         keep = self.selected_id()
         table.clear()
         w = self._widths
-        for t in self._tests:
+        shown = [t for t in self._tests if self.matches(t)]
+        summary = self._summary
+        if self.query_text:
+            summary += f" · /{self.query_text}: {len(shown)} of {len(self._tests)} shown"
+        self.query_one("#tests-summary", Static).update(summary)
+        for t in shown:
             status = self._statuses.get(t.id, "")
             table.add_row(
                 str(t.id),
@@ -202,7 +307,7 @@ class TestsPanel(Vertical):
                 origin_text(t),
                 key=str(t.id),
             )
-        if keep is not None and any(t.id == keep for t in self._tests):
+        if keep is not None and any(t.id == keep for t in shown):
             table.move_cursor(row=table.get_row_index(str(keep)), animate=False)
 
     def selected_id(self) -> int | None:
@@ -261,8 +366,8 @@ class RoundsTable(DataTable[str | Text]):
                 Text(row.outcome, style=OUTCOME_STYLES.get(row.outcome, "")),
                 shorten(row.reason, self._widths["reason"]),
             )
-        if rows:
-            self.scroll_end(animate=False, immediate=True)
+        if rows:  # follow the newest row once the table knows its new height
+            self.call_after_refresh(self.scroll_end, animate=False, immediate=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,7 +420,75 @@ class CandidatesPanel(Vertical):
 
 
 class Transcript(RichLog):
-    """The model's replies and the session's steps, appended as events arrive."""
+    """The model's replies and the session's steps, appended as events arrive.
+
+    It keeps what was written and lays it out again for the width it has whenever that width
+    changes: an entry written while its tab was hidden (no width yet) wraps at the width it
+    gets when shown, not at a guess."""
+
+    def on_mount(self) -> None:
+        self.entries: list[RenderableType] = []
+        self._laid_out = 0
+        """The width the lines were wrapped at (0: not laid out yet)."""
+        self._written = 0
+        """Entries laid out at that width so far."""
+        self.starts: list[int] = []
+        """The first line of each entry laid out."""
+        self.found: int | None = None
+        """The entry the last search moved to."""
+
+    def find(self, query: str, forward: bool = True) -> int | None:
+        """Scroll to the next (or previous) entry holding ``query`` (case ignored), after the
+        one found last; its index, or ``None`` when none holds it."""
+        q = query.casefold()
+        hits = [i for i, e in enumerate(self.entries) if q in _plain(e).casefold()]
+        if not hits:
+            return None
+        at = self.found
+        if forward:
+            after = [i for i in hits if at is None or i > at]
+            self.found = after[0] if after else hits[0]
+        else:
+            before = [i for i in hits if at is not None and i < at]
+            self.found = before[-1] if before else hits[-1]
+        if self.found < len(self.starts):
+            self.scroll_to(y=self.starts[self.found], animate=False, immediate=True)
+        return self.found
+
+    def add(self, entry: RenderableType) -> None:
+        """Append ``entry`` (laid out now if the width is known, else once it is)."""
+        self.entries.append(entry)
+        if self.scrollable_content_region.width > 0:
+            self.sync()
+        else:
+            self.call_after_refresh(self.sync)
+
+    def sync(self) -> None:
+        """Lay out the entries not laid out yet; all of them again when the width changed."""
+        width = self.scrollable_content_region.width
+        if width <= 0:
+            return
+        follow = self.is_vertical_scroll_end or self._laid_out == 0
+        if width != self._laid_out:
+            self._laid_out, self._written = width, 0
+            self.starts = []
+            self.clear()
+        for entry in self.entries[self._written :]:
+            self.starts.append(len(self.lines))
+            self.write(entry, width=width, scroll_end=False)
+        self._written = len(self.entries)
+        if follow:
+            self.scroll_end(animate=False, immediate=True)
+
+    def on_resize(self, event: events.Resize) -> None:
+        super().on_resize(event)
+        self.call_after_refresh(self.sync)
+
+
+def _plain(entry: RenderableType) -> str:
+    if isinstance(entry, Syntax):
+        return entry.code
+    return entry.plain if isinstance(entry, Text) else str(entry)
 
 
 class StatusBar(Static):
@@ -361,7 +534,10 @@ class Frame(Vertical):
         super().__init__(id=id)
         self.min_size = min_size
         self.narrow_width = narrow_width
-        """Under this width the frame has the class ``-narrow``."""
+        """Under this width the frame has the class ``-narrow`` (the app sets it from what
+        side by side needs: :func:`side_by_side_width`)."""
+        self.code_width: int | None = None
+        """The code panel's width side by side (``None``: the CSS decides)."""
         self.short_height = short_height
         """Under this height the frame has the class ``-short``."""
 
@@ -373,7 +549,12 @@ class Frame(Vertical):
         min_width, min_height = self.min_size
         small = width < min_width or height < min_height
         # The app's CSS lays the panels out by these classes (stacked, shrunk).
-        self.set_class(width < self.narrow_width, "-narrow")
+        narrow = width < self.narrow_width
+        self.set_class(narrow, "-narrow")
+        if self.code_width is not None:  # side by side, the tests get what they need
+            panel = self.query_one("#code-panel")
+            tests = self.narrow_width - self.code_width
+            panel.styles.width = "1fr" if narrow else max(self.code_width, width - tests)
         self.set_class(height < self.short_height, "-short")
         self.query_one("#body").display = not small
         message = self.query_one(TooSmall)

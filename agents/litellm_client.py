@@ -733,6 +733,8 @@ class LiteLLMModel:
                         if ttft is None:
                             ttft = time.monotonic() - start
                             traffic.first_token(start)
+                        else:
+                            traffic.token(start)
                         if request is not None and request.end is not None and "`" in content:
                             at = reached(request.end, "".join(parts))
                             if at is not None:

@@ -17,6 +17,9 @@ from dataclasses import dataclass
 __all__ = ["Traffic", "TrafficSnapshot", "reset_registry", "snapshot_all", "traffic_for"]
 
 _WINDOW = 20
+OVERLAP_MARGIN = 0.05
+"""Seconds a request's token must come after another's first token to show that the server
+generates both at once (see :attr:`Traffic.overlaps`)."""
 """Calls the per-call averages are taken over (the most recent ones)."""
 
 
@@ -70,16 +73,19 @@ class Traffic:
         self.completion_tokens = 0
         self._busy = 0.0
         self._busy_since: float | None = None
-        self._generating: set[float] = set()
-        """Start times of the requests in flight that have their first token."""
+        self._generating: dict[float, float] = {}
+        """Start time -> first-token time of the requests in flight that have their first
+        token."""
         self._gen = 0.0
         self._gen_since: float | None = None
         self._gen_tokens = 0
         """Completion tokens of requests that were streamed (had a first token)."""
         self.overlaps = 0
-        """First tokens that arrived while another request was generating: evidence that the
-        server generates for several requests at once (a server that queues them, or cuts
-        one for the next, never shows it)."""
+        """Tokens of one request that arrived well after another request's first token
+        (``OVERLAP_MARGIN``): evidence that the server generates for several requests at once.
+        A server that queues them, or cuts one for the next, never shows it; the margin keeps
+        a loaded client, that reads one reply's last chunks after the next reply's first,
+        from showing it either."""
         self._latency: deque[float] = deque(maxlen=_WINDOW)
         self._ttft: deque[float] = deque(maxlen=_WINDOW)
 
@@ -102,9 +108,21 @@ class Traffic:
             self._ttft.append(now - start)
             if not self._generating:
                 self._gen_since = now
-            else:
-                self.overlaps += 1
-            self._generating.add(start)
+            self._generating[start] = now
+
+    def token(self, start: float, now: float | None = None) -> None:
+        """A later token of the request sent at ``start`` (after its first), arrived at
+        ``now`` (default: ``time.monotonic()``)."""
+        if len(self._generating) < 2:
+            return
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            if start not in self._generating:
+                return
+            for other, first in self._generating.items():
+                if other != start and first < now - OVERLAP_MARGIN:
+                    self.overlaps += 1
+                    return
 
     def finished(self, start: float, completion_tokens: int, *, ok: bool) -> None:
         now = time.monotonic()
@@ -115,7 +133,7 @@ class Traffic:
                 self._busy_since = None
             streamed = start in self._generating
             if streamed:
-                self._generating.discard(start)
+                del self._generating[start]
                 if not self._generating and self._gen_since is not None:
                     self._gen += now - self._gen_since
                     self._gen_since = None

@@ -193,7 +193,14 @@ async def _one(
         res.both += attack and correct
 
 
-def print_intrinsic(out: Console, split: Split, res: IntrinsicResult, *, as_json: bool) -> None:
+def print_intrinsic(
+    out: Console,
+    split: Split,
+    res: IntrinsicResult,
+    *,
+    as_json: bool,
+    licence: str | None = None,
+) -> None:
     rates = res.rates()
     payload: dict[str, Any] = {
         "split": split.value,
@@ -207,6 +214,8 @@ def print_intrinsic(out: Console, split: Split, res: IntrinsicResult, *, as_json
         "errors": res.errors,
         "model_errors": res.model_errors_summary(),
     }
+    if licence is not None:
+        payload["data_licence"] = licence
     if as_json:
         print_json(payload)
         return
@@ -233,3 +242,5 @@ def print_intrinsic(out: Console, split: Split, res: IntrinsicResult, *, as_json
     from utdebug.benchmarks.model_bench import model_errors_footer
 
     model_errors_footer(out, split.value, payload["model_errors"], "problems")
+    if licence is not None:
+        out.print(f"{split.value}: data licence: {licence}")

@@ -386,7 +386,12 @@ def run_model_bench(args: argparse.Namespace, cfg: SandboxConfig, stop: threadin
     err = Console(stderr=True)
     out = Console() if sys.stdout.isatty() else Console(width=140)
     cache_dir = args.cache_dir or default_cache_dir()
-    loaded, failed = load_selected(args, cache_dir, err)
+    eval_settings = bench_eval_settings(
+        args,
+        cut_after=DEFAULT_CUT_AFTER if args.cut_after is None else (args.cut_after or None),
+        cut_limit=args.cut_limit,
+    )
+    loaded, failed = load_selected(args, cache_dir, err, cfg, eval_settings.limits)
     if failed:
         return EXIT_USAGE
     meter = Meter(cost_limit=args.cost_limit)
@@ -397,11 +402,6 @@ def run_model_bench(args: argparse.Namespace, cfg: SandboxConfig, stop: threadin
     except (ConfigError, OSError, ValueError) as e:
         error_line(err, "utdebug bench:", e)
         return EXIT_USAGE
-    eval_settings = bench_eval_settings(
-        args,
-        cut_after=DEFAULT_CUT_AFTER if args.cut_after is None else (args.cut_after or None),
-        cut_limit=args.cut_limit,
-    )
 
     async def run_all() -> int:
         try:
@@ -441,6 +441,22 @@ async def _main(
             if args.mode == "intrinsic":
                 from utdebug.benchmarks.intrinsic import print_intrinsic, run_intrinsic
 
+                if ls.split is Split.CLASSEVAL:
+                    from utdebug.benchmarks.classeval_debug import run_class_intrinsic
+
+                    res = await run_class_intrinsic(
+                        problems=ls.classes,
+                        model=model,
+                        args=args,
+                        executor=executor,
+                        eval_settings=eval_settings,
+                        sim=sim_params(args) if model is None else None,
+                    )
+                    print_intrinsic(
+                        out, ls.split, res, as_json=args.json, licence=ls.about.get("data_licence")
+                    )
+                    failed.append((res.model_errors_summary(), len(ls.classes), "problems"))
+                    continue
                 res = await run_intrinsic(
                     ls=ls,
                     model=model,
@@ -613,7 +629,7 @@ async def _debug_one(
     err: Console,
 ) -> DebugRun:
     out_dir = out_dir_for(args, ls.split, settings, tag)
-    total = len(ls.problems) + len(ls.errors)
+    total = len(ls.problems) + len(ls.classes) + len(ls.errors)
     label = f"[bold]{ls.split.value}[/bold] {tag or settings.ut_method.value}"
     if params is not None:
         label += f" [yellow]{SIMULATED}[/yellow]"
@@ -633,6 +649,25 @@ async def _debug_one(
         key_extra: dict[str, Any] = {"model": args.model, "ut_model": args.ut_model}
         if params is not None:
             key_extra["sim"] = params.to_json()
+        if ls.split is Split.CLASSEVAL:
+            from utdebug.benchmarks.classeval_debug import debug_classeval_split
+
+            return await debug_classeval_split(
+                problems=ls.classes,
+                errors=ls.errors,
+                model=model,
+                settings=settings,
+                executor=executor,
+                eval_settings=eval_settings,
+                out_dir=out_dir,
+                sources=ls.sources,
+                about=ls.about,
+                key_extra=key_extra,
+                concurrency=min(args.concurrency, 4),
+                sim_params=params,
+                on_record=on_record,
+                ut_model=ut_model,
+            )
         return await debug_split(
             split=ls.split,
             problems=ls.problems,
@@ -732,6 +767,8 @@ def print_debug(
     for e in s["errors"][:10]:
         out.print(f"{split.value}: [yellow]problem error[/yellow] {e['task_id']}: {e['error']}")
     model_errors_footer(out, split.value, s["model_errors"], "sessions")
+    if "data_licence" in s:
+        out.print(f"{split.value}: data licence: {s['data_licence']}")
     out.print(f"{split.value}: samples and summary in {run.out_dir}/")
 
 

@@ -1,6 +1,6 @@
 """ClassEval+Fix: reading ClassEval, building the corrupted versions in the sandbox (seeded,
 reproducible), unittest verdicts decided in the parent, and ``utdebug bench --split classeval``
-(plain evaluation, --gold, the licence, the refusal of the model-driven modes)."""
+(plain evaluation, --gold, the licence, the refusal of the modes it does not take)."""
 
 from __future__ import annotations
 
@@ -418,7 +418,9 @@ def test_bench_classeval_plain_and_gold(small_dir: Path, tmp_path: Path) -> None
     assert bad.returncode == 2 and "unknown problem(s) in classeval" in bad.stderr
 
 
-def test_bench_classeval_refuses_the_model_modes_with_the_reason(small_dir: Path) -> None:
-    r = utdebug("bench", "--split", "classeval", "--model", "sim", "--data-dir", str(small_dir))
+def test_bench_classeval_refuses_the_other_model_modes_with_the_reason(small_dir: Path) -> None:
+    r = utdebug(
+        "bench", "voting", "--split", "classeval", "--model", "sim", "--data-dir", str(small_dir)
+    )
     assert r.returncode == 2
-    assert "tests with setup" in r.stderr and "Traceback" not in r.stderr
+    assert "the other modes" in r.stderr and "Traceback" not in r.stderr

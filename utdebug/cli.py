@@ -446,11 +446,12 @@ def _bench_mode(
             "--split he+ is HumanEval+ code generation (no buggy code): use it with "
             "'bench judge', or with --gold to check the loader and evaluator"
         )
-    if "classeval" in (args.split or []) and (args.mode != "eval" or args.model != "none"):
+    if "classeval" in (args.split or []) and (
+        args.mode not in ("eval", "intrinsic") or args.models is not None
+    ):
         parser.error(
-            "--split classeval runs plain evaluation and --gold: the model-driven modes need "
-            "tests that build the object whose method they call (tests with setup), which "
-            "the engine does not write yet"
+            "--split classeval runs plain evaluation, --gold, the debugging loop (bench "
+            "--model ...) and bench intrinsic; the other modes and --models do not take it"
         )
     if args.model == "none" and args.mode == "eval":
         return run_bench(args, _sandbox_config(args), stop)

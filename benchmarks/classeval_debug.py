@@ -1,0 +1,533 @@
+"""The UTDebug loop on ClassEval+Fix: one session per corrupted method.
+
+The Task is the method target (the class's module, the method, ``program=True``): the model
+writes tests with setup (build the object, call the method, expected outcome), votes on their
+outcomes, and its edits are merged into the class. The code in force after every round is
+judged on the class's kept ClassEval tests (:func:`evaluate_class_problem`, one test method per
+sandbox input, verdict in the parent); round 0 is the corrupted code (the initial pass rate).
+
+The SIMULATED model needs test programs it can propose and whose right outcomes it knows: they
+are read from ClassEval's tests of the corrupted method (:func:`program_inputs`: the statements
+before the first call of the method are the setup, that call is the call, and when its value is
+dropped the first asserted expression after it is ``then``; ``setUp`` runs first, and the
+``self.x`` it made are plain names), and their expected outcomes are
+computed by running them on the canonical solution in the sandbox. These test programs are
+what the simulated model knows; the debugging pass rates are always ClassEval's own tests.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from utdebug.agents.base import Model, ModelError
+from utdebug.agents.sim import ProgramInput, SimModel, SimParams, SimProblem
+from utdebug.benchmarks.classeval import DATA_LICENCE, ClassFixProblem
+from utdebug.benchmarks.datasets import ProblemError, Split
+from utdebug.benchmarks.debugging import SIM_LABEL, DebugRun, summarize_debug
+from utdebug.benchmarks.evaluator import EvalSettings, evaluate_class_problem
+from utdebug.benchmarks.records import record_key
+from utdebug.benchmarks.runs import FatalRunError, Job, ProgressFn, SessionModelError, run_folder
+from utdebug.engine import Executor, Session, Settings, Task, UnitTest, event_to_json
+from utdebug.engine.events import RoundFinished, TestKept
+from utdebug.engine.program import SETUP_ERROR, Raises, judge_program
+from utdebug.literals import literal_value
+from utdebug.sandbox.compare import CheckSpec, Semantics, outputs_match
+from utdebug.sandbox.server import Limits, Outcome, SandboxError, Status
+from utdebug.sandbox.verdicts import Verdict
+from utdebug.workspace import WorkspaceError, load_function
+
+__all__ = [
+    "ClassPrivate",
+    "class_task",
+    "debug_classeval_split",
+    "program_inputs",
+    "run_class_intrinsic",
+]
+
+
+def class_task(problem: ClassFixProblem) -> Task:
+    """The engine's Task for a problem: the method in its class's module, tested with
+    programs, read as ``utdebug debug`` reads a method in a person's file."""
+    with tempfile.TemporaryDirectory(prefix="utdebug-classeval-") as folder:
+        path = Path(folder) / f"{problem.class_task.lower()}.py"
+        path.write_text(problem.code, encoding="utf-8")
+        task = load_function(path, problem.target.qualname).to_task()
+    return replace(task, task_id=problem.task_id, program=True)
+
+
+def program_inputs(problem: ClassFixProblem) -> list[ProgramInput]:
+    """Test programs read from ClassEval's tests of the corrupted method (see the module
+    docstring); a test that still uses ``self`` (other than ``self.assert...``) before the
+    call, or never calls the method, gives none. Distinct programs, in the tests' order."""
+    tree = ast.parse(problem.test_code)
+    wanted = {problem.tests[i] for i in problem.target_tests}
+    out: list[ProgramInput] = []
+    for cls in tree.body:
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        set_up = next(
+            (f.body for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "setUp"),
+            [],
+        )
+        for fn in cls.body:
+            if isinstance(fn, ast.FunctionDef) and (cls.name, fn.name) in wanted:
+                body = [_Unself().visit(s) for s in [*set_up, *fn.body]]
+                found = _program_of(body, problem.target.method)
+                if found is not None and found not in out:
+                    out.append(found)
+    return out
+
+
+class _Unself(ast.NodeTransformer):
+    """``self.x`` (the ``TestCase``'s attributes that ``setUp`` made) as a plain name ``x``;
+    ``self.assert...`` is left as it is."""
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        if (
+            isinstance(node.value, ast.Name)
+            and node.value.id == "self"
+            and not node.attr.startswith(("assert", "fail", "skip"))
+        ):
+            return ast.copy_location(ast.Name(node.attr, type(node.ctx)()), node)
+        self.generic_visit(node)
+        return node
+
+
+def _uses_self(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == "self" for n in ast.walk(node))
+
+
+def _program_of(body: list[ast.stmt], method: str) -> ProgramInput | None:
+    for i, stmt in enumerate(body):
+        call = next(
+            (
+                n
+                for n in ast.walk(stmt)
+                if isinstance(n, ast.Call)
+                and isinstance(n.func, ast.Attribute)
+                and n.func.attr == method
+            ),
+            None,
+        )
+        if call is None:
+            continue
+        setup = body[:i]
+        if any(_uses_self(s) for s in setup) or _uses_self(call):
+            return None
+        then = None
+        if isinstance(stmt, ast.Expr) and stmt.value is call and i + 1 < len(body):
+            nxt = body[i + 1]
+            if (
+                isinstance(nxt, ast.Expr)
+                and isinstance(nxt.value, ast.Call)
+                and isinstance(nxt.value.func, ast.Attribute)
+                and nxt.value.func.attr.startswith("assert")
+                and _uses_self(nxt.value.func)
+                and nxt.value.args
+                and not _uses_self(nxt.value.args[0])
+            ):
+                then = ast.unparse(nxt.value.args[0])
+        return ProgramInput("\n".join(ast.unparse(s) for s in setup), ast.unparse(call), then)
+    return None
+
+
+def _unit(p: ProgramInput, expected: Any = None) -> UnitTest:
+    return UnitTest(0, (), p.call, expected, setup=p.setup, then=p.then)
+
+
+def _literal(value: Any) -> bool:
+    try:
+        literal_value(repr(value))
+    except Exception:
+        return False
+    return True
+
+
+def _gold_outcome(o: Outcome) -> tuple[bool, Any]:
+    """(the gold program ran to an outcome a test can state, that outcome)."""
+    if o.status is Status.OK and _literal(o.value):
+        return True, o.value
+    if o.status is Status.ERROR and o.error_type and o.error_type != SETUP_ERROR:
+        return True, Raises(o.error_type)
+    return False, None
+
+
+def matches(value: Any, gold: Any) -> bool:
+    if isinstance(value, Raises) or isinstance(gold, Raises):
+        return isinstance(value, Raises) and isinstance(gold, Raises) and value == gold
+    try:
+        return bool(outputs_match(value, gold, CheckSpec(), Semantics.DATASET, ()))
+    except Exception:
+        return False
+
+
+class ClassPrivate:
+    """ClassEval's kept tests of each problem (each program judged once), and the test
+    programs the simulated model knows with their gold outcomes."""
+
+    def __init__(self, executor: Executor, settings: EvalSettings) -> None:
+        self.executor = executor
+        self.settings = settings
+        self.problems: dict[str, ClassFixProblem] = {}
+        self.inputs: dict[str, tuple[ProgramInput, ...]] = {}
+        self.expected: dict[str, tuple[Any, ...]] = {}
+        self._results: dict[tuple[str, str], asyncio.Task[dict[str, Any]]] = {}
+        self._verdicts: dict[tuple[str, str], asyncio.Task[list[tuple[bool, Any]]]] = {}
+
+    async def add(self, problem: ClassFixProblem, *, programs: bool) -> None:
+        self.problems[problem.task_id] = problem
+        if not programs or problem.task_id in self.inputs:
+            return
+        kept: list[ProgramInput] = []
+        values: list[Any] = []
+        for p in program_inputs(problem):
+            res = await self.executor.run_program(problem.gold, _unit(p), self.settings.limits)
+            ok, value = _gold_outcome(res.outcomes[0])
+            if ok:
+                kept.append(p)
+                values.append(value)
+        self.inputs[problem.task_id] = tuple(kept)
+        self.expected[problem.task_id] = tuple(values)
+
+    async def evaluate(self, task_id: str, code: str) -> dict[str, Any]:
+        """ClassEval's kept tests of the problem on ``code`` (the record body)."""
+        key = (task_id, code)
+        if key not in self._results:
+            loop = asyncio.get_running_loop()
+            p = self.problems[task_id]
+            self._results[key] = asyncio.ensure_future(
+                loop.run_in_executor(
+                    None,
+                    evaluate_class_problem,
+                    self.executor.sandbox,
+                    p,
+                    code,
+                    self.settings,
+                )
+            )
+        return await asyncio.shield(self._results[key])
+
+    async def verdicts(self, task_id: str, code: str) -> list[tuple[bool, Any]]:
+        """The simulated model's oracle: ``code`` on the known test programs."""
+        key = (task_id, code)
+        if key not in self._verdicts:
+            self._verdicts[key] = asyncio.ensure_future(self._run_programs(task_id, code))
+        return await asyncio.shield(self._verdicts[key])
+
+    async def _run_programs(self, task_id: str, code: str) -> list[tuple[bool, Any]]:
+        out = []
+        for p, want in zip(self.inputs[task_id], self.expected[task_id], strict=True):
+            res = await self.executor.run_program(code, _unit(p), self.settings.limits)
+            o = res.outcomes[0]
+            ok = judge_program(o, want, CheckSpec()).verdict is Verdict.PASS
+            out.append((ok, o.value if o.status is Status.OK and _literal(o.value) else None))
+        return out
+
+
+async def score_class_tests(
+    executor: Executor,
+    problem: ClassFixProblem,
+    tests: Sequence[UnitTest],
+    codes: dict[str, str],
+    limits: Limits,
+) -> list[dict[str, Any]]:
+    """Per kept test with setup: valid (the canonical class runs it to an outcome), correct
+    (its expected outcome is the canonical class's), attack (the code it was written against
+    does not give the canonical outcome)."""
+    out = []
+    for t in tests:
+        g = await executor.run_program(problem.gold, t, limits)
+        valid, gold = _gold_outcome(g.outcomes[0])
+        correct = valid and judge_program(g.outcomes[0], t.expected, CheckSpec()).verdict is (
+            Verdict.PASS
+        )
+        attack = False
+        code = codes.get(t.target)
+        if valid and code is not None:
+            r = await executor.run_program(code, t, limits)
+            attack = judge_program(r.outcomes[0], gold, CheckSpec()).verdict is not Verdict.PASS
+        out.append(
+            {"id": t.id, "valid": valid, "attack": attack, "correct": correct, "share": t.share}
+        )
+    return out
+
+
+async def debug_class_problem(
+    problem: ClassFixProblem,
+    model: Model,
+    settings: Settings,
+    executor: Executor,
+    private: ClassPrivate,
+    *,
+    ut_model: Model | None = None,
+) -> dict[str, Any]:
+    from utdebug.engine.model import code_id
+
+    try:
+        task = class_task(problem)
+    except WorkspaceError as e:
+        raise SandboxError(f"the corrupted class cannot be read as a method target: {e}") from None
+    session = Session(task, model, executor, settings, ut_model=ut_model)
+    t0 = time.perf_counter()
+    result = await session.run()
+    seconds = time.perf_counter() - t0
+    if result.fatal:
+        raise FatalRunError(result.error or "the model failed")
+    if result.reason == "error":
+        raise SessionModelError(
+            result.error or "the model failed",
+            {
+                "finish": result.reason,
+                "usage": session.usage_json(),
+                "session_seconds": round(seconds, 3),
+                "events": [event_to_json(ev) for ev in result.events],
+            },
+        )
+    codes = {ev.round: ev.code for ev in result.events if isinstance(ev, RoundFinished)}
+    rounds = []
+    code = problem.code
+    for r in range(settings.rounds + 1):
+        code = codes.get(r, code)
+        ev = await private.evaluate(problem.task_id, code)
+        rounds.append(
+            {
+                "round": r,
+                "pass_fraction": round(ev["pass_fraction"], 6),
+                "all_pass": ev["all_pass"],
+                "timeouts": ev["timeouts"],
+                "target_passed": ev["target_passed"],
+                "verdicts": ev["verdicts"],
+                "code": code if r == 0 or code != problem.code else None,
+            }
+        )
+    kept = [ev.test for ev in result.events if isinstance(ev, TestKept)]
+    texts = [getattr(ev, "code", None) for ev in result.events]
+    targets = {code_id(c): c for c in [problem.code, *texts] if isinstance(c, str)}
+    scores = await score_class_tests(executor, problem, kept, targets, settings.limits)
+    return {
+        "target": problem.target.qualname,
+        "mutation": problem.mutation,
+        "n_tests": len(problem.tests),
+        "target_tests": len(problem.target_tests),
+        "sim_programs": len(private.inputs.get(problem.task_id, ())),
+        "finish": result.reason,
+        "error": result.error,
+        "rounds": rounds,
+        "tests": scores,
+        "usage": session.usage_json(),
+        "session_seconds": round(seconds, 3),
+        "events": [event_to_json(ev) for ev in result.events],
+    }
+
+
+async def debug_classeval_split(
+    *,
+    problems: Sequence[ClassFixProblem],
+    errors: Sequence[ProblemError],
+    model: Model | None,
+    settings: Settings,
+    executor: Executor,
+    eval_settings: EvalSettings,
+    out_dir: Path,
+    sources: dict[str, str],
+    about: dict[str, Any],
+    key_extra: dict[str, Any],
+    concurrency: int = 4,
+    sim_params: SimParams | None = None,
+    on_record: ProgressFn | None = None,
+    ut_model: Model | None = None,
+) -> DebugRun:
+    """Debug every ClassEval+Fix problem not yet recorded (resume as the other splits); the
+    summary carries the data licence and the build's counts."""
+    t0 = time.perf_counter()
+    split = Split.CLASSEVAL
+    run = DebugRun(split, out_dir)
+    private = ClassPrivate(executor, eval_settings)
+    if sim_params is not None:
+
+        def matcher(task_id: str, value: Any, gold: Any, args: tuple[Any, ...]) -> bool:
+            return matches(value, gold)
+
+        model = SimModel(sim_params, private.verdicts, matcher)
+    if model is None:
+        raise ValueError("debug_classeval_split needs a model or simulation parameters")
+    simulated = bool(getattr(model, "simulated", False))
+    dataset_sha = sorted(sources.items())
+
+    def key_of(task_id: str, code: str) -> str:
+        return record_key(
+            {
+                "split": split.value,
+                "task_id": task_id,
+                "code": code,
+                "sources": dataset_sha,
+                "settings": settings.to_json(),
+                "eval": eval_settings.key_parts(),
+                **key_extra,
+            }
+        )
+
+    def base(task_id: str, key: str) -> dict[str, Any]:
+        return {
+            "key": key,
+            "split": split.value,
+            "task_id": task_id,
+            "model": model.name,
+            "simulated": simulated,
+            "label": SIM_LABEL if simulated else None,
+            "data_licence": DATA_LICENCE,
+            "settings": settings.to_json(),
+        }
+
+    async def work(p: ClassFixProblem) -> dict[str, Any]:
+        assert model is not None
+        await private.add(p, programs=isinstance(model, SimModel))
+        if isinstance(model, SimModel):
+            model.register(
+                SimProblem(
+                    task_id=p.task_id,
+                    entry_point=p.target.method,
+                    gold=p.gold,
+                    given=p.code,
+                    inputs=private.inputs[p.task_id],
+                    expected=private.expected[p.task_id],
+                )
+            )
+        return await debug_class_problem(p, model, settings, executor, private, ut_model=ut_model)
+
+    dataset_errors = []
+    for err in errors:
+        task_id = err.task_id or f"{split.value}/row{err.row}"
+        message = f"{err.file}, row {err.row}: {err.message}"
+        dataset_errors.append((base(task_id, key_of(task_id, f"row {err.row}")), message))
+    jobs = [Job(base(p.task_id, key_of(p.task_id, p.code)), partial(work, p)) for p in problems]
+    extra: dict[str, Any] = {"model": model.name, "settings": settings.to_json(), **about}
+    await run_folder(
+        run,
+        dataset_errors=dataset_errors,
+        jobs=jobs,
+        summarize=lambda records: summarize_debug(records, settings.rounds),
+        extra=extra,
+        sim=sim_params,
+        concurrency=concurrency,
+        started=t0,
+        on_record=on_record,
+        problem_errors=(SandboxError,),
+    )
+    return run
+
+
+# --- intrinsic metrics of tests with setup --------------------------------------------------------
+
+
+async def run_class_intrinsic(
+    *,
+    problems: Sequence[ClassFixProblem],
+    model: Model | None,
+    args: Any,
+    executor: Executor,
+    eval_settings: EvalSettings,
+    sim: SimParams | None,
+) -> Any:
+    """``bench intrinsic`` on ClassEval+Fix: per corrupted method, ``--samples`` test replies
+    (no voting; the expected outcome is the one the reply wrote). A sample is parsed when the
+    reply gives a test program; valid when the canonical class runs it to an outcome; it
+    attacks when the corrupted class's outcome is not the canonical one; its output is
+    accurate when its expected outcome is the canonical one (every sample is a denominator,
+    as MBPP's rule)."""
+    from utdebug.agents.parsing import ParseFailure
+    from utdebug.agents.reply_tests import ParsedProgram
+    from utdebug.agents.roles import UTGenerator
+    from utdebug.benchmarks.intrinsic import GOLD_LIMITS, INTRINSIC_SAMPLING, IntrinsicResult
+    from utdebug.benchmarks.runs import one_line
+    from utdebug.engine.session import FATAL_ERRORS
+
+    private = ClassPrivate(executor, eval_settings)
+    if model is None:
+        if sim is None:
+            raise ValueError("run_class_intrinsic needs a model or simulation parameters")
+
+        def matcher(task_id: str, value: Any, gold: Any, args: tuple[Any, ...]) -> bool:
+            return matches(value, gold)
+
+        model = SimModel(sim, private.verdicts, matcher)
+    method = args.ut_method or "utgen"
+    method = method if method != "none" else "prompted"
+    gen = UTGenerator(model, method, sampling=INTRINSIC_SAMPLING)
+    res = IntrinsicResult(method, model.name, bool(getattr(model, "simulated", False)))
+    sem = asyncio.Semaphore(max(1, min(args.concurrency, 4)))
+    limits = replace(GOLD_LIMITS, kind=eval_settings.limits.kind)
+
+    async def one(p: ClassFixProblem) -> None:
+        assert model is not None
+        own = IntrinsicResult(res.method, res.model, res.simulated)
+        task = class_task(p)
+        for i in range(args.samples):
+            own.samples += 1
+            prop = await gen.propose(
+                task.text(),
+                p.code,
+                sample_index=i,
+                hint={"task_id": p.task_id, "purpose": "ut", "method": method, "code": p.code},
+            )
+            t = prop.call
+            if not isinstance(t, ParsedProgram):
+                continue
+            expected: Any
+            if t.raises is not None:
+                expected = Raises(t.raises)
+            elif t.expected is None:
+                continue
+            else:
+                value = await executor.resolve_value(t.expected, 1.0)
+                if isinstance(value, ParseFailure):
+                    continue
+                expected = value.value
+            own.parsed += 1
+            unit = UnitTest(0, (), t.call, expected, setup=t.setup, then=t.then)
+            g = (await executor.run_program(p.gold, unit, limits)).outcomes[0]
+            valid, gold = _gold_outcome(g)
+            if not valid:
+                continue
+            own.valid += 1
+            b = (await executor.run_program(p.code, unit, limits)).outcomes[0]
+            attack = judge_program(b, gold, CheckSpec()).verdict is not Verdict.PASS
+            correct = judge_program(g, expected, CheckSpec()).verdict is Verdict.PASS
+            own.attack += attack
+            own.correct += correct
+            own.both += attack and correct
+        res.add(own)
+
+    async def problem(p: ClassFixProblem) -> None:
+        async with sem:
+            try:
+                await private.add(p, programs=isinstance(model, SimModel))
+                if isinstance(model, SimModel):
+                    model.register(
+                        SimProblem(
+                            p.task_id,
+                            p.target.method,
+                            p.gold,
+                            p.code,
+                            private.inputs[p.task_id],
+                            private.expected[p.task_id],
+                        )
+                    )
+                await one(p)
+            except FATAL_ERRORS as e:
+                raise FatalRunError(f"{type(e).__name__}: {e}") from None
+            except ModelError as e:
+                res.model_errors.append((p.task_id, one_line(f"{type(e).__name__}: {e}")))
+            except Exception as e:  # a problem that errors is recorded; the run goes on
+                res.errors.append(f"{p.task_id}: {type(e).__name__}: {e}")
+
+    await asyncio.gather(*(problem(p) for p in problems))
+    return res

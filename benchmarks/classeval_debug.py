@@ -230,6 +230,29 @@ class ClassPrivate:
         return out
 
 
+def _class_sim(params: SimParams, private: ClassPrivate) -> SimModel:
+    """The simulated model over the test programs it knows (outcomes compared as the
+    dataset's helper compares them)."""
+
+    def matcher(task_id: str, value: Any, gold: Any, args: tuple[Any, ...]) -> bool:
+        return matches(value, gold)
+
+    return SimModel(params, private.verdicts, matcher)
+
+
+def _register_sim(model: SimModel, p: ClassFixProblem, private: ClassPrivate) -> None:
+    model.register(
+        SimProblem(
+            task_id=p.task_id,
+            entry_point=p.target.method,
+            gold=p.gold,
+            given=p.code,
+            inputs=private.inputs[p.task_id],
+            expected=private.expected[p.task_id],
+        )
+    )
+
+
 async def score_class_tests(
     executor: Executor,
     problem: ClassFixProblem,
@@ -328,11 +351,7 @@ async def debug_classeval_split(
     run = DebugRun(Split.CLASSEVAL, out_dir)
     private = ClassPrivate(executor, eval_settings)
     if sim_params is not None:
-
-        def matcher(task_id: str, value: Any, gold: Any, args: tuple[Any, ...]) -> bool:
-            return matches(value, gold)
-
-        model = SimModel(sim_params, private.verdicts, matcher)
+        model = _class_sim(sim_params, private)
     if model is None:
         raise ValueError("debug_classeval_split needs a model or simulation parameters")
 
@@ -340,16 +359,7 @@ async def debug_classeval_split(
         assert model is not None
         await private.add(p, programs=isinstance(model, SimModel))
         if isinstance(model, SimModel):
-            model.register(
-                SimProblem(
-                    task_id=p.task_id,
-                    entry_point=p.target.method,
-                    gold=p.gold,
-                    given=p.code,
-                    inputs=private.inputs[p.task_id],
-                    expected=private.expected[p.task_id],
-                )
-            )
+            _register_sim(model, p, private)
         return await debug_class_problem(p, model, settings, executor, private, ut_model=ut_model)
 
     await debug_jobs(
@@ -401,11 +411,7 @@ async def run_class_intrinsic(
     if model is None:
         if sim is None:
             raise ValueError("run_class_intrinsic needs a model or simulation parameters")
-
-        def matcher(task_id: str, value: Any, gold: Any, args: tuple[Any, ...]) -> bool:
-            return matches(value, gold)
-
-        model = SimModel(sim, private.verdicts, matcher)
+        model = _class_sim(sim, private)
     method = args.ut_method or "utgen"
     method = method if method != "none" else "prompted"
     gen = UTGenerator(model, method, sampling=INTRINSIC_SAMPLING)
@@ -458,16 +464,7 @@ async def run_class_intrinsic(
             try:
                 await private.add(p, programs=isinstance(model, SimModel))
                 if isinstance(model, SimModel):
-                    model.register(
-                        SimProblem(
-                            p.task_id,
-                            p.target.method,
-                            p.gold,
-                            p.code,
-                            private.inputs[p.task_id],
-                            private.expected[p.task_id],
-                        )
-                    )
+                    _register_sim(model, p, private)
                 await one(p)
             except FATAL_ERRORS as e:
                 raise FatalRunError(f"{type(e).__name__}: {e}") from None

@@ -31,12 +31,10 @@ from utdebug.agents.base import Model, ModelError
 from utdebug.agents.sim import ProgramInput, SimModel, SimParams, SimProblem
 from utdebug.benchmarks.classeval import DATA_LICENCE, ClassFixProblem
 from utdebug.benchmarks.datasets import ProblemError, Split
-from utdebug.benchmarks.debugging import SIM_LABEL, DebugRun, summarize_debug
+from utdebug.benchmarks.debugging import DebugRun, debug_jobs, debug_session
 from utdebug.benchmarks.evaluator import EvalSettings, evaluate_class_problem
-from utdebug.benchmarks.records import record_key
-from utdebug.benchmarks.runs import FatalRunError, Job, ProgressFn, SessionModelError, run_folder
-from utdebug.engine import Executor, Session, Settings, Task, UnitTest, event_to_json
-from utdebug.engine.events import RoundFinished, TestKept
+from utdebug.benchmarks.runs import FatalRunError, ProgressFn
+from utdebug.engine import Executor, Settings, Task, UnitTest
 from utdebug.engine.program import SETUP_ERROR, Raises, judge_program
 from utdebug.literals import literal_value
 from utdebug.sandbox.compare import CheckSpec, Semantics, outputs_match
@@ -232,6 +230,29 @@ class ClassPrivate:
         return out
 
 
+def _class_sim(params: SimParams, private: ClassPrivate) -> SimModel:
+    """The simulated model over the test programs it knows (outcomes compared as the
+    dataset's helper compares them)."""
+
+    def matcher(task_id: str, value: Any, gold: Any, args: tuple[Any, ...]) -> bool:
+        return matches(value, gold)
+
+    return SimModel(params, private.verdicts, matcher)
+
+
+def _register_sim(model: SimModel, p: ClassFixProblem, private: ClassPrivate) -> None:
+    model.register(
+        SimProblem(
+            task_id=p.task_id,
+            entry_point=p.target.method,
+            gold=p.gold,
+            given=p.code,
+            inputs=private.inputs[p.task_id],
+            expected=private.expected[p.task_id],
+        )
+    )
+
+
 async def score_class_tests(
     executor: Executor,
     problem: ClassFixProblem,
@@ -269,62 +290,41 @@ async def debug_class_problem(
     *,
     ut_model: Model | None = None,
 ) -> dict[str, Any]:
-    from utdebug.engine.model import code_id
-
     try:
         task = class_task(problem)
     except WorkspaceError as e:
         raise SandboxError(f"the corrupted class cannot be read as a method target: {e}") from None
-    session = Session(task, model, executor, settings, ut_model=ut_model)
-    t0 = time.perf_counter()
-    result = await session.run()
-    seconds = time.perf_counter() - t0
-    if result.fatal:
-        raise FatalRunError(result.error or "the model failed")
-    if result.reason == "error":
-        raise SessionModelError(
-            result.error or "the model failed",
-            {
-                "finish": result.reason,
-                "usage": session.usage_json(),
-                "session_seconds": round(seconds, 3),
-                "events": [event_to_json(ev) for ev in result.events],
-            },
-        )
-    codes = {ev.round: ev.code for ev in result.events if isinstance(ev, RoundFinished)}
-    rounds = []
-    code = problem.code
-    for r in range(settings.rounds + 1):
-        code = codes.get(r, code)
+
+    async def judge_round(code: str) -> dict[str, Any]:
         ev = await private.evaluate(problem.task_id, code)
-        rounds.append(
-            {
-                "round": r,
-                "pass_fraction": round(ev["pass_fraction"], 6),
-                "all_pass": ev["all_pass"],
-                "timeouts": ev["timeouts"],
-                "target_passed": ev["target_passed"],
-                "verdicts": ev["verdicts"],
-                "code": code if r == 0 or code != problem.code else None,
-            }
-        )
-    kept = [ev.test for ev in result.events if isinstance(ev, TestKept)]
-    texts = [getattr(ev, "code", None) for ev in result.events]
-    targets = {code_id(c): c for c in [problem.code, *texts] if isinstance(c, str)}
-    scores = await score_class_tests(executor, problem, kept, targets, settings.limits)
+        return {
+            "pass_fraction": round(ev["pass_fraction"], 6),
+            "all_pass": ev["all_pass"],
+            "timeouts": ev["timeouts"],
+            "target_passed": ev["target_passed"],
+            "verdicts": ev["verdicts"],
+        }
+
+    async def score(kept: list[UnitTest], targets: dict[str, str]) -> list[dict[str, Any]]:
+        return await score_class_tests(executor, problem, kept, targets, settings.limits)
+
+    body = await debug_session(
+        task,
+        problem.code,
+        model,
+        settings,
+        executor,
+        judge_round=judge_round,
+        score=score,
+        ut_model=ut_model,
+    )
     return {
         "target": problem.target.qualname,
         "mutation": problem.mutation,
         "n_tests": len(problem.tests),
         "target_tests": len(problem.target_tests),
         "sim_programs": len(private.inputs.get(problem.task_id, ())),
-        "finish": result.reason,
-        "error": result.error,
-        "rounds": rounds,
-        "tests": scores,
-        "usage": session.usage_json(),
-        "session_seconds": round(seconds, 3),
-        "events": [event_to_json(ev) for ev in result.events],
+        **body,
     }
 
 
@@ -348,79 +348,36 @@ async def debug_classeval_split(
     """Debug every ClassEval+Fix problem not yet recorded (resume as the other splits); the
     summary carries the data licence and the build's counts."""
     t0 = time.perf_counter()
-    split = Split.CLASSEVAL
-    run = DebugRun(split, out_dir)
+    run = DebugRun(Split.CLASSEVAL, out_dir)
     private = ClassPrivate(executor, eval_settings)
     if sim_params is not None:
-
-        def matcher(task_id: str, value: Any, gold: Any, args: tuple[Any, ...]) -> bool:
-            return matches(value, gold)
-
-        model = SimModel(sim_params, private.verdicts, matcher)
+        model = _class_sim(sim_params, private)
     if model is None:
         raise ValueError("debug_classeval_split needs a model or simulation parameters")
-    simulated = bool(getattr(model, "simulated", False))
-    dataset_sha = sorted(sources.items())
-
-    def key_of(task_id: str, code: str) -> str:
-        return record_key(
-            {
-                "split": split.value,
-                "task_id": task_id,
-                "code": code,
-                "sources": dataset_sha,
-                "settings": settings.to_json(),
-                "eval": eval_settings.key_parts(),
-                **key_extra,
-            }
-        )
-
-    def base(task_id: str, key: str) -> dict[str, Any]:
-        return {
-            "key": key,
-            "split": split.value,
-            "task_id": task_id,
-            "model": model.name,
-            "simulated": simulated,
-            "label": SIM_LABEL if simulated else None,
-            "data_licence": DATA_LICENCE,
-            "settings": settings.to_json(),
-        }
 
     async def work(p: ClassFixProblem) -> dict[str, Any]:
         assert model is not None
         await private.add(p, programs=isinstance(model, SimModel))
         if isinstance(model, SimModel):
-            model.register(
-                SimProblem(
-                    task_id=p.task_id,
-                    entry_point=p.target.method,
-                    gold=p.gold,
-                    given=p.code,
-                    inputs=private.inputs[p.task_id],
-                    expected=private.expected[p.task_id],
-                )
-            )
+            _register_sim(model, p, private)
         return await debug_class_problem(p, model, settings, executor, private, ut_model=ut_model)
 
-    dataset_errors = []
-    for err in errors:
-        task_id = err.task_id or f"{split.value}/row{err.row}"
-        message = f"{err.file}, row {err.row}: {err.message}"
-        dataset_errors.append((base(task_id, key_of(task_id, f"row {err.row}")), message))
-    jobs = [Job(base(p.task_id, key_of(p.task_id, p.code)), partial(work, p)) for p in problems]
-    extra: dict[str, Any] = {"model": model.name, "settings": settings.to_json(), **about}
-    await run_folder(
+    await debug_jobs(
         run,
-        dataset_errors=dataset_errors,
-        jobs=jobs,
-        summarize=lambda records: summarize_debug(records, settings.rounds),
-        extra=extra,
-        sim=sim_params,
+        model=model,
+        settings=settings,
+        eval_settings=eval_settings,
+        sources=sources,
+        key_extra=key_extra,
+        errors=errors,
+        jobs=[(p.task_id, p.code, partial(work, p)) for p in problems],
+        sim_params=sim_params,
         concurrency=concurrency,
         started=t0,
         on_record=on_record,
         problem_errors=(SandboxError,),
+        base_extra={"data_licence": DATA_LICENCE},
+        about=about,
     )
     return run
 
@@ -454,11 +411,7 @@ async def run_class_intrinsic(
     if model is None:
         if sim is None:
             raise ValueError("run_class_intrinsic needs a model or simulation parameters")
-
-        def matcher(task_id: str, value: Any, gold: Any, args: tuple[Any, ...]) -> bool:
-            return matches(value, gold)
-
-        model = SimModel(sim, private.verdicts, matcher)
+        model = _class_sim(sim, private)
     method = args.ut_method or "utgen"
     method = method if method != "none" else "prompted"
     gen = UTGenerator(model, method, sampling=INTRINSIC_SAMPLING)
@@ -511,16 +464,7 @@ async def run_class_intrinsic(
             try:
                 await private.add(p, programs=isinstance(model, SimModel))
                 if isinstance(model, SimModel):
-                    model.register(
-                        SimProblem(
-                            p.task_id,
-                            p.target.method,
-                            p.gold,
-                            p.code,
-                            private.inputs[p.task_id],
-                            private.expected[p.task_id],
-                        )
-                    )
+                    _register_sim(model, p, private)
                 await one(p)
             except FATAL_ERRORS as e:
                 raise FatalRunError(f"{type(e).__name__}: {e}") from None

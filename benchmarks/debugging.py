@@ -20,7 +20,7 @@ import contextlib
 import hashlib
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -408,16 +408,21 @@ class DebugRun:
     wall_seconds: float = 0.0
 
 
-async def debug_problem(
-    problem: Problem,
+async def debug_session(
+    task: Task,
+    given: str,
     model: Model,
     settings: Settings,
     executor: Executor,
-    private: PrivateTests,
     *,
+    judge_round: Callable[[str], Awaitable[dict[str, Any]]],
+    score: Callable[[list[UnitTest], dict[str, str]], Awaitable[list[dict[str, Any]]]],
     ut_model: Model | None = None,
 ) -> dict[str, Any]:
-    task = task_from_problem(problem)
+    """One session on ``task`` (whose given code is ``given``), then the record's body: the
+    code in force after every round judged by ``judge_round(code)`` (round 0 is the given
+    code), and the kept tests scored by ``score(tests, targets)`` (``targets``: each code a
+    test may target, by its code id)."""
     session = Session(task, model, executor, settings, ut_model=ut_model)
     t0 = time.perf_counter()
     result = await session.run()
@@ -441,25 +446,22 @@ async def debug_problem(
         if isinstance(ev, RoundFinished):
             codes[ev.round] = ev.code
     rounds = []
-    code = problem.code
+    code = given
     for r in range(settings.rounds + 1):
         code = codes.get(r, code)
-        pr = await private.evaluate(problem.task_id, code)
         rounds.append(
             {
                 "round": r,
-                "pass_fraction": round(pr.pass_fraction, 6),
-                "all_pass": pr.all_pass,
-                "timeouts": pr.timeouts,
-                "code": code if r == 0 or code != problem.code else None,
+                **await judge_round(code),
+                "code": code if r == 0 or code != given else None,
             }
         )
     kept = [ev.test for ev in result.events if isinstance(ev, TestKept)]
     # Tests target the code they were built against: the given code, an accepted edit, or (in
     # the reference variant) a candidate; every one of them appears in some event.
     texts = [getattr(ev, "code", None) for ev in result.events]
-    targets = {code_id(c): c for c in [problem.code, *texts] if isinstance(c, str)}
-    scores = await score_tests(executor, problem, kept, targets, settings.limits, private)
+    targets = {code_id(c): c for c in [given, *texts] if isinstance(c, str)}
+    scores = await score(kept, targets)
     return {
         "finish": result.reason,
         "error": result.error,
@@ -469,6 +471,38 @@ async def debug_problem(
         "session_seconds": round(seconds, 3),
         "events": [event_to_json(ev) for ev in result.events],
     }
+
+
+async def debug_problem(
+    problem: Problem,
+    model: Model,
+    settings: Settings,
+    executor: Executor,
+    private: PrivateTests,
+    *,
+    ut_model: Model | None = None,
+) -> dict[str, Any]:
+    async def judge_round(code: str) -> dict[str, Any]:
+        pr = await private.evaluate(problem.task_id, code)
+        return {
+            "pass_fraction": round(pr.pass_fraction, 6),
+            "all_pass": pr.all_pass,
+            "timeouts": pr.timeouts,
+        }
+
+    async def score(kept: list[UnitTest], targets: dict[str, str]) -> list[dict[str, Any]]:
+        return await score_tests(executor, problem, kept, targets, settings.limits, private)
+
+    return await debug_session(
+        task_from_problem(problem),
+        problem.code,
+        model,
+        settings,
+        executor,
+        judge_round=judge_round,
+        score=score,
+        ut_model=ut_model,
+    )
 
 
 # --- a whole split ----------------------------------------------------------------------------
@@ -518,6 +552,79 @@ def _count(items: Any) -> dict[str, int]:
     return out
 
 
+async def debug_jobs(
+    run: DebugRun,
+    *,
+    model: Model,
+    settings: Settings,
+    eval_settings: EvalSettings,
+    sources: dict[str, str],
+    key_extra: dict[str, Any],
+    errors: Sequence[ProblemError],
+    jobs: Sequence[tuple[str, str, Callable[[], Awaitable[dict[str, Any]]]]],
+    sim_params: SimParams | None,
+    concurrency: int,
+    started: float,
+    on_record: ProgressFn | None,
+    problem_errors: tuple[type[BaseException], ...],
+    close: Callable[[], None] | None = None,
+    base_extra: dict[str, Any] | None = None,
+    about: dict[str, Any] | None = None,
+) -> None:
+    """The records of a debugging run of ``run.split``: one per dataset error and one per job
+    (``(task_id, given code, work)``), keyed by the split, the problem, its code, the
+    datasets, the settings and ``key_extra``; ``base_extra`` goes in every record (before the
+    settings) and ``about`` in the summary."""
+    split = run.split
+    simulated = bool(getattr(model, "simulated", False))
+    dataset_sha = sorted(sources.items())
+
+    def key_of(task_id: str, code: str) -> str:
+        return record_key(
+            {
+                "split": split.value,
+                "task_id": task_id,
+                "code": code,
+                "sources": dataset_sha,
+                "settings": settings.to_json(),
+                "eval": eval_settings.key_parts(),
+                **key_extra,
+            }
+        )
+
+    def base(task_id: str, key: str) -> dict[str, Any]:
+        return {
+            "key": key,
+            "split": split.value,
+            "task_id": task_id,
+            "model": model.name,
+            "simulated": simulated,
+            "label": SIM_LABEL if simulated else None,
+            **(base_extra or {}),
+            "settings": settings.to_json(),
+        }
+
+    dataset_errors = []
+    for err in errors:
+        task_id = err.task_id or f"{split.value}/row{err.row}"
+        message = f"{err.file}, row {err.row}: {err.message}"
+        dataset_errors.append((base(task_id, key_of(task_id, f"row {err.row}")), message))
+    extra: dict[str, Any] = {"model": model.name, "settings": settings.to_json(), **(about or {})}
+    await run_folder(
+        run,
+        dataset_errors=dataset_errors,
+        jobs=[Job(base(t, key_of(t, code)), work) for t, code, work in jobs],
+        summarize=lambda records: summarize_debug(records, settings.rounds),
+        extra=extra,
+        sim=sim_params,
+        concurrency=concurrency,
+        started=started,
+        on_record=on_record,
+        problem_errors=problem_errors,
+        close=close,
+    )
+
+
 async def debug_split(
     *,
     split: Split,
@@ -555,32 +662,6 @@ async def debug_split(
         model = make_sim(sim_params, private)
     if model is None:
         raise ValueError("debug_split needs a model or simulation parameters")
-    simulated = bool(getattr(model, "simulated", False))
-    dataset_sha = sorted(sources.items())
-
-    def key_of(task_id: str, code: str) -> str:
-        return record_key(
-            {
-                "split": split.value,
-                "task_id": task_id,
-                "code": code,
-                "sources": dataset_sha,
-                "settings": settings.to_json(),
-                "eval": eval_settings.key_parts(),
-                **key_extra,
-            }
-        )
-
-    def base(task_id: str, key: str) -> dict[str, Any]:
-        return {
-            "key": key,
-            "split": split.value,
-            "task_id": task_id,
-            "model": model.name,
-            "simulated": simulated,
-            "label": SIM_LABEL if simulated else None,
-            "settings": settings.to_json(),
-        }
 
     async def work(p: Problem) -> dict[str, Any]:
         await private.add(p)
@@ -588,20 +669,16 @@ async def debug_split(
             register_sim(model, p, private)
         return await debug_problem(p, model, settings, executor, private, ut_model=ut_model)
 
-    dataset_errors = []
-    for err in errors:
-        task_id = err.task_id or f"{split.value}/row{err.row}"
-        message = f"{err.file}, row {err.row}: {err.message}"
-        dataset_errors.append((base(task_id, key_of(task_id, f"row {err.row}")), message))
-    jobs = [Job(base(p.task_id, key_of(p.task_id, p.code)), partial(work, p)) for p in problems]
-    extra: dict[str, Any] = {"model": model.name, "settings": settings.to_json()}
-    await run_folder(
+    await debug_jobs(
         run,
-        dataset_errors=dataset_errors,
-        jobs=jobs,
-        summarize=lambda records: summarize_debug(records, settings.rounds),
-        extra=extra,
-        sim=sim_params,
+        model=model,
+        settings=settings,
+        eval_settings=eval_settings,
+        sources=sources,
+        key_extra=key_extra,
+        errors=errors,
+        jobs=[(p.task_id, p.code, partial(work, p)) for p in problems],
+        sim_params=sim_params,
         concurrency=concurrency,
         started=t0,
         on_record=on_record,

@@ -213,7 +213,19 @@ def _is_floats(x: object) -> bool:
 
 
 def _contains_opaque(value: object) -> bool:
-    """Whether ``value`` is or contains (at any depth) an :class:`Opaque`.
+    """Whether ``value`` is or contains (at any depth) an :class:`Opaque`, also inside arrays
+    of objects."""
+    return _contains(value, Opaque, arrays=True)
+
+
+def _contains_by_repr(value: object) -> bool:
+    """Whether ``value`` is or contains (at any depth) a :class:`ByRepr`."""
+    return _contains(value, ByRepr, arrays=False)
+
+
+def _contains(value: object, kind: type, *, arrays: bool) -> bool:
+    """Whether ``value`` is or contains (at any depth) an instance of ``kind``; ``arrays``:
+    look inside numpy arrays of objects too.
 
     Iterative (no recursion limit) and cycle-safe (each container is visited once).
     """
@@ -221,9 +233,9 @@ def _contains_opaque(value: object) -> bool:
     seen: set[int] = set()
     while stack:
         item = stack.pop()
-        if isinstance(item, Opaque):
+        if isinstance(item, kind):
             return True
-        if isinstance(item, (list, tuple, set, frozenset, dict, np.ndarray)):
+        if isinstance(item, (list, tuple, set, frozenset, dict, Structured, np.ndarray)):
             if id(item) in seen:
                 continue
             seen.add(id(item))
@@ -232,30 +244,8 @@ def _contains_opaque(value: object) -> bool:
         elif isinstance(item, dict):
             stack.extend(item.keys())
             stack.extend(item.values())
-        elif isinstance(item, np.ndarray) and item.dtype == object:
+        elif arrays and isinstance(item, np.ndarray) and item.dtype == object:
             stack.extend(item.flat)
-        elif isinstance(item, Structured):
-            stack.extend(v for _, v in item.fields)
-    return False
-
-
-def _contains_by_repr(value: object) -> bool:
-    """Whether ``value`` is or contains (at any depth) a :class:`ByRepr`."""
-    stack: list[object] = [value]
-    seen: set[int] = set()
-    while stack:
-        item = stack.pop()
-        if isinstance(item, ByRepr):
-            return True
-        if isinstance(item, (list, tuple, set, frozenset, dict, Structured)):
-            if id(item) in seen:
-                continue
-            seen.add(id(item))
-        if isinstance(item, (list, tuple, set, frozenset)):
-            stack.extend(item)
-        elif isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
         elif isinstance(item, Structured):
             stack.extend(v for _, v in item.fields)
     return False

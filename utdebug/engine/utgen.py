@@ -67,6 +67,24 @@ async def build_tests(
     fulfilled = False
     target = code_id(code)
     text = task.text()
+
+    def admit(kept: UnitTest, key: str, source: str | None, duplicate: str) -> bool:
+        """Keep a test that passed its vote unless the set is already full (then the reference
+        variant's set is fulfilled) or its key was seen; whether the attempt made progress."""
+        nonlocal fulfilled
+        if len(out.tests) >= n:
+            fulfilled = reference
+            return True
+        if key in seen:
+            emit(TestDropped(round_no, attempt, source, duplicate, kept.share))
+            return False
+        seen.add(key)
+        kept.id = next_id()
+        kept.target = target
+        out.tests.append(kept)
+        emit(TestKept(round_no, attempt, kept))
+        return True
+
     for attempt in range(settings.tries):
         if fulfilled or (not reference and len(out.tests) >= n):
             break
@@ -88,19 +106,7 @@ async def build_tests(
                 hint=hint,
                 code=code,
             )
-            progress = kept is not None
-            if kept is not None:
-                if len(out.tests) >= n:
-                    fulfilled = reference
-                elif prop.call.key in seen:
-                    emit(TestDropped(round_no, attempt, kept.call, "duplicate test", kept.share))
-                    progress = False
-                else:
-                    seen.add(prop.call.key)
-                    kept.id = next_id()
-                    kept.target = target
-                    out.tests.append(kept)
-                    emit(TestKept(round_no, attempt, kept))
+            progress = kept is not None and admit(kept, prop.call.key, kept.call, "duplicate test")
             if reference and out.tests and not progress:
                 patience -= 1
                 if patience <= 0:
@@ -139,20 +145,12 @@ async def build_tests(
                 emit=emit,
                 hint=hint,
             )
-            progress = kept is not None
-            if kept is not None:
-                key = answer_key(list(kept.args), "reference" if reference else "paper")
-                if len(out.tests) >= n:
-                    fulfilled = reference
-                elif key in seen:
-                    emit(TestDropped(round_no, attempt, call.source, "duplicate input", kept.share))
-                    progress = False
-                else:
-                    seen.add(key)
-                    kept.id = next_id()
-                    kept.target = target
-                    out.tests.append(kept)
-                    emit(TestKept(round_no, attempt, kept))
+            progress = kept is not None and admit(
+                kept,
+                answer_key(list(kept.args), "reference" if reference else "paper"),
+                call.source,
+                "duplicate input",
+            )
         if reference and out.tests and not progress:
             patience -= 1
             if patience <= 0:

@@ -825,6 +825,12 @@ class Sandbox:
                     if late and outcome.status in (Status.OK, Status.ERROR):
                         outcome = _decoded_late(outcome)
                     if clock is not None:
+                        if outcome.status is Status.TIMEOUT and charged < limit:
+                            # A timeout the charge does not reach yet: the child may still be
+                            # on its CPU with a reading that lags (a loaded parent's settle
+                            # wait can pass before it is off); read again once it is.
+                            c = clock.settled(_CONFIRM)
+                            charged = c - u_mark
                         outcome = _charge_cpu(outcome, charged, limit, cut, lim)
                     else:
                         outcome = _charge_wall(outcome, arrived - w_mark, limit, cut)
@@ -881,6 +887,9 @@ _MIN_WAIT = 0.002
 _SETTLE = 0.0003
 """How long the parent waits for a child that has written its frame to leave its CPU (it
 needs microseconds; one that waits for a CPU reads exactly already)."""
+_CONFIRM = 0.05
+"""How long the parent waits for a child that reported a timeout its CPU clock does not show yet
+to leave its CPU (a rare path: an honest child blocks on its input pipe within microseconds)."""
 _FIRST_LOOK = 0.005
 """The parent reads a slow input's schedstat baseline at most this long after sending it."""
 
@@ -906,9 +915,9 @@ class _CpuClock:
         except OSError:
             self.stat = None
 
-    def settled(self) -> float:
+    def settled(self, settle: float = _SETTLE) -> float:
         """The clock once the child's main thread is off its CPU (it goes on to wait for its
-        next input at once), after at most SETTLE seconds."""
+        next input at once), after at most ``settle`` seconds."""
         if self.stat is not None:
             end = 0.0
             while True:
@@ -920,7 +929,7 @@ class _CpuClock:
                     break
                 now = time.monotonic()
                 if not end:
-                    end = now + _SETTLE
+                    end = now + settle
                 elif now > end:
                     break
                 os.sched_yield()

@@ -51,6 +51,12 @@ __all__ = [
 ]
 
 
+MAX_CONCURRENCY = 4
+"""At most this many ClassEval+Fix problems are debugged (or measured) at once, whatever
+``--concurrency`` says above it: each test with setup and each private test of a class runs in
+a child of its own, so more problems at once only queue on the sandbox."""
+
+
 def class_task(problem: ClassFixProblem) -> Task:
     """The engine's Task for a problem: the method in its class's module, tested with
     programs, read as ``utdebug debug`` reads a method in a person's file."""
@@ -340,7 +346,7 @@ async def debug_classeval_split(
     sources: dict[str, str],
     about: dict[str, Any],
     key_extra: dict[str, Any],
-    concurrency: int = 4,
+    concurrency: int = MAX_CONCURRENCY,
     sim_params: SimParams | None = None,
     on_record: ProgressFn | None = None,
     ut_model: Model | None = None,
@@ -416,7 +422,7 @@ async def run_class_intrinsic(
     method = method if method != "none" else "prompted"
     gen = UTGenerator(model, method, sampling=INTRINSIC_SAMPLING)
     res = IntrinsicResult(method, model.name, bool(getattr(model, "simulated", False)))
-    sem = asyncio.Semaphore(max(1, min(args.concurrency, 4)))
+    sem = asyncio.Semaphore(max(1, min(args.concurrency, MAX_CONCURRENCY)))
     limits = replace(GOLD_LIMITS, kind=eval_settings.limits.kind)
 
     async def one(p: ClassFixProblem) -> None:

@@ -650,7 +650,7 @@ async def _debug_one(
         if params is not None:
             key_extra["sim"] = params.to_json()
         if ls.split is Split.CLASSEVAL:
-            from utdebug.benchmarks.classeval_debug import debug_classeval_split
+            from utdebug.benchmarks.classeval_debug import MAX_CONCURRENCY, debug_classeval_split
 
             return await debug_classeval_split(
                 problems=ls.classes,
@@ -663,7 +663,7 @@ async def _debug_one(
                 sources=ls.sources,
                 about=ls.about,
                 key_extra=key_extra,
-                concurrency=min(args.concurrency, 4),
+                concurrency=min(args.concurrency, MAX_CONCURRENCY),
                 sim_params=params,
                 on_record=on_record,
                 ut_model=ut_model,

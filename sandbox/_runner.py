@@ -1468,8 +1468,10 @@ def _make_cpu_timer(_signo=signal.SIGPROF):  # type: ignore[no-untyped-def]
 
 def _read_input(fd, _read=os.read, _unpack=_HDR.unpack, _len=len):  # type: ignore[no-untyped-def]
     """The next input's JSON text from the parent (4-byte length + UTF-8), or None at EOF.
-    The parent sends one input at a time, so one read usually brings all of it."""
-    buf = _read(fd, 1048576)
+    The parent sends one input at a time, so one read usually brings all of it. The first
+    read asks for 64 KiB: a larger request makes the allocator map and unmap a fresh buffer
+    for every input (page faults that cost more than the rest of the loop)."""
+    buf = _read(fd, 65536)
     if not buf:
         return None
     while _len(buf) < 4:

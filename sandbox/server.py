@@ -209,6 +209,12 @@ class SandboxConfig:
     """As root, children run as ``uid_base + slot`` (slot < 4095; no two live children of
     this sandbox share a uid; ``uid_base + 4095`` is the zygote's start-up probe's)."""
     start_timeout: float = 30.0
+    pin_cpu: bool = True
+    """While a batch's inputs are quick, keep the thread that drives the batch and its child
+    on one CPU (each concurrent batch on the least used one). Handing an input over and a
+    result back then costs a context switch instead of a cross-CPU wake-up, which on a
+    virtual machine costs several times the work of a small input. An input still running
+    after _FIRST_LOOK gets every CPU again. CPU-time verdicts do not depend on it."""
     mounts: tuple[str, ...] = ()
     """Host folders the children may read, bound read-only at the same path (for example a
     copy of the user's repository, or site-packages outside the interpreter's prefix). They
@@ -275,10 +281,8 @@ class EncodedInputs(tuple[str, ...]):
 def encode_inputs(inputs: Sequence[Sequence[Any]]) -> EncodedInputs:
     if isinstance(inputs, EncodedInputs):
         return inputs
-    return EncodedInputs(
-        json.dumps(_runner.encode(list(args)), separators=(",", ":"), allow_nan=False)
-        for args in inputs
-    )
+    dump, enc = _runner.dumps, _runner.encode  # compact, ASCII, no NaN: as json.dumps would
+    return EncodedInputs(dump(enc(list(args))) for args in inputs)
 
 
 def decode_value(data: object, budget: _runner.Budget | None = None) -> Any:
@@ -302,9 +306,9 @@ _gc_lock = threading.Lock()
 _gc_pauses = [0, False]  # decoders in flight; whether the collector was on before the first
 
 
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """No cyclic garbage collection while a frame is parsed and decoded.
+def _gc_pause() -> None:
+    """No cyclic garbage collection while a frame is parsed and decoded (until the matching
+    :func:`_gc_resume`).
 
     A frame of millions of small containers otherwise triggers collection after collection
     (each scanning everything the process holds), making the parse many times slower while
@@ -315,18 +319,29 @@ def _gc_paused() -> Iterator[None]:
             _gc_pauses[1] = gc.isenabled()
             gc.disable()
         _gc_pauses[0] += 1
+
+
+def _gc_resume() -> None:
+    with _gc_lock:
+        _gc_pauses[0] -= 1
+        if _gc_pauses[0] == 0 and _gc_pauses[1]:
+            gc.enable()
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """:func:`_gc_pause` for the ``with`` block."""
+    _gc_pause()
     try:
         yield
     finally:
-        with _gc_lock:
-            _gc_pauses[0] -= 1
-            if _gc_pauses[0] == 0 and _gc_pauses[1]:
-                gc.enable()
+        _gc_resume()
 
 
 def read_frame(frame: bytes) -> dict[str, Any]:
     """The JSON object of one result frame; ValueError (or RecursionError) for anything else."""
-    msg = json.loads(frame)
+    # strict UTF-8 (a UnicodeDecodeError is a ValueError), one JSON value, nothing around it
+    msg = _runner.loads(frame.decode("utf-8"))
     if not isinstance(msg, dict):
         raise ValueError("a frame that is not a JSON object")
     return msg
@@ -361,6 +376,10 @@ def clean_env() -> dict[str, str]:
 
 
 _RECV_CAP = 1 << 20
+_READ_SMALL = 1 << 16
+_GC_SMALL = 4096
+"""Frames up to this size are parsed without pausing the garbage collector (too few
+containers to set it off more than once)."""
 UID_SLOTS = 4096
 """Children's uids cycle through ``uid_base + (0 .. 4094)``; ``uid_base + 4095`` probes."""
 
@@ -664,18 +683,28 @@ class Sandbox:
         load_failed: Outcome | None = None
         sched: _SchedStat | None = None
         clock: _CpuClock | None = None
+        pin: _Pin | None = None
         try:
             if lim.kind is LimitKind.CPU:
                 host = self._host_pid(pid, pidfd)
                 clock, sched = _CpuClock(host), _SchedStat(host)
+            if self.config.pin_cpu:
+                child = _pid_of(pidfd) if pidfd is not None else None
+                if child is None and Layer.PIDNS not in self.layers.active():
+                    child = pid
+                pin = _Pin.start(child) if child is not None else None
             if pidfd is not None:
                 os.close(pidfd)
                 pidfd = None
             feed = _Feed(in_fd, enc)
-            load_failed = self._collect(fd, start, len(enc), lim, res, budget, clock, sched, feed)
+            load_failed = self._collect(
+                fd, start, len(enc), lim, res, budget, clock, sched, feed, pin
+            )
         except _Stop as s:
             stop = s
         finally:
+            if pin is not None:
+                pin.close()
             if pidfd is not None:
                 os.close(pidfd)
             if sched is not None:
@@ -721,6 +750,7 @@ class Sandbox:
         clock: _CpuClock | None = None,
         sched: _SchedStat | None = None,
         feed: _Feed | None = None,
+        pin: _Pin | None = None,
     ) -> Outcome | None:
         """Read frames until the child ends. Returns an Outcome when loading failed.
 
@@ -745,6 +775,7 @@ class Sandbox:
         u_mark = 0.0  # the child's CPU clock where it starts (a child's clock starts at fork)
         if sched is not None:
             sched.reset(w_mark, 0.0)
+        quick_until = 0.0  # until then, the parent only waits for the child's frame
         while True:
             try:
                 frame = _take_frame(buf, lim.frame_cap)
@@ -752,6 +783,18 @@ class Sandbox:
                 raise _Stop(expect, _violation(str(e))) from None
             if frame is None:
                 now = time.monotonic()
+                if now < quick_until:  # nothing can have run out yet (see _quick_wait)
+                    for efd, _ in poller.poll((quick_until - now) * 1000):
+                        if efd == fd:
+                            chunk = os.read(fd, _want(buf))
+                            if not chunk:  # the child is gone: the full look below says so
+                                quick_until = 0.0
+                            buf += chunk
+                        elif feed is not None and feed.flush():
+                            poller.unregister(feed.fd)
+                    continue
+                if pin is not None and pin.pinned and now - w_mark >= _FIRST_LOOK:
+                    pin.child(False)  # a slow input: every CPU for it (and its threads)
                 u = clock.read() if clock is not None else 0.0
                 used = u - u_mark if clock is not None else now - w_mark
                 waiting = 0 <= expect < n
@@ -786,7 +829,7 @@ class Sandbox:
                     wait = min(wait, budget.wait(res, u, now))
                 for efd, _ in poller.poll(max(wait, 0.0) * 1000):
                     if efd == fd:
-                        chunk = os.read(fd, _RECV_CAP)
+                        chunk = os.read(fd, _want(buf))
                         if not chunk:
                             raise _Stop(expect, Outcome(Status.CRASH, seconds=used))
                         buf += chunk
@@ -794,15 +837,25 @@ class Sandbox:
                         poller.unregister(feed.fd)
                 continue
             arrived = time.monotonic()
-            with _gc_paused():
+            paused = len(frame) > _GC_SMALL
+            if paused:
+                _gc_pause()
+            try:
                 try:
                     msg = read_frame(frame)
                     kind = msg["k"]
                 except (ValueError, TypeError, KeyError, RecursionError, MemoryError) as e:
                     why = f"unreadable frame ({type(e).__name__})"
                     raise _Stop(expect, _violation(why)) from None
-                # The child now waits for its next input: its CPU clock stands still.
-                c = clock.settled() if clock is not None else 0.0
+                # The child now waits for its next input: its CPU clock stands still. A child
+                # pinned to this thread's CPU is off it while this runs (its clock was brought
+                # up to date when it left); one elsewhere may still be on its way.
+                if clock is None:
+                    c = 0.0
+                elif pin is not None and pin.pinned:
+                    c = clock.read()
+                else:
+                    c = clock.settled()
                 charged = c - u_mark
                 outcome = None
                 i = msg.get("i")
@@ -810,6 +863,8 @@ class Sandbox:
                 if clock is not None and kind == "r" and i == expect and 0 <= i < n - 1:
                     # Under CPU-time limits the next input goes out before this result is
                     # decoded (the decoding is the parent's work, not the child's time).
+                    if pin is not None and not pin.pinned:
+                        pin.child(True)
                     sent_at = time.monotonic()
                     if feed is not None and not feed.send(expect + 1):
                         poller.register(feed.fd, select.POLLOUT)
@@ -834,6 +889,9 @@ class Sandbox:
                         outcome = _charge_cpu(outcome, charged, limit, cut, lim)
                     else:
                         outcome = _charge_wall(outcome, arrived - w_mark, limit, cut)
+            finally:
+                if paused:
+                    _gc_resume()
             if kind == "confine-failed":
                 raise SandboxError(
                     f"the child could not confine itself: {_short(msg.get('e'), 500)}"
@@ -876,8 +934,33 @@ class Sandbox:
             w_mark = sent_at if sent_at is not None else time.monotonic()
             if sched is not None:
                 sched.reset(w_mark, c)
-            if sent_at is None and expect < n and feed is not None and not feed.send(expect):
-                poller.register(feed.fd, select.POLLOUT)
+            if sent_at is None and expect < n and feed is not None:
+                if pin is not None and not pin.pinned:
+                    pin.child(True)
+                if not feed.send(expect):
+                    poller.register(feed.fd, select.POLLOUT)
+            quick_until = _quick_until(lim, limit, budget, res, c, w_mark) if expect < n else 0.0
+
+
+def _quick_until(
+    lim: Limits, limit: float, budget: _Budget, res: BatchResult, cpu: float, start: float
+) -> float:
+    """Until when (monotonic) the parent may wait for the frame of an input sent at ``start``
+    without looking at anything else: before it, no limit of the input, no backstop and no
+    budget can have been reached (the child's CPU clock rises at most _NCPU times as fast as
+    the wall clock). 0.0 when a budget is already spent (the full look says so at once)."""
+    if lim.kind is LimitKind.CPU:
+        quick = min(_FIRST_LOOK, (limit + lim.slack) / _NCPU, lim.backstop(limit))
+    else:
+        quick = min(_FIRST_LOOK, limit + lim.slack)
+    if lim.batch is not None:
+        left = budget.t0 + lim.backstop(lim.batch) - start
+        if lim.kind is LimitKind.CPU:
+            left = min(left, (lim.batch - res.cpu_seconds - cpu) / _NCPU)
+        if left <= 0:
+            return 0.0
+        quick = min(quick, left)
+    return start + quick
 
 
 _NCPU = max(1, os.cpu_count() or 1)
@@ -892,6 +975,57 @@ _CONFIRM = 0.05
 to leave its CPU (a rare path: an honest child blocks on its input pipe within microseconds)."""
 _FIRST_LOOK = 0.005
 """The parent reads a slow input's schedstat baseline at most this long after sending it."""
+
+
+class _Pin:
+    """One CPU for a batch's driving thread and its child while its inputs are quick (see
+    :attr:`SandboxConfig.pin_cpu`). The CPU is the one the fewest batches of this process use
+    now; the thread's own affinity comes back at :meth:`close`. Where affinities cannot be
+    set (a single CPU, or no permission), nothing is pinned."""
+
+    __slots__ = ("all", "cpu", "pid", "pinned")
+    _lock = threading.Lock()
+    _users: dict[int, int] = {}
+
+    def __init__(self, pid: int, cpu: int, every: set[int]) -> None:
+        self.pid, self.cpu, self.all, self.pinned = pid, cpu, every, False
+
+    @classmethod
+    def start(cls, pid: int) -> _Pin | None:
+        try:
+            every = os.sched_getaffinity(0)
+        except OSError:
+            return None
+        if len(every) < 2:
+            return None
+        with cls._lock:
+            cpu = min(sorted(every), key=lambda c: cls._users.get(c, 0))
+            cls._users[cpu] = cls._users.get(cpu, 0) + 1
+        pin = cls(pid, cpu, every)
+        try:
+            os.sched_setaffinity(0, {cpu})
+        except OSError:
+            pin.close()
+            return None
+        return pin
+
+    def child(self, on: bool) -> None:
+        """Pin the child to this batch's CPU, or give it every CPU; ``pinned`` says what
+        holds (the child's clock is read without a settle wait only while it is pinned)."""
+        try:
+            os.sched_setaffinity(self.pid, {self.cpu} if on else self.all)
+        except OSError:  # the child is gone, or may not be moved: its frames say the rest
+            self.pinned = False
+            return
+        self.pinned = on
+
+    def close(self) -> None:
+        try:
+            os.sched_setaffinity(0, self.all)
+        except OSError:
+            pass
+        with self._lock:
+            self._users[self.cpu] -= 1
 
 
 class _CpuClock:
@@ -925,7 +1059,8 @@ class _CpuClock:
                     raw = os.pread(self.stat, 512, 0)
                 except OSError:
                     break
-                if raw[raw.rfind(b")") + 2 : raw.rfind(b")") + 3] != b"R":
+                at = raw.rfind(b")") + 2
+                if raw[at : at + 1] != b"R":
                     break
                 now = time.monotonic()
                 if not end:
@@ -1280,6 +1415,17 @@ def _describe_status(stats: dict[str, Any]) -> str:
 
 class _Oversize(Exception):
     pass
+
+
+def _want(buf: bytearray) -> int:
+    """How many bytes to ask the result pipe for: 64 KiB, or the rest of a larger frame whose
+    header is here (at most _RECV_CAP). Asking for more than a frame needs costs an allocation
+    of that size per read, which the allocator maps and unmaps (page faults on every frame)."""
+    if len(buf) >= 4:
+        left = int.from_bytes(buf[:4], "big") + 4 - len(buf)
+        if left > _READ_SMALL:
+            return min(left, _RECV_CAP)
+    return _READ_SMALL
 
 
 def _take_frame(buf: bytearray, cap: int) -> bytes | None:

@@ -1193,7 +1193,16 @@ class _Feed:
     def send(self, i: int) -> bool:
         """Queue input ``i`` and write what the pipe takes now; True when all is written."""
         data = self.enc[i].encode("utf-8")
-        self.pending = memoryview(len(data).to_bytes(4, "big") + data)
+        data = len(data).to_bytes(4, "big") + data
+        try:
+            n = os.write(self.fd, data)
+        except BlockingIOError:
+            n = 0
+        except OSError:  # the child is gone: its result pipe says so
+            return True
+        if n == len(data):  # the usual case: the pipe took all of it
+            return True
+        self.pending = memoryview(data)[n:]
         return self.flush()
 
     def flush(self) -> bool:
@@ -1253,6 +1262,8 @@ def _charge_cpu(outcome: Outcome, charged: float, limit: float, cut: bool, lim: 
     child's CPU clock: more CPU time than its limit is a timeout whatever the child reported,
     and a timeout the child reports is one only when the charge has reached the limit;
     ``seconds`` is the CPU time charged."""
+    if charged <= limit and outcome.status is not Status.TIMEOUT:  # the usual case
+        return Outcome(outcome.status, outcome.value, outcome.error_type, outcome.error, charged)
     reduced = " (the reduced limit, after earlier timeouts)" if cut else ""
     if outcome.status is Status.TIMEOUT and outcome.error_type == "Timeout":
         if "decod" in (outcome.error or ""):

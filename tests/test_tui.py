@@ -1135,3 +1135,60 @@ async def test_the_task_line_is_the_docstrings_first_line(
         shown = str(app.query_one("#task-text", Static).render())
     assert "Return the mean of xs. …" in shown
     assert "2.5" not in shown and ">>>" not in shown
+
+
+async def test_the_first_tests_stay_marked_after_new_tests_are_built(
+    executor: Executor, calc: LoadedFunction, tmp_path: Path
+) -> None:
+    """An accepted edit makes the session build new tests; the first tests (those that showed
+    the bug) stay in the table, marked ``orig``, run on the code in force (the fix holds on
+    them), and the saved session brings them back."""
+    import json
+
+    saved = tmp_path / "runs" / "add.session.json"
+    saved.parent.mkdir(parents=True)
+    app = make_app(
+        calc,
+        add_script([fix(FIXED)], third="5"),
+        executor,
+        Settings(rounds=2),
+        session_file=saved,
+    )
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.phase == "finished", "the end")
+        assert [t.id for t in app.tests] == [4, 5, 6]  # the session's tests now
+        await until(
+            pilot, lambda: [r[3] for r in table_rows(app)[:3]] == ["pass"] * 3, "the originals run"
+        )
+        shown = table_rows(app)
+        assert [r[0] for r in shown] == ["1", "2", "3", "4", "5", "6"]
+        assert [r[1] for r in shown[:3]] == ["add(1, 2)", "add(2, 0)", "add(0, 5)"]
+        assert [r[5] for r in shown] == ["orig"] * 3 + ["model"] * 3
+        assert "orig: the first tests, 3/3 pass" in summary(app)
+        history = app.records.history[1][-1].what
+        assert "new tests were built" in history and "kept" in history
+        table = app.query_one(TestsPanel).table
+        table.move_cursor(row=0, animate=False)
+        await pilot.press("R")  # an original runs again on the code in force
+        await until(pilot, lambda: "on the code in force" in app.notices[-1], "the re-run")
+        assert app.notices[-1] == "test #1 on the code in force: passes: returns the expected value"
+        await pilot.press("c")
+        assert app.copied == "add(1, 2)"
+        await pilot.press("d")  # not one of the session's tests: it cannot be deleted
+        await pilot.pause()
+        assert "original test" in app.notices[-1] and len(table_rows(app)) == 6
+        await pilot.press("b", "up", "enter")  # back to the given code: the originals fail
+        await until(
+            pilot,
+            lambda: [r[3] for r in table_rows(app)[:3]] == ["fail", "pass", "fail"],
+            "the originals run on the given code",
+        )
+        assert "orig: the first tests, 1/3 pass" in summary(app)
+        before = table_rows(app)
+    state = json.loads(saved.read_text())
+    assert [t["id"] for t in state["originals"]] == [1, 2, 3]
+    again = make_app(calc, add_script([]), executor, Settings(rounds=1), resume=state)
+    async with again.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert table_rows(again) == before
+        assert [t.id for t in again.tests] == [4, 5, 6]

@@ -66,8 +66,14 @@ from utdebug.tui.format import (
     summarize_votes,
     verdict_status,
 )
-from utdebug.tui.messages import EngineEvent, PersonDone, PersonFailed, ReviewRequested
-from utdebug.tui.records import HistoryEntry, TestRecords, Votes
+from utdebug.tui.messages import (
+    EngineEvent,
+    OriginalsRun,
+    PersonDone,
+    PersonFailed,
+    ReviewRequested,
+)
+from utdebug.tui.records import Actual, HistoryEntry, TestRecords, Votes
 from utdebug.tui.screens import (
     AddTestScreen,
     Edited,
@@ -275,6 +281,17 @@ class DebugApp(App[None]):
         """The code in force."""
         self.tests: list[UnitTest] = []
         self.statuses: dict[int, str] = {}
+        self.first_ids: list[int] | None = None
+        """The ids of the session's first test set (the tests that showed the bug)."""
+        self.originals: list[UnitTest] = []
+        """Tests of the first set that new tests replaced: still shown (marked ``orig``) and
+        run on the code in force, to show whether the fix holds on them."""
+        self.original_statuses: dict[int, str] = {}
+        """Their status on the code in force (:attr:`originals_code`)."""
+        self.originals_code: str | None = None
+        """The code id the originals ran on last (or are running on now)."""
+        self._statuses_code: str | None = None
+        """The code id :attr:`statuses` are of."""
         """Test id -> pass / fail / error / timeout / crash on the code in force."""
         self.passed: int | None = None
         self.total: int | None = None
@@ -376,6 +393,10 @@ class DebugApp(App[None]):
             "given": self.debug_task.code,
             "engine": self.session.snapshot(),
             "statuses": {str(k): v for k, v in self.statuses.items()},
+            "first_ids": self.first_ids,
+            "originals": [t.to_json() for t in self.originals],
+            "original_statuses": {str(k): v for k, v in self.original_statuses.items()},
+            "originals_code": self.originals_code,
             "passed": self.passed,
             "total": self.total,
             "rounds_done": self.rounds_done,
@@ -416,6 +437,15 @@ class DebugApp(App[None]):
         self.code = self.session.code
         self.tests = list(self.session.tests)
         self.statuses = {int(k): str(v) for k, v in state.get("statuses", {}).items()}
+        first = state.get("first_ids")
+        self.first_ids = None if first is None else [int(x) for x in first]
+        self.originals = [
+            t for t in (_read_test(x, self.code) for x in state.get("originals", [])) if t
+        ]
+        self.original_statuses = {
+            int(k): str(v) for k, v in state.get("original_statuses", {}).items()
+        }
+        self.originals_code = state.get("originals_code")
         self.passed, self.total = state.get("passed"), state.get("total")
         self.rounds_done = state.get("rounds_done")
         self.round_limit = int(state.get("round_limit") or self.settings.rounds)
@@ -552,6 +582,7 @@ class DebugApp(App[None]):
             self._note(f"  dropped {ev.call or 'the proposal'}: {ev.reason} (votes: {votes})", "")
         elif isinstance(ev, TestsBuilt):
             self.progress.kept, self.progress.proposals = 0, 0
+            self._keep_originals(ev)
             self.tests = list(ev.tests)
             self.statuses, self.passed, self.total = {}, None, None
             self._note(
@@ -644,7 +675,96 @@ class DebugApp(App[None]):
             int(v["id"]): verdict_status(str(v["verdict"]), v.get("detail")) for v in ev.verdicts
         }
         self.passed, self.total = ev.passed, ev.total
+        self._statuses_code = ev.code_id
+        self._run_originals(ev.code_id)
         self._draw_tests()
+
+    # -- the first tests, kept after new ones are built -------------------------------------
+
+    def _keep_originals(self, ev: TestsBuilt) -> None:
+        """New tests replace the session's tests: those of the first set that go stay in
+        the view as originals, with their status on the code in force (the run that made
+        the session build new tests: the accepted edit's)."""
+        if self.first_ids is None:
+            if ev.tests:
+                self.first_ids = [t.id for t in ev.tests]
+            return
+        new = {t.id for t in ev.tests}
+        kept = {t.id for t in self.originals}
+        first = set(self.first_ids)
+        gone = [t for t in self.tests if t.id in first and t.id not in new | kept]
+        if not gone:
+            return
+        when = self.stamp()
+        for t in gone:
+            status = self.statuses.get(t.id)
+            if status is not None:
+                self.original_statuses[t.id] = status
+            self.records.add(
+                t.id,
+                when,
+                "model",
+                f"new tests were built in round {ev.round}; kept here as an original test "
+                "(one of the first tests), run on the code in force",
+            )
+        # The statuses are the code in force's: kept unless they are not all there or the
+        # originals kept before ran on other code (then the next run of the code in force
+        # runs them all again).
+        same = not self.originals or self.originals_code == self._statuses_code
+        if same and all(t.id in self.statuses for t in gone):
+            self.originals_code = self._statuses_code
+        else:
+            self.originals_code = None
+        self.originals = sorted([*self.originals, *gone], key=lambda t: t.id)
+
+    def _run_originals(self, cid: str) -> None:
+        """Run the originals on the code ``cid`` (the code in force now) unless they ran on
+        it already; the result comes back as :class:`OriginalsRun`."""
+        if not self.originals or cid == self.originals_code:
+            return
+        code = self._code_of(cid)
+        if code is None:
+            return
+        self.originals_code = cid
+        self.original_statuses = {}
+        tests = list(self.originals)
+        task, settings = self.debug_task, self.settings
+
+        async def run() -> None:
+            try:
+                done = await self.executor.run_tests(
+                    task, code, tests, settings.variant, settings.limits
+                )
+            except Exception as exc:  # the sandbox failed: said, the app stays
+                self.post_message(OriginalsRun(cid, [], str(exc)))
+                return
+            results = [
+                (t.id, verdict_status(j.verdict.value, j.detail), j.detail)
+                for t, j in zip(tests, done.results, strict=True)
+            ]
+            self.post_message(OriginalsRun(cid, results))
+
+        self.run_worker(run(), name="originals", group="originals", exit_on_error=False)
+
+    def _code_of(self, cid: str) -> str | None:
+        """The code whose id is ``cid``: the code in force or an accepted version."""
+        session = self.session
+        codes = [self.code]
+        if session is not None:
+            codes += [session.code, *(v.code for v in reversed(session.versions))]
+        return next((c for c in codes if code_id(c) == cid), None)
+
+    def on_originals_run(self, message: OriginalsRun) -> None:
+        if message.code_id != self.originals_code:
+            return  # the code in force changed since: a newer run is on its way
+        if message.error is not None:
+            self._tell(f"the first tests could not run again: {message.error}", "error")
+            return
+        for test_id, status, detail in message.results:
+            self.original_statuses[test_id] = status
+            self.records.actual[test_id] = Actual(status, detail, message.code_id)
+        self._draw_tests()
+        self._save()
 
     def _candidates_ranked(self, ev: CandidatesRanked) -> None:
         ranking = ev.ranking
@@ -748,11 +868,23 @@ class DebugApp(App[None]):
             return None
         return session
 
-    def _selected_test(self) -> UnitTest | None:
+    def _selected_test(self, originals: bool = True) -> UnitTest | None:
+        """The selected test (an original one only when ``originals``: it can be read,
+        copied and run, not changed)."""
         test_id = self.query_one(TestsPanel).selected_id()
         for t in self.tests:
             if t.id == test_id:
                 return t
+        for t in self.originals:
+            if t.id == test_id:
+                if originals:
+                    return t
+                self._tell(
+                    f"test #{t.id} is an original test (one of the first, kept to show whether "
+                    "the fix holds): it is not among the session's tests now; a adds a test",
+                    "warning",
+                )
+                return None
         self._tell("no test selected", "warning")
         return None
 
@@ -911,7 +1043,7 @@ class DebugApp(App[None]):
     def action_edit_test(self) -> None:
         if self._idle_session() is None:
             return
-        test = self._selected_test()
+        test = self._selected_test(originals=False)
         if test is None:
             return
         test_id = test.id
@@ -1001,7 +1133,7 @@ class DebugApp(App[None]):
     def action_delete_test(self) -> None:
         if self._idle_session() is None:
             return
-        test = self._selected_test()
+        test = self._selected_test(originals=False)
         if test is None:
             return
         test_id = test.id
@@ -1463,12 +1595,27 @@ class DebugApp(App[None]):
 
     def pass_summary(self) -> str:
         if self.total is None:
-            return plural(len(self.tests), "test") if self.tests else "no tests yet"
-        verb = "passes" if self.total == 1 else "pass"
-        return f"{self.passed}/{plural(self.total, 'test')} {verb} on the code in force"
+            text = plural(len(self.tests), "test") if self.tests else "no tests yet"
+        else:
+            verb = "passes" if self.total == 1 else "pass"
+            text = f"{self.passed}/{plural(self.total, 'test')} {verb} on the code in force"
+        if self.originals:
+            n = len(self.originals)
+            done = [self.original_statuses.get(t.id) for t in self.originals]
+            if all(done):
+                passing = sum(s == "pass" for s in done)
+                text += f" · orig: the first tests, {passing}/{n} pass"
+            else:
+                text += f" · orig: the first tests ({n}), running"
+        return text
 
     def _draw_tests(self) -> None:
-        self.query_one(TestsPanel).show(self.tests, self.statuses, self.pass_summary())
+        self.query_one(TestsPanel).show(
+            self.tests,
+            {**self.statuses, **self.original_statuses},
+            self.pass_summary(),
+            self.originals,
+        )
 
     def _draw_timeline(self) -> None:
         self.query_one(RoundsTable).show(list(self.timeline.values()))
@@ -1483,6 +1630,14 @@ class DebugApp(App[None]):
             hint = f"{self.settings.candidates} candidates per round, ranked by "
             hint += self.settings.ranker
         self.query_one(CandidatesPanel).show(self.candidate_rows, hint)
+
+
+def _read_test(data: dict[str, Any], code: str) -> UnitTest | None:
+    """A test of a saved session (``None``: one that does not read back)."""
+    try:
+        return UnitTest.from_json(data, module_source=code)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
 
 
 def _count(n: int) -> str:

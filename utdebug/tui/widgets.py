@@ -227,6 +227,9 @@ TEST_COLUMNS_FIXED = (("id", 3), ("status", 7), ("votes", 13), ("origin", 6))
 TEST_COLUMNS_FLEX = (("input", 3.0, 10), ("expected", 2.0, 8))
 TEST_COLUMN_ORDER = ("id", "input", "expected", "status", "votes", "origin")
 SCROLLBAR = 1
+ORIGINAL_MARK, ORIGINAL_STYLE = "orig", "bold italic yellow"
+"""The origin cell of a first test that new tests replaced (the summary line says what it
+means: ``orig: the first tests, 3/3 pass``)."""
 
 
 class TestsPanel(Vertical):
@@ -248,6 +251,7 @@ class TestsPanel(Vertical):
         self.query_text = ""
         """The search (``/``): only the tests that hold it are shown."""
         self._statuses: dict[int, str] = {}
+        self._originals: set[int] = set()
         self._widths: dict[str, int] = {}
         self._fit_columns()
 
@@ -272,9 +276,18 @@ class TestsPanel(Vertical):
             table.add_column(name, key=name, width=widths[name])
         return True
 
-    def show(self, tests: Sequence[UnitTest], statuses: dict[int, str], summary: str) -> None:
+    def show(
+        self,
+        tests: Sequence[UnitTest],
+        statuses: dict[int, str],
+        summary: str,
+        originals: Sequence[UnitTest] = (),
+    ) -> None:
+        """``tests`` are the session's; ``originals`` the first tests that new ones replaced
+        (listed first, their origin ``orig``)."""
         self._summary = summary
-        self._tests, self._statuses = list(tests), dict(statuses)
+        self._originals = {t.id for t in originals}
+        self._tests, self._statuses = [*originals, *tests], dict(statuses)
         self._fill()
 
     def search(self, query: str) -> None:
@@ -298,13 +311,14 @@ class TestsPanel(Vertical):
         self.query_one("#tests-summary", Static).update(summary)
         for t in shown:
             status = self._statuses.get(t.id, "")
+            original = t.id in self._originals
             table.add_row(
-                str(t.id),
+                Text(str(t.id), style=ORIGINAL_STYLE) if original else str(t.id),
                 shorten(t.call, w["input"]),
                 shorten(safe_repr(t.expected), w["expected"]),
                 Text(status, style=STATUS_STYLES.get(status, "")),
                 vote_cell(t),
-                origin_text(t),
+                Text(ORIGINAL_MARK, style=ORIGINAL_STYLE) if original else origin_text(t),
                 key=str(t.id),
             )
         if keep is not None and any(t.id == keep for t in shown):

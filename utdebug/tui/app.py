@@ -306,6 +306,8 @@ class DebugApp(App[None]):
         self.notices: list[str] = []
         """Every notification shown, in order (tests read it; toasts are off in tests)."""
         self._votes: dict[tuple[int, int], list[str | None]] = {}
+        self._last_call: ModelCalled | None = None
+        """The model call that just ended (its time goes on the reply's line)."""
         self._candidate_runs: dict[str, TestsRun] = {}
         """This round's runs of candidate edits: an accepted one's verdicts become current."""
         self._person_changes = 0
@@ -332,9 +334,7 @@ class DebugApp(App[None]):
                     with TabPane("Candidates", id="tab-candidates"):
                         yield CandidatesPanel(id="candidates-panel")
                     with TabPane("Transcript", id="tab-transcript"):
-                        yield Transcript(
-                            id="transcript", wrap=True, markup=False, highlight=False, min_width=40
-                        )
+                        yield Transcript(id="transcript")
                 yield StatusBar(id="status")
             yield TooSmall(id="too-small")
         yield Footer()
@@ -403,19 +403,28 @@ class DebugApp(App[None]):
             "round_limit": self.round_limit,
             "finish_reason": self.finish_reason,
             "timeline": [[k, *astuple(v)] for k, v in self.timeline.items()],
-            "transcript": [
-                [e.plain, str(e.style)]
-                if isinstance(e, Text)
-                else [e.code, "code"]
-                if isinstance(e, Syntax)
-                else [str(e), ""]
-                for e in self.query_one(Transcript).entries
-            ],
+            "transcript": self._saved_transcript(),
             "votes": {str(k): [v.answers, v.refused] for k, v in r.votes.items()},
             "history": {
                 str(k): [[h.when, h.who, h.what] for h in hs] for k, hs in r.history.items()
             },
         }
+
+    def _saved_transcript(self) -> list[list[str]]:
+        """Each entry as ``[text, style]``, ``[code, "code"]``; a model call's header and
+        reply entries have a third item: ``head`` or ``body``."""
+        transcript = self.query_one(Transcript)
+        out = []
+        for i, e in enumerate(transcript.entries):
+            if isinstance(e, Text):
+                row = [e.plain, str(e.style)]
+            elif isinstance(e, Syntax):
+                row = [e.code, "code"]
+            else:
+                row = [str(e), ""]
+            kind = transcript.kind(i)
+            out.append([*row, kind] if kind else row)
+        return out
 
     def _save(self) -> None:
         if self.session_file is None or self.session is None:
@@ -457,11 +466,28 @@ class DebugApp(App[None]):
         for k, hs in state.get("history", {}).items():
             self.records.history[int(k)] = [HistoryEntry(*h) for h in hs]
         transcript = self.query_one(Transcript)
-        for plain, style in state.get("transcript", []):
+        head: Text | None = None
+        body: list[Text | Syntax] = []
+        for plain, style, *kind in state.get("transcript", []):
+            entry: Text | Syntax
             if style == "code":
-                transcript.add(Syntax(plain, "python", theme=SYNTAX_THEME, word_wrap=True))
+                entry = Syntax(plain, "python", theme=SYNTAX_THEME, word_wrap=True)
             else:
-                transcript.add(Text(plain, style=style))
+                entry = Text(plain, style=style)
+            if kind == ["body"] and head is not None:
+                body.append(entry)
+                continue
+            if head is not None:
+                transcript.add_fold(head, body)
+                head, body = None, []
+            if kind == ["head"] and isinstance(entry, Text):
+                said, mark, meta = plain.partition(CALL_MARK)
+                head = Text(said, style=style)
+                head.append(mark + meta, style="dim")
+            else:
+                transcript.add(entry)
+        if head is not None:
+            transcript.add_fold(head, body)
         self._note("session taken back from its file: r goes on, s runs one round", "bold")
         self.phase, self.finish_reason = "finished", "resumed"
         self._draw_code()
@@ -552,12 +578,12 @@ class DebugApp(App[None]):
         if isinstance(ev, SessionStarted):
             self._note(f"session started: {ev.task_id} with {self._model_label()}", "bold")
         elif isinstance(ev, ModelCalled):
-            pass  # the usage is read from the session below
+            self._last_call = ev  # the usage is read from the session below
         elif isinstance(ev, TestProposed):
             self.progress.round, self.progress.proposals = ev.round, self.progress.proposals + 1
             what = ev.call if ev.call is not None else f"unparsable ({ev.reason})"
-            self._note(f"[round {ev.round}] test proposal {ev.attempt + 1}: {what}", "bold cyan")
-            self._note_reply(ev.reply)
+            header = f"[round {ev.round}] test proposal {ev.attempt + 1}: {what}"
+            self._note_call(header, "bold cyan", ev.reply, "ut")
         elif isinstance(ev, VoteCast):
             self.records.vote(ev)
             self._votes.setdefault((ev.round, ev.attempt), []).append(ev.answer)
@@ -595,8 +621,8 @@ class DebugApp(App[None]):
         elif isinstance(ev, EditProposed):
             which = "" if ev.candidate is None else f" candidate {ev.candidate + 1}"
             fb = "" if ev.feedback_test is None else f" (feedback: test #{ev.feedback_test})"
-            self._note(f"[round {ev.round}] edit{which}{fb}", "bold magenta")
-            self._note_reply(ev.reply)
+            header = f"[round {ev.round}] edit{which}{fb}"
+            self._note_call(header, "bold magenta", ev.reply, "debug")
             if ev.reason:
                 self._note(f"  {ev.reason}", "yellow")
             for label, items in (
@@ -1146,7 +1172,19 @@ class DebugApp(App[None]):
 
     def action_copy(self, what: str) -> None:
         """Copy the selected test's ``call``, ``expected`` value or the whole ``test`` as
-        pytest to the terminal's clipboard (OSC 52)."""
+        pytest to the terminal's clipboard (OSC 52); with the transcript focused, the entry
+        under its cursor (whichever copy key)."""
+        transcript = self.query_one(Transcript)
+        if self.focused is transcript:
+            text = transcript.cursor_text()
+            if text is None:
+                self._tell("the transcript is empty: nothing to copy", "warning")
+                return
+            self.copy_to_clipboard(text)
+            self.copied = text
+            lines = text.count("\n") + 1
+            self._tell(f"copied the transcript entry under the cursor ({plural(lines, 'line')})")
+            return
         test = self._selected_test()
         if test is None:
             return
@@ -1481,20 +1519,21 @@ class DebugApp(App[None]):
         if text:
             self.query_one(Transcript).add(Text(text, style=style))
 
-    def _note_reply(self, reply: str) -> None:
-        """A model's reply: its prose dim, its fenced code highlighted."""
-        transcript = self.query_one(Transcript)
-        for i, part in enumerate(reply.strip().split("```")):
-            if i % 2 == 0:
-                if part.strip():
-                    transcript.add(Text(part.strip("\n"), style="dim"))
-                continue
-            lang, _, code = part.partition("\n")
-            if not code.strip():  # an inline fence such as ```add(1, 2)```
-                transcript.add(Text(f"```{part}```", style="dim"))
-                continue
-            language = lang.strip() or "python"
-            transcript.add(Syntax(code.rstrip("\n"), language, theme=SYNTAX_THEME, word_wrap=True))
+    def _note_call(self, header: str, style: str, reply: str, purpose: str) -> None:
+        """A model call: one line (``header · model call · 412 chars · 1.2 s``) that opens
+        on the reply."""
+        call = self._last_call
+        meta = f"{CALL_MARK} · {len(reply):,} chars"
+        took = self.tracker.took.get(purpose)
+        if call is not None and call.purpose == purpose:
+            took = call.seconds if took is None else took
+            samples = f" (one of {call.n} samples)" if call.n > 1 else ""
+            meta += f" · {took:.1f} s{samples}" + (" · cached" if call.cached else "")
+        elif took is not None:
+            meta += f" · {took:.1f} s"
+        text = Text(header, style=style)
+        text.append(meta, style="dim")
+        self.query_one(Transcript).add_fold(text, reply_parts(reply))
 
     def _model_label(self) -> str:
         simulated = bool(getattr(self.model, "simulated", False))
@@ -1630,6 +1669,27 @@ class DebugApp(App[None]):
             hint = f"{self.settings.candidates} candidates per round, ranked by "
             hint += self.settings.ranker
         self.query_one(CandidatesPanel).show(self.candidate_rows, hint)
+
+
+CALL_MARK = " · model call"
+"""Between a model call's header and what the call took (a saved transcript keeps it)."""
+
+
+def reply_parts(reply: str) -> list[Text | Syntax]:
+    """A model's reply as transcript entries: its prose dim, its fenced code highlighted."""
+    out: list[Text | Syntax] = []
+    for i, part in enumerate(reply.strip().split("```")):
+        if i % 2 == 0:
+            if part.strip():
+                out.append(Text(part.strip("\n"), style="dim"))
+            continue
+        lang, _, code = part.partition("\n")
+        if not code.strip():  # an inline fence such as ```add(1, 2)```
+            out.append(Text(f"```{part}```", style="dim"))
+            continue
+        language = lang.strip() or "python"
+        out.append(Syntax(code.rstrip("\n"), language, theme=SYNTAX_THEME, word_wrap=True))
+    return out or [Text("(an empty reply)", style="dim")]
 
 
 def _read_test(data: dict[str, Any], code: str) -> UnitTest | None:

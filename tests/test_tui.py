@@ -119,6 +119,11 @@ def table_rows(app: DebugApp) -> list[list[str]]:
     return rows(app.query_one(TestsPanel).table)
 
 
+def plain(entry: Any) -> str:
+    """A transcript entry's text (a code block: its code)."""
+    return str(entry.code if isinstance(entry, Syntax) else entry.plain)
+
+
 def timeline(app: DebugApp) -> list[list[str]]:
     """round, pass rate, outcome, reason."""
     return rows(app.query_one(RoundsTable))
@@ -436,7 +441,7 @@ async def test_a_model_error_is_a_pause_and_r_asks_again(
         app.query_one("#bottom-tabs", TabbedContent).active = "tab-transcript"
         await pilot.pause()
         lines = [strip.text.rstrip() for strip in app.query_one(Transcript).lines]
-        assert "[round 0] test proposal 1: add(1, 2)" in lines
+        assert any(line.startswith("▸ [round 0] test proposal 1: add(1, 2) · ") for line in lines)
         assert any(line.startswith("  kept #1 add(1, 2) → 3 (votes: 8× 3") for line in lines)
         assert any(line.startswith("stopped by a model error: ModelUnavailable") for line in lines)
 
@@ -860,10 +865,13 @@ async def test_panels_give_back_room_follow_rounds_and_wrap_the_transcript(
         await pilot.press("6")
         transcript = app.query_one(Transcript)
         await until(pilot, lambda: len(transcript.lines) > 0, "the transcript laid out")
+        edit = next(i for i, e in enumerate(transcript.entries) if "] edit" in plain(e))
+        transcript.move_cursor(edit)
+        await pilot.press("enter")  # the edit's reply, open
         lines = [strip.text.rstrip() for strip in transcript.lines]
         # Whole lines, not wrapped at a guessed 40 columns.
         assert "  kept #1 add(1, 2) → 3 (votes: 8× 3; share 100%)" in lines, lines
-        assert any(line.startswith("    return a + b") for line in lines)
+        assert any(line.startswith("      return a + b") for line in lines)  # under its header
         # The edit's code is highlighted as Python; the reply's prose stays plain text.
         assert any(isinstance(e, Syntax) and "return a + b" in e.code for e in transcript.entries)
 
@@ -973,8 +981,12 @@ async def test_a_saved_session_is_taken_back_whole(
         assert timeline(again) == before[1]
         assert again.records.history[again.tests[0].id] == before[2]
         assert again.tests[0].expected == 30 and again.tests[0].origin == "person"
-        lines = [e.plain for e in again.query_one(Transcript).entries]
-        assert "[round 0] test proposal 1: add(1, 2)" in lines
+        transcript = again.query_one(Transcript)
+        lines = [plain(e) for e in transcript.entries]
+        said = "[round 0] test proposal 1: add(1, 2) · model call · 151 chars · "
+        head = next(i for i, line in enumerate(lines) if line.startswith(said))
+        assert transcript.kind(head) == "head" and transcript.kind(head + 1) == "body"
+        assert not transcript.is_open(head)  # a model call is one line again
         await pilot.press("r")  # and it goes on from there
         await until(pilot, lambda: again.phase == "finished", "more rounds")
         assert again.code == FIXED
@@ -1106,6 +1118,8 @@ async def test_the_mouse_clicks_rows_tabs_and_scrolls(
         await pilot.pause()
         assert app.query_one("#bottom-tabs", TabbedContent).active == "tab-transcript"
         transcript = app.query_one(Transcript)
+        for head in sorted(transcript.heads):  # every model call open: more than fits
+            transcript.toggle(head)
         await until(pilot, lambda: transcript.max_scroll_y > 0, "a transcript that scrolls")
         transcript.scroll_home(animate=False, immediate=True)
         await pilot.pause()
@@ -1135,3 +1149,195 @@ async def test_the_task_line_is_the_docstrings_first_line(
         shown = str(app.query_one("#task-text", Static).render())
     assert "Return the mean of xs. …" in shown
     assert "2.5" not in shown and ">>>" not in shown
+
+
+async def test_the_first_tests_stay_marked_after_new_tests_are_built(
+    executor: Executor, calc: LoadedFunction, tmp_path: Path
+) -> None:
+    """An accepted edit makes the session build new tests; the first tests (those that showed
+    the bug) stay in the table, marked ``orig``, run on the code in force (the fix holds on
+    them), and the saved session brings them back."""
+    import json
+
+    saved = tmp_path / "runs" / "add.session.json"
+    saved.parent.mkdir(parents=True)
+    app = make_app(
+        calc,
+        add_script([fix(FIXED)], third="5"),
+        executor,
+        Settings(rounds=2),
+        session_file=saved,
+    )
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.phase == "finished", "the end")
+        assert [t.id for t in app.tests] == [4, 5, 6]  # the session's tests now
+        await until(
+            pilot, lambda: [r[3] for r in table_rows(app)[:3]] == ["pass"] * 3, "the originals run"
+        )
+        shown = table_rows(app)
+        assert [r[0] for r in shown] == ["1", "2", "3", "4", "5", "6"]
+        assert [r[1] for r in shown[:3]] == ["add(1, 2)", "add(2, 0)", "add(0, 5)"]
+        assert [r[5] for r in shown] == ["orig"] * 3 + ["model"] * 3
+        assert "orig: the first tests, 3/3 pass" in summary(app)
+        history = app.records.history[1][-1].what
+        assert "new tests were built" in history and "kept" in history
+        table = app.query_one(TestsPanel).table
+        table.move_cursor(row=0, animate=False)
+        await pilot.press("R")  # an original runs again on the code in force
+        await until(pilot, lambda: "on the code in force" in app.notices[-1], "the re-run")
+        assert app.notices[-1] == "test #1 on the code in force: passes: returns the expected value"
+        await pilot.press("c")
+        assert app.copied == "add(1, 2)"
+        await pilot.press("d")  # not one of the session's tests: it cannot be deleted
+        await pilot.pause()
+        assert "original test" in app.notices[-1] and len(table_rows(app)) == 6
+        await pilot.press("b", "up", "enter")  # back to the given code: the originals fail
+        await until(
+            pilot,
+            lambda: [r[3] for r in table_rows(app)[:3]] == ["fail", "pass", "fail"],
+            "the originals run on the given code",
+        )
+        assert "orig: the first tests, 1/3 pass" in summary(app)
+        before = table_rows(app)
+    state = json.loads(saved.read_text())
+    assert [t["id"] for t in state["originals"]] == [1, 2, 3]
+    again = make_app(calc, add_script([]), executor, Settings(rounds=1), resume=state)
+    async with again.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert table_rows(again) == before
+        assert [t.id for t in again.tests] == [4, 5, 6]
+
+
+def cursor_lines(transcript: Transcript) -> list[int]:
+    """The transcript's lines (of the whole transcript) drawn with the cursor's background."""
+    cursor = transcript.get_component_rich_style("transcript--cursor").bgcolor
+    out = []
+    for y in range(transcript._height):  # every line, scrolled into view or not
+        transcript.scroll_to(y=y, animate=False, immediate=True)
+        row = y - int(transcript.scroll_y)
+        if any(s.style and s.style.bgcolor == cursor for s in transcript.render_line(row)):
+            out.append(y)
+    return out
+
+
+async def test_the_transcript_has_a_cursor_and_copies_the_entry_under_it(
+    executor: Executor, calc: LoadedFunction
+) -> None:
+    app = make_app(calc, add_script([fix(FIXED)], third="5"), executor, Settings(rounds=1))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.phase == "finished", "the end")
+        await pilot.press("6")
+        transcript = app.query_one(Transcript)
+        await until(pilot, lambda: transcript.size.width > 0, "the transcript shown")
+        assert app.focused is transcript
+        entries = [plain(e) for e in transcript.entries]
+        last = transcript.shown[-1]
+        assert entries[last] == "finished: every round ran" and transcript.cursor == last
+        await pilot.press("up", "k")  # two entries up
+        accepted = entries.index("[round 1] edit accepted: pass rate rose")
+        candidate = entries.index("  candidate 184dc2fe6e1d passes 3/3")
+        assert transcript.cursor == candidate
+        await pilot.press("j")
+        assert transcript.cursor == accepted
+        # The cursor's line is highlighted, and only it.
+        row = transcript.shown.index(accepted)
+        assert cursor_lines(transcript) == [transcript.starts[row]]
+        await pilot.press("c")  # the copy keys copy the entry under the cursor
+        assert app.clipboard == "[round 1] edit accepted: pass rate rose" == app.copied
+        assert "copied the transcript entry" in app.notices[-1]
+        # A model call copies whole: its line, then the reply (its code in a fence).
+        edit = next(i for i, e in enumerate(entries) if e.startswith("[round 1] edit (feedback"))
+        await pilot.press("k", "k", "k")
+        assert transcript.cursor == edit
+        await pilot.press("T")
+        assert app.clipboard.startswith("[round 1] edit (feedback: test #3) · model call · ")
+        assert "Here is the fix." in app.clipboard
+        assert f"```\n{FIXED.rstrip()}\n```" in app.clipboard
+        await pilot.press("enter", "j", "j")  # open: the cursor goes into the reply, to its code
+        assert transcript.cursor == edit + 2
+        await pilot.press("o")
+        assert app.clipboard == FIXED.rstrip()
+        # The tests table has the focus back: the copy keys copy a test again.
+        await pilot.press("3", "c")
+        assert app.clipboard == "add(1, 2)"
+
+
+EDIT_LINE = "▸ [round 1] edit (feedback: test #3) · model call · 100 chars · 0.0 s"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_a_model_call_is_one_line_that_opens_by_key_and_by_click(
+    executor: Executor, calc: LoadedFunction, tmp_path: Path, size: tuple[int, int]
+) -> None:
+    """Each model call is one line (what it was, how long its reply, how long it took);
+    Enter or a click opens it on the reply, whose code stays highlighted, and closes it.
+    Snapshots of the transcript with every call closed, then one open."""
+    failures: list[str] = []
+    name = f"{size[0]}x{size[1]}"
+    app = make_app(
+        calc,
+        add_script([fix(FIXED)], third="5"),
+        executor,
+        Settings(rounds=1),
+        clock=lambda: FROZEN,
+        stamp=lambda: "12:00:00",
+    )
+    async with app.run_test(size=size) as pilot:
+        await until(pilot, lambda: app.phase == "finished", "the end")
+        await pilot.press("6")
+        transcript = app.query_one(Transcript)
+        await until(pilot, lambda: transcript.size.width > 0, "the transcript shown")
+
+        def shown() -> list[str]:
+            return [strip.text.rstrip() for strip in transcript.lines]
+
+        calls = [line for line in shown() if " · model call · " in line]
+        assert calls == [
+            "▸ [round 0] test proposal 1: add(1, 2) · model call · 151 chars · 0.0 s",
+            "▸ [round 0] test proposal 2: add(2, 0) · model call · 151 chars · 0.0 s",
+            "▸ [round 0] test proposal 3: add(0, 5) · model call · 151 chars · 0.0 s",
+            EDIT_LINE,
+        ]
+        assert not any("Hypothesis" in line or "return a + b" in line for line in shown())
+        compare_snapshot(app, f"transcript_folded_{name}", failures, tmp_path)
+        edit = next(i for i in transcript.heads if "] edit" in plain(transcript.entries[i]))
+        await pilot.press("k", "k", "k", "k")  # from the last line up to the edit
+        assert transcript.cursor == edit
+        await pilot.press("enter")
+        assert transcript.is_open(edit)
+        lines = shown()
+        at = lines.index(EDIT_LINE.replace("▸", "▾"))
+        assert lines[at + 1 : at + 5] == [
+            "  Here is the fix.",
+            "  def add(a, b):",
+            '      """Return the sum of a and b."""',
+            "      return a + b",
+        ]
+        # The code is still highlighted as Python: the keyword has its own colour.
+        y = transcript.starts[transcript.shown.index(edit + 2)]
+        transcript.scroll_to(y=y, animate=False, immediate=True)
+        strip = transcript.render_line(y - int(transcript.scroll_y))
+        colours = {s.style.color for s in strip if s.text.strip() and s.style}
+        assert len(colours) >= 2, colours  # "def", "add" and "(a, b):" are not one colour
+        await pilot.pause()
+        compare_snapshot(app, f"transcript_open_{name}", failures, tmp_path)
+        await pilot.press("enter")
+        assert not transcript.is_open(edit)
+        assert EDIT_LINE in shown()
+        assert not any("return a + b" in line for line in shown())
+        # The mouse: a click on a call's line opens it, a second click closes it.
+        first = min(transcript.heads)
+        transcript.scroll_home(animate=False, immediate=True)
+        await pilot.pause()
+        line = transcript.starts[transcript.shown.index(first)]
+        await pilot.click(transcript, offset=(10, line))
+        await pilot.pause()
+        assert transcript.is_open(first) and transcript.cursor == first
+        assert "  ## Hypothesis" in shown()
+        await pilot.click(transcript, offset=(10, line + 2))  # in the reply: the cursor
+        await pilot.pause()
+        assert transcript.is_open(first) and transcript.cursor == first + 1
+        await pilot.click(transcript, offset=(10, line))
+        await pilot.pause()
+        assert not transcript.is_open(first) and "  ## Hypothesis" not in shown()
+    assert not failures, "\n".join(failures)

@@ -2,7 +2,8 @@
 it starts, shows the first tests with every column, the whole call of a short test, the buggy
 line of the code and a status line that is not cut, takes keys, steps through an edit that is
 backtracked and one that is accepted (the fix's lines on screen, the Diff tab at its changed
-lines), and quits.
+lines), and quits. The mouse, as a terminal reports it (SGR mouse reports sent into the pane):
+clicks on a row, a tab, a model call's line and footer keys, and the wheel.
 
 Skipped when tmux is not installed (``scripts/setup.sh`` installs it when run as root) or when
 the sandbox cannot start with every layer here.
@@ -16,6 +17,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -23,8 +25,34 @@ import pytest
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
 
+SOCKET = f"utdebug-smoke-{os.getpid()}"
+"""A tmux server of this test process's own (``-L``): other tmux sessions on the machine
+(another test run's, a person's) cannot resize its windows or take its keys."""
+
+
 def _tmux(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["tmux", *args], capture_output=True, text=True, timeout=30)
+    return subprocess.run(
+        ["tmux", "-L", SOCKET, "-f", "/dev/null", *args],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+
+def _start(session: str, width: int, height: int, cmd: str) -> None:
+    """Run ``cmd`` in a new tmux window of ``width`` x ``height``. The window gets its size
+    first and the command starts after (``respawn-pane``), without COLUMNS and LINES in its
+    environment: an app that read a size from them, or before a resize, would keep it."""
+    w, h = str(width), str(height)
+    started = _tmux("new-session", "-d", "-s", session, "-x", w, "-y", h, "sleep 600")
+    assert started.returncode == 0, started.stderr
+    _tmux("set-option", "-t", session, "window-size", "manual")
+    _tmux("resize-window", "-t", session, "-x", w, "-y", h)
+    size = _tmux("display", "-p", "-t", session, "#{window_width}x#{window_height}").stdout
+    assert size.strip() == f"{w}x{h}", size
+    # A shell's COLUMNS and LINES (bash sets them) would fix the app's size: the pty's counts.
+    respawned = _tmux("respawn-pane", "-k", "-t", session, f"unset COLUMNS LINES; {cmd}")
+    assert respawned.returncode == 0, respawned.stderr
 
 
 def _screen(session: str) -> str:
@@ -70,11 +98,7 @@ def test_the_demo_runs_in_a_real_terminal(tmp_path: Path, width: int, height: in
         f"cd {tmp_path} && {env} {sys.executable} -m utdebug demo --dir {tmp_path / 'demo'} "
         f"--step; echo $? > {status}"
     )
-    started = _tmux("new-session", "-d", "-s", session, "-x", str(width), "-y", str(height), cmd)
-    assert started.returncode == 0, started.stderr
-    # A server that already had a session may keep its size: ask for this one's again.
-    _tmux("set-option", "-t", session, "window-size", "manual")
-    _tmux("resize-window", "-t", session, "-x", str(width), "-y", str(height))
+    _start(session, width, height, cmd)
     try:
         try:
             screen = _wait_for(session, "paused after round 0")
@@ -121,10 +145,7 @@ def test_a_killed_app_is_taken_back_with_what_a_person_did(tmp_path: Path) -> No
     demo = tmp_path / "demo"
     cmd = f"cd {tmp_path} && {env} {sys.executable} -m utdebug demo --dir {demo} --step"
     session = f"utdebug-smoke-{uuid.uuid4().hex[:8]}"
-    started = _tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", cmd + "; sleep 60")
-    assert started.returncode == 0, started.stderr
-    _tmux("set-option", "-t", session, "window-size", "manual")
-    _tmux("resize-window", "-t", session, "-x", "120", "-y", "40")
+    _start(session, 120, 40, cmd + "; sleep 60")
     try:
         try:
             _wait_for(session, "paused after round 0")
@@ -148,10 +169,7 @@ def test_a_killed_app_is_taken_back_with_what_a_person_did(tmp_path: Path) -> No
         saved = list((tmp_path / "runs" / "debug").glob("*.session.json"))
         assert len(saved) == 1, saved
         _tmux("kill-session", "-t", session)
-        started = _tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", cmd)
-        assert started.returncode == 0, started.stderr
-        _tmux("set-option", "-t", session, "window-size", "manual")
-        _tmux("resize-window", "-t", session, "-x", "120", "-y", "40")
+        _start(session, 120, 40, cmd)
         screen = _wait_for(session, "taken back")
         assert "99" in screen and "person" in screen, screen  # the correction is there
         assert "given code" in screen  # the rounds panel
@@ -160,4 +178,114 @@ def test_a_killed_app_is_taken_back_with_what_a_person_did(tmp_path: Path) -> No
         _tmux("send-keys", "-t", session, "s")
         _wait_for(session, "paused after round")  # and it goes on
     finally:
+        _tmux("kill-session", "-t", session)
+
+
+def _send_bytes(session: str, data: str) -> None:
+    """Bytes into the pane as the terminal would send them (``send-keys -H``: no key names)."""
+    done = _tmux("send-keys", "-t", session, "-H", *(f"{b:02x}" for b in data.encode()))
+    assert done.returncode == 0, done.stderr
+
+
+def _click(session: str, x: int, y: int) -> None:
+    """A left click at column ``x``, row ``y`` (0-based) as SGR mouse reports (1-based):
+    ``ESC [ < 0 ; x ; y M`` (press), then ``m`` (release)."""
+    _send_bytes(session, f"\x1b[<0;{x + 1};{y + 1}M")
+    _send_bytes(session, f"\x1b[<0;{x + 1};{y + 1}m")
+
+
+def _wheel(session: str, x: int, y: int, *, up: bool, turns: int) -> None:
+    """Mouse wheel reports (button 64: up, 65: down) at column ``x``, row ``y`` (0-based)."""
+    for _ in range(turns):
+        _send_bytes(session, f"\x1b[<{64 if up else 65};{x + 1};{y + 1}M")
+
+
+def _find(screen: str, text: str) -> tuple[int, int]:
+    """(column, row) of the first place ``text`` is on the screen (0-based)."""
+    for row, line in enumerate(screen.splitlines()):
+        col = line.find(text)
+        if col >= 0:
+            return col, row
+    raise AssertionError(f"{text!r} is not on the screen:\n{screen}")
+
+
+def _wait_until(
+    session: str, holds: Callable[[str], bool], what: str, seconds: float = 60.0
+) -> str:
+    """The screen once ``holds(screen)`` (polled; a generous deadline for a loaded machine)."""
+    deadline = time.monotonic() + seconds
+    screen = ""
+    while time.monotonic() < deadline:
+        screen = _screen(session)
+        if holds(screen):
+            return screen
+        time.sleep(0.2)
+    raise AssertionError(f"never: {what}; last screen:\n{screen}")
+
+
+def test_the_mouse_works_in_a_real_terminal(tmp_path: Path) -> None:
+    """Real SGR mouse reports through tmux to the app (which turned mouse tracking on): a
+    click on a row selects it, a click on a tab switches to it, a click on a model call's
+    line opens it, the wheel scrolls, and a click on a footer key acts (Help, Step)."""
+    session = f"utdebug-smoke-{uuid.uuid4().hex[:8]}"
+    status = tmp_path / "status"
+    env = "LITELLM_LOCAL_MODEL_COST_MAP=True LITELLM_OFFLINE_MODE=true TERM=xterm-256color"
+    cmd = (
+        f"cd {tmp_path} && {env} {sys.executable} -m utdebug demo --dir {tmp_path / 'demo'} "
+        f"--step; echo $? > {status}"
+    )
+    _start(session, 120, 40, cmd)
+    try:
+        try:
+            screen = _wait_for(session, "paused after round 0")
+        except AssertionError:
+            if status.exists() and status.read_text().strip() == "3":
+                pytest.skip("the sandbox cannot start with every layer here")
+            raise
+        # A click on the third row selects it; a click on the selected row opens it: the
+        # detail view that opens is that test's.
+        x, y = _find(screen, "median([4, 1, 3, 2])")
+        _click(session, x + 2, y)
+        _click(session, x + 2, y)
+        screen = _wait_for(session, "history")
+        assert "proposal 3" in screen and "median([3, 1, 2])" not in screen, screen
+        _tmux("send-keys", "-t", session, "Escape")
+        screen = _wait_until(session, lambda s: "history" not in s, "the detail view closed")
+        # A click on a tab switches to it.
+        assert "session started" not in screen
+        x, y = _find(screen, "Transcript")
+        _click(session, x + 3, y)
+        screen = _wait_for(session, "session started: median.py::median")
+        # A click on a model call's line opens it on the reply; every call open, the
+        # transcript is taller than its view.
+        for n in (3, 2, 1):  # from the bottom up: the lines above stay where they are
+            x, y = _find(screen, f"▸ [round 0] test proposal {n}:")
+            _click(session, x + 4, y)
+            screen = _wait_for(session, f"▾ [round 0] test proposal {n}:")
+        # The wheel scrolls: down to the last line, up to the first.
+        x, y = _find(screen, "▾ [round 0] test proposal 1:")
+        assert "paused (paused after round 0)" not in screen, screen  # below the view
+        _wheel(session, 40, y, up=False, turns=30)
+        screen = _wait_for(session, "paused (paused after round 0)")
+        assert "session started" not in screen
+        _wheel(session, 40, y, up=True, turns=30)
+        screen = _wait_for(session, "session started: median.py::median")
+        assert "paused (paused after round 0)" not in screen
+        # A click on a footer key acts: ? opens the help, s steps one round.
+        footer = screen.splitlines()[-1]
+        _click(session, footer.index("? Help"), len(screen.splitlines()) - 1)
+        screen = _wait_for(session, "utdebug: keys")
+        _tmux("send-keys", "-t", session, "Escape")
+        screen = _wait_until(session, lambda s: "utdebug: keys" not in s, "the help closed")
+        footer = screen.splitlines()[-1]
+        _click(session, footer.index("s Step"), len(screen.splitlines()) - 1)
+        _wait_for(session, "paused after round 1")
+        _tmux("send-keys", "-t", session, "q")
+        deadline = time.monotonic() + 30
+        while not status.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert status.read_text().strip() == "0"
+    finally:
+        if os.environ.get("UTDEBUG_KEEP_SMOKE"):
+            print(_screen(session))
         _tmux("kill-session", "-t", session)

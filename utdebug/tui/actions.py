@@ -57,7 +57,14 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "edit-test", "e", "edit_test", "Edit expected", "Correct the selected test's output", "Edit"
     ),
     ActionSpec("add-test", "a", "add_test", "Add test", "Add a test of your own"),
-    ActionSpec("copy-call", "c", "copy('call')", "Copy call", "Copy the selected test's call"),
+    ActionSpec(
+        "copy-call",
+        "c",
+        "copy('call')",
+        "Copy call",
+        "Copy the selected test's call; in the transcript (focused), the entry under its "
+        "cursor (o and T too)",
+    ),
     ActionSpec(
         "copy-expected", "o", "copy('expected')", "Copy expected", "Copy its expected output"
     ),
@@ -146,6 +153,18 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("quit", "q", "quit", "Quit", "Leave utdebug", "Quit"),
 )
 """Every action of :class:`~utdebug.tui.app.DebugApp`, in the order the help screen lists them."""
+
+TRANSCRIPT_KEYS: tuple[tuple[str, str, str], ...] = (
+    ("↑ ↓, k j", "Transcript cursor", "In the transcript (6): move the cursor entry by entry"),
+    (
+        "Enter, click",
+        "Open / close",
+        "In the transcript: open a model call's line on its reply (its code highlighted), "
+        "close it again",
+    ),
+    ("Home, End", "First / last", "In the transcript: the first / the newest entry"),
+)
+"""The transcript's own keys (its bindings, not actions: the help screen lists them too)."""
 
 BINDING_PREFIX = "utdebug."
 """Binding ids are ``utdebug.<id>`` (``App.set_keymap`` rebinds them)."""

@@ -62,6 +62,8 @@ class CallTracker:
         self.simulated = inner.simulated
         self.clock = clock
         self.in_flight: dict[int, CallInFlight] = {}
+        self.took: dict[str, float] = {}
+        """Seconds the last call of each purpose that ended took (by :attr:`clock`)."""
         self._ids = itertools.count()
 
     @property
@@ -74,10 +76,11 @@ class CallTracker:
 
     async def complete(self, request: ModelRequest) -> list[Completion]:
         key = next(self._ids)
+        started = self.clock()
         self.in_flight[key] = CallInFlight(
             request.purpose,
             request.n,
-            self.clock(),
+            started,
             _subject(request.purpose, request.context),
             answered_requests(),
         )
@@ -85,6 +88,7 @@ class CallTracker:
             return await self.inner.complete(request)
         finally:
             self.in_flight.pop(key, None)
+            self.took[request.purpose] = self.clock() - started
 
 
 def _subject(purpose: str, context: Any) -> str:

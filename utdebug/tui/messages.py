@@ -44,3 +44,16 @@ class PersonFailed(Message):
         super().__init__()
         self.what = what
         self.error = error
+
+
+class OriginalsRun(Message):
+    """The first tests (kept after new ones were built) ran on the code ``code_id``: one
+    ``(test id, status, detail)`` each, or ``error`` when the run failed."""
+
+    def __init__(
+        self, code_id: str, results: list[tuple[int, str, str | None]], error: str | None = None
+    ) -> None:
+        super().__init__()
+        self.code_id = code_id
+        self.results = results
+        self.error = error

@@ -77,7 +77,7 @@ class TestRecords:
         votes = self.proposal_votes(ev.round, ev.attempt)
         self.votes[t.id] = votes
         share = f"{t.share:.0%} of {t.draws} votes" if t.draws else "no voting"
-        self._add(
+        self.add(
             t.id,
             when,
             "model",
@@ -98,7 +98,7 @@ class TestRecords:
             what = f"undid a change: the test is back as it was (origin {t.origin})"
         else:
             what = ev.action
-        self._add(t.id, when, "person", what)
+        self.add(t.id, when, "person", what)
 
     def ran(self, ev: TestsRun) -> None:
         """The verdicts of the code in force (call it for current runs only)."""
@@ -109,5 +109,6 @@ class TestRecords:
                 status, None if detail is None else str(detail), ev.code_id
             )
 
-    def _add(self, test_id: int, when: str, who: str, what: str) -> None:
+    def add(self, test_id: int, when: str, who: str, what: str) -> None:
+        """One entry of a test's history."""
         self.history.setdefault(test_id, []).append(HistoryEntry(when, who, what))

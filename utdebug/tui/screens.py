@@ -18,7 +18,7 @@ from textual.widgets.option_list import Option
 
 from utdebug.engine.program import Raises, check_shape
 from utdebug.literals import LiteralError
-from utdebug.tui.actions import ACTIONS, display_keys
+from utdebug.tui.actions import ACTIONS, TRANSCRIPT_KEYS, display_keys
 from utdebug.tui.format import parse_arguments, parse_expected, pre_post, safe_repr, unified_diff
 from utdebug.tui.widgets import SYNTAX_THEME
 
@@ -78,6 +78,8 @@ def help_table() -> Table:
     table.add_column("what it does", ratio=1)
     for spec in ACTIONS:
         table.add_row(display_keys(spec), spec.title, spec.help)
+    for keys, title, what in TRANSCRIPT_KEYS:
+        table.add_row(keys, title, what)
     return table
 
 

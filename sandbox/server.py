@@ -776,6 +776,8 @@ class Sandbox:
         if sched is not None:
             sched.reset(w_mark, 0.0)
         quick_until = 0.0  # until then, the parent only waits for the child's frame
+        tried = False  # whether to read before polling (once per input)
+        os.set_blocking(fd, False)
         while True:
             try:
                 frame = _take_frame(buf, lim.frame_cap)
@@ -783,7 +785,18 @@ class Sandbox:
                 raise _Stop(expect, _violation(str(e))) from None
             if frame is None:
                 now = time.monotonic()
-                if now < quick_until:  # nothing can have run out yet (see _quick_wait)
+                if now < quick_until:  # nothing can have run out yet (see _quick_until)
+                    if tried:  # a frame is often here already: no poll for it then
+                        tried = False
+                        try:
+                            chunk = os.read(fd, _want(buf))
+                        except BlockingIOError:
+                            pass
+                        else:
+                            if not chunk:  # the child is gone: the full look below says so
+                                quick_until = 0.0
+                            buf += chunk
+                            continue
                     for efd, _ in poller.poll((quick_until - now) * 1000):
                         if efd == fd:
                             chunk = os.read(fd, _want(buf))
@@ -940,6 +953,7 @@ class Sandbox:
                 if not feed.send(expect):
                     poller.register(feed.fd, select.POLLOUT)
             quick_until = _quick_until(lim, limit, budget, res, c, w_mark) if expect < n else 0.0
+            tried = True
 
 
 def _quick_until(

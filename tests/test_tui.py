@@ -588,11 +588,13 @@ def frozen_app(loaded: LoadedFunction, model: Any, executor: Executor, **kw: Any
     return make_app(loaded, model, executor, clock=lambda: FROZEN, stamp=lambda: "12:00:00", **kw)
 
 
-@pytest.mark.parametrize("size", [(80, 24), (100, 30), (160, 48)], ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize(
+    "size", [(80, 24), (100, 30), (120, 40), (160, 48)], ids=lambda s: f"{s[0]}x{s[1]}"
+)
 async def test_snapshots_at_every_size(
     executor: Executor, calc: LoadedFunction, tmp_path: Path, size: tuple[int, int]
 ) -> None:
-    """The main screen and the detail view at 80x24, 100x30 and 160x48: the buggy line of the
+    """The main screen and the detail view at 80x24, 100x30, 120x40 and 160x48: the buggy line of the
     code (``return a - b``, line 3) and every column of the tests table are on screen."""
     failures: list[str] = []
     app = frozen_app(calc, add_script([]), executor, step_first=True)
@@ -651,6 +653,13 @@ async def test_the_detail_view_shows_everything_about_a_test(
         assert detail.actual is not None and detail.actual.status == "fail"
         assert "-1" in (detail.actual.detail or "")  # what the buggy code returned
         assert [h.who for h in detail.history] == ["model"]
+        shown = "".join(
+            seg.text
+            for seg in app.console.render(
+                detail_renderable(detail), app.console.options.update_width(80)
+            )
+        )
+        assert re.search(r"8 votes, 1 distinct answer\s", shown) and "(s)" not in shown
 
 
 async def test_delete_then_undo_and_every_change_is_undoable(

@@ -19,7 +19,7 @@ from textual.widgets import Static
 
 from utdebug.engine.model import UnitTest
 from utdebug.engine.program import Raises
-from utdebug.tui.format import actual_text, origin_text, safe_repr
+from utdebug.tui.format import actual_text, origin_text, plural, safe_repr
 from utdebug.tui.records import Actual, HistoryEntry, Votes
 
 DETAIL_CSS = """
@@ -104,7 +104,7 @@ def _votes_text(t: UnitTest, votes: Votes | None) -> Text:
         out.append("the model's votes before a person set the expected value:\n", style="dim")
     kept = safe_repr(t.expected)
     counts = votes.counts()
-    out.append(f"{votes.draws} votes, {len(counts)} distinct answer(s)")
+    out.append(f"{plural(votes.draws, 'vote')}, {plural(len(counts), 'distinct answer')}")
     for answer, n in counts:
         out.append(f"\n{n}× ", style="bold")
         out.append(answer)

@@ -27,7 +27,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from utdebug.sandbox import _runner
 from utdebug.sandbox.compare import stand_in
@@ -998,8 +998,9 @@ class _Pin:
     set (a single CPU, or no permission), nothing is pinned."""
 
     __slots__ = ("all", "cpu", "pid", "pinned")
-    _lock = threading.Lock()
-    _users: dict[int, int] = {}
+    _lock: ClassVar[threading.Lock] = threading.Lock()
+    _users: ClassVar[dict[int, int]] = {}
+    """How many batches of this process hold each CPU now."""
 
     def __init__(self, pid: int, cpu: int, every: set[int]) -> None:
         self.pid, self.cpu, self.all, self.pinned = pid, cpu, every, False
@@ -1034,10 +1035,8 @@ class _Pin:
         self.pinned = on
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(OSError):
             os.sched_setaffinity(0, self.all)
-        except OSError:
-            pass
         with self._lock:
             self._users[self.cpu] -= 1
 

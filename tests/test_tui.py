@@ -594,8 +594,8 @@ def frozen_app(loaded: LoadedFunction, model: Any, executor: Executor, **kw: Any
 async def test_snapshots_at_every_size(
     executor: Executor, calc: LoadedFunction, tmp_path: Path, size: tuple[int, int]
 ) -> None:
-    """The main screen and the detail view at 80x24, 100x30, 120x40 and 160x48: the buggy line of the
-    code (``return a - b``, line 3) and every column of the tests table are on screen."""
+    """The main screen and the detail view at 80x24, 100x30, 120x40 and 160x48: the buggy line
+    of the code (``return a - b``, line 3) and every column of the tests table are on screen."""
     failures: list[str] = []
     app = frozen_app(calc, add_script([]), executor, step_first=True)
     name = f"{size[0]}x{size[1]}"

@@ -549,16 +549,11 @@ class Sandbox:
         self.spawned += 1
         return int(reply["pid"]), fds[0], fds[1], fds[2] if len(fds) > 2 else None
 
-    def _host_pid(self, pid: int, pidfd: int | None) -> int:
-        """The child's pid in this process's PID namespace."""
+    def _host_pid(self, pid: int, pidfd: int | None) -> int | None:
+        """The child's pid in this process's PID namespace (None when it cannot be known)."""
         host = _pid_of(pidfd) if pidfd is not None else None
         if host is None and Layer.PIDNS not in self.layers.active():
             host = pid  # no PID namespace of its own: the zygote's pids are ours
-        if host is None:
-            raise SandboxError(
-                "cannot read the children's CPU clocks here (their pids need pidfd_open, "
-                "Linux 5.3+); use wall-clock limits (Limits.kind 'wall', --limit-kind wall)"
-            )
         return host
 
     def _take_uid(self) -> int | None:
@@ -685,14 +680,17 @@ class Sandbox:
         clock: _CpuClock | None = None
         pin: _Pin | None = None
         try:
+            host = self._host_pid(pid, pidfd)
             if lim.kind is LimitKind.CPU:
-                host = self._host_pid(pid, pidfd)
+                if host is None:
+                    raise SandboxError(
+                        "cannot read the children's CPU clocks here (their pids need "
+                        "pidfd_open, Linux 5.3+); use wall-clock limits (Limits.kind 'wall', "
+                        "--limit-kind wall)"
+                    )
                 clock, sched = _CpuClock(host), _SchedStat(host)
-            if self.config.pin_cpu:
-                child = _pid_of(pidfd) if pidfd is not None else None
-                if child is None and Layer.PIDNS not in self.layers.active():
-                    child = pid
-                pin = _Pin.start(child) if child is not None else None
+            if self.config.pin_cpu and host is not None:
+                pin = _Pin.start(host)
             if pidfd is not None:
                 os.close(pidfd)
                 pidfd = None
@@ -797,14 +795,8 @@ class Sandbox:
                                 quick_until = 0.0
                             buf += chunk
                             continue
-                    for efd, _ in poller.poll((quick_until - now) * 1000):
-                        if efd == fd:
-                            chunk = os.read(fd, _want(buf))
-                            if not chunk:  # the child is gone: the full look below says so
-                                quick_until = 0.0
-                            buf += chunk
-                        elif feed is not None and feed.flush():
-                            poller.unregister(feed.fd)
+                    if not _pump(poller, fd, buf, feed, quick_until - now):
+                        quick_until = 0.0  # the child is gone: the full look below says so
                     continue
                 if pin is not None and pin.pinned and now - w_mark >= _FIRST_LOOK:
                     pin.child(False)  # a slow input: every CPU for it (and its threads)
@@ -840,14 +832,8 @@ class Sandbox:
                     wait = wall_left
                 if waiting:
                     wait = min(wait, budget.wait(res, u, now))
-                for efd, _ in poller.poll(max(wait, 0.0) * 1000):
-                    if efd == fd:
-                        chunk = os.read(fd, _want(buf))
-                        if not chunk:
-                            raise _Stop(expect, Outcome(Status.CRASH, seconds=used))
-                        buf += chunk
-                    elif feed is not None and feed.flush():
-                        poller.unregister(feed.fd)
+                if not _pump(poller, fd, buf, feed, max(wait, 0.0)):
+                    raise _Stop(expect, Outcome(Status.CRASH, seconds=used))
                 continue
             arrived = time.monotonic()
             paused = len(frame) > _GC_SMALL
@@ -967,14 +953,10 @@ def _quick_until(
         quick = min(_FIRST_LOOK, (limit + lim.slack) / _NCPU, lim.backstop(limit))
     else:
         quick = min(_FIRST_LOOK, limit + lim.slack)
-    if lim.batch is not None:
-        left = budget.t0 + lim.backstop(lim.batch) - start
-        if lim.kind is LimitKind.CPU:
-            left = min(left, (lim.batch - res.cpu_seconds - cpu) / _NCPU)
-        if left <= 0:
-            return 0.0
-        quick = min(quick, left)
-    return start + quick
+    left = budget.left(res, cpu, start)
+    if left <= 0:
+        return 0.0
+    return start + min(quick, left)
 
 
 _NCPU = max(1, os.cpu_count() or 1)
@@ -1206,16 +1188,7 @@ class _Feed:
     def send(self, i: int) -> bool:
         """Queue input ``i`` and write what the pipe takes now; True when all is written."""
         data = self.enc[i].encode("utf-8")
-        data = len(data).to_bytes(4, "big") + data
-        try:
-            n = os.write(self.fd, data)
-        except BlockingIOError:
-            n = 0
-        except OSError:  # the child is gone: its result pipe says so
-            return True
-        if n == len(data):  # the usual case: the pipe took all of it
-            return True
-        self.pending = memoryview(data)[n:]
+        self.pending = memoryview(len(data).to_bytes(4, "big") + data)
         return self.flush()
 
     def flush(self) -> bool:
@@ -1242,16 +1215,20 @@ class _Budget:
         b = self.lim.batch
         return None if b is None else self.t0 + self.lim.backstop(b)
 
-    def spent(self, res: BatchResult, child_cpu: float, now: float) -> bool:
+    def left(self, res: BatchResult, child_cpu: float, now: float) -> float:
+        """How long, at the soonest, until the budget is spent (<= 0: it is; inf: none). The
+        CPU part assumes the child keeps every CPU busy."""
         end = self._wall_end()
         if end is None:
-            return False
-        if now >= end:
-            return True
+            return math.inf
+        left = end - now
         if self.lim.kind is LimitKind.CPU:
             assert self.lim.batch is not None
-            return res.cpu_seconds + child_cpu >= self.lim.batch
-        return False
+            left = min(left, (self.lim.batch - res.cpu_seconds - child_cpu) / _NCPU)
+        return left
+
+    def spent(self, res: BatchResult, child_cpu: float, now: float) -> bool:
+        return self.left(res, child_cpu, now) <= 0
 
     def wait(self, res: BatchResult, child_cpu: float, now: float) -> float:
         """How long the parent may sleep before the budget could be spent."""
@@ -1275,8 +1252,6 @@ def _charge_cpu(outcome: Outcome, charged: float, limit: float, cut: bool, lim: 
     child's CPU clock: more CPU time than its limit is a timeout whatever the child reported,
     and a timeout the child reports is one only when the charge has reached the limit;
     ``seconds`` is the CPU time charged."""
-    if charged <= limit and outcome.status is not Status.TIMEOUT:  # the usual case
-        return Outcome(outcome.status, outcome.value, outcome.error_type, outcome.error, charged)
     reduced = " (the reduced limit, after earlier timeouts)" if cut else ""
     if outcome.status is Status.TIMEOUT and outcome.error_type == "Timeout":
         if "decod" in (outcome.error or ""):
@@ -1439,6 +1414,21 @@ def _describe_status(stats: dict[str, Any]) -> str:
 
 class _Oversize(Exception):
     pass
+
+
+def _pump(poller: select.poll, fd: int, buf: bytearray, feed: _Feed | None, timeout: float) -> bool:
+    """Wait up to ``timeout`` seconds for the child's result pipe (and for room in its input
+    pipe while an input is only partly written); add what arrived to ``buf``. False once the
+    result pipe has ended (the child is gone)."""
+    for efd, _ in poller.poll(timeout * 1000):
+        if efd == fd:
+            chunk = os.read(fd, _want(buf))
+            if not chunk:
+                return False
+            buf += chunk
+        elif feed is not None and feed.flush():
+            poller.unregister(feed.fd)
+    return True
 
 
 def _want(buf: bytearray) -> int:

@@ -448,6 +448,29 @@ class _Full(Exception):
     """The rendering has reached its cap: stop walking the value."""
 
 
+class _Shown(str):
+    """A set's item already rendered (by :func:`_set_items`)."""
+
+
+def _set_items(items: Collection[object], cap: int | None) -> list[object]:
+    """A set's items in the order of their rendered text (as ``canonical_repr`` writes them:
+    Python's order for a set of strings changes with the string-hash seed, a report must not).
+    Past ``cap`` characters the rest stay unrendered, in Python's order: the text is cut there
+    anyway."""
+    shown: list[str] = []
+    used = 0
+    for n, x in enumerate(items):
+        try:
+            text = _render(x, None if cap is None else max(0, cap - used))
+        except _Full:
+            return [*(_Shown(t) for t in shown), *list(items)[n:]]
+        shown.append(text)
+        used += len(text) + 2
+        if cap is not None and used > cap:
+            return [*(_Shown(t) for t in shown), *list(items)[n + 1 :]]
+    return [_Shown(t) for t in sorted(shown)]
+
+
 def _render(value: object, cap: int | None = None) -> str:
     """``repr`` with nested :class:`Opaque` shown as their text, structural values as
     ``Name(a=1, b=2)`` and huge ints summarised; with ``cap``, rendering stops (raising
@@ -498,10 +521,14 @@ def _render(value: object, cap: int | None = None) -> str:
                 return put(f"{t.__name__}()")
             else:
                 put("{" if t is set else "frozenset({")
+                items = _set_items(items, None if cap is None else cap - size[0])
             for k, x in enumerate(items):
                 if k:
                     put(", ")
-                walk(x)
+                if type(x) is _Shown:
+                    put(x)
+                else:
+                    walk(x)
             if t is tuple and len(items) == 1:
                 put(",")
             return put("]" if t is list else ")" if t is tuple else "}" if t is set else "})")

@@ -27,7 +27,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from utdebug.sandbox import _runner
 from utdebug.sandbox.compare import stand_in
@@ -209,12 +209,6 @@ class SandboxConfig:
     """As root, children run as ``uid_base + slot`` (slot < 4095; no two live children of
     this sandbox share a uid; ``uid_base + 4095`` is the zygote's start-up probe's)."""
     start_timeout: float = 30.0
-    pin_cpu: bool = True
-    """While a batch's inputs are quick, keep the thread that drives the batch and its child
-    on one CPU (each concurrent batch on the least used one). Handing an input over and a
-    result back then costs a context switch instead of a cross-CPU wake-up, which on a
-    virtual machine costs several times the work of a small input. An input still running
-    after _FIRST_LOOK gets every CPU again. CPU-time verdicts do not depend on it."""
     mounts: tuple[str, ...] = ()
     """Host folders the children may read, bound read-only at the same path (for example a
     copy of the user's repository, or site-packages outside the interpreter's prefix). They
@@ -678,7 +672,6 @@ class Sandbox:
         load_failed: Outcome | None = None
         sched: _SchedStat | None = None
         clock: _CpuClock | None = None
-        pin: _Pin | None = None
         try:
             host = self._host_pid(pid, pidfd)
             if lim.kind is LimitKind.CPU:
@@ -689,20 +682,14 @@ class Sandbox:
                         "--limit-kind wall)"
                     )
                 clock, sched = _CpuClock(host), _SchedStat(host)
-            if self.config.pin_cpu and host is not None:
-                pin = _Pin.start(host)
             if pidfd is not None:
                 os.close(pidfd)
                 pidfd = None
             feed = _Feed(in_fd, enc)
-            load_failed = self._collect(
-                fd, start, len(enc), lim, res, budget, clock, sched, feed, pin
-            )
+            load_failed = self._collect(fd, start, len(enc), lim, res, budget, clock, sched, feed)
         except _Stop as s:
             stop = s
         finally:
-            if pin is not None:
-                pin.close()
             if pidfd is not None:
                 os.close(pidfd)
             if sched is not None:
@@ -748,20 +735,22 @@ class Sandbox:
         clock: _CpuClock | None = None,
         sched: _SchedStat | None = None,
         feed: _Feed | None = None,
-        pin: _Pin | None = None,
     ) -> Outcome | None:
         """Read frames until the child ends. Returns an Outcome when loading failed.
 
-        The child gets input k (from ``feed``) only once its previous frame is here, and
-        waits for it without using CPU time. Wall-clock limits: an input's hard deadline is its
-        limit + slack after its input was sent, and a result that arrives later than its limit
-        is a timeout. CPU-time limits (``clock``): input k is charged with the child's CPU
-        clock as read here once its frame had arrived, minus the reading once the previous
-        frame had arrived (the child's own readings decide nothing); it is killed past limit +
-        slack of CPU time, or once it has slept or blocked (``sched``: wall time not spent on a
-        CPU nor waiting for one) past the wall-clock backstop; a result charged with more than
-        its limit is a timeout, and a timeout the child reports is one only when the charge
-        has reached the limit.
+        The child gets input k (from ``feed``) only once its previous frame is here. It waits
+        for it by trying its input pipe, yielding its CPU between tries, and blocks on the pipe
+        after _runner.SPIN tries: a wait charges it at most those tries' CPU time (a few
+        hundred microseconds; on an idle machine the next input is there within a few
+        microseconds, since it goes out before the frame is decoded). Wall-clock limits: an
+        input's hard deadline is its limit + slack after its input was sent, and a result that
+        arrives later than its limit is a timeout. CPU-time limits (``clock``): input k is
+        charged with the child's CPU clock as read here once its frame had arrived, minus the
+        reading once the previous frame had arrived (the child's own readings decide nothing);
+        it is killed past limit + slack of CPU time, or once it has slept or blocked
+        (``sched``: wall time not spent on a CPU nor waiting for one) past the wall-clock
+        backstop; a result charged with more than its limit is a timeout, and a timeout the
+        child reports is one only when the charge has reached the limit.
         """
         buf = bytearray()
         poller = select.poll()
@@ -774,7 +763,7 @@ class Sandbox:
         if sched is not None:
             sched.reset(w_mark, 0.0)
         quick_until = 0.0  # until then, the parent only waits for the child's frame
-        tried = False  # whether to read before polling (once per input)
+        spin = 0  # how many more times to try the result pipe (yielding) before polling it
         os.set_blocking(fd, False)
         while True:
             try:
@@ -784,22 +773,20 @@ class Sandbox:
             if frame is None:
                 now = time.monotonic()
                 if now < quick_until:  # nothing can have run out yet (see _quick_until)
-                    if tried:  # a frame is often here already: no poll for it then
-                        tried = False
+                    if spin:  # a quick input's frame comes within microseconds: no poll
+                        spin -= 1
                         try:
                             chunk = os.read(fd, _want(buf))
                         except BlockingIOError:
-                            pass
-                        else:
-                            if not chunk:  # the child is gone: the full look below says so
-                                quick_until = 0.0
-                            buf += chunk
+                            os.sched_yield()
                             continue
+                        if not chunk:  # the child is gone: the full look below says so
+                            quick_until = 0.0
+                        buf += chunk
+                        continue
                     if not _pump(poller, fd, buf, feed, quick_until - now):
                         quick_until = 0.0  # the child is gone: the full look below says so
                     continue
-                if pin is not None and pin.pinned and now - w_mark >= _FIRST_LOOK:
-                    pin.child(False)  # a slow input: every CPU for it (and its threads)
                 u = clock.read() if clock is not None else 0.0
                 used = u - u_mark if clock is not None else now - w_mark
                 waiting = 0 <= expect < n
@@ -846,15 +833,10 @@ class Sandbox:
                 except (ValueError, TypeError, KeyError, RecursionError, MemoryError) as e:
                     why = f"unreadable frame ({type(e).__name__})"
                     raise _Stop(expect, _violation(why)) from None
-                # The child now waits for its next input: its CPU clock stands still. A child
-                # pinned to this thread's CPU is off it while this runs (its clock was brought
-                # up to date when it left); one elsewhere may still be on its way.
-                if clock is None:
-                    c = 0.0
-                elif pin is not None and pin.pinned:
-                    c = clock.read()
-                else:
-                    c = clock.settled()
+                # The child yielded its CPU just before it wrote this frame (the kernel then
+                # brought its clock up to date) and now waits for its next input, yielding
+                # between tries: the reading is exact to a few microseconds.
+                c = clock.read() if clock is not None else 0.0
                 charged = c - u_mark
                 outcome = None
                 i = msg.get("i")
@@ -862,8 +844,6 @@ class Sandbox:
                 if clock is not None and kind == "r" and i == expect and 0 <= i < n - 1:
                     # Under CPU-time limits the next input goes out before this result is
                     # decoded (the decoding is the parent's work, not the child's time).
-                    if pin is not None and not pin.pinned:
-                        pin.child(True)
                     sent_at = time.monotonic()
                     if feed is not None and not feed.send(expect + 1):
                         poller.register(feed.fd, select.POLLOUT)
@@ -933,13 +913,10 @@ class Sandbox:
             w_mark = sent_at if sent_at is not None else time.monotonic()
             if sched is not None:
                 sched.reset(w_mark, c)
-            if sent_at is None and expect < n and feed is not None:
-                if pin is not None and not pin.pinned:
-                    pin.child(True)
-                if not feed.send(expect):
-                    poller.register(feed.fd, select.POLLOUT)
+            if sent_at is None and expect < n and feed is not None and not feed.send(expect):
+                poller.register(feed.fd, select.POLLOUT)
             quick_until = _quick_until(lim, limit, budget, res, c, w_mark) if expect < n else 0.0
-            tried = True
+            spin = _SPIN
 
 
 def _quick_until(
@@ -963,6 +940,11 @@ _NCPU = max(1, os.cpu_count() or 1)
 """How many CPUs a child can keep busy at once: the parent's next look at a child's CPU clock
 is at most (time left) / this away."""
 _MIN_WAIT = 0.002
+_SPIN = 200
+"""How many times the parent tries the result pipe for an input's frame (yielding its CPU
+between tries: a few hundred microseconds in all) before it polls. A blocking wait costs a
+wake-up, which on a virtual machine takes tens of microseconds when the child runs on another
+CPU; the child's side does the same (``_runner.SPIN``)."""
 _SETTLE = 0.0003
 """How long the parent waits for a child that has written its frame to leave its CPU (it
 needs microseconds; one that waits for a CPU reads exactly already)."""
@@ -973,66 +955,19 @@ _FIRST_LOOK = 0.005
 """The parent reads a slow input's schedstat baseline at most this long after sending it."""
 
 
-class _Pin:
-    """One CPU for a batch's driving thread and its child while its inputs are quick (see
-    :attr:`SandboxConfig.pin_cpu`). The CPU is the one the fewest batches of this process use
-    now; the thread's own affinity comes back at :meth:`close`. Where affinities cannot be
-    set (a single CPU, or no permission), nothing is pinned."""
-
-    __slots__ = ("all", "cpu", "pid", "pinned")
-    _lock: ClassVar[threading.Lock] = threading.Lock()
-    _users: ClassVar[dict[int, int]] = {}
-    """How many batches of this process hold each CPU now."""
-
-    def __init__(self, pid: int, cpu: int, every: set[int]) -> None:
-        self.pid, self.cpu, self.all, self.pinned = pid, cpu, every, False
-
-    @classmethod
-    def start(cls, pid: int) -> _Pin | None:
-        try:
-            every = os.sched_getaffinity(0)
-        except OSError:
-            return None
-        if len(every) < 2:
-            return None
-        with cls._lock:
-            cpu = min(sorted(every), key=lambda c: cls._users.get(c, 0))
-            cls._users[cpu] = cls._users.get(cpu, 0) + 1
-        pin = cls(pid, cpu, every)
-        try:
-            os.sched_setaffinity(0, {cpu})
-        except OSError:
-            pin.close()
-            return None
-        return pin
-
-    def child(self, on: bool) -> None:
-        """Pin the child to this batch's CPU, or give it every CPU; ``pinned`` says what
-        holds (the child's clock is read without a settle wait only while it is pinned)."""
-        try:
-            os.sched_setaffinity(self.pid, {self.cpu} if on else self.all)
-        except OSError:  # the child is gone, or may not be moved: its frames say the rest
-            self.pinned = False
-            return
-        self.pinned = on
-
-    def close(self) -> None:
-        with contextlib.suppress(OSError):
-            os.sched_setaffinity(0, self.all)
-        with self._lock:
-            self._users[self.cpu] -= 1
-
-
 class _CpuClock:
     """The CPU time (user + system, every thread, live or ended) of one child, from the
     kernel's process CPU clock (``clock_gettime`` on the clock id of its pid: what
     ``clock_getcpuclockid`` returns). The child cannot change it; it stays readable until the
     zygote reaps the child, which happens only when the parent asks.
 
-    The kernel brings a thread's clock up to date when it leaves its CPU (and at each tick),
-    so a reading of a child that is running may lag by up to a tick; one that waits for its
-    input reads exactly. :meth:`settled` waits (briefly) until the child's main thread is off
-    its CPU before reading."""
+    The kernel brings a thread's clock up to date when it leaves or yields its CPU (and at
+    each tick), so a reading of a child that is running may lag by up to a tick. The runner
+    yields just before it writes a frame and between its tries for the next input, so a
+    reading once a frame is here is exact to a few microseconds. A program that goes on
+    running past a frame it wrote itself, or leaves a thread running, can move at most a
+    tick of CPU time (4 ms at 250 Hz) from one input to the next. :meth:`settled` waits
+    (briefly) until the child's main thread is off its CPU before reading."""
 
     __slots__ = ("clock_id", "last", "stat")
 

@@ -1521,24 +1521,25 @@ def _make_cpu_timer(_signo=signal.SIGPROF):  # type: ignore[no-untyped-def]
 
 SPIN = 200
 """How many times the child tries its input pipe for the next input, yielding its CPU between
-tries, before it blocks on the pipe. A blocking wait costs a wake-up, which on a virtual
-machine takes tens of microseconds when the parent runs on another CPU; a yield also brings
-the child's CPU clock up to date for the parent's reading. At most a few hundred microseconds
-of CPU time in all, charged to the next input."""
+tries, before it blocks on the pipe, when the parent runs on another CPU (the job's ``spin``;
+0 when the two share one CPU). A blocking wait costs a wake-up, which on a virtual machine
+takes tens of microseconds across CPUs. At most a few hundred microseconds of CPU time in all,
+charged to the next input."""
 
 
 def _read_input(  # type: ignore[no-untyped-def]
     fd,
+    spin,
     _read=os.read,
     _unpack=_HDR.unpack,
     _len=len,
     _yield=os.sched_yield,
-    _spin=SPIN,
     _again=BlockingIOError,
     _select=select.select,
 ):
     """The next input's JSON text from the parent (4-byte length + UTF-8), or None at EOF.
-    ``fd`` is non-blocking: the first read is tried up to ``_spin`` times, then waited for.
+    When ``spin`` (the job's: SPIN, or 0 where the parent shares this child's CPU), ``fd`` is
+    non-blocking and the first read is tried up to ``spin`` times, then waited for.
     The parent sends one input at a time, so one read usually brings all of it. The first
     read asks for 64 KiB: a larger request makes the allocator map and unmap a fresh buffer
     for every input (page faults that cost more than the rest of the loop)."""
@@ -1549,7 +1550,7 @@ def _read_input(  # type: ignore[no-untyped-def]
             break
         except _again:
             tries += 1
-            if tries < _spin:
+            if tries < spin:
                 _yield()
             else:
                 _select((fd,), (), ())
@@ -1611,7 +1612,8 @@ def run_job(  # type: ignore[no-untyped-def]
     time (counted from just before the child waited for the input). The parent decides
     every verdict from its own readings, and stops a program that sleeps or blocks.
     """
-    os.set_blocking(in_fd, False)  # see _read_input
+    spin = _int(job.get("spin") or 0)
+    os.set_blocking(in_fd, not spin)  # see _read_input
     sink = _Sink()
     sys.stdout = sys.stderr = sink  # type: ignore[assignment]
     sys.stdin = None  # type: ignore[assignment]
@@ -1698,7 +1700,7 @@ def run_job(  # type: ignore[no-untyped-def]
     for j in range(n):
         i = start + j
         mark = _cpu()  # where this input's CPU time starts, as the parent counts it
-        text = _read_input(in_fd)
+        text = _read_input(in_fd, spin)
         if text is None:
             _exit(0)
         rec: dict = {"k": "r", "i": i}  # type: ignore[type-arg]

@@ -27,7 +27,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from utdebug.sandbox import _runner
 from utdebug.sandbox.compare import stand_in
@@ -619,6 +619,7 @@ class Sandbox:
         timeouts: int = 0,
         context: ModuleContext | None = None,
         uid: int | None = None,
+        spin: int = 0,
     ) -> dict[str, Any]:
         each = [lim.limit_of(i) for i in range(start, len(enc))]
         return {
@@ -634,6 +635,7 @@ class Sandbox:
             "cut": None if lim.cut_after is None else [lim.cut_after, lim.cut_limit],
             "timeouts": timeouts,
             "uid": uid,
+            "spin": spin,
             "limits": {
                 "memory_mb": lim.memory_mb,
                 "cpu_s": sum(each) + lim.load + 2.0,
@@ -660,11 +662,14 @@ class Sandbox:
         """Run one child from ``start``; return where to resume, or None when done."""
         timeouts = sum(o.status is Status.TIMEOUT for o in res.outcomes)
         uid = self._take_uid()
+        lane = _Lane.open()
         try:
+            spin = _runner.SPIN if lane.spread else 0
             pid, fd, in_fd, pidfd = self._spawn(
-                self._job(code, entry, enc, start, lim, timeouts, context, uid)
+                self._job(code, entry, enc, start, lim, timeouts, context, uid, spin)
             )
         except BaseException:
+            lane.close()
             self._give_uid(uid)
             raise
         res.children += 1
@@ -682,14 +687,19 @@ class Sandbox:
                         "--limit-kind wall)"
                     )
                 clock, sched = _CpuClock(host), _SchedStat(host)
+            if host is not None:
+                lane.attach(host)
             if pidfd is not None:
                 os.close(pidfd)
                 pidfd = None
             feed = _Feed(in_fd, enc)
-            load_failed = self._collect(fd, start, len(enc), lim, res, budget, clock, sched, feed)
+            load_failed = self._collect(
+                fd, start, len(enc), lim, res, budget, clock, sched, feed, lane
+            )
         except _Stop as s:
             stop = s
         finally:
+            lane.close()
             if pidfd is not None:
                 os.close(pidfd)
             if sched is not None:
@@ -735,6 +745,7 @@ class Sandbox:
         clock: _CpuClock | None = None,
         sched: _SchedStat | None = None,
         feed: _Feed | None = None,
+        lane: _Lane | None = None,
     ) -> Outcome | None:
         """Read frames until the child ends. Returns an Outcome when loading failed.
 
@@ -773,7 +784,7 @@ class Sandbox:
             if frame is None:
                 now = time.monotonic()
                 if now < quick_until:  # nothing can have run out yet (see _quick_until)
-                    if spin:  # a quick input's frame comes within microseconds: no poll
+                    if spin:  # a quick input's frame is often here already: no poll then
                         spin -= 1
                         try:
                             chunk = os.read(fd, _want(buf))
@@ -787,6 +798,8 @@ class Sandbox:
                     if not _pump(poller, fd, buf, feed, quick_until - now):
                         quick_until = 0.0  # the child is gone: the full look below says so
                     continue
+                if lane is not None and lane.pinned and now - w_mark >= _FIRST_LOOK:
+                    lane.child(False)  # a slow input: every CPU for it (and its threads)
                 u = clock.read() if clock is not None else 0.0
                 used = u - u_mark if clock is not None else now - w_mark
                 waiting = 0 <= expect < n
@@ -844,6 +857,8 @@ class Sandbox:
                 if clock is not None and kind == "r" and i == expect and 0 <= i < n - 1:
                     # Under CPU-time limits the next input goes out before this result is
                     # decoded (the decoding is the parent's work, not the child's time).
+                    if lane is not None and lane.cpu is not None and not lane.pinned:
+                        lane.child(True)
                     sent_at = time.monotonic()
                     if feed is not None and not feed.send(expect + 1):
                         poller.register(feed.fd, select.POLLOUT)
@@ -913,10 +928,13 @@ class Sandbox:
             w_mark = sent_at if sent_at is not None else time.monotonic()
             if sched is not None:
                 sched.reset(w_mark, c)
-            if sent_at is None and expect < n and feed is not None and not feed.send(expect):
-                poller.register(feed.fd, select.POLLOUT)
+            if sent_at is None and expect < n and feed is not None:
+                if lane is not None and lane.cpu is not None and not lane.pinned:
+                    lane.child(True)
+                if not feed.send(expect):
+                    poller.register(feed.fd, select.POLLOUT)
             quick_until = _quick_until(lim, limit, budget, res, c, w_mark) if expect < n else 0.0
-            spin = _SPIN
+            spin = _SPIN if lane is not None and lane.spread else 1
 
 
 def _quick_until(
@@ -942,9 +960,9 @@ is at most (time left) / this away."""
 _MIN_WAIT = 0.002
 _SPIN = 200
 """How many times the parent tries the result pipe for an input's frame (yielding its CPU
-between tries: a few hundred microseconds in all) before it polls. A blocking wait costs a
-wake-up, which on a virtual machine takes tens of microseconds when the child runs on another
-CPU; the child's side does the same (``_runner.SPIN``)."""
+between tries: a few hundred microseconds in all) before it polls, when the child runs on
+another CPU (see :class:`_Lane`; the child's side does the same, ``_runner.SPIN``). Where the
+two share a CPU it tries once."""
 _SETTLE = 0.0003
 """How long the parent waits for a child that has written its frame to leave its CPU (it
 needs microseconds; one that waits for a CPU reads exactly already)."""
@@ -953,6 +971,101 @@ _CONFIRM = 0.05
 to leave its CPU (a rare path: an honest child blocks on its input pipe within microseconds)."""
 _FIRST_LOOK = 0.005
 """The parent reads a slow input's schedstat baseline at most this long after sending it."""
+
+
+class _Lane:
+    """Where a batch's driving thread and its child run, and how they hand inputs and results
+    over. On a virtual machine a wake-up of a blocked process on another CPU costs tens of
+    microseconds (an inter-processor interrupt through the hypervisor, charged to whatever
+    runs on the CPU it lands on); a context switch on one CPU about 1.5 µs.
+
+    - **spread** (a batch alone: no other batch of this process running, and fewer other
+      runnable tasks on the machine than CPUs): the two run on different CPUs and try their
+      pipes (yielding between tries) before they block, so neither needs a wake-up and the
+      parent decodes a frame while the child runs the next input.
+    - **shared** (any other load): the thread and the child are pinned to one CPU, the one
+      the fewest batches of this process use, while inputs are quick, and block on their
+      pipes: a hand-over is a context switch, and no wake-up lands on another CPU, where it
+      would be charged to another batch's child. An input still running at the parent's first
+      look (_FIRST_LOOK) gets every CPU back; the thread gets its own affinity back at
+      :meth:`close`. Where affinities cannot be set, nothing is pinned.
+
+    CPU-time verdicts do not depend on the lane: the child yields its CPU before each frame,
+    so the parent's reading is up to date in both."""
+
+    __slots__ = ("all", "cpu", "pid", "pinned", "spread")
+    _lock: ClassVar[threading.Lock] = threading.Lock()
+    _users: ClassVar[dict[int, int]] = {}
+    """How many shared batches of this process hold each CPU now."""
+    _active: ClassVar[list[int]] = [0]
+    """How many batches of this process are running now."""
+
+    def __init__(self, every: set[int], cpu: int | None, spread: bool) -> None:
+        self.all, self.cpu, self.spread = every, cpu, spread
+        self.pid: int | None = None
+        self.pinned = False
+
+    @classmethod
+    def open(cls) -> _Lane:
+        try:
+            every = os.sched_getaffinity(0)
+        except OSError:
+            every = set()
+        others = _runnable() - 1  # this thread is one of them
+        with cls._lock:
+            alone = cls._active[0] == 0 and others < len(every)
+            cls._active[0] += 1
+            cpu = None
+            if not alone and len(every) >= 2:
+                cpu = min(sorted(every), key=lambda c: cls._users.get(c, 0))
+                cls._users[cpu] = cls._users.get(cpu, 0) + 1
+        lane = cls(every, cpu, spread=alone and len(every) >= 2)
+        if cpu is not None:
+            try:
+                os.sched_setaffinity(0, {cpu})
+            except OSError:
+                lane._release_cpu()
+        return lane
+
+    def attach(self, pid: int) -> None:
+        """The child (its pid here): pinned to the lane's CPU, if the lane has one."""
+        self.pid = pid
+        if self.cpu is not None:
+            self.child(True)
+
+    def child(self, on: bool) -> None:
+        """Pin the child to this lane's CPU, or give it every CPU."""
+        if self.cpu is None or self.pid is None:
+            return
+        try:
+            os.sched_setaffinity(self.pid, {self.cpu} if on else self.all)
+        except OSError:  # the child is gone, or may not be moved: its frames say the rest
+            self.pinned = False
+            return
+        self.pinned = on
+
+    def _release_cpu(self) -> None:
+        if self.cpu is not None:
+            with self._lock:
+                self._users[self.cpu] -= 1
+            self.cpu = None
+
+    def close(self) -> None:
+        if self.cpu is not None:
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(0, self.all)
+            self._release_cpu()
+        with self._lock:
+            self._active[0] -= 1
+
+
+def _runnable() -> int:
+    """How many tasks on the machine are runnable now (/proc/loadavg; 1 when unknown)."""
+    try:
+        with open("/proc/loadavg", "rb") as f:
+            return int(f.read().split()[3].split(b"/")[0])
+    except (OSError, ValueError, IndexError):
+        return 1
 
 
 class _CpuClock:

@@ -857,8 +857,8 @@ class Sandbox:
                 if clock is not None and kind == "r" and i == expect and 0 <= i < n - 1:
                     # Under CPU-time limits the next input goes out before this result is
                     # decoded (the decoding is the parent's work, not the child's time).
-                    if lane is not None and lane.cpu is not None and not lane.pinned:
-                        lane.child(True)
+                    if lane is not None:
+                        lane.repin()
                     sent_at = time.monotonic()
                     if feed is not None and not feed.send(expect + 1):
                         poller.register(feed.fd, select.POLLOUT)
@@ -929,8 +929,8 @@ class Sandbox:
             if sched is not None:
                 sched.reset(w_mark, c)
             if sent_at is None and expect < n and feed is not None:
-                if lane is not None and lane.cpu is not None and not lane.pinned:
-                    lane.child(True)
+                if lane is not None:
+                    lane.repin()
                 if not feed.send(expect):
                     poller.register(feed.fd, select.POLLOUT)
             quick_until = _quick_until(lim, limit, budget, res, c, w_mark) if expect < n else 0.0
@@ -1043,6 +1043,12 @@ class _Lane:
             self.pinned = False
             return
         self.pinned = on
+
+    def repin(self) -> None:
+        """Before an input goes out: a child given every CPU for a slow input is pinned again
+        (a shared lane's inputs start on its CPU)."""
+        if self.cpu is not None and not self.pinned:
+            self.child(True)
 
     def _release_cpu(self) -> None:
         if self.cpu is not None:

@@ -35,7 +35,7 @@ from utdebug.benchmarks.debugging import DebugRun, debug_jobs, debug_session
 from utdebug.benchmarks.evaluator import EvalSettings, evaluate_class_problem
 from utdebug.benchmarks.runs import FatalRunError, ProgressFn
 from utdebug.engine import Executor, Settings, Task, UnitTest
-from utdebug.engine.program import SETUP_ERROR, Raises, judge_program
+from utdebug.engine.program import Raises, judge_program, setup_failed
 from utdebug.literals import literal_value
 from utdebug.sandbox.compare import CheckSpec, Semantics, outputs_match
 from utdebug.sandbox.server import Limits, Outcome, SandboxError, Status
@@ -159,7 +159,7 @@ def _gold_outcome(o: Outcome) -> tuple[bool, Any]:
     """(the gold program ran to an outcome a test can state, that outcome)."""
     if o.status is Status.OK and _literal(o.value):
         return True, o.value
-    if o.status is Status.ERROR and o.error_type and o.error_type != SETUP_ERROR:
+    if o.status is Status.ERROR and o.error_type and not setup_failed(o):
         return True, Raises(o.error_type)
     return False, None
 

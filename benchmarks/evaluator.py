@@ -70,7 +70,7 @@ class EvalSettings:
             "semantics": self.semantics.value,
             "limit_kind": lim.kind.value,
             "per_input": lim.per_input,
-            "load": lim.load,
+            "load": lim.load_limit(),
             "memory_mb": lim.memory_mb,
             "batch": lim.batch,
             **({} if lim.cut_after is None else {"cut": [lim.cut_after, lim.cut_limit]}),

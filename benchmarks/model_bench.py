@@ -290,7 +290,6 @@ def engine_settings(args: argparse.Namespace, **over: Any) -> Settings:
         alpha_xy=args.alpha_xy,
         limits=Limits(
             per_input=args.timeout,
-            load=5.0,
             memory_mb=min(args.memory_mb, 1024),
             batch=30.0,
             kind=LimitKind(args.limit_kind),

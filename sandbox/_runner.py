@@ -15,11 +15,17 @@ parent -> zygote, on a Unix socket:
                                      child's CPU clock and schedstat)
   {"op": "reap", "pid": N}           SIGKILL + wait4; reply {"status", "maxrss_kb", "cpu"}
   {"op": "info"}                     reply: what this zygote could set up
-parent -> child, on its input pipe: input k (4-byte length + its JSON), sent only once the
-  frame of input k - 1 (or the load frame) has arrived; the job holds no input
+parent -> child, on its input pipe: first the program ({"code", "entry_point"[, "context"]
+  [, "test"]}: the zygote never holds a job's text, so no child can find an earlier one in the
+  memory it inherits), then input k (4-byte length + its JSON), sent only once the frame of
+  input k - 1 (or the load frame) has arrived; the job holds no input
 child -> parent, on its own result pipe (the only other fd it keeps):
   {"k": "load", "ok": bool, "t": s[, "e": [type, msg], "timeout": bool]}
-  {"k": "r", "i": index, "s": "ok"|"exc"|"timeout", "t": s[, "v": value][, "e": [type, msg]]}
+  {"k": "r", "i": index, "s": "ok"|"exc"|"timeout", "t": s[, "v": value][, "e": [type, msg],
+   "x": [stage, builtin classes, [[module, qualname], ...]]]}
+  (``x``: which stage of a test with setup raised, and the exception's classes as read from its
+  type object with references taken before any program: the builtin exception classes of its
+  MRO, by identity, and the names of the others)
   {"k": "end", "out": bytes printed}
 
 ``t`` is the wall time of the call (or the load), as the child measured it. The child reports
@@ -46,6 +52,7 @@ import decimal
 import enum
 import fcntl
 import fractions
+import itertools
 import json
 import math
 import os
@@ -584,6 +591,51 @@ def _make_encode():  # type: ignore[no-untyped-def]
 
 
 encode, _opaque_name, _opaque_text, _exc_info = _make_encode()
+
+
+def _make_exc_facts():  # type: ignore[no-untyped-def]
+    """``facts(e, stage)``: ``[stage, builtins, others]`` for an exception ``e``: the builtin
+    exception classes of its class's MRO, found by identity with the classes this file saw
+    before any program ran (a module's own ``class KeyError(Exception)`` is not ``KeyError``;
+    a ``BaseException`` subclass named ``ValueError`` is not ``ValueError``), and the module
+    and qualified name of its other classes (at most 8), read from the type objects through
+    descriptors bound here. The parent matches ``raises X`` with these alone."""
+    known = {}
+    for name, cls in vars(builtins).items():
+        if isinstance(cls, type) and issubclass(cls, BaseException):
+            known[id(cls)] = (name, cls)
+    _type, _id, _isinstance, _str = type, id, isinstance, str
+    tuple_iter, str_str, mp_get = tuple.__iter__, str.__str__, dict.get
+    tdict = type.__dict__
+    type_mro = tdict["__mro__"].__get__
+    type_qualname = tdict["__qualname__"].__get__
+    type_module = tdict["__module__"].__get__
+    _object, _Timeout_, _BaseException = object, _Timeout, BaseException
+
+    def facts(e, stage=None):  # type: ignore[no-untyped-def]
+        found, others = [], []
+        try:
+            for c in tuple_iter(type_mro(_type(e))):
+                hit = mp_get(known, _id(c))
+                if hit is not None and hit[1] is c:
+                    found.append(hit[0])
+                elif c is not _object and _len_lt(others, 8):
+                    mod = type_module(c)
+                    mod = str_str(mod)[:MAX_NAME] if _isinstance(mod, _str) else ""
+                    others.append([mod, str_str(type_qualname(c))[:MAX_NAME]])
+        except _Timeout_:
+            raise
+        except _BaseException:  # a type object that cannot be read: no class it can claim
+            pass
+        return [stage, found, others]
+
+    def _len_lt(xs, n, _len=len):  # type: ignore[no-untyped-def]
+        return _len(xs) < n
+
+    return facts
+
+
+_exc_facts = _make_exc_facts()
 
 
 def no_opaque(type_name: str, text: str, parts: tuple | None = None) -> object:  # type: ignore[type-arg]
@@ -1569,6 +1621,143 @@ def _read_input(  # type: ignore[no-untyped-def]
     return buf[4 : _unpack(buf[:4])[0] + 4].decode("utf-8")
 
 
+def _make_stages():  # type: ignore[no-untyped-def]
+    """A test with setup (``{"setup", "call", "then", "bound"}``), run by the runner itself
+    in stages, with references bound here, before any program: ``prepare(test)`` compiles its
+    parts (before the program loads); ``run(g, codes, stage)`` runs the setup (statements),
+    the call and the optional follow-up expression in a copy of the module's namespace,
+    writing the stage it is in to ``stage[0]``, awaits what is awaitable on an event loop of
+    its own, and consumes generators (at most ``bound`` items).
+
+    A coroutine is awaited inside a wrapper that records its outcome in a list only the
+    runner holds: a program that patches ``asyncio`` (``Runner.run`` returning ``None``)
+    can make a coroutine not run, never make a call that raised look as if it returned."""
+    import asyncio
+
+    _compile, _eval, _dict, _list, _len, _type = compile, eval, dict, list, len, type
+    await_flag = __import__("ast").PyCF_ALLOW_TOP_LEVEL_AWAIT
+    co_coroutine = 0x80  # inspect.CO_COROUTINE
+    code_flags = types.CodeType.__dict__["co_flags"].__get__
+    _Coroutine, _AsyncGen, _Gen = types.CoroutineType, types.AsyncGeneratorType, types.GeneratorType
+    _islice, _RuntimeError, _BaseException = itertools.islice, RuntimeError, BaseException
+    _Runner, _Selector = asyncio.Runner, asyncio.SelectorEventLoop
+    runner_run, runner_close = asyncio.Runner.run, asyncio.Runner.close
+    list_append = list.append
+
+    class _Loop(_Selector):  # type: ignore[misc, valid-type]
+        # asyncio's default loop makes its wake-up pipe with socketpair(), which the seccomp
+        # filter denies: this loop has none (nothing wakes it from a thread or a signal).
+        def _make_self_pipe(self):  # type: ignore[no-untyped-def]
+            self._ssock = self._csock = None
+
+        def _close_self_pipe(self):  # type: ignore[no-untyped-def]
+            pass
+
+    def prepare(test):  # type: ignore[no-untyped-def]
+        out = []
+        for part, mode in (("setup", "exec"), ("call", "eval"), ("then", "eval")):
+            text = test.get(part)
+            if text is None:
+                out.append(None)
+                continue
+            out.append(_compile(text, "<" + part + ">", mode, await_flag, True))
+        return out, int(test.get("bound") or 100)
+
+    async def guarded(coro, box):  # type: ignore[no-untyped-def]
+        try:
+            v = await coro
+        except _BaseException as e:
+            list_append(box, (False, e))
+            raise
+        list_append(box, (True, v))
+
+    def run_coro(coro):  # type: ignore[no-untyped-def]
+        box = []
+        runner = _Runner(loop_factory=_Loop)
+        try:
+            runner_run(runner, guarded(coro, box))
+        except _BaseException:
+            if not box:
+                raise
+        finally:
+            runner_close(runner)
+        if not box:
+            raise _RuntimeError("the coroutine did not run to its end (its event loop was changed)")
+        ok, v = box[0]
+        if not ok:
+            raise v
+        return v
+
+    async def take(agen, bound):  # type: ignore[no-untyped-def]
+        out = []
+        async for item in agen:
+            list_append(out, item)
+            if _len(out) >= bound:
+                break
+        return out
+
+    def settle(v, bound):  # type: ignore[no-untyped-def]
+        t = _type(v)
+        if t is _Coroutine:
+            v = run_coro(v)
+            t = _type(v)
+        if t is _AsyncGen:
+            return run_coro(take(v, bound))
+        if t is _Gen:
+            return _list(_islice(v, bound))
+        return v
+
+    async def asettle(v, bound):  # type: ignore[no-untyped-def]
+        t = _type(v)
+        if t is _Coroutine:
+            v = await v
+            t = _type(v)
+        if t is _AsyncGen:
+            return await take(v, bound)
+        if t is _Gen:
+            return _list(_islice(v, bound))
+        return v
+
+    async def run_async(parts, ns, stage, bound):  # type: ignore[no-untyped-def]
+        # one loop for every stage: what the setup made (a lock, a queue) belongs to it
+        v = None
+        for name, code in parts:
+            stage[0] = name
+            v = _eval(code, ns)
+            if code_flags(code) & co_coroutine:
+                v = await v
+            if name != "setup":
+                v = await asettle(v, bound)
+        return v
+
+    def run(g, prepared, stage):  # type: ignore[no-untyped-def]
+        (setup, call, then), bound = prepared
+        ns = _dict(g)  # the setup's names: the module's globals stay as they are
+        parts = [(n, c) for n, c in (("setup", setup), ("call", call), ("then", then)) if c]
+        if any_async(parts):
+            v = run_coro(run_async(parts, ns, stage, bound))
+        else:
+            v = None
+            for name, code in parts:
+                stage[0] = name
+                v = _eval(code, ns)
+                if name != "setup":
+                    v = settle(v, bound)
+        stage[0] = "report"
+        return v
+
+    def any_async(parts):  # type: ignore[no-untyped-def]
+        for _, code in parts:  # noqa: SIM110 - any() is a patchable builtin
+            if code_flags(code) & co_coroutine:
+                return True
+        return False
+
+    return prepare, run
+
+
+_prepare_test, _run_test = _make_stages()
+
+
 def run_job(  # type: ignore[no-untyped-def]
     job: dict,  # type: ignore[type-arg]
     fd: int,
@@ -1580,6 +1769,9 @@ def run_job(  # type: ignore[no-untyped-def]
     _dumps=dumps,
     _pack=pack,
     _exc_info=_exc_info,
+    _exc_facts=_exc_facts,
+    _prepare_test=_prepare_test,
+    _run_test=_run_test,
     _write=_write_all,
     _read_input=_read_input,
     _hdr=_HDR.pack,
@@ -1647,6 +1839,14 @@ def run_job(  # type: ignore[no-untyped-def]
         else:  # pragma: no cover
             _setitimer(_prof, 0)
 
+    # The program comes now, on the input pipe, to this child alone: the zygote, whose
+    # memory every child inherits, never holds a job's text.
+    text = _read_input(in_fd, spin)
+    if text is None:
+        _exit(0)
+    job = dict(job)
+    job.update(_loads(text))
+    text = None
     ctx = job.get("context")
     g: dict = {"__name__": "solution", "__builtins__": builtins}  # type: ignore[type-arg]
     if ctx:  # a module of the user's project (sandbox.ModuleContext)
@@ -1667,13 +1867,15 @@ def run_job(  # type: ignore[no-untyped-def]
                 # module's names back (a cycle that only works in that order)
                 __import__(ctx["package"])
             sys.modules[ctx["name"]] = mod
+        # a test with setup: its parts compiled before any of the program's code runs
+        staged = _prepare_test(job["test"]) if job.get("test") is not None else None
         exec(job["prelude"], g)
         # dont_inherit: the program is compiled as Python would (this file's own
         # ``from __future__ import annotations`` would make its annotations strings, and a
         # dataclass of a module that is not in sys.modules then fails to build).
         exec(compile(job["code"], "<program>", "exec", dont_inherit=True), g)
-        fn = g.get(job["entry_point"])
-        if not _callable(fn):
+        fn = g.get(job["entry_point"]) if staged is None else None
+        if staged is None and not _callable(fn):
             raise _NameError(f"the program defines no function {job['entry_point']!r}")
         disarm()
         load = {"k": "load", "ok": True, "t": _now() - t0}
@@ -1714,15 +1916,20 @@ def run_job(  # type: ignore[no-untyped-def]
             t1 = _now()
             # One timer for the call, the encoding of its value (the program's __repr__,
             # __str__ of its exception ...): all of it is the input's time.
+            stage = [None]
             arm(limit, _cpu() - mark)
             try:
                 try:
-                    rec["v"] = _encode(fn(*args))
+                    if staged is None:
+                        rec["v"] = _encode(fn(*args))
+                    else:
+                        rec["v"] = _encode(_run_test(g, staged, stage))
                     rec["s"] = "ok"
                 except _Timeout:
                     raise
                 except _BaseException as e:
                     rec["e"] = _exc_info(e)
+                    rec["x"] = _exc_facts(e, stage[0])
                     rec["s"] = "exc"
             finally:
                 disarm()

@@ -10,6 +10,7 @@ the evaluator calls it from several threads at once.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import functools
 import gc
@@ -24,7 +25,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, ClassVar
@@ -105,6 +106,52 @@ class LimitKind(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
+class Raised:
+    """What the child's runner read of an exception, with references it took before any
+    program ran (see ``_runner._make_exc_facts``): the stage of a test with setup it came
+    from (``setup``, ``call``, ``then``; None for a plain call), the builtin exception classes
+    of its class's MRO, found by identity, and the module and qualified name of its other
+    classes. Names a program gave its own classes are names; a builtin is a builtin only by
+    identity."""
+
+    stage: str | None
+    builtins: tuple[str, ...]
+    classes: tuple[tuple[str, str], ...]
+
+    def satisfies(self, expected: str) -> bool:
+        """Whether this exception satisfies "raises ``expected``", as ``except expected``
+        would: a builtin name (``KeyError``, ``LookupError``) by identity with the builtin
+        class, any other name (``InsufficientFunds``, ``json.JSONDecodeError``) by the last
+        part of a class's qualified name (a class is often raised from a module other than
+        the one that exports it). A module's own class named like a builtin satisfies no
+        builtin name."""
+        module, _, name = expected.rpartition(".")
+        known = getattr(builtins, name, None)
+        if not module and isinstance(known, type) and issubclass(known, BaseException):
+            return name in self.builtins
+        return any(qual.rpartition(".")[2] == name for _, qual in self.classes)
+
+    @classmethod
+    def of(cls, raw: object) -> Raised | None:
+        """From a result frame's ``x`` (None when it is absent or malformed)."""
+        if type(raw) is not list or len(raw) != 3:
+            return None
+        stage, found, others = raw
+        if stage not in (None, "setup", "call", "then", "report"):
+            return None
+        if type(found) is not list or len(found) > 64 or any(type(x) is not str for x in found):
+            return None
+        if type(others) is not list or len(others) > 8:
+            return None
+        pairs = []
+        for pair in others:
+            if type(pair) is not list or len(pair) != 2 or any(type(x) is not str for x in pair):
+                return None
+            pairs.append((pair[0][:200], pair[1][:200]))
+        return cls(stage, tuple(x[:64] for x in found), tuple(pairs))
+
+
+@dataclass(frozen=True, slots=True)
 class Outcome:
     """What one input did. ``value`` is plain, decoded data (or an ``Opaque``).
 
@@ -120,6 +167,9 @@ class Outcome:
     error_type: str | None = None
     error: str | None = None
     seconds: float = 0.0
+    raised: Raised | None = None
+    """For an ``error``: the exception as the runner read it (None for errors the parent
+    made, or a child that sent no such facts)."""
 
     def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = {"status": self.status.value, "t": round(self.seconds, 6)}
@@ -136,8 +186,11 @@ class Limits:
     is ``kind``."""
     per_input_each: tuple[float, ...] | None = None
     """Optional limit for each input (e.g. calibrated from the gold solution's time)."""
-    load: float = 10.0
-    """Seconds (of ``kind``) to execute the program's module-level code."""
+    load: float | None = None
+    """Seconds (of ``kind``) to execute the program's module-level code (its imports
+    included); None: the largest per-input limit, so that work a program does at load time
+    (computing answers for inputs it guesses) is held to what one input may take. A program
+    over it does not load: every input is a ``timeout`` ("loading the program timed out")."""
     memory_mb: int = 2048
     """RLIMIT_AS of the child (it inherits the zygote's ~200 MB of mappings)."""
     fsize_mb: int = 16
@@ -180,6 +233,13 @@ class Limits:
         object.__setattr__(self, "kind", LimitKind(self.kind))  # "cpu" / "wall" too
         if not (math.isfinite(self.wall_factor) and self.wall_factor >= 1.0):
             raise ValueError(f"wall_factor must be at least 1, got {self.wall_factor}")
+
+    def load_limit(self) -> float:
+        """Seconds (of ``kind``) the module-level code may take: ``load``, or when that is
+        None the largest per-input limit (work done at load time is never free)."""
+        if self.load is not None:
+            return self.load
+        return max(self.per_input_each or (), default=self.per_input)
 
     def limit_of(self, i: int) -> float:
         return self.per_input_each[i] if self.per_input_each is not None else self.per_input
@@ -245,6 +305,25 @@ class ModuleContext:
             "cwd": self.cwd,
             "import_package": self.import_package,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class StagedTest:
+    """A test with setup, run by the child's runner in stages (``Sandbox.run(test=...)``):
+    ``setup`` (statements, may be empty), then ``call`` (one expression), then ``then`` (one
+    expression, optional: its value is the result), in a copy of the module's namespace; what
+    is awaitable is awaited (all stages on one event loop when any uses ``await``), a
+    generator is consumed into a list of at most ``bound`` items. The parts are compiled
+    before the program's code runs, and an exception's stage and classes are the runner's
+    (:class:`Raised`), so neither the module nor a thread it starts decides them."""
+
+    setup: str
+    call: str
+    then: str | None = None
+    bound: int = 100
+
+    def to_json(self) -> dict[str, Any]:
+        return {"setup": self.setup, "call": self.call, "then": self.then, "bound": self.bound}
 
 
 @dataclass(slots=True)
@@ -585,10 +664,13 @@ class Sandbox:
         inputs: Sequence[Sequence[Any]],
         limits: Limits | None = None,
         context: ModuleContext | None = None,
+        test: StagedTest | None = None,
     ) -> BatchResult:
         """Run ``entry_point`` of ``code`` on every input; one Outcome per input, in order.
 
         ``context`` runs the program as a module of a project (see :class:`ModuleContext`).
+        ``test``: instead of calling ``entry_point``, the runner runs this test with setup on
+        each input (give one empty input): see :class:`StagedTest`.
         """
         lim = limits or Limits()
         enc = encode_inputs(inputs)
@@ -600,7 +682,7 @@ class Sandbox:
         budget = _Budget(lim, time.monotonic())
         start: int | None = 0
         while start is not None:  # one child, plus one more after each hang or crash
-            start = self._run_child(code, entry_point, enc, start, lim, res, budget, context)
+            start = self._run_child(code, entry_point, enc, start, lim, res, budget, context, test)
             if start is not None and start >= n:
                 break
             if start is not None and budget.spent(res, 0.0, time.monotonic()):
@@ -611,23 +693,21 @@ class Sandbox:
 
     def _job(
         self,
-        code: str,
-        entry: str,
         enc: EncodedInputs,
         start: int,
         lim: Limits,
         timeouts: int = 0,
-        context: ModuleContext | None = None,
         uid: int | None = None,
         spin: int = 0,
     ) -> dict[str, Any]:
+        """What the zygote needs to start a child: limits and counts, never the program, its
+        entry point or its module context (those go to the child alone, see
+        :func:`_program_frame`), so the zygote's memory, which every child inherits, holds
+        nothing of any job."""
         each = [lim.limit_of(i) for i in range(start, len(enc))]
         return {
             "kind": lim.kind.value,
             "wall_factor": lim.wall_factor,
-            "context": context.to_json() if context is not None else None,
-            "code": code,
-            "entry_point": entry,
             "prelude": self.config.prelude,
             "n": len(enc) - start,
             "start": start,
@@ -638,10 +718,10 @@ class Sandbox:
             "spin": spin,
             "limits": {
                 "memory_mb": lim.memory_mb,
-                "cpu_s": sum(each) + lim.load + 2.0,
+                "cpu_s": sum(each) + lim.load_limit() + 2.0,
                 "fsize_mb": lim.fsize_mb,
                 "frame_cap": lim.frame_cap,
-                "load_s": lim.load,
+                "load_s": lim.load_limit(),
                 "tasks": lim.tasks,
                 "scratch_mb": lim.scratch_mb,
                 "scratch_inodes": lim.scratch_inodes,
@@ -658,6 +738,7 @@ class Sandbox:
         res: BatchResult,
         budget: _Budget,
         context: ModuleContext | None = None,
+        test: StagedTest | None = None,
     ) -> int | None:
         """Run one child from ``start``; return where to resume, or None when done."""
         timeouts = sum(o.status is Status.TIMEOUT for o in res.outcomes)
@@ -665,9 +746,7 @@ class Sandbox:
         lane = _Lane.open()
         try:
             spin = _runner.SPIN if lane.spread else 0
-            pid, fd, in_fd, pidfd = self._spawn(
-                self._job(code, entry, enc, start, lim, timeouts, context, uid, spin)
-            )
+            pid, fd, in_fd, pidfd = self._spawn(self._job(enc, start, lim, timeouts, uid, spin))
         except BaseException:
             lane.close()
             self._give_uid(uid)
@@ -693,6 +772,7 @@ class Sandbox:
                 os.close(pidfd)
                 pidfd = None
             feed = _Feed(in_fd, enc)
+            feed.queue(_program_frame(code, entry, context, test))
             load_failed = self._collect(
                 fd, start, len(enc), lim, res, budget, clock, sched, feed, lane
             )
@@ -766,9 +846,11 @@ class Sandbox:
         buf = bytearray()
         poller = select.poll()
         poller.register(fd, select.POLLIN)
+        if feed is not None and feed.pending:  # the program itself, not all written yet
+            poller.register(feed.fd, select.POLLOUT)
         expect = -1  # -1: the load frame
         timeouts = sum(o.status is Status.TIMEOUT for o in res.outcomes)
-        limit, cut = lim.load, False
+        limit, cut = lim.load_limit(), False
         w_mark = time.monotonic()  # wall clock where the current input's time starts
         u_mark = 0.0  # the child's CPU clock where it starts (a child's clock starts at fork)
         if sched is not None:
@@ -894,11 +976,10 @@ class Sandbox:
                 if kind != "load":
                     raise _Stop(expect, _violation(f"expected the load frame, got {_short(kind)}"))
                 over = charged if clock is not None else arrived - w_mark
-                if not msg.get("ok") or over > lim.load:
+                if not msg.get("ok") or over > limit:
                     if msg.get("timeout") or msg.get("ok"):
-                        return Outcome(
-                            Status.TIMEOUT, None, "Timeout", "loading the program timed out"
-                        )
+                        why = f"loading the program timed out (load limit: {limit:g} s{_of(lim)})"
+                        return Outcome(Status.TIMEOUT, None, "Timeout", why)
                     etype, emsg = _error_pair(msg.get("e"))
                     res.load_error = f"{etype}: {emsg}"
                     return Outcome(Status.ERROR, None, etype, emsg)
@@ -935,6 +1016,20 @@ class Sandbox:
                     poller.register(feed.fd, select.POLLOUT)
             quick_until = _quick_until(lim, limit, budget, res, c, w_mark) if expect < n else 0.0
             spin = _SPIN if lane is not None and lane.spread else 1
+
+
+def _program_frame(
+    code: str, entry: str, context: ModuleContext | None, test: StagedTest | None
+) -> bytes:
+    """The program, its entry point, its module context and its test with setup: the first
+    frame on the child's input pipe, read by the child alone after the fork (never by the
+    zygote)."""
+    doc: dict[str, Any] = {"code": code, "entry_point": entry}
+    if context is not None:
+        doc["context"] = context.to_json()
+    if test is not None:
+        doc["test"] = test.to_json()
+    return json.dumps(doc).encode("ascii")
 
 
 def _quick_until(
@@ -1241,7 +1336,10 @@ class _Feed:
 
     def send(self, i: int) -> bool:
         """Queue input ``i`` and write what the pipe takes now; True when all is written."""
-        data = self.enc[i].encode("utf-8")
+        return self.queue(self.enc[i].encode("utf-8"))
+
+    def queue(self, data: bytes) -> bool:
+        """Queue one frame (4-byte length + ``data``) and write what the pipe takes now."""
         self.pending = memoryview(len(data).to_bytes(4, "big") + data)
         return self.flush()
 
@@ -1322,19 +1420,28 @@ def _charge_cpu(outcome: Outcome, charged: float, limit: float, cut: bool, lim: 
     if outcome.status in (Status.OK, Status.ERROR) and charged > limit:
         why = f"used {charged:.3f} s of CPU time, over its {limit:g} s limit{reduced}"
         return Outcome(Status.TIMEOUT, None, "Timeout", why, charged)
-    return Outcome(outcome.status, outcome.value, outcome.error_type, outcome.error, charged)
+    return replace(outcome, seconds=charged)
 
 
 def _charge_wall(outcome: Outcome, took: float, limit: float, cut: bool) -> Outcome:
     """The parent's verdict under wall-clock limits: a result that arrived more than its
     limit after its input was sent is a timeout, whatever the child reported (a program may
-    ignore its timer); ``seconds`` is the child's measure, at most the parent's."""
+    ignore its timer), and a timeout the child reports is one only when that much time has
+    passed (a program can raise the child's own timeout exception); ``seconds`` is the
+    child's measure, at most the parent's."""
+    reported = outcome.status is Status.TIMEOUT and outcome.error_type == "Timeout"
+    if reported and took < limit and "decod" not in (outcome.error or ""):
+        why = (
+            f"reported a timeout after {took:.3f} s of wall-clock time, short of its "
+            f"{limit:g} s limit: not confirmed by the parent's clock"
+        )
+        return Outcome(Status.ERROR, None, "Timeout", why, took)
     if outcome.status in (Status.OK, Status.ERROR) and took > limit:
         reduced = " (the reduced limit, after earlier timeouts)" if cut else ""
         why = f"took {took:.3f} s of wall-clock time, over its {limit:g} s limit{reduced}"
         return Outcome(Status.TIMEOUT, None, "Timeout", why, took)
     if outcome.seconds > took:
-        return Outcome(outcome.status, outcome.value, outcome.error_type, outcome.error, took)
+        return replace(outcome, seconds=took)
     return outcome
 
 
@@ -1398,7 +1505,7 @@ def _outcome(
         return Outcome(Status.TIMEOUT, None, "Timeout", why, t)
     if s == "exc" and isinstance(msg.get("e"), list) and len(msg["e"]) == 2:
         etype, emsg = _error_pair(msg["e"])
-        return Outcome(Status.ERROR, None, etype, emsg, t)
+        return Outcome(Status.ERROR, None, etype, emsg, t, Raised.of(msg.get("x")))
     return _violation(f"malformed result status {_short(s, 50)}")
 
 

@@ -243,7 +243,7 @@ def _naive_child(
         "inputs": list(enc[start:]),
         "start": start,
         "limits": [lim.limit_of(i) for i in range(start, n)],
-        "load": lim.load,
+        "load": lim.load_limit(),
     }
     proc = subprocess.Popen(
         [sys.executable, "-I", "-c", NAIVE_CHILD],
@@ -295,7 +295,7 @@ def _naive_collect(fd: int, start: int, n: int, lim: Limits, res: NaiveResult) -
     buf = b""
     expect = -1
     t_mark = time.monotonic()
-    deadline = t_mark + lim.load + lim.slack
+    deadline = t_mark + lim.load_limit() + lim.slack
     poller = select.poll()
     poller.register(fd, select.POLLIN)
     while True:
@@ -628,7 +628,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"python {sys.version.split()[0]}"
     )
     print(
-        f"limits: {lim.per_input:g} s/input, load {lim.load:g} s, slack {lim.slack:g} s, "
+        f"limits: {lim.per_input:g} s/input, load {lim.load_limit():g} s, slack {lim.slack:g} s, "
         f"our children RLIMIT_AS {lim.memory_mb} MB (naive: none)"
     )
     phases = []

@@ -124,13 +124,17 @@ class Executor:
         return TestRun(tuple(results[id(t)] for t in tests), load_error)
 
     async def run_program(self, code: str, test: UnitTest, limits: Limits) -> BatchResult:
-        """One program test in a child of its own: a fresh import of ``code`` with the test
-        function appended (:func:`utdebug.engine.program.program_text`); its setup, call and
-        follow-up expression all count in the input's limit. A test whose parts do not parse
-        is an error outcome (nothing is run)."""
+        """One program test in a child of its own: a fresh import of ``code``, then the test,
+        run in stages by the sandbox's runner (:func:`utdebug.engine.program.staged_test`);
+        its setup, call and follow-up expression all count in the input's limit. A test whose
+        parts do not parse is an error outcome (nothing is run)."""
         setup = test.setup or ""
         why = program.check_shape(setup, test.call, test.then)
         if why is not None:
             return BatchResult([Outcome(Status.ERROR, None, "TestShapeError", why)])
-        text = program.program_text(code, setup, test.call, test.then)
-        return await self.batch(text, program.ENTRY, [()], limits)
+        staged = program.staged_test(setup, test.call, test.then)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            self._pool,
+            lambda: self.sandbox.run(code, "", [()], limits, self.context, staged),
+        )

@@ -112,7 +112,7 @@ class Settings:
     feedback: Literal["first", "last"] | None = None
     """Which failing test is the feedback (paper: last, reference: first)."""
     limits: Limits = field(
-        default_factory=lambda: Limits(per_input=2.0, load=5.0, memory_mb=1024, batch=30.0)
+        default_factory=lambda: Limits(per_input=2.0, memory_mb=1024, batch=30.0)
     )
     """Limits of the generated tests' runs; CPU-time limits by default (``Limits.kind``), so
     whether a test times out does not depend on the machine's load."""

@@ -11,58 +11,55 @@ takes objects) needs a test that builds what it calls::
     expected:  3                      (a value, or ``raises KeyError``)
     then:      cart.items             (optional: the value compared is this one, after the call)
 
-This module checks such a test's shape and turns it into a program for the sandbox. The
-parent only *parses* the setup with :mod:`ast` (:func:`check_shape`); it never executes or
-evaluates it. :func:`program_text` appends one function, ``_utd_test_``, to the module under
-test; the sandbox loads the module in a fresh child and calls that function, so each program
-test starts from a fresh import (no object, no class-level state and no module global of one
-test reaches another) and its setup runs under the input's limits with every layer on.
+This module checks such a test's shape and turns it into a
+:class:`utdebug.sandbox.StagedTest`. The parent only *parses* the setup with :mod:`ast`
+(:func:`check_shape`); it never executes or evaluates it. The sandbox loads the module in a
+fresh child and its runner (not code added to the module) runs the test, so each program test
+starts from a fresh import (no object, no class-level state and no module global of one test
+reaches another) and its setup runs under the input's limits with every layer on.
 
-What the function does, in the child:
+What the runner does, in the child (``sandbox/_runner.py``, ``_make_stages``):
 
-- runs the setup; an exception there is reported as ``UtdSetupError`` (``"<Type>: <message>"``),
-  so that "raises KeyError" is never satisfied by a setup that failed;
-- evaluates the call; a coroutine is awaited (on an asyncio loop without the wake-up
-  socket pair, which the sandbox's seccomp filter denies), an async generator or a
+- compiles the setup, the call and ``then`` before the module's code runs;
+- runs the setup in a copy of the module's namespace, then evaluates the call; a coroutine is
+  awaited (on an asyncio loop without the wake-up socket pair, which the sandbox's seccomp
+  filter denies; every stage on one loop when any uses ``await``), an async generator or a
   generator is consumed into a list of at most :data:`ITEM_BOUND` items;
 - evaluates ``then`` when there is one (the object's state after the call) and returns it,
-  else the call's value.
+  else the call's value;
+- for an exception, reports the stage it came from and its classes, read with references the
+  runner took before any program (:class:`utdebug.sandbox.Raised`).
 
-A setup or call that uses ``await`` makes the whole test an ``async def`` run on that loop.
-The verdict is the parent's (:func:`judge_program`): a value is compared with
+The verdict is the parent's (:func:`judge_program`): a failing setup fails the test and
+satisfies no ``raises X``; a value is compared with
 :func:`utdebug.sandbox.compare.outputs_match`; an expected exception passes when the call
-raised that exception type (by name, or a subclass of it when both are builtin exceptions).
+raised it as ``except X`` would catch it: a builtin by identity (a module's own ``KeyError``
+class is not ``KeyError``), another class by its name.
 """
 
 from __future__ import annotations
 
 import ast
-import builtins
 import textwrap
 from dataclasses import dataclass
 from typing import Any
 
 from utdebug.sandbox.compare import CheckSpec, Semantics, describe, outputs_match
-from utdebug.sandbox.server import Outcome, Status
+from utdebug.sandbox.server import Outcome, StagedTest, Status
 from utdebug.sandbox.verdicts import Judged, Verdict
 
 __all__ = [
-    "ENTRY",
     "ITEM_BOUND",
-    "SETUP_ERROR",
     "Raises",
     "check_shape",
     "judge_program",
-    "program_text",
     "pytest_body",
+    "setup_failed",
+    "staged_test",
 ]
 
-ENTRY = "_utd_test_"
-"""The function the sandbox calls for a program test."""
 ITEM_BOUND = 100
 """At most this many items of a generator's (or an async generator's) output are compared."""
-SETUP_ERROR = "UtdSetupError"
-"""The exception type a failing setup is reported as."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,95 +142,22 @@ def _uses_await(*texts: str | None) -> bool:
     return False
 
 
-def program_text(module_code: str, setup: str, call: str, then: str | None = None) -> str:
-    """``module_code`` with the test function :data:`ENTRY` appended (see the module
-    docstring). The parts must have passed :func:`check_shape`."""
-    is_async = _uses_await(setup, call, then)
+def staged_test(setup: str, call: str, then: str | None = None) -> StagedTest:
+    """The sandbox's form of a program test (see the module docstring). The parts must have
+    passed :func:`check_shape`."""
     body = textwrap.dedent(setup).strip("\n")
-    setup_lines = textwrap.indent(body, "        ") if body.strip() else "        pass"
-    head = "async def" if is_async else "def"
-    settle = "await _utd_asettle(_utd_v)" if is_async else "_utd_settle(_utd_v)"
-    lines = [
-        "",
-        "",
-        f"{head} _utd_body():",
-        "    try:",
-        setup_lines,
-        "    except Exception as _utd_e:",
-        "        raise _utd_setup_error(_utd_e) from None",
-        f"    _utd_v = (\n{call.strip()}\n    )",
-        f"    _utd_v = {settle}",
-    ]
-    if then is not None:
-        lines.append(f"    _utd_v = (\n{then.strip()}\n    )")
-        lines.append(f"    _utd_v = {settle}")
-    lines.append("    return _utd_v")
-    runner = "_utd_run(_utd_body())" if is_async else "_utd_body()"
-    text = (
-        _HELPERS.format(bound=ITEM_BOUND, error=SETUP_ERROR)
-        + "\n".join(lines)
-        + (f"\n\n\ndef {ENTRY}():\n    return {runner}\n")
+    return StagedTest(
+        setup=body, call=call.strip(), then=None if then is None else then.strip(), bound=ITEM_BOUND
     )
-    return module_code.rstrip("\r\n") + "\n" + text
 
 
-_HELPERS = """
-
-import types as _utd_types
-
-
-class {error}(Exception):
-    pass
-
-
-def _utd_setup_error(e):
-    return {error}(f"{{type(e).__name__}}: {{e}}")
-
-
-async def _utd_take(agen):
-    out = []
-    async for item in agen:
-        out.append(item)
-        if len(out) >= {bound}:
-            break
-    return out
-
-
-def _utd_run(coro):
-    # asyncio's default loop makes its wake-up pipe with socketpair(), which the sandbox
-    # denies: this loop has none (nothing here wakes it from another thread or a signal).
-    import asyncio
-
-    class _Loop(asyncio.SelectorEventLoop):
-        def _make_self_pipe(self):
-            self._ssock = self._csock = None
-
-        def _close_self_pipe(self):
-            pass
-
-    with asyncio.Runner(loop_factory=_Loop) as runner:
-        return runner.run(coro)
-
-
-def _utd_settle(v):
-    if isinstance(v, _utd_types.CoroutineType):
-        v = _utd_run(v)
-    if isinstance(v, _utd_types.AsyncGeneratorType):
-        return _utd_run(_utd_take(v))
-    if isinstance(v, _utd_types.GeneratorType):
-        import itertools
-
-        return list(itertools.islice(v, {bound}))
-    return v
-
-
-async def _utd_asettle(v):
-    if hasattr(type(v), "__await__"):
-        v = await v
-    if isinstance(v, _utd_types.AsyncGeneratorType):
-        return await _utd_take(v)
-    return _utd_settle(v)
-"""
+def setup_failed(outcome: Outcome) -> bool:
+    """Whether the runner saw the test's setup raise (never the module's say-so)."""
+    return (
+        outcome.status is Status.ERROR
+        and outcome.raised is not None
+        and outcome.raised.stage == "setup"
+    )
 
 
 def judge_program(
@@ -243,11 +167,13 @@ def judge_program(
     semantics: Semantics = Semantics.DATASET,
 ) -> Judged:
     """The parent's verdict on one program test's outcome (see the module docstring)."""
-    if outcome.status is Status.ERROR and outcome.error_type == SETUP_ERROR:
-        return Judged(Verdict.FAIL, f"setup raised {outcome.error}")
+    if setup_failed(outcome):
+        return Judged(Verdict.FAIL, f"setup raised {outcome.error_type}: {outcome.error}")
     if isinstance(expected, Raises):
         if outcome.status is Status.ERROR:
-            if raised_matches(outcome.error_type or "", expected.type_name):
+            raised = outcome.raised
+            by_call = raised is not None and raised.stage != "report"
+            if by_call and raised is not None and raised.satisfies(expected.type_name):
                 return Judged(Verdict.PASS)
             return Judged(
                 Verdict.FAIL,
@@ -267,24 +193,6 @@ def judge_program(
     if outcome.status is Status.TIMEOUT:
         return Judged(Verdict.TIMEOUT, outcome.error)
     return Judged(Verdict.CRASH, f"{outcome.error_type}: {outcome.error}")
-
-
-def raised_matches(raised: str, expected: str) -> bool:
-    """Whether an exception named ``raised`` satisfies "raises ``expected``": the same name
-    (the last dotted part counts: ``json.JSONDecodeError``), or both builtin exception
-    classes with ``raised`` a subclass of ``expected`` (``KeyError`` satisfies
-    ``LookupError``). Names only: nothing of the program is run in the parent."""
-    r, e = raised.rsplit(".", 1)[-1], expected.rsplit(".", 1)[-1]
-    if r == e:
-        return True
-    rc, ec = getattr(builtins, r, None), getattr(builtins, e, None)
-    return (
-        isinstance(rc, type)
-        and isinstance(ec, type)
-        and issubclass(rc, BaseException)
-        and issubclass(ec, BaseException)
-        and issubclass(rc, ec)
-    )
 
 
 def pytest_body(

@@ -445,6 +445,51 @@ def _make_value_kinds():  # type: ignore[no-untyped-def]
     return kinds
 
 
+def _make_exc_facts():  # type: ignore[no-untyped-def]
+    """``facts(e, stage)``: ``[stage, builtins, others]`` for an exception ``e``: the builtin
+    exception classes of its class's MRO, found by identity with the classes this file saw
+    before any program ran (a module's own ``class KeyError(Exception)`` is not ``KeyError``;
+    a ``BaseException`` subclass named ``ValueError`` is not ``ValueError``), and the module
+    and qualified name of its other classes (at most 8), read from the type objects through
+    descriptors bound here. The parent matches ``raises X`` with these alone."""
+    known = {}
+    for name, cls in vars(builtins).items():
+        if isinstance(cls, type) and issubclass(cls, BaseException):
+            known[id(cls)] = (name, cls)
+    _type, _id, _isinstance, _str = type, id, isinstance, str
+    tuple_iter, str_str, mp_get = tuple.__iter__, str.__str__, dict.get
+    tdict = type.__dict__
+    type_mro = tdict["__mro__"].__get__
+    type_qualname = tdict["__qualname__"].__get__
+    type_module = tdict["__module__"].__get__
+    _object, _Timeout_, _BaseException = object, _Timeout, BaseException
+
+    def facts(e, stage=None):  # type: ignore[no-untyped-def]
+        found, others = [], []
+        try:
+            for c in tuple_iter(type_mro(_type(e))):
+                hit = mp_get(known, _id(c))
+                if hit is not None and hit[1] is c:
+                    found.append(hit[0])
+                elif c is not _object and _len_lt(others, 8):
+                    mod = type_module(c)
+                    mod = str_str(mod)[:MAX_NAME] if _isinstance(mod, _str) else ""
+                    others.append([mod, str_str(type_qualname(c))[:MAX_NAME]])
+        except _Timeout_:
+            raise
+        except _BaseException:  # a type object that cannot be read: no class it can claim
+            pass
+        return [stage, found, others]
+
+    def _len_lt(xs, n, _len=len):  # type: ignore[no-untyped-def]
+        return _len(xs) < n
+
+    return facts
+
+
+_exc_facts = _make_exc_facts()
+
+
 def _make_encode():  # type: ignore[no-untyped-def]
     _type, _int, _float, _str, _bool = type, int, float, str, bool
     _list, _tuple, _set, _frozenset, _dict = list, tuple, set, frozenset, dict
@@ -472,6 +517,7 @@ def _make_encode():  # type: ignore[no-untyped-def]
     _repr, _ValueError, _Error, _Timeout_ = repr, ValueError, EncodeError, _Timeout
     np_holder, _bind = _NP, bind_numpy
     value_kinds = _make_value_kinds()
+    _BaseExc, exc_facts = BaseException, _exc_facts
 
     def opaque_name(value):  # type: ignore[no-untyped-def]
         try:
@@ -560,6 +606,9 @@ def _make_encode():  # type: ignore[no-untyped-def]
                 dt = gen_dtype(value)
                 if dt.kind in "biufcU":
                     return {"$np": [dt.str, encode(item(value), d)]}
+        if _isinstance(value, _BaseExc):  # its classes by identity, as a raised one's
+            name, msg = exc_info(value)
+            return {"$exc": [name, msg, exc_facts(value)]}
         known = value_kinds.encode(value, t, d, encode)
         if known is not None:
             return known
@@ -591,51 +640,6 @@ def _make_encode():  # type: ignore[no-untyped-def]
 
 
 encode, _opaque_name, _opaque_text, _exc_info = _make_encode()
-
-
-def _make_exc_facts():  # type: ignore[no-untyped-def]
-    """``facts(e, stage)``: ``[stage, builtins, others]`` for an exception ``e``: the builtin
-    exception classes of its class's MRO, found by identity with the classes this file saw
-    before any program ran (a module's own ``class KeyError(Exception)`` is not ``KeyError``;
-    a ``BaseException`` subclass named ``ValueError`` is not ``ValueError``), and the module
-    and qualified name of its other classes (at most 8), read from the type objects through
-    descriptors bound here. The parent matches ``raises X`` with these alone."""
-    known = {}
-    for name, cls in vars(builtins).items():
-        if isinstance(cls, type) and issubclass(cls, BaseException):
-            known[id(cls)] = (name, cls)
-    _type, _id, _isinstance, _str = type, id, isinstance, str
-    tuple_iter, str_str, mp_get = tuple.__iter__, str.__str__, dict.get
-    tdict = type.__dict__
-    type_mro = tdict["__mro__"].__get__
-    type_qualname = tdict["__qualname__"].__get__
-    type_module = tdict["__module__"].__get__
-    _object, _Timeout_, _BaseException = object, _Timeout, BaseException
-
-    def facts(e, stage=None):  # type: ignore[no-untyped-def]
-        found, others = [], []
-        try:
-            for c in tuple_iter(type_mro(_type(e))):
-                hit = mp_get(known, _id(c))
-                if hit is not None and hit[1] is c:
-                    found.append(hit[0])
-                elif c is not _object and _len_lt(others, 8):
-                    mod = type_module(c)
-                    mod = str_str(mod)[:MAX_NAME] if _isinstance(mod, _str) else ""
-                    others.append([mod, str_str(type_qualname(c))[:MAX_NAME]])
-        except _Timeout_:
-            raise
-        except _BaseException:  # a type object that cannot be read: no class it can claim
-            pass
-        return [stage, found, others]
-
-    def _len_lt(xs, n, _len=len):  # type: ignore[no-untyped-def]
-        return _len(xs) < n
-
-    return facts
-
-
-_exc_facts = _make_exc_facts()
 
 
 def no_opaque(type_name: str, text: str, parts: tuple | None = None) -> object:  # type: ignore[type-arg]
@@ -813,6 +817,27 @@ def _make_decode():  # type: ignore[no-untyped-def]
             if budget is not None:
                 budget.charge(128)
             return make_opaque(body[0][:200], body[1][:500])
+        if tag == "$exc" and n == 3 and _type(body[0]) is _str and _type(body[1]) is _str:
+            facts = body[2]
+            if budget is not None:
+                budget.charge(256 + _len(body[1]))
+            if _type(facts) is not _list or _len(facts) != 3:
+                raise _ValueError("malformed $exc in a result")
+            found, others = facts[1], facts[2]
+            if _type(found) is not _list or _len(found) > 64 or _type(others) is not _list:
+                raise _ValueError("malformed $exc in a result")
+            if _len(others) > 8 or not all(_type(x) is _str for x in found):
+                raise _ValueError("malformed $exc in a result")
+            pairs = []
+            for pair in others:
+                if _type(pair) is not _list or _len(pair) != 2:
+                    raise _ValueError("malformed $exc in a result")
+                if _type(pair[0]) is not _str or _type(pair[1]) is not _str:
+                    raise _ValueError("malformed $exc in a result")
+                pairs.append((pair[0][:MAX_NAME], pair[1][:MAX_NAME]))
+            builtin = _tuple(x[:64] for x in found)
+            parts = ("exc", builtin, _tuple(pairs))
+            return make_opaque(body[0][:MAX_NAME], body[1][:1000], parts)
         if tag == "$np" and n == 2 and _type(body[0]) is _str:
             np = numpy()
             if budget is not None:
@@ -1653,6 +1678,8 @@ def _make_stages():  # type: ignore[no-untyped-def]
         def _close_self_pipe(self):  # type: ignore[no-untyped-def]
             pass
 
+    pristine = _dict(builtins.__dict__)  # before any program could patch a builtin
+
     def prepare(test):  # type: ignore[no-untyped-def]
         out = []
         for part, mode in (("setup", "exec"), ("call", "eval"), ("then", "eval")):
@@ -1661,7 +1688,8 @@ def _make_stages():  # type: ignore[no-untyped-def]
                 out.append(None)
                 continue
             out.append(_compile(text, "<" + part + ">", mode, await_flag, True))
-        return out, int(test.get("bound") or 100)
+        args_name = test.get("args")
+        return out, int(test.get("bound") or 100), args_name if type(args_name) is str else None
 
     async def guarded(coro, box):  # type: ignore[no-untyped-def]
         try:
@@ -1730,9 +1758,15 @@ def _make_stages():  # type: ignore[no-untyped-def]
                 v = await asettle(v, bound)
         return v
 
-    def run(g, prepared, stage):  # type: ignore[no-untyped-def]
-        (setup, call, then), bound = prepared
-        ns = _dict(g)  # the setup's names: the module's globals stay as they are
+    def run(g, prepared, stage, args=()):  # type: ignore[no-untyped-def]
+        (setup, call, then), bound, args_name = prepared
+        # The test's own names: a copy of the module's globals (which stay as they are), with
+        # the builtins as they were before any program ran (a module that patched
+        # builtins.__build_class__ or rebound Exception changes its own code, not the test's).
+        ns = _dict(g)
+        ns["__builtins__"] = _dict(pristine)
+        if args_name is not None:
+            ns[args_name] = args
         parts = [(n, c) for n, c in (("setup", setup), ("call", call), ("then", then)) if c]
         if any_async(parts):
             v = run_coro(run_async(parts, ns, stage, bound))
@@ -1923,7 +1957,7 @@ def run_job(  # type: ignore[no-untyped-def]
                     if staged is None:
                         rec["v"] = _encode(fn(*args))
                     else:
-                        rec["v"] = _encode(_run_test(g, staged, stage))
+                        rec["v"] = _encode(_run_test(g, staged, stage, args))
                     rec["s"] = "ok"
                 except _Timeout:
                     raise

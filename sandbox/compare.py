@@ -12,6 +12,7 @@ Two semantics are implemented:
 
 from __future__ import annotations
 
+import builtins
 import math
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -151,6 +152,42 @@ class Record(tuple):  # type: ignore[type-arg]
         return (Record, (tuple(self), self.record_name, self.record_fields, self.record_module))
 
 
+def exception_satisfies(
+    builtin: Sequence[str], classes: Sequence[tuple[str, str]], name: str
+) -> bool:
+    """Whether an exception whose class has the builtin exception classes ``builtin`` (by
+    identity, as the sandbox's runner found them in its MRO) and the other classes
+    ``classes`` (module, qualified name) satisfies "raises ``name``", as ``except name``
+    would: a builtin name (``KeyError``, ``LookupError``) only by identity, any other
+    (``InsufficientFunds``, ``json.JSONDecodeError``) by the last part of a class's
+    qualified name (a class is often raised from a module other than the one that exports
+    it). A module's own class named like a builtin satisfies no builtin name."""
+    module, _, last = name.rpartition(".")
+    known = getattr(builtins, last, None)
+    if not module and isinstance(known, type) and issubclass(known, BaseException):
+        return last in builtin
+    return any(qual.rpartition(".")[2] == last for _, qual in classes)
+
+
+@dataclass(frozen=True, slots=True)
+class ExceptionValue:
+    """An exception object a program returned (or a test recorded), as the sandbox read it:
+    its class's name and message, the builtin exception classes of its MRO (by identity)
+    and its other classes (module, qualified name). Equal to another with the same classes
+    and message."""
+
+    type_name: str
+    message: str
+    builtin: tuple[str, ...]
+    classes: tuple[tuple[str, str], ...]
+
+    def satisfies(self, name: str) -> bool:
+        return exception_satisfies(self.builtin, self.classes, name)
+
+    def __repr__(self) -> str:
+        return f"{self.type_name}({self.message!r})"
+
+
 @dataclass(frozen=True, slots=True)
 class ByRepr:
     """An expected value known only by its source text (``re.compile('a+')``), which the
@@ -168,6 +205,8 @@ def stand_in(type_name: str, text: str, parts: tuple[Any, ...] | None = None) ->
     (``parts`` None), or an :class:`EnumMember`, :class:`Structured` or :class:`Record`."""
     if parts is None:
         return Opaque(type_name, text)
+    if parts[0] == "exc":
+        return ExceptionValue(type_name, text, parts[1], parts[2])
     kind, module, name = parts[0], parts[1], parts[2]
     if kind == "enum":
         return EnumMember(name, parts[3], module)

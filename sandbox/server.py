@@ -10,7 +10,6 @@ the evaluator calls it from several threads at once.
 
 from __future__ import annotations
 
-import builtins
 import contextlib
 import functools
 import gc
@@ -31,7 +30,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from utdebug.sandbox import _runner
-from utdebug.sandbox.compare import stand_in
+from utdebug.sandbox.compare import exception_satisfies, stand_in
 from utdebug.sandbox.layers import (
     CHILD_ENV,
     DEFAULT_REQUIRED,
@@ -125,11 +124,7 @@ class Raised:
         part of a class's qualified name (a class is often raised from a module other than
         the one that exports it). A module's own class named like a builtin satisfies no
         builtin name."""
-        module, _, name = expected.rpartition(".")
-        known = getattr(builtins, name, None)
-        if not module and isinstance(known, type) and issubclass(known, BaseException):
-            return name in self.builtins
-        return any(qual.rpartition(".")[2] == name for _, qual in self.classes)
+        return exception_satisfies(self.builtins, self.classes, expected)
 
     @classmethod
     def of(cls, raw: object) -> Raised | None:
@@ -314,16 +309,25 @@ class StagedTest:
     expression, optional: its value is the result), in a copy of the module's namespace; what
     is awaitable is awaited (all stages on one event loop when any uses ``await``), a
     generator is consumed into a list of at most ``bound`` items. The parts are compiled
-    before the program's code runs, and an exception's stage and classes are the runner's
-    (:class:`Raised`), so neither the module nor a thread it starts decides them."""
+    before the program's code runs and run with the builtins as they were before it ran, and
+    an exception's stage and classes are the runner's (:class:`Raised`), so neither the
+    module nor a thread it starts decides them. ``args``: the name the test's code sees each
+    input's arguments under (a tuple), when the test is run on several inputs."""
 
     setup: str
     call: str
     then: str | None = None
     bound: int = 100
+    args: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"setup": self.setup, "call": self.call, "then": self.then, "bound": self.bound}
+        return {
+            "setup": self.setup,
+            "call": self.call,
+            "then": self.then,
+            "bound": self.bound,
+            "args": self.args,
+        }
 
 
 @dataclass(slots=True)

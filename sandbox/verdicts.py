@@ -13,6 +13,7 @@ from utdebug.sandbox.compare import (
     compared_by_repr,
     describe,
     outputs_match,
+    within_budget,
 )
 from utdebug.sandbox.server import Outcome, Status
 
@@ -49,6 +50,13 @@ def judge(
     args: Sequence[Any] = (),
 ) -> Judged:
     if outcome.status is Status.OK:
+        if not check.never_asserts and not within_budget(outcome.value, expected):
+            # judged without a full comparison (nor a walk for opaque parts): its cost is
+            # bounded by the expected value's size, never by the program's
+            return Judged(
+                Verdict.FAIL,
+                "returned a value far larger than expected: " + describe(outcome.value, 500),
+            )
         by_repr = (
             not (check.never_asserts or check.poly_root)  # these compare no expected value
             and compared_by_repr(outcome.value, expected)

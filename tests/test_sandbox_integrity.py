@@ -327,3 +327,54 @@ def test_patching_asyncio_cannot_hide_a_call_that_raised(sb: Sandbox) -> None:
     )
     judged, _ = _verdict(sb, honest, "a = Acc()\nawait a.add(1)", "a.add(2)", 3, then="a.n")
     assert judged.verdict is Verdict.PASS, judged
+
+
+# ---------------------------------------------------------------------------------------------
+# Judging has a budget: bounded by the expected value's size, not the program's result
+# ---------------------------------------------------------------------------------------------
+
+
+def test_a_result_far_larger_than_expected_fails_without_a_full_comparison() -> None:
+    from utdebug.sandbox.compare import CheckSpec, value_size, within_budget
+    from utdebug.sandbox.verdicts import Verdict, judge
+    from utdebug.sandbox.server import Outcome
+
+    expected = [float(i) for i in range(300)]
+    huge = [[0.5] * 1000 for _ in range(2000)]  # 2 million floats
+    assert not within_budget(huge, expected)
+    # the size walk stops at its cap: it never visits the whole result
+    assert value_size(huge, 1000) < 5000
+    judged = judge(Outcome(Status.OK, huge), expected, CheckSpec())
+    assert judged.verdict is Verdict.FAIL and "far larger" in (judged.detail or "")
+    # within the budget the comparison is as before: equal passes, a close one too
+    assert judge(Outcome(Status.OK, list(expected)), expected, CheckSpec()).verdict is Verdict.PASS
+    near = [x + 1e-9 for x in expected]
+    assert judge(Outcome(Status.OK, near), expected, CheckSpec()).verdict is Verdict.PASS
+    # the dataset's quirks that need no size stay: a scalar against an expected [] passes
+    assert judge(Outcome(Status.OK, 5), [], CheckSpec()).verdict is Verdict.PASS
+
+
+def test_shapes_that_differ_are_not_broadcast_into_a_huge_comparison() -> None:
+    """A (3000, 1) array against 3,000 expected floats would broadcast to 9 million
+    elements (np.allclose and != build several such arrays): the parent refuses it, with
+    little memory, and the verdict is a fail."""
+    import tracemalloc
+
+    import numpy as np
+
+    from utdebug.sandbox.compare import CheckSpec, outputs_match
+
+    expected = [float(i) for i in range(3000)]
+    column = np.arange(3000, dtype=np.float64).reshape(3000, 1)
+    tracemalloc.start()
+    try:
+        ok = outputs_match(column, expected, CheckSpec())
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert ok is False
+    assert peak < 8 << 20, f"{peak} bytes at the peak"
+    # small broadcasts still compare as numpy would: with a tolerance, a scalar matches a
+    # list of identical floats
+    assert outputs_match(2.0, [2.0, 2.0], CheckSpec())
+    assert not outputs_match(2.0, [2.0, 3.0], CheckSpec())

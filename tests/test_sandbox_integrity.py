@@ -336,8 +336,8 @@ def test_patching_asyncio_cannot_hide_a_call_that_raised(sb: Sandbox) -> None:
 
 def test_a_result_far_larger_than_expected_fails_without_a_full_comparison() -> None:
     from utdebug.sandbox.compare import CheckSpec, value_size, within_budget
-    from utdebug.sandbox.verdicts import Verdict, judge
     from utdebug.sandbox.server import Outcome
+    from utdebug.sandbox.verdicts import Verdict, judge
 
     expected = [float(i) for i in range(300)]
     huge = [[0.5] * 1000 for _ in range(2000)]  # 2 million floats

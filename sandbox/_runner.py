@@ -233,6 +233,11 @@ def _make_value_kinds():  # type: ignore[no-untyped-def]
     _UUID, uuid_int = uuid.UUID, getter(uuid.UUID, "int")
     pl = pathlib
     _PurePath, path_str = pl.PurePath, pl.PurePath.__str__
+    # a path's text from its parts (3.11's slots), never from its cached string, which a
+    # program can rewrite; where the slots differ (another Python), its __str__
+    path_slots = [pl.PurePath.__dict__.get(n) for n in ("_drv", "_root", "_parts")]
+    path_parts = [d.__get__ for d in path_slots] if all(d is not None for d in path_slots) else None
+    str_join, list_iter = str.join, list.__iter__
     path_kinds = (pl.PosixPath, pl.WindowsPath, pl.PurePosixPath, pl.PureWindowsPath)
     path_names = ("PosixPath", "WindowsPath", "PurePosixPath", "PureWindowsPath")
     state = [0, set()]  # object fields encoded so far in this result; objects on the path
@@ -255,9 +260,28 @@ def _make_value_kinds():  # type: ignore[no-untyped-def]
         return missing
 
     def names_of(t):  # type: ignore[no-untyped-def]
+        """The class's module and qualified name, as its type object holds them. A class
+        whose ``__qualname__`` does not end with its ``__name__`` claims a name it was not
+        given (``__qualname__ = 'Point'`` on another class): its name says both."""
         mod = type_module(t)
         mod = str_str(mod)[:MAX_NAME] if _isinstance(mod, _str) else ""
-        return mod, str_str(type_qualname(t))[:MAX_NAME]
+        qual, name = str_str(type_qualname(t)), str_str(type_name(t))
+        if qual != name and not str_endswith(qual, "." + name):
+            qual = qual + " (a class named " + name + ")"
+        return mod, qual[:MAX_NAME]
+
+    def path_text(value, sep):  # type: ignore[no-untyped-def]
+        if path_parts is None:
+            return path_str(value)
+        drv, root, parts = (g(value) for g in path_parts)
+        if _type(drv) is not _str or _type(root) is not _str or _type(parts) is not _list:
+            return None
+        names = [str_str(x) for x in list_iter(parts) if _isinstance(x, _str)]
+        if _len(names) != _len(parts):
+            return None
+        if drv or root:
+            return str_str(drv) + str_str(root) + str_join(sep, names[1:])
+        return str_join(sep, names) or "."
 
     def offset(tz):  # type: ignore[no-untyped-def]
         """The fixed offset of a ``timezone`` in microseconds; False for another tzinfo."""
@@ -296,11 +320,11 @@ def _make_value_kinds():  # type: ignore[no-untyped-def]
         if is_sub(t, _UUID):
             return {"$uuid": int_int(uuid_int(value)).__format__("032x")}
         if is_sub(t, _PurePath):
-            text = path_str(value)
-            if not _isinstance(text, _str) or _len(text) > MAX_PATH:
-                return None
             for kind, name in _zip(path_kinds, path_names, strict=True):
                 if is_sub(t, kind):
+                    text = path_text(value, "\\" if "Windows" in name else "/")
+                    if not _isinstance(text, _str) or _len(text) > MAX_PATH:
+                        return None
                     return {"$path": [name, str_str(text)]}
         return missing
 
@@ -402,10 +426,20 @@ def _make_value_kinds():  # type: ignore[no-untyped-def]
         if known is not missing:
             return known
         if is_sub(t, _Enum):
-            name = obj_getattr(value, "_name_")
-            if not _isinstance(name, _str):
+            # the member's name as its class maps it (by identity), never its _name_, which
+            # a program can rewrite; and its value, compared too
+            members = class_attr(t, "_member_map_")
+            if _type(members) is not _dict:
                 return None
-            return {"$enum": [*names_of(t), str_str(name)[:MAX_NAME]]}
+            name = None
+            for key, member in dict_items(members):
+                if member is value and _isinstance(key, _str):
+                    name = str_str(key)
+                    break
+            if name is None:
+                return None
+            val = enc(obj_getattr(value, "_value_"), d)
+            return {"$enum": [*names_of(t), name[:MAX_NAME], val]}
         if d > MAX_DEPTH:
             return None
         path = state[1]
@@ -938,9 +972,12 @@ def _make_decode():  # type: ignore[no-untyped-def]
         if not name_ok(body[1]):
             raise _ValueError(f"malformed {tag} in a result")
         if tag == "$enum":
-            if n != 3 or not name_ok(body[2]):
+            if n not in (3, 4) or not name_ok(body[2]):
                 raise _ValueError("malformed $enum in a result")
-            return make_opaque(body[1], "", ("enum", body[0], body[1], body[2]))
+            parts = ("enum", body[0], body[1], body[2])
+            if n == 4:  # its value, compared besides its name
+                parts += (decode(body[3], make_opaque, budget, d),)
+            return make_opaque(body[1], "", parts)
         if tag == "$obj":
             fields = body[2]
             if n != 3 or _type(fields) is not _list or _len(fields) > MAX_FIELDS:

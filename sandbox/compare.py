@@ -104,6 +104,16 @@ class Structured:
         return _render(self)
 
 
+class _NoValue:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<no value>"
+
+
+_NO_VALUE: Any = _NoValue()
+
+
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class EnumMember:
     """A member of an enum class the parent does not have: ``Color.RED`` is
@@ -116,12 +126,21 @@ class EnumMember:
     """The enum class's qualified name."""
     member: str
     module: str = ""
+    value: Any = field(default=_NO_VALUE, compare=False)
+    """The member's value as the sandbox read it (absent for a member read from source)."""
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, EnumMember):
             return NotImplemented
         same = _same_type(self.module, self.name, other.module, other.name)
-        return same and self.member == other.member
+        if not same or self.member != other.member:
+            return False
+        if self.value is _NO_VALUE or other.value is _NO_VALUE:
+            return True
+        try:
+            return bool(self.value == other.value)
+        except Exception:
+            return False
 
     def __hash__(self) -> int:
         return hash((self.name, self.member))
@@ -209,6 +228,8 @@ def stand_in(type_name: str, text: str, parts: tuple[Any, ...] | None = None) ->
         return ExceptionValue(type_name, text, parts[1], parts[2])
     kind, module, name = parts[0], parts[1], parts[2]
     if kind == "enum":
+        if len(parts) > 4:
+            return EnumMember(name, parts[3], module, parts[4])
         return EnumMember(name, parts[3], module)
     if kind == "obj":
         return Structured(name, parts[3], module)

@@ -378,3 +378,57 @@ def test_shapes_that_differ_are_not_broadcast_into_a_huge_comparison() -> None:
     # list of identical floats
     assert outputs_match(2.0, [2.0, 2.0], CheckSpec())
     assert not outputs_match(2.0, [2.0, 3.0], CheckSpec())
+
+
+# ---------------------------------------------------------------------------------------------
+# Structural values carry their class's identity, not the names a program writes
+# ---------------------------------------------------------------------------------------------
+
+STRUCTURAL = prog(
+    """
+    import dataclasses, enum, pathlib
+
+    class Color(enum.Enum):
+        RED = 1
+        GREEN = 2
+
+    @dataclasses.dataclass
+    class Point:
+        x: int
+        y: int
+
+    class Impostor:
+        __qualname__ = "Point"
+        def __init__(self):
+            self.x, self.y = 1, 2
+
+    def gold(kind):
+        return {"enum": Color.RED, "path": pathlib.PurePosixPath("/a/b"), "obj": Point(1, 2)}[kind]
+
+    def forged(kind):
+        if kind == "enum":
+            g = Color.GREEN
+            object.__setattr__(g, "_name_", "RED")
+            return g
+        if kind == "path":
+            p = pathlib.PurePosixPath("/etc/passwd")
+            str(p)
+            object.__setattr__(p, "_str", "/a/b")
+            return p
+        return Impostor()
+    """
+)
+
+
+def test_structural_values_are_compared_by_what_the_class_holds(sb: Sandbox) -> None:
+    from utdebug.sandbox.compare import CheckSpec, outputs_match
+
+    kinds = [("enum",), ("path",), ("obj",)]
+    gold = sb.run(STRUCTURAL, "gold", kinds, LIM).outcomes
+    forged = sb.run(STRUCTURAL, "forged", kinds, LIM).outcomes
+    for (kind,), want, got in zip(kinds, gold, forged, strict=True):
+        assert want.status is Status.OK and got.status is Status.OK, (want, got)
+        assert not outputs_match(got.value, want.value, CheckSpec()), (kind, got.value)
+        # the gold value still equals itself when run again
+        again = sb.run(STRUCTURAL, "gold", [(kind,)], LIM).outcomes[0]
+        assert outputs_match(again.value, want.value, CheckSpec()), kind

@@ -1250,12 +1250,20 @@ def _pid_of(pidfd: int) -> int | None:
     return None
 
 
+_RECHECK = 0.02
+"""Seconds before the parent looks again at a child that reached its wall-clock backstop
+while one of its threads was runnable."""
+
+
 class _SchedStat:
     """How long a child's threads waited for a CPU, from ``/proc/<pid>/task/*/schedstat``
     (nanoseconds; the kernel counts it exactly). The wall time since ``reset`` not spent on
     a CPU (the process's CPU clock) nor waiting for one is time the program slept or was
     blocked: what the wall-clock backstop counts, so a program starved of CPU on a loaded
-    machine is never taken for one that sleeps. Where the files cannot be read, all of the
+    machine is never taken for one that sleeps. A child with a thread running or waiting
+    for a CPU at the moment the sums reach the backstop is not asleep (``runnable``): the
+    kernel adds a run-queue wait to schedstat only once the thread runs, and a hypervisor's
+    steal time shows in no clock of the guest's. Where the files cannot be read, all of the
     wall time not on a CPU counts."""
 
     __slots__ = ("base", "busy0", "fd", "queued0", "task", "w0")
@@ -1316,7 +1324,33 @@ class _SchedStat:
             return off_cpu, 0.0  # at most this much: no need to read
         got = self._read()
         queued = 0.0 if got is None else got[1] - self.queued0
-        return max(0.0, off_cpu - queued), queued
+        slept = max(0.0, off_cpu - queued)
+        if slept >= back and self.runnable():
+            # A thread on a CPU or waiting for one is not asleep, whatever the sums say: the
+            # kernel adds a run-queue wait to schedstat only once the thread runs, and time
+            # the hypervisor takes (steal) shows in neither clock. Look again soon.
+            return back - _RECHECK, queued
+        return slept, queued
+
+    def runnable(self) -> bool:
+        """Whether any of the child's threads is running or waiting for a CPU now (state
+        ``R`` in ``/proc/<pid>/task/<tid>/stat``)."""
+        if self.fd is None:
+            return False
+        try:
+            tids = os.listdir(self.fd)
+        except OSError:
+            return False
+        for tid in tids:
+            try:
+                with open(f"{self.task}/{tid}/stat", "rb") as f:
+                    head = f.read(512)
+            except OSError:
+                continue
+            state = head[head.rfind(b")") + 2 : head.rfind(b")") + 3]  # after "(comm) "
+            if state == b"R":
+                return True
+        return False
 
     def first_look(self) -> bool:
         return math.isnan(self.queued0)

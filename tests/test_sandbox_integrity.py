@@ -432,3 +432,44 @@ def test_structural_values_are_compared_by_what_the_class_holds(sb: Sandbox) -> 
         # the gold value still equals itself when run again
         again = sb.run(STRUCTURAL, "gold", [(kind,)], LIM).outcomes[0]
         assert outputs_match(again.value, want.value, CheckSpec()), kind
+
+
+# ---------------------------------------------------------------------------------------------
+# The wall-clock backstop never fires on a program that computes
+# ---------------------------------------------------------------------------------------------
+
+
+def test_a_runnable_thread_is_never_taken_for_a_sleeping_one() -> None:
+    """The check behind the backstop: a process that computes is runnable (state R, on a
+    CPU or waiting for one), one that sleeps is not; the parent fires the backstop only on
+    the second, whatever its sums of wall, CPU and run-queue time say."""
+    import subprocess
+    import sys
+    import time
+
+    from utdebug.sandbox.server import _SchedStat
+
+    spin = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    nap = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        time.sleep(0.5)  # both started; the sleeper is asleep by now
+        busy, idle = _SchedStat(spin.pid), _SchedStat(nap.pid)
+        try:
+            assert busy.runnable()
+            assert not idle.runnable()
+            # sums that reach the backstop: the runnable one is looked at again instead
+            for s in (busy, idle):
+                s.reset(time.monotonic() - 10.0, 0.0)
+                s.slept(time.monotonic(), 0.0, 1.0)  # the first look reads the baseline
+            slept, _ = busy.slept(time.monotonic(), 0.0, 1.0)
+            assert slept < 1.0, slept
+            slept, _ = idle.slept(time.monotonic(), 0.0, 1.0)
+            assert slept >= 1.0, slept
+        finally:
+            busy.close()
+            idle.close()
+    finally:
+        spin.kill()
+        nap.kill()
+        spin.wait()
+        nap.wait()

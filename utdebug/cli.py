@@ -162,10 +162,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--limit-kind",
         choices=["cpu", "wall"],
         default="cpu",
-        help="what --timeout, --budget and --cut-limit measure: cpu (default: the program's CPU "
-        "time, all its threads, with a wall-clock backstop of 3x for programs that sleep; "
-        "verdicts do not move with the machine's load) or wall (wall-clock time, as the "
-        "paper's harness)",
+        help="what --timeout, --budget, --cut-limit and the load limit measure: cpu (default: "
+        "the program's CPU time, all its threads, as the kernel counts it; a wall-clock "
+        "backstop of 3x stops a program only while all its threads sleep or block, never "
+        "one running or waiting for a CPU; verdicts move with load only as far as the CPU "
+        "time a computation needs does, e.g. through shared caches) or wall (wall-clock "
+        "time, as the paper's harness)",
     )
     bench.add_argument("--memory-mb", type=int, default=2048, help="address-space limit per child")
     bench.add_argument(

@@ -490,7 +490,7 @@ def _make_exc_facts():  # type: ignore[no-untyped-def]
     for name, cls in vars(builtins).items():
         if isinstance(cls, type) and issubclass(cls, BaseException):
             known[id(cls)] = (name, cls)
-    _type, _id, _isinstance, _str = type, id, isinstance, str
+    _type, _id, _isinstance, _str, _len = type, id, isinstance, str, len
     tuple_iter, str_str, mp_get = tuple.__iter__, str.__str__, dict.get
     tdict = type.__dict__
     type_mro = tdict["__mro__"].__get__
@@ -505,7 +505,7 @@ def _make_exc_facts():  # type: ignore[no-untyped-def]
                 hit = mp_get(known, _id(c))
                 if hit is not None and hit[1] is c:
                     found.append(hit[0])
-                elif c is not _object and _len_lt(others, 8):
+                elif c is not _object and _len(others) < 8:
                     mod = type_module(c)
                     mod = str_str(mod)[:MAX_NAME] if _isinstance(mod, _str) else ""
                     others.append([mod, str_str(type_qualname(c))[:MAX_NAME]])
@@ -514,9 +514,6 @@ def _make_exc_facts():  # type: ignore[no-untyped-def]
         except _BaseException:  # a type object that cannot be read: no class it can claim
             pass
         return [stage, found, others]
-
-    def _len_lt(xs, n, _len=len):  # type: ignore[no-untyped-def]
-        return _len(xs) < n
 
     return facts
 

@@ -450,12 +450,19 @@ def test_a_runnable_thread_is_never_taken_for_a_sleeping_one() -> None:
     from utdebug.sandbox.server import _SchedStat
 
     spin = subprocess.Popen([sys.executable, "-c", "while True: pass"])
-    nap = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    nap = subprocess.Popen(
+        [sys.executable, "-c", "import time; print('ready', flush=True); time.sleep(60)"],
+        stdout=subprocess.PIPE,
+    )
     try:
-        time.sleep(0.5)  # both started; the sleeper is asleep by now
+        assert nap.stdout is not None and nap.stdout.readline() == b"ready\n"
         busy, idle = _SchedStat(spin.pid), _SchedStat(nap.pid)
         try:
             assert busy.runnable()
+            # the sleeper is asleep once its print is done (on a loaded machine, soon after)
+            deadline = time.monotonic() + 30
+            while idle.runnable() and time.monotonic() < deadline:
+                time.sleep(0.05)
             assert not idle.runnable()
             # sums that reach the backstop: the runnable one is looked at again instead
             for s in (busy, idle):

@@ -12,7 +12,9 @@ leaves or yields its CPU, or at a tick (4 ms at 250 Hz).
 
 from __future__ import annotations
 
+import json
 import os
+import statistics
 import struct
 import textwrap
 import threading
@@ -94,7 +96,15 @@ def test_an_inputs_garbage_is_charged_to_it_not_to_the_next_input(
     res = sb.run(program, "f", [(200_000,), (0,)] * 4, LIM)
     assert [o.status for o in res.outcomes] == [Status.OK] * 8, res.outcomes
     trivial = [o.seconds for o in res.outcomes[1::2]]
-    assert max(trivial) < 0.005, trivial
+    # What freeing such a value costs on this machine now (a loaded machine makes both the
+    # child's and this measure larger): a trivial input charged with that freeing would be
+    # charged at least about this much; one that is not, a fraction of it.
+    value = [[i, str(i)] for i in range(200_000)]
+    frame = json.dumps({"v": value}).encode()
+    t0 = time.thread_time()
+    del value, frame
+    free = time.thread_time() - t0
+    assert statistics.median(trivial) < free / 2, (trivial, free)
 
 
 def _pipe() -> tuple[int, int]:

@@ -429,14 +429,24 @@ def parse_vote(
     last = None
     for match in _MARKED_RAISES.finditer(text):
         last = match.group(1)
+    if last is None:
+        for b in reversed(fenced_blocks(text)):
+            # ```raises KeyError```, or a ```python block holding that one line
+            m = _RAISES.match(_block_line(text[b.body : b.end]) or text[b.body : b.end])
+            if m:
+                last = m.group(1)
+            break
     if last is not None:
+        if _PLACEHOLDER.match(last.rsplit(".", 1)[-1]):
+            return ParseFailure(
+                f"the answer `raises {last}` names the prompt's placeholder, not an exception type"
+            )
         return last
-    for b in reversed(fenced_blocks(text)):
-        m = _RAISES.match(text[b.body : b.end])
-        if m:
-            return m.group(1)
-        break
     return _structural_vote(text, call, module_source)
+
+
+_PLACEHOLDER = re.compile(r"ExceptionType\w*\Z")
+"""``raises ExceptionType`` (the prompt's ``<ExceptionType>``), ``ExceptionTypeError``."""
 
 
 def _structural_vote(text: str, call: str, module_source: str | None) -> ParsedValue | ParseFailure:

@@ -213,6 +213,25 @@ def test_votes_are_values_or_exception_types() -> None:
     assert isinstance(parse_vote("no idea", "c.total()"), ParseFailure)
 
 
+def test_votes_a_person_reads_raises_in_a_python_block_and_a_sentence_ending_in_a_value() -> None:
+    """The prompt's own answer format in a ```python block (6 of 48 votes in a real run), and
+    "... the value of `...` at the end ... is `0.0`."; the placeholder is no answer."""
+    fenced = "So it raises.\n\nTherefore, the final answer is:\n```python\nraises ValueError\n```"
+    assert parse_vote(fenced, "await f.get(r)") == "ValueError"
+    assert parse_vote("Final answer:\n```py\nraises KeyError\n```\n", "c.total()") == "KeyError"
+    sentence = (
+        "1. The balance starts at `10.0`.\n2. `withdraw(10.0)` subtracts it.\n\nTherefore, the "
+        "value of `acct.balance` at the end, for a **correct** implementation of "
+        "`Account.withdraw(self, amount)`, is `0.0`."
+    )
+    value = parse_vote(sentence, "acct.balance")
+    assert isinstance(value, ParsedValue) and value.value == 0.0
+    for placeholder in ("```raises ExceptionType```", "```python\nraises ExceptionTypeError\n```"):
+        refused = parse_vote(f"Therefore, the final answer is:\n\n{placeholder}\n", "c.total()")
+        assert isinstance(refused, ParseFailure) and "placeholder" in refused.reason
+
+
+
 _OBJECTS = """\
 import enum
 from dataclasses import dataclass

@@ -22,7 +22,7 @@ from utdebug.agents import parsing
 from utdebug.agents.parsing import Style
 from utdebug.agents.reply_tests import ParsedProgram
 from utdebug.agents.roles import OutputPredictor, Proposal, UTGenerator, program_listing
-from utdebug.engine import program
+from utdebug.engine import admission, program
 from utdebug.engine.events import Event, TestDropped, TestKept, TestProposed, VoteCast
 from utdebug.engine.execution import Executor
 from utdebug.engine.model import Settings, Task, UnitTest, Variant, code_id
@@ -172,8 +172,10 @@ async def _judge_program(
     hint: HintFn,
     code: str,
 ) -> UnitTest | None:
-    """A test program's shape checked (parsed only), then its expected outcome voted (or,
-    without voting, the one the generator wrote); None: dropped."""
+    """A test program's shape checked (parsed only), whether it calls the target as written
+    and whether its setup runs (:mod:`utdebug.engine.admission`: dropped with the reason,
+    before any vote), then its expected outcome voted (or, without voting, the one the
+    generator wrote); None: dropped."""
     shown = program_listing(test.setup, test.call, test.then)
     why = program.check_shape(test.setup, test.call, test.then)
     if why is not None:
@@ -181,6 +183,24 @@ async def _judge_program(
         emit(TestDropped(round_no, attempt, None, f"unparsable: {why}"))
         return None
     emit(TestProposed(round_no, attempt, shown, prop.reply, None, prop.finish_reason))
+    # before any vote: the test must call the target as written and its setup must run
+    broken = admission.call_problem(
+        test.setup,
+        test.call,
+        test.then,
+        code=code,
+        entry_point=task.entry_point,
+        class_name=task.class_name,
+    )
+    if broken is not None:
+        emit(TestDropped(round_no, attempt, shown, f"the test cannot be used: {broken}"))
+        return None
+    broken = await admission.setup_problem(
+        executor, code, test.setup, test.call, test.then, settings.limits
+    )
+    if broken is not None:
+        emit(TestDropped(round_no, attempt, shown, f"the test cannot run: {broken}"))
+        return None
 
     def made(expected: Any, votes: dict[str, int], draws: int, share: float) -> UnitTest:
         return UnitTest(

@@ -131,7 +131,7 @@ def test_broken_tests_are_dropped_before_any_vote(
     is asked for them, and only the sixth is voted on, kept and run against the code."""
     _, task = cart_task(tmp_path)
     broken = [
-        "from shopping_cart import Cart, Item\n\n\ndef test_a():\n    cart = Cart()\n"
+        "from shopping_cart import Basket, Cart\n\n\ndef test_a():\n    cart = Cart()\n"
         "    assert cart.total() == 0\n",
         "class TestCart:\n    def test_b(self):\n        self.cart.add(Item(1))\n"
         "        assert self.Cart.total() == 1\n",
@@ -158,3 +158,25 @@ def test_broken_tests_are_dropped_before_any_vote(
     assert kept.call == "cart.total()" and kept.expected == 3
     runs = [e for e in result.events if isinstance(e, TestsRun)]
     assert runs and all(r.total == 1 for r in runs)
+
+
+def test_a_table_of_cases_in_one_reply_gives_several_tests(
+    tmp_path: Path,
+    module_executor: Executor,  # noqa: F811
+) -> None:
+    """One proposal whose asserts run in a loop over three cases: three tests, each voted on
+    and kept, from one model call."""
+    _, task = cart_task(tmp_path)
+    table = (
+        "def test_total():\n    cases = [([3], 3), ([3, 4], 7), ([], 0)]\n"
+        "    for prices, want in cases:\n        cart = Cart()\n        for p in prices:\n"
+        "            cart.add(Item(p))\n        assert cart.total() == want\n"
+    )
+    model = ScriptedModel(
+        {"ut": [pytest_reply(table)], "vote": votes("3") + votes("7") + votes("0")}
+    )
+    result = run(Session(task, model, module_executor, Settings(n=3, k=4, rounds=0)).run())
+    kept = [e.test for e in result.events if isinstance(e, TestKept)]
+    assert [t.expected for t in kept] == [3, 7, 0]
+    assert "for p in [3, 4]:" in (kept[1].setup or "")
+    assert sum(r.purpose == "ut" for r in model.requests) == 1

@@ -93,20 +93,27 @@ async def build_tests(
         sample = round_no * 1000 + attempt
         prop = await generator.propose(text, code, sample_index=sample, hint=hint("ut", code=code))
         if isinstance(prop.call, ParsedProgram):
-            kept = await _judge_program(
-                task=task,
-                test=prop.call,
-                prop=prop,
-                attempt=attempt,
-                round_no=round_no,
-                settings=settings,
-                predictor=predictor,
-                executor=executor,
-                emit=emit,
-                hint=hint,
-                code=code,
-            )
-            progress = kept is not None and admit(kept, prop.call.key, kept.call, "duplicate test")
+            # every test of the reply (several test functions, a table of cases), until the
+            # set is full
+            progress = False
+            for test in (prop.call, *prop.more):
+                if test is not prop.call and (fulfilled or len(out.tests) >= n):
+                    break
+                kept = await _judge_program(
+                    task=task,
+                    test=test,
+                    prop=prop,
+                    attempt=attempt,
+                    round_no=round_no,
+                    settings=settings,
+                    predictor=predictor,
+                    executor=executor,
+                    emit=emit,
+                    hint=hint,
+                    code=code,
+                )
+                if kept is not None and admit(kept, test.key, kept.call, "duplicate test"):
+                    progress = True
             if reference and out.tests and not progress:
                 patience -= 1
                 if patience <= 0:

@@ -462,7 +462,11 @@ def _fixture_lines(
         if at is None:
             return ParseFailure(f"the fixture {name} builds no value (no return or yield)")
         last = body[at]
-        value = last.value.value if isinstance(last, ast.Expr) else last.value  # type: ignore[union-attr]
+        value: ast.expr | None = None
+        if isinstance(last, ast.Return):
+            value = last.value
+        elif isinstance(last, ast.Expr) and isinstance(last.value, ast.Yield):
+            value = last.value.value
         rest = body[:at]
         if any(isinstance(n, ast.Return | ast.Yield) for s in rest for n in ast.walk(s)):
             return ParseFailure(f"the fixture {name} does more than build a value")
@@ -489,8 +493,9 @@ def _from_body(
         ),
         None,
     )
-    if last is not None and isinstance(body[last], ast.For) and _assertion(body[last]) is None:
-        rows = _unrolled(body[:last], body[last], code)
+    loop = body[last] if last is not None else None
+    if isinstance(loop, ast.For) and last is not None and _assertion(loop) is None:
+        rows = _unrolled(body[:last], loop, code)
         if rows is None:
             return [ParseFailure(f"the test {name} asserts in a loop over cases it does not list")]
         out: list[ParsedProgram | ParseFailure] = []

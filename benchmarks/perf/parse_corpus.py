@@ -308,9 +308,10 @@ def _program_vote(sb: Sandbox, p: ModuleType, reply: str, code: str) -> tuple[bo
         return True, f"raises {value}"
     if isinstance(value, p.ParsedValue):
         value = p.resolve_pending(sb, value)
-    if isinstance(value, p.ParseFailure):
-        return False, value.reason
-    return True, repr(value.value)
+    reason = getattr(value, "reason", None)  # a ParseFailure (of ``p`` or reply_syntax)
+    if reason is not None:
+        return False, str(reason)
+    return True, repr(getattr(value, "value", None))
 
 
 def _parse_debug(

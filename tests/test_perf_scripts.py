@@ -248,7 +248,7 @@ def test_parse_corpus_measures_a_corpus_of_tests_with_setup() -> None:
     recorded = {p: sum(row["purpose_guess"] == p for row in rows) for p in ("ut", "vote", "debug")}
     assert {k: v["replies"] for k, v in r["purposes"].items()} == recorded
     assert "purpose_guess corrected" not in proc.stderr
-    assert r["purposes"]["ut"]["parsed"] >= 11 and r["purposes"]["vote"]["parsed"] >= 15
+    assert r["purposes"]["ut"]["parsed"] >= 11 and r["purposes"]["vote"]["parsed"] >= 16
     tests = r["tests"]
     assert tests["read"] >= 22 and 0 < tests["can_run"] < tests["read"]
     assert re.search(

@@ -231,6 +231,14 @@ def test_votes_a_person_reads_raises_in_a_python_block_and_a_sentence_ending_in_
     )
     value = parse_vote(sentence, "acct.balance")
     assert isinstance(value, ParsedValue) and value.value == 0.0
+    said = "4. **Return Value**:\n   - The return value of `get_jwt_user` is an empty string.\n"
+    empty = parse_vote(said, "f.get_jwt_user(r)")
+    assert isinstance(empty, ParsedValue) and empty.value == ""
+    listed = parse_vote("So it returns an empty list because nothing matched.", "c.items()")
+    assert isinstance(listed, ParsedValue) and listed.value == []
+    assert isinstance(
+        parse_vote("It returns an empty dict if no key matches.", "c.f()"), ParseFailure
+    )
     for placeholder in ("```raises ExceptionType```", "```python\nraises ExceptionTypeError\n```"):
         refused = parse_vote(f"Therefore, the final answer is:\n\n{placeholder}\n", "c.total()")
         assert isinstance(refused, ParseFailure) and "placeholder" in refused.reason

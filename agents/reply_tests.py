@@ -837,6 +837,9 @@ def parse_vote(
             if m:
                 last = m.group(1)
             break
+    restated = _restated_answer(text, module_source)
+    if restated is not None:
+        return restated
     if last is not None:
         if _PLACEHOLDER.match(last.rsplit(".", 1)[-1]):
             return ParseFailure(
@@ -844,6 +847,46 @@ def parse_vote(
             )
         return last
     return _structural_vote(text, call, module_source)
+
+
+_VALUE_OF = re.compile(
+    r"(?i)\bvalue[ \t]+of[ \t]+`[^`\n]{1,300}`[ \t]+at[ \t]+the[ \t]+end\b[^\n]{0,300}?"
+    r"[ \t,]\s*(?:is|would[ \t]+be|will[ \t]+be)[ \t]*:?\s*"
+)
+"""The vote prompt's own question restated as the answer's sentence: "... the value of
+`cart.total()` at the end, for a **correct** implementation of `Cart.total`, is `0.0`."."""
+
+
+def _restated_answer(text: str, module_source: str | None) -> ParsedValue | str | None:
+    """The value (or ``raises X``) stated after the last restatement of the prompt's question
+    (:data:`_VALUE_OF`) when no ``Output:`` marker comes after it; ``None`` otherwise."""
+    found = list(_VALUE_OF.finditer(text))
+    if not found:
+        return None
+    at = found[-1].end()
+    if re.search(r"(?i)\b(?:output|final answer)\s*:", text[at:]):
+        return None  # a marked answer after the sentence decides
+    blocks = [b for b in fenced_blocks(text) if b.start >= at - 1]
+    source: str | None = None
+    if text.startswith("```", at) or (blocks and not text[at : blocks[0].start].strip()):
+        if blocks and blocks[0].closed:
+            source = (
+                _block_line(text[blocks[0].body : blocks[0].end])
+                or text[blocks[0].body : blocks[0].end].strip()
+            )
+    elif text.startswith("`", at):
+        m = _SPAN.match(text, at)
+        source = m.group(1) if m is not None else None
+    if source is None:
+        return None
+    source = source.strip()
+    raised = _RAISES.match(source)
+    if raised is not None:
+        return None if _PLACEHOLDER.match(raised.group(1).rsplit(".", 1)[-1]) else raised.group(1)
+    value = expected_value(source, module_source=module_source)
+    if isinstance(value, ParsedValue) and not value.pending:
+        return value
+    return None
 
 
 _PLACEHOLDER = re.compile(r"ExceptionType\w*\Z")

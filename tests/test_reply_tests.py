@@ -231,6 +231,20 @@ def test_votes_a_person_reads_raises_in_a_python_block_and_a_sentence_ending_in_
     )
     value = parse_vote(sentence, "acct.balance")
     assert isinstance(value, ParsedValue) and value.value == 0.0
+    # the prompt's question restated as the answer decides over values stated on the way
+    traced = (
+        "1. `acct = Account(10.0)` opens the account.\n2. `acct.withdraw(10.0)` returns `None` "
+        "and takes the money out.\n\nTherefore, the value of `acct.balance` at the end, for a "
+        "**correct** implementation of `Account.withdraw`, is `0.0`."
+    )
+    for subject in ("acct.withdraw(10.0)", "acct.balance"):
+        value = parse_vote(traced, subject)
+        assert isinstance(value, ParsedValue) and value.value == 0.0, (subject, value)
+    block_after = "So the value of `r` at the end is:\n\n```python\nraises KeyError\n```\n"
+    assert parse_vote(block_after, "r") == "KeyError"
+    marked_later = traced + "\n\nOutput: ```1.5```"
+    later = parse_vote(marked_later, "acct.balance")
+    assert isinstance(later, ParsedValue) and later.value == 1.5
     said = "4. **Return Value**:\n   - The return value of `get_jwt_user` is an empty string.\n"
     empty = parse_vote(said, "f.get_jwt_user(r)")
     assert isinstance(empty, ParsedValue) and empty.value == ""

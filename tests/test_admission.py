@@ -90,6 +90,19 @@ def test_the_target_must_be_called_as_written(call: str, entry: str, reason: str
         assert found is not None and reason in found, found
 
 
+def test_only_calls_made_on_the_target_are_checked() -> None:
+    """A method of the same name on another object (``d.get(k, 0)`` on a dict when the
+    target is ``Cache.get``) is not held to the target's signature."""
+    assert problem("g.allows('/a')", setup="g = Gate()\nseen = {}\nseen.allows(1, 2, 3)") is None
+    assert problem("await session.allows('/a')", setup="g = Gate()") is None
+    for setup in ("self.g = Gate()", "g: Gate = Gate.open('/a')"):
+        call = setup.split(" ")[0].rstrip(":") + ".allows()"
+        found = problem(call, setup=setup)
+        assert found is not None and "missing a required argument" in found, (setup, found)
+    found = problem("Gate().allows()", setup="")
+    assert found is not None and "missing a required argument" in found
+
+
 def test_a_call_of_the_target_in_the_setup_is_checked_too() -> None:
     assert problem("g.prefixes", setup="g = Gate()\ng.allows('/a')", then=None) is None
     found = problem("g.prefixes", setup="g = Gate()\ng.allows()")

@@ -106,13 +106,17 @@ def call_problem(
         if entry_point.startswith("__") and entry_point.endswith("__"):
             return None  # a dunder is called through an operator or a builtin
         return f"it never calls `{name}`"
+    # only calls made on the target's class or an object the test built from it are checked
+    # (``d.get(k, 0)`` on a dict is not ``Cache.get``)
+    instances = _instances(trees, class_name) if class_name is not None else set()
+    ours = [c for c in calls if _on_target(c, class_name, instances)]
     is_coroutine = isinstance(target, ast.AsyncFunctionDef) and not _is_generator(target)
     for node in _walk(trees):
-        if isinstance(node, ast.Await) and node.value in calls and not is_coroutine:
+        if isinstance(node, ast.Await) and node.value in ours and not is_coroutine:
             return f"it awaits `{name}`, which is not a coroutine function"
     signature = _signature(target)
     method = class_name is not None and "staticmethod" not in decorators
-    for c in calls:
+    for c in ours:
         if any(isinstance(a, ast.Starred) for a in c.args) or any(
             k.arg is None for k in c.keywords
         ):
@@ -130,6 +134,50 @@ def call_problem(
         except TypeError as exc:
             return f"`{ast.unparse(c)[:80]}` does not match `{name}{sig}`: {exc}"
     return None
+
+
+def _builds(value: ast.expr, class_name: str) -> bool:
+    """``value`` makes an object of ``class_name``: ``Cart(...)``, ``Cart.from_rows(...)``."""
+    if isinstance(value, ast.Await):
+        value = value.value
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    if isinstance(func, ast.Name):
+        return func.id == class_name
+    return isinstance(func, ast.Attribute) and (
+        func.attr == class_name
+        or (isinstance(func.value, ast.Name) and func.value.id == class_name)
+    )
+
+
+def _instances(trees: list[ast.AST], class_name: str) -> set[str]:
+    """The names (and ``self.x`` attributes) the test binds to an object of ``class_name``."""
+    out: set[str] = set()
+    for node in _walk(trees):
+        pairs: list[tuple[ast.expr | None, ast.expr | None]] = []
+        if isinstance(node, ast.Assign):
+            pairs = [(t, node.value) for t in node.targets]
+        elif isinstance(node, ast.AnnAssign | ast.NamedExpr):
+            pairs = [(node.target, node.value)]
+        elif isinstance(node, ast.withitem):
+            pairs = [(node.optional_vars, node.context_expr)]
+        for bound, value in pairs:
+            if bound is not None and value is not None and _builds(value, class_name):
+                out.add(ast.unparse(bound))
+    return out
+
+
+def _on_target(node: ast.Call, class_name: str | None, instances: set[str]) -> bool:
+    """Whether the call is made on the target: a function by its name, a method on its
+    class, on an object of it built in the call, or on a name the test bound to one."""
+    func = node.func
+    if class_name is None or not isinstance(func, ast.Attribute):
+        return class_name is None
+    receiver = func.value
+    if isinstance(receiver, ast.Name) and receiver.id == class_name:
+        return True
+    return _builds(receiver, class_name) or ast.unparse(receiver) in instances
 
 
 def _names_target(node: ast.Call, entry_point: str) -> bool:

@@ -193,3 +193,74 @@ def test_a_table_of_cases_in_one_reply_gives_several_tests(
     assert [t.expected for t in kept] == [3, 7, 0]
     assert "for p in [3, 4]:" in (kept[1].setup or "")
     assert sum(r.purpose == "ut" for r in model.requests) == 1
+
+
+INVENTORY = """\
+class Inventory:
+    def __init__(self):
+        self.items = {}
+
+    def add_item(self, name, qty):
+        self.items[name] = self.items.get(name, 0) + qty
+
+    def remove_item(self, name, qty):
+        if qty >= self.items.get(name, 0):  # bug: removing the whole stock is refused
+            raise ValueError(f"not enough {name}")
+        self.items[name] -= qty
+"""
+
+
+def test_the_tests_that_expose_a_methods_bug_are_read_kept_and_fail_on_it(
+    tmp_path: Path,
+    module_executor: Executor,  # noqa: F811
+) -> None:
+    """The issue's case in small: a real model's method tests came as module-level setup, a
+    table of cases and a ``pytest.raises`` block (the proposals whose inputs exposed the bug
+    were among these), and one awaited a synchronous method. Now the broken one is dropped
+    before any vote, the others are read and kept, and the bug shows: removing the whole
+    stock fails on the code."""
+    from utdebug.workspace import load_function
+
+    path = tmp_path / "inventory.py"
+    path.write_text(INVENTORY, encoding="utf-8")
+    task = load_function(path, "Inventory.remove_item").to_task()
+    replies = [
+        "import asyncio\n\n\nasync def test_async():\n    inv = Inventory()\n"
+        "    inv.add_item('apple', 3)\n    assert await inv.remove_item('apple', 1) is None\n",
+        "import pytest\nfrom inventory import Inventory\n\ninv = Inventory()\n"
+        "inv.add_item('apple', 3)\n\n\ndef test_remove_all():\n"
+        "    inv.remove_item('apple', 3)\n    assert inv.items == {'apple': 0}\n",
+        "def test_remove():\n    cases = [(1, 2), (3, 0)]\n    for qty, left in cases:\n"
+        "        inv = Inventory()\n        inv.add_item('apple', 3)\n"
+        "        inv.remove_item('apple', qty)\n        assert inv.items['apple'] == left\n",
+        "import pytest\n\n\ndef test_too_many():\n    inv = Inventory()\n"
+        "    inv.add_item('apple', 1)\n    with pytest.raises(ValueError) as e:\n"
+        "        inv.remove_item('apple', 2)\n    assert 'not enough' in str(e.value)\n",
+    ]
+    model = ScriptedModel(
+        {
+            "ut": [pytest_reply(r) for r in replies],
+            "vote": votes("{'apple': 0}") + votes("2") + votes("0") + votes("raises ValueError"),
+        }
+    )
+    settings = Settings(n=4, k=4, rounds=0, tries_factor=2)
+    result = run(Session(task, model, module_executor, settings).run())
+    dropped = [e.reason for e in result.events if isinstance(e, TestDropped)]
+    assert dropped == [
+        "the test cannot be used: it awaits `Inventory.remove_item`, which is not a coroutine "
+        "function"
+    ]
+    kept = [e.test for e in result.events if isinstance(e, TestKept)]
+    assert [(t.call, t.then) for t in kept] == [
+        ("inv.remove_item('apple', 3)", "inv.items"),
+        ("inv.remove_item('apple', 1)", "inv.items['apple']"),
+        ("inv.remove_item('apple', 3)", "inv.items['apple']"),
+        ("inv.remove_item('apple', 2)", None),
+    ]
+    assert kept[0].setup == "inv = Inventory()\ninv.add_item('apple', 3)"  # module-level setup
+    assert str(kept[3].expected) == "raises ValueError"
+    (ran,) = [e for e in result.events if isinstance(e, TestsRun)]
+    verdicts = [v["verdict"] for v in ran.verdicts]
+    assert verdicts == ["fail", "pass", "fail", "pass"], ran.verdicts
+    assert "ValueError: not enough apple" in (ran.verdicts[0]["detail"] or "")
+    assert sum(r.purpose == "vote" for r in model.requests) == 4  # none for the dropped one

@@ -165,7 +165,7 @@ EXPECTED: dict[str, Proposal | Answer | Refused] = {
     "28:bbbefb64c679": Answer(Raises("AssertionError"), "```python raises AssertionError```"),
     "29:66e2d59bcd85": Answer(None, "'... at the end ... is `None`.'"),
     "30:8e622796841d": Refused("prose, not a value", "'a string representing ...'"),
-    "31:688bd56955cb": Answer("", "'The return value of `get_jwt_user` is an empty string.'"),
+    "31:688bd56955cb": Answer("", "its return value stated in words: an empty string"),
     "32:bcb4750dded9": Proposal(
         1,
         "await filter_instance.set_current_user_info_and_log({'address': 'localhost'})",

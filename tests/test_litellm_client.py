@@ -475,7 +475,7 @@ async def test_a_fragment_is_not_cached_whatever_the_concurrency(
     the server cut off is returned, but never stored: a rerun asks again."""
     from utdebug.agents.cache import CachedModel, ResponseCache
 
-    fragment = "Here's a step-by-step reasoning for how a **correct** implementation would"
+    fragment = "Step one: a correct `Ledger.balance` adds the entries and then"
     for concurrency in (1, 2):
         m, _ = model(
             "openai/qwen",

@@ -245,8 +245,8 @@ def test_votes_a_person_reads_raises_in_a_python_block_and_a_sentence_ending_in_
     marked_later = traced + "\n\nOutput: ```1.5```"
     later = parse_vote(marked_later, "acct.balance")
     assert isinstance(later, ParsedValue) and later.value == 1.5
-    said = "4. **Return Value**:\n   - The return value of `get_jwt_user` is an empty string.\n"
-    empty = parse_vote(said, "f.get_jwt_user(r)")
+    said = "3. **Result**:\n   - The return value of `ledger.memo()` is an empty string.\n"
+    empty = parse_vote(said, "ledger.memo()")
     assert isinstance(empty, ParsedValue) and empty.value == ""
     listed = parse_vote("So it returns an empty list because nothing matched.", "c.items()")
     assert isinstance(listed, ParsedValue) and listed.value == []

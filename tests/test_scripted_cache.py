@@ -272,14 +272,13 @@ async def test_concurrent_requests_share_one_cache(tmp_path: Path) -> None:
     assert len(m.cache) == 40
 
 
-# Fragments a one-slot server behind a proxy cut off, as the classeval corpus's run cached them
-# (the texts are of the shape the server left, not copied from the corpus).
+# Fragments of the kind a one-slot server behind a proxy cut off (written here, not taken from
+# any corpus): an opening clause, a sentence stopped mid-way.
 FRAGMENTS = {
-    "vote": ["To determine", "Here's a step-by-step reasoning for how a **correct** "
-             "implementation would"],
-    "ut": ["To implement the `AccessGatewayFilter.get_jwt_user(self, request)` method correctly "
-           "and to write a unit test for it, we need to consider the following:\n\n1. "
-           "**Understanding the Method**: The method checks if"],
+    "vote": ["Let me trace", "First, a correct `Ledger.balance` would add up each entry and"],
+    "ut": ["We write a test of `Ledger.post(self, entry)` that builds a ledger with two entries, "
+           "posts a third one and then checks that the balance is the sum of the three, because "
+           "the method under test should"],
 }  # fmt: skip
 WHOLE = {
     "vote": ["The value is:\n```python\nFalse\n```", "So the result is `0.0`."],

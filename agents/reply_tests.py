@@ -10,8 +10,21 @@ pytest function; this module reads the shapes they write, with :mod:`ast` only:
   ``assertIsNone`` / ``assertAlmostEqual``, ``with self.assertRaises(E):`` and
   ``self.assertRaises(E, f, *args)``; the class's ``setUp`` runs first (``self`` is a plain
   object the setup builds);
-- ``with pytest.raises(E):`` blocks;
+- ``with pytest.raises(E):`` blocks (also when the assertions after the block only inspect
+  the exception, and when the block holds an assertion that never runs);
 - plain setup statements followed by an ``assert`` (no function at all).
+
+:func:`parse_program_tests` reads **every** test a person can read in a reply (at most
+:data:`MAX_TESTS`): each test function and test method (one that mocks is refused, the others
+are read); a ``for`` loop that asserts over a table of cases written out (a literal list or
+tuple, or a dict's ``.items()``) is one test per row, the row's values in place of the loop's
+names; a fixture that only builds a value is inlined (its statements, then ``name = <what it
+returns or yields>``); a unittest class's helper methods and class-level values are on
+``self``; module-level setup statements and helper functions come first. The reply's own copy
+of the code under test (a class or function ``module_source`` defines) is left out, and so
+is an import of names the module defines (the test runs inside it). A block that does not
+parse is read again without the top-level statements (or class methods) that do not, so one
+broken test does not hide the others. :func:`parse_program_test` is the first of them.
 
 The last assertion is the test's expected outcome; everything before it is the setup (earlier
 assertions are dropped: they check, they do not build). The assertion's subject becomes the
@@ -20,7 +33,8 @@ call; when it only reads a name the statement before bound (``r = cart.total()``
 the statement before calls it (``cart.add(3)`` then ``assert cart.items == [3]``), that call
 is the call and the subject the follow-up expression (``then``).
 
-Refused, each with its reason: no test, fixtures (a test function with parameters), mocks
+Refused, each with its reason: no test, fixtures the reply does not define (or that mock or do
+more than build a value), a loop over cases it does not list, mocks
 (``unittest.mock``, ``patch``, ``Mock``, ``monkeypatch``, ``mocker``), parametrized tests, an
 assertion that compares nothing, and an expected value that is not a value
 (:func:`expected_value` is the one place an expected value's text becomes a value).

@@ -286,6 +286,14 @@ def _from_module(
                 ),
                 None,
             )
+            class_set_up = next(
+                (
+                    m
+                    for m in node.body
+                    if isinstance(m, ast.FunctionDef) and m.name in ("setUpClass", "setup_class")
+                ),
+                None,
+            )
             helpers = [
                 m
                 for m in node.body
@@ -297,7 +305,7 @@ def _from_module(
             ]
             for m in methods:
                 out += _from_function(
-                    m, code, entry, lead, set_up, module_source, fixtures, helpers
+                    m, code, entry, lead, set_up, module_source, fixtures, helpers, class_set_up
                 )
     if out:
         return out
@@ -404,6 +412,7 @@ def _from_function(
     module_source: str | None = None,
     fixtures: dict[str, _Fn] | None = None,
     helpers: list[ast.stmt] | None = None,
+    class_set_up: ast.FunctionDef | None = None,
 ) -> list[ParsedProgram | ParseFailure]:
     fixtures = fixtures or {}
     for d in fn.decorator_list:
@@ -412,6 +421,7 @@ def _from_function(
             what = "parametrized tests" if name == "parametrize" else "fixtures"
             return [ParseFailure(f"the test uses {what} (@{name}): write one test with its setup")]
     used = [fn, *(set_up.body if set_up is not None else []), *(helpers or [])]
+    used += class_set_up.body if class_set_up is not None else []
     for node in used:
         mock = _uses_mocks(node)
         if mock is not None:
@@ -423,8 +433,12 @@ def _from_function(
         return [built]
     uses_self = any(isinstance(n, ast.Name) and n.id == "self" for n in ast.walk(fn))
     lead: list[str] = list(prelude)
-    if uses_self or set_up is not None or helpers:
+    if uses_self or set_up is not None or helpers or class_set_up is not None:
         lead.append(_self_class(helpers or [], code))
+        if class_set_up is not None:  # ``cls.x = ...`` once, as the class's attributes
+            first = [a.arg for a in [*class_set_up.args.posonlyargs, *class_set_up.args.args]]
+            lead.append(f"{first[0] if first else 'cls'} = type(self)")
+            lead += [_source(code, s) for s in class_set_up.body if not _is_docstring(s)]
         if set_up is not None:
             lead += [_source(code, s) for s in set_up.body if not _is_docstring(s)]
     lead += built

@@ -115,6 +115,8 @@ def _setup(executor: Executor, setup: str, call: str) -> str | None:
 
 def test_the_setup_runs_once_in_the_sandbox(executor: Executor) -> None:
     assert _setup(executor, "g = Gate()", "g.allows('/api')") is None
+    once = "class _UtdCase:\n    pass\n\n\nself = _UtdCase()\ncls = type(self)\ncls.g = Gate()"
+    assert _setup(executor, once, "self.g.allows('/api')") is None  # a setUpClass's setup
     missing = _setup(executor, "from gate_module import Gate\ng = Gate()", "g.allows('/a')")
     assert missing is not None and "ModuleNotFoundError" in missing
     assert "No module named 'gate_module'" in missing

@@ -390,6 +390,18 @@ def test_a_unittest_class_with_helpers() -> None:
     assert (p.call, expected(p)) == ("self.cart.total()", 1)
 
 
+def test_a_unittest_class_set_up_once() -> None:
+    (p,) = every(
+        block(
+            "class TestCart(unittest.TestCase):\n    @classmethod\n"
+            "    def setUpClass(cls):\n        cls.cart = Cart()\n\n"
+            "    def test_total(self):\n        self.assertEqual(self.cart.total(), 0)\n"
+        )
+    )
+    assert p.setup.endswith("self = _UtdCase()\n\ncls = type(self)\ncls.cart = Cart()")
+    assert (p.call, expected(p)) == ("self.cart.total()", 0)
+
+
 def test_asserts_in_a_loop_over_a_table_of_cases_are_several_tests() -> None:
     tests = every(
         block(

@@ -7,9 +7,14 @@ and absolute sample number (``sample_index + i``). A rerun of the same request t
 hits, while a change of any of these (another temperature, another prompt template version)
 misses.
 
-Only answers are kept: a completion with no text (an empty reply, one the server interrupted,
-one cut at the token limit before any content) is never stored, and such entries written by
-earlier versions are ignored on read (the request is asked again).
+Only answers are kept (:func:`short_of`), whatever the model's concurrency settings: a
+completion with no text (an empty reply, one the server interrupted, one cut at the token limit
+before any content) is never stored, nor is a server's reply that stopped shorter than its
+purpose needs (:data:`NEEDS`) or that stopped mid-sentence with no complete code block (a
+fragment a server cut off: behind a proxy that hides the server's kind, the model layer cannot
+always tell that the server interrupted it). Such entries written by earlier versions are
+ignored on read (the request is asked again). Replies of simulated and scripted models are
+never fragments: they are stored as they are, when not empty.
 
 The file uses WAL mode, so readers and a writer in other processes do not block each other; in
 one process, a lock serialises use of the connection (calls are short and local, so they run in
@@ -18,6 +23,7 @@ the event loop's thread).
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import threading
 import time
@@ -41,9 +47,54 @@ CREATE TABLE IF NOT EXISTS completions (
 """
 
 
+NEEDS: dict[str, int] = {
+    "ut": 40,
+    "vote": 16,
+    "debug": 20,
+    "critique": 20,
+    "generate": 20,
+    "perturb": 20,
+    "rationale": 8,
+}
+"""Characters a reply for each purpose needs at least, unless it holds a fenced value (a test
+proposal needs a call and an output, an edit some code; a vote may be short, but not shorter
+than ``Output: ```1``````). ``chat`` (and any other purpose) needs nothing."""
+
+_ENDS_WHOLE = re.compile(r"(?:[.!?;:)\]}>\"'`*|]|\d|\bTrue|\bFalse|\bNone)\Z")
+"""How a whole reply ends: a sentence's or a block's end, a value."""
+
+
 def is_answer(text: str) -> bool:
-    """Whether a completion's text may be stored and replayed (it holds something)."""
+    """Whether a completion's text holds something (it is not empty or blank)."""
     return bool(text.strip())
+
+
+def short_of(text: str, purpose: str, finish: str = "stop") -> str | None:
+    """Why a server's completion for ``purpose`` is not an answer to store (``None``: it is).
+
+    Empty is never an answer. A completion that stopped (``finish`` ``stop``) is a fragment
+    when it is shorter than :data:`NEEDS` says, or when it ends mid-sentence (``To determine``,
+    ``... The method checks if``), unless it holds a complete fenced block. A completion cut
+    at the token limit (``length``) holds what the model wrote in its allowance: it is kept."""
+    body = text.strip()
+    if not body:
+        return f"an empty reply (finish_reason {finish!r})"
+    if purpose not in NEEDS or finish != "stop" or body.count("```") >= 2:
+        return None
+    if len(body) < NEEDS[purpose]:
+        return f"a reply of {len(body)} character(s), shorter than a {purpose} reply needs"
+    if not _ENDS_WHOLE.search(body):
+        return f"a reply that stops mid-sentence ({body[-30:]!r}) with no code block"
+    return None
+
+
+def storable(completion: Completion, purpose: str) -> bool:
+    """Whether ``completion`` (of a request for ``purpose``) may be stored and replayed."""
+    if completion.finish_reason == "error" or not is_answer(completion.text):
+        return False
+    if completion.simulated:
+        return True
+    return short_of(completion.text, purpose, completion.finish_reason) is None
 
 
 class ResponseCache:
@@ -139,7 +190,8 @@ class CachedModel:
     one on, ``inner`` is asked for ``request.with_n(n - j, start=sample_index + j)``; samples
     found in the cache keep their cached text even when ``inner`` produced them again (a gap in
     the hits). Completions with ``finish_reason == "error"``, and those that are no answer
-    (:func:`is_answer`: empty), are not stored.
+    (:func:`storable`: empty, or a server's fragment shorter than its purpose needs), are not
+    stored; such a stored entry is not replayed (the sample is asked again).
     """
 
     def __init__(self, inner: Model, cache: ResponseCache) -> None:
@@ -157,7 +209,11 @@ class CachedModel:
 
     async def complete(self, request: ModelRequest) -> list[Completion]:
         keys = [request.sample_key(self.identity, i) for i in range(request.n)]
-        hits = self.cache.get_many(keys)
+        hits = {
+            k: c
+            for k, c in self.cache.get_many(keys).items()
+            if storable(c, request.purpose)  # an earlier version stored a fragment: ask again
+        }
         missing = [i for i, k in enumerate(keys) if k not in hits]
         if not missing:
             return [hits[k] for k in keys]
@@ -169,7 +225,7 @@ class CachedModel:
         self.cache.put_many(
             (keys[first + j], c)
             for j, c in enumerate(fresh)
-            if keys[first + j] not in hits and c.finish_reason != "error" and is_answer(c.text)
+            if keys[first + j] not in hits and storable(c, request.purpose)
         )
         out: list[Completion] = [hits[k] for k in keys[:first]]
         for j, c in enumerate(fresh):

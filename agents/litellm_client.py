@@ -67,6 +67,7 @@ from .base import (
     Usage,
     account,
 )
+from .cache import NEEDS
 from .endings import reached
 from .limiter import AdaptiveLimiter, limiter_for
 from .preflight import Preflight
@@ -152,21 +153,6 @@ class _Outcome:
     tokens: int
     natural: bool = False
     """The streamed reply reached its natural end (it holds its answer)."""
-
-
-NEEDS: dict[str, int] = {
-    "ut": 40,
-    "vote": 16,
-    "debug": 20,
-    "critique": 20,
-    "generate": 20,
-    "perturb": 20,
-    "rationale": 8,
-}
-"""Characters below which a reply that stopped while other requests to its server were in
-flight is taken for an interrupted one (a test proposal needs a call and an output, an edit
-some code; a vote may be short, but not shorter than ``Output: ```1``````, unless it holds a
-fenced value)."""
 
 
 def no_answer(

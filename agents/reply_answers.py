@@ -11,6 +11,7 @@ import ast
 import bisect
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from utdebug.agents.prompts import OUTPUT_HEADER
 from utdebug.agents.reply_syntax import (
@@ -629,6 +630,21 @@ def _prose_answers(
     return sorted(out, key=lambda pv: pv[0])
 
 
+_EMPTY = re.compile(
+    r"(?i)(?:an?\s+)?empty\s+(string|str|list|dict|dictionary|tuple|set)\b(?![\w(\[{'\"`])"
+)
+_EMPTIES: dict[str, tuple[Any, str]] = {
+    "string": ("", "''"),
+    "str": ("", "''"),
+    "list": (list, "[]"),
+    "dict": (dict, "{}"),
+    "dictionary": (dict, "{}"),
+    "tuple": ((), "()"),
+    "set": (set, "set()"),
+}
+"""Empty containers stated in words: the value (a type: a fresh one each time) and its text."""
+
+
 def _stated_value(text: str, i: int, blocks: list[Block]) -> tuple[ParsedValue, int] | None:
     """A literal written at ``text[i]`` in prose (a code span, a bare literal, or a value
     block on the next lines) and where it ends."""
@@ -662,6 +678,10 @@ def _stated_value(text: str, i: int, blocks: list[Block]) -> tuple[ParsedValue, 
         if isinstance(got, ParsedValue) and not got.pending:
             return got, block.end + 3
         return None
+    empty = _EMPTY.match(text, i, line_end)
+    if empty is not None:  # "is an empty string", "returns an empty list"
+        value, source = _EMPTIES[empty.group(1).lower()]
+        return ParsedValue(value() if callable(value) else value, source), empty.end()
     if not _LITERAL_START.match(text, i):
         return None
     end = code_end(text, i, comma=False, stop=min(line_end, i + _MAX_PROSE_VALUE))

@@ -32,7 +32,7 @@ from utdebug.agents.base import (
 )
 from utdebug.agents.edits import MergedEdit, take_edit
 from utdebug.agents.parsing import Style
-from utdebug.agents.reply_tests import ParsedProgram, parse_program_test, parse_vote
+from utdebug.agents.reply_tests import ParsedProgram, parse_program_tests, parse_vote
 
 CallHook = Callable[[str, list[Completion], float], None]
 """``(purpose, completions, seconds)`` after each model call."""
@@ -86,6 +86,9 @@ class Proposal:
     call: parsing.ParsedCall | ParsedProgram | parsing.ParseFailure
     """A literal-argument call, or, for a task tested with programs, the test program."""
     finish_reason: str
+    more: tuple[ParsedProgram, ...] = ()
+    """The reply's other tests (a task tested with programs: several test functions, or the
+    rows of a table of cases a loop asserts on), in the reply's order."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,8 +190,10 @@ class UTGenerator(_Role):
                 hint=hint,
                 template_version=prompts.PROGRAM_PROMPT_VERSION,
             )
-            test = parse_program_test(c.text, task.entry_point, module_source=code)
-            return Proposal(c.text, test, c.finish_reason)
+            tests = parse_program_tests(c.text, task.entry_point, module_source=code)
+            if isinstance(tests, parsing.ParseFailure):
+                return Proposal(c.text, tests, c.finish_reason)
+            return Proposal(c.text, tests[0], c.finish_reason, tuple(tests[1:]))
         (c,) = await self._ask(msgs, sample_index=sample_index, hint=hint, end="ut")
         params = parsing.parameter_names(code, task.entry_point)
         call = parsing.parse_call(c.text, task.entry_point, style=self.style, params=params)

@@ -29,8 +29,10 @@ host name, a test that needs more than the time limit, a file another class's te
 from __future__ import annotations
 
 import ast
+import inspect
 import json
 import random
+import textwrap
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -120,6 +122,21 @@ class ClassTask:
     """Every test method as (``TestCase`` class, method), in the code's order."""
     methods: tuple[tuple[str, str], ...]
     """The class's methods that have tests, as (method, its ``TestCase`` class)."""
+    descriptions: tuple[tuple[str, str], ...] = ()
+    """ClassEval's description of each method, as (method, its docstring)."""
+    class_description: str = ""
+    """ClassEval's description of the class."""
+
+    def description(self, method: str) -> str:
+        """What the task says of ``method``: ClassEval's docstring of the method (its
+        parameters, what it returns, its doctest examples), then what the class is for."""
+        own = dict(self.descriptions).get(method, "")
+        about = (
+            f"The class {self.class_name}: {self.class_description}"
+            if self.class_description
+            else ""
+        )
+        return "\n\n".join(part for part in (own, about) if part)
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +176,8 @@ class ClassFixProblem:
     mutation: str
     """What was changed (operator, line, before -> after)."""
     provenance: Provenance
+    description: str = ""
+    """ClassEval's description of the method (and its class): the task's text."""
 
     @property
     def n_tests(self) -> int:
@@ -212,9 +231,14 @@ def _class_task(row: object, number: int) -> ClassTask:
     test_code, tests = _tests_of(fields["test"])
     infos = row.get("methods_info")
     methods: list[tuple[str, str]] = []
+    descriptions: list[tuple[str, str]] = []
     for info in infos if isinstance(infos, list) else []:
         if isinstance(info, dict) and isinstance(info.get("method_name"), str):
             methods.append((info["method_name"], str(info.get("test_class") or "")))
+            text = method_docstring(str(info.get("method_description") or ""))
+            if text:
+                descriptions.append((info["method_name"], text))
+    about = row.get("class_description")
     return ClassTask(
         fields["task_id"],
         number,
@@ -223,7 +247,30 @@ def _class_task(row: object, number: int) -> ClassTask:
         test_code,
         tuple(tests),
         tuple(methods),
+        tuple(descriptions),
+        " ".join(about.strip().strip(_QUOTES).split()) if isinstance(about, str) else "",
     )
+
+
+def method_docstring(method_description: str) -> str:
+    """The docstring of ClassEval's ``method_description`` (a ``def`` holding only its
+    docstring), cleaned as :func:`inspect.cleandoc` does; ``""`` when there is none."""
+    tree = parse_quietly(textwrap.dedent(method_description).strip() or "")
+    if tree is None:
+        tree = parse_quietly(textwrap.dedent("    " + method_description.strip()))
+    fn = tree.body[-1] if tree is not None and tree.body else None
+    if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) and ast.get_docstring(fn):
+        return ast.get_docstring(fn) or ""
+    # a docstring that does not parse (curly quotes, one left open): the lines after the def
+    lines = method_description.strip().splitlines()
+    at = next((i for i, line in enumerate(lines) if line.lstrip().startswith("def ")), None)
+    if at is None:
+        return ""
+    body = inspect.cleandoc("\n".join(lines[at + 1 :]))
+    return body.strip().strip(_QUOTES).strip()
+
+
+_QUOTES = "\"'\u201c\u201d\u2018\u2019"
 
 
 def _class_node(tree: ast.Module, name: str) -> ast.ClassDef | None:
@@ -556,6 +603,7 @@ def _problems(
                 target_tests=tuple(i for i, t in enumerate(tests) if t[0] == test_class),
                 mutation=v["mutation"],
                 provenance=Provenance(str(path), task.row, sha256),
+                description=task.description(v["method"]),
             )
         )
     return out

@@ -64,7 +64,10 @@ def class_task(problem: ClassFixProblem) -> Task:
         path = Path(folder) / f"{problem.class_task.lower()}.py"
         path.write_text(problem.code, encoding="utf-8")
         task = load_function(path, problem.target.qualname).to_task()
-    return replace(task, task_id=problem.task_id, program=True)
+    # ClassEval describes every method (its parameters, what it returns, doctest examples);
+    # the corrupted class's code has no docstrings, so that description is the task's text
+    description = problem.description or task.description
+    return replace(task, task_id=problem.task_id, program=True, description=description)
 
 
 def program_inputs(problem: ClassFixProblem) -> list[ProgramInput]:

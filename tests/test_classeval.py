@@ -252,6 +252,27 @@ def test_the_published_file_parses_to_its_counts(data_dir: Path) -> None:
     assert not any("__main__" in t.test_code for t in tasks)
 
 
+def test_every_method_of_the_published_file_has_classevals_description(data_dir: Path) -> None:
+    """ClassEval describes every method (a ``def`` holding its docstring, three of them with
+    curly or unclosed quotes): the task's text is that docstring, then the class's purpose."""
+    path = data_dir / CLASSEVAL_FILE
+    if not path.exists():
+        pytest.skip("ClassEval_data.json is not in the dataset folder")
+    tasks, _ = parse_classeval(path)
+    described = [(t, m) for t in tasks for m, _ in t.methods if dict(t.descriptions).get(m)]
+    assert len(described) == 410
+    assert not any('"""' in d or "\u201c" in d for t in tasks for _, d in t.descriptions)
+    gateway = next(t for t in tasks if t.task_id == "ClassEval_0")
+    text = gateway.description("filter")
+    assert text.startswith("Filter the incoming request based on certain rules and conditions.")
+    assert ":param request: dict, the incoming request details" in text
+    assert ">>> filter.filter({'path': '/login', 'method': 'POST'})\nTrue" in text
+    assert text.endswith(
+        "The class AccessGatewayFilter: This class is a filter used for accessing gateway "
+        "filtering, primarily for authentication and access log recording."
+    )
+
+
 def test_rows_that_cannot_be_used_are_errors_and_the_rest_load(small_dir: Path) -> None:
     tasks, errors = parse_classeval(small_dir / CLASSEVAL_FILE)
     assert [t.task_id for t in tasks] == ["ClassEval_0", "ClassEval_1"]

@@ -83,6 +83,23 @@ def test_test_programs_are_read_from_the_methods_classeval_tests() -> None:
     assert task.task_id == "classeval/ClassEval_1/pop" and task.code == STACK
 
 
+def test_the_prompts_give_classevals_description_of_the_method() -> None:
+    """ClassEval+Fix prompts say what the method should do (ClassEval's docstring of it), not
+    only "Implement `Stack.pop(self)`"."""
+    from dataclasses import replace
+
+    from utdebug.agents.roles import UTGenerator
+    from utdebug.agents.scripted import ScriptedModel
+
+    bare = class_task(_stack_problem("pop"))
+    assert bare.description == "Implement `Stack.pop(self)`."
+    said = "Pop the top item.\n:return: the item, None when the stack is empty"
+    task = class_task(replace(_stack_problem("pop"), description=said))
+    assert task.description == said
+    prompt = UTGenerator(ScriptedModel([]), "utgen").prompt(task.text(), task.code)
+    assert f"## Task\n{said}\n" in prompt and "Implement `" not in prompt
+
+
 def _common(data: Path) -> list[str]:
     return ["bench", "--split", "classeval", "--data-dir", str(data), "--no-verify"]
 

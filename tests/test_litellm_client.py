@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -465,3 +466,29 @@ async def test_local_server_rejecting_the_key(
         f"openai/qwen@{server.base}: the API key was rejected by the server at {server.base}. "
         "Check LOCAL_KEY (or name another variable with api_key_env in the utdebug config)."
     )
+
+
+async def test_a_fragment_is_not_cached_whatever_the_concurrency(
+    ll: Any, rec: Recorder, tmp_path: Path
+) -> None:
+    """With ``concurrency = 2, adaptive = false`` (a proxy that hides the server's kind) a reply
+    the server cut off is returned, but never stored: a rerun asks again."""
+    from utdebug.agents.cache import CachedModel, ResponseCache
+
+    fragment = "Step one: a correct `Ledger.balance` adds the entries and then"
+    for concurrency in (1, 2):
+        m, _ = model(
+            "openai/qwen",
+            api_base="http://127.0.0.1:9/v1",
+            mock_response=fragment,
+            concurrency=concurrency,
+            adaptive=False,
+            supports_n=False,
+        )
+        cache = ResponseCache(tmp_path / f"c{concurrency}.sqlite")
+        cached = CachedModel(m, cache)
+        out = await asyncio.gather(
+            *(cached.complete(req(1, purpose="vote", sample_index=i)) for i in range(2))
+        )
+        assert [o[0].text for o in out] == [fragment, fragment]
+        assert len(cache) == 0

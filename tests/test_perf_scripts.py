@@ -226,6 +226,38 @@ def test_parse_corpus_script_prints_its_numbers() -> None:
     assert json.loads(same.stdout)["purposes"] == purposes
 
 
+def test_parse_corpus_measures_a_corpus_of_tests_with_setup() -> None:
+    """The ClassEval corpus: each line's purpose as recorded (no pytest-style proposal is
+    relabelled a vote), tests with setup read and checked as the engine admits them, votes
+    read with the expression they answer."""
+    corpus = Path(
+        os.environ.get("UTDEBUG_CLASSEVAL_CORPUS")
+        or REPO.parent / "shared" / "corpora" / "qwen2.5-coder-0.5b-classeval-2026-11-27.jsonl"
+    )
+    if not corpus.is_file():
+        pytest.skip(f"the ClassEval reply corpus is not at {corpus}")
+    if (
+        not (_data_dir() / HARD_FILE).is_file()
+        or not (_data_dir() / "ClassEval_data.json").is_file()
+    ):
+        pytest.skip(f"the Hard split or ClassEval is not in {_data_dir()}")
+    args = ("--corpus", str(corpus), "--data-dir", str(_data_dir()), "--json")
+    proc = _run("parse_corpus.py", *args, "--show", "all", timeout=180)
+    r = json.loads(proc.stdout)
+    rows = [json.loads(line) for line in corpus.read_text(encoding="utf-8").splitlines()]
+    recorded = {p: sum(row["purpose_guess"] == p for row in rows) for p in ("ut", "vote", "debug")}
+    assert {k: v["replies"] for k, v in r["purposes"].items()} == recorded
+    assert "purpose_guess corrected" not in proc.stderr
+    assert r["purposes"]["ut"]["parsed"] >= 11 and r["purposes"]["vote"]["parsed"] >= 16
+    tests = r["tests"]
+    assert tests["read"] >= 22 and 0 < tests["can_run"] < tests["read"]
+    assert re.search(
+        rf"^TESTS read +{tests['read']} +can run +{tests['can_run']} ", proc.stderr, re.M
+    )
+    # a vote in a ```python block holding `raises ValueError` is read; the corpus's 14th line
+    assert re.search(r"^line +14 vote .* parsed +raises ValueError$", proc.stderr, re.M)
+
+
 def test_determinism_script_prints_its_numbers() -> None:
     data = _data_dir()
     if not (data / HARD_FILE).is_file():

@@ -6,7 +6,12 @@ from __future__ import annotations
 import pytest
 
 from utdebug.agents.reply_syntax import ParsedValue, ParseFailure
-from utdebug.agents.reply_tests import ParsedProgram, parse_program_test, parse_vote
+from utdebug.agents.reply_tests import (
+    ParsedProgram,
+    parse_program_test,
+    parse_program_tests,
+    parse_vote,
+)
 
 
 def block(code: str, prose: str = "The bug is in total.") -> str:
@@ -171,7 +176,7 @@ def test_earlier_assertions_are_dropped_from_the_setup() -> None:
         (
             "from unittest.mock import patch\n\ndef test_x():\n    with patch('x'):\n"
             "        assert total() == 0\n",
-            "the test uses mocks (from unittest.mock import ...)",
+            "the test uses mocks (patch)",
         ),
         (
             "def test_x(monkeypatch):\n    assert total() == 0\n",
@@ -211,6 +216,46 @@ def test_votes_are_values_or_exception_types() -> None:
     value = parse_vote("Adding.\nOutput: ```[1, 2]```", "c.total()")
     assert isinstance(value, ParsedValue) and value.value == [1, 2]
     assert isinstance(parse_vote("no idea", "c.total()"), ParseFailure)
+
+
+def test_votes_a_person_reads_raises_in_a_python_block_and_a_sentence_ending_in_a_value() -> None:
+    """The prompt's own answer format in a ```python block (6 of 48 votes in a real run), and
+    "... the value of `...` at the end ... is `0.0`."; the placeholder is no answer."""
+    fenced = "So it raises.\n\nTherefore, the final answer is:\n```python\nraises ValueError\n```"
+    assert parse_vote(fenced, "await f.get(r)") == "ValueError"
+    assert parse_vote("Final answer:\n```py\nraises KeyError\n```\n", "c.total()") == "KeyError"
+    sentence = (
+        "1. The balance starts at `10.0`.\n2. `withdraw(10.0)` subtracts it.\n\nTherefore, the "
+        "value of `acct.balance` at the end, for a **correct** implementation of "
+        "`Account.withdraw(self, amount)`, is `0.0`."
+    )
+    value = parse_vote(sentence, "acct.balance")
+    assert isinstance(value, ParsedValue) and value.value == 0.0
+    # the prompt's question restated as the answer decides over values stated on the way
+    traced = (
+        "1. `acct = Account(10.0)` opens the account.\n2. `acct.withdraw(10.0)` returns `None` "
+        "and takes the money out.\n\nTherefore, the value of `acct.balance` at the end, for a "
+        "**correct** implementation of `Account.withdraw`, is `0.0`."
+    )
+    for subject in ("acct.withdraw(10.0)", "acct.balance"):
+        value = parse_vote(traced, subject)
+        assert isinstance(value, ParsedValue) and value.value == 0.0, (subject, value)
+    block_after = "So the value of `r` at the end is:\n\n```python\nraises KeyError\n```\n"
+    assert parse_vote(block_after, "r") == "KeyError"
+    marked_later = traced + "\n\nOutput: ```1.5```"
+    later = parse_vote(marked_later, "acct.balance")
+    assert isinstance(later, ParsedValue) and later.value == 1.5
+    said = "3. **Result**:\n   - The return value of `ledger.memo()` is an empty string.\n"
+    empty = parse_vote(said, "ledger.memo()")
+    assert isinstance(empty, ParsedValue) and empty.value == ""
+    listed = parse_vote("So it returns an empty list because nothing matched.", "c.items()")
+    assert isinstance(listed, ParsedValue) and listed.value == []
+    assert isinstance(
+        parse_vote("It returns an empty dict if no key matches.", "c.f()"), ParseFailure
+    )
+    for placeholder in ("```raises ExceptionType```", "```python\nraises ExceptionTypeError\n```"):
+        refused = parse_vote(f"Therefore, the final answer is:\n\n{placeholder}\n", "c.total()")
+        assert isinstance(refused, ParseFailure) and "placeholder" in refused.reason
 
 
 _OBJECTS = """\
@@ -292,3 +337,151 @@ def test_comparing_with_an_object_the_setup_built_is_the_call() -> None:
     # an expression of builtins alone is still computed apart, as before
     t = parse_program_test(block("def test_f():\n    assert f(2) == sorted([3, 1])\n"), "f")
     assert isinstance(t, ParsedProgram) and t.expected is not None and t.expected.pending
+
+
+# --- every test a person can read (issue 29, item 11) ---------------------------------------
+
+CODE = (
+    "class Cart:\n    def total(self):\n        return 0\n\n    def add(self, n):\n        pass\n"
+)
+
+
+def every(reply: str, entry: str = "total") -> list[ParsedProgram]:
+    out = parse_program_tests(reply, entry, module_source=CODE)
+    assert isinstance(out, list), out
+    return out
+
+
+def test_fixtures_that_only_build_values_are_inlined() -> None:
+    (p,) = every(
+        block(
+            "import pytest\n\n\n@pytest.fixture\ndef items():\n    return [1, 2]\n\n\n"
+            "@pytest.fixture\ndef cart(items):\n    c = Cart()\n    for i in items:\n"
+            "        c.add(i)\n    yield c\n\n\ndef test_total(cart):\n"
+            "    assert cart.total() == 3\n"
+        )
+    )
+    assert p.setup == "items = [1, 2]\nc = Cart()\nfor i in items:\n    c.add(i)\ncart = c"
+    assert (p.call, expected(p)) == ("cart.total()", 3)
+    # a fixture that is not in the reply, or that mocks, is still refused
+    assert "the test uses fixtures (parameters cart)" in refusal(
+        block("def test_x(cart):\n    assert cart.total() == 0\n")
+    )
+    assert "uses mocks" in refusal(
+        block(
+            "@pytest.fixture\ndef cart(mocker):\n    return mocker.Mock()\n\n\n"
+            "def test_x(cart):\n    assert cart.total() == 0\n"
+        )
+    )
+
+
+def test_a_unittest_class_with_helpers() -> None:
+    (p,) = every(
+        block(
+            "import unittest\n\n\nclass TestCart(unittest.TestCase):\n    LIMIT = 2\n\n"
+            "    def setUp(self):\n        self.cart = self.make(self.LIMIT)\n\n"
+            "    def make(self, n):\n        c = Cart()\n        for i in range(n):\n"
+            "            c.add(i)\n        return c\n\n    def test_total(self):\n"
+            "        self.assertEqual(self.cart.total(), 1)\n"
+        )
+    )
+    assert "class _UtdCase:\n    LIMIT = 2\n\n    def make(self, n):" in p.setup
+    assert p.setup.endswith("self = _UtdCase()\n\nself.cart = self.make(self.LIMIT)")
+    assert (p.call, expected(p)) == ("self.cart.total()", 1)
+
+
+def test_a_unittest_class_set_up_once() -> None:
+    (p,) = every(
+        block(
+            "class TestCart(unittest.TestCase):\n    @classmethod\n"
+            "    def setUpClass(cls):\n        cls.cart = Cart()\n\n"
+            "    def test_total(self):\n        self.assertEqual(self.cart.total(), 0)\n"
+        )
+    )
+    assert p.setup.endswith("self = _UtdCase()\n\ncls = type(self)\ncls.cart = Cart()")
+    assert (p.call, expected(p)) == ("self.cart.total()", 0)
+
+
+def test_asserts_in_a_loop_over_a_table_of_cases_are_several_tests() -> None:
+    tests = every(
+        block(
+            "def test_total():\n    cases = [([], 0), ([1, 2], 3), ([5], 5)]\n"
+            "    for items, want in cases:\n        cart = Cart()\n        for i in items:\n"
+            "            cart.add(i)\n        assert cart.total() == want, f'{items}'\n"
+        )
+    )
+    assert [(t.setup, t.call, expected(t)) for t in tests] == [
+        ("cart = Cart()\nfor i in []:\n    cart.add(i)", "cart.total()", 0),
+        ("cart = Cart()\nfor i in [1, 2]:\n    cart.add(i)", "cart.total()", 3),
+        ("cart = Cart()\nfor i in [5]:\n    cart.add(i)", "cart.total()", 5),
+    ]
+    by_dict = every(
+        block(
+            "def test_add():\n    cart = Cart()\n    for n, want in {1: None, 2: None}.items():\n"
+            "        assert cart.add(n) == want\n"
+        ),
+        entry="add",
+    )
+    assert [(t.call, expected(t)) for t in by_dict] == [
+        ("cart.add(1)", None),
+        ("cart.add(2)", None),
+    ]
+    assert "asserts in a loop over cases it does not list" in refusal(
+        block("def test_x():\n    for n in load():\n        assert Cart().total() == n\n")
+    )
+
+
+def test_module_level_setup_and_every_test_function() -> None:
+    tests = every(
+        block(
+            "from cart import Cart\n\ncart = Cart()\ncart.add(2)\n\n\n"
+            "def test_total():\n    assert cart.total() == 2\n\n\n"
+            "def test_patched():\n    with patch('cart.Cart'):\n"
+            "        assert cart.total() == 0\n\n\n"
+            "def test_again():\n    cart.add(3)\n    assert cart.total() == 5\n\n\n"
+            "test_total()\nunittest.main()\n"
+        )
+    )
+    # the import of the code under test is left out (the test runs in its module); the test
+    # with a mock is refused, the others are read
+    assert [(t.setup, t.call, expected(t)) for t in tests] == [
+        ("cart = Cart()\ncart.add(2)", "cart.total()", 2),
+        ("cart = Cart()\ncart.add(2)\ncart.add(3)", "cart.total()", 5),
+    ]
+
+
+def test_the_code_under_test_as_the_reply_rewrote_it_is_not_part_of_the_setup() -> None:
+    (p,) = every(
+        block(
+            "class Cart:\n    def total(self):\n        return 42\n\n\ndef helper():\n"
+            "    return Cart()\n\n\ndef test_total():\n    assert helper().total() == 0\n"
+        )
+    )
+    assert p.setup == "def helper():\n    return Cart()"
+    assert p.call == "helper().total()"
+
+
+def test_a_raises_block_whose_exception_is_then_inspected() -> None:
+    p = parsed(
+        block(
+            "import pytest\n\n\ndef test_total():\n    cart = Cart()\n"
+            "    with pytest.raises(ValueError) as e:\n        cart.total()\n"
+            "    assert 'empty' in str(e.value)\n"
+        )
+    )
+    assert (p.setup, p.call, p.raises, p.expected) == (
+        "cart = Cart()",
+        "cart.total()",
+        "ValueError",
+        None,
+    )
+
+
+def test_a_test_that_does_not_parse_does_not_hide_the_others() -> None:
+    tests = every(
+        block(
+            "class TestCart:\n    def test_broken(self):\n        assert Cart().total({) == 1\n\n"
+            "    def test_empty(self):\n        c = Cart()\n        assert c.total() == 0\n"
+        )
+    )
+    assert [(t.call, expected(t)) for t in tests] == [("c.total()", 0)]

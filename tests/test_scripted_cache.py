@@ -270,3 +270,77 @@ async def test_concurrent_requests_share_one_cache(tmp_path: Path) -> None:
     outs = await asyncio.gather(*(m.complete(req(2, text=f"p{i}")) for i in range(20)))
     assert [o[1].text for o in outs] == [f"p{i}#1" for i in range(20)]
     assert len(m.cache) == 40
+
+
+# Fragments of the kind a one-slot server behind a proxy cut off (written here, not taken from
+# any corpus): an opening clause, a sentence stopped mid-way.
+FRAGMENTS = {
+    "vote": ["Let me trace", "First, a correct `Ledger.balance` would add up each entry and"],
+    "ut": ["We write a test of `Ledger.post(self, entry)` that builds a ledger with two entries, "
+           "posts a third one and then checks that the balance is the sum of the three, because "
+           "the method under test should"],
+}  # fmt: skip
+WHOLE = {
+    "vote": ["The value is:\n```python\nFalse\n```", "So the result is `0.0`."],
+    "ut": ["```python\ndef test_x():\n    assert Cart().total() == 0\n```"],
+}
+
+
+async def test_a_servers_fragment_is_never_stored_nor_replayed(tmp_path: Path) -> None:
+    """A reply that stopped shorter than its purpose needs, or mid-sentence with no code
+    block, is not stored, whatever the model's concurrency (the cache does not know it); whole
+    replies are; a fragment an earlier version stored is asked again."""
+    texts: list[str] = []
+    for purpose in ("vote", "ut"):
+        texts[:] = [*FRAGMENTS[purpose], *WHOLE[purpose]]
+
+        class Server:
+            name = "server"
+            simulated = False
+            supports_prefill = False
+
+            async def complete(self, request: ModelRequest) -> list[Completion]:
+                return [Completion(text=texts.pop(0)) for _ in range(request.n)]
+
+        cache = ResponseCache(tmp_path / f"{purpose}.sqlite")
+        model = CachedModel(Server(), cache)
+        for i, fragment in enumerate(FRAGMENTS[purpose]):
+            (c,) = await model.complete(req(1, text=f"f{i}", purpose=purpose))
+            assert c.text == fragment and not c.cached
+        assert len(cache) == 0
+        for i, whole in enumerate(WHOLE[purpose]):
+            (c,) = await model.complete(req(1, text=f"w{i}", purpose=purpose))
+            assert c.text == whole
+        assert len(cache) == len(WHOLE[purpose])
+        again = await model.complete(req(1, text="w0", purpose=purpose))
+        assert again[0].cached and again[0].text == WHOLE[purpose][0]
+        # a fragment stored by an earlier version is not replayed: the sample is asked again
+        key = req(1, text="old", purpose=purpose).sample_key(model.identity, 0)
+        cache.put(key, Completion(text=FRAGMENTS[purpose][0]))
+        texts[:] = WHOLE[purpose]
+        (c,) = await model.complete(req(1, text="old", purpose=purpose))
+        assert not c.cached and c.text == WHOLE[purpose][0]
+
+
+async def test_short_replies_of_scripted_models_and_chat_are_stored(tmp_path: Path) -> None:
+    """Only a server's replies can be fragments: a scripted model's short replies, and a
+    reply cut at the token limit, are stored as before; ``chat`` needs nothing."""
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    scripted = CachedModel(ScriptedModel({"vote": ["5"], "ut": ["u1"]}), cache)
+    await scripted.complete(req(1, text="v", purpose="vote"))
+    await scripted.complete(req(1, text="u", purpose="ut"))
+    assert len(cache) == 2
+
+    class Server:
+        name = "server"
+        simulated = False
+        supports_prefill = False
+
+        async def complete(self, request: ModelRequest) -> list[Completion]:
+            finish = "length" if request.purpose == "ut" else "stop"
+            return [Completion(text="To determine", finish_reason=finish)]
+
+    server = CachedModel(Server(), cache)
+    await server.complete(req(1, text="a", purpose="ut"))  # cut at its token limit: kept
+    await server.complete(req(1, text="b"))  # chat
+    assert len(cache) == 4

@@ -29,6 +29,21 @@ that speaks of a "final answer" (the prediction prompt's wording) is a vote; a g
 with no test of its own (no heading at its start, no ``Unit Test`` / ``Input Arguments``
 section, no ``Arguments:`` label, no fenced call) is a vote.
 
+**Tests with setup** (rows whose ``task_id`` is ``classeval/<class id>/<method>``, from
+``utdebug bench --split classeval``) are read as the engine reads them, each line with its
+purpose as recorded (``purpose_guess`` is not corrected for them), against the class's
+ClassEval canonical solution (``ClassEval_data.json`` in the data folder; the parsers only
+read the code's names and classes from it):
+
+- **ut**: ``reply_tests.parse_program_tests`` (every test a person can read in the reply);
+  parsed when it gives one or more. Each test read is then checked as the engine admits it
+  before any vote (``utdebug.engine.admission``: it calls the method as written, its setup
+  runs once in the sandbox): the ``tests`` line counts the tests read and those that can run.
+- **vote**: ``reply_tests.parse_vote`` with the expression the vote answers. The corpus does
+  not record the test, so the expression is the one the reply names ("the value of `...`"),
+  else none; a value (computed in the sandbox when it is not a literal) or ``raises X``.
+- **debug**: ``take_edit`` merged into the class's solution (``class_name`` given).
+
 Rows without a ``task_id`` (no single entry point occurs in the reply): a vote needs no entry
 point and is counted; a test proposal or an edit cannot be parsed or merged against a function,
 so they are reported on their own line (``ut-unattributed``), with the corpus problems each
@@ -44,6 +59,7 @@ start.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import hashlib
 import importlib.util
 import inspect
@@ -148,6 +164,57 @@ class Outcome:
     finish: str
     ok: bool
     detail: str
+    program: bool = False
+    """A reply about a test with setup (a ClassEval+Fix method)."""
+
+
+def _classes(rows: list[dict[str, Any]], data_dir: Path) -> dict[str, Any] | str:
+    """ClassEval's classes by id, when the corpus has rows about them (else empty); the
+    error's text when the dataset file cannot be read."""
+    if not any(str(r.get("task_id") or "").startswith("classeval/") for r in rows):
+        return {}
+    from utdebug.benchmarks.classeval import parse_classeval
+    from utdebug.benchmarks.datasets import CLASSEVAL_FILE
+
+    path = data_dir / CLASSEVAL_FILE
+    if not path.is_file():
+        return f"{CLASSEVAL_FILE} is not in {data_dir}"
+    tasks, _ = parse_classeval(path)
+    return {t.task_id: t for t in tasks}
+
+
+def _program_target(row: dict[str, Any], classes: dict[str, Any]) -> tuple[str, str, str] | None:
+    """(code, method, class name) of a row about a ClassEval+Fix method, else ``None``."""
+    parts = str(row.get("task_id") or "").split("/")
+    if len(parts) != 3 or parts[0] != "classeval" or parts[1] not in classes:
+        return None
+    task = classes[parts[1]]
+    return task.solution, parts[2], task.class_name
+
+
+def _program_row(
+    sb: Sandbox,
+    p: ModuleType,
+    line: int,
+    row: dict[str, Any],
+    code: str,
+    method: str,
+    class_name: str,
+    tallies: dict[str, int],
+) -> Outcome:
+    purpose = str(row.get("purpose_guess"))
+    reply, finish = str(row["reply"]), str(row.get("finish_reason") or "stop")
+    if purpose == "ut":
+        ok, detail, read, runnable = _program_ut(sb, reply, code, method, class_name)
+        tallies["read"] += read
+        tallies["can_run"] += runnable
+    elif purpose == "vote":
+        ok, detail = _program_vote(sb, p, reply, code)
+    else:
+        ok, detail = _parse_debug(p, reply, code, method, class_name)
+    if not ok and finish == "length":
+        detail = f"cut at the token limit: {detail}"
+    return Outcome(line, purpose, row.get("task_id"), finish, ok, detail, program=True)
 
 
 def _parse_ut(p: ModuleType, sb: Sandbox, reply: str, code: str, entry: str) -> tuple[bool, str]:
@@ -174,12 +241,91 @@ def _parse_vote(p: ModuleType, sb: Sandbox, reply: str) -> tuple[bool, str]:
     return True, repr(value.value)
 
 
-def _parse_debug(p: ModuleType, reply: str, code: str, entry: str) -> tuple[bool, str]:
+_SUBJECT = re.compile(r"value of `([^`\n]+)`")
+
+
+def _program_ut(
+    sb: Sandbox, reply: str, code: str, entry: str, class_name: str
+) -> tuple[bool, str, int, int]:
+    """(parsed, detail, tests read, tests that can run) for a test proposal with setup."""
+    from utdebug.agents import reply_tests
+
+    many = getattr(reply_tests, "parse_program_tests", None)
+    found: Any
+    if many is not None:
+        found = many(reply, entry, module_source=code)
+    else:  # an older reply_tests: one test a reply
+        one = reply_tests.parse_program_test(reply, entry, module_source=code)
+        found = [one] if isinstance(one, reply_tests.ParsedProgram) else one
+    if not isinstance(found, list):
+        return False, found.reason, 0, 0
+    runnable, why = _admitted(sb, found, code, entry, class_name)
+    shown = "; ".join(f"{t.call} -> {t.raises or t.expected.source}" for t in found[:3])
+    note = f"{len(found)} test(s), {runnable} can run: {shown}"
+    return True, note + (f" (not run: {why})" if why else ""), len(found), runnable
+
+
+def _admitted(
+    sb: Sandbox, tests: list[Any], code: str, entry: str, class_name: str
+) -> tuple[int, str]:
+    """How many of ``tests`` the engine admits (calls as written, setup runs), and the first
+    reason one was not."""
+    try:
+        from utdebug.engine import admission
+        from utdebug.engine.execution import Executor
+    except ImportError:  # an older engine: no admission
+        return len(tests), ""
+    from utdebug.sandbox.server import Limits
+
+    async def check() -> list[str | None]:
+        ex = Executor(sb, workers=2)
+        try:
+            out: list[str | None] = []
+            for t in tests:
+                why = admission.call_problem(
+                    t.setup, t.call, t.then, code=code, entry_point=entry, class_name=class_name
+                )
+                if why is None:
+                    why = await admission.setup_problem(
+                        ex, code, t.setup, t.call, t.then, Limits(per_input=2.0)
+                    )
+                out.append(why)
+            return out
+        finally:
+            ex.close()
+
+    reasons = asyncio.run(check())
+    first = next((r for r in reasons if r is not None), "")
+    return sum(r is None for r in reasons), first
+
+
+def _program_vote(sb: Sandbox, p: ModuleType, reply: str, code: str) -> tuple[bool, str]:
+    from utdebug.agents.reply_tests import parse_vote
+
+    named = _SUBJECT.findall(reply)
+    value = parse_vote(reply, named[-1] if named else "", module_source=code)
+    if isinstance(value, str):
+        return True, f"raises {value}"
+    if isinstance(value, p.ParsedValue):
+        value = p.resolve_pending(sb, value)
+    reason = getattr(value, "reason", None)  # a ParseFailure (of ``p`` or reply_syntax)
+    if reason is not None:
+        return False, str(reason)
+    return True, repr(getattr(value, "value", None))
+
+
+def _parse_debug(
+    p: ModuleType, reply: str, code: str, entry: str, class_name: str | None = None
+) -> tuple[bool, str]:
     try:
         from utdebug.agents.edits import take_edit
     except ImportError:
         return (True, "code block") if p.extract_code(reply) is not None else (False, "no code")
-    taken = take_edit(reply, code, entry)
+    taken = (
+        take_edit(reply, code, entry, class_name=class_name)
+        if class_name
+        else take_edit(reply, code, entry)
+    )
     if hasattr(taken, "code"):
         return True, f"merged code, {len(taken.code)} characters"
     return False, str(getattr(taken, "reason", taken))
@@ -212,6 +358,10 @@ def main() -> int:
         print(f"dataset error: {e}", file=sys.stderr)
         return EXIT_USAGE
     problems = {p.task_id: p for p in loaded.problems}
+    classes = _classes(rows, data_dir)
+    if isinstance(classes, str):
+        print(f"dataset error: {classes}", file=sys.stderr)
+        return EXIT_USAGE
     parser = load_parser(args.parser)
     out = sys.stderr if args.json else sys.stdout
 
@@ -231,9 +381,14 @@ def main() -> int:
     relabelled: list[str] = []
     corpus_tasks = sorted({str(r["task_id"]) for r in rows if r.get("task_id") in problems})
     unique = 0
+    tallies = {"read": 0, "can_run": 0}
     t0 = time.perf_counter()
     with sb:
         for line, row in enumerate(rows, 1):
+            program_target = _program_target(row, classes)
+            if program_target is not None:
+                outcomes.append(_program_row(sb, parser, line, row, *program_target, tallies))
+                continue
             purpose = checked_purpose(row)
             if purpose != row.get("purpose_guess"):
                 relabelled.append(f"line {line}: {row.get('purpose_guess')} -> {purpose}")
@@ -297,6 +452,12 @@ def main() -> int:
             "rate": round(rate, 4),
             "cut": cut,
         }
+    if any(o.program for o in outcomes):
+        say(
+            f"TESTS read {tallies['read']:>3}  can run {tallies['can_run']:>3}  (tests with "
+            f"setup: every test the proposals hold, and those the engine admits before voting)"
+        )
+        summary["tests"] = dict(tallies)
     reasons = Counter(
         re.sub(r"`[^`]*`", "`...`", o.detail)
         for o in outcomes

@@ -15,10 +15,13 @@ from utdebug.literals import canonical_repr, expected_value, expected_value_or_r
 from utdebug.sandbox.compare import CheckSpec, Semantics, describe
 from utdebug.sandbox.server import Limits
 
-RULES_VERSION = "3"
+RULES_VERSION = "4"
 """How replies are read and edits applied (parsers, natural ends, merging edits into their
 module): part of every benchmark record's key, so a resumed run never mixes records made under
-other rules. Bump it whenever those rules change."""
+other rules. Bump it whenever those rules change. 4: every test of a reply with setup is read
+(tables of cases, fixtures, helpers), a test is admitted before voting (it calls the target as
+written, its setup runs), ``raises X`` in a python block; ClassEval+Fix tasks carry ClassEval's
+method descriptions."""
 
 RANKERS = ("b4", "codet", "codet_paper", "maxpass", "most_passed", "mbr_exec", "random")
 """Ranking strategies for candidate edits (the values of :class:`utdebug.ranking.Strategy`)."""

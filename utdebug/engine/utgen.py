@@ -22,7 +22,7 @@ from utdebug.agents import parsing
 from utdebug.agents.parsing import Style
 from utdebug.agents.reply_tests import ParsedProgram
 from utdebug.agents.roles import OutputPredictor, Proposal, UTGenerator, program_listing
-from utdebug.engine import program
+from utdebug.engine import admission, program
 from utdebug.engine.events import Event, TestDropped, TestKept, TestProposed, VoteCast
 from utdebug.engine.execution import Executor
 from utdebug.engine.model import Settings, Task, UnitTest, Variant, code_id
@@ -93,20 +93,27 @@ async def build_tests(
         sample = round_no * 1000 + attempt
         prop = await generator.propose(text, code, sample_index=sample, hint=hint("ut", code=code))
         if isinstance(prop.call, ParsedProgram):
-            kept = await _judge_program(
-                task=task,
-                test=prop.call,
-                prop=prop,
-                attempt=attempt,
-                round_no=round_no,
-                settings=settings,
-                predictor=predictor,
-                executor=executor,
-                emit=emit,
-                hint=hint,
-                code=code,
-            )
-            progress = kept is not None and admit(kept, prop.call.key, kept.call, "duplicate test")
+            # every test of the reply (several test functions, a table of cases), until the
+            # set is full
+            progress = False
+            for test in (prop.call, *prop.more):
+                if test is not prop.call and (fulfilled or len(out.tests) >= n):
+                    break
+                kept = await _judge_program(
+                    task=task,
+                    test=test,
+                    prop=prop,
+                    attempt=attempt,
+                    round_no=round_no,
+                    settings=settings,
+                    predictor=predictor,
+                    executor=executor,
+                    emit=emit,
+                    hint=hint,
+                    code=code,
+                )
+                if kept is not None and admit(kept, test.key, kept.call, "duplicate test"):
+                    progress = True
             if reference and out.tests and not progress:
                 patience -= 1
                 if patience <= 0:
@@ -172,8 +179,10 @@ async def _judge_program(
     hint: HintFn,
     code: str,
 ) -> UnitTest | None:
-    """A test program's shape checked (parsed only), then its expected outcome voted (or,
-    without voting, the one the generator wrote); None: dropped."""
+    """A test program's shape checked (parsed only), whether it calls the target as written
+    and whether its setup runs (:mod:`utdebug.engine.admission`: dropped with the reason,
+    before any vote), then its expected outcome voted (or, without voting, the one the
+    generator wrote); None: dropped."""
     shown = program_listing(test.setup, test.call, test.then)
     why = program.check_shape(test.setup, test.call, test.then)
     if why is not None:
@@ -181,6 +190,24 @@ async def _judge_program(
         emit(TestDropped(round_no, attempt, None, f"unparsable: {why}"))
         return None
     emit(TestProposed(round_no, attempt, shown, prop.reply, None, prop.finish_reason))
+    # before any vote: the test must call the target as written and its setup must run
+    broken = admission.call_problem(
+        test.setup,
+        test.call,
+        test.then,
+        code=code,
+        entry_point=task.entry_point,
+        class_name=task.class_name,
+    )
+    if broken is not None:
+        emit(TestDropped(round_no, attempt, shown, f"the test cannot be used: {broken}"))
+        return None
+    broken = await admission.setup_problem(
+        executor, code, test.setup, test.call, test.then, settings.limits
+    )
+    if broken is not None:
+        emit(TestDropped(round_no, attempt, shown, f"the test cannot run: {broken}"))
+        return None
 
     def made(expected: Any, votes: dict[str, int], draws: int, share: float) -> UnitTest:
         return UnitTest(

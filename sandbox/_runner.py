@@ -1989,7 +1989,7 @@ def run_job(  # type: ignore[no-untyped-def]
         # dont_inherit: the program is compiled as Python would (this file's own
         # ``from __future__ import annotations`` would make its annotations strings, and a
         # dataclass of a module that is not in sys.modules then fails to build).
-        exec(compile(job["code"], "<program>", "exec", dont_inherit=True), g)
+        exec(compile(job["code"], "<program>", "exec", dont_inherit=True), g)  # server.PROGRAM_FILE
         fn = g.get(job["entry_point"]) if staged is None else None
         if staged is None and not _callable(fn):
             raise _NameError(f"the program defines no function {job['entry_point']!r}")

@@ -302,6 +302,10 @@ class ModuleContext:
         }
 
 
+PROGRAM_FILE = "<program>"
+"""The file name the child compiles a program's code under (its frames in a traceback)."""
+
+
 @dataclass(frozen=True, slots=True)
 class StagedTest:
     """A test with setup, run by the child's runner in stages (``Sandbox.run(test=...)``):

@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from utdebug.engine import program
 from utdebug.engine.execution import Executor
 from utdebug.engine.model import UnitTest
-from utdebug.sandbox.server import Limits, Status
+from utdebug.sandbox.server import PROGRAM_FILE, Limits, Status
 
 __all__ = ["call_problem", "find_target", "setup_problem"]
 
@@ -258,8 +258,8 @@ async def setup_problem(
     (outcome,) = res.outcomes
     if outcome.status is Status.OK:
         return None
-    if outcome.status is Status.ERROR and outcome.error_type == program.SETUP_ERROR:
-        return f"its setup raised {_first_line(outcome.error)}"
+    if program.setup_failed(outcome):
+        return f"its setup raised {outcome.error_type}: {_first_line(outcome.error)}"
     if outcome.status is Status.ERROR:
         return (
             f"`{receiver}`, which the call is made on, is not there after the setup "
@@ -275,12 +275,9 @@ _utd_code_raised = False
 try:
 {body}
 except Exception as _utd_exc:
-    import sys as _utd_sys
-
-    _utd_here = _utd_sys._getframe().f_code.co_filename
     _utd_tb = _utd_exc.__traceback__.tb_next
     while _utd_tb is not None and not _utd_code_raised:
-        _utd_code_raised = _utd_tb.tb_frame.f_code.co_filename == _utd_here
+        _utd_code_raised = _utd_tb.tb_frame.f_code.co_filename == {program_file!r}
         _utd_tb = _utd_tb.tb_next
     if not _utd_code_raised:
         raise
@@ -289,13 +286,15 @@ except Exception as _utd_exc:
 
 def _guarded(setup: str) -> str:
     """``setup`` run so that an exception raised inside the code under test (a frame of the
-    module's own file below the setup's: the test is appended to the module,
-    :func:`~utdebug.engine.program.program_text`) is swallowed: the code's bug, not the
-    test's (a constructor with a typo is what the test should find). Any other exception (at
-    the setup's own lines, or in a library it called: an import of a module that does not
-    exist) is raised as the setup's."""
+    module's own code, which the sandbox compiles as :data:`PROGRAM_FILE`, below the
+    setup's) is swallowed: the code's bug, not the test's (a constructor with a typo is what
+    the test should find). Any other exception (at the setup's own lines, or in a library it
+    called: an import of a module that does not exist) is raised as the setup's."""
     body = textwrap.dedent(setup).strip("\n")
-    return _GUARD.format(body=textwrap.indent(body, "    ") if body.strip() else "    pass")
+    return _GUARD.format(
+        body=textwrap.indent(body, "    ") if body.strip() else "    pass",
+        program_file=PROGRAM_FILE,
+    )
 
 
 def _first_line(text: str | None) -> str:

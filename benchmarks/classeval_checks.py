@@ -413,6 +413,14 @@ def _ce_make(B=__builtins__):
         if not os.path.basename(os.getcwd()).startswith("classeval-"):
             os.chdir(tempfile.mkdtemp(prefix="classeval-"))
 
+    # The test's names start as a copy of the module's globals: a global that shadows a
+    # builtin (``len = lambda x: 2``) would answer the test's own len(); the test sees the
+    # builtins instead (no ClassEval solution defines such a global).
+    g = B["globals"]()
+    for k in _list(g):
+        if not k.startswith("__") and k in B and g[k] is not B[k]:
+            del g[k]
+
     return check, raised, raises_call, Case, run, scratch, _Exception
 
 

@@ -206,6 +206,25 @@ def test_a_hostile_class_does_not_decide_its_verdict(sandbox: Sandbox, attack: s
         assert _run(sandbox, right, TESTS)["verdicts"] == "PP", attack
 
 
+def test_a_module_global_that_shadows_a_builtin_does_not_answer_for_the_test(
+    sandbox: Sandbox,
+) -> None:
+    tests = (
+        "import unittest\n\n\nclass StackTestPush(unittest.TestCase):\n"
+        "    def test_push(self):\n"
+        "        s = Stack()\n"
+        "        s.push(1)\n"
+        "        self.assertEqual(len(s.data), 2)\n"
+        "        self.assertEqual(sorted(s.data), [1, 1])\n"
+    )
+    shadow = STACK + "\n\nlen = lambda x: 2\nsorted = lambda x: [1, 1]\n"
+    r = _run(sandbox, shadow, tests)
+    assert r["verdicts"] == "F", r["details"]
+    assert "assertEqual: 1 != 2" in str(r["details"])
+    twice = STACK.replace("self.data.append(x)", "self.data += [x, x]")
+    assert _run(sandbox, twice, tests)["verdicts"] == "P"
+
+
 def test_a_bool_that_lies_decides_neither_assert_true_nor_assert_false(sandbox: Sandbox) -> None:
     # __bool__ answers what the calling assertion wants (unittest's assertTrue/assertFalse
     # call bool() on it in the child): both tests passed before.

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from utdebug import __version__
-from utdebug.benchmarks.classeval_checks import staged_test, test_verdict
+from utdebug.benchmarks.classeval_checks import required_lines, staged_test, test_verdict
 from utdebug.benchmarks.datasets import (
     CLASSEVAL_FILE,
     DatasetError,
@@ -258,7 +258,8 @@ def run_tests(
     rewritten test code is the sandbox's staged test (:func:`classeval_checks.staged_test`),
     and each verdict is decided here from the records the test returned."""
     res = sb.run(code, "", [list(t) for t in tests], limits, test=staged_test(test_code, tests))
-    return res, [test_verdict(o) for o in res.outcomes]
+    required = required_lines(test_code)
+    return res, [test_verdict(o, required.get(t)) for o, t in zip(res.outcomes, tests, strict=True)]
 
 
 def _run_tests(

@@ -94,7 +94,14 @@ from utdebug.sandbox.compare import (
 from utdebug.sandbox.server import Outcome, StagedTest, Status
 from utdebug.sandbox.verdicts import Judged, Verdict
 
-__all__ = ["RUN", "judge_records", "rewrite_tests", "staged_test", "test_verdict"]
+__all__ = [
+    "RUN",
+    "judge_records",
+    "required_lines",
+    "rewrite_tests",
+    "staged_test",
+    "test_verdict",
+]
 
 RUN = "_ce_run"
 """The rewritten code's function that runs one test method."""
@@ -575,12 +582,84 @@ def staged_test(test_code: str, tests: Sequence[tuple[str, str]]) -> StagedTest:
 # --- the parent's part ---------------------------------------------------------------------------
 
 
-def test_verdict(outcome: Outcome) -> Judged:
+def required_lines(test_code: str) -> dict[tuple[str, str], Counter[int]]:
+    """For each test method (``(class, method)``), the lines of the assertions it makes on
+    every run that ends normally: ``self.assert*(...)`` statements (and ``with
+    self.assertRaises``) at the top level of its body or of a ``with`` block in it, up to the
+    first statement that may return, raise or leave a loop. A test that returns without one
+    of these records (its list was emptied or cut) does not pass."""
+    tree = ast.parse(test_code)
+    out: dict[tuple[str, str], Counter[int]] = {}
+    for cls in tree.body:
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        for f in cls.body:
+            if isinstance(f, ast.FunctionDef) and f.name.startswith("test"):
+                lines: Counter[int] = Counter()
+                _unconditional(f.body, lines)
+                out[cls.name, f.name] = lines
+    return out
+
+
+def _is_assertion(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "self"
+        and (node.func.attr.startswith("assert") or node.func.attr == "fail")
+        and not (node.func.attr.startswith("assertRaises") and len(node.args) < 2)
+    )
+
+
+def _leaves(node: ast.AST) -> bool:
+    """Whether ``node`` holds a statement that may end the block early."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Return | ast.Raise | ast.Break | ast.Continue):
+            return True
+        if n is node or not isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            stack.extend(ast.iter_child_nodes(n))
+    return False
+
+
+def _unconditional(body: list[ast.stmt], lines: Counter[int]) -> bool:
+    """Add the lines of ``body``'s unconditional assertions; False once one may leave."""
+    for st in body:
+        if isinstance(st, ast.Expr) and _is_assertion(st.value):
+            lines[st.value.lineno] += 1
+            continue
+        if isinstance(st, ast.With):
+            ctx = st.items[0].context_expr if len(st.items) == 1 else None
+            if (
+                isinstance(ctx, ast.Call)
+                and isinstance(ctx.func, ast.Attribute)
+                and isinstance(ctx.func.value, ast.Name)
+                and ctx.func.value.id == "self"
+                and ctx.func.attr == "assertRaises"
+                and len(ctx.args) == 1
+                and not ctx.keywords
+            ):
+                lines[st.lineno] += 1
+                if _leaves(st):
+                    return False
+                continue
+            if not _unconditional(st.body, lines):
+                return False
+            continue
+        if _leaves(st):
+            return False
+    return True
+
+
+def test_verdict(outcome: Outcome, required: Counter[int] | None) -> Judged:
     """The verdict of one test method from the sandbox's outcome of its input: the records it
-    returned applied here (:func:`judge_records`); an input that raised outside the test (its
-    setup code), timed out or crashed is a fail, timeout or crash."""
+    returned applied here (:func:`judge_records`, ``required`` from :func:`required_lines`);
+    an input that raised outside the test (its setup code), timed out or crashed is a fail,
+    timeout or crash."""
     if outcome.status is Status.OK:
-        return judge_records(outcome.value)
+        return judge_records(outcome.value, required)
     if outcome.status is Status.ERROR:
         return Judged(Verdict.FAIL, f"raised {outcome.error_type}: {_first_line(outcome.error)}")
     if outcome.status is Status.TIMEOUT:
@@ -593,8 +672,9 @@ def _first_line(text: str | None, limit: int = 300) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def judge_records(value: object) -> Judged:
-    """The verdict from what ``_ce_run`` returned: ``(records, raised, stopped)``."""
+def judge_records(value: object, required: Counter[int] | None = None) -> Judged:
+    """The verdict from what ``_ce_run`` returned: ``(records, raised, stopped)``; a test
+    that ended normally must have recorded the assertions at ``required`` lines."""
     if not (isinstance(value, tuple) and len(value) == 3):
         return Judged(Verdict.FAIL, "the test's report is malformed")
     records, raised, stopped = value
@@ -624,6 +704,13 @@ def judge_records(value: object) -> Judged:
         return Judged(Verdict.FAIL, f"raised {raised.type_name}: {_first_line(raised.message)}")
     if stopped:
         return Judged(Verdict.FAIL, "the test stopped early on a check the parent finds holds")
+    seen = Counter(rec[1] for rec in records)
+    missing = sorted(line for line, n in (required or {}).items() if seen[line] < n)
+    if missing:
+        return Judged(
+            Verdict.FAIL,
+            f"line {missing[0]}: the assertion there did not report (its record is missing)",
+        )
     return Judged(Verdict.PASS)
 
 

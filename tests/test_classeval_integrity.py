@@ -225,6 +225,34 @@ def test_a_module_global_that_shadows_a_builtin_does_not_answer_for_the_test(
     assert _run(sandbox, twice, tests)["verdicts"] == "P"
 
 
+def test_a_test_that_ends_without_its_assertions_records_does_not_pass(sandbox: Sandbox) -> None:
+    # The class reaches the test's namespace through its caller's frame and silences the
+    # recorder for the rest of the test: the assertion after the call never reports.
+    hijack = STACK + (
+        "\n\nimport sys\n\n_real_pop = Stack.pop\n\n\n"
+        "def _pop(self):\n"
+        "    g = sys._getframe(1).f_globals\n"
+        "    g['_ce_check'] = lambda *a, **k: None\n"
+        "    return _real_pop(self)\n\n\n"
+        "Stack.pop = _pop\n"
+    )
+    tests = (
+        "import unittest\n\n\nclass StackTestPop(unittest.TestCase):\n"
+        "    def test_pop_3(self):\n"
+        "        s = Stack()\n"
+        "        s.push(1)\n"
+        "        s.push(2)\n"
+        "        s.pop()\n"
+        "        self.assertEqual(s.data, [1])\n"
+        "\n"
+        "    def test_nothing_asserted(self):\n"
+        "        Stack().push(1)\n"
+    )
+    r = _run(sandbox, hijack, tests)
+    assert r["verdicts"] == "FP", r["details"]
+    assert "line 10: the assertion there did not report" in str(r["details"])
+
+
 def test_a_bool_that_lies_decides_neither_assert_true_nor_assert_false(sandbox: Sandbox) -> None:
     # __bool__ answers what the calling assertion wants (unittest's assertTrue/assertFalse
     # call bool() on it in the child): both tests passed before.

@@ -11,14 +11,17 @@ kind, holding and not holding, as the parent applies it."""
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from collections.abc import Iterator
 
 import pytest
 
 from utdebug.benchmarks.classeval import ClassFixProblem, MethodTarget
+from utdebug.benchmarks.classeval_checks import judge_records
 from utdebug.benchmarks.datasets import Provenance, Split
 from utdebug.benchmarks.evaluator import EvalSettings, evaluate_class_problem
 from utdebug.sandbox import Limits, Sandbox
+from utdebug.sandbox.compare import ExceptionValue, Opaque, Record, Structured
 
 LIMITS = Limits(per_input=5.0, batch=120.0)
 
@@ -445,3 +448,66 @@ def test_each_assertion_kind_is_applied_in_the_parent(sandbox: Sandbox) -> None:
     assert details["raised"] == "raised ValueError: bad value"
     assert "assertIsInstance: Box(items=[3, 1, 2]) is not a dict" in details["isinstance"]
     assert "[3, 1, 2] != [3, 1, 2, 4]" in details["copied_when_asserted"]
+
+
+def test_the_parent_reads_values_not_what_the_class_says() -> None:
+    """judge_records on decoded values, as the sandbox's codec gives them."""
+    point = Structured("Point", (("x", 1), ("y", 2)), "solution")
+    other = Structured("Point", (("x", 1), ("y", 3)), "solution")
+    opaque = Opaque("Gen", "<anything at all>")
+
+    def verdict(*records: tuple[object, ...], raised: object = None) -> str:
+        j = judge_records((list(records), raised, False), None)
+        return j.verdict.value + ("" if j.detail is None else ": " + j.detail)
+
+    # objects of the module's classes compare by class and fields, not by their __eq__
+    assert verdict(("assertEqual", 3, [point, point], {}, None)) == "pass"
+    assert verdict(("assertEqual", 3, [point, other], {}, None)).startswith(
+        "fail: line 3: assertEqual: Point(x=1, y=2) != Point(x=1, y=3)"
+    )
+    # an object the sandbox could not read decides neither equal nor not equal
+    assert verdict(("assertEqual", 1, [opaque, opaque], {}, None)).startswith("fail")
+    assert verdict(("assertNotEqual", 1, [opaque, 2], {}, None)).startswith("fail")
+    assert verdict(("assertIn", 1, [opaque, [opaque]], {}, None)).startswith("fail")
+    # an object's truth is its class's own code: neither true nor false
+    assert "its class's own code" in verdict(("assertTrue", 1, [point], {}, None))
+    assert "its class's own code" in verdict(("assertFalse", 1, [point], {}, None))
+    assert verdict(("assertTrue", 1, [[0]], {}, None)) == "pass"
+    # identity is what the test's own `is` found in the child
+    assert verdict(("assertIs", 1, [[1], [1]], {}, True)) == "pass"
+    assert verdict(("assertIs", 1, [[1], [1]], {}, False)).startswith("fail")
+    assert verdict(("assertIs", 1, [[1], [1]], {}, "yes")).startswith("fail")
+    # isinstance by the classes' facts: a builtin by identity, others by module and name
+    facts = [[["c", "solution", "Point"], ["b", "object"]], [["b", "dict"]]]
+    assert verdict(("assertIsInstance", 1, [point, None], {}, facts)).startswith("fail")
+    own = [[["c", "solution", "Point"], ["b", "object"]], [["c", "solution", "Point"]]]
+    assert verdict(("assertIsInstance", 1, [point, None], {}, own)) == "pass"
+    # a class operand and a deque come back as the rewritten code's records
+    str_ref = Record((("b", "str"),), "ClassRef", ("ce_class",), "solution")
+    int_ref = Record((("b", "int"),), "ClassRef", ("ce_class",), "solution")
+    assert verdict(("assertEqual", 1, [str_ref, str_ref], {}, None)) == "pass"
+    assert verdict(("assertEqual", 1, [str_ref, int_ref], {}, None)).startswith("fail")
+    dq = Record(([1, 2],), "DequeRef", ("ce_deque",), "solution")
+    assert verdict(("assertEqual", 1, [dq, dq], {}, None)) == "pass"
+    assert verdict(("assertEqual", 1, [dq, [1, 2]], {}, None)).startswith("fail")
+    # the first record that does not hold decides; then what the test raised
+    error = ExceptionValue("KeyError", "'k'", ("KeyError", "LookupError", "Exception"), ())
+    assert verdict(
+        ("assertEqual", 1, [1, 1], {}, None),
+        ("assertTrue", 2, [False], {}, None),
+        ("assertTrue", 3, [opaque], {}, None),
+        raised=error,
+    ).startswith("fail: line 2: assertTrue")
+    assert (
+        verdict(("assertEqual", 1, [1, 1], {}, None), raised=error) == "fail: raised KeyError: 'k'"
+    )
+    # raises: a builtin by identity; a module's own class named like a builtin is not one
+    fake = ExceptionValue("KeyError", "", ("Exception",), (("solution", "KeyError"),))
+    assert verdict(("assertRaises", 1, [error], {}, [["b", "LookupError"]])) == "pass"
+    assert verdict(("assertRaises", 1, [fake], {}, [["b", "KeyError"]])).startswith("fail")
+    assert verdict(("assertRaises", 1, [None], {}, [["b", "KeyError"]])).endswith("not raised")
+    # an unknown assertion, a malformed report, a record that is missing
+    assert verdict(("assertLogs", 1, [], {}, None)).startswith("fail")
+    assert judge_records("pass", None).verdict.value == "fail"
+    assert judge_records(([], None, False), Counter({4: 1})).verdict.value == "fail"
+    assert judge_records(([], None, False), Counter()).verdict.value == "pass"

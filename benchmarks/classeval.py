@@ -34,9 +34,11 @@ host name, a test that needs more than the time limit, a file another class's te
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import random
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -56,7 +58,7 @@ from utdebug.benchmarks.datasets import (
 )
 from utdebug.benchmarks.records import RunFolderError, write_text_atomic
 from utdebug.mutation import mutants, parse_quietly
-from utdebug.sandbox.server import BatchResult, Limits, Sandbox
+from utdebug.sandbox.server import BatchResult, Limits, Sandbox, StagedTest
 from utdebug.sandbox.verdicts import Judged, Verdict
 
 __all__ = [
@@ -257,9 +259,18 @@ def run_tests(
     ``test_code`` against the class module ``code``: the module is the only program; the
     rewritten test code is the sandbox's staged test (:func:`classeval_checks.staged_test`),
     and each verdict is decided here from the records the test returned."""
-    res = sb.run(code, "", [list(t) for t in tests], limits, test=staged_test(test_code, tests))
-    required = required_lines(test_code)
+    test, required = _prepared(test_code, tuple(tests))
+    res = sb.run(code, "", [list(t) for t in tests], limits, test=test)
     return res, [test_verdict(o, required.get(t)) for o, t in zip(res.outcomes, tests, strict=True)]
+
+
+@functools.lru_cache(maxsize=256)
+def _prepared(
+    test_code: str, tests: tuple[tuple[str, str], ...]
+) -> tuple[StagedTest, dict[tuple[str, str], Counter[int]]]:
+    """The rewritten test and the assertions each test must report, once per test code (every
+    version of a class, and every round of its debugging loop, runs the same tests)."""
+    return staged_test(test_code, tests), required_lines(test_code)
 
 
 def _run_tests(

@@ -186,6 +186,26 @@ len = lambda *a: 0
 type = lambda *a: object
 self = None
 """,
+    "returns an int subclass equal to anything": """
+class _Int(int):
+    def __eq__(self, other):
+        return True
+
+    __hash__ = int.__hash__
+
+Stack.pop = lambda self: _Int(self.data[0])
+""",
+    "returns an object that claims to be an int": """
+class _Claim:
+    __class__ = property(lambda self: int)
+
+    def __eq__(self, other):
+        return True
+
+    __hash__ = object.__hash__
+
+Stack.pop = lambda self: _Claim()
+""",
     "returns an object equal to anything": """
 class _Yes:
     def __eq__(self, other):
@@ -205,7 +225,7 @@ def test_a_hostile_class_does_not_decide_its_verdict(sandbox: Sandbox, attack: s
     assert r["verdicts"] == "FF", (attack, r["details"])
     # The same tests pass on a right pop, with the same hostile code around it.
     right = code.replace("return self.data[0] if", "return self.data[-1] if")
-    if attack != "returns an object equal to anything":
+    if not attack.startswith("returns"):
         assert _run(sandbox, right, TESTS)["verdicts"] == "PP", attack
 
 

@@ -13,9 +13,12 @@ Here the child only *records* and the parent *decides*:
   operands, a fact the parent cannot read from values) appended to the test's list,
   ``with self.assertRaises(X):`` and ``self.assertRaises(X, f, *args)`` become ``try``/
   ``except`` that record the exception object (or None) and the expected class, and
-  ``self.fail(...)`` becomes a record. The rewritten code is run by the sandbox as a
+  ``self.fail(...)`` becomes a record; ``assertTrue(a == b)`` (one ``==``, ``!=``, ``in`` or
+  ``not in``, also under ``assertFalse``) is recorded as the assertion it states, so the
+  class's ``__eq__`` does not make the bool. The rewritten code is run by the sandbox as a
   :class:`~utdebug.sandbox.server.StagedTest`: compiled before the class's module runs, in a
-  copy of the module's namespace with the builtins as they were before any program ran.
+  copy of the module's namespace with the builtins as they were before any program ran (a
+  module global that shadows a builtin is removed from that copy).
   ``_ce_run(test_class, test_method)`` builds the instance, calls ``setUp``, the method,
   ``tearDown`` and the cleanups, and returns ``(records, raised, stopped)``: the records, the
   exception the test raised (or None) and whether the test ended early on a check the child
@@ -29,7 +32,13 @@ Here the child only *records* and the parent *decides*:
 - :func:`judge_records` applies the records in order, on the decoded values; the first one
   that does not hold fails the test (its detail names the line, the assertion and both
   operands); then an exception the test raised fails it; a test that ran to its end with every
-  record holding (or with no assertion at all) passes.
+  record holding (or with no assertion at all) passes, provided it recorded every assertion
+  it makes on every run (:func:`required_lines`: one whose recorder was silenced fails).
+
+Not covered: the test's code runs in the same process as the class, so a class that reaches
+the test's frames, code or records (``sys._getframe``, ``gc``, ``ctypes``) can rewrite a
+record's operands before they are encoded; what the test computes outside its assertions
+(``ok = x == y``, ``str(cm.exception)``) runs the class's code, as in ``unittest``.
 
 What the child does with a record. Each operand is copied when it is recorded (a ``list``,
 ``dict``, ``set`` or ``tuple`` and what they hold, through the base types' own methods), so a

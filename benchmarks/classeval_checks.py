@@ -290,7 +290,11 @@ def _ce_make(B=__builtins__):
         list_append(records, (name, line, vals, kws, extra))
         if name == "fail":
             stop()
-        if plain and not kws:
+        only_msg = True
+        for k in kws:
+            if k != "msg":
+                only_msg = False
+        if plain and only_msg:
             try:
                 ok = holds(name, vals)
             except _Exception:

@@ -531,3 +531,22 @@ def test_the_parent_reads_values_not_what_the_class_says() -> None:
     assert judge_records("pass", None).verdict.value == "fail"
     assert judge_records(([], None, False), Counter({4: 1})).verdict.value == "fail"
     assert judge_records(([], None, False), Counter()).verdict.value == "pass"
+
+
+def test_a_test_stops_at_its_first_failed_assertion_as_in_unittest(sandbox: Sandbox) -> None:
+    # The rest of a failed test and its tearDown do not run: the next test (same folder) sees
+    # no file, as under unittest.
+    tests = (
+        "import os\nimport unittest\n\n\nclass BoxTest(unittest.TestCase):\n"
+        "    def tearDown(self):\n"
+        "        open('down', 'w').close()\n\n"
+        "    def test_a(self):\n"
+        "        self.assertEqual(Box().nums(), [], msg='m')\n"
+        "        open('marker', 'w').close()\n\n"
+        "    def test_b(self):\n"
+        "        self.assertFalse(os.path.exists('marker'))\n"
+        "        self.assertFalse(os.path.exists('down'))\n"
+    )
+    r = _run(sandbox, BOX, tests)
+    assert r["verdicts"] == "FP", r["details"]
+    assert "line 10: assertEqual: [3, 1, 2] != [] : 'm'" in str(r["details"])

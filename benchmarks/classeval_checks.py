@@ -46,11 +46,12 @@ value changed after its assertion is reported as it was; an object of another cl
 reported by reference, as it is when the test ends. So that a test stops where ``unittest``
 stops it (a failed assertion skips the rest of the test and its ``tearDown``, which matters to
 tests that share files), the child also checks ``Equal``, ``NotEqual``, ``True``, ``False``,
-``IsNone``, ``IsNotNone``, ``In`` and ``NotIn`` itself when every operand is plain data (only
-builtin types: no code of the module runs in that check) and ends the test when one does not
-hold; ``fail()`` and an ``assertRaises`` that saw nothing end it too. That check only decides
-where the test stops: the parent applies the record again, and a test the child stopped on a
-record the parent finds holding fails ("stopped early").
+``IsNone``, ``IsNotNone``, ``In``, ``NotIn``, the orderings and ``(Not)AlmostEqual`` itself
+when every operand is plain data (only builtin types: no code of the module runs in that
+check) and ends the test when one does not hold; ``fail()`` and an ``assertRaises`` that saw
+nothing end it too. That check only decides where the test stops: the parent applies the
+record again, and a test the child stopped on a record the parent finds holding fails
+("stopped early").
 
 The parent's semantics (on the decoded values; the class's own ``__eq__``, ``__bool__``,
 ``__lt__``, ``__contains__`` play no part):
@@ -251,7 +252,7 @@ def _ce_make(B=__builtins__):
         except _Exception:
             return []
 
-    def holds(name, vals):
+    def holds(name, vals, kws):
         """The child's own check of a record whose operands are plain data (no module code
         runs): only where the test stops; the parent decides."""
         n = _len(vals)
@@ -271,7 +272,25 @@ def _ce_make(B=__builtins__):
             return vals[0] in vals[1]
         if name == "assertNotIn" and n >= 2:
             return vals[0] not in vals[1]
+        if name in ORDER and n >= 2:
+            return ORDER[name](vals[0], vals[1])
+        if (name == "assertAlmostEqual" or name == "assertNotAlmostEqual") and n >= 2:
+            places = vals[2] if n >= 3 else dict_get(kws, "places")
+            delta = vals[4] if n >= 5 else dict_get(kws, "delta")
+            diff = 0 if vals[0] == vals[1] else B["abs"](vals[0] - vals[1])
+            if delta is not None:
+                close = diff <= delta
+            else:
+                close = B["round"](diff, 7 if places is None else places) == 0
+            return close if name == "assertAlmostEqual" else not close
         return True
+
+    ORDER = {
+        "assertGreater": lambda a, b: a > b,
+        "assertGreaterEqual": lambda a, b: a >= b,
+        "assertLess": lambda a, b: a < b,
+        "assertLessEqual": lambda a, b: a <= b,
+    }
 
     def check(name, line, /, *args, **kw):
         vals, plain = [], True
@@ -290,13 +309,13 @@ def _ce_make(B=__builtins__):
         list_append(records, (name, line, vals, kws, extra))
         if name == "fail":
             stop()
-        only_msg = True
-        for k in kws:
-            if k != "msg":
-                only_msg = False
-        if plain and only_msg:
+        known = True
+        for k, v in dict_items(kws):
+            if not (k == "msg" or k == "places" or k == "delta") or not snap(v)[1]:
+                known = False
+        if plain and known:
             try:
-                ok = holds(name, vals)
+                ok = holds(name, vals, kws)
             except _Exception:
                 ok = True
             if not ok:

@@ -545,8 +545,16 @@ def test_a_test_stops_at_its_first_failed_assertion_as_in_unittest(sandbox: Sand
         "        open('marker', 'w').close()\n\n"
         "    def test_b(self):\n"
         "        self.assertFalse(os.path.exists('marker'))\n"
-        "        self.assertFalse(os.path.exists('down'))\n"
+        "        self.assertFalse(os.path.exists('down'))\n\n"
+        "    def test_c(self):\n"
+        "        self.assertAlmostEqual(Box().half(), 1.0, places=2)\n"
+        "        open('marker', 'w').close()\n\n"
+        "    def test_d(self):\n"
+        "        self.assertGreater(2, len(Box().nums()))\n"
+        "        open('marker', 'w').close()\n\n"
+        "    def test_e(self):\n"
+        "        self.assertFalse(os.path.exists('marker'))\n"
     )
     r = _run(sandbox, BOX, tests)
-    assert r["verdicts"] == "FP", r["details"]
+    assert r["verdicts"] == "FPFFP", r["details"]
     assert "line 10: assertEqual: [3, 1, 2] != [] : 'm'" in str(r["details"])

@@ -8,16 +8,21 @@ tests. It is built in the sandbox, once per (dataset hash, seed, cap, tries, lim
 version), and written to ``<cache>/classeval-fix/`` with its seed and the tool version; later
 runs read that file.
 
-How a test runs. A problem's program is the class's code, then ClassEval's test code (its
-``if __name__ == "__main__"`` block dropped), then a small runner; each test method is one input
-of one sandbox batch: the runner builds that ``TestCase`` for that one method and calls its
-``debug()`` (``setUp``, the test, ``tearDown``; an assertion or any exception propagates). The
-verdict is decided in the parent from the sandbox's own outcome of that input: the input
-returned (pass), raised (fail: the exception's type and message are the detail), ran out of time
-(timeout) or killed its child (crash). Nothing the test prints, nor any value it returns, is
-read. Within one batch the tests run in ClassEval's order and share the module and one fresh
-scratch folder as working directory (the child's private ``/tmp``), as ClassEval's own harness
-shares a process: tests that write a file, open sqlite in memory or read the clock work there.
+How a test runs (:mod:`utdebug.benchmarks.classeval_checks`). The sandbox's program is the
+class's module alone; ClassEval's test code, rewritten with :mod:`ast` so that it no longer uses
+``unittest`` and every ``self.assert*`` records its operands, is the sandbox's staged test
+(compiled before the module runs, run in a copy of its namespace with the builtins as they were
+before any program ran). Each test method is one input of one sandbox batch: ``setUp``, the
+test, ``tearDown``, and the test returns its records, which the runner encodes with its own
+codec. The verdict is decided in the parent: each record's assertion is applied there on the
+decoded values, in order (the first that does not hold fails the test, its detail naming the
+line, the assertion and both operands); an exception the test raised fails it; an input that
+ran out of time is a timeout, one that killed its child a crash. Nothing the test prints is
+read, and neither ``unittest`` in the child nor the class's ``__eq__``/``__bool__`` decides an
+assertion. Within one batch the tests run in ClassEval's order and share the module and one
+fresh scratch folder as working directory (the child's private ``/tmp``), as ClassEval's own
+harness shares a process: tests that write a file, open sqlite in memory or read the clock
+work there.
 
 Which tests are kept (the documented rule that makes ``--gold`` pass 100 %): at build time
 every test runs on the canonical solution under the run's limits; a test the canonical
@@ -29,11 +34,13 @@ host name, a test that needs more than the time limit, a file another class's te
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import json
 import random
 import textwrap
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -41,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from utdebug import __version__
+from utdebug.benchmarks.classeval_checks import required_lines, staged_test, test_verdict
 from utdebug.benchmarks.datasets import (
     CLASSEVAL_FILE,
     DatasetError,
@@ -52,7 +60,7 @@ from utdebug.benchmarks.datasets import (
 )
 from utdebug.benchmarks.records import RunFolderError, write_text_atomic
 from utdebug.mutation import mutants, parse_quietly
-from utdebug.sandbox.server import Limits, Outcome, Sandbox, Status
+from utdebug.sandbox.server import BatchResult, Limits, Sandbox, StagedTest
 from utdebug.sandbox.verdicts import Judged, Verdict
 
 __all__ = [
@@ -65,7 +73,7 @@ __all__ = [
     "load_classeval_fix",
     "method_lines",
     "parse_classeval",
-    "program",
+    "run_tests",
     "test_verdict",
 ]
 
@@ -73,37 +81,13 @@ DATA_LICENCE = (
     "ClassEval data: CC BY-NC 4.0 (FudanSELab, https://github.com/FudanSELab/ClassEval); "
     "non-commercial use only"
 )
-FORMAT = "classeval-fix/2"
+FORMAT = "classeval-fix/3"
+"""3: the tests' assertions are applied in the parent (:mod:`classeval_checks`)."""
 DEFAULT_SEED = 0
 DEFAULT_CAP = 3
 """Corrupted versions kept per class at most."""
 DEFAULT_TRIES = 6
 """Mutants tried per method before the method is given up."""
-
-ENTRY = "__classeval_test__"
-RUNNER = f'''
-
-
-def _classeval_scratch():
-    import os
-    import tempfile
-
-    os.chdir(tempfile.mkdtemp(prefix="classeval-"))
-
-
-_classeval_scratch()
-
-
-def {ENTRY}(test_class, test_method):
-    """Run one unittest method: setUp, the test, tearDown; what it raises propagates."""
-    import random
-
-    random.seed(0)
-    globals()[test_class](test_method).debug()
-'''
-"""Appended to every program: one scratch working folder per batch (made when the module
-loads, in the child's private /tmp) and the entry point that runs one test method, with
-:mod:`random` seeded first (tests of classes that draw random numbers give one verdict)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,11 +282,6 @@ def _tests_of(code: str) -> tuple[str, list[tuple[str, str]]]:
     return "".join(lines), tests
 
 
-def program(code: str, test_code: str) -> str:
-    """What the sandbox runs for a problem: the class's code, the tests, the runner."""
-    return f"{code.rstrip()}\n\n\n{test_code.rstrip()}\n{RUNNER}"
-
-
 def method_lines(code: str, class_name: str, method: str) -> tuple[int, int] | None:
     """First and last line of ``class_name.method`` in ``code`` (``None``: not there)."""
     tree = parse_quietly(code)
@@ -316,28 +295,35 @@ def method_lines(code: str, class_name: str, method: str) -> tuple[int, int] | N
 # --- running tests ------------------------------------------------------------------------------
 
 
-def test_verdict(outcome: Outcome) -> Judged:
-    """The verdict of one test method from the sandbox's outcome of its input (decided here,
-    in the parent): returned is a pass, raised is a fail (the detail names the exception)."""
-    if outcome.status is Status.OK:
-        return Judged(Verdict.PASS)
-    if outcome.status is Status.ERROR:
-        return Judged(Verdict.FAIL, f"raised {outcome.error_type}: {_first_line(outcome.error)}")
-    if outcome.status is Status.TIMEOUT:
-        return Judged(Verdict.TIMEOUT, _first_line(outcome.error))
-    return Judged(Verdict.CRASH, _first_line(outcome.error))
+def run_tests(
+    sb: Sandbox,
+    code: str,
+    test_code: str,
+    tests: Sequence[tuple[str, str]],
+    limits: Limits,
+) -> tuple[BatchResult, list[Judged]]:
+    """Run ``tests`` (``(TestCase class, method)``, one sandbox input each, in that order) of
+    ``test_code`` against the class module ``code``: the module is the only program; the
+    rewritten test code is the sandbox's staged test (:func:`classeval_checks.staged_test`),
+    and each verdict is decided here from the records the test returned."""
+    test, required = _prepared(test_code, tuple(tests))
+    res = sb.run(code, "", [list(t) for t in tests], limits, test=test)
+    return res, [test_verdict(o, required.get(t)) for o, t in zip(res.outcomes, tests, strict=True)]
 
 
-def _first_line(text: str | None, limit: int = 300) -> str:
-    line = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+@functools.lru_cache(maxsize=256)
+def _prepared(
+    test_code: str, tests: tuple[tuple[str, str], ...]
+) -> tuple[StagedTest, dict[tuple[str, str], Counter[int]]]:
+    """The rewritten test and the assertions each test must report, once per test code (every
+    version of a class, and every round of its debugging loop, runs the same tests)."""
+    return staged_test(test_code, tests), required_lines(test_code)
 
 
 def _run_tests(
     sb: Sandbox, code: str, test_code: str, tests: Sequence[tuple[str, str]], limits: Limits
 ) -> list[Judged]:
-    res = sb.run(program(code, test_code), ENTRY, [list(t) for t in tests], limits)
-    return [test_verdict(o) for o in res.outcomes]
+    return run_tests(sb, code, test_code, tests, limits)[1]
 
 
 # --- building ClassEval+Fix ---------------------------------------------------------------------

@@ -22,7 +22,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from utdebug.benchmarks.classeval import ENTRY, ClassFixProblem, program, test_verdict
+from utdebug.benchmarks.classeval import ClassFixProblem, run_tests
 from utdebug.benchmarks.datasets import Problem, ProblemError, Split
 from utdebug.benchmarks.records import (
     SAMPLES,
@@ -109,10 +109,7 @@ def evaluate_class_problem(
     ClassEval+Fix problem, one test method per input, each judged here from the sandbox's
     outcome (:func:`classeval.test_verdict`); the record body, with the corrupted method's
     own tests counted apart."""
-    res = sb.run(
-        program(code, problem.test_code), ENTRY, [list(t) for t in problem.tests], settings.limits
-    )
-    judged = [test_verdict(o) for o in res.outcomes]
+    res, judged = run_tests(sb, code, problem.test_code, problem.tests, settings.limits)
     target_passed = sum(1 for i in problem.target_tests if judged[i].verdict is Verdict.PASS)
     return batch_record(res, judged, settings.max_details) | {
         "target": problem.target.qualname,

@@ -14,14 +14,13 @@ import pytest
 
 from utdebug.benchmarks.classeval import (
     DATA_LICENCE,
-    ENTRY,
     ClassFixProblem,
     MethodTarget,
     load_classeval_fix,
     method_lines,
     parse_classeval,
-    program,
 )
+from utdebug.benchmarks.classeval_checks import RUN, staged_test
 from utdebug.benchmarks.datasets import (
     CLASSEVAL_FILE,
     DatasetError,
@@ -395,7 +394,7 @@ def test_verdicts_come_from_the_sandbox_outcome_not_from_what_the_code_says(
     )
     r = evaluate_class_problem(sandbox, _problem(liar), liar, settings)
     assert r["verdicts"] == "PPFP" and r["target_passed"] == 1 and r["target_tests"] == 2
-    assert r["details"][0]["detail"].startswith("raised AssertionError: 1 != 2")
+    assert r["details"][0]["detail"] == "line 23: assertEqual: 1 != 2"
     # A method that ends its process, or that swallows the test's own failure by exiting
     # cleanly, is a crash, not a pass.
     quitter = STACK.replace("        return self.data.pop()", "        import os; os._exit(0)")
@@ -405,8 +404,10 @@ def test_verdicts_come_from_the_sandbox_outcome_not_from_what_the_code_says(
     skipping = STACK_TESTS.replace("self.assertIsNone(Stack(1).pop())", "self.skipTest('no')")
     r = evaluate_class_problem(sandbox, _problem(STACK, skipping), STACK, settings)
     assert r["verdicts"] == "PPPF"
-    # The runner is what the sandbox calls: one test method per input.
-    assert f"def {ENTRY}(" in program(STACK, STACK_TESTS)
+    # The rewritten test is what the sandbox runs, one test method per input; the class's
+    # module is the only program.
+    test = staged_test(STACK_TESTS, [("StackTestPop", "test_pop_1")])
+    assert test.call == f"{RUN}(*_ce_args)" and "(unittest.TestCase)" not in test.setup
 
 
 def utdebug(*args: str) -> subprocess.CompletedProcess[str]:

@@ -19,7 +19,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-from utdebug.synth.values import MAX_DEPTH, TIME_KINDS, kind_of
+from utdebug.synth.values import MAX_DEPTH, TIME_KINDS, kind_of, sorted_items
 
 __all__ = ["CHAR_CLASSES", "Envelope", "KindEnvelope", "Node", "char_class"]
 
@@ -155,7 +155,7 @@ class KindEnvelope:
                 if len(self.chars) < 256:
                     self.chars.add(c)
         if kind in ("list", "set", "frozenset", "tuple"):
-            items = list(value)
+            items = sorted_items(value) if kind in ("set", "frozenset") else list(value)
             self._length(len(items))
             if self.elem is None:
                 self.elem = Node()
@@ -359,6 +359,10 @@ def _widen_range(kind: str, lo: float, hi: float) -> tuple[float, float]:
     return new_lo, new_hi
 
 
+def _homogeneous(items: list[Node]) -> bool:
+    return len(items) >= 3 and len({tuple(sorted(n.kinds)) for n in items}) == 1
+
+
 def _num(x: float | None, kind: str) -> str:
     if x is None:
         return "?"
@@ -405,10 +409,23 @@ class Node:
 
     def widened(self, outer: bool = False) -> Node:
         kinds = {k: env.widened(outer) for k, env in self.kinds.items()}
-        tup = kinds.get("tuple")
-        if outer and tup is not None and tup.items is None and "list" not in kinds:
-            # a sequence seen as a tuple may as well be a list
-            kinds["list"] = dataclasses.replace(tup, kind="list")
+        if outer:
+            tup = kinds.get("tuple")
+            if tup is not None and tup.items is not None and _homogeneous(tup.items):
+                # a tuple of 3+ items of one kind is a sequence: other lengths too
+                tup.items = None
+                assert tup.len_lo is not None
+                assert tup.len_hi is not None
+                tup.len_lo, tup.len_hi = 0, max(tup.len_hi, min(2 * tup.len_hi, LENGTH_CAP))
+            if tup is not None and tup.items is None and "list" not in kinds:
+                # a sequence seen as a tuple may as well be a list
+                kinds["list"] = dataclasses.replace(tup, kind="list")
+            num = kinds.get("int")
+            if num is not None and "float" not in kinds and num.core_lo is not None:
+                # where ints were seen, a float of their range
+                kinds["float"] = KindEnvelope(
+                    "float", num.count, num.core_lo, num.core_hi, integral=False
+                )
         return Node(kinds)
 
 

@@ -100,10 +100,36 @@ class Mutator:
         positions = [self.rng.randrange(len(out))]
         if len(out) > 1 and self.rng.random() < 0.25:
             positions.append(self.rng.randrange(len(out)))
+        r = self.rng.random()
         for i in positions:
             node = self.env.params[i] if i < len(self.env.params) else Node()
-            out[i] = self.mutate(out[i], node)
+            if r < 0.25:  # one scalar deep inside: the structure (shapes, lengths) is kept
+                out[i] = self.mutate_leaf(out[i], node)
+            elif r < 0.3:  # every number scaled: larger values, same signs and shapes
+                out[i] = _scale(out[i], self.rng.choice((10, 1000, 10**6)), 0)
+            else:
+                out[i] = self.mutate(out[i], node)
         return tuple(out)
+
+    def mutate_leaf(self, value: Any, node: Node, depth: int = 0) -> Any:
+        """``value`` with one scalar inside it (found by a random walk down its containers)
+        mutated; a value that is a scalar is mutated itself."""
+        kind = kind_of(value)
+        env = node.kinds.get(kind)
+        if depth > MAX_DEPTH or env is None:
+            return self.mutate(value, node, depth)
+        if kind in ("list", "tuple") and value:
+            items = list(value)
+            i = self.rng.randrange(len(items))
+            inner = env.items[i] if kind == "tuple" and env.items is not None else env.elem
+            items[i] = self.mutate_leaf(items[i], inner or Node(), depth + 1)
+            return tuple(items) if kind == "tuple" else items
+        if kind == "dict" and value:
+            out = dict(value)
+            k = self.rng.choice(list(out))
+            out[k] = self.mutate_leaf(out[k], env.value or Node(), depth + 1)
+            return out
+        return self.mutate(value, node, depth)
 
     def mutate(self, value: Any, node: Node, depth: int = 0) -> Any:
         """A new value of the same kind (or, rarely, another kind seen at this place)."""
@@ -348,8 +374,11 @@ def _mut_seq(m: Mutator, v: Any, env: KindEnvelope, depth: int) -> Any:
     elif op == 7:  # swap two
         i, k = rng.randrange(n), rng.randrange(n)
         items[i], items[k] = items[k], items[i]
-    elif op == 8:  # fill a stretch with copies of one element
+    elif op == 8:  # fill a stretch with copies of one element (or of the kind's zero)
         x = rng.choice(items)
+        zero = _ZEROS.get(kind_of(x))
+        if zero is not None and rng.random() < 0.3 and elem.why_not(zero) is None:
+            x = zero
         i = rng.randrange(n)
         k = rng.randint(i + 1, n)
         items[i:k] = [x] * (k - i)
@@ -403,6 +432,24 @@ def _mut_measured(m: Mutator, v: Any, env: KindEnvelope, depth: int) -> Any:
     if kind == "fraction":
         return v + Fraction(rng.choice((1, -1)), rng.choice((1, 2, 3, 7)))
     return v
+
+
+_ZEROS: dict[str, Any] = {"int": 0, "float": 0.0, "str": "", "bool": False}
+
+
+def _scale(value: Any, factor: int, depth: int) -> Any:
+    """Every int and float inside ``value`` times ``factor`` (bools and the rest unchanged)."""
+    if depth > MAX_DEPTH:
+        return value
+    kind = kind_of(value)
+    if kind in ("int", "float"):
+        return value * factor
+    if kind in ("list", "tuple"):
+        items = [_scale(x, factor, depth + 1) for x in value]
+        return tuple(items) if kind == "tuple" else items
+    if kind == "dict":
+        return {k: _scale(v, factor, depth + 1) for k, v in value.items()}
+    return value
 
 
 def _as_kind(kind: str, items: list[Any]) -> Any:

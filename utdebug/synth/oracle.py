@@ -21,7 +21,7 @@ from typing import Any
 
 from utdebug.sandbox.compare import CheckSpec, Semantics, describe, outputs_match
 from utdebug.sandbox.server import Limits, Outcome, Sandbox, Status, encode_inputs
-from utdebug.synth.values import size_of
+from utdebug.synth.values import cost_order, size_of
 
 __all__ = [
     "REFERENCE_LIMITS",
@@ -94,7 +94,7 @@ def _run(
 ) -> tuple[list[Outcome], str | None, float]:
     # smallest first: what a spent batch budget or the reduced limit after time-outs costs is
     # then the largest inputs
-    order = sorted(range(len(inputs)), key=lambda i: size_of(inputs[i]))
+    order = cost_order(list(inputs))
     if reverse:
         order.reverse()
     enc = encode_inputs([inputs[i] for i in order])

@@ -79,10 +79,16 @@ def _kind_strategy(env: KindEnvelope, depth: int = 0) -> st.SearchStrategy[Any]:
         whole = st.integers(int(lo), int(hi))
         clo, chi = env.core_lo, env.core_hi
         if clo is not None and chi is not None and (clo, chi) != (lo, hi):
-            # outer bounds: the core range, its mirror image, and the whole range
+            # outer bounds: the core range, its mirror image, the values around zero, larger
+            # values of the core's sign, and the whole range
             core = st.integers(int(clo), int(chi))
             mirror = st.integers(int(max(lo, -chi)), int(min(hi, -clo)))
-            return st.one_of(core, mirror, whole)
+            small = st.sampled_from([v for v in (0, 1, -1, 2, -2) if lo <= v <= hi])
+            top = chi if chi > 0 else -clo
+            big = st.integers(int(top), int(min(hi, top * 10_000 + 10)))
+            if chi <= 0:
+                big = big.map(lambda v: -v)
+            return st.one_of(core, mirror, small, big, whole)
         return whole
     if kind == "float":
         if lo is None or hi is None:
@@ -349,13 +355,23 @@ def draw(
     seed: int,
     *,
     deadline: float | None = None,
+    batch: int = 1,
 ) -> list[Any]:
     """Up to ``n`` values of ``strategy``, the same for the same ``seed`` in every process
     (no example database, generation phase only). Stops early when the strategy is exhausted,
-    when Hypothesis gives up on it, or at ``deadline`` (a ``time.monotonic()`` value)."""
+    when Hypothesis gives up on it, or at ``deadline`` (a ``time.monotonic()`` value).
+
+    ``batch`` > 1 draws that many values in each Hypothesis example (as a list): each value
+    is drawn as before, and the engine's cost per example is shared (about 4x faster at 10).
+    """
     out: list[Any] = []
     if n <= 0:
         return out
+    if batch > 1:
+        many = st.lists(strategy, min_size=batch, max_size=batch)
+        for values in draw(many, -(-n // batch), seed, deadline=deadline):
+            out += values
+        return out[:n]
 
     @hypothesis_seed(seed)
     @settings(

@@ -73,6 +73,8 @@ class _Emitter:
         self.keys: set[str] = set()
         self.rejected: dict[str, int] = {}
         self.unencodable: dict[str, str] = {}
+        self.outer_count = 0
+        self.outer_cap = count
 
     def full(self) -> bool:
         return len(self.out) >= self.count
@@ -106,8 +108,12 @@ class _Emitter:
         if key in self.keys:
             self.reject(f"{source}: duplicate")
             return False
-        self.keys.add(key)
         outer = self.core is not None and source != "seed" and not self.core.contains(args)
+        if outer and self.outer_count >= self.outer_cap:
+            self.reject(f"{source}: outer share used")
+            return False
+        self.outer_count += outer
+        self.keys.add(key)
         self.out.append(Candidate(args, source, outer))
         return True
 
@@ -188,6 +194,7 @@ def synthesize(
             notes.append(f"arguments {untyped} have no seed values")
 
     em = _Emitter(bounds if good else None, count, core)
+    em.outer_cap = max(1, int(count * outer_share) + 1)
     em.keys.update(exclude)
     for args in good:
         em.offer(args, "seed", bounded=False)
@@ -203,7 +210,9 @@ def synthesize(
             (bounds, n_outer, "hypothesis-outer"),
         ):
             try:
-                values = draw(args_strategy(env), n, _rng_seed(seed, salt), deadline=deadline)
+                values = draw(
+                    args_strategy(env), n, _rng_seed(seed, salt), deadline=deadline, batch=10
+                )
             except Exception as exc:  # a strategy Hypothesis refuses: noted, the rest goes on
                 notes.append(f"value-inferred strategies failed: {type(exc).__name__}: {exc}")
                 values = []

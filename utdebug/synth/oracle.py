@@ -62,6 +62,8 @@ class Validation:
     load_errors: list[str] = field(default_factory=list)
     costs: list[float] = field(default_factory=list)
     """The first reference's time on each input (its limit's measure; 0 where not run)."""
+    cpu_seconds: float = 0.0
+    """CPU time of the references' children, all runs."""
 
     @property
     def valid_indices(self) -> list[int]:
@@ -91,7 +93,7 @@ def _run(
     inputs: Sequence[tuple[Any, ...]],
     limits: Limits,
     reverse: bool,
-) -> tuple[list[Outcome], str | None, float]:
+) -> tuple[list[Outcome], str | None, float, float]:
     # smallest first: what a spent batch budget or the reduced limit after time-outs costs is
     # then the largest inputs
     order = cost_order(list(inputs))
@@ -102,7 +104,7 @@ def _run(
     outcomes: list[Outcome] = [Outcome(Status.CRASH)] * len(inputs)
     for pos, i in enumerate(order):
         outcomes[i] = res.outcomes[pos]
-    return outcomes, res.load_error, res.wall_seconds
+    return outcomes, res.load_error, res.wall_seconds, res.cpu_seconds
 
 
 def validate(
@@ -124,17 +126,18 @@ def validate(
     n = len(inputs)
     runs: list[list[Outcome]] = []
     load_errors: list[str] = []
-    seconds = 0.0
+    seconds = cpu_seconds = 0.0
     valid = [True] * n
     reasons: list[str | None] = [None] * n
     for ref in references:
         chosen = [i for i in range(n) if valid[i]]
         outcomes = [Outcome(Status.OK)] * n
         if chosen:
-            ran, load_error, wall = _run(
+            ran, load_error, wall, cpu = _run(
                 sandbox, ref.code, ref.entry_point, [inputs[i] for i in chosen], limits, ref.reverse
             )
             seconds += wall
+            cpu_seconds += cpu
             if load_error:
                 load_errors.append(f"{ref.name}: {load_error}")
             for i, o in zip(chosen, ran, strict=True):
@@ -169,7 +172,7 @@ def validate(
                 break
     outputs = [runs[0][i].value if valid[i] else None for i in range(n)]
     costs = [runs[0][i].seconds for i in range(n)]
-    return Validation(inputs, valid, outputs, reasons, seconds, load_errors, costs)
+    return Validation(inputs, valid, outputs, reasons, seconds, load_errors, costs, cpu_seconds)
 
 
 def differs(
@@ -212,9 +215,11 @@ def exposing_inputs(
     limits: Limits = PROGRAM_LIMITS,
     check: CheckSpec | None = None,
     semantics: Semantics = Semantics.DATASET,
+    stats: dict[str, float] | None = None,
 ) -> list[int]:
     """Indices (into ``validation.inputs``) of the valid inputs on which the program's outcome
-    differs from the reference's. ``indices`` narrows the inputs run (default: all valid)."""
+    differs from the reference's. ``indices`` narrows the inputs run (default: all valid);
+    ``stats`` (if given) gets the run's ``cpu_seconds`` and ``wall_seconds`` added."""
     chosen = [
         i
         for i in (indices if indices is not None else validation.valid_indices)
@@ -222,9 +227,12 @@ def exposing_inputs(
     ]
     if not chosen:
         return []
-    outcomes, _, _ = _run(
+    outcomes, _, wall, cpu = _run(
         sandbox, code, entry_point, [validation.inputs[i] for i in chosen], limits, False
     )
+    if stats is not None:
+        stats["cpu_seconds"] = stats.get("cpu_seconds", 0.0) + cpu
+        stats["wall_seconds"] = stats.get("wall_seconds", 0.0) + wall
     return [
         i
         for i, o in zip(chosen, outcomes, strict=True)

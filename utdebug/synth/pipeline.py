@@ -59,6 +59,7 @@ def _merge(vals: list[Validation]) -> Validation:
         sum(v.seconds for v in vals),
         [x for v in vals for x in v.load_errors],
         [x for v in vals for x in v.costs],
+        sum(v.cpu_seconds for v in vals),
     )
 
 
@@ -78,7 +79,8 @@ def synthesize_valid(
     hints: Any = None,
     names: Sequence[str] = (),
 ) -> ValidSynthesis:
-    """Two rounds, within ``time_budget`` seconds (generation and the references' runs):
+    """Two rounds, within ``time_budget`` seconds of CPU time (this process's generation and
+    the references' children; CPU time does not move with the machine's load):
 
     1. ``first_share`` of ``count`` from the seeds' widened envelope, validated;
     2. the rest inside the envelope of the seeds and of the inputs the references accepted
@@ -86,7 +88,12 @@ def synthesize_valid(
        as many as the remaining time allows at the cost the first round measured, validated.
     """
     t0 = time.monotonic()
-    end = t0 + time_budget
+    p0 = time.process_time()
+    children = [0.0]
+
+    def left_cpu() -> float:
+        return time_budget - (time.process_time() - p0) - children[0]
+
     n1 = max(1, int(count * first_share))
     syn1 = synthesize(
         seeds,
@@ -97,7 +104,7 @@ def synthesize_valid(
         time_budget=time_budget * 0.2,
         outer_share=outer_share,
     )
-    per_ref = max(0.5, (end - time.monotonic()) * 0.4 / max(1, len(references)))
+    per_ref = max(0.5, left_cpu() * 0.4 / max(1, len(references)))
     val1 = validate(
         sandbox,
         references,
@@ -106,6 +113,7 @@ def synthesize_valid(
         check=check,
         semantics=semantics,
     )
+    children[0] += val1.cpu_seconds
     rounds = [
         Round(
             len(syn1.inputs), len(val1.valid_indices), time.monotonic() - t0, syn1.bounds.describe()
@@ -118,7 +126,7 @@ def synthesize_valid(
     accepted = val1.valid_indices
     if left > 0 and accepted:
         t1 = time.monotonic()
-        remaining = max(0.0, end - t1)
+        remaining = max(0.0, left_cpu())
         # what an input may cost the references so that `left` of them fit in the time left
         afford = remaining * 0.6 / max(1, len(references)) / left
         costs = [val1.costs[i] for i in accepted]
@@ -145,13 +153,13 @@ def synthesize_valid(
             seed=seed + 1,
             hints=hints,
             names=names,
-            time_budget=max(0.2, (end - time.monotonic()) * 0.3),
+            time_budget=max(0.2, left_cpu() * 0.3),
             within=hull,
             parents_extra=cheap,
             exclude={input_key(c.args) for c in cands},
         )
         new = [c for c in syn2.candidates if c.source != "seed"][:left]
-        per_ref = max(0.5, (end - time.monotonic()) / max(1, len(references)))
+        per_ref = max(0.5, left_cpu() / max(1, len(references)))
         val2 = validate(
             sandbox,
             references,

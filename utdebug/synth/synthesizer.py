@@ -153,13 +153,15 @@ def synthesize(
     - ``extra_sources``: name -> a callable returning an iterable of candidate argument tuples
       (for example a generator program's values); each value is checked like the others, an
       exception or a value that cannot be encoded is noted, never raised.
+    - ``time_budget``: seconds of this process's CPU time for generation (CPU time does not
+      move with the machine's load, so neither does what comes out).
     - ``within``: bounds to emit within instead of the widenings of the seeds' envelope (for a
       second round: the envelope of the inputs the references accepted); no outer tier.
     - ``parents_extra``: more inputs to mutate (not emitted themselves); ``exclude``: keys
       (:func:`~utdebug.synth.values.input_key`) of inputs not to emit again.
     """
     t0 = time.monotonic()
-    deadline = t0 + max(0.0, time_budget)
+    deadline = time.process_time() + max(0.0, time_budget)
     notes: list[str] = []
     good: list[tuple[Any, ...]] = []
     for i, s in enumerate(seeds):
@@ -251,7 +253,7 @@ def synthesize(
         cap = 30 * count + 100
         while not em.full() and attempts < cap:
             attempts += 1
-            if attempts % 64 == 0 and time.monotonic() > deadline:
+            if attempts % 64 == 0 and time.process_time() > deadline:
                 notes.append("mutation stopped at the time budget")
                 break
             parent = rng.choice(parents)
@@ -323,7 +325,7 @@ def _consume(
         for value in source():
             taken += 1
             em.offer(value, name, bounded=em.bounds is not None)
-            if em.full() or taken >= 10 * em.count or time.monotonic() > deadline:
+            if em.full() or taken >= 10 * em.count or time.process_time() > deadline:
                 break
     except Exception as exc:  # a generator that raises: a clear line, never a crash
         notes.append(f"{name}: raised {type(exc).__name__}: {str(exc)[:200]} after {taken} values")

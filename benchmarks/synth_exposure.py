@@ -190,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=None, help="at most N problems")
     ap.add_argument("--start", type=int, default=0, help="skip the first N problems")
     ap.add_argument("--only", default=None, help="comma-separated task ids (hard/6,hard/7)")
-    ap.add_argument("--count", type=int, default=400, help="candidate inputs a problem")
+    ap.add_argument("--count", type=int, default=600, help="candidate inputs a problem")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--per-problem", type=float, default=10.0, help="CPU seconds a problem")
     ap.add_argument(

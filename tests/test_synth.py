@@ -426,3 +426,33 @@ def test_hard_problems_have_base_seeds(data_dir: Path) -> None:
     assert len(counts) == 170
     assert min(counts) >= 1
     assert sum(counts) == 531  # 3.1 a problem; hard/803 writes two as `14*14`, not literals
+
+
+def test_leaf_mutation_of_a_tuple_of_another_length() -> None:
+    env = Envelope.learn([((1, 2),), ((3, 4),)]).widened()
+    m = Mutator(env, random.Random(0), Ingredients())
+    for _ in range(50):
+        out = m.mutate_leaf((1, 2, 3), env.params[0])
+        assert kind_of(out) == "tuple"
+        assert len(out) == 3
+
+
+def test_scaling_and_leaf_mutations_keep_shapes() -> None:
+    from utdebug.synth.mutate import _scale
+
+    matrix = [[1, -2], [3, 4]]
+    env = Envelope.learn([(matrix,), ([[5, 6], [7, 8]],)]).widened(outer=True)
+    m = Mutator(env, random.Random(3), Ingredients())
+    outs = [m.mutate_leaf(matrix, env.params[0]) for _ in range(100)]
+    assert all([len(row) for row in out] == [2, 2] for out in outs)
+    assert all(
+        sum(a != b for r, s in zip(out, matrix, strict=False) for a, b in zip(r, s, strict=False))
+        <= 1
+        for out in outs
+    )
+    assert _scale(([1, -2.5], {"k": 3}, "s", True), 1000, 0) == (
+        [1000, -2500.0],
+        {"k": 3000},
+        "s",
+        True,
+    )

@@ -97,7 +97,10 @@ def test_two_rounds_learn_the_domain_from_the_references(sb: Sandbox) -> None:
     )
     assert len(vs.rounds) == 2
     first, second = vs.rounds
-    assert first.emitted + second.emitted == len(vs.candidates) == 120
+    n = len(vs.candidates)
+    assert first.emitted + second.emitted == n <= 120
+    assert second.emitted > 0
     assert second.valid == second.emitted  # inside what the reference accepted
-    assert vs.validation.rate > 0.9
-    assert all(vs.validation.valid[i] == (vs.validation.inputs[i][0] >= 0) for i in range(120))
+    assert first.valid < first.emitted  # the first round tried negatives
+    assert vs.validation.rate > 0.85
+    assert all(vs.validation.valid[i] == (vs.validation.inputs[i][0] >= 0) for i in range(n))

@@ -87,7 +87,8 @@ class Mutator:
         self.rng = rng
         self.pool = ingredients or Ingredients()
         self.siblings: list[Any] = []
-        """Short text arguments of the input being mutated (pieces to insert elsewhere)."""
+        """Short text and int arguments of the input being mutated (pieces to insert elsewhere,
+        values to copy)."""
 
     # -- arguments --------------------------------------------------------------------------
 
@@ -96,7 +97,12 @@ class Mutator:
         out = list(args)
         if not out:
             return ()
-        self.siblings = [x for x in out if isinstance(x, str | bytes) and 0 < len(x) <= 16]
+        self.siblings = [
+            x
+            for x in out
+            if (isinstance(x, str | bytes) and 0 < len(x) <= 16)
+            or (type(x) is int and abs(x) < 1 << 64)
+        ]
         positions = [self.rng.randrange(len(out))]
         if len(out) > 1 and self.rng.random() < 0.25:
             positions.append(self.rng.randrange(len(out)))
@@ -105,8 +111,8 @@ class Mutator:
             node = self.env.params[i] if i < len(self.env.params) else Node()
             if r < 0.25:  # one scalar deep inside: the structure (shapes, lengths) is kept
                 out[i] = self.mutate_leaf(out[i], node)
-            elif r < 0.3:  # every number scaled: larger values, same signs and shapes
-                out[i] = _scale(out[i], self.rng.choice((10, 1000, 10**6)), 0)
+            elif r < 0.3:  # every number scaled (same shapes): larger, or of the other sign
+                out[i] = _scale(out[i], self.rng.choice((10, 1000, 10**6, -1, -1)), 0)
             else:
                 out[i] = self.mutate(out[i], node)
         return tuple(out)
@@ -121,7 +127,8 @@ class Mutator:
         if kind in ("list", "tuple") and value:
             items = list(value)
             i = self.rng.randrange(len(items))
-            inner = env.items[i] if kind == "tuple" and env.items is not None else env.elem
+            positional = kind == "tuple" and env.items is not None and len(env.items) == len(items)
+            inner = env.items[i] if positional and env.items is not None else env.elem
             items[i] = self.mutate_leaf(items[i], inner or Node(), depth + 1)
             return tuple(items) if kind == "tuple" else items
         if kind == "dict" and value:
@@ -250,6 +257,10 @@ _NUMERIC_FRESH: dict[str, Callable[[Mutator, KindEnvelope], Any]] = {
 
 def _mut_int(m: Mutator, v: int, env: KindEnvelope, depth: int) -> int:
     r = m.rng.random()
+    ints = [x for x in m.siblings if type(x) is int]
+    if ints and r < 0.1:  # another argument's value, or its negation
+        x = m.rng.choice(ints)
+        return x if m.rng.random() < 0.5 else -x
     if r < 0.4:
         return v + m.rng.choice((-1, 1))
     if r < 0.55:
@@ -292,8 +303,9 @@ def _mut_text(m: Mutator, v: str | bytes, env: KindEnvelope, depth: int) -> str 
 
 
 def _piece(m: Mutator, env: KindEnvelope) -> str:
-    if m.siblings and m.rng.random() < 0.3:
-        other = m.rng.choice(m.siblings)
+    texts = [x for x in m.siblings if isinstance(x, str | bytes)]
+    if texts and m.rng.random() < 0.3:
+        other = m.rng.choice(texts)
         return other.decode("latin-1") if isinstance(other, bytes) else str(other)
     seen = m.pool.pick(env.kind, m.rng)
     if seen is not None and m.rng.random() < 0.5:

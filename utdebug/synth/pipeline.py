@@ -83,9 +83,10 @@ def synthesize_valid(
     the references' children; CPU time does not move with the machine's load):
 
     1. ``first_share`` of ``count`` from the seeds' widened envelope, validated;
-    2. the rest inside the envelope of the seeds and of the inputs the references accepted
-       within a per-input cost the remaining time allows, those inputs as mutation parents;
-       as many as the remaining time allows at the cost the first round measured, validated.
+    2. the rest drawn as the first round was, kept only inside the envelope of the inputs the
+       references accepted within a per-input cost the remaining time allows, with those
+       inputs as mutation parents; as many as the remaining time allows at the cost the first
+       round measured, validated.
     """
     t0 = time.monotonic()
     p0 = time.process_time()
@@ -154,7 +155,8 @@ def synthesize_valid(
             hints=hints,
             names=names,
             time_budget=max(0.2, left_cpu() * 0.3),
-            within=hull,
+            outer_share=outer_share,
+            accept=hull,
             parents_extra=cheap,
             exclude={input_key(c.args) for c in cands},
         )

@@ -84,11 +84,14 @@ def _kind_strategy(env: KindEnvelope, depth: int = 0) -> st.SearchStrategy[Any]:
             core = st.integers(int(clo), int(chi))
             mirror = st.integers(int(max(lo, -chi)), int(min(hi, -clo)))
             small = st.sampled_from([v for v in (0, 1, -1, 2, -2) if lo <= v <= hi])
+            near = st.integers(int(max(lo, min(clo, -10))), int(max(chi, 10)))
             top = chi if chi > 0 else -clo
             big = st.integers(int(top), int(min(hi, top * 10_000 + 10)))
             if chi <= 0:
                 big = big.map(lambda v: -v)
-            return st.one_of(core, mirror, small, big, whole)
+            # weighted by repetition: a list of outer ints is mostly ordinary values with a
+            # few corners, as the inputs that find bugs are, not all extremes
+            return st.one_of(core, core, core, near, near, small, mirror, big, whole)
         return whole
     if kind == "float":
         if lo is None or hi is None:

@@ -73,6 +73,7 @@ class _Emitter:
         self.keys: set[str] = set()
         self.rejected: dict[str, int] = {}
         self.unencodable: dict[str, str] = {}
+        self.accept: Envelope | None = None
         self.outer_count = 0
         self.outer_cap = count
 
@@ -99,6 +100,9 @@ class _Emitter:
             return False
         if bounded and self.bounds is not None and not self.bounds.contains(args):
             self.reject(f"{source}: outside the bounds")
+            return False
+        if source != "seed" and self.accept is not None and not self.accept.contains(args):
+            self.reject(f"{source}: outside what was accepted")
             return False
         try:
             key = input_key(args)
@@ -135,6 +139,7 @@ def synthesize(
     mutation_steps: tuple[int, int] = (1, 5),
     extra_sources: Mapping[str, Callable[[], Iterable[Any]]] | None = None,
     within: Envelope | None = None,
+    accept: Envelope | None = None,
     parents_extra: Sequence[Sequence[Any]] = (),
     exclude: Iterable[str] = (),
 ) -> Synthesis:
@@ -157,6 +162,8 @@ def synthesize(
       move with the machine's load, so neither does what comes out).
     - ``within``: bounds to emit within instead of the widenings of the seeds' envelope (for a
       second round: the envelope of the inputs the references accepted); no outer tier.
+    - ``accept``: a further envelope every generated input must be inside (for a second round:
+      the envelope of the inputs the references accepted), the distribution unchanged.
     - ``parents_extra``: more inputs to mutate (not emitted themselves); ``exclude``: keys
       (:func:`~utdebug.synth.values.input_key`) of inputs not to emit again.
     """
@@ -196,6 +203,7 @@ def synthesize(
             notes.append(f"arguments {untyped} have no seed values")
 
     em = _Emitter(bounds if good else None, count, core)
+    em.accept = accept
     em.outer_cap = max(1, int(count * outer_share) + 1)
     em.keys.update(exclude)
     for args in good:
@@ -262,7 +270,7 @@ def synthesize(
             try:
                 for _ in range(rng.randint(*mutation_steps)):
                     child = m.mutate_args(child)
-            except (RecursionError, ValueError, OverflowError, TypeError) as exc:
+            except Exception as exc:  # an operator that fails on a value: that try is lost
                 em.reject(f"mutation: {type(exc).__name__}")
                 continue
             if em.offer(child, "mutation"):

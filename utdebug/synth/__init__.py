@@ -1,0 +1,50 @@
+"""Model-free input synthesis (issue 31): seeds, an envelope learned from them, candidate inputs
+from type-aware mutation and Hypothesis strategies, and their validation on references in the
+sandbox (consistency validation, outputs, exposure, a reduced suite). See docs/synth.md.
+
+Nothing else in utdebug imports this package yet.
+"""
+
+from __future__ import annotations
+
+from utdebug.synth.envelope import Envelope
+from utdebug.synth.oracle import (
+    Reference,
+    Validation,
+    differs,
+    exposing_inputs,
+    reduce_suite,
+    validate,
+)
+from utdebug.synth.seeds import (
+    Seed,
+    Seeds,
+    seeds_from_args,
+    seeds_from_docstring,
+    seeds_from_problem,
+    seeds_from_test_source,
+    seeds_from_tests,
+    seeds_from_text,
+)
+from utdebug.synth.synthesizer import Candidate, Synthesis, synthesize
+
+__all__ = [
+    "Candidate",
+    "Envelope",
+    "Reference",
+    "Seed",
+    "Seeds",
+    "Synthesis",
+    "Validation",
+    "differs",
+    "exposing_inputs",
+    "reduce_suite",
+    "seeds_from_args",
+    "seeds_from_docstring",
+    "seeds_from_problem",
+    "seeds_from_test_source",
+    "seeds_from_tests",
+    "seeds_from_text",
+    "synthesize",
+    "validate",
+]

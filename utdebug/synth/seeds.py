@@ -1,0 +1,302 @@
+"""Seed inputs from wherever they exist, read with :mod:`ast` (nothing is executed):
+
+- a benchmark problem's base inputs: the calls of the entry point in its ``test_list``
+  asserts (MBPP+Fix); HE-style rows pass their ``base_input`` lists to :func:`seeds_from_args`;
+- doctest and docstring examples: ``>>> f(1, 2)`` lines (with ``...`` continuations) and, in
+  free text (a prompt), ``f(...)`` calls that parse;
+- the calls of the function in a repository's own test files, including rows of
+  ``@pytest.mark.parametrize`` that feed a call's arguments, and module-level constants.
+
+Arguments must be literals (:func:`utdebug.literals.expected_value`: plain literals plus
+``date(...)``, ``Decimal('1.5')`` ...). A call with other arguments is skipped and counted in
+:attr:`Seeds.skipped` with the reason.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from utdebug.literals import LiteralError, expected_value
+
+__all__ = [
+    "Seed",
+    "Seeds",
+    "seeds_from_args",
+    "seeds_from_docstring",
+    "seeds_from_problem",
+    "seeds_from_test_source",
+    "seeds_from_tests",
+    "seeds_from_text",
+]
+
+_MAX_SOURCE = 2_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class Seed:
+    args: tuple[Any, ...]
+    origin: str
+    """Where it came from: ``test_list[0]``, ``docstring line 3``, ``tests/test_x.py:12``."""
+
+
+@dataclass
+class Seeds:
+    items: list[Seed] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    """Calls that were found but not used, with the reason."""
+
+    def add(self, args: tuple[Any, ...], origin: str) -> None:
+        self.items.append(Seed(args, origin))
+
+    def extend(self, other: Seeds) -> None:
+        self.items += other.items
+        self.skipped += other.skipped
+
+    @property
+    def inputs(self) -> list[tuple[Any, ...]]:
+        return [s.args for s in self.items]
+
+
+def _call_name(func: ast.expr) -> str | None:
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return None
+
+
+def _literal(node: ast.expr, constants: dict[str, ast.expr] | None = None, depth: int = 0) -> Any:
+    if isinstance(node, ast.Name) and constants and node.id in constants and depth < 5:
+        return _literal(constants[node.id], constants, depth + 1)
+    return expected_value(ast.unparse(node))
+
+
+def _call_args(call: ast.Call, constants: dict[str, ast.expr] | None = None) -> tuple[Any, ...]:
+    if call.keywords:
+        raise LiteralError("keyword arguments (only positional arguments are seeds)")
+    args = []
+    for arg in call.args:
+        if isinstance(arg, ast.Starred):
+            raise LiteralError("a starred argument")
+        args.append(_literal(arg, constants))
+    return tuple(args)
+
+
+def _calls_in(tree: ast.AST, func_name: str) -> Iterable[ast.Call]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _call_name(node.func) == func_name:
+            yield node
+
+
+def seeds_from_args(inputs: Iterable[Sequence[Any]], origin: str = "base input") -> Seeds:
+    """Seeds from argument lists a benchmark gives directly (HumanEval+'s ``base_input``)."""
+    out = Seeds()
+    for i, args in enumerate(inputs):
+        out.add(tuple(args), f"{origin} {i + 1}")
+    return out
+
+
+def seeds_from_asserts(lines: Sequence[str], func_name: str, origin: str = "test_list") -> Seeds:
+    """Calls of ``func_name`` in assert statements (one statement per item)."""
+    out = Seeds()
+    for i, line in enumerate(lines):
+        where = f"{origin}[{i}]"
+        try:
+            tree = ast.parse(line[:_MAX_SOURCE])
+        except SyntaxError as exc:
+            out.skipped.append(f"{where}: syntax error ({exc.msg})")
+            continue
+        for call in _calls_in(tree, func_name):
+            try:
+                out.add(_call_args(call), where)
+            except (LiteralError, RecursionError) as exc:
+                out.skipped.append(f"{where}: {exc}")
+    return out
+
+
+def seeds_from_problem(problem: Any) -> Seeds:
+    """A benchmark problem's base inputs: the entry point's calls in its ``test_list``
+    (MBPP+Fix; 3.1 a problem on Hard). The private ``tests`` are never read."""
+    return seeds_from_asserts(list(problem.test_list), problem.entry_point)
+
+
+_DOCTEST = re.compile(r"^\s*>>>\s?(.*)$")
+_CONTINUATION = re.compile(r"^\s*\.\.\.\s?(.*)$")
+
+
+def seeds_from_docstring(source: str, func_name: str) -> Seeds:
+    """``>>> func(...)`` examples in ``func_name``'s docstring (or in every docstring and
+    comment-free text of ``source`` when no such function is defined there)."""
+    text = source
+    try:
+        tree = ast.parse(source[:_MAX_SOURCE])
+    except SyntaxError:
+        tree = None
+    if tree is not None:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == func_name:
+                text = ast.get_docstring(node) or ""
+                break
+    out = Seeds()
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        m = _DOCTEST.match(lines[i])
+        start = i
+        i += 1
+        if not m:
+            continue
+        stmt = m.group(1)
+        while i < len(lines) and (c := _CONTINUATION.match(lines[i])):
+            stmt += "\n" + c.group(1)
+            i += 1
+        where = f"docstring line {start + 1}"
+        try:
+            example = ast.parse(stmt)
+        except SyntaxError as exc:
+            out.skipped.append(f"{where}: syntax error ({exc.msg})")
+            continue
+        for call in _calls_in(example, func_name):
+            try:
+                out.add(_call_args(call), where)
+            except (LiteralError, RecursionError) as exc:
+                out.skipped.append(f"{where}: {exc}")
+    return out
+
+
+def seeds_from_text(text: str, func_name: str, origin: str = "text") -> Seeds:
+    """``func_name(...)`` calls written anywhere in free text (a task's prompt): each
+    occurrence is parsed up to its closing parenthesis."""
+    out = Seeds()
+    for m in re.finditer(rf"\b{re.escape(func_name)}\s*\(", text[:_MAX_SOURCE]):
+        end = _closing(text, m.end() - 1)
+        if end is None:
+            continue
+        snippet = text[m.start() : end + 1]
+        try:
+            node = ast.parse(snippet, mode="eval").body
+        except SyntaxError:
+            continue
+        if isinstance(node, ast.Call):
+            try:
+                out.add(_call_args(node), f"{origin} offset {m.start()}")
+            except (LiteralError, RecursionError) as exc:
+                out.skipped.append(f"{origin} offset {m.start()}: {exc}")
+    return out
+
+
+def _closing(text: str, open_at: int) -> int | None:
+    depth = 0
+    quote: str | None = None
+    for i in range(open_at, min(len(text), open_at + 20_000)):
+        c = text[i]
+        if quote:
+            if c == quote and text[i - 1] != "\\":
+                quote = None
+            continue
+        if c in "'\"":
+            quote = c
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth == 0:
+                return i
+    return None
+
+
+def seeds_from_test_source(source: str, func_name: str, origin: str = "<test>") -> Seeds:
+    """Calls of ``func_name`` in a test module's source: literal arguments, module-level
+    constants (``CASES = [...]``-style names bound once to a literal), and names filled by
+    ``@pytest.mark.parametrize`` rows of the enclosing test function."""
+    out = Seeds()
+    try:
+        tree = ast.parse(source[:_MAX_SOURCE])
+    except SyntaxError as exc:
+        out.skipped.append(f"{origin}: syntax error ({exc.msg})")
+        return out
+    constants: dict[str, ast.expr] = {}
+    for stmt in tree.body:
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+        ):
+            constants[stmt.targets[0].id] = stmt.value
+    done: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            rows = _parametrize_rows(node, constants)
+            if not rows:
+                continue
+            for call in _calls_in(node, func_name):
+                done.add(id(call))
+                for k, row in enumerate(rows):
+                    where = f"{origin}:{call.lineno} (parametrize row {k + 1})"
+                    try:
+                        out.add(_call_args(call, {**constants, **row}), where)
+                    except (LiteralError, RecursionError) as exc:
+                        out.skipped.append(f"{where}: {exc}")
+    for call in _calls_in(tree, func_name):
+        if id(call) in done:
+            continue
+        where = f"{origin}:{call.lineno}"
+        try:
+            out.add(_call_args(call, constants), where)
+        except (LiteralError, RecursionError) as exc:
+            out.skipped.append(f"{where}: {exc}")
+    return out
+
+
+def _parametrize_rows(
+    func: ast.FunctionDef | ast.AsyncFunctionDef, constants: dict[str, ast.expr]
+) -> list[dict[str, ast.expr]]:
+    """Rows of ``@pytest.mark.parametrize("a, b", [(1, 2), ...])`` as name -> expression."""
+    rows: list[dict[str, ast.expr]] = []
+    for dec in func.decorator_list:
+        if not (
+            isinstance(dec, ast.Call)
+            and _call_name(dec.func) == "parametrize"
+            and len(dec.args) >= 2
+        ):
+            continue
+        names_node, values = dec.args[0], dec.args[1]
+        if isinstance(values, ast.Name) and values.id in constants:
+            values = constants[values.id]
+        if isinstance(names_node, ast.Constant) and isinstance(names_node.value, str):
+            names = [n.strip() for n in names_node.value.split(",") if n.strip()]
+        elif isinstance(names_node, ast.List | ast.Tuple):
+            names = [
+                e.value
+                for e in names_node.elts
+                if isinstance(e, ast.Constant) and isinstance(e.value, str)
+            ]
+        else:
+            continue
+        if not isinstance(values, ast.List | ast.Tuple):
+            continue
+        for row in values.elts:
+            if len(names) == 1:
+                rows.append({names[0]: row})
+            elif isinstance(row, ast.Tuple | ast.List) and len(row.elts) == len(names):
+                rows.append(dict(zip(names, row.elts, strict=True)))
+    return rows
+
+
+def seeds_from_tests(paths: Iterable[Path], func_name: str, root: Path | None = None) -> Seeds:
+    """:func:`seeds_from_test_source` over test files (unreadable files are skipped)."""
+    out = Seeds()
+    for path in paths:
+        name = str(path.relative_to(root)) if root is not None else str(path)
+        try:
+            source = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            out.skipped.append(f"{name}: unreadable ({exc.__class__.__name__})")
+            continue
+        out.extend(seeds_from_test_source(source, func_name, name))
+    return out

@@ -359,7 +359,7 @@ def value_size(value: object, cap: int) -> int:
             elif isinstance(item, Structured):
                 stack.extend(v for _, v in item.fields)
             else:
-                stack.extend(item)  # type: ignore[arg-type]
+                stack.extend(item)
     return total
 
 
@@ -377,7 +377,7 @@ def _broadcast_ok(a: object, b: object) -> bool:
     within :data:`BROADCAST_FACTOR` x the larger side's elements. Shapes that do not broadcast
     are left to numpy (it raises at once, and the comparison fails)."""
     try:
-        sa, sb = np.shape(a), np.shape(b)  # type: ignore[arg-type]
+        sa, sb = np.shape(a), np.shape(b)  # type: ignore[call-overload]
     except Exception:  # ragged nesting: numpy would raise too
         return True
     if sa == sb:
@@ -387,7 +387,7 @@ def _broadcast_ok(a: object, b: object) -> bool:
     except ValueError:
         return True
     size = math.prod(out)
-    return size <= BROADCAST_FACTOR * max(math.prod(sa), math.prod(sb), 1)
+    return bool(size <= BROADCAST_FACTOR * max(math.prod(sa), math.prod(sb), 1))
 
 
 def compared_by_repr(actual: object, expected: object) -> bool:

@@ -162,7 +162,7 @@ def test_debug_caches_responses_like_bench(tmp_path: Path, monkeypatch: pytest.M
 
 
 def test_a_target_tested_with_programs_runs_as_its_module(tmp_path: Path) -> None:
-    from utdebug.debug_cmd import Prepared, _context
+    from utdebug.debug_cmd import Prepared, loading
     from utdebug.engine import Settings
     from utdebug.workspace import load_function
 
@@ -174,13 +174,18 @@ def test_a_target_tested_with_programs_runs_as_its_module(tmp_path: Path) -> Non
     loose = tmp_path / "calc.py"
     loose.write_text("def add(a, b):\n    return a - b\n", encoding="utf-8")
     method = load_function(cart, "Cart.total")
-    ctx = _context(Prepared(method.to_task(), None, method, Settings()))
+    how = loading(Prepared(method.to_task(), None, method, Settings()))
+    ctx = how.context
     assert ctx is not None
-    assert (ctx.name, ctx.package, ctx.path, ctx.import_package) == (
+    root = str(tmp_path.resolve())
+    assert (ctx.name, ctx.package, ctx.path[0], ctx.cwd, ctx.import_package) == (
         "shop.cart",
         "shop",
-        (str(tmp_path.resolve()),),
+        root,
+        root,
         True,
     )
+    assert how.mounts[0] == root  # the project folder is bound into the sandbox
     function = load_function(loose, "add")
-    assert _context(Prepared(function.to_task(), None, function, Settings())) is None
+    plain = loading(Prepared(function.to_task(), None, function, Settings())).context
+    assert (plain.name, plain.package, plain.import_package) == ("calc", None, False)

@@ -8,6 +8,7 @@ not shift anyone else's replies, and every model call is counted (a cache hit ma
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -699,3 +700,31 @@ def test_outside_git_and_a_missing_file_are_said_before_the_model_is_probed(
     assert probed == []  # neither was worth a model's probe
     code, _, _ = run_cli("calc/ops.py::add")
     assert probed  # a real target is (the scripted model's probe is a no-op here)
+
+
+def test_a_slow_function_is_said_to_go_on_once_a_period(
+    calc: git.Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A CI log showed only '[1/1] ...' for 15 minutes: now a function still being checked
+    is said every PROGRESS_SECONDS (a minute; here made short), with how far it is."""
+    from utdebug.check import runner
+
+    monkeypatch.setattr(runner, "PROGRESS_SECONDS", 0.3)
+    slow = ModelInfo(
+        ScriptedModel(Replies(SPECS), name="slow scripted", delay=0.2), "slow", "slow-v1", True
+    )
+    said: list[str] = []
+    run_check(
+        options(calc, tmp_path, targets=("calc/ops.py::add",)),
+        slow,
+        SandboxConfig(),
+        progress=said.append,
+    )
+    going = [s for s in said if "still checking" in s]
+    assert going, said
+    assert re.fullmatch(
+        r"\[1/1\] calc/ops\.py::add: still checking \(\d+ model call\(s\), \d+ test\(s\) kept, "
+        r"\d+ s\)",
+        going[-1],
+    )
+    assert said[-1].startswith("[1/1] calc/ops.py::add: ")  # then its result, as before

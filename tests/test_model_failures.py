@@ -405,3 +405,40 @@ def test_judge_with_a_server_that_stops_exits_1_and_leaves_the_problem_out(
                      str(tmp_path / "cache"), *argv])  # fmt: skip
         s = json.loads(capsys.readouterr().out)["summary"]
         assert code == 0 and s["evaluated"] == 2 and s["model_errors"]["count"] == 0
+
+
+def test_models_check_says_rising_only_when_the_limit_adapts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A server that does not say its slots: the limit rises while whole replies hold only
+    with ``adaptive = true``; with ``adaptive = false`` it stays where the config puts it."""
+    monkeypatch.delenv("UTDEBUG_MODEL", raising=False)
+    with LLMServer(expose_slots=False) as plain:
+        path = tmp_path / "utdebug.toml"
+        path.write_text(
+            'default = "fixed"\n'
+            f'[models.fixed]\nmodel = "openai/stub"\napi_base = "{plain.base}"\n'
+            "adaptive = false\nconcurrency = 2\n"
+            f'[models.adapts]\nmodel = "openai/stub"\napi_base = "{plain.base}"\n',
+            encoding="utf-8",
+        )
+        monkeypatch.setenv("UTDEBUG_CONFIG", str(path))
+        assert main(["models", "--check", "--json"]) == 0
+        found = {m["name"]: m for m in json.loads(capsys.readouterr().out)["models"]}
+    assert found["fixed"]["verdict"].endswith("2 request(s) at once"), found["fixed"]
+    assert "rising" not in found["fixed"]["verdict"]
+    assert found["adapts"]["verdict"].endswith("rising while whole replies hold")
+
+
+def test_models_check_fails_when_no_model_is_chosen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A CI pre-check: no model at all cannot be used either."""
+    monkeypatch.delenv("UTDEBUG_MODEL", raising=False)
+    monkeypatch.setenv("UTDEBUG_CONFIG", str(tmp_path / "none.toml"))
+    (tmp_path / "none.toml").write_text("", encoding="utf-8")
+    assert main(["models", "--check"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("utdebug models: no model is chosen: pass --model")
+    assert main(["models", "--check", "--json"]) == 1
+    assert main(["models"]) == 0  # a listing is not a check

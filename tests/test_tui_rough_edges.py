@@ -16,12 +16,13 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from tests.scripted_add import add_script, fix
 from tests.test_tui import (
     FIXED,
     SIZE,
     SOURCE,
-    calc,  # noqa: F401 - the fixture
     make_app,
     plain,
     summary,
@@ -34,6 +35,14 @@ from utdebug.tui.details import TestDetailScreen
 from utdebug.tui.screens import EditExpectedScreen
 from utdebug.tui.widgets import Transcript
 from utdebug.workspace import LoadedFunction, load_function
+
+
+@pytest.fixture
+def calc(tmp_path: Path) -> LoadedFunction:
+    path = tmp_path / "calc.py"
+    path.write_text(SOURCE, encoding="utf-8")
+    return load_function(path, "add")
+
 
 LINE = (
     "its module does not load in the sandbox: "

@@ -1469,6 +1469,15 @@ class DebugApp(App[None]):
         if self.code.strip() == self.debug_task.code.strip():
             self._tell("nothing to write: the code in force is the given code", "warning")
             return None
+        from utdebug.agents.sim import SIM_HELPER
+
+        if SIM_HELPER.search(self.code):
+            self._tell(
+                "the code in force holds the simulated model's stand-ins (SIMULATED edits, "
+                "not code): it is never written back",
+                "warning",
+            )
+            return None
         changed = changed_on_disk(loaded)
         if changed is not None:  # said before a diff against the old text is shown
             self._tell(changed, "error")
@@ -1673,9 +1682,20 @@ class DebugApp(App[None]):
     def _draw_status(self) -> None:
         self.query_one(StatusBar).show(self.status_parts())
 
+    def shown_code(self) -> str:
+        """The code in force as the Code and Diff views show it: a simulated model's
+        stand-ins (``_sim_...`` wrappers, lookup tables) are not code anyone wrote, so each is
+        said as a ``# SIMULATED ...`` line instead (:func:`utdebug.agents.sim.shown_code`)."""
+        from utdebug.agents.sim import SIM_HELPER, shown_code
+
+        if not SIM_HELPER.search(self.code):
+            return self.code
+        code, said = shown_code(self.code, self.debug_task.entry_point)
+        return code.rstrip() + "\n\n" + "".join(f"# {line}\n" for line in said)
+
     def _draw_code(self) -> None:
         self.query_one(CodePanel).show_code(
-            self.code, self.debug_task.code, self.debug_task.entry_point
+            self.shown_code(), self.debug_task.code, self.debug_task.entry_point
         )
         self._fit_layout()
 

@@ -177,3 +177,35 @@ def test_the_simulated_models_stand_ins_are_said_not_shown() -> None:
         "overfit edit would); not code to keep",
     ]
     assert shown_code(code, "add") == (code, [])
+
+
+def test_a_bench_record_of_code_that_does_not_load_says_why(executor: Executor) -> None:
+    """The session stops after round 0, before any model call; the record says why in the
+    line check prints."""
+    from utdebug.benchmarks.debugging import debug_session
+    from utdebug.engine import Task
+
+    code = "import not_a_real_package_xyz\n\n\ndef add(a, b):\n    return a - b\n"
+    task = Task("toy/add", "Return the sum of a and b.", "add(a, b)", "add", code)
+    model = ScriptedModel([])  # any call would fail: none is made
+    judged: list[str] = []
+
+    async def judge_round(c: str) -> dict[str, Any]:
+        judged.append(c)
+        return {"all_pass": False, "pass_fraction": 0.0}
+
+    async def score(tests: list[UnitTest], targets: dict[str, str]) -> list[dict[str, Any]]:
+        return []
+
+    rec = asyncio.run(
+        debug_session(
+            task, code, model, Settings(rounds=2), executor, judge_round=judge_round, score=score
+        )
+    )
+    assert rec["finish"] == "does_not_load"
+    assert rec["load_error"] == (
+        "its module does not load in the sandbox: "
+        "ModuleNotFoundError: No module named 'not_a_real_package_xyz'"
+    )
+    assert rec["usage"]["calls"] == 0 and model.requests == []
+    assert judged == [code] * 3  # every round's code is the given code, as recorded before

@@ -64,6 +64,13 @@ def write_config(
     monkeypatch.setenv("UTDEBUG_CONFIG", str(path))
 
 
+def git_init(folder: Path) -> None:
+    """Make ``folder`` a git working tree (``utdebug check`` checks only inside one)."""
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(folder)], check=True, timeout=60)
+
+
 def down_url() -> str:
     return f"http://127.0.0.1:{free_port()}/v1"
 
@@ -156,6 +163,7 @@ def test_an_unknown_provider_is_a_usage_error_in_every_front_end(
     code = main(["debug", f"{src}::add", "--model", "foo/bar"])
     err = capsys.readouterr().err
     assert code == 2 and len(lines(err)) == 1 and "unknown provider" in err
+    git_init(tmp_path)  # check says 'not a git repository' before it makes the model
     code = main(["check", f"{src}::add", "--model", "foo/bar", "-q"])
     err = capsys.readouterr().err
     assert code == 2 and len(lines(err)) == 1 and "unknown provider" in err
@@ -176,6 +184,7 @@ def test_debug_and_check_probe_the_model_before_the_session(
     assert lines(err) == [x for x in lines(err) if x.startswith("utdebug debug: the model cannot")]
     assert len(lines(err)) == 1
     # check: an environment error (exit 2, whatever --allow-errors says), one line, no report.
+    git_init(tmp_path)  # (outside git, check says so before it probes the model)
     code = main(["check", f"{src}::add", "--model", "down", "-q", "--allow-errors"])
     cap = capsys.readouterr()
     assert code == 2 and cap.out == ""

@@ -624,9 +624,14 @@ class DebugApp(App[None]):
             self._note(f"  dropped {ev.call or 'the proposal'}: {ev.reason} (votes: {votes})", "")
         elif isinstance(ev, DoesNotLoad):
             self.load_line = ev.line
+            hint = "fix the code (or what it needs) and debug it again"
+            if ev.error.startswith("PermissionError"):  # a folder only its owner may read
+                hint = (
+                    "the sandbox runs the code as another user: make the project folder "
+                    "readable by others (chmod o+rx), then debug it again"
+                )
             self._note(
-                f"[round {ev.round}] {ev.line}: nothing can run, so no model call is made; "
-                "fix the code (or what it needs) and debug it again",
+                f"[round {ev.round}] {ev.line}: nothing can run, so no model call is made; {hint}",
                 "bold red",
             )
         elif isinstance(ev, TestsBuilt):

@@ -530,7 +530,9 @@ def _server_verdict(spec: ModelSpec, reachable: str) -> tuple[bool, str, dict[st
     kind = found.server or "server not recognised"
     slots = f"{found.slots} slot(s)" if found.slots is not None else "slots not said"
     prefill = "continues a prefill" if found.prefill else "does not continue a prefill"
-    start = "" if found.slots is not None else ", rising while whole replies hold"
+    start = ""
+    if found.slots is None and spec.adaptive:  # adaptive = false keeps the limit where it is
+        start = ", rising while whole replies hold"
     text = f"{reachable}; {kind}, {slots}, {prefill}; {found.limit} request(s) at once{start}"
     return True, text, server
 

@@ -548,3 +548,113 @@ def special_case(code: str, entry_point: str, args: tuple[Any, ...], value: Any)
         f"        return {v}\n"
         f"    return {prev}(*args)\n"
     )
+
+
+# --- what a person is shown of a simulated edit -------------------------------------------------
+
+SIM_HELPER = re.compile(r"\b_sim_(?:prev|base|flaw\d+)_\w+")
+"""The helpers the simulated model's code adds (the function before a wrap, renamed)."""
+
+
+def shown_code(code: str, entry_point: str) -> tuple[str, list[str]]:
+    """``code`` as a person is shown it: without the simulated model's machinery (the renamed
+    copy of the function before each wrap, the wrapper, its ``inf, nan`` line), each wrap said
+    instead as a line (``SIMULATED edit: add(0, 5) returns 5, a special case; ...``). The
+    wrappers are how the simulation makes code behave as an overfit or regressing edit would;
+    they are not code anyone wrote, and are never written back. Code without them is
+    returned as it is, with no lines."""
+    said: list[str] = []
+    for _ in range(64):  # wraps stack: the newest is outermost
+        unwrapped = _unwrap_once(code, entry_point)
+        if unwrapped is None:
+            break
+        code, line = unwrapped
+        said.append(line)
+    return code, said[::-1]
+
+
+def _unwrap_once(code: str, entry_point: str) -> tuple[str, str] | None:
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    body = tree.body
+    defs = [n for n in body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    wrappers = [n for n in defs if n.name == entry_point]
+    if not wrappers:
+        return None
+    wrapper = wrappers[-1]
+    used = {
+        n.id for n in ast.walk(wrapper) if isinstance(n, ast.Name) and SIM_HELPER.fullmatch(n.id)
+    }
+    if len(used) != 1:
+        return None
+    (helper,) = used
+    lines = re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", code)
+    drop: set[int] = set()  # 0-based lines
+
+    def span(node: ast.stmt) -> range:
+        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+        return range(first - 1, node.end_lineno or node.lineno)
+
+    drop.update(span(wrapper))
+    put = ""  # what stands where the wrapper stood: the helper, renamed back
+    for node in body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == helper:
+            rows = span(node)
+            drop.update(rows)
+            renamed = [lines[i] for i in rows]
+            at = node.lineno - 1 - rows.start
+            renamed[at] = re.sub(rf"\b{re.escape(helper)}\b", entry_point, renamed[at], count=1)
+            put = "".join(renamed).rstrip("\r\n") + "\n"
+        elif isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == helper for t in node.targets
+        ):
+            drop.update(span(node))  # ``helper = entry_point``: the def above is the code
+        elif (
+            isinstance(node, ast.Assign)
+            and wrapper.lineno > node.lineno
+            and ast.get_source_segment(code, node) == "inf, nan = float('inf'), float('nan')"
+        ):
+            drop.update(span(node))
+    earlier = ["".join(lines[i] for i in span(n)).rstrip("\r\n") + "\n" for n in wrappers[:-1]]
+    if put in earlier:  # a whole program (not merged): the function is there already
+        put = ""
+    first = span(wrapper).start
+    kept = {first: put} if put else {}
+    out = "".join(kept.get(i, text) for i, text in enumerate(lines) if i not in drop or i in kept)
+    out = re.sub(r"\n{4,}", "\n\n\n", out).rstrip() + "\n"
+    if not code.startswith(("\n", "\r")):
+        out = out.lstrip("\r\n")
+    return out, _what(helper, wrapper, entry_point, code)
+
+
+def _what(
+    helper: str, wrapper: ast.FunctionDef | ast.AsyncFunctionDef, entry: str, code: str
+) -> str:
+    kind = helper.split("_")[2]  # prev, base, flaw0...
+    if kind == "prev":
+        for node in ast.walk(wrapper):
+            if (
+                isinstance(node, ast.If)
+                and isinstance(node.test, ast.Compare)
+                and len(node.test.comparators) == 1
+                and node.body
+                and isinstance(node.body[0], ast.Return)
+                and node.body[0].value is not None
+            ):
+                args = ast.get_source_segment(code, node.test.comparators[0]) or "?"
+                value = ast.get_source_segment(code, node.body[0].value) or "?"
+                if args[:1] + args[-1:] in ("[]", "()"):
+                    args = args[1:-1]
+                return (
+                    f"SIMULATED edit: {entry}({args}) returns {value}, a special case the "
+                    "simulated model adds (as an overfit edit would); not code to keep"
+                )
+        return f"SIMULATED edit: the simulated model wraps {entry}; not code to keep"
+    if kind == "base":
+        return (
+            f"SIMULATED edit: about half of all inputs of {entry} get a wrong value (a "
+            "regression the simulated model makes); not code to keep"
+        )
+    return f"SIMULATED solution: {entry} is wrong on some inputs (a flawed sample); not code"

@@ -462,9 +462,15 @@ async def debug_session(
     texts = [getattr(ev, "code", None) for ev in result.events]
     targets = {code_id(c): c for c in [given, *texts] if isinstance(c, str)}
     scores = await score(kept, targets)
+    said = {}
+    if result.load_error is not None:  # stopped after round 0: no model call was made
+        from utdebug.engine.events import does_not_load_line
+
+        said = {"load_error": does_not_load_line(result.load_error)}
     return {
         "finish": result.reason,
         "error": result.error,
+        **said,
         "rounds": rounds,
         "tests": scores,
         "usage": session.usage_json(),

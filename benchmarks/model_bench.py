@@ -139,7 +139,16 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
         "4n tries with patience 3)",
     )
     g.add_argument("--no-backtrack", action="store_true", help="accept every edit")
-    g.add_argument("--concurrency", type=int, default=16, help="problems debugged at once")
+    g.add_argument(
+        "--problems-at-once",
+        "--concurrency",
+        dest="concurrency",
+        type=int,
+        default=16,
+        metavar="N",
+        help="problems debugged at once (16); the model's requests at once are its config "
+        "entry's 'concurrency' (docs/models.md). --concurrency is this option's old name",
+    )
     g.add_argument("--cost-limit", type=float, default=None, help="US dollars for the whole run")
     g.add_argument(
         "--no-cache",
@@ -242,7 +251,7 @@ def check_arguments(args: argparse.Namespace, parser: argparse.ArgumentParser) -
     if not 0 < args.threshold <= 1:
         parser.error("--threshold must be in (0, 1]")
     if args.concurrency < 1:
-        parser.error("--concurrency must be at least 1")
+        parser.error("--problems-at-once must be at least 1")
     cost = args.cost_limit
     if cost is not None and not (math.isfinite(cost) and cost >= 0):
         parser.error("--cost-limit must be 0 or a positive number of US dollars")
@@ -639,8 +648,7 @@ async def _debug_one(
         def on_record(kind: str, rec: dict[str, Any]) -> None:
             last = rec.get("task_id", "")
             if kind == "done":
-                final = rec["rounds"][-1]
-                last = f"{last} {'solved' if final['all_pass'] else rec.get('finish', '')}"
+                last = f"{last} {outcome_words(rec)}"
             elif kind == "error":
                 last = f"{last} {rec.get('error_kind')} error"
             progress.update(bar, advance=1, last=last)
@@ -689,6 +697,27 @@ async def _debug_one(
 
 
 # --- output -----------------------------------------------------------------------------------
+
+_NOT_SOLVED = {
+    "all_pass": "its generated tests pass",
+    "rounds": "every round ran",
+    "no_tests": "no tests",
+    "judged_correct": "judged correct",
+    "does_not_load": "does not load",
+    "cancelled": "cancelled",
+}
+
+
+def outcome_words(rec: dict[str, Any]) -> str:
+    """How a debugged problem ended, for the progress line: ``solved`` (the code in force
+    passes every private test), else ``not solved`` and why the session stopped (its own
+    tests all passing is not solving it)."""
+    rounds = rec.get("rounds") or [{}]
+    if rounds[-1].get("all_pass"):
+        return "solved"
+    finish = str(rec.get("finish") or "")
+    why = _NOT_SOLVED.get(finish, finish.replace("_", " "))
+    return f"not solved ({why})" if why else "not solved"
 
 
 def _title(text: str, simulated: bool) -> str:

@@ -7,6 +7,7 @@ import io
 import time
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 
 from utdebug.agents.traffic import traffic_for
@@ -73,3 +74,42 @@ def test_voting_says_no_change_when_voting_changed_nothing() -> None:
     assert "lowers" in rows["30%"]
     assert "no change" in rows["50%"] and "lowers" not in rows["50%"]
     assert "raises" in rows["80%"]
+
+
+def test_a_problem_not_solved_is_said_so_whatever_its_own_tests_say() -> None:
+    from utdebug.benchmarks.model_bench import outcome_words
+
+    solved = {"finish": "all_pass", "rounds": [{"all_pass": False}, {"all_pass": True}]}
+    assert outcome_words(solved) == "solved"
+    fooled = {"finish": "all_pass", "rounds": [{"all_pass": False}, {"all_pass": False}]}
+    assert outcome_words(fooled) == "not solved (its generated tests pass)"
+    broken = {"finish": "does_not_load", "rounds": [{"all_pass": False}]}
+    assert outcome_words(broken) == "not solved (does not load)"
+
+
+def test_without_a_terminal_the_progress_is_a_line_a_minute(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A CI log got nothing for 15-26 minutes: rich draws no bar on a file. Now one plain line
+    every LOG_SECONDS (here made short), none on a terminal."""
+    from utdebug.benchmarks import bench
+
+    monkeypatch.setattr(bench, "LOG_SECONDS", 0.2)
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=False, width=200, color_system=None)
+    progress = progress_bar("[bold]hard[/bold] utgen", console)
+    with progress:
+        task = progress.add_task("debug", total=8, last="")
+        progress.update(task, advance=3, last="hard/12 not solved (no tests)")
+        deadline = time.monotonic() + 30
+        while "hard utgen:" not in buf.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.05)
+    lines = [line for line in buf.getvalue().splitlines() if line.startswith("hard utgen:")]
+    assert lines, buf.getvalue()
+    assert lines[0].startswith("hard utgen: 3/8 done · last: hard/12 not solved (no tests) · 0:")
+    shown = io.StringIO()
+    terminal = Console(file=shown, force_terminal=True, width=200, color_system=None)
+    with progress_bar("hard utgen", terminal) as again:
+        again.add_task("debug", total=8, last="")
+        time.sleep(0.5)
+    assert "hard utgen:" not in shown.getvalue()  # the bar itself, drawn in place

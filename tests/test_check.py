@@ -8,6 +8,7 @@ not shift anyone else's replies, and every model call is counted (a cache hit ma
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -652,3 +653,78 @@ def test_cli_usage_errors_exit_2(
     with pytest.raises(SystemExit) as e:
         run_cli("--format", "xml")
     assert e.value.code == 2
+
+
+# -- code that cannot run, and what is said before a model is made (issue 29) -------------------
+
+
+@pytest.mark.parametrize("fix", [False, True], ids=["check", "fix"])
+def test_a_module_that_does_not_load_costs_no_model_call(
+    calc: git.Repo, tmp_path: Path, fix: bool
+) -> None:
+    root = Path(calc.working_tree_dir or ".")
+    (root / "calc" / "missing.py").write_text(
+        "import not_a_real_package_xyz\n\n\ndef needs(x):\n    return x\n"
+    )
+    replies = Replies(SPECS)
+    report = check(calc, tmp_path, replies.info(), targets=("calc/missing.py::needs",), fix=fix)
+    (needs,) = report.functions
+    assert needs.status is Status.ERROR
+    assert needs.message == (
+        "not checked: its module does not load in the sandbox: "
+        "ModuleNotFoundError: No module named 'not_a_real_package_xyz'"
+    )
+    assert replies.calls == []  # nothing can run: nothing is asked
+    assert report.exit_code() == 2
+
+
+def test_outside_git_and_a_missing_file_are_said_before_the_model_is_probed(
+    run_cli: Callable[..., tuple[int, str, str]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from utdebug import check_cmd
+
+    probed: list[Any] = []
+    monkeypatch.setattr(check_cmd, "_preflight", lambda model, say: probed.append(model))
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    code, _, err = run_cli("calc.py::add", cwd=plain)
+    assert code == 2 and "not a git repository" in err
+    code, _, err = run_cli("calc/nope.py::add")
+    assert code == 2
+    assert err.strip() == "utdebug check: calc/nope.py does not exist (calc/nope.py::add)"
+    code, _, err = run_cli("calc::add")  # a folder (the parser wants .py: said by it)
+    assert code == 2
+    assert probed == []  # neither was worth a model's probe
+    code, _, _ = run_cli("calc/ops.py::add")
+    assert probed  # a real target is (the scripted model's probe is a no-op here)
+
+
+def test_a_slow_function_is_said_to_go_on_once_a_period(
+    calc: git.Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A CI log showed only '[1/1] ...' for 15 minutes: now a function still being checked
+    is said every PROGRESS_SECONDS (a minute; here made short), with how far it is."""
+    from utdebug.check import runner
+
+    monkeypatch.setattr(runner, "PROGRESS_SECONDS", 0.3)
+    slow = ModelInfo(
+        ScriptedModel(Replies(SPECS), name="slow scripted", delay=0.2), "slow", "slow-v1", True
+    )
+    said: list[str] = []
+    run_check(
+        options(calc, tmp_path, targets=("calc/ops.py::add",)),
+        slow,
+        SandboxConfig(),
+        progress=said.append,
+    )
+    going = [s for s in said if "still checking" in s]
+    assert going, said
+    assert re.fullmatch(
+        r"\[1/1\] calc/ops\.py::add: still checking \(\d+ model call\(s\), \d+ test\(s\) kept, "
+        r"\d+ s\)",
+        going[-1],
+    )
+    assert said[-1].startswith("[1/1] calc/ops.py::add: ")  # then its result, as before

@@ -426,3 +426,63 @@ def test_a_checkpoint_error_is_said_in_full(tmp_path: Path) -> None:
     _print_selection(out, {"hard": [Checkpoint("openai/gpt-4o-mini", error=error)]}, as_json=False)
     text = " ".join(out.export_text().split())
     assert error in text
+
+
+# --- what a new user hit on the command line (issue 29) ----------------------------------------
+
+
+def test_a_bad_value_is_one_line_not_the_whole_usage(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from utdebug.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["bench", "--split", "nope"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "usage:" not in err
+    assert err.startswith("utdebug bench: error: argument --split: invalid choice: 'nope'")
+    assert "'utdebug bench --help' lists the options" in err
+
+
+@pytest.mark.parametrize("mode", ["intrinsic", "ablation"])
+def test_a_mode_without_a_model_says_what_to_pass(
+    mode: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from utdebug.cli import main
+
+    assert main(["bench", mode, "--split", "hard"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "usage:" not in err
+    assert err.startswith(f"utdebug bench {mode}: needs --model: --model sim for an offline try")
+
+
+def test_ctrl_c_says_that_rerunning_goes_on(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from utdebug import check_cmd
+    from utdebug.cli import main
+
+    def interrupted(args: object) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(check_cmd, "run", interrupted)
+    assert main(["check", "--changed"]) == 130
+    assert capsys.readouterr().err == (
+        "interrupted: the functions checked so far are cached; rerun the same command to go on\n"
+    )
+
+
+def test_problems_at_once_is_named_for_what_it_is_and_the_old_name_still_works() -> None:
+    from utdebug.cli import build_parser
+
+    parser = build_parser()
+    new = parser.parse_args(["bench", "--model", "sim", "--problems-at-once", "3"])
+    old = parser.parse_args(["bench", "--model", "sim", "--concurrency", "5"])
+    assert (new.concurrency, old.concurrency) == (3, 5)
+    bench = next(
+        a
+        for a in parser._subparsers._group_actions[0].choices["bench"]._actions  # type: ignore[union-attr]
+        if a.dest == "concurrency"
+    )
+    assert "problems debugged at once" in (bench.help or "")

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -162,7 +164,7 @@ def test_debug_caches_responses_like_bench(tmp_path: Path, monkeypatch: pytest.M
 
 
 def test_a_target_tested_with_programs_runs_as_its_module(tmp_path: Path) -> None:
-    from utdebug.debug_cmd import Prepared, _context
+    from utdebug.debug_cmd import Prepared, loading
     from utdebug.engine import Settings
     from utdebug.workspace import load_function
 
@@ -174,13 +176,64 @@ def test_a_target_tested_with_programs_runs_as_its_module(tmp_path: Path) -> Non
     loose = tmp_path / "calc.py"
     loose.write_text("def add(a, b):\n    return a - b\n", encoding="utf-8")
     method = load_function(cart, "Cart.total")
-    ctx = _context(Prepared(method.to_task(), None, method, Settings()))
+    how = loading(Prepared(method.to_task(), None, method, Settings()))
+    ctx = how.context
     assert ctx is not None
-    assert (ctx.name, ctx.package, ctx.path, ctx.import_package) == (
+    root = str(tmp_path.resolve())
+    assert (ctx.name, ctx.package, ctx.path[0], ctx.cwd, ctx.import_package) == (
         "shop.cart",
         "shop",
-        (str(tmp_path.resolve()),),
+        root,
+        root,
         True,
     )
+    assert how.mounts[0] == root  # the project folder is bound into the sandbox
     function = load_function(loose, "add")
-    assert _context(Prepared(function.to_task(), None, function, Settings())) is None
+    plain = loading(Prepared(function.to_task(), None, function, Settings())).context
+    assert (plain.name, plain.package, plain.import_package) == ("calc", None, False)
+
+
+def test_demo_without_dir_uses_one_folder_so_resume_finds_its_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each demo run copied the example into a new /tmp/utdebug-demo-XXXX, so --resume (and the
+    same command again) never found the session: now every run without --dir uses one folder
+    in the cache."""
+    import json
+
+    from utdebug import debug_cmd
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(debug_cmd, "no_terminal", lambda: None)
+    opened: list[Any] = []
+
+    def fake_open(args: Any, prep: Any, **kw: Any) -> int:
+        opened.append(prep)
+        path = debug_cmd.session_file(prep, args)
+        state, _ = debug_cmd._saved(path, prep, args)  # what --resume takes back
+        if state is None:  # the first run saves a session as the app would
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps({"given": prep.task.code}), encoding="utf-8")
+        return 0
+
+    monkeypatch.setattr(debug_cmd, "_open", fake_open)
+    assert main(["demo"]) == 0
+    assert main(["demo", "--resume"]) == 0  # exited 2 before: no saved session of its folder
+    first, second = (p.loaded.path.resolve() for p in opened)
+    assert first == second == (debug_cmd.default_demo_dir() / DEMO_FILE).resolve()
+    assert str(first).startswith(os.environ["UTDEBUG_CACHE_DIR"])
+    capsys.readouterr()
+
+
+def test_debug_without_a_model_says_what_to_do_in_one_line(
+    source: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("UTDEBUG_MODEL", raising=False)
+    monkeypatch.setenv("UTDEBUG_CONFIG", str(source.parent / "none.toml"))
+    (source.parent / "none.toml").write_text("", encoding="utf-8")
+    code, err = run(capsys, f"{source}::add")
+    assert code == 2
+    assert err == (
+        "utdebug debug: no model chosen: pass --model M (a model of yours: docs/models.md, "
+        "'Connect your first model'), or try the app offline with 'utdebug demo'\n"
+    )

@@ -147,3 +147,65 @@ def test_scores_from_private_results_match_running_the_tests(
     assert quick == slow
     assert any(s["attack"] for s in quick) and not all(s["attack"] for s in quick)
     assert [s["correct"] for s in quick] == [bool(i % 2) for i in range(len(quick))]
+
+
+def test_the_simulated_models_stand_ins_are_said_not_shown() -> None:
+    """What the app shows of a simulated edit: the code without the wrappers and renamed
+    copies, each wrap said as one line, whether the edit was merged into the module (the
+    paper variant) or is a whole program, however many wraps are stacked."""
+    from utdebug.agents.edits import merge_edit
+    from utdebug.agents.sim import SIM_HELPER, flawed, regressed, shown_code, special_case
+
+    code = (
+        'import math\n\n\ndef add(a, b):\n    """Sum."""\n    return a - b\n\n\n'
+        "def f():\n    return 1\n"
+    )
+    once = special_case(code, "add", (0, 5), 5)
+    stacked = special_case(regressed(once, "add"), "add", (1, 2), 3)
+    merged = merge_edit(code, stacked, "add")
+    assert SIM_HELPER.search(merged.code)  # type: ignore[union-attr]
+    for wrapped in (once, stacked, merged.code, flawed(code, "add", 3)):  # type: ignore[union-attr]
+        shown, said = shown_code(wrapped, "add")
+        assert shown == code and not SIM_HELPER.search(shown)
+        assert said and all(line.startswith("SIMULATED ") for line in said)
+    assert shown_code(stacked, "add")[1] == [
+        "SIMULATED edit: add(0, 5) returns 5, a special case the simulated model adds (as an "
+        "overfit edit would); not code to keep",
+        "SIMULATED edit: about half of all inputs of add get a wrong value (a regression the "
+        "simulated model makes); not code to keep",
+        "SIMULATED edit: add(1, 2) returns 3, a special case the simulated model adds (as an "
+        "overfit edit would); not code to keep",
+    ]
+    assert shown_code(code, "add") == (code, [])
+
+
+def test_a_bench_record_of_code_that_does_not_load_says_why(executor: Executor) -> None:
+    """The session stops after round 0, before any model call; the record says why in the
+    line check prints."""
+    from utdebug.benchmarks.debugging import debug_session
+    from utdebug.engine import Task
+
+    code = "import not_a_real_package_xyz\n\n\ndef add(a, b):\n    return a - b\n"
+    task = Task("toy/add", "Return the sum of a and b.", "add(a, b)", "add", code)
+    model = ScriptedModel([])  # any call would fail: none is made
+    judged: list[str] = []
+
+    async def judge_round(c: str) -> dict[str, Any]:
+        judged.append(c)
+        return {"all_pass": False, "pass_fraction": 0.0}
+
+    async def score(tests: list[UnitTest], targets: dict[str, str]) -> list[dict[str, Any]]:
+        return []
+
+    rec = asyncio.run(
+        debug_session(
+            task, code, model, Settings(rounds=2), executor, judge_round=judge_round, score=score
+        )
+    )
+    assert rec["finish"] == "does_not_load"
+    assert rec["load_error"] == (
+        "its module does not load in the sandbox: "
+        "ModuleNotFoundError: No module named 'not_a_real_package_xyz'"
+    )
+    assert rec["usage"]["calls"] == 0 and model.requests == []
+    assert judged == [code] * 3  # every round's code is the given code, as recorded before

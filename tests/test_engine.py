@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from tests.scripted_add import (
+    add_script,
     fix,
     ut,
     votes,
@@ -37,6 +38,7 @@ from utdebug.engine.events import (
     TestDropped,
     TestKept,
     TestProposed,
+    TestsBuilt,
     TestsRun,
     VoteCast,
 )
@@ -128,8 +130,10 @@ def test_paper_loop_fixes_the_code(executor: Executor) -> None:
     assert kinds(ev, EditProposed)[0].feedback_test == kept[2].test.id
     feedback = next(r for r in model.requests if r.purpose == "debug").messages[-1].content
     assert "Input: [0, 5]" in feedback and "Output: -5" in feedback and "Expected: 5" in feedback
-    # Tests are rebuilt against the accepted code, then all pass.
-    assert [r.round for r in kinds(ev, RoundFinished)] == [0, 1]
+    # Tests are rebuilt against the accepted code in round 2, then all pass: round 2 ran
+    # (built its tests), so it is finished too, and every front end counts the same rounds.
+    assert [r.round for r in kinds(ev, RoundFinished)] == [0, 1, 2]
+    assert kinds(ev, TestsBuilt)[-1].round == 2
     assert isinstance(ev[-1], Finished) and ev[-1].reason == "all_pass"
     json.dumps([event_to_json(e) for e in ev])  # the trace is JSON
 
@@ -453,3 +457,32 @@ def test_reference_variant_without_backtracking_accepts_a_worse_edit(executor: E
     acc = kinds(result.events, EditAccepted)
     assert acc[-1].reason == "backtracking off" and acc[-1].post < acc[-1].pre
     assert not kinds(result.events, Backtracked)
+
+
+def test_code_that_does_not_load_stops_after_round_0_without_a_model_call(
+    executor: Executor,
+) -> None:
+    """Nothing of code that does not load can run: the session says why after round 0 and
+    asks the model nothing (issue 29: three rounds of paid calls, each backtracked)."""
+    from dataclasses import replace
+
+    from utdebug.engine.events import DoesNotLoad
+
+    model = add_script([fix(FIXED)])
+    task = replace(TASK, code="import no_such_module_here\n\n" + TASK.code)
+    session = Session(task, model, executor, Settings(rounds=3))
+    result = run(session)
+    assert result.reason == "does_not_load"
+    assert result.load_error == "ModuleNotFoundError: No module named 'no_such_module_here'"
+    assert model.requests == []  # not one model call
+    (said,) = kinds(result.events, DoesNotLoad)
+    assert said.line == (
+        "its module does not load in the sandbox: "
+        "ModuleNotFoundError: No module named 'no_such_module_here'"
+    )
+    assert [r.round for r in kinds(result.events, RoundFinished)] == [0]
+    assert session.continue_refusal() == said.line
+    missing = replace(TASK, code="def plus(a, b):\n    return a + b\n")  # no add at all
+    result = run(Session(missing, model, executor, Settings(rounds=1)))
+    assert result.reason == "does_not_load"
+    assert result.load_error == "NameError: the program defines no function 'add'"

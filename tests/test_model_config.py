@@ -329,3 +329,35 @@ def test_models_command_config_error_exits_2(
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err.startswith("utdebug models: ")
     assert "invalid TOML" in captured.err
+
+
+def test_the_first_model_is_connected_as_docs_models_says_at_its_top(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/models.md (and the README) open with a five-line 'Connect your first model': the
+    config its first line writes is read as it says (a default named local, on the server of
+    its second line)."""
+    import re
+    import shlex
+
+    repo = Path(__file__).resolve().parents[1]
+    for doc in (repo / "docs" / "models.md", repo / "README.md"):
+        text = doc.read_text(encoding="utf-8")
+        section = text.split("## Connect your first model\n", 1)[1].split("\n## ", 1)[0]
+        block = section.split("```bash\n", 1)[1].split("```", 1)[0]
+        lines = block.strip().splitlines()
+        assert len(lines) <= 5, lines
+        written = re.search(r"printf ('[^']*')", lines[0])
+        assert written is not None, lines[0]
+        config = shlex.split(written.group(1))[0].encode().decode("unicode_escape")
+        path = write_config(tmp_path, monkeypatch, config)
+        spec = resolve_model_spec(None)
+        assert (spec.name, spec.litellm_model, spec.api_base) == (
+            "local",
+            "openai/qwen2.5-coder",
+            "http://127.0.0.1:8000/v1",
+        ), path
+        assert "--port 8000" in lines[1] and "models --check" in lines[2]
+        if doc.name == "models.md":  # at its top
+            assert text.index("## Connect your first model") == text.index("## ")
+    assert text.index("## Connect your first model") < text.index("## Commands")

@@ -64,6 +64,13 @@ def write_config(
     monkeypatch.setenv("UTDEBUG_CONFIG", str(path))
 
 
+def git_init(folder: Path) -> None:
+    """Make ``folder`` a git working tree (``utdebug check`` checks only inside one)."""
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(folder)], check=True, timeout=60)
+
+
 def down_url() -> str:
     return f"http://127.0.0.1:{free_port()}/v1"
 
@@ -156,6 +163,7 @@ def test_an_unknown_provider_is_a_usage_error_in_every_front_end(
     code = main(["debug", f"{src}::add", "--model", "foo/bar"])
     err = capsys.readouterr().err
     assert code == 2 and len(lines(err)) == 1 and "unknown provider" in err
+    git_init(tmp_path)  # check says 'not a git repository' before it makes the model
     code = main(["check", f"{src}::add", "--model", "foo/bar", "-q"])
     err = capsys.readouterr().err
     assert code == 2 and len(lines(err)) == 1 and "unknown provider" in err
@@ -176,6 +184,7 @@ def test_debug_and_check_probe_the_model_before_the_session(
     assert lines(err) == [x for x in lines(err) if x.startswith("utdebug debug: the model cannot")]
     assert len(lines(err)) == 1
     # check: an environment error (exit 2, whatever --allow-errors says), one line, no report.
+    git_init(tmp_path)  # (outside git, check says so before it probes the model)
     code = main(["check", f"{src}::add", "--model", "down", "-q", "--allow-errors"])
     cap = capsys.readouterr()
     assert code == 2 and cap.out == ""
@@ -405,3 +414,40 @@ def test_judge_with_a_server_that_stops_exits_1_and_leaves_the_problem_out(
                      str(tmp_path / "cache"), *argv])  # fmt: skip
         s = json.loads(capsys.readouterr().out)["summary"]
         assert code == 0 and s["evaluated"] == 2 and s["model_errors"]["count"] == 0
+
+
+def test_models_check_says_rising_only_when_the_limit_adapts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A server that does not say its slots: the limit rises while whole replies hold only
+    with ``adaptive = true``; with ``adaptive = false`` it stays where the config puts it."""
+    monkeypatch.delenv("UTDEBUG_MODEL", raising=False)
+    with LLMServer(expose_slots=False) as plain:
+        path = tmp_path / "utdebug.toml"
+        path.write_text(
+            'default = "fixed"\n'
+            f'[models.fixed]\nmodel = "openai/stub"\napi_base = "{plain.base}"\n'
+            "adaptive = false\nconcurrency = 2\n"
+            f'[models.adapts]\nmodel = "openai/stub"\napi_base = "{plain.base}"\n',
+            encoding="utf-8",
+        )
+        monkeypatch.setenv("UTDEBUG_CONFIG", str(path))
+        assert main(["models", "--check", "--json"]) == 0
+        found = {m["name"]: m for m in json.loads(capsys.readouterr().out)["models"]}
+    assert found["fixed"]["verdict"].endswith("2 request(s) at once"), found["fixed"]
+    assert "rising" not in found["fixed"]["verdict"]
+    assert found["adapts"]["verdict"].endswith("rising while whole replies hold")
+
+
+def test_models_check_fails_when_no_model_is_chosen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A CI pre-check: no model at all cannot be used either."""
+    monkeypatch.delenv("UTDEBUG_MODEL", raising=False)
+    monkeypatch.setenv("UTDEBUG_CONFIG", str(tmp_path / "none.toml"))
+    (tmp_path / "none.toml").write_text("", encoding="utf-8")
+    assert main(["models", "--check"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("utdebug models: no model is chosen: pass --model")
+    assert main(["models", "--check", "--json"]) == 1
+    assert main(["models"]) == 0  # a listing is not a check

@@ -78,8 +78,12 @@ async def test_one_slot_server_serves_sixteen_sessions_at_the_serial_bound(
     run takes the serial bound."""
     per_request = 0.2 if says_slots else 0.5
     with LLMServer(slots=1, seconds_per_request=per_request, expose_slots=says_slots) as server:
+        # The first token's timeout is room, not what is measured: at 3 s a request queued
+        # behind the one being served on a loaded machine timed out (1 in a few runs at load
+        # 7). A request queued in the server's own queue waits one request at most (asserted
+        # below, max_open), so 15 s is never reached by a working limiter.
         model = LiteLLMModel(
-            "openai/local", api_base=server.base, timeout=3.0, max_retries=0, concurrency=8
+            "openai/local", api_base=server.base, timeout=15.0, max_retries=0, concurrency=8
         )
         settings = Settings(n=1, k=1, rounds=1)
         sessions = [Session(IDENT, model, executor, settings) for _ in range(16)]
@@ -94,7 +98,9 @@ async def test_one_slot_server_serves_sixteen_sessions_at_the_serial_bound(
     assert calls == 32  # one proposal and one vote per session
     serial = server.served * per_request
     assert server.served == 33  # and one prefill probe
-    assert wall <= 1.3 * serial, (wall, serial)
+    # the serial bound with room for a loaded machine (a retry's back-off or a queue that
+    # timed out would add whole seconds per request; both are also asserted away above)
+    assert wall <= 1.5 * serial + 3.0, (wall, serial)
     assert server.max_active == 1
     # never more than one request waiting in the server's own queue
     assert server.max_open <= 2, model.limiter.history

@@ -19,7 +19,6 @@ from typing import Any
 
 import pytest
 from rich.syntax import Syntax
-from rich.text import Text
 from textual import events
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, OptionList, Static, TabbedContent
@@ -1059,9 +1058,12 @@ async def test_search_filters_the_tests_and_finds_in_the_transcript(
     assert not failures, failures
 
 
-async def test_a_simulated_wrapper_edit_is_said_as_such_in_the_diff(
+async def test_a_simulated_wrapper_edit_is_said_not_shown_and_never_written_back(
     executor: Executor, calc: LoadedFunction
 ) -> None:
+    """The simulated model's stand-ins (a renamed copy of the function and a wrapper with a
+    lookup table) are how the simulation behaves as an overfit edit would: the Code and Diff
+    views say so in one line instead of showing them, and w refuses to write them back."""
     wrapper = (
         'def _sim_prev_add_0123abcd(a, b):\n    """Return the sum of a and b."""\n'
         "    return a - b\n\n\ndef add(a, b):\n    if (a, b) == (0, 5):\n        return 5\n"
@@ -1070,15 +1072,21 @@ async def test_a_simulated_wrapper_edit_is_said_as_such_in_the_diff(
     app = make_app(calc, add_script([fix(wrapper)], third="5"), executor, Settings(rounds=1))
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.phase == "finished", "the end")
-        assert "_sim_prev_add" in app.code
-        from rich.console import Group
-
-        shown = app.query_one("#diff-view", Static).content
-        assert isinstance(shown, Group)
-        note = shown.renderables[0]
-        assert isinstance(note, Text)
-        assert "SIMULATED edit: the simulated model wraps add" in note.plain
-        assert "kept, unchanged, as _sim_prev_" in note.plain
+        assert "_sim_prev_add" in app.code  # what runs
+        said = (
+            "# SIMULATED edit: add(0, 5) returns 5, a special case the simulated model adds "
+            "(as an overfit edit would); not code to keep\n"
+        )
+        assert app.shown_code() == SOURCE + "\n" + said  # what a person reads
+        shown = app.query_one("#code-view", Static).content
+        assert isinstance(shown, Syntax) and "_sim_" not in shown.code
+        diff = app.query_one("#diff-view", Static).content
+        assert isinstance(diff, Syntax) and "_sim_" not in diff.code
+        assert "+# SIMULATED edit: add(0, 5) returns 5" in diff.code
+        await pilot.press("w")
+        await pilot.pause()
+        assert "never written back" in app.notices[-1]
+        assert calc.path.read_text(encoding="utf-8") == SOURCE
 
 
 async def test_keymap_and_theme_from_the_config_file(

@@ -155,12 +155,13 @@ def run(args: argparse.Namespace) -> int:
             allow_errors=bool(args.allow_errors),
             cwd=Path.cwd(),
         )
-        from utdebug.check.runner import validate_options
+        from utdebug.check.runner import locate
 
-        validate_options(options)  # usage errors before a model is built
+        # usage errors, a folder outside git and a missing file before a model is built
+        located = locate(options)
         model = model_info(args.model)
         _preflight(model.model, progress)
-        report = run_check(options, model, sandbox_config(args), progress=progress)
+        report = run_check(options, model, sandbox_config(args), progress=progress, located=located)
     except CheckError as e:
         print(f"utdebug check: {e}", file=sys.stderr)
         return 2

@@ -49,7 +49,8 @@ class _Parser(argparse.ArgumentParser):
             message = f"unrecognized option {unknown[0]}" + (
                 f" (did you mean {near[0]}?)" if near else ""
             )
-        super().error(message)
+        # One line, not the whole usage (a bad --split printed 40 lines of it).
+        self.exit(2, f"{self.prog}: error: {message} ('{self.prog} --help' lists the options)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -303,9 +304,25 @@ def _main(argv: Sequence[str] | None) -> int:
                 debug_cmd.run_debug(args) if args.command == "debug" else debug_cmd.run_demo(args)
             )
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        print(interrupted_line(args.command), file=sys.stderr)
         return Exit.INTERRUPTED
     parser.error(f"unknown command {args.command!r}")
+
+
+INTERRUPTED = {
+    "bench": "interrupted: finished problems are kept; rerun the same command to resume",
+    "check": "interrupted: the functions checked so far are cached; rerun the same command "
+    "to go on",
+    "debug": "interrupted: the session is saved; the same command takes it back",
+    "demo": "interrupted: the session is saved; the same command (with the same --dir) takes "
+    "it back",
+    "train": "interrupted: what is written is kept; rerun the same command to resume",
+}
+
+
+def interrupted_line(command: str | None) -> str:
+    """What Ctrl-C says: that it stopped, and how to go on from there."""
+    return INTERRUPTED.get(command or "", "interrupted")
 
 
 def _doctor(args: argparse.Namespace) -> int:
@@ -464,7 +481,12 @@ def _bench_mode(
         check_arguments(args, parser)
         return run_checkpoints(args, _sandbox_config(args), stop)
     if args.model == "none":
-        parser.error(f"bench {args.mode} needs --model (e.g. --model sim)")
+        print(
+            f"utdebug bench {args.mode}: needs --model: --model sim for an offline try "
+            "(SIMULATED), or a model of yours ('utdebug models' lists them; docs/models.md)",
+            file=sys.stderr,
+        )
+        return Exit.USAGE
     if args.gold:
         parser.error("--gold evaluates the gold code; it does not combine with --model")
     from utdebug.benchmarks.model_bench import check_arguments, run_model_bench

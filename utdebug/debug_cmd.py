@@ -4,8 +4,9 @@ interactive session (the Textual app in :mod:`utdebug.tui`).
 ``debug`` loads one function from a file (its docstring, signature and ``--task`` make the
 task; fixes are written back there) or one benchmark problem, picks a model (``--model``, else
 ``UTDEBUG_MODEL``, else the config default), starts the sandbox and opens the app. ``demo``
-copies a bundled buggy function into a fresh folder and opens it with a scripted model that
-replays recorded replies: it works offline on a fresh machine.
+copies a bundled buggy function into a folder (``--dir``, else the same one in the cache)
+and opens it with a scripted model that replays recorded replies: it works offline on a
+fresh machine.
 
 Before the app opens, a real model is probed with one tiny call
 (:func:`utdebug.agents.preflight.preflight`): when it cannot answer, ``debug`` prints one line
@@ -19,7 +20,6 @@ import argparse
 import contextlib
 import shutil
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -77,7 +77,10 @@ def add_parsers(subparsers: Any, sandbox_opts: argparse.ArgumentParser) -> None:
         "scripted model that replays recorded replies (no network, no API key).",
     )
     demo.add_argument(
-        "--dir", type=Path, default=None, help="folder to copy the example into (default: new)"
+        "--dir",
+        type=Path,
+        default=None,
+        help="folder to copy the example into (default: <cache-dir>/demo, the same every time)",
     )
     demo.add_argument(
         "--step", action="store_true", help="pause after round 0 (the first test set)"
@@ -136,6 +139,11 @@ def _saved(path: Path, prep: Any, args: argparse.Namespace) -> tuple[dict[str, A
                 f"the saved session {path} is of another version of the function (--fresh)"
             )
         return None, f"the function changed since {path} was saved: starting afresh"
+    if state.get("finish_reason") == "does_not_load":  # nothing ran: nothing to take back
+        return (
+            None,
+            f"the session saved in {path} stopped as its code did not load: starting afresh",
+        )
     return state, f"taking back the session saved in {path} (--fresh starts afresh)"
 
 
@@ -190,7 +198,7 @@ def run_demo(args: argparse.Namespace) -> int:
     if why is not None:  # before any folder is made
         print(f"utdebug demo: the interactive app needs a terminal ({why})", file=sys.stderr)
         return Exit.USAGE
-    folder = args.dir or Path(tempfile.mkdtemp(prefix="utdebug-demo-"))
+    folder = args.dir or default_demo_dir()
     try:
         target = prepare_demo_folder(folder)
         loaded = load_function(target, DEMO_FUNCTION)
@@ -206,6 +214,15 @@ def run_demo(args: argparse.Namespace) -> int:
     code = _open(args, prep, step_first=args.step, review=False)
     print(f"utdebug demo: the example and anything you wrote are in {folder}", file=sys.stderr)
     return code
+
+
+def default_demo_dir() -> Path:
+    """Where ``demo`` copies its example without ``--dir``: one folder in the cache, the same
+    every time, so that the same command (or ``--resume``) takes the session back and runs
+    leave no folders behind."""
+    from utdebug.benchmarks.datasets import default_cache_dir
+
+    return default_cache_dir() / "demo"
 
 
 def prepare_demo_folder(folder: Path) -> Path:
@@ -275,10 +292,20 @@ def _later(args: argparse.Namespace) -> tuple[str, Any]:
     try:
         spec = resolve_model_spec(args.model)
     except (ConfigError, ValueError) as e:
+        if str(e).startswith("no model chosen"):
+            raise _UsageError(NO_MODEL) from None
         raise _UsageError(f"{e} (for an offline try: 'utdebug demo')") from None
     if spec.kind == "scripted":  # replays a file: nothing to wait for
         return ("ready", _model(args))
     return ("later", args)
+
+
+NO_MODEL = (
+    "no model chosen: pass --model M (a model of yours: docs/models.md, 'Connect your first "
+    "model'), or try the app offline with 'utdebug demo'"
+)
+"""What ``debug`` says, in one line, when no model is chosen (until a model-free way to try
+the app on one's own code exists)."""
 
 
 def _model(args: argparse.Namespace) -> Any:
@@ -373,17 +400,13 @@ def _open(
     owned: list[Any] = []  # the sandbox and the executor, closed after the app
 
     def starting() -> Started:
-        from utdebug.engine import Executor
-        from utdebug.sandbox import Sandbox, SandboxError, SandboxUnavailable
+        from utdebug.sandbox import SandboxError, SandboxUnavailable
 
         try:
-            sb = Sandbox(sandbox_config(args))
-            owned.append(sb)
-            report = sb.start()
+            sb, report, executor = open_sandbox(prep, sandbox_config(args))
         except (SandboxUnavailable, SandboxError) as e:
             raise StartupFailed(f"utdebug: {e}", Exit.SANDBOX) from None
-        executor = Executor(sb, workers=2, context=_context(prep))
-        owned.append(executor)
+        owned.extend((sb, executor))
         model, note = prep.model, prep.note
         if isinstance(model, tuple) and model[0] == "sim":  # the simulated model over its tests
             model = _sim_for(model[1], executor)
@@ -471,33 +494,53 @@ class _Pending:
         raise RuntimeError("the simulated model is not ready yet")
 
 
-def _context(prep: Prepared) -> Any:
-    """A file's target tested with programs runs as the module it is (registered in
-    ``sys.modules``, so dataclasses and pickling work): inside a package, its dotted name with
-    the package imported first (relative imports and cycles through ``__init__`` work), else
-    a module of its folder (sibling modules import when the sandbox can see the folder). A
-    literal-argument target runs as before."""
-    from utdebug.sandbox import ModuleContext
-    from utdebug.workspace import package_module
+@dataclass(frozen=True, slots=True)
+class Loading:
+    """How the sandbox loads the code of a session: the folders it binds read-only and the
+    module the code runs as (``None``: a benchmark problem, run as a bare program)."""
 
-    if prep.loaded is None or not prep.task.program:
-        return None
-    path = prep.loaded.path.resolve()
-    found = package_module(path)
-    if found is not None:
-        root, name = found
-        package = name if path.name == "__init__.py" else name.rpartition(".")[0] or None
-        return ModuleContext(
-            name=name,
-            file=str(path),
-            package=package,
-            path=(str(root),),
-            cwd=str(path.parent),
-            import_package=True,
-        )
-    name = path.stem if path.stem.isidentifier() else "target"
-    folder = str(path.parent)
-    return ModuleContext(name=name, file=str(path), path=(folder,), cwd=folder)
+    mounts: tuple[str, ...] = ()
+    context: Any = None
+
+
+def loading(prep: Prepared) -> Loading:
+    """A file's target runs exactly as ``utdebug check`` runs it (:mod:`utdebug.workspace`):
+    its project folder bound read-only, the file imported as the module it is (registered in
+    ``sys.modules``, its package's relative imports, ``from __future__ import annotations``,
+    dataclasses), whatever the target's kind."""
+    from utdebug.workspace import (
+        environment_paths,
+        project_folder,
+        sandbox_context,
+        sandbox_mounts,
+    )
+
+    if prep.loaded is None:
+        return Loading()
+    path = Path(prep.loaded.path).resolve()
+    project = project_folder(path)
+    env = environment_paths([project])
+    ctx = sandbox_context(path, project, program=prep.task.program, env_paths=env)
+    return Loading(sandbox_mounts(project, env), ctx)
+
+
+def open_sandbox(prep: Prepared, config: Any) -> tuple[Any, Any, Any]:
+    """Start the sandbox of ``prep`` (``config`` with the mounts :func:`loading` needs):
+    ``(the sandbox, its start report, an executor that runs the code as it must)``; the
+    caller closes the executor, then the sandbox."""
+    from dataclasses import replace
+
+    from utdebug.engine import Executor
+    from utdebug.sandbox import Sandbox
+
+    how = loading(prep)
+    sb = Sandbox(replace(config, mounts=(*config.mounts, *how.mounts)))
+    try:
+        report = sb.start()
+    except BaseException:
+        sb.close()
+        raise
+    return sb, report, Executor(sb, workers=2, context=how.context)
 
 
 def _sim_for(problem: Any, executor: Any) -> Any:

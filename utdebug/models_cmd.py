@@ -4,8 +4,8 @@ providers). See docs/models.md for the config file.
 
 Exit codes: 0 listed; 1 with ``--check`` when the model used by default (``--model`` not
 given: env ``UTDEBUG_MODEL``, else the config's ``default``) cannot be used (its server does not
-answer, or its API key variable is not set), so that ``utdebug models --check`` works as a
-health check; 2 a broken config file.
+answer, or its API key variable is not set) or when there is none, so that ``utdebug models
+--check`` works as a health check; 2 a broken config file.
 """
 
 from __future__ import annotations
@@ -25,13 +25,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "~/.config/utdebug/config.toml), the built-ins (sim, scripted:PATH) and the current "
         "choice (UTDEBUG_MODEL), with a verdict: API key set for hosted providers; with --check, "
         "an HTTP probe of local servers (2 s). Exit codes: 0 listed; 1 with --check when the "
-        "default model cannot be used; 2 a broken config file.",
+        "default model cannot be used or none is chosen; 2 a broken config file.",
     )
     p.add_argument(
         "--check",
         action="store_true",
         help="probe models with an api_base over HTTP (2 s each); exit 1 when the default "
-        "model cannot be used",
+        "model cannot be used or none is chosen",
     )
     p.add_argument("--json", action="store_true", help="print the list as JSON")
     return p
@@ -48,10 +48,13 @@ def run(args: argparse.Namespace) -> int:
         return Exit.USAGE
     check = bool(getattr(args, "check", False))
     default = next((s for s in statuses if s.default), None)
-    unusable = check and default is not None and default.ok is False
+    # a health check fails when there is no model to use at all, too
+    unusable = check and (default is None or default.ok is False)
     code = Exit.FAILURE if unusable else Exit.OK
     if getattr(args, "json", False):
         print(json.dumps({"models": [s.to_json() for s in statuses]}, indent=2))
+        if unusable and default is None:
+            print(f"utdebug models: {NO_MODEL}", file=sys.stderr)
         return code
 
     from rich.console import Console
@@ -81,4 +84,12 @@ def run(args: argparse.Namespace) -> int:
             f"utdebug models: the default model {default.name} cannot be used: {default.verdict}",
             file=sys.stderr,
         )
+    elif unusable:
+        print(f"utdebug models: {NO_MODEL}", file=sys.stderr)
     return code
+
+
+NO_MODEL = (
+    "no model is chosen: pass --model, set UTDEBUG_MODEL or a config default "
+    "(docs/models.md, 'Connect your first model')"
+)

@@ -31,7 +31,6 @@ import hashlib
 import json
 import os
 import re
-import site
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -81,6 +80,9 @@ IO_ERRORS = frozenset(
 _RAISED = re.compile(r"^raised ([\w.]+):")
 
 Progress = Callable[[str], None]
+
+PROGRESS_SECONDS = 60.0
+"""How often a function that is still being checked is said to be (progress on stderr)."""
 
 
 class CheckError(Exception):
@@ -142,21 +144,23 @@ def default_cache_dir() -> Path:
     return base() / "check"
 
 
-def run_check(
-    options: CheckOptions,
-    model: ModelInfo,
-    sandbox_config: Any,
-    *,
-    progress: Progress | None = None,
-) -> CheckReport:
-    """Run the whole check (see the module docstring); :class:`CheckError` for exit code 2."""
-    from utdebug import __version__
+@dataclass(frozen=True, slots=True)
+class Located:
+    """The repository and the functions a check is about (:func:`locate`)."""
+
+    repo: Any
+    revision: str | None
+    base: str | None
+    targets: list[_Target]
+
+
+def locate(options: CheckOptions) -> Located:
+    """The repository and the functions to check, before any model is made or probed: a
+    folder that is not in a git repository, a file that does not exist, a bad revision are
+    :class:`CheckError` (exit 2, one line) at once."""
     from utdebug.check import gitrepo
 
-    say = progress or (lambda _msg: None)
     validate_options(options)
-    t0 = time.perf_counter()
-    started = datetime.now(UTC).isoformat(timespec="seconds")
     where = options.cwd
     if options.targets:
         first = Path(options.targets[0].rpartition("::")[0])
@@ -176,9 +180,33 @@ def run_check(
             base = cs.base
             targets = _changed_targets(cs)
         else:
-            targets = [_named_target(repo, spec, options.cwd) for spec in options.targets]
+            targets = [
+                _named_target(repo, spec, options.cwd, in_tree=revision is None)
+                for spec in options.targets
+            ]
     except gitrepo.GitError as e:
         raise CheckError(str(e)) from None
+    return Located(repo, revision, base, targets)
+
+
+def run_check(
+    options: CheckOptions,
+    model: ModelInfo,
+    sandbox_config: Any,
+    *,
+    progress: Progress | None = None,
+    located: Located | None = None,
+) -> CheckReport:
+    """Run the whole check (see the module docstring); :class:`CheckError` for exit code 2.
+    ``located``: what :func:`locate` found already (else it is looked for here)."""
+    from utdebug import __version__
+    from utdebug.check import gitrepo
+
+    say = progress or (lambda _msg: None)
+    t0 = time.perf_counter()
+    started = datetime.now(UTC).isoformat(timespec="seconds")
+    found = located if located is not None else locate(options)
+    repo, revision, base, targets = found.repo, found.revision, found.base, found.targets
     settings = _settings(options)
     report_head: dict[str, Any] = {
         "tool_version": __version__,
@@ -270,7 +298,7 @@ def _changed_targets(cs: Any) -> list[_Target]:
     return out
 
 
-def _named_target(repo: Any, spec: str, cwd: Path) -> _Target:
+def _named_target(repo: Any, spec: str, cwd: Path, *, in_tree: bool = True) -> _Target:
     from utdebug.check import gitrepo
     from utdebug.workspace import WorkspaceError, parse_target
 
@@ -278,7 +306,11 @@ def _named_target(repo: Any, spec: str, cwd: Path) -> _Target:
         path, qualname = parse_target(spec)
     except WorkspaceError as e:
         raise CheckError(str(e)) from None
-    rel = gitrepo.relative_path(repo, path if path.is_absolute() else cwd / path)
+    full = path if path.is_absolute() else cwd / path
+    if in_tree and not full.is_file():  # (with --rev the file is read from that commit)
+        what = "is a folder, not a Python file" if full.is_dir() else "does not exist"
+        raise CheckError(f"{path} {what} ({spec})")
+    rel = gitrepo.relative_path(repo, full)
     return _Target(rel, qualname)
 
 
@@ -295,44 +327,10 @@ def _report(
 
 
 def environment_paths(exclude: Sequence[Path]) -> list[str]:
-    """Folders with the current environment's packages that the interpreter's prefix (always
-    visible in the sandbox) does not hold: user site-packages and ``PYTHONPATH`` entries."""
-    from utdebug.sandbox.layers import inside, interpreter_dirs
+    """:func:`utdebug.workspace.environment_paths` (kept here for callers of this module)."""
+    from utdebug.workspace import environment_paths as found
 
-    cands = list(site.getsitepackages())
-    if site.ENABLE_USER_SITE:
-        cands.append(site.getusersitepackages())
-    cands += [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    covered = [*interpreter_dirs(), "/usr"]
-    skip = [str(p.resolve()) for p in exclude]
-    out: list[str] = []
-    for c in cands:
-        real = os.path.realpath(c)
-        if not os.path.isabs(c) or not os.path.isdir(real) or real in out:
-            continue
-        if inside(real, covered + skip):
-            continue
-        out.append(real)
-    return out
-
-
-def module_of(root: Path, rel: str) -> tuple[str, str | None, Path]:
-    """``(module name, package, import root)`` of the file ``rel`` in the tree ``root``: the
-    import root is the nearest folder above the file's packages (folders with ``__init__.py``)."""
-    file = root / rel
-    parts = [file.stem] if file.name != "__init__.py" else []
-    folder = file.parent
-    while folder != root and (folder / "__init__.py").is_file():
-        parts.insert(0, folder.name)
-        folder = folder.parent
-    if not parts:  # a top-level __init__.py of the repository itself
-        parts = [root.name or "module"]
-    name = ".".join(parts)
-    if file.name == "__init__.py":
-        package: str | None = name
-    else:
-        package = name.rpartition(".")[0] or None
-    return name, package, folder
+    return found(exclude)
 
 
 class _Checker:
@@ -357,14 +355,17 @@ class _Checker:
         self.patches: list[str] = []
         self.usages: list[dict[str, Any]] = []
         """The usage of every session run (for the warning on replies that gave nothing)."""
+        self.session: Any = None
+        """The session of the function being checked (the progress lines read it)."""
         self.env_paths = environment_paths([repo.root])
         """Packages outside the interpreter's prefix: mounted, and on the module's sys.path
         (the sandbox's interpreter runs isolated, without PYTHONPATH or user site-packages)."""
 
     def check_all(self, targets: list[_Target], sandbox_config: Any) -> dict[int, FunctionReport]:
         from utdebug.sandbox import Sandbox
+        from utdebug.workspace import sandbox_mounts
 
-        mounts = (str(self.root), *self.env_paths)
+        mounts = sandbox_mounts(self.root, self.env_paths)
         sb = Sandbox(replace(sandbox_config, mounts=mounts))  # started on first use
         out: dict[int, FunctionReport] = {}
         todo = [(i, t) for i, t in enumerate(targets) if t.problem is None]
@@ -372,7 +373,8 @@ class _Checker:
             for j, (i, t) in enumerate(todo, 1):
                 self.say(f"[{j}/{len(todo)}] {t.path}::{t.qualname}")
                 t0 = time.perf_counter()
-                rep = asyncio.run(self._check(sb, t))
+                label = f"[{j}/{len(todo)}] {t.path}::{t.qualname}"
+                rep = asyncio.run(self._beating(self._check(sb, t), label))
                 if not rep.cached:
                     rep = replace(rep, seconds=time.perf_counter() - t0)
                 self.say(f"[{j}/{len(todo)}] {t.path}::{t.qualname}: {rep.message}")
@@ -388,6 +390,35 @@ class _Checker:
         if self.o.patch is not None and self.o.fix:
             self._write_patch()
         return out
+
+    async def _beating(self, work: Any, label: str) -> FunctionReport:
+        """``work``, saying every :data:`PROGRESS_SECONDS` that it goes on and how far (a
+        slow model can take many minutes on one function: a CI log is not silent)."""
+        t0 = time.monotonic()
+
+        async def beat() -> None:
+            while True:
+                await asyncio.sleep(PROGRESS_SECONDS)
+                self.say(
+                    f"{label}: still checking ({self._doing()}, {time.monotonic() - t0:.0f} s)"
+                )
+
+        beating = asyncio.create_task(beat())
+        try:
+            return await work  # type: ignore[no-any-return]
+        finally:
+            beating.cancel()
+
+    def _doing(self) -> str:
+        """How far the function being checked is: model calls, tests kept."""
+        from utdebug.engine.events import ModelCalled, TestKept
+
+        session = self.session
+        if session is None:
+            return "starting"
+        calls = sum(isinstance(e, ModelCalled) for e in session.events)
+        kept = sum(isinstance(e, TestKept) for e in session.events)
+        return f"{calls} model call(s), {kept} test(s) kept"
 
     def _write_patch(self) -> None:
         """The patch of this run's fixes; with no fix no file is written, and a patch file
@@ -428,7 +459,9 @@ class _Checker:
             return _report(
                 t.path, t.qualname, Status.SKIPPED, "skipped: '# utdebug: skip'", line, end
             )
-        name, package, import_root = module_of(self.root, t.path)
+        from utdebug.workspace import module_location, sandbox_context
+
+        name = module_location(file, self.root).name
         key = self._key(loaded, name)
         cached = self._cache_get(key)
         if cached is not None:
@@ -436,25 +469,20 @@ class _Checker:
             if rep is not None:
                 return await self._maybe_apply(rep, loaded, cached.get("fixed_code"))
         from utdebug.engine import Executor, Session
-        from utdebug.sandbox import ModuleContext, SandboxError, SandboxUnavailable
+        from utdebug.sandbox import SandboxError, SandboxUnavailable
 
         try:
             sb.start()  # the first function not in the cache starts it; no-op afterwards
         except (SandboxUnavailable, SandboxError) as e:
             raise CheckError(f"sandbox: {e}") from None
 
-        ctx = ModuleContext(
-            name=name,
-            file=str(file),
-            package=package,
-            path=tuple(dict.fromkeys([str(import_root), str(self.root), *self.env_paths])),
-            cwd=str(self.root),
-            import_package=loaded.program,  # a method's module may be in an import cycle
-        )
+        # the one way every front end loads a user's module (utdebug.workspace)
+        ctx = sandbox_context(file, self.root, program=loaded.program, env_paths=self.env_paths)
         executor = Executor(sb, workers=2, context=ctx)
         task = replace(loaded.to_task(), description=_description(loaded, name))
         task = replace(task, task_id=f"{t.path}::{t.qualname}")
         session = Session(task, self.model.model, executor, self.settings)
+        self.session = session
         try:
             data = await self._run_session(session, task, loaded)
         except Exception as e:  # a model or engine failure ends this function only
@@ -482,6 +510,17 @@ class _Checker:
         from utdebug.engine.events import TestsBuilt
 
         code = task.code
+        why = await session.does_not_load(code)
+        if why is not None:  # nothing can run: no model call is spent on it
+            return {
+                "version": CACHE_VERSION,
+                "load_error": why,
+                "tests": [],
+                "cacheable": False,  # what it needs may be installed before the next run
+                "refused": [],
+                "fixed_code": None,
+                "fix": None,
+            }
         stopped = None
         if self.o.fix:
             result = await session.run()
@@ -767,7 +806,9 @@ def _from_data(
     load_error = data.get("load_error")
     failing = [t for t in tests if t.verdict is not TestVerdict.PASS]
     if load_error:
-        msg = f"not checked: its module does not load in the sandbox: {load_error}"
+        from utdebug.engine.events import does_not_load_line
+
+        msg = f"not checked: {does_not_load_line(load_error)}"
         return _report(
             path, qualname, Status.ERROR, msg, line, end, tests=_no_findings(tests), fix=fix
         )

@@ -217,6 +217,28 @@ class RolledBack(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class DoesNotLoad(Event):
+    """The code does not load in the sandbox (a missing import, an error at module level, a
+    folder the sandbox cannot see): the session stops after round 0, before any model call."""
+
+    kind: ClassVar[str] = "does_not_load"
+    round: int
+    code_id: str
+    error: str
+    """The exception, ``Type: message``."""
+
+    @property
+    def line(self) -> str:
+        return does_not_load_line(self.error)
+
+
+def does_not_load_line(error: str) -> str:
+    """The one line every front end says about code that does not load (``check`` prefixes
+    ``not checked: ``)."""
+    return f"its module does not load in the sandbox: {error}"
+
+
+@dataclass(frozen=True, slots=True)
 class Paused(Event):
     kind: ClassVar[str] = "paused"
     round: int
@@ -226,7 +248,8 @@ class Paused(Event):
 class Finished(Event):
     kind: ClassVar[str] = "finished"
     reason: str
-    """``all_pass``, ``rounds``, ``no_tests``, ``judged_correct``, ``cancelled``, ``error``."""
+    """``all_pass``, ``rounds``, ``no_tests``, ``judged_correct``, ``cancelled``, ``error``,
+    ``does_not_load`` (:class:`DoesNotLoad` says why)."""
     code_id: str
     code: str
     rounds: int

@@ -48,6 +48,7 @@ from utdebug.engine import program
 from utdebug.engine.events import (
     Backtracked,
     CandidatesRanked,
+    DoesNotLoad,
     EditAccepted,
     EditProposed,
     Event,
@@ -63,6 +64,7 @@ from utdebug.engine.events import (
     TestsBuilt,
     TestsRun,
     VoteCast,
+    does_not_load_line,
 )
 from utdebug.engine.execution import Executor, TestRun
 from utdebug.engine.model import Settings, Task, UnitTest, UTMethod, Variant, code_id
@@ -177,6 +179,8 @@ class SessionResult:
     fatal: bool = False
     """The error will recur on every session with this model (credentials, unknown model,
     spent budget): a front end running many sessions should stop and say so once."""
+    load_error: str | None = None
+    """The code does not load in the sandbox (``reason`` is ``does_not_load``): why."""
 
 
 FATAL_ERRORS = (ModelAuthError, ModelNotFound, CostLimitExceeded)
@@ -316,6 +320,10 @@ class Session:
         """Paper loop: the next round builds new tests (an edit was accepted)."""
         self._last_round = -1
         """The last round that finished (-1: none yet)."""
+        self._loads: dict[str, str | None] = {}
+        """Code id -> why it does not load in the sandbox (``None``: it loads)."""
+        self.load_error: str | None = None
+        """Why the given code does not load (the session stopped after round 0), else None."""
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -384,6 +392,8 @@ class Session:
             "last_round": self._last_round,
             "ids": self._ids,
             "rebuild": self._rebuild,
+            "usage": self.usage.to_json(),
+            "by_purpose": dict(self.calls_by_purpose),
         }
 
     def restore(self, state: dict[str, Any]) -> None:
@@ -406,6 +416,14 @@ class Session:
         self._last_round = int(state["last_round"])
         self._ids = int(state["ids"])
         self._rebuild = bool(state.get("rebuild", False))
+        usage = state.get("usage")
+        if isinstance(usage, dict):  # the counters go on from where they were
+            for name, value in usage.items():
+                if hasattr(self.usage, name) and isinstance(value, bool | int | float):
+                    setattr(self.usage, name, type(getattr(self.usage, name))(value))
+        by_purpose = state.get("by_purpose")
+        if isinstance(by_purpose, dict):
+            self.calls_by_purpose = {str(k): int(v) for k, v in by_purpose.items()}
         self.current_run = None
         self._ended, self._running = True, False
 
@@ -637,6 +655,19 @@ class Session:
 
     # -- the loop ---------------------------------------------------------------------------
 
+    async def does_not_load(self, code: str | None = None) -> str | None:
+        """Why ``code`` (default: the code in force) does not load in the sandbox, as
+        ``Type: message``, else ``None``: the module is run once with no input (no model
+        call; the answer is kept per code)."""
+        code = self.code if code is None else code
+        cid = code_id(code)
+        if cid not in self._loads:
+            t = self.task
+            entry = t.class_name if t.program and t.class_name else t.entry_point
+            res = await self.executor.batch(code, entry, [], self.settings.limits)
+            self._loads[cid] = res.load_error
+        return self._loads[cid]
+
     async def run(self) -> SessionResult:
         s = self.settings
         self.emit(
@@ -647,6 +678,17 @@ class Session:
                 s.to_json(),
             )
         )
+        why = await self.does_not_load(self.task.code)
+        if why is not None:  # nothing can run: no model call is spent on it
+            self.load_error = why
+
+            async def stop() -> str:
+                self._round = 0
+                self.emit(DoesNotLoad(0, code_id(self.code), why))
+                self._round_finished(0, None)
+                return "does_not_load"
+
+            return await self._drive(stop)
         if s.ut_method is UTMethod.NONE:
             return await self._drive(self._run_critique)
         if s.variant is Variant.REFERENCE:
@@ -659,6 +701,8 @@ class Session:
             return "the session is running"
         if not self._ended:
             return "the session has not run yet: call run() first"
+        if self.load_error is not None:
+            return does_not_load_line(self.load_error)
         if self.settings.variant is not Variant.PAPER or self.settings.ut_method is UTMethod.NONE:
             return "only the paper variant's loop with generated tests can go on after it ended"
         return None
@@ -713,7 +757,9 @@ class Session:
             self._running = False
         self._ended = True
         self._finish(reason, error)
-        return SessionResult(self.code, reason, self._round, self.tests, self.events, error, fatal)
+        return SessionResult(
+            self.code, reason, self._round, self.tests, self.events, error, fatal, self.load_error
+        )
 
     @property
     def ended(self) -> bool:
@@ -763,14 +809,15 @@ class Session:
             if self._changed:  # a person changed the tests or the code while paused
                 self._changed, self._rebuild = False, False
                 run = self.current_run or await self.run_tests(self.code, self.tests, r, "current")
-            if self._rebuild:
+            rebuilt = self._rebuild
+            if rebuilt:
                 self.tests = await self._build(self.code, r)
                 run = await self.run_tests(self.code, self.tests, r, "current")
                 self._rebuild = False
-            if not self.tests:
-                return "no_tests"
-            if not run.failing():
-                return "all_pass"
+            if not self.tests or not run.failing():
+                if rebuilt:  # this round built new tests: it is a round that ran
+                    self._round_finished(r, run.rate)
+                return "all_pass" if self.tests else "no_tests"
             pre = run.rate
             fb_test, fb_text = self._feedback(self.tests, run)
             chat = [*self.chat, Message("user", fb_text)]

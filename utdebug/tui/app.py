@@ -30,6 +30,7 @@ from utdebug.agents.base import Model
 from utdebug.engine.events import (
     Backtracked,
     CandidatesRanked,
+    DoesNotLoad,
     EditAccepted,
     EditProposed,
     Event,
@@ -276,6 +277,16 @@ class DebugApp(App[None]):
         """ready, running, pausing, paused, review, finished or error."""
         self.paused_round: int | None = None
         self.finish_reason: str | None = None
+        self.load_line: str | None = None
+        """Why the code does not load in the sandbox (the session stopped after round 0)."""
+        self.rolled_back_to: int | None = None
+        """The version a person rolled back to after the session finished (``None``: none
+        since): the finish reason no longer describes the code in force."""
+        self.taken_back_from: str | None = None
+        """How the session that was taken back from its file had ended (``None``: it was
+        paused or still running when saved)."""
+        self._built_rounds: set[int] = set()
+        """Rounds in which a test set was built (a round that only built tests is a row)."""
         self.error: str | None = None
         self.code = task.code
         """The code in force."""
@@ -402,6 +413,7 @@ class DebugApp(App[None]):
             "rounds_done": self.rounds_done,
             "round_limit": self.round_limit,
             "finish_reason": self.finish_reason,
+            "taken_back_from": self.taken_back_from,
             "timeline": [[k, *astuple(v)] for k, v in self.timeline.items()],
             "transcript": self._saved_transcript(),
             "votes": {str(k): [v.answers, v.refused] for k, v in r.votes.items()},
@@ -458,6 +470,10 @@ class DebugApp(App[None]):
         self.passed, self.total = state.get("passed"), state.get("total")
         self.rounds_done = state.get("rounds_done")
         self.round_limit = int(state.get("round_limit") or self.settings.rounds)
+        ended = state.get("finish_reason")
+        if ended == "resumed":  # taken back before, and not gone on since
+            ended = state.get("taken_back_from")
+        self.taken_back_from = None if ended in (None, "cancelled") else str(ended)
         for key, *row in state.get("timeline", []):
             self.timeline[str(key)] = TimelineRow(*(str(x) for x in row))
         self._person_changes = sum(1 for k in self.timeline if k.startswith("p"))
@@ -606,7 +622,20 @@ class DebugApp(App[None]):
             self.records.proposal_votes(ev.round, ev.attempt)
             votes = summarize_votes(self._votes.pop((ev.round, ev.attempt), []))
             self._note(f"  dropped {ev.call or 'the proposal'}: {ev.reason} (votes: {votes})", "")
+        elif isinstance(ev, DoesNotLoad):
+            self.load_line = ev.line
+            hint = "fix the code (or what it needs) and debug it again"
+            if ev.error.startswith("PermissionError"):  # a folder only its owner may read
+                hint = (
+                    "the sandbox runs the code as another user: make the project folder "
+                    "readable by others (chmod o+rx), then debug it again"
+                )
+            self._note(
+                f"[round {ev.round}] {ev.line}: nothing can run, so no model call is made; {hint}",
+                "bold red",
+            )
         elif isinstance(ev, TestsBuilt):
+            self._built_rounds.add(ev.round)
             self.progress.kept, self.progress.proposals = 0, 0
             self._keep_originals(ev)
             self.tests = list(ev.tests)
@@ -651,13 +680,20 @@ class DebugApp(App[None]):
             self.rounds_done = ev.round
             self.code = ev.code
             if f"r{ev.round}" not in self.timeline:
-                outcome = "given code" if ev.round == 0 else "finished"
-                self._round_row(ev.round, percent(ev.pass_rate), outcome, "")
+                if ev.round == 0:
+                    outcome, why = "given code", "" if self.load_line is None else "does not load"
+                elif ev.round in self._built_rounds:
+                    outcome, why = "new tests", "built for the code in force; no edit needed"
+                else:
+                    outcome, why = "finished", ""
+                self._round_row(ev.round, percent(ev.pass_rate), outcome, why)
             self._draw_code()
         elif isinstance(ev, TestChanged):
             self._test_changed(ev)
         elif isinstance(ev, RolledBack):
             self.code = ev.code
+            if self.phase == "finished":  # the finish reason was about another version
+                self.rolled_back_to = ev.version
             self._person_row("rolled back", f"to version {ev.version} ({ev.code_id})")
             self._note(f"rolled back to version {ev.version} ({ev.code_id})", "bold")
             self._draw_code()
@@ -668,6 +704,7 @@ class DebugApp(App[None]):
         elif isinstance(ev, Finished):
             self.code = ev.code
             self.finish_reason = ev.reason
+            self.rolled_back_to = self.taken_back_from = None
             self.error = ev.error
             self.phase = "error" if ev.reason == "error" else "finished"
             self._resolve_review(False)  # nothing is waiting any more
@@ -679,6 +716,8 @@ class DebugApp(App[None]):
             self._draw_code()
             if ev.error:
                 self._tell(f"the model failed: {ev.error}; r asks again", "error")
+            elif ev.reason == "does_not_load" and self.load_line is not None:
+                self._tell(self.load_line, "error")
             elif self.code.strip() != self.debug_task.code.strip():
                 self._tell(f"finished ({words}): w writes the fix back, t exports the tests")
             else:
@@ -1294,7 +1333,8 @@ class DebugApp(App[None]):
             elif what == "delete":
                 self.action_delete_test()
 
-        self.push_screen(TestDetailScreen(self.test_detail(test)), chosen)
+        editable = any(t.id == test.id for t in self.tests)
+        self.push_screen(TestDetailScreen(self.test_detail(test), editable=editable), chosen)
 
     def session_rows(self) -> list[tuple[str, str]]:
         """What the session info screen lists."""
@@ -1434,6 +1474,15 @@ class DebugApp(App[None]):
         if self.code.strip() == self.debug_task.code.strip():
             self._tell("nothing to write: the code in force is the given code", "warning")
             return None
+        from utdebug.agents.sim import SIM_HELPER
+
+        if SIM_HELPER.search(self.code):
+            self._tell(
+                "the code in force holds the simulated model's stand-ins (SIMULATED edits, "
+                "not code): it is never written back",
+                "warning",
+            )
+            return None
         changed = changed_on_disk(loaded)
         if changed is not None:  # said before a diff against the old text is shown
             self._tell(changed, "error")
@@ -1500,6 +1549,17 @@ class DebugApp(App[None]):
         skipped = f", {rendered.skipped} skipped (not literals)" if rendered.skipped else ""
         self._tell(f"exported {plural(rendered.exported, 'test')} to {out}{skipped}")
 
+    def action_help_quit(self) -> None:
+        """Ctrl-C (Textual binds it to this): say the key that quits, as this app binds it
+        (``q`` unless rebound), not Textual's ``ctrl+q``."""
+        keys = [
+            key
+            for key, active in self.active_bindings.items()
+            if active.binding.action in ("quit", "app.quit")
+        ]
+        key = next((k for k in keys if k != "ctrl+q"), keys[0] if keys else "q")
+        self._tell(f"press {key} to quit (the session is saved as it goes)")
+
     def action_show_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
@@ -1545,6 +1605,15 @@ class DebugApp(App[None]):
             if r is not None and self.rounds_done is not None and r == self.rounds_done + 1:
                 return f"paused after round {self.rounds_done}"
             return f"paused in round {r}"
+        if self.phase == "finished" and self.finish_reason == "does_not_load":
+            return f"stopped: {self.load_line or finish_words(self.finish_reason)}"
+        if self.phase == "finished" and self.rolled_back_to is not None:
+            return f"rolled back to version {self.rolled_back_to} · r goes on from it"
+        if self.phase == "finished" and self.finish_reason == "resumed":
+            if self.taken_back_from is not None:
+                return f"finished: {finish_words(self.taken_back_from)} (taken back) · r goes on"
+            after = "" if self.rounds_done is None else f" after round {self.rounds_done}"
+            return f"taken back from its file: paused{after} · r goes on, s runs one round"
         if self.phase == "finished":
             return f"finished: {finish_words(self.finish_reason)}"
         if self.phase == "error":
@@ -1618,9 +1687,20 @@ class DebugApp(App[None]):
     def _draw_status(self) -> None:
         self.query_one(StatusBar).show(self.status_parts())
 
+    def shown_code(self) -> str:
+        """The code in force as the Code and Diff views show it: a simulated model's
+        stand-ins (``_sim_...`` wrappers, lookup tables) are not code anyone wrote, so each is
+        said as a ``# SIMULATED ...`` line instead (:func:`utdebug.agents.sim.shown_code`)."""
+        from utdebug.agents.sim import SIM_HELPER, shown_code
+
+        if not SIM_HELPER.search(self.code):
+            return self.code
+        code, said = shown_code(self.code, self.debug_task.entry_point)
+        return code.rstrip() + "\n\n" + "".join(f"# {line}\n" for line in said)
+
     def _draw_code(self) -> None:
         self.query_one(CodePanel).show_code(
-            self.code, self.debug_task.code, self.debug_task.entry_point
+            self.shown_code(), self.debug_task.code, self.debug_task.entry_point
         )
         self._fit_layout()
 

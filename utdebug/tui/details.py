@@ -142,17 +142,28 @@ class TestDetailScreen(ModalScreen[str | None]):
         Binding("d", "choose('delete')", "Delete", id="utdebug.detail.delete"),
     ]
 
-    def __init__(self, detail: TestDetail) -> None:
+    def __init__(self, detail: TestDetail, *, editable: bool = True) -> None:
         super().__init__()
         self.detail = detail
+        self.editable = editable
+        """``False``: a test of the first set that new tests replaced (``orig``): it is no
+        longer the session's, so it is shown, never edited or deleted."""
 
     def compose(self) -> ComposeResult:
         t = self.detail.test
+        hint = (
+            "e: edit the expected value · d: delete · escape: close"
+            if self.editable
+            else "a first test (orig): shown and run again, not edited · escape: close"
+        )
         with Vertical(id="dialog"):
             yield Static(f"Test #{t.id} ({origin_text(t)})", classes="title")
             with VerticalScroll(id="body"):
                 yield Static(detail_renderable(self.detail), id="detail")
-            yield Static("e: edit the expected value · d: delete · escape: close", classes="hint")
+            yield Static(hint, classes="hint")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return action != "choose" or self.editable  # an orig test: neither offered nor run
 
     def action_close(self) -> None:
         self.dismiss(None)

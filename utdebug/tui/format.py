@@ -42,6 +42,7 @@ FINISH_WORDS = {
     "judged_correct": "the model judged the code correct",
     "error": "a model error",
     "resumed": "taken back from its file (r goes on)",
+    "does_not_load": "its code does not load in the sandbox",
 }
 
 

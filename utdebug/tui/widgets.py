@@ -5,13 +5,12 @@ from __future__ import annotations
 import ast
 import bisect
 import difflib
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.cells import cell_len
-from rich.console import Group, RenderableType
+from rich.console import RenderableType
 from rich.segment import Segment
 from rich.style import Style
 from rich.syntax import Syntax
@@ -98,15 +97,7 @@ class CodePanel(Vertical):
         )
         diff = unified_diff(given, code)
         view = self.query_one("#diff-view", Static)
-        wrapped = SIM_HELPER.search(diff)
-        if diff and wrapped:  # read as a rename otherwise
-            note = Text(
-                f"SIMULATED edit: the simulated model wraps {entry_point}; its code before the "
-                f"edit is kept, unchanged, as {wrapped.group(0)}… (the diff pairs the two).",
-                style="italic yellow",
-            )
-            view.update(Group(note, Syntax(diff, "diff", theme=SYNTAX_THEME)))
-        elif diff:
+        if diff:
             view.update(Syntax(diff, "diff", theme=SYNTAX_THEME))
         else:
             view.update(Text("No changes: the code in force is the given code.", style="dim"))
@@ -147,10 +138,6 @@ class CodePanel(Vertical):
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         self._tries = 0  # a hidden view had no height to scroll in
         self.call_after_refresh(self.scroll_to_focus)
-
-
-SIM_HELPER = re.compile(r"\b_sim_(?:prev|base|flaw\d+)_")
-"""The helpers the simulated model's edits add (the function before the edit, renamed)."""
 
 
 def first_change(diff: str) -> int:

@@ -383,21 +383,9 @@ def _decorator_names(node: Def) -> set[str]:
     return out
 
 
-def _is_generator(node: Def) -> bool:
-    todo: list[ast.AST] = list(node.body)
-    while todo:
-        n = todo.pop()
-        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
-            continue
-        if isinstance(n, ast.Yield | ast.YieldFrom):
-            return True
-        todo.extend(ast.iter_child_nodes(n))
-    return False
-
-
 def _target(node: Def, cls: ast.ClassDef | None) -> Target:
     is_async = isinstance(node, ast.AsyncFunctionDef)
-    gen = _is_generator(node)
+    gen = program.is_generator(node)
     plain = "generator" if gen else "function"
     if is_async:
         plain = "async generator" if gen else "async function"

@@ -110,7 +110,7 @@ def call_problem(
     # (``d.get(k, 0)`` on a dict is not ``Cache.get``)
     instances = _instances(trees, class_name) if class_name is not None else set()
     ours = [c for c in calls if _on_target(c, class_name, instances)]
-    is_coroutine = isinstance(target, ast.AsyncFunctionDef) and not _is_generator(target)
+    is_coroutine = isinstance(target, ast.AsyncFunctionDef) and not program.is_generator(target)
     for node in _walk(trees):
         if isinstance(node, ast.Await) and node.value in ours and not is_coroutine:
             return f"it awaits `{name}`, which is not a coroutine function"
@@ -185,18 +185,6 @@ def _names_target(node: ast.Call, entry_point: str) -> bool:
     if isinstance(func, ast.Name):
         return func.id == entry_point
     return isinstance(func, ast.Attribute) and func.attr == entry_point
-
-
-def _is_generator(node: Def) -> bool:
-    todo: list[ast.AST] = list(node.body)
-    while todo:
-        n = todo.pop()
-        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
-            continue
-        if isinstance(n, ast.Yield | ast.YieldFrom):
-            return True
-        todo.extend(ast.iter_child_nodes(n))
-    return False
 
 
 def _signature(node: Def) -> inspect.Signature:

@@ -33,7 +33,8 @@ try:  # tests/ is not a package today; allow it to become one
 except ImportError:  # pragma: no cover - depends on how pytest set sys.path
     import sandbox_helpers as H  # type: ignore[no-redef]
 
-from utdebug.sandbox import Layer, Limits, Opaque, Sandbox, Status
+from utdebug.sandbox import Layer, Limits, Sandbox, Status
+from utdebug.sandbox.compare import ExceptionValue
 
 MODES = ["bwrap", "root"]
 FAST = H.FAST
@@ -504,7 +505,7 @@ SLOW_REPR = prog(
         t = time.process_time()
         while time.process_time() - t < s:
             pass
-    class Slow(Exception):  # an exception object: reported by its repr
+    class Slow(Exception):  # an exception object: reported by its class and its text
         def __init__(self, s):
             self.s = s
         def __repr__(self):
@@ -513,6 +514,7 @@ SLOW_REPR = prog(
                     pass
             busy(self.s)
             return "slow"
+        __str__ = __repr__
     class Bad(Exception):
         def __str__(self):
             while True:
@@ -533,8 +535,8 @@ def test_encoding_time_counts_in_the_input(any_sb, kind):
     rep = 0.4 if kind == "cpu" else 0.1
     res = any_sb.run(SLOW_REPR, "f", [[0.0, rep], [0.6, 0.6], [0.0, 0.0]], lim)
     slow, over, quick = res.outcomes
-    assert slow.status is Status.OK and type(slow.value) is Opaque, res
-    assert slow.value.text == "slow" and slow.seconds >= rep, slow
+    assert slow.status is Status.OK and type(slow.value) is ExceptionValue, res
+    assert slow.value.message == "slow" and slow.seconds >= rep, slow
     # 0.6 s in the call and 0.6 s in __repr__: together past the 1 s limit.
     assert over.status is Status.TIMEOUT, res
     assert quick.status is Status.OK and quick.seconds < 0.3, quick

@@ -35,6 +35,7 @@ __all__ = [
     "DEFAULT_MAX_LENGTH",
     "LiteralError",
     "canonical_repr",
+    "closing_bracket",
     "literal_call",
     "literal_value",
 ]
@@ -1035,3 +1036,28 @@ def _build_stdlib(name: str, args: list[Any], kwargs: dict[str, Any], node: ast.
         raise
     except (TypeError, ValueError, OverflowError, ArithmeticError) as exc:
         raise LiteralError(f"{name}(): {exc}", node) from None
+
+
+def closing_bracket(text: str, at: int) -> int | None:
+    """The index of the bracket closing the one at ``at`` (strings skipped), or None."""
+    depth = 0
+    quote: str | None = None
+    i = at
+    while i < len(text) and i - at < 20_000:
+        ch = text[i]
+        if quote is not None:
+            if ch == "\\":
+                i += 2
+                continue
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return None

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from utdebug.literals import LiteralError, expected_value
+from utdebug.literals import LiteralError, closing_bracket, expected_value
 
 __all__ = [
     "Seed",
@@ -52,6 +52,15 @@ class Seeds:
 
     def add(self, args: tuple[Any, ...], origin: str) -> None:
         self.items.append(Seed(args, origin))
+
+    def add_call(
+        self, call: ast.Call, origin: str, constants: dict[str, ast.expr] | None = None
+    ) -> None:
+        """The call's literal arguments as a seed, or the reason they cannot be read."""
+        try:
+            self.add(_call_args(call, constants), origin)
+        except (LiteralError, RecursionError) as exc:
+            self.skipped.append(f"{origin}: {exc}")
 
     def extend(self, other: Seeds) -> None:
         self.items += other.items
@@ -112,10 +121,7 @@ def seeds_from_asserts(lines: Sequence[str], func_name: str, origin: str = "test
             out.skipped.append(f"{where}: syntax error ({exc.msg})")
             continue
         for call in _calls_in(tree, func_name):
-            try:
-                out.add(_call_args(call), where)
-            except (LiteralError, RecursionError) as exc:
-                out.skipped.append(f"{where}: {exc}")
+            out.add_call(call, where)
     return out
 
 
@@ -162,10 +168,7 @@ def seeds_from_docstring(source: str, func_name: str) -> Seeds:
             out.skipped.append(f"{where}: syntax error ({exc.msg})")
             continue
         for call in _calls_in(example, func_name):
-            try:
-                out.add(_call_args(call), where)
-            except (LiteralError, RecursionError) as exc:
-                out.skipped.append(f"{where}: {exc}")
+            out.add_call(call, where)
     return out
 
 
@@ -174,7 +177,7 @@ def seeds_from_text(text: str, func_name: str, origin: str = "text") -> Seeds:
     occurrence is parsed up to its closing parenthesis."""
     out = Seeds()
     for m in re.finditer(rf"\b{re.escape(func_name)}\s*\(", text[:_MAX_SOURCE]):
-        end = _closing(text, m.end() - 1)
+        end = closing_bracket(text, m.end() - 1)
         if end is None:
             continue
         snippet = text[m.start() : end + 1]
@@ -183,31 +186,8 @@ def seeds_from_text(text: str, func_name: str, origin: str = "text") -> Seeds:
         except SyntaxError:
             continue
         if isinstance(node, ast.Call):
-            try:
-                out.add(_call_args(node), f"{origin} offset {m.start()}")
-            except (LiteralError, RecursionError) as exc:
-                out.skipped.append(f"{origin} offset {m.start()}: {exc}")
+            out.add_call(node, f"{origin} offset {m.start()}")
     return out
-
-
-def _closing(text: str, open_at: int) -> int | None:
-    depth = 0
-    quote: str | None = None
-    for i in range(open_at, min(len(text), open_at + 20_000)):
-        c = text[i]
-        if quote:
-            if c == quote and text[i - 1] != "\\":
-                quote = None
-            continue
-        if c in "'\"":
-            quote = c
-        elif c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-            if depth == 0:
-                return i
-    return None
 
 
 def seeds_from_test_source(source: str, func_name: str, origin: str = "<test>") -> Seeds:
@@ -238,18 +218,11 @@ def seeds_from_test_source(source: str, func_name: str, origin: str = "<test>") 
                 done.add(id(call))
                 for k, row in enumerate(rows):
                     where = f"{origin}:{call.lineno} (parametrize row {k + 1})"
-                    try:
-                        out.add(_call_args(call, {**constants, **row}), where)
-                    except (LiteralError, RecursionError) as exc:
-                        out.skipped.append(f"{where}: {exc}")
+                    out.add_call(call, where, {**constants, **row})
     for call in _calls_in(tree, func_name):
         if id(call) in done:
             continue
-        where = f"{origin}:{call.lineno}"
-        try:
-            out.add(_call_args(call, constants), where)
-        except (LiteralError, RecursionError) as exc:
-            out.skipped.append(f"{where}: {exc}")
+        out.add_call(call, f"{origin}:{call.lineno}", constants)
     return out
 
 

@@ -46,7 +46,7 @@ from utdebug.benchmarks.datasets import (
     resolve_file,
     sha256_of,
 )
-from utdebug.literals import LiteralError, canonical_repr, literal_value
+from utdebug.literals import LiteralError, canonical_repr, closing_bracket, literal_value
 from utdebug.mutation import parse_quietly
 
 __all__ = [
@@ -209,7 +209,7 @@ def literal_calls(text: str, entry_point: str, *, limit: int = 50) -> list[tuple
     out: list[tuple[Any, ...]] = []
     seen: set[str] = set()
     for m in re.finditer(rf"(?<![\w.]){re.escape(entry_point)}\s*\(", text):
-        close = _closing(text, m.end() - 1)
+        close = closing_bracket(text, m.end() - 1)
         if close is None:
             continue
         parsed = parse_quietly(text[m.start() : close + 1])
@@ -231,31 +231,6 @@ def literal_calls(text: str, entry_point: str, *, limit: int = 50) -> list[tuple
             if len(out) >= limit:
                 break
     return out
-
-
-def _closing(text: str, at: int) -> int | None:
-    """The index of the bracket closing the one at ``at`` (strings skipped), or None."""
-    depth = 0
-    quote: str | None = None
-    i = at
-    while i < len(text) and i - at < 20_000:
-        ch = text[i]
-        if quote is not None:
-            if ch == "\\":
-                i += 2
-                continue
-            if ch == quote:
-                quote = None
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    return None
 
 
 def problem_from_code(

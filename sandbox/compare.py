@@ -363,6 +363,12 @@ def value_size(value: object, cap: int) -> int:
     return total
 
 
+def budget_applies(check: CheckSpec, semantics: Semantics) -> bool:
+    """Whether a result's size is held to the judging budget: always, but for the dataset's
+    helper that never asserts (MBPP 737/794), which passes any value."""
+    return not (check.never_asserts and semantics is Semantics.DATASET)
+
+
 def within_budget(actual: object, expected: object) -> bool:
     """Whether ``actual`` is small enough, next to ``expected``, to be compared with it (see
     :data:`SIZE_FACTOR`): a result far larger than expected fails without a full comparison,
@@ -553,6 +559,8 @@ def outputs_match(
     check: CheckSpec,
     semantics: Semantics = Semantics.DATASET,
     args: Sequence[object] = (),
+    *,
+    sized: bool = False,
 ) -> bool:
     """Whether the (decoded, plain) return value ``actual`` passes one private test.
 
@@ -564,11 +572,11 @@ def outputs_match(
     asserts, passes it. This is a deliberate departure from both originals in one corner: there
     the real object reaches ``np.allclose``, which accepts *anything* against an empty expected
     list or tuple (the ``is_floats([])`` quirk; e.g. MBPP 308, 310, 413, 445, 589, 754).
+    A result over the judging budget fails (:func:`budget_applies`, :func:`within_budget`);
+    ``sized``: the caller has checked that already.
     """
     mode = Semantics(semantics)
-    if not (check.never_asserts and mode is Semantics.DATASET) and not within_budget(
-        actual, expected
-    ):
+    if not sized and budget_applies(check, mode) and not within_budget(actual, expected):
         return False
     try:
         with np.errstate(all="ignore"):

@@ -10,6 +10,7 @@ from typing import Any
 from utdebug.sandbox.compare import (
     CheckSpec,
     Semantics,
+    budget_applies,
     compared_by_repr,
     describe,
     outputs_match,
@@ -50,7 +51,8 @@ def judge(
     args: Sequence[Any] = (),
 ) -> Judged:
     if outcome.status is Status.OK:
-        if not check.never_asserts and not within_budget(outcome.value, expected):
+        mode = Semantics(semantics)
+        if budget_applies(check, mode) and not within_budget(outcome.value, expected):
             # judged without a full comparison (nor a walk for opaque parts): its cost is
             # bounded by the expected value's size, never by the program's
             return Judged(
@@ -61,7 +63,7 @@ def judge(
             not (check.never_asserts or check.poly_root)  # these compare no expected value
             and compared_by_repr(outcome.value, expected)
         )
-        if outputs_match(outcome.value, expected, check, semantics, args):
+        if outputs_match(outcome.value, expected, check, mode, args, sized=True):
             return Judged(Verdict.PASS, REPR_NOTE if by_repr else None)
         shown = "returned " + describe(outcome.value, 500)
         return Judged(Verdict.FAIL, f"{shown} ({REPR_NOTE})" if by_repr else shown)

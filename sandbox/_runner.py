@@ -721,6 +721,31 @@ def _make_encode():  # type: ignore[no-untyped-def]
 encode, _opaque_name, _opaque_text, _exc_info = _make_encode()
 
 
+STAGES = (None, "setup", "call", "then", "report")
+"""Where an exception of a test with setup came from (None: a plain call)."""
+
+
+def read_exc_facts(
+    raw: object,
+) -> tuple[str | None, tuple[str, ...], tuple[tuple[str, str], ...]] | None:
+    """An exception's facts as a frame carries them (``[stage, builtins, others]``, see
+    :func:`_make_exc_facts`), checked: (stage, builtin class names, (module, qualname) pairs)
+    with every name bounded, or None when they are malformed."""
+    if type(raw) is not list or len(raw) != 3:
+        return None
+    stage, found, others = raw
+    if stage not in STAGES or type(found) is not list or type(others) is not list:
+        return None
+    if len(found) > 64 or len(others) > 8 or any(type(x) is not str for x in found):
+        return None
+    pairs: list[tuple[str, str]] = []
+    for pair in others:
+        if type(pair) is not list or len(pair) != 2 or any(type(x) is not str for x in pair):
+            return None
+        pairs.append((pair[0][:MAX_NAME], pair[1][:MAX_NAME]))
+    return stage, tuple(x[:64] for x in found), tuple(pairs)
+
+
 def no_opaque(type_name: str, text: str, parts: tuple | None = None) -> object:  # type: ignore[type-arg]
     """The child's stand-in builder: an opaque value or an object of a user's class (an enum
     member, a namedtuple, an instance) cannot be an input."""
@@ -897,25 +922,12 @@ def _make_decode():  # type: ignore[no-untyped-def]
                 budget.charge(128)
             return make_opaque(body[0][:200], body[1][:500])
         if tag == "$exc" and n == 3 and _type(body[0]) is _str and _type(body[1]) is _str:
-            facts = body[2]
             if budget is not None:
                 budget.charge(256 + _len(body[1]))
-            if _type(facts) is not _list or _len(facts) != 3:
+            facts = read_exc_facts(body[2])
+            if facts is None:
                 raise _ValueError("malformed $exc in a result")
-            found, others = facts[1], facts[2]
-            if _type(found) is not _list or _len(found) > 64 or _type(others) is not _list:
-                raise _ValueError("malformed $exc in a result")
-            if _len(others) > 8 or not all(_type(x) is _str for x in found):
-                raise _ValueError("malformed $exc in a result")
-            pairs = []
-            for pair in others:
-                if _type(pair) is not _list or _len(pair) != 2:
-                    raise _ValueError("malformed $exc in a result")
-                if _type(pair[0]) is not _str or _type(pair[1]) is not _str:
-                    raise _ValueError("malformed $exc in a result")
-                pairs.append((pair[0][:MAX_NAME], pair[1][:MAX_NAME]))
-            builtin = _tuple(x[:64] for x in found)
-            parts = ("exc", builtin, _tuple(pairs))
+            parts = ("exc", facts[1], facts[2])
             return make_opaque(body[0][:MAX_NAME], body[1][:1000], parts)
         if tag == "$np" and n == 2 and _type(body[0]) is _str:
             np = numpy()

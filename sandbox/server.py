@@ -129,21 +129,8 @@ class Raised:
     @classmethod
     def of(cls, raw: object) -> Raised | None:
         """From a result frame's ``x`` (None when it is absent or malformed)."""
-        if type(raw) is not list or len(raw) != 3:
-            return None
-        stage, found, others = raw
-        if stage not in (None, "setup", "call", "then", "report"):
-            return None
-        if type(found) is not list or len(found) > 64 or any(type(x) is not str for x in found):
-            return None
-        if type(others) is not list or len(others) > 8:
-            return None
-        pairs = []
-        for pair in others:
-            if type(pair) is not list or len(pair) != 2 or any(type(x) is not str for x in pair):
-                return None
-            pairs.append((pair[0][:200], pair[1][:200]))
-        return cls(stage, tuple(x[:64] for x in found), tuple(pairs))
+        facts = _runner.read_exc_facts(raw)
+        return None if facts is None else cls(*facts)
 
 
 @dataclass(frozen=True, slots=True)

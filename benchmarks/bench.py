@@ -26,15 +26,6 @@ from rich.progress import Task as ProgressTask
 from rich.table import Table
 from rich.text import Text
 
-from utdebug.benchmarks.datasets import (
-    DatasetError,
-    HeVariant,
-    LoadedSplit,
-    Split,
-    default_cache_dir,
-    load_fix_file,
-    load_split,
-)
 from utdebug.benchmarks.evaluator import (
     EvalSettings,
     ExpectedCache,
@@ -42,6 +33,15 @@ from utdebug.benchmarks.evaluator import (
     SplitRun,
     evaluate_split,
     worker_sandbox_layers,
+)
+from utdebug.data.datasets import (
+    DatasetError,
+    HeVariant,
+    LoadedSplit,
+    Split,
+    default_cache_dir,
+    load_fix_file,
+    load_split,
 )
 from utdebug.distributed import Runner, RunnerOptions, RunnerUnavailable, WorkerLost, make_runner
 from utdebug.sandbox import (
@@ -124,7 +124,7 @@ def select(loaded: LoadedSplit, spec: str | None, limit: int | None) -> LoadedSp
 def error_line(err: Console, prefix: str, message: object) -> None:
     """``prefix message`` on stderr as exactly one line (never wrapped, no markup read from the
     message): what a command that stops prints."""
-    from utdebug.benchmarks.runs import one_line
+    from utdebug.runs.folder import one_line
 
     err.print(
         f"[red]{escape(prefix)}[/red] {escape(one_line(message, 600))}",
@@ -323,7 +323,7 @@ def _load_classeval(
     cfg: SandboxConfig | None,
     limits: Limits | None,
 ) -> LoadedSplit:
-    from utdebug.benchmarks.classeval import load_classeval_fix
+    from utdebug.data.classeval import load_classeval_fix
 
     if cfg is None or limits is None:
         raise DatasetError("ClassEval+Fix runs with plain evaluation and --gold only")
@@ -475,7 +475,7 @@ def _print(
                 for r in runs
             },
         }
-        from utdebug.benchmarks.runs import print_json
+        from utdebug.runs.folder import print_json
 
         print_json(payload)
         return

@@ -36,13 +36,13 @@ from utdebug.benchmarks.bench import (
 from utdebug.benchmarks.bench import (
     eval_settings as bench_eval_settings,
 )
-from utdebug.benchmarks.datasets import LoadedSplit, default_cache_dir
 from utdebug.benchmarks.debugging import PrivateTests, VerdictCache
 from utdebug.benchmarks.evaluator import EvalSettings, ExpectedCache
 from utdebug.benchmarks.intrinsic import IntrinsicResult, print_intrinsic, run_intrinsic
 from utdebug.benchmarks.model_bench import EXIT_MODEL, build_model, sim_params
-from utdebug.benchmarks.runs import FatalRunError, one_line, preflight_models, print_json
+from utdebug.data.datasets import LoadedSplit, default_cache_dir
 from utdebug.engine import Executor
+from utdebug.runs.folder import FatalRunError, one_line, preflight_models, print_json
 from utdebug.sandbox import (
     Sandbox,
     SandboxConfig,

@@ -29,14 +29,14 @@ from typing import Any
 
 from utdebug.agents.base import Model, ModelError
 from utdebug.agents.sim import ProgramInput, SimModel, SimParams, SimProblem
-from utdebug.benchmarks.classeval import DATA_LICENCE, ClassFixProblem
-from utdebug.benchmarks.datasets import ProblemError, Split
 from utdebug.benchmarks.debugging import DebugRun, debug_jobs, debug_session
 from utdebug.benchmarks.evaluator import EvalSettings, evaluate_class_problem
-from utdebug.benchmarks.runs import FatalRunError, ProgressFn
+from utdebug.data.classeval import DATA_LICENCE, ClassFixProblem
+from utdebug.data.datasets import ProblemError, Split
 from utdebug.engine import Executor, Settings, Task, UnitTest
 from utdebug.engine.program import Raises, judge_program, setup_failed
 from utdebug.literals import literal_value
+from utdebug.runs.folder import FatalRunError, ProgressFn
 from utdebug.sandbox.compare import CheckSpec, Semantics, outputs_match
 from utdebug.sandbox.server import Limits, Outcome, SandboxError, Status
 from utdebug.sandbox.verdicts import Verdict
@@ -413,8 +413,8 @@ async def run_class_intrinsic(
     from utdebug.agents.reply_tests import ParsedProgram
     from utdebug.agents.roles import UTGenerator
     from utdebug.benchmarks.intrinsic import GOLD_LIMITS, INTRINSIC_SAMPLING, IntrinsicResult
-    from utdebug.benchmarks.runs import one_line
     from utdebug.engine.session import FATAL_ERRORS
+    from utdebug.runs.folder import one_line
 
     private = ClassPrivate(executor, eval_settings)
     if model is None:

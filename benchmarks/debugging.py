@@ -28,27 +28,13 @@ from typing import Any
 
 from utdebug.agents.base import Model
 from utdebug.agents.sim import SimModel, SimParams, SimProblem, Verdicts
-from utdebug.benchmarks.datasets import Problem, ProblemError, Split
 from utdebug.benchmarks.evaluator import (
     EvalSettings,
     ExpectedCache,
     ExpectedUnavailable,
     expected_values,
 )
-from utdebug.benchmarks.records import (
-    RunFolderError,
-    record_key,
-    task_order,
-    write_json_atomic,
-)
-from utdebug.benchmarks.runs import (
-    FatalRunError,
-    Job,
-    ProgressFn,
-    SessionModelError,
-    run_folder,
-    summary_head,
-)
+from utdebug.data.datasets import Problem, ProblemError, Split
 from utdebug.engine import (
     Executor,
     Session,
@@ -61,6 +47,20 @@ from utdebug.engine import (
 from utdebug.engine.events import RoundFinished, TestKept
 from utdebug.engine.model import code_id
 from utdebug.literals import literal_value
+from utdebug.runs.folder import (
+    FatalRunError,
+    Job,
+    ProgressFn,
+    SessionModelError,
+    run_folder,
+    summary_head,
+)
+from utdebug.runs.records import (
+    RunFolderError,
+    record_key,
+    task_order,
+    write_json_atomic,
+)
 from utdebug.sandbox import _runner
 from utdebug.sandbox.compare import Semantics, outputs_match
 from utdebug.sandbox.server import Limits, Sandbox, SandboxError, Status, decode_value

@@ -22,9 +22,10 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from utdebug.benchmarks.classeval import ClassFixProblem, run_tests
-from utdebug.benchmarks.datasets import Problem, ProblemError, Split
-from utdebug.benchmarks.records import (
+from utdebug.data.classeval import ClassFixProblem, run_tests
+from utdebug.data.datasets import Problem, ProblemError, Split
+from utdebug.distributed import LocalRunner, Runner, RunnerOptions, WorkerContext
+from utdebug.runs.records import (
     SAMPLES,
     SUMMARY,
     RunFolderError,
@@ -35,7 +36,6 @@ from utdebug.benchmarks.records import (
     write_json_atomic,
     write_summary,
 )
-from utdebug.distributed import LocalRunner, Runner, RunnerOptions, WorkerContext
 from utdebug.sandbox import _runner
 from utdebug.sandbox.compare import Semantics
 from utdebug.sandbox.server import (

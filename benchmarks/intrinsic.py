@@ -32,7 +32,6 @@ from utdebug.agents import parsing
 from utdebug.agents.base import Model, ModelError, Sampling
 from utdebug.agents.roles import UTGenerator
 from utdebug.agents.sim import SIMULATED, SimParams
-from utdebug.benchmarks.datasets import LoadedSplit, Problem, Split
 from utdebug.benchmarks.debugging import (
     PrivateTests,
     make_sim,
@@ -40,15 +39,16 @@ from utdebug.benchmarks.debugging import (
     register_sim,
     task_from_problem,
 )
-from utdebug.benchmarks.runs import (
+from utdebug.data.datasets import LoadedSplit, Problem, Split
+from utdebug.engine import Executor
+from utdebug.engine.session import FATAL_ERRORS
+from utdebug.runs.folder import (
     FatalRunError,
     one_line,
     print_json,
     simulated_note,
     summarize_model_errors,
 )
-from utdebug.engine import Executor
-from utdebug.engine.session import FATAL_ERRORS
 from utdebug.sandbox.compare import Semantics
 from utdebug.sandbox.server import LimitKind, Limits, Status
 from utdebug.sandbox.verdicts import Verdict, judge

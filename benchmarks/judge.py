@@ -35,18 +35,16 @@ from rich.table import Table
 
 from utdebug.agents.base import Model
 from utdebug.agents.sim import SIMULATED, SimModel, SimParams
-from utdebug.benchmarks.datasets import LoadedSplit, Problem
 from utdebug.benchmarks.debugging import (
     PrivateTests,
     make_sim,
     register_sim,
     task_from_problem,
 )
-from utdebug.benchmarks.records import (
-    record_key,
-    task_order,
-)
-from utdebug.benchmarks.runs import (
+from utdebug.data.datasets import LoadedSplit, Problem
+from utdebug.engine import Executor, Session, Settings, UnitTest, code_id
+from utdebug.ranking import Strategy, TieRule, rank_all
+from utdebug.runs.folder import (
     Job,
     ProgressFn,
     RunResult,
@@ -56,8 +54,10 @@ from utdebug.benchmarks.runs import (
     summary_head,
     usage_text,
 )
-from utdebug.engine import Executor, Session, Settings, UnitTest, code_id
-from utdebug.ranking import Strategy, TieRule, rank_all
+from utdebug.runs.records import (
+    record_key,
+    task_order,
+)
 from utdebug.sandbox.verdicts import Verdict
 
 STRATEGIES: tuple[Strategy, ...] = (

@@ -53,11 +53,6 @@ from utdebug.benchmarks.bench import (
 from utdebug.benchmarks.bench import (
     eval_settings as bench_eval_settings,
 )
-from utdebug.benchmarks.datasets import (
-    LoadedSplit,
-    Split,
-    default_cache_dir,
-)
 from utdebug.benchmarks.debugging import (
     DebugRun,
     FatalRunError,
@@ -66,7 +61,15 @@ from utdebug.benchmarks.debugging import (
     debug_split,
 )
 from utdebug.benchmarks.evaluator import EvalSettings, ExpectedCache
-from utdebug.benchmarks.runs import (
+from utdebug.benchmarks.scoring_verifiers import SETS as VERIFIER_SETS
+from utdebug.data.datasets import (
+    LoadedSplit,
+    Split,
+    default_cache_dir,
+)
+from utdebug.engine import Executor, Settings, UTMethod, Variant
+from utdebug.engine.model import RANKERS
+from utdebug.runs.folder import (
     merge_model_errors,
     model_error_line,
     one_line,
@@ -76,9 +79,6 @@ from utdebug.benchmarks.runs import (
     simulated_note,
     usage_text,
 )
-from utdebug.benchmarks.scoring_verifiers import SETS as VERIFIER_SETS
-from utdebug.engine import Executor, Settings, UTMethod, Variant
-from utdebug.engine.model import RANKERS
 from utdebug.sandbox import (
     LimitKind,
     Limits,

@@ -50,7 +50,7 @@ de-duplicated by ``repr``. JSON has no tuples: EvalPlus MBPP+ inputs that should
 lists (the authors convert 60 tasks by hand in ``mbpp_deserialize_inputs``; this loader does
 not).
 
-Files are found like the other datasets (:mod:`utdebug.benchmarks.datasets`): an explicit path,
+Files are found like the other datasets (:mod:`utdebug.data.datasets`): an explicit path,
 or the release file name in ``--data-dir``, else ``$UTDEBUG_DATA_DIR``, else
 ``<cache-dir>/datasets/``; a missing file is downloaded from the URL above when a network is
 available. No sha256 is pinned (the released hashes are unknown here); the actual sha256 is
@@ -68,7 +68,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from utdebug.benchmarks.datasets import (
+from utdebug.data.datasets import (
     DatasetError,
     SourceFile,
     default_cache_dir,

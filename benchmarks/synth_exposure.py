@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from utdebug.benchmarks.datasets import Problem, load_split
+from utdebug.data.datasets import Problem, load_split
 from utdebug.sandbox.compare import describe
 from utdebug.sandbox.server import Sandbox
 from utdebug.synth import Envelope, Reference, exposing_inputs, reduce_suite, seeds_from_problem

@@ -67,11 +67,19 @@ from utdebug.benchmarks.bench import (
     progress_bar,
     run_mode,
 )
-from utdebug.benchmarks.datasets import default_cache_dir
-from utdebug.benchmarks.records import (
-    record_key,
+from utdebug.benchmarks.scoring_verifiers import (
+    SETS,
+    VerifierDataError,
+    VerifierProblem,
+    VerifierSet,
+    load_verifier_file,
+    load_verifier_set,
 )
-from utdebug.benchmarks.runs import (
+from utdebug.data.datasets import default_cache_dir
+from utdebug.engine import Executor, Session, Settings, Task, UnitTest, UTMethod, event_to_json
+from utdebug.engine.voting import answer_key
+from utdebug.ranking.verifiers import ProblemScores, aggregate, score_problem
+from utdebug.runs.folder import (
     FatalRunError,
     Job,
     ProgressFn,
@@ -85,17 +93,9 @@ from utdebug.benchmarks.runs import (
     summary_head,
     usage_text,
 )
-from utdebug.benchmarks.scoring_verifiers import (
-    SETS,
-    VerifierDataError,
-    VerifierProblem,
-    VerifierSet,
-    load_verifier_file,
-    load_verifier_set,
+from utdebug.runs.records import (
+    record_key,
 )
-from utdebug.engine import Executor, Session, Settings, Task, UnitTest, UTMethod, event_to_json
-from utdebug.engine.voting import answer_key
-from utdebug.ranking.verifiers import ProblemScores, aggregate, score_problem
 from utdebug.sandbox import (
     CheckSpec,
     LimitKind,

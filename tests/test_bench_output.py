@@ -12,9 +12,9 @@ from rich.console import Console
 
 from utdebug.agents.traffic import traffic_for
 from utdebug.benchmarks.bench import progress_bar, traffic_line
-from utdebug.benchmarks.datasets import Split
 from utdebug.benchmarks.debugging import DebugRun
 from utdebug.benchmarks.model_bench import print_voting
+from utdebug.data.datasets import Split
 
 
 def test_no_model_server_no_traffic_line() -> None:

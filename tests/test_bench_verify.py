@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from utdebug.benchmarks.records import SAMPLES, SUMMARY, read_samples
 from utdebug.benchmarks.verify import run_verify
 from utdebug.cli import build_parser
+from utdebug.runs.records import SAMPLES, SUMMARY, read_samples
 from utdebug.sandbox import Sandbox, SandboxConfig, SandboxUnavailable
 
 

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from utdebug.benchmarks.classeval import (
+from utdebug.benchmarks.evaluator import EvalSettings, evaluate_class_problem
+from utdebug.data.classeval import (
     DATA_LICENCE,
     ClassFixProblem,
     MethodTarget,
@@ -20,16 +21,15 @@ from utdebug.benchmarks.classeval import (
     method_lines,
     parse_classeval,
 )
-from utdebug.benchmarks.classeval_checks import RUN, staged_test
-from utdebug.benchmarks.datasets import (
+from utdebug.data.classeval_checks import RUN, staged_test
+from utdebug.data.datasets import (
     CLASSEVAL_FILE,
     DatasetError,
     LoadedSplit,
     Provenance,
     Split,
 )
-from utdebug.benchmarks.evaluator import EvalSettings, evaluate_class_problem
-from utdebug.benchmarks.records import SAMPLES, read_samples
+from utdebug.runs.records import SAMPLES, read_samples
 from utdebug.sandbox import Limits, Sandbox
 
 LIMITS = Limits(per_input=2.0, batch=60.0)

@@ -13,10 +13,10 @@ from pathlib import Path
 
 from tests.test_classeval import CART, CART_TESTS, ROWS, STACK, STACK_TESTS, small_dir  # noqa: F401
 from utdebug.agents.sim import ProgramInput
-from utdebug.benchmarks.classeval import DATA_LICENCE, ClassFixProblem, MethodTarget
 from utdebug.benchmarks.classeval_debug import class_task, program_inputs
-from utdebug.benchmarks.datasets import CLASSEVAL_FILE, Provenance, Split
-from utdebug.benchmarks.records import SAMPLES, read_samples
+from utdebug.data.classeval import DATA_LICENCE, ClassFixProblem, MethodTarget
+from utdebug.data.datasets import CLASSEVAL_FILE, Provenance, Split
+from utdebug.runs.records import SAMPLES, read_samples
 
 POP_TEST = (
     "```python\ndef test_pop():\n    s = Stack(3)\n    s.push(1)\n    s.push(2)\n"

@@ -16,10 +16,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from utdebug.benchmarks.classeval import ClassFixProblem, MethodTarget
-from utdebug.benchmarks.classeval_checks import judge_records
-from utdebug.benchmarks.datasets import Provenance, Split
 from utdebug.benchmarks.evaluator import EvalSettings, evaluate_class_problem
+from utdebug.data.classeval import ClassFixProblem, MethodTarget
+from utdebug.data.classeval_checks import judge_records
+from utdebug.data.datasets import Provenance, Split
 from utdebug.sandbox import Limits, Sandbox
 from utdebug.sandbox.compare import ExceptionValue, Opaque, Record, Structured
 

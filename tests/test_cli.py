@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from utdebug.benchmarks.records import SAMPLES, SUMMARY, read_samples
+from utdebug.runs.records import SAMPLES, SUMMARY, read_samples
 
 
 def _default_sigint() -> None:

@@ -206,7 +206,7 @@ ROWS = _rows()
 
 @functools.cache
 def _code() -> str:
-    from utdebug.benchmarks.classeval import parse_classeval
+    from utdebug.data.classeval import parse_classeval
 
     data = (
         Path(os.environ.get("UTDEBUG_DATA_DIR") or REPO.parent / "shared" / "datasets")

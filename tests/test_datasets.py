@@ -1,4 +1,4 @@
-"""Tests for utdebug.benchmarks.datasets: file resolution, MBPP+Fix and HE+Fix loading."""
+"""Tests for utdebug.data.datasets: file resolution, MBPP+Fix and HE+Fix loading."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from utdebug.benchmarks import datasets
-from utdebug.benchmarks.datasets import (
+from utdebug.data import datasets
+from utdebug.data.datasets import (
     HE_EXCLUDED,
     HE_PACK_FILE,
     HE_PLUS_FILE,

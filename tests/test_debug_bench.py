@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from utdebug.benchmarks.records import SAMPLES, SUMMARY, read_samples
+from utdebug.runs.records import SAMPLES, SUMMARY, read_samples
 
 FAST = "6,7,9,11,12,16,58,61,63,68,69,70,72,74,77,89,92,93,99,100,103,109,113,118"
 """Hard problems whose given code runs quickly (no per-input timeouts)."""

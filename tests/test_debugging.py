@@ -12,7 +12,6 @@ import pytest
 from utdebug.agents.base import ModelRequest
 from utdebug.agents.scripted import ScriptedModel
 from utdebug.agents.sim import SimParams
-from utdebug.benchmarks.datasets import LoadedSplit, Split, load_split
 from utdebug.benchmarks.debugging import (
     PrivateTests,
     VerdictCache,
@@ -21,8 +20,9 @@ from utdebug.benchmarks.debugging import (
     score_tests,
 )
 from utdebug.benchmarks.evaluator import EvalSettings, ExpectedCache
-from utdebug.benchmarks.records import SAMPLES, read_samples
+from utdebug.data.datasets import LoadedSplit, Split, load_split
 from utdebug.engine import Executor, Settings, UnitTest, code_id
+from utdebug.runs.records import SAMPLES, read_samples
 from utdebug.sandbox import Limits, Sandbox
 
 FAST = ["hard/6", "hard/7", "hard/9", "hard/11", "hard/12", "hard/16"]

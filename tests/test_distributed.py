@@ -44,9 +44,8 @@ from distributed_jobs import (
     primes_in_sandbox,
 )
 
-from utdebug.benchmarks.datasets import Split, load_split
 from utdebug.benchmarks.evaluator import EvalSettings, Program, evaluate_split
-from utdebug.benchmarks.records import SAMPLES, SUMMARY, read_samples
+from utdebug.data.datasets import Split, load_split
 from utdebug.distributed import (
     LocalRunner,
     RayRunner,
@@ -55,6 +54,7 @@ from utdebug.distributed import (
     WorkerLost,
     make_runner,
 )
+from utdebug.runs.records import SAMPLES, SUMMARY, read_samples
 from utdebug.sandbox import Sandbox, SandboxConfig
 
 TESTS = Path(__file__).resolve().parent

@@ -10,20 +10,20 @@ from pathlib import Path
 import pytest
 
 from tests import sandbox_helpers as H
-from utdebug.benchmarks.datasets import (
-    PrivateTests,
-    Problem,
-    ProblemError,
-    Provenance,
-    Split,
-)
 from utdebug.benchmarks.evaluator import (
     EvalSettings,
     ExpectedCache,
     Program,
     evaluate_split,
 )
-from utdebug.benchmarks.records import (
+from utdebug.data.datasets import (
+    PrivateTests,
+    Problem,
+    ProblemError,
+    Provenance,
+    Split,
+)
+from utdebug.runs.records import (
     SAMPLES,
     SUMMARY,
     RunFolderError,
@@ -343,7 +343,7 @@ def test_a_full_disk_stops_the_split_with_a_summary_marked_incomplete(
 ) -> None:
     problems = [make_problem(i, GOLD_ADD) for i in range(1, 7)]
     # Room for about two records; the summary (written with fsync'd json.dump) still fits.
-    import utdebug.benchmarks.records as records
+    import utdebug.runs.records as records
 
     real_write = os.write
     room = [0]

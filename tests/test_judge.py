@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 from utdebug.agents.scripted import ScriptedModel
-from utdebug.benchmarks.datasets import PrivateTests as DataTests
-from utdebug.benchmarks.datasets import Problem, Provenance, Split, load_split
 from utdebug.benchmarks.debugging import PrivateTests
 from utdebug.benchmarks.evaluator import EvalSettings, ExpectedCache
 from utdebug.benchmarks.judge import judge_problem, summarize_judge
-from utdebug.benchmarks.records import SAMPLES, read_samples
+from utdebug.data.datasets import PrivateTests as DataTests
+from utdebug.data.datasets import Problem, Provenance, Split, load_split
 from utdebug.engine import Executor, Settings
+from utdebug.runs.records import SAMPLES, read_samples
 from utdebug.sandbox import Sandbox
 from utdebug.sandbox.compare import CheckSpec
 

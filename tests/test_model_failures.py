@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from tests.llm_server import LLMServer, engine_responder, free_port, llama_cpp_python, llama_server
-from utdebug.benchmarks.records import SAMPLES, SUMMARY, read_samples
 from utdebug.cli import main
+from utdebug.runs.records import SAMPLES, SUMMARY, read_samples
 
 FEW = ["-n", "1", "-k", "1", "--rounds", "1", "--concurrency", "1"]
 """Small sessions, one problem at a time (so that the order of the problems is fixed)."""

@@ -12,15 +12,8 @@ import pytest
 
 from utdebug.agents.base import ModelAuthError, ModelRateLimited
 from utdebug.agents.sim import SimParams
-from utdebug.benchmarks import runs
-from utdebug.benchmarks.records import (
-    SAMPLES,
-    SUMMARY,
-    RunFolderError,
-    SampleWriter,
-    read_samples,
-)
-from utdebug.benchmarks.runs import (
+from utdebug.runs import folder as runs
+from utdebug.runs.folder import (
     FatalRunError,
     Job,
     RunResult,
@@ -32,6 +25,13 @@ from utdebug.benchmarks.runs import (
     run_folder,
     sum_usage,
     summary_head,
+)
+from utdebug.runs.records import (
+    SAMPLES,
+    SUMMARY,
+    RunFolderError,
+    SampleWriter,
+    read_samples,
 )
 from utdebug.sandbox.server import SandboxError
 

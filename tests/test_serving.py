@@ -532,8 +532,8 @@ def test_bench_at_the_defaults_on_llama_cpp_python(
     generating when a second request arrives and says nothing of its slots; it is recognised
     and held at one request in flight, so no reply is cut, none is used cut, none cached."""
     from utdebug.agents.limiter import _LIMITERS
-    from utdebug.benchmarks.records import SAMPLES, read_samples
     from utdebug.cli import main
+    from utdebug.runs.records import SAMPLES, read_samples
 
     with llama_cpp_python(seconds_per_token=0.002) as server:
         config = tmp_path / "utdebug.toml"
@@ -577,7 +577,7 @@ async def test_llama_server_gets_its_slots_and_says_so(ll: Any) -> None:
 
 
 def test_a_run_whose_replies_give_nothing_says_so_in_one_line() -> None:
-    from utdebug.benchmarks.runs import reply_warning
+    from utdebug.runs.folder import reply_warning
 
     assert reply_warning({"completions": 100, "refused": 5}) is None  # a few percent: quiet
     assert reply_warning({"completions": 10, "refused": 2}) is None  # too few to tell
@@ -596,8 +596,8 @@ def test_bench_warns_when_the_replies_are_the_problem(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from utdebug.benchmarks.records import SUMMARY
     from utdebug.cli import main
+    from utdebug.runs.records import SUMMARY
 
     ramble = "To solve this problem, we need to think about it step by step. " * 2
     with LLMServer(responder=lambda body: ramble) as server:

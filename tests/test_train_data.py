@@ -19,9 +19,9 @@ import yaml
 
 from utdebug.agents import prompts
 from utdebug.agents.parsing import ParsedCall, ParsedValue, parse_call, parse_output
-from utdebug.benchmarks.datasets import load_fix_file
-from utdebug.benchmarks.records import SAMPLES, read_samples
+from utdebug.data.datasets import load_fix_file
 from utdebug.literals import literal_value
+from utdebug.runs.records import SAMPLES, read_samples
 from utdebug.sandbox import Sandbox, Status
 from utdebug.train.output import held_out_text
 from utdebug.train.sources import TrainProblem, load_mbpp_plus

@@ -19,7 +19,7 @@ import pytest
 from utdebug.agents import prompts
 from utdebug.agents.endings import reached
 from utdebug.agents.parsing import ParsedCall, ParsedValue, parse_call, parse_output
-from utdebug.benchmarks.records import SAMPLES, read_samples
+from utdebug.runs.records import SAMPLES, read_samples
 from utdebug.train.pipeline import (
     build_target,
     literal_text,

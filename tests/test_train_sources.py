@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from utdebug.benchmarks.datasets import DatasetError
-from utdebug.benchmarks.records import SAMPLES, read_samples
+from utdebug.data.datasets import DatasetError
+from utdebug.runs.records import SAMPLES, read_samples
 from utdebug.train import tulu
 from utdebug.train.sources import (
     clean_description,

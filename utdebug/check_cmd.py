@@ -192,8 +192,8 @@ def _preflight(model: Any, progress: Any) -> None:
 
     from utdebug.agents.base import ModelError
     from utdebug.agents.preflight import preflight
-    from utdebug.benchmarks.runs import one_line
     from utdebug.check.runner import CheckError
+    from utdebug.runs.folder import one_line
 
     try:
         found = asyncio.run(preflight(model))

@@ -431,7 +431,7 @@ def _bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGTERM, on_sigterm)
-    from utdebug.benchmarks.records import RunFolderError
+    from utdebug.runs.records import RunFolderError
 
     try:
         return _bench_mode(args, parser, stop)

@@ -177,7 +177,7 @@ def _preflight(model: Any) -> tuple[str | None, str | None]:
     from utdebug.agents.base import ModelError
     from utdebug.agents.cache import CachedModel
     from utdebug.agents.preflight import preflight
-    from utdebug.benchmarks.runs import one_line
+    from utdebug.runs.folder import one_line
 
     if isinstance(model, CachedModel):  # probe the server itself, never the cache
         model = model.inner
@@ -220,7 +220,7 @@ def default_demo_dir() -> Path:
     """Where ``demo`` copies its example without ``--dir``: one folder in the cache, the same
     every time, so that the same command (or ``--resume``) takes the session back and runs
     leave no folders behind."""
-    from utdebug.benchmarks.datasets import default_cache_dir
+    from utdebug.data.datasets import default_cache_dir
 
     return default_cache_dir() / "demo"
 
@@ -327,7 +327,7 @@ def _model(args: argparse.Namespace) -> Any:
         return model
     # The same cache and keys as 'utdebug bench': reopening a function replays its calls.
     from utdebug.agents.cache import CachedModel, ResponseCache
-    from utdebug.benchmarks.datasets import default_cache_dir
+    from utdebug.data.datasets import default_cache_dir
 
     cache_dir = args.cache_dir or default_cache_dir()
     try:
@@ -342,8 +342,8 @@ def _model(args: argparse.Namespace) -> Any:
 
 def _prepare_problem(args: argparse.Namespace, settings: Any) -> Prepared:
     from utdebug.benchmarks.bench import data_dir_problem
-    from utdebug.benchmarks.datasets import DatasetError, Split, load_split
     from utdebug.benchmarks.debugging import task_from_problem
+    from utdebug.data.datasets import DatasetError, Split, load_split
 
     problem_dir = data_dir_problem(args.data_dir)
     if problem_dir is not None:

@@ -231,7 +231,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return Exit.USAGE
     from utdebug.agents.config import ConfigError, check_provider, resolve_model_spec
     from utdebug.agents.sim import SimParams
-    from utdebug.benchmarks.datasets import default_cache_dir
+    from utdebug.data.datasets import default_cache_dir
     from utdebug.train.driver import run_train_data
     from utdebug.train.pipeline import NO_MODEL, Settings
 

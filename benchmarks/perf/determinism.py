@@ -56,9 +56,9 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from utdebug.benchmarks.datasets import DatasetError, Problem, Split, load_split
 from utdebug.benchmarks.evaluator import EvalSettings, Program, evaluate_split
-from utdebug.benchmarks.records import SAMPLES, read_samples
+from utdebug.data.datasets import DatasetError, Problem, Split, load_split
+from utdebug.runs.records import SAMPLES, read_samples
 from utdebug.sandbox import LimitKind, Limits, Sandbox, SandboxUnavailable, Semantics
 
 REPO = Path(__file__).resolve().parents[2]

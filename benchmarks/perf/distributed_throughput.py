@@ -41,10 +41,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from utdebug.benchmarks.datasets import DatasetError, Problem, Split, load_split
 from utdebug.benchmarks.evaluator import EvalSettings, Program, evaluate_split
-from utdebug.benchmarks.records import SAMPLES, read_samples
+from utdebug.data.datasets import DatasetError, Problem, Split, load_split
 from utdebug.distributed import Runner, RunnerOptions, RunnerUnavailable, make_runner
+from utdebug.runs.records import SAMPLES, read_samples
 from utdebug.sandbox import Limits, Sandbox, SandboxConfig, SandboxUnavailable
 
 REPO = Path(__file__).resolve().parents[2]

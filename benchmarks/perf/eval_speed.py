@@ -47,8 +47,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from utdebug.benchmarks.datasets import DatasetError, Problem, Split, load_split
 from utdebug.benchmarks.evaluator import EvalSettings, Program, evaluate_split
+from utdebug.data.datasets import DatasetError, Problem, Split, load_split
 from utdebug.sandbox import _runner
 from utdebug.sandbox.compare import Semantics
 from utdebug.sandbox.layers import CHILD_ENV, Layer, SandboxUnavailable

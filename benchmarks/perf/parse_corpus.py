@@ -74,7 +74,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from utdebug.benchmarks.datasets import DatasetError, Split, load_split
+from utdebug.data.datasets import DatasetError, Split, load_split
 from utdebug.literals import LiteralError, literal_value
 from utdebug.sandbox import Sandbox, SandboxUnavailable
 
@@ -173,8 +173,8 @@ def _classes(rows: list[dict[str, Any]], data_dir: Path) -> dict[str, Any] | str
     error's text when the dataset file cannot be read."""
     if not any(str(r.get("task_id") or "").startswith("classeval/") for r in rows):
         return {}
-    from utdebug.benchmarks.classeval import parse_classeval
-    from utdebug.benchmarks.datasets import CLASSEVAL_FILE
+    from utdebug.data.classeval import parse_classeval
+    from utdebug.data.datasets import CLASSEVAL_FILE
 
     path = data_dir / CLASSEVAL_FILE
     if not path.is_file():

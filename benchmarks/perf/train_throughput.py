@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from utdebug.benchmarks.datasets import DatasetError
+from utdebug.data.datasets import DatasetError
 from utdebug.distributed import Runner, RunnerOptions, RunnerUnavailable, make_runner
 from utdebug.sandbox import SandboxConfig, SandboxUnavailable
 from utdebug.train.decontam import build_index

@@ -139,7 +139,7 @@ class _Target:
 
 
 def default_cache_dir() -> Path:
-    from utdebug.benchmarks.datasets import default_cache_dir as base
+    from utdebug.data.datasets import default_cache_dir as base
 
     return base() / "check"
 
@@ -382,7 +382,7 @@ class _Checker:
         finally:
             sb.close()
         if not self.model.simulated:
-            from utdebug.benchmarks.runs import reply_warning, sum_usage
+            from utdebug.runs.folder import reply_warning, sum_usage
 
             warning = reply_warning(sum_usage(self.usages))
             if warning is not None:

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from utdebug.benchmarks.datasets import DatasetError, HeVariant, Split, load_split
+from utdebug.data.datasets import DatasetError, HeVariant, Split, load_split
 from utdebug.mutation import parse_quietly
 from utdebug.train.sources import TrainProblem, clean_description, iter_table, mbpp_plus_file
 

@@ -5,7 +5,7 @@ validation, and run :func:`utdebug.train.pipeline.process_problem` on every prob
 recorded, through a runner (:mod:`utdebug.distributed`: local threads over one sandbox, or
 Ray tasks with a sandbox per worker process, ``--ray ADDRESS``). The driver alone writes: one
 record per finished problem, appended and fsynced to ``samples.jsonl`` (a torn last line from a
-crash is dropped, :class:`~utdebug.benchmarks.records.SampleWriter`), keyed by a hash of the
+crash is dropped, :class:`~utdebug.runs.records.SampleWriter`), keyed by a hash of the
 problem and the settings, so that a rerun skips what is recorded and retries problems a model
 error ended. At the end (also after an interruption) the SFT shards, the validation file, the
 card and the training configurations are rebuilt from the records, in the problems' order.
@@ -36,10 +36,10 @@ from typing import Any
 from utdebug import __version__
 from utdebug.agents.prompts import PROMPT_VERSION, TRAIN_PROMPT_VERSION
 from utdebug.agents.sim import SIMULATED
-from utdebug.benchmarks.datasets import DatasetError, default_cache_dir
-from utdebug.benchmarks.records import SAMPLES, RunFolderError, SampleWriter, read_samples
 from utdebug.cli_common import Exit
+from utdebug.data.datasets import DatasetError, default_cache_dir
 from utdebug.distributed import RunnerOptions, RunnerUnavailable, WorkerLost, make_runner
+from utdebug.runs.records import SAMPLES, RunFolderError, SampleWriter, read_samples
 from utdebug.sandbox import SandboxConfig, SandboxError, SandboxUnavailable
 from utdebug.train import output
 from utdebug.train.decontam import EVAL_SPLITS, EvalIndex, build_index, default_splits
@@ -327,7 +327,7 @@ def _preflight(settings: Settings) -> int | None:
         return None
     from utdebug.agents.base import ModelError
     from utdebug.agents.config import build_litellm_model, resolve_model_spec
-    from utdebug.benchmarks.runs import one_line, preflight_models
+    from utdebug.runs.folder import one_line, preflight_models
 
     spec = resolve_model_spec(settings.model)
     try:
@@ -456,7 +456,7 @@ def _card(
     val_file: Path | None,
     n_examples: int,
 ) -> dict[str, Any]:
-    from utdebug.benchmarks.runs import sum_usage, summarize_model_errors
+    from utdebug.runs.folder import sum_usage, summarize_model_errors
 
     sim = settings.simulated
     by_split: Counter[str] = Counter()

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from utdebug.benchmarks.records import RunFolderError, write_json_atomic, write_text_atomic
+from utdebug.runs.records import RunFolderError, write_json_atomic, write_text_atomic
 
 __all__ = [
     "SHARD_SIZE",

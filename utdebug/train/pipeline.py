@@ -70,11 +70,11 @@ from utdebug.agents.endings import reached
 from utdebug.agents.reply_tests import ParsedProgram
 from utdebug.agents.roles import Perturber, Rationalizer, TaskText, UTGenerator
 from utdebug.agents.sim import SIMULATED, SimModel, SimParams, SimProblem
-from utdebug.benchmarks.records import record_key
 from utdebug.distributed import WorkerContext
 from utdebug.engine.voting import answer_key
 from utdebug.literals import LiteralError, canonical_repr, literal_value
 from utdebug.mutation import mutants, normalized_dump, parse_quietly
+from utdebug.runs.records import record_key
 from utdebug.sandbox import CheckSpec, LimitKind, Limits, Outcome, Sandbox, Semantics, Status
 from utdebug.sandbox.compare import outputs_match
 from utdebug.sandbox.server import UID_SLOTS

@@ -37,7 +37,7 @@ from typing import Any
 
 from utdebug.agents.parsing import ParseFailure
 from utdebug.agents.reply_code import find_code
-from utdebug.benchmarks.datasets import (
+from utdebug.data.datasets import (
     MBPP_PLUS_FILE,
     MBPP_PLUS_PRERELEASE_FILE,
     DatasetError,

@@ -32,7 +32,7 @@ from typing import Any
 
 from utdebug.agents.parsing import ParseFailure
 from utdebug.agents.reply_code import find_code
-from utdebug.benchmarks.datasets import DatasetError, sha256_of
+from utdebug.data.datasets import DatasetError, sha256_of
 from utdebug.train.sources import Loaded, TrainProblem, iter_table, problem_from_code, table_files
 
 __all__ = ["TULU_DATASET", "TULU_FOLDER", "load_tulu", "prompt_tokens", "tulu_problem"]

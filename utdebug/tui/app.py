@@ -441,7 +441,7 @@ class DebugApp(App[None]):
     def _save(self) -> None:
         if self.session_file is None or self.session is None:
             return
-        from utdebug.benchmarks.records import RunFolderError, write_text_atomic
+        from utdebug.runs.records import RunFolderError, write_text_atomic
 
         try:
             write_text_atomic(self.session_file, json.dumps(self.saved()))

@@ -29,7 +29,8 @@ from typing import Any, Protocol
 
 from utdebug.agents.base import Model, ModelError
 from utdebug.agents.sim import SIMULATED, SimParams
-from utdebug.benchmarks.records import (
+from utdebug.engine.session import FATAL_ERRORS
+from utdebug.runs.records import (
     SAMPLES,
     SUMMARY,
     RunFolderError,
@@ -37,7 +38,6 @@ from utdebug.benchmarks.records import (
     read_samples,
     write_summary,
 )
-from utdebug.engine.session import FATAL_ERRORS
 from utdebug.sandbox.server import SandboxError
 
 ProgressFn = Callable[[str, dict[str, Any]], None]

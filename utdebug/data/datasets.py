@@ -62,7 +62,7 @@ from utdebug.literals import LiteralError, literal_value
 from utdebug.sandbox.compare import CheckSpec
 
 if TYPE_CHECKING:
-    from utdebug.benchmarks.classeval import ClassFixProblem
+    from utdebug.data.classeval import ClassFixProblem
 
 __all__ = [
     "HE_EXCLUDED",
@@ -96,7 +96,7 @@ class Split(StrEnum):
     (:func:`load_fix_file`; ``utdebug train data --val-fraction`` writes one)."""
     CLASSEVAL = "classeval"
     """ClassEval+Fix: methods of ClassEval's classes corrupted by the project's mutation
-    operators, tested by ClassEval's unittest code (:mod:`utdebug.benchmarks.classeval`)."""
+    operators, tested by ClassEval's unittest code (:mod:`utdebug.data.classeval`)."""
 
 
 class HeVariant(StrEnum):

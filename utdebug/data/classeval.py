@@ -8,7 +8,7 @@ tests. It is built in the sandbox, once per (dataset hash, seed, cap, tries, lim
 version), and written to ``<cache>/classeval-fix/`` with its seed and the tool version; later
 runs read that file.
 
-How a test runs (:mod:`utdebug.benchmarks.classeval_checks`). The sandbox's program is the
+How a test runs (:mod:`utdebug.data.classeval_checks`). The sandbox's program is the
 class's module alone; ClassEval's test code, rewritten with :mod:`ast` so that it no longer uses
 ``unittest`` and every ``self.assert*`` records its operands, is the sandbox's staged test
 (compiled before the module runs, run in a copy of its namespace with the builtins as they were
@@ -48,8 +48,8 @@ from pathlib import Path
 from typing import Any
 
 from utdebug import __version__
-from utdebug.benchmarks.classeval_checks import required_lines, staged_test, test_verdict
-from utdebug.benchmarks.datasets import (
+from utdebug.data.classeval_checks import required_lines, staged_test, test_verdict
+from utdebug.data.datasets import (
     CLASSEVAL_FILE,
     DatasetError,
     LoadedSplit,
@@ -58,8 +58,8 @@ from utdebug.benchmarks.datasets import (
     Split,
     resolve_file,
 )
-from utdebug.benchmarks.records import RunFolderError, write_text_atomic
 from utdebug.mutation import mutants, parse_quietly
+from utdebug.runs.records import RunFolderError, write_text_atomic
 from utdebug.sandbox.server import BatchResult, Limits, Sandbox, StagedTest
 from utdebug.sandbox.verdicts import Judged, Verdict
 

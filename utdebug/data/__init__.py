@@ -1,0 +1,1 @@
+"""The data layer: benchmark splits, their loaders and the split registry (docs/architecture.md)."""

@@ -1,0 +1,1 @@
+"""The run layer: records, the run folder, usage and warning text, cache paths (docs/architecture.md)."""

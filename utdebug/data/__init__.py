@@ -1,1 +1,4 @@
-"""The data layer: benchmark splits, their loaders and the split registry (docs/architecture.md)."""
+"""The data layer: benchmark splits, their loaders and the split registry.
+
+See docs/architecture.md.
+"""

@@ -1,1 +1,4 @@
-"""The run layer: records, the run folder, usage and warning text, cache paths (docs/architecture.md)."""
+"""The run layer: records, the run folder, usage and warning text, cache paths.
+
+See docs/architecture.md.
+"""

@@ -196,7 +196,7 @@ def test_the_loop_with_a_litellm_model_on_loopback(tmp_path: Path) -> None:
     Stack.pop, predicts its outcome and fixes the class; nothing is labelled SIMULATED."""
     import os
 
-    from tests.llm_server import LLMServer, engine_responder
+    from utdebug.agents.loopback_server import LLMServer, engine_responder
 
     def responder(body: dict[str, object]) -> str:
         messages = body.get("messages") or []

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from tests.llm_server import LLMServer
 from utdebug.agents.base import (
     ContextLengthExceeded,
     CostLimitExceeded,
@@ -28,6 +27,7 @@ from utdebug.agents.base import (
     accounting,
 )
 from utdebug.agents.litellm_client import LiteLLMModel, SamplingOverrides
+from utdebug.agents.loopback_server import LLMServer
 from utdebug.agents.servers import PROBE_PREFILL, PROBE_PROMPT, continues_prefill
 
 

@@ -1,6 +1,6 @@
 """A model that cannot be used, or stops answering mid-run, seen from the command line.
 
-Every test talks to a real OpenAI-compatible HTTP server on loopback (``tests/llm_server.py``)
+Every test talks to a real OpenAI-compatible HTTP server on loopback (``agents/loopback_server.py``)
 through the config file named by ``UTDEBUG_CONFIG``, and runs the command in-process
 (``utdebug.cli.main``), so litellm is imported once for the whole module.
 """
@@ -14,7 +14,13 @@ from typing import Any
 
 import pytest
 
-from tests.llm_server import LLMServer, engine_responder, free_port, llama_cpp_python, llama_server
+from utdebug.agents.loopback_server import (
+    LLMServer,
+    engine_responder,
+    free_port,
+    llama_cpp_python,
+    llama_server,
+)
 from utdebug.cli import main
 from utdebug.runs.records import SAMPLES, SUMMARY, read_samples
 

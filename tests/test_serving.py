@@ -1,5 +1,5 @@
 """Real models at the speed a real server serves: a local OpenAI-compatible server on loopback
-(``tests/llm_server.py``: one request generated at a time, like a laptop's llama.cpp), reached
+(``agents/loopback_server.py``: one request generated at a time, like a laptop's llama.cpp), reached
 through litellm's real HTTP path.
 
 What these tests hold the model layer to: the time limits count from when the server starts
@@ -18,7 +18,6 @@ from typing import Any
 
 import pytest
 
-from tests.llm_server import LLMServer, free_port, llama_cpp_python, llama_server
 from utdebug.agents.base import (
     Message,
     Meter,
@@ -31,6 +30,7 @@ from utdebug.agents.base import (
 from utdebug.agents.config import build_litellm_model, resolve_model_spec
 from utdebug.agents.limiter import AdaptiveLimiter
 from utdebug.agents.litellm_client import LiteLLMModel, no_answer
+from utdebug.agents.loopback_server import LLMServer, free_port, llama_cpp_python, llama_server
 from utdebug.agents.preflight import preflight
 from utdebug.agents.servers import detect_server, ollama_parallel, read_slots
 from utdebug.agents.traffic import snapshot_all

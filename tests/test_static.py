@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import os
 import shutil
 import subprocess
 import sys
@@ -41,3 +43,43 @@ def test_mypy_strict() -> None:
         timeout=600,
     )
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+
+
+def test_import_contracts() -> None:
+    """The layer contracts in pyproject.toml ([tool.importlinter]) hold: nothing imports upward,
+    the front ends never import each other, only the model layer imports litellm and only the
+    app imports Textual."""
+    lint = _tool("lint-imports")
+    r = subprocess.run(
+        [lint, "--no-cache"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-2000:]
+    assert "0 broken" in r.stdout, r.stdout[-2000:]
+
+
+def test_shipped_code_never_imports_the_tests() -> None:
+    """Test helpers live under tests/; nothing that ships (utdebug/ and the folders it links,
+    benchmarks/perf included) imports them."""
+    offenders = []
+    for folder in ("utdebug", "agents", "sandbox", "benchmarks", "scripts"):
+        for path in sorted((REPO / folder).rglob("*.py")):
+            if ".venv" in path.parts:
+                continue
+            tree = ast.parse(path.read_text(), filename=str(path))
+            for node in ast.walk(tree):
+                names = []
+                if isinstance(node, ast.Import):
+                    names = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                    names = [node.module or ""]
+                offenders += [
+                    f"{path.relative_to(REPO)}:{node.lineno} {name}"
+                    for name in names
+                    if name == "tests" or name.startswith("tests.")
+                ]
+    assert offenders == [], offenders

@@ -34,7 +34,8 @@ Measured:
 
 One-slot mode (``--one-slot SECONDS_PER_TOKEN``): the same replies come from a local
 OpenAI-compatible HTTP server on loopback that generates for ONE request at a time, like a
-laptop's llama.cpp (``tests/llm_server.py``; it says so in ``/props`` unless ``--hide-slots``),
+laptop's llama.cpp (``agents/loopback_server.py``; it says so in ``/props`` unless
+``--hide-slots``),
 at the given latency per token (about 4 characters), through litellm's real streamed HTTP path
 and utdebug's adaptive concurrency. The bound is then the **serial bound**: the seconds the
 server spent generating (nothing can beat one request at a time), and the report gives wall /
@@ -379,8 +380,8 @@ def one_slot_model(
 ) -> tuple[Any, Any]:
     """(the local one-slot server, a litellm model that talks to it)."""
     sys.path.insert(0, str(REPO))
-    from tests.llm_server import LLMServer
     from utdebug.agents.litellm_client import LiteLLMModel
+    from utdebug.agents.loopback_server import LLMServer
 
     server = LLMServer(
         slots=1,

@@ -21,7 +21,7 @@ command's start to the first screen on the terminal (the tests panel's first lin
 
 - **DEMO**: ``utdebug demo`` (its sandbox starts behind the first screen);
 - **DEBUG**: ``utdebug debug FILE::add --model stub`` with a litellm model whose server (a
-  loopback stub, ``tests/llm_server.py``) takes ``--probe-seconds`` (default 3) to answer the
+  loopback stub, ``agents/loopback_server.py``) takes ``--probe-seconds`` (default 3) to answer the
   probe: the first screen comes before the probe returns (``before the probe: yes``).
 """
 
@@ -127,7 +127,7 @@ def first_screen(argv: list[str], env: dict[str, str], seconds: float = 60.0) ->
 def real_commands(runs: int, probe_seconds: float) -> tuple[list[float], list[float]]:
     """First screens of ``utdebug demo`` and of ``utdebug debug`` behind a slow probe."""
     sys.path.insert(0, str(ROOT))
-    from tests.llm_server import LLMServer
+    from utdebug.agents.loopback_server import LLMServer
 
     env = {**os.environ, "TERM": "xterm-256color", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     demo, debug = [], []

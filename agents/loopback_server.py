@@ -1,4 +1,4 @@
-"""A local OpenAI-compatible chat server for tests: a laptop's llama.cpp or Ollama, in miniature.
+"""A local OpenAI-compatible chat server on loopback: a laptop's llama.cpp or Ollama, in miniature.
 
 ``LLMServer`` listens on loopback and answers ``POST /v1/chat/completions`` (plain JSON, or
 server-sent events with ``"stream": true``), ``GET /v1/models``, ``GET /props`` and

@@ -1,6 +1,8 @@
-"""Model-free input synthesis (issue 31): seeds, an envelope learned from them, candidate inputs
-from type-aware mutation and Hypothesis strategies, and their validation on references in the
-sandbox (consistency validation, outputs, exposure, a reduced suite). See docs/synth.md.
+"""Input synthesis (issue 31): seeds, an envelope learned from them, candidate inputs from
+type-aware mutation and Hypothesis strategies, and their validation on references in the
+sandbox (consistency validation, outputs, exposure, a reduced suite); differential regression
+testing of two versions (``differential``) and model-written generators (``generators``).
+See docs/synth.md.
 
 Nothing else in utdebug imports this package yet.
 """

@@ -20,7 +20,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from utdebug.sandbox.compare import CheckSpec, Semantics, describe, outputs_match
-from utdebug.sandbox.server import Limits, Outcome, Sandbox, Status, encode_inputs
+from utdebug.sandbox.server import (
+    Limits,
+    ModuleContext,
+    Outcome,
+    Sandbox,
+    Status,
+    encode_inputs,
+)
 from utdebug.synth.values import cost_order, size_of
 
 __all__ = [
@@ -31,6 +38,7 @@ __all__ = [
     "exposing_inputs",
     "inconclusive",
     "reduce_suite",
+    "run_batch",
     "validate",
 ]
 
@@ -48,6 +56,8 @@ class Reference:
     """Run the inputs in reverse order (largest first; normally the smallest run first): a
     second run of one program then catches outputs that depend on state left by earlier
     inputs."""
+    context: ModuleContext | None = None
+    """Run it as a module of a project (:class:`~utdebug.sandbox.server.ModuleContext`)."""
 
 
 @dataclass
@@ -86,21 +96,24 @@ class Validation:
         return out
 
 
-def _run(
+def run_batch(
     sandbox: Sandbox,
     code: str,
     entry: str,
     inputs: Sequence[tuple[Any, ...]],
     limits: Limits,
-    reverse: bool,
+    reverse: bool = False,
+    context: ModuleContext | None = None,
 ) -> tuple[list[Outcome], str | None, float, float]:
+    """One ``Sandbox.run`` of ``entry`` over ``inputs``: the outcomes in ``inputs`` order, the
+    load error, the wall and the CPU seconds."""
     # smallest first: what a spent batch budget or the reduced limit after time-outs costs is
     # then the largest inputs
     order = cost_order(list(inputs))
     if reverse:
         order.reverse()
     enc = encode_inputs([inputs[i] for i in order])
-    res = sandbox.run(code, entry, enc, limits)
+    res = sandbox.run(code, entry, enc, limits, context)
     outcomes: list[Outcome] = [Outcome(Status.CRASH)] * len(inputs)
     for pos, i in enumerate(order):
         outcomes[i] = res.outcomes[pos]
@@ -133,8 +146,14 @@ def validate(
         chosen = [i for i in range(n) if valid[i]]
         outcomes = [Outcome(Status.OK)] * n
         if chosen:
-            ran, load_error, wall, cpu = _run(
-                sandbox, ref.code, ref.entry_point, [inputs[i] for i in chosen], limits, ref.reverse
+            ran, load_error, wall, cpu = run_batch(
+                sandbox,
+                ref.code,
+                ref.entry_point,
+                [inputs[i] for i in chosen],
+                limits,
+                ref.reverse,
+                ref.context,
             )
             seconds += wall
             cpu_seconds += cpu
@@ -227,7 +246,7 @@ def exposing_inputs(
     ]
     if not chosen:
         return []
-    outcomes, _, wall, cpu = _run(
+    outcomes, _, wall, cpu = run_batch(
         sandbox, code, entry_point, [validation.inputs[i] for i in chosen], limits, False
     )
     if stats is not None:

@@ -72,71 +72,18 @@ def _kind_strategy(env: KindEnvelope, depth: int = 0) -> st.SearchStrategy[Any]:
         return st.booleans()
     if kind == "complex":
         return st.complex_numbers(max_magnitude=1e6, allow_nan=False, allow_infinity=False)
-    lo, hi = env.lo, env.hi
     if kind == "int":
-        if lo is None or hi is None:
-            return st.integers(-100, 100)
-        whole = st.integers(int(lo), int(hi))
-        clo, chi = env.core_lo, env.core_hi
-        if clo is not None and chi is not None and (clo, chi) != (lo, hi):
-            # outer bounds: the core range, its mirror image, the values around zero, larger
-            # values of the core's sign, and the whole range
-            core = st.integers(int(clo), int(chi))
-            mirror = st.integers(int(max(lo, -chi)), int(min(hi, -clo)))
-            small = st.sampled_from([v for v in (0, 1, -1, 2, -2) if lo <= v <= hi])
-            near = st.integers(int(max(lo, min(clo, -10))), int(max(chi, 10)))
-            top = chi if chi > 0 else -clo
-            big = st.integers(int(top), int(min(hi, top * 10_000 + 10)))
-            if chi <= 0:
-                big = big.map(lambda v: -v)
-            # weighted by repetition: a list of outer ints is mostly ordinary values with a
-            # few corners, as the inputs that find bugs are, not all extremes
-            return st.one_of(core, core, core, near, near, small, mirror, big, whole)
-        return whole
+        return _int_strategy(env)
     if kind == "float":
-        if lo is None or hi is None:
-            base: st.SearchStrategy[Any] = st.nothing()
-        elif env.integral:
-            base = st.integers(int(lo), int(hi)).map(float) | st.floats(lo, hi)
-        else:
-            base = st.floats(lo, hi, allow_nan=False, allow_infinity=False)
-        extra = [
-            v
-            for v, on in (
-                (float("nan"), env.nan),
-                (float("inf"), env.pos_inf),
-                (float("-inf"), env.neg_inf),
-            )
-            if on
-        ]
-        return base | st.sampled_from(extra) if extra else base
+        return _float_strategy(env)
     if kind in ("decimal", "fraction", "date", "datetime", "time", "timedelta"):
-        if lo is None or hi is None:
+        if env.lo is None or env.hi is None:
             return st.nothing()
-        return _measured_strategy(kind, lo, hi)
+        return _measured_strategy(kind, env.lo, env.hi)
     if kind in ("str", "bytes"):
-        alphabet = alphabet_of(env)
-        seen = sorted(env.chars)
-        chars = st.sampled_from(alphabet)
-        if seen:
-            chars = st.sampled_from(seen) | chars
-        text = st.text(alphabet=chars, min_size=env.len_lo or 0, max_size=_hi_len(env))
-        return text if kind == "str" else text.map(lambda s: s.encode("latin-1", "replace"))
+        return _text_strategy(env)
     if kind in ("list", "set", "frozenset", "tuple"):
-        if kind == "tuple" and env.items is not None:
-            return st.tuples(*(node_strategy(n, depth + 1) for n in env.items))
-        elem = node_strategy(env.elem, depth + 1) if env.elem and env.elem.kinds else st.nothing()
-        lo_len = env.len_lo or 0
-        if elem.is_empty:
-            lo_len = 0
-        lists = st.lists(elem, min_size=lo_len, max_size=_hi_len(env) if not elem.is_empty else 0)
-        if kind == "tuple":
-            return lists.map(tuple)
-        if kind == "set":
-            return lists.map(_to_set)
-        if kind == "frozenset":
-            return lists.map(lambda xs: frozenset(_to_set(xs)))
-        return lists
+        return _collection_strategy(env, depth)
     if kind == "dict":
         if not (env.key and env.key.kinds and env.value and env.value.kinds):
             return st.just({})
@@ -147,6 +94,77 @@ def _kind_strategy(env: KindEnvelope, depth: int = 0) -> st.SearchStrategy[Any]:
             max_size=_hi_len(env),
         )
     return st.nothing()
+
+
+def _int_strategy(env: KindEnvelope) -> st.SearchStrategy[Any]:
+    lo, hi = env.lo, env.hi
+    if lo is None or hi is None:
+        return st.integers(-100, 100)
+    whole = st.integers(int(lo), int(hi))
+    clo, chi = env.core_lo, env.core_hi
+    if clo is None or chi is None or (clo, chi) == (lo, hi):
+        return whole
+    # outer bounds: the core range, its mirror image, the values around zero, larger values of
+    # the core's sign, and the whole range
+    core = st.integers(int(clo), int(chi))
+    mirror = st.integers(int(max(lo, -chi)), int(min(hi, -clo)))
+    small = st.sampled_from([v for v in (0, 1, -1, 2, -2) if lo <= v <= hi])
+    near = st.integers(int(max(lo, min(clo, -10))), int(max(chi, 10)))
+    top = chi if chi > 0 else -clo
+    big = st.integers(int(top), int(min(hi, top * 10_000 + 10)))
+    if chi <= 0:
+        big = big.map(lambda v: -v)
+    # weighted by repetition: a list of outer ints is mostly ordinary values with a few
+    # corners, as the inputs that find bugs are, not all extremes
+    return st.one_of(core, core, core, near, near, small, mirror, big, whole)
+
+
+def _float_strategy(env: KindEnvelope) -> st.SearchStrategy[Any]:
+    lo, hi = env.lo, env.hi
+    if lo is None or hi is None:
+        base: st.SearchStrategy[Any] = st.nothing()
+    elif env.integral:
+        base = st.integers(int(lo), int(hi)).map(float) | st.floats(lo, hi)
+    else:
+        base = st.floats(lo, hi, allow_nan=False, allow_infinity=False)
+    extra = [
+        v
+        for v, on in (
+            (float("nan"), env.nan),
+            (float("inf"), env.pos_inf),
+            (float("-inf"), env.neg_inf),
+        )
+        if on
+    ]
+    return base | st.sampled_from(extra) if extra else base
+
+
+def _text_strategy(env: KindEnvelope) -> st.SearchStrategy[Any]:
+    alphabet = alphabet_of(env)
+    seen = sorted(env.chars)
+    chars = st.sampled_from(alphabet)
+    if seen:
+        chars = st.sampled_from(seen) | chars
+    text = st.text(alphabet=chars, min_size=env.len_lo or 0, max_size=_hi_len(env))
+    return text if env.kind == "str" else text.map(lambda s: s.encode("latin-1", "replace"))
+
+
+def _collection_strategy(env: KindEnvelope, depth: int) -> st.SearchStrategy[Any]:
+    kind = env.kind
+    if kind == "tuple" and env.items is not None:
+        return st.tuples(*(node_strategy(n, depth + 1) for n in env.items))
+    elem = node_strategy(env.elem, depth + 1) if env.elem and env.elem.kinds else st.nothing()
+    lo_len = env.len_lo or 0
+    if elem.is_empty:
+        lo_len = 0
+    lists = st.lists(elem, min_size=lo_len, max_size=_hi_len(env) if not elem.is_empty else 0)
+    if kind == "tuple":
+        return lists.map(tuple)
+    if kind == "set":
+        return lists.map(_to_set)
+    if kind == "frozenset":
+        return lists.map(lambda xs: frozenset(_to_set(xs)))
+    return lists
 
 
 def _hi_len(env: KindEnvelope) -> int:

@@ -22,7 +22,7 @@ from utdebug.synth.mutate import Ingredients, Mutator
 from utdebug.synth.strategies import HintError, args_strategy, draw, hint_strategy
 from utdebug.synth.values import Unencodable, check_encodable, input_key
 
-__all__ = ["Candidate", "Synthesis", "synthesize"]
+__all__ = ["Candidate", "SynthSettings", "Synthesis", "synthesize"]
 
 SOURCES = ("seed", "mutation", "hypothesis", "hint")
 
@@ -126,6 +126,45 @@ def _rng_seed(seed: int, salt: str) -> int:
     return (seed * 1_000_003 + zlib.crc32(salt.encode())) & 0xFFFFFFFF
 
 
+@dataclass(frozen=True, slots=True)
+class SynthSettings:
+    """How :func:`synthesize` draws, beyond how many and from what (defaults: one round)."""
+
+    hypothesis_share: float = 0.5
+    """The part of the generated inputs drawn from strategies inferred from the seeds' values;
+    the rest comes from mutation."""
+    outer_share: float = 0.2
+    """The part of each that may leave the core widening of the envelope for its outer one
+    (other signs, big magnitudes, empty values, more characters)."""
+    mutation_steps: tuple[int, int] = (1, 5)
+    within: Envelope | None = None
+    """Bounds to emit within instead of the widenings of the seeds' envelope (for a second
+    round: the envelope of the inputs the references accepted); no outer tier."""
+    accept: Envelope | None = None
+    """A further envelope every generated input must be inside (for a second round: the
+    envelope of the inputs the references accepted), the distribution unchanged."""
+    parents_extra: Sequence[Sequence[Any]] = ()
+    """More inputs to mutate (not emitted themselves)."""
+    exclude: Iterable[str] = ()
+    """Keys (:func:`~utdebug.synth.values.input_key`) of inputs not to emit again."""
+
+
+@dataclass
+class _Plan:
+    """What one :func:`synthesize` call works from: the usable seeds and the bounds."""
+
+    good: list[tuple[Any, ...]]
+    envelope: Envelope
+    bounds: Envelope
+    core: Envelope | None
+    hints: list[Any] | None
+    notes: list[str]
+
+    @property
+    def typed(self) -> bool:
+        return bool(self.hints) and all(h is not None for h in self.hints or ())
+
+
 def synthesize(
     seeds: Sequence[Sequence[Any]],
     *,
@@ -134,14 +173,8 @@ def synthesize(
     hints: Mapping[str, Any] | Sequence[Any] | None = None,
     names: Sequence[str] = (),
     time_budget: float = 5.0,
-    hypothesis_share: float = 0.5,
-    outer_share: float = 0.2,
-    mutation_steps: tuple[int, int] = (1, 5),
     extra_sources: Mapping[str, Callable[[], Iterable[Any]]] | None = None,
-    within: Envelope | None = None,
-    accept: Envelope | None = None,
-    parents_extra: Sequence[Sequence[Any]] = (),
-    exclude: Iterable[str] = (),
+    settings: SynthSettings | None = None,
 ) -> Synthesis:
     """Up to ``count`` distinct candidate inputs (argument tuples), the seeds first.
 
@@ -151,24 +184,58 @@ def synthesize(
     - ``hints``: type hints of the parameters (a mapping by name, in ``names`` order, or a
       sequence by position). With seeds, ``st.from_type`` values inside the bounds are a small
       extra source; without seeds they are the only source, unbounded (noted).
-    - ``hypothesis_share``: the part of the generated inputs drawn from strategies inferred from
-      the seeds' values; the rest comes from mutation.
-    - ``outer_share``: the part of each that may leave the core widening of the envelope for
-      its outer one (other signs, big magnitudes, empty values, more characters).
     - ``extra_sources``: name -> a callable returning an iterable of candidate argument tuples
       (for example a generator program's values); each value is checked like the others, an
       exception or a value that cannot be encoded is noted, never raised.
     - ``time_budget``: seconds of this process's CPU time for generation (CPU time does not
       move with the machine's load, so neither does what comes out).
-    - ``within``: bounds to emit within instead of the widenings of the seeds' envelope (for a
-      second round: the envelope of the inputs the references accepted); no outer tier.
-    - ``accept``: a further envelope every generated input must be inside (for a second round:
-      the envelope of the inputs the references accepted), the distribution unchanged.
-    - ``parents_extra``: more inputs to mutate (not emitted themselves); ``exclude``: keys
-      (:func:`~utdebug.synth.values.input_key`) of inputs not to emit again.
+    - ``settings``: shares, mutation steps and a second round's bounds (:class:`SynthSettings`).
     """
     t0 = time.monotonic()
+    cfg = settings or SynthSettings()
     deadline = time.process_time() + max(0.0, time_budget)
+    plan = _plan(seeds, hints, names, cfg.within)
+    notes = plan.notes
+    em = _Emitter(plan.bounds if plan.good else None, count, plan.core)
+    em.accept = cfg.accept
+    em.outer_cap = max(1, int(count * cfg.outer_share) + 1)
+    em.keys.update(cfg.exclude)
+    for args in plan.good:
+        em.offer(args, "seed", bounded=False)
+    n_left = max(0, count - len(em.out))
+    n_hyp = int(n_left * cfg.hypothesis_share) if plan.good else 0
+    if plan.core is not None and n_hyp:
+        _from_values(em, plan, n_hyp, cfg.outer_share, seed, deadline)
+    if plan.typed:
+        _from_hints(em, plan, n_left, seed, deadline)
+    elif plan.hints and any(h is not None for h in plan.hints):
+        notes.append("type hints cover only some parameters: not used")
+    for name, source in (extra_sources or {}).items():
+        _consume(em, name, source, deadline, notes)
+    if plan.core is not None:
+        _mutate(em, plan, cfg, random.Random(_rng_seed(seed, "mutation")), deadline)
+    if em.unencodable:
+        for name, why in sorted(em.unencodable.items()):
+            notes.append(f"{name}: values that cannot be sent to the sandbox were dropped ({why})")
+    return Synthesis(
+        _interleave(em.out),
+        plan.envelope,
+        plan.bounds,
+        plan.core,
+        notes,
+        em.rejected,
+        time.monotonic() - t0,
+    )
+
+
+def _plan(
+    seeds: Sequence[Sequence[Any]],
+    hints: Mapping[str, Any] | Sequence[Any] | None,
+    names: Sequence[str],
+    within: Envelope | None,
+) -> _Plan:
+    """The seeds that can be sent, their envelope and the bounds to emit within (notes for
+    what is missing)."""
     notes: list[str] = []
     good: list[tuple[Any, ...]] = []
     for i, s in enumerate(seeds):
@@ -180,11 +247,11 @@ def synthesize(
             continue
         good.append(args)
     envelope = Envelope.learn(good, names)
-    hint_list = _hint_list(hints, names)
-    core: Envelope | None = None
+    plan = _Plan(
+        good, envelope, Envelope(names=tuple(names)), None, _hint_list(hints, names), notes
+    )
     if not good:
-        bounds = Envelope(names=tuple(names))
-        if hint_list and all(h is not None for h in hint_list):
+        if plan.typed:
             notes.append("no usable seeds: inputs come from the type hints only, with no envelope")
         else:
             notes.append(
@@ -192,103 +259,84 @@ def synthesize(
                 "nothing was synthesised beyond the extra sources"
             )
     elif within is not None:
-        core = bounds = within
+        plan.core = plan.bounds = within
     else:
-        core = envelope.widened()
-        bounds = envelope.widened(outer=True)
+        plan.core = envelope.widened()
+        plan.bounds = envelope.widened(outer=True)
         if len(envelope.arities) > 1:
             notes.append(f"seeds disagree on the number of arguments ({sorted(envelope.arities)})")
         untyped = [i for i, node in enumerate(envelope.params) if not node.kinds]
         if untyped:
             notes.append(f"arguments {untyped} have no seed values")
+    return plan
 
-    em = _Emitter(bounds if good else None, count, core)
-    em.accept = accept
-    em.outer_cap = max(1, int(count * outer_share) + 1)
-    em.keys.update(exclude)
-    for args in good:
-        em.offer(args, "seed", bounded=False)
 
-    n_left = max(0, count - len(em.out))
-    n_hyp = int(n_left * hypothesis_share) if good else 0
-
-    # Hypothesis, inferred from the seeds' values (within the widened bounds).
-    if core is not None and n_hyp:
-        n_outer = int(n_hyp * outer_share)
-        for env, n, salt in (
-            (core, n_hyp - n_outer, "hypothesis"),
-            (bounds, n_outer, "hypothesis-outer"),
-        ):
-            try:
-                values = draw(
-                    args_strategy(env), n, _rng_seed(seed, salt), deadline=deadline, batch=10
-                )
-            except Exception as exc:  # a strategy Hypothesis refuses: noted, the rest goes on
-                notes.append(f"value-inferred strategies failed: {type(exc).__name__}: {exc}")
-                values = []
-            for v in values:
-                em.offer(v, "hypothesis")
-
-    # Type hints: from_type strategies (bounded when there are seeds).
-    if hint_list and all(h is not None for h in hint_list):
+def _from_values(
+    em: _Emitter, plan: _Plan, n_hyp: int, outer_share: float, seed: int, deadline: float
+) -> None:
+    """Hypothesis, inferred from the seeds' values (within the widened bounds)."""
+    assert plan.core is not None
+    n_outer = int(n_hyp * outer_share)
+    for env, n, salt in (
+        (plan.core, n_hyp - n_outer, "hypothesis"),
+        (plan.bounds, n_outer, "hypothesis-outer"),
+    ):
         try:
-            strategy = st.tuples(*(hint_strategy(h) for h in hint_list))
-            n_hint = max(8, n_left // 8) if good else n_left
-            for v in draw(strategy, n_hint, _rng_seed(seed, "hint"), deadline=deadline):
-                em.offer(v, "hint", bounded=bool(good))
-        except HintError as exc:
-            notes.append(f"type hints not used: {exc}")
-        except Exception as exc:
-            notes.append(f"type-hint strategies failed: {type(exc).__name__}: {exc}")
-    elif hint_list and any(h is not None for h in hint_list):
-        notes.append("type hints cover only some parameters: not used")
+            values = draw(args_strategy(env), n, _rng_seed(seed, salt), deadline=deadline, batch=10)
+        except Exception as exc:  # a strategy Hypothesis refuses: noted, the rest goes on
+            plan.notes.append(f"value-inferred strategies failed: {type(exc).__name__}: {exc}")
+            values = []
+        for v in values:
+            em.offer(v, "hypothesis")
 
-    for name, source in (extra_sources or {}).items():
-        _consume(em, name, source, deadline, notes)
 
-    # Mutation (EvalPlus): parents from the pool of seeds and emitted inputs, 1-5 steps.
-    if core is not None:
-        rng = random.Random(_rng_seed(seed, "mutation"))
-        pool = Ingredients()
-        for some in [*(c.args for c in em.out), *parents_extra]:
-            for value in some:
+def _from_hints(em: _Emitter, plan: _Plan, n_left: int, seed: int, deadline: float) -> None:
+    """Type hints: ``from_type`` strategies (bounded when there are seeds)."""
+    good = plan.good
+    try:
+        strategy = st.tuples(*(hint_strategy(h) for h in plan.hints or ()))
+        n_hint = max(8, n_left // 8) if good else n_left
+        for v in draw(strategy, n_hint, _rng_seed(seed, "hint"), deadline=deadline):
+            em.offer(v, "hint", bounded=bool(good))
+    except HintError as exc:
+        plan.notes.append(f"type hints not used: {exc}")
+    except Exception as exc:
+        plan.notes.append(f"type-hint strategies failed: {type(exc).__name__}: {exc}")
+
+
+def _mutate(
+    em: _Emitter, plan: _Plan, cfg: SynthSettings, rng: random.Random, deadline: float
+) -> None:
+    """Mutation (EvalPlus): parents from the pool of seeds and emitted inputs, 1-5 steps."""
+    assert plan.core is not None
+    pool = Ingredients()
+    for some in [*(c.args for c in em.out), *cfg.parents_extra]:
+        for value in some:
+            pool.add(value)
+    mutator = Mutator(plan.core, rng, pool)
+    outer = Mutator(plan.bounds, rng, pool)
+    parents = [c.args for c in em.out if c.source in ("seed", "mutation")] or list(plan.good)
+    parents += [tuple(a) for a in cfg.parents_extra]
+    attempts = 0
+    cap = 30 * em.count + 100
+    while not em.full() and attempts < cap:
+        attempts += 1
+        if attempts % 64 == 0 and time.process_time() > deadline:
+            plan.notes.append("mutation stopped at the time budget")
+            break
+        parent = rng.choice(parents)
+        child = parent
+        m = outer if rng.random() < cfg.outer_share else mutator
+        try:
+            for _ in range(rng.randint(*cfg.mutation_steps)):
+                child = m.mutate_args(child)
+        except Exception as exc:  # an operator that fails on a value: that try is lost
+            em.reject(f"mutation: {type(exc).__name__}")
+            continue
+        if em.offer(child, "mutation"):
+            parents.append(child)
+            for value in child:
                 pool.add(value)
-        mutator = Mutator(core, rng, pool)
-        outer = Mutator(bounds, rng, pool)
-        parents = [c.args for c in em.out if c.source in ("seed", "mutation")] or list(good)
-        parents += [tuple(a) for a in parents_extra]
-        attempts = 0
-        cap = 30 * count + 100
-        while not em.full() and attempts < cap:
-            attempts += 1
-            if attempts % 64 == 0 and time.process_time() > deadline:
-                notes.append("mutation stopped at the time budget")
-                break
-            parent = rng.choice(parents)
-            child = parent
-            m = outer if rng.random() < outer_share else mutator
-            try:
-                for _ in range(rng.randint(*mutation_steps)):
-                    child = m.mutate_args(child)
-            except Exception as exc:  # an operator that fails on a value: that try is lost
-                em.reject(f"mutation: {type(exc).__name__}")
-                continue
-            if em.offer(child, "mutation"):
-                parents.append(child)
-                for value in child:
-                    pool.add(value)
-    if em.unencodable:
-        for name, why in sorted(em.unencodable.items()):
-            notes.append(f"{name}: values that cannot be sent to the sandbox were dropped ({why})")
-    return Synthesis(
-        _interleave(em.out),
-        envelope,
-        bounds,
-        core,
-        notes,
-        em.rejected,
-        time.monotonic() - t0,
-    )
 
 
 def _interleave(cands: list[Candidate]) -> list[Candidate]:

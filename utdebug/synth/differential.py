@@ -1,0 +1,337 @@
+"""Differential regression testing of one function: the base version's outcomes on synthesised
+inputs against the head version's, as findings ("was 4, now 5", "now raises KeyError").
+
+Inputs are synthesised from seeds and validated on the base (the reference); both versions run
+only in the sandbox. An accept file records intended changes so that they are not reported
+again. See docs/synth.md ("Differential regression testing").
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from utdebug.sandbox.compare import CheckSpec, Semantics, describe
+from utdebug.sandbox.server import Limits, ModuleContext, Outcome, Sandbox, Status, encode_inputs
+from utdebug.synth.oracle import (
+    PROGRAM_LIMITS,
+    REFERENCE_LIMITS,
+    Reference,
+    differs,
+    inconclusive,
+    run_batch,
+    validate,
+)
+from utdebug.synth.synthesizer import synthesize
+from utdebug.synth.values import canonical, input_key
+
+__all__ = [
+    "ACCEPT_VERSION",
+    "AcceptError",
+    "Accepts",
+    "DiffResult",
+    "DiffSettings",
+    "Finding",
+    "Version",
+    "differential",
+    "read_accepts",
+    "write_accepts",
+]
+
+ACCEPT_VERSION = 1
+"""The accept file's ``version``; a file of another version is refused."""
+
+
+@dataclass(frozen=True, slots=True)
+class Version:
+    """One version of the function: the module's code as the sandbox runs it (as ``utdebug
+    check`` loads it) and the function's name in it."""
+
+    code: str
+    entry_point: str
+    revision: str = ""
+    """The commit (or any label) this version is at; function-level accepts name it."""
+    context: ModuleContext | None = None
+    """Run it as a module of its project (its imports, helpers and data files)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DiffSettings:
+    """How many inputs, from what seed, and how outcomes compare."""
+
+    count: int = 200
+    seed: int = 0
+    time_budget: float = 5.0
+    """CPU seconds for generation (this process)."""
+    check: CheckSpec = field(default_factory=CheckSpec)
+    semantics: Semantics = Semantics.DATASET
+    base_limits: Limits = REFERENCE_LIMITS
+    head_limits: Limits = PROGRAM_LIMITS
+    errors: bool = True
+    """Also compare the inputs the base raised on (a clean exception, not a time-out or a
+    crash): a head that returns there, or raises another class, is a finding."""
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """An input whose outcome changed between the base and the head."""
+
+    function: str
+    args: tuple[Any, ...]
+    before: str
+    """The base's outcome in words: a value's ``repr`` or ``raises ValueError``."""
+    after: str
+    """The head's outcome in words (``times out``, ``crashes`` too)."""
+    description: str
+    """One line: ``was 4, now 5``, ``now raises KeyError``, ``no longer raises ValueError``."""
+    size: int
+    """The input's encoded size in bytes (findings come smallest first)."""
+
+    @property
+    def input_text(self) -> str:
+        """The arguments as the accept file writes them (the same text in every process)."""
+        return canonical(self.args)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "function": self.function,
+            "input": self.input_text,
+            "before": self.before,
+            "after": self.after,
+            "description": self.description,
+        }
+
+
+@dataclass
+class DiffResult:
+    function: str
+    compared: bool
+    """Whether the two versions were compared at all (``False``: no base, nothing loaded, no
+    input; ``message`` says why)."""
+    message: str
+    findings: list[Finding] = field(default_factory=list)
+    """Changed outcomes not accepted, smallest input first."""
+    accepted: list[Finding] = field(default_factory=list)
+    """Changed outcomes the accept file covers."""
+    inputs: int = 0
+    """Inputs run on both versions."""
+    emitted: int = 0
+    """Inputs synthesised (valid or not)."""
+    notes: list[str] = field(default_factory=list)
+
+
+class AcceptError(ValueError):
+    """An accept file that cannot be read (the message says where and why)."""
+
+
+@dataclass
+class Accepts:
+    """Intended changes: single outcomes (function, input, new outcome) and whole functions at
+    a revision of the head (every change of the function at that revision)."""
+
+    outcomes: dict[tuple[str, str], str] = field(default_factory=dict)
+    """(function, input text) -> the head's outcome that was accepted there."""
+    functions: dict[str, str] = field(default_factory=dict)
+    """function -> the head revision at which all its changes are accepted."""
+
+    def accept(self, finding: Finding) -> None:
+        self.outcomes[(finding.function, finding.input_text)] = finding.after
+
+    def accept_function(self, function: str, revision: str) -> None:
+        if not revision:
+            raise ValueError("a function-level accept needs the head's revision")
+        self.functions[function] = revision
+
+    def covers(self, finding: Finding, revision: str = "") -> bool:
+        """Whether ``finding`` (of a head at ``revision``) is an accepted change: its function
+        is accepted at this revision, or this input's new outcome is the accepted one (a
+        later, different outcome is reported again)."""
+        at = self.functions.get(finding.function)
+        if at is not None and revision and at == revision:
+            return True
+        return self.outcomes.get((finding.function, finding.input_text)) == finding.after
+
+    def to_json(self) -> dict[str, Any]:
+        entries: list[dict[str, str]] = [
+            {"function": f, "head": r} for f, r in sorted(self.functions.items())
+        ]
+        entries += [
+            {"function": f, "input": i, "outcome": o} for (f, i), o in sorted(self.outcomes.items())
+        ]
+        return {"version": ACCEPT_VERSION, "accepted": entries}
+
+
+def read_accepts(path: Path) -> Accepts:
+    """The accept file at ``path`` (an empty :class:`Accepts` when it does not exist);
+    :class:`AcceptError` when it is not one."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return Accepts()
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise AcceptError(f"{path}: not a readable JSON file: {exc}") from None
+    if not isinstance(data, dict) or data.get("version") != ACCEPT_VERSION:
+        raise AcceptError(f"{path}: not an accept file of version {ACCEPT_VERSION}")
+    entries = data.get("accepted")
+    if not isinstance(entries, list):
+        raise AcceptError(f"{path}: 'accepted' must be a list")
+    out = Accepts()
+    for n, e in enumerate(entries, 1):
+        if not isinstance(e, dict) or not all(isinstance(v, str) for v in e.values()):
+            raise AcceptError(f"{path}: entry {n} is not an object of strings")
+        if set(e) == {"function", "head"}:
+            out.functions[e["function"]] = e["head"]
+        elif set(e) == {"function", "input", "outcome"}:
+            out.outcomes[(e["function"], e["input"])] = e["outcome"]
+        else:
+            raise AcceptError(
+                f"{path}: entry {n} needs function + head, or function + input + outcome"
+            )
+    return out
+
+
+def write_accepts(path: Path, accepts: Accepts) -> None:
+    """Write ``accepts`` to ``path`` (sorted, indented: a file that diffs well in review)."""
+    text = json.dumps(accepts.to_json(), indent=2, ensure_ascii=False, sort_keys=True)
+    Path(path).write_text(text + "\n", encoding="utf-8")
+
+
+def differential(
+    sandbox: Sandbox,
+    function: str,
+    base: Version | None,
+    head: Version,
+    seeds: Sequence[Sequence[Any]],
+    *,
+    settings: DiffSettings | None = None,
+    hints: Any = None,
+    names: Sequence[str] = (),
+    accepts: Accepts | None = None,
+) -> DiffResult:
+    """Compare ``head`` with ``base`` on inputs synthesised from ``seeds`` (``function`` names
+    it in findings and accepts, e.g. ``pkg/mod.py::name``). With no base, nothing is compared.
+    The same arguments give the same findings (as long as the time budget does not cut the
+    synthesis short)."""
+    cfg = settings or DiffSettings()
+    if base is None:
+        return DiffResult(function, False, "no base version: nothing was compared")
+    syn = synthesize(
+        seeds,
+        count=cfg.count,
+        seed=cfg.seed,
+        hints=hints,
+        names=names,
+        time_budget=cfg.time_budget,
+    )
+    notes = list(syn.notes)
+    if not syn.inputs:
+        return DiffResult(function, False, "no input could be synthesised", notes=notes)
+    ref = Reference(base.code, base.entry_point, "base", context=base.context)
+    val = validate(
+        sandbox, [ref], syn.inputs, limits=cfg.base_limits, check=cfg.check, semantics=cfg.semantics
+    )
+    if val.load_errors:
+        why = val.load_errors[0].removeprefix("base: ")
+        return DiffResult(
+            function, False, f"the base version does not load: {why}", emitted=len(syn.inputs)
+        )
+    chosen = [i for i in range(len(val.inputs)) if val.valid[i] or _raised(val.reasons[i], cfg)]
+    base_out = _base_outcomes(sandbox, base, val.inputs, chosen, val.valid, val.outputs, cfg)
+    head_out, load_error, _, _ = run_batch(
+        sandbox,
+        head.code,
+        head.entry_point,
+        [val.inputs[i] for i in chosen],
+        cfg.head_limits,
+        context=head.context,
+    )
+    if load_error:
+        notes.append(f"the head version does not load: {load_error}")
+    found = [
+        f
+        for i, o in zip(chosen, head_out, strict=True)
+        if (f := _finding(function, val.inputs[i], base_out[i], o, cfg)) is not None
+    ]
+    found.sort(key=lambda f: (f.size, input_key(f.args)))
+    acc = accepts or Accepts()
+    new = [f for f in found if not acc.covers(f, head.revision)]
+    old = [f for f in found if acc.covers(f, head.revision)]
+    message = f"{len(new)} changed outcome(s) on {len(chosen)} inputs" + (
+        f" ({len(old)} accepted)" if old else ""
+    )
+    return DiffResult(function, True, message, new, old, len(chosen), len(syn.inputs), notes)
+
+
+def _raised(reason: str | None, cfg: DiffSettings) -> bool:
+    return cfg.errors and reason is not None and reason.startswith("reference base raised ")
+
+
+def _base_outcomes(
+    sandbox: Sandbox,
+    base: Version,
+    inputs: list[tuple[Any, ...]],
+    chosen: Iterable[int],
+    valid: list[bool],
+    outputs: list[Any],
+    cfg: DiffSettings,
+) -> dict[int, Outcome]:
+    """The base's outcome on each chosen input: its value where it was valid; where it raised,
+    the exception, run again (validation keeps only the reason's text)."""
+    out = {i: Outcome(Status.OK, outputs[i]) for i in chosen if valid[i]}
+    raised = [i for i in chosen if not valid[i]]
+    if raised:
+        again, _, _, _ = run_batch(
+            sandbox,
+            base.code,
+            base.entry_point,
+            [inputs[i] for i in raised],
+            cfg.base_limits,
+            context=base.context,
+        )
+        out.update(zip(raised, again, strict=True))
+    return out
+
+
+def _finding(
+    function: str, args: tuple[Any, ...], was: Outcome, now: Outcome, cfg: DiffSettings
+) -> Finding | None:
+    if was.status is Status.OK:
+        if not differs(now, was.value, args, cfg.check, cfg.semantics):
+            return None
+    elif was.status is Status.ERROR:
+        if now.status is Status.ERROR and now.error_type == was.error_type:
+            return None
+        if now.status is Status.TIMEOUT and inconclusive(now):
+            return None
+    else:  # the base timed out or crashed on a second run: says nothing
+        return None
+    before, after = _words(was), _words(now)
+    return Finding(
+        function, args, before, after, _description(was, now, before, after), _size(args)
+    )
+
+
+def _words(o: Outcome) -> str:
+    if o.status is Status.OK:
+        return describe(o.value, 200)
+    if o.status is Status.ERROR:
+        return f"raises {o.error_type}"
+    return "times out" if o.status is Status.TIMEOUT else "crashes"
+
+
+def _description(was: Outcome, now: Outcome, before: str, after: str) -> str:
+    if was.status is Status.OK:
+        return f"was {before}, now {after}" if now.status is Status.OK else f"now {after}"
+    if now.status is Status.OK:
+        return f"no longer {before}"
+    return f"now {after} instead of raising {was.error_type}"
+
+
+def _size(args: tuple[Any, ...]) -> int:
+    try:
+        return len(encode_inputs([args])[0])
+    except Exception:  # every synthesised input encodes; a safe order all the same
+        return len(canonical(args))

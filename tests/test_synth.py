@@ -456,3 +456,27 @@ def test_scaling_and_leaf_mutations_keep_shapes() -> None:
         "s",
         True,
     )
+
+
+def test_draws_do_not_depend_on_the_literals_of_loaded_modules(tmp_path, monkeypatch):
+    """Hypothesis mixes constants read from every local module in the process into its draws;
+    the synthesiser's draws must depend on the seed alone, so loading a module full of string
+    literals changes nothing."""
+    from hypothesis import strategies as hst
+
+    from utdebug.synth.strategies import draw
+
+    strategy = hst.lists(hst.text(max_size=20), max_size=4)
+    before = draw(strategy, 400, seed=7)
+    markers = [f"q{i}Zj" for i in range(200)]
+    (tmp_path / "lots_of_literals.py").write_text(
+        "WORDS = [\n" + "".join(f"    {m!r},\n" for m in markers) + "]\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import importlib
+
+    importlib.import_module("lots_of_literals")
+    after = draw(strategy, 400, seed=7)
+    seen = {s for values in after for s in values}
+    assert not seen & set(markers)
+    assert after == before

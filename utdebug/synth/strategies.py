@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import datetime as _dt
+import threading
 import time
 import typing
 from collections.abc import Callable
@@ -412,9 +413,63 @@ def draw(
             raise _Stop
         out.append(value)
 
-    with contextlib.suppress(_Stop, HypothesisException):
+    with _LOCAL_CONSTANTS_OFF, contextlib.suppress(_Stop, HypothesisException):
         collect()
     return out
+
+
+class _NoLocalConstants:
+    """Draws that depend on the seed alone.
+
+    Hypothesis (6.131 and later) mixes into about 5 % of its draws constants it reads from the
+    source of every "local" module loaded in the process (utdebug's own in a checkout, a
+    user's project under ``check``), so the same seed gave other values whenever any literal in
+    those files changed or another module had been imported first. While a draw runs, this
+    makes that set empty (and empties Hypothesis's cache of it before and after, so the process's
+    other Hypothesis runs see their own). Uses a private hook guarded by ``getattr``: on a
+    Hypothesis without it, nothing is changed. One draw at a time holds it.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._saved: Any = None
+
+    def __enter__(self) -> None:
+        self._lock.acquire()
+        providers = _providers()
+        if providers is None:
+            return
+        self._saved = providers._get_local_constants
+        empty = providers.Constants()
+        providers._get_local_constants = lambda: empty
+        providers.CONSTANTS_CACHE.cache.clear()
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            providers = _providers()
+            if providers is not None and self._saved is not None:
+                providers._get_local_constants = self._saved
+                providers.CONSTANTS_CACHE.cache.clear()
+            self._saved = None
+        finally:
+            self._lock.release()
+
+
+def _providers() -> Any:
+    """Hypothesis's provider module when it has the local-constants hook, else None."""
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:  # pragma: no cover - layout of another Hypothesis
+        return None
+    needed = ("_get_local_constants", "Constants", "CONSTANTS_CACHE")
+    if not all(hasattr(providers, name) for name in needed):
+        return None
+    if not hasattr(providers.CONSTANTS_CACHE, "cache"):
+        return None
+    return providers
+
+
+_LOCAL_CONSTANTS_OFF = _NoLocalConstants()
 
 
 class _Stop(Exception):

@@ -38,14 +38,10 @@ from utdebug.runs.records import (
 )
 from utdebug.sandbox import _runner
 from utdebug.sandbox.compare import Semantics
-from utdebug.sandbox.server import (
-    BatchResult,
-    Limits,
-    Sandbox,
-    SandboxError,
-    Status,
-    decode_value,
-)
+from utdebug.sandbox.config import Limits
+from utdebug.sandbox.executor import Sandbox
+from utdebug.sandbox.frames import decode_value
+from utdebug.sandbox.outcomes import BatchResult, SandboxError, Status
 from utdebug.sandbox.verdicts import Judged, Verdict, judge
 
 

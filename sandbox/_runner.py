@@ -31,7 +31,7 @@ child -> parent, on its own result pipe (the only other fd it keeps):
 ``t`` is the wall time of the call (or the load), as the child measured it. The child reports
 no CPU reading: while it waits for its next input it uses no CPU time, so the parent's own
 reading of the child's CPU clock once a frame is in charges that input exactly (see
-``server.py``).
+``collector.py``).
 
 The child never receives expected outputs; it only reports what the program returned. The
 parent decodes plain values, checks ordering and sizes, and decides every verdict.
@@ -2001,7 +2001,7 @@ def run_job(  # type: ignore[no-untyped-def]
         # dont_inherit: the program is compiled as Python would (this file's own
         # ``from __future__ import annotations`` would make its annotations strings, and a
         # dataclass of a module that is not in sys.modules then fails to build).
-        exec(compile(job["code"], "<program>", "exec", dont_inherit=True), g)  # server.PROGRAM_FILE
+        exec(compile(job["code"], "<program>", "exec", dont_inherit=True), g)  # config.PROGRAM_FILE
         fn = g.get(job["entry_point"]) if staged is None else None
         if staged is None and not _callable(fn):
             raise _NameError(f"the program defines no function {job['entry_point']!r}")

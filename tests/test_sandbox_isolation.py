@@ -34,7 +34,7 @@ except ImportError:  # pragma: no cover - depends on how pytest set sys.path
     import sandbox_helpers as H  # type: ignore[no-redef]
 
 from utdebug.sandbox import Layer, Limits, Sandbox, Status
-from utdebug.sandbox.compare import ExceptionValue
+from utdebug.sandbox.values import ExceptionValue
 
 MODES = ["bwrap", "root"]
 FAST = H.FAST
@@ -607,7 +607,7 @@ def test_the_mount_table_names_nothing_of_the_host(any_sb):
 @pytest.fixture
 def forced(monkeypatch):
     """Make the zygote try only the given ways to isolate its children (see _runner.isolate)."""
-    from utdebug.sandbox import layers, server
+    from utdebug.sandbox import executor, layers
 
     real = layers.plan
 
@@ -618,7 +618,7 @@ def forced(monkeypatch):
             cfg["isolation"] = strategies
             return layers.Plan(p.mode, p.argv_prefix, cfg, p.is_root)
 
-        monkeypatch.setattr(server, "plan", plan)
+        monkeypatch.setattr(executor, "plan", plan)
 
     return force
 

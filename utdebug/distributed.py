@@ -58,7 +58,7 @@ from types import TracebackType
 from typing import Any, Protocol, TypeVar
 
 from utdebug.sandbox import Sandbox, SandboxConfig
-from utdebug.sandbox.server import UID_SLOTS
+from utdebug.sandbox.executor import UID_SLOTS
 
 __all__ = [
     "JobPool",

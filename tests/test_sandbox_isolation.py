@@ -472,7 +472,8 @@ PATCHER = prog(
             os._exit = lambda *a: None
         elif what == "runner":
             for name in ("encode", "decode", "pack", "dumps", "loads", "_write_all", "_exc_info",
-                         "_Timeout", "_on_alarm"):
+                         "_Timeout", "_on_alarm", "_answer", "_result_frame", "_input_caller",
+                         "_send_load", "_run_inputs"):
                 setattr(__main__, name, lambda *a, **k: "forged")
         elif what == "raise":
             builtins.isinstance = lambda *a: True

@@ -1759,14 +1759,10 @@ def _prepare_test(test, _compile=compile, _flag=_TOP_LEVEL_AWAIT):  # type: igno
 
 
 def _make_awaiting():  # type: ignore[no-untyped-def]
-    """How the runner awaits what a test's stage gives, with references bound here, before
-    any program: ``run_coro(coro)`` runs a coroutine on an event loop of its own,
-    ``settle(v, bound)`` and ``asettle(v, bound)`` (inside a running loop) await a coroutine
-    and consume a generator (at most ``bound`` items).
-
-    A coroutine is awaited inside a wrapper that records its outcome in a list only the
-    runner holds: a program that patches ``asyncio`` (``Runner.run`` returning ``None``)
-    can make a coroutine not run, never make a call that raised look as if it returned."""
+    """``run_coro`` (on a loop of its own), ``settle`` and ``asettle`` (in a running loop): await
+    a stage's coroutine and consume its generator (``bound`` items), with references bound here,
+    before any program. A coroutine's outcome goes to a list only the runner holds: a patched
+    ``asyncio`` can stop a coroutine, never make a call that raised look as if it returned."""
     import asyncio
 
     _list, _len, _type = list, len, type

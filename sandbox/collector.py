@@ -104,20 +104,17 @@ class _Budget:
     def left(self, res: BatchResult, child_cpu: float, now: float) -> float:
         """How long, at the soonest, until the budget is spent (<= 0: it is; inf: none). The
         CPU part assumes the child keeps every CPU busy."""
-        end = self._wall_end()
-        if end is None:
-            return math.inf
-        left = end - now
-        if self.lim.kind is LimitKind.CPU:
-            assert self.lim.batch is not None
-            left = min(left, (self.lim.batch - res.cpu_seconds - child_cpu) / _NCPU)
-        return left
+        return self._left(res, child_cpu, now, -math.inf)
 
     def spent(self, res: BatchResult, child_cpu: float, now: float) -> bool:
         return self.left(res, child_cpu, now) <= 0
 
     def wait(self, res: BatchResult, child_cpu: float, now: float) -> float:
         """How long the parent may sleep before the budget could be spent."""
+        return self._left(res, child_cpu, now, _MIN_WAIT)
+
+    def _left(self, res: BatchResult, child_cpu: float, now: float, floor: float) -> float:
+        """:meth:`left`, with the CPU part at least ``floor``."""
         end = self._wall_end()
         if end is None:
             return math.inf
@@ -125,7 +122,7 @@ class _Budget:
         if self.lim.kind is LimitKind.CPU:
             assert self.lim.batch is not None
             cpu_left = self.lim.batch - res.cpu_seconds - child_cpu
-            left = min(left, max(cpu_left / _NCPU, _MIN_WAIT))
+            left = min(left, max(cpu_left / _NCPU, floor))
         return left
 
 

@@ -43,7 +43,7 @@ from utdebug.data.datasets import (
     load_fix_file,
     load_split,
 )
-from utdebug.distributed import Runner, RunnerOptions, RunnerUnavailable, WorkerLost, make_runner
+from utdebug.distributed import JobPool, PoolOptions, PoolUnavailable, WorkerLost, make_pool
 from utdebug.sandbox import (
     LimitKind,
     Limits,
@@ -366,7 +366,7 @@ def run_bench(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Even
                 )
                 if stop.is_set():
                     break
-    except RunnerUnavailable as e:  # no Ray, or the cluster cannot be reached
+    except PoolUnavailable as e:  # no Ray, or the cluster cannot be reached
         error_line(err, "utdebug bench:", e)
         return EXIT_USAGE
     except WorkerLost as e:
@@ -391,14 +391,14 @@ def run_bench(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Even
 @contextlib.contextmanager
 def _evaluator(
     args: argparse.Namespace, cfg: SandboxConfig, err: Console
-) -> Iterator[Sandbox | Runner]:
+) -> Iterator[Sandbox | JobPool]:
     """This machine's sandbox, or with ``--ray`` a runner over the cluster (whose workers each
     start their own sandbox: one of them is asked for its layers before any problem runs)."""
     if not args.ray:
         with open_sandbox(cfg, err) as sb:
             yield sb
         return
-    with make_runner(args.ray, RunnerOptions(cfg, concurrency=args.workers or 0)) as runner:
+    with make_pool(args.ray, PoolOptions(cfg, concurrency=args.workers or 0)) as runner:
         note_line(err, runner.describe())
         for _, layers in runner.map(worker_sandbox_layers, [None]):
             if isinstance(layers, BaseException):
@@ -409,7 +409,7 @@ def _evaluator(
 
 
 def _run_one(
-    sb: Sandbox | Runner,
+    sb: Sandbox | JobPool,
     ls: LoadedSplit,
     program: Program,
     settings: EvalSettings,

@@ -38,7 +38,8 @@ from utdebug.engine.program import Raises, judge_program, setup_failed
 from utdebug.literals import literal_value
 from utdebug.runs.folder import FatalRunError, ProgressFn
 from utdebug.sandbox.compare import CheckSpec, Semantics, outputs_match
-from utdebug.sandbox.server import Limits, Outcome, SandboxError, Status
+from utdebug.sandbox.config import Limits
+from utdebug.sandbox.outcomes import Outcome, SandboxError, Status
 from utdebug.sandbox.verdicts import Verdict
 from utdebug.workspace import WorkspaceError, load_function
 

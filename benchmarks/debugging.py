@@ -63,7 +63,10 @@ from utdebug.runs.records import (
 )
 from utdebug.sandbox import _runner
 from utdebug.sandbox.compare import Semantics, outputs_match
-from utdebug.sandbox.server import Limits, Sandbox, SandboxError, Status, decode_value
+from utdebug.sandbox.config import Limits
+from utdebug.sandbox.executor import Sandbox
+from utdebug.sandbox.frames import decode_value
+from utdebug.sandbox.outcomes import SandboxError, Status
 from utdebug.sandbox.verdicts import Verdict, judge
 
 SIM_LABEL = "SIMULATED"

@@ -24,7 +24,7 @@ from typing import Any
 
 from utdebug.data.classeval import ClassFixProblem, run_tests
 from utdebug.data.datasets import Problem, ProblemError, Split
-from utdebug.distributed import LocalRunner, Runner, RunnerOptions, WorkerContext
+from utdebug.distributed import JobPool, LocalPool, PoolOptions, WorkerContext
 from utdebug.runs.records import (
     SAMPLES,
     SUMMARY,
@@ -38,14 +38,10 @@ from utdebug.runs.records import (
 )
 from utdebug.sandbox import _runner
 from utdebug.sandbox.compare import Semantics
-from utdebug.sandbox.server import (
-    BatchResult,
-    Limits,
-    Sandbox,
-    SandboxError,
-    Status,
-    decode_value,
-)
+from utdebug.sandbox.config import Limits
+from utdebug.sandbox.executor import Sandbox
+from utdebug.sandbox.frames import decode_value
+from utdebug.sandbox.outcomes import BatchResult, SandboxError, Status
 from utdebug.sandbox.verdicts import Judged, Verdict, judge
 
 
@@ -285,7 +281,7 @@ ProgressFn = Callable[[str, dict[str, Any]], None]
 
 
 def evaluate_split(
-    sb: Sandbox | Runner,
+    sb: Sandbox | JobPool,
     split: Split,
     problems: Sequence[Problem | ClassFixProblem],
     errors: Iterable[ProblemError],
@@ -303,7 +299,7 @@ def evaluate_split(
     """Evaluate every problem not yet recorded; rewrite the summary from the samples file.
 
     ``sb`` is a started :class:`Sandbox` (``workers`` threads share it) or a
-    :class:`~utdebug.distributed.Runner` (a Ray cluster: each worker process evaluates with its
+    :class:`~utdebug.distributed.JobPool` (a Ray cluster: each worker process evaluates with its
     own sandbox; ``workers`` is then the runner's own concurrency). Either way only this
     process writes ``samples.jsonl`` and ``summary.json``, with the same records and keys.
     ``about``: what the summary says about the split's data (ClassEval+Fix: its licence and
@@ -365,8 +361,8 @@ def evaluate_split(
         todo.sort(key=lambda job: -_size(job.problem))
 
         if isinstance(sb, Sandbox):
-            runner: Runner = LocalRunner(
-                RunnerOptions(sb.config, concurrency=max(1, workers)), sandbox=sb
+            runner: JobPool = LocalPool(
+                PoolOptions(sb.config, concurrency=max(1, workers)), sandbox=sb
             )
         else:
             runner = sb

@@ -50,7 +50,8 @@ from utdebug.runs.folder import (
     summarize_model_errors,
 )
 from utdebug.sandbox.compare import Semantics
-from utdebug.sandbox.server import LimitKind, Limits, Status
+from utdebug.sandbox.config import LimitKind, Limits
+from utdebug.sandbox.outcomes import Status
 from utdebug.sandbox.verdicts import Verdict, judge
 
 INTRINSIC_SAMPLING = Sampling(temperature=0.8, top_p=0.9, max_tokens=2560)

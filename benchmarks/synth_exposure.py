@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from utdebug.data.datasets import Problem, load_split
-from utdebug.sandbox.compare import describe
-from utdebug.sandbox.server import Sandbox
+from utdebug.sandbox.executor import Sandbox
+from utdebug.sandbox.values import describe
 from utdebug.synth import Envelope, Reference, exposing_inputs, reduce_suite, seeds_from_problem
 from utdebug.synth.oracle import PROGRAM_LIMITS
 from utdebug.synth.pipeline import synthesize_valid

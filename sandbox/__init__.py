@@ -7,31 +7,20 @@ values over a dedicated pipe. See ``docs/sandbox.md`` for the layers and the thr
 
 from __future__ import annotations
 
-from utdebug.sandbox.compare import (
-    ByRepr,
-    CheckSpec,
-    EnumMember,
-    Opaque,
-    Record,
-    Semantics,
-    Structured,
-)
-from utdebug.sandbox.layers import Layer, LayerReport, SandboxUnavailable
-from utdebug.sandbox.server import (
+from utdebug.sandbox.compare import CheckSpec, Semantics
+from utdebug.sandbox.config import (
     REFERENCE_PRELUDE,
-    BatchResult,
     LimitKind,
     Limits,
     ModuleContext,
-    Outcome,
-    Raised,
-    Sandbox,
     SandboxConfig,
-    SandboxError,
     StagedTest,
-    Status,
-    encode_inputs,
 )
+from utdebug.sandbox.executor import Sandbox
+from utdebug.sandbox.frames import encode_inputs
+from utdebug.sandbox.layers import Layer, LayerReport, SandboxUnavailable
+from utdebug.sandbox.outcomes import BatchResult, Outcome, Raised, SandboxError, Status
+from utdebug.sandbox.values import ByRepr, EnumMember, Opaque, Record, Structured
 
 __all__ = [
     "REFERENCE_PRELUDE",

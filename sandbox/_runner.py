@@ -31,7 +31,7 @@ child -> parent, on its own result pipe (the only other fd it keeps):
 ``t`` is the wall time of the call (or the load), as the child measured it. The child reports
 no CPU reading: while it waits for its next input it uses no CPU time, so the parent's own
 reading of the child's CPU clock once a frame is in charges that input exactly (see
-``server.py``).
+``collector.py``).
 
 The child never receives expected outputs; it only reports what the program returned. The
 parent decodes plain values, checks ordering and sizes, and decides every verdict.
@@ -1740,23 +1740,32 @@ def _read_input(  # type: ignore[no-untyped-def]
     return buf[4 : _unpack(buf[:4])[0] + 4].decode("utf-8")
 
 
-def _make_stages():  # type: ignore[no-untyped-def]
-    """A test with setup (``{"setup", "call", "then", "bound"}``), run by the runner itself
-    in stages, with references bound here, before any program: ``prepare(test)`` compiles its
-    parts (before the program loads); ``run(g, codes, stage)`` runs the setup (statements),
-    the call and the optional follow-up expression in a copy of the module's namespace,
-    writing the stage it is in to ``stage[0]``, awaits what is awaitable on an event loop of
-    its own, and consumes generators (at most ``bound`` items).
+_TOP_LEVEL_AWAIT = __import__("ast").PyCF_ALLOW_TOP_LEVEL_AWAIT
 
-    A coroutine is awaited inside a wrapper that records its outcome in a list only the
-    runner holds: a program that patches ``asyncio`` (``Runner.run`` returning ``None``)
-    can make a coroutine not run, never make a call that raised look as if it returned."""
+
+def _prepare_test(test, _compile=compile, _flag=_TOP_LEVEL_AWAIT):  # type: ignore[no-untyped-def]
+    """Compile a test with setup (``{"setup", "call", "then", "bound", "args"}``) before the
+    program loads: its parts' code (None for a part it lacks), its bound and the name its
+    arguments go under."""
+    out = []
+    for part, mode in (("setup", "exec"), ("call", "eval"), ("then", "eval")):
+        text = test.get(part)
+        if text is None:
+            out.append(None)
+            continue
+        out.append(_compile(text, "<" + part + ">", mode, _flag, True))
+    args_name = test.get("args")
+    return out, int(test.get("bound") or 100), args_name if type(args_name) is str else None
+
+
+def _make_awaiting():  # type: ignore[no-untyped-def]
+    """``run_coro`` (on a loop of its own), ``settle`` and ``asettle`` (in a running loop): await
+    a stage's coroutine and consume its generator (``bound`` items), with references bound here,
+    before any program. A coroutine's outcome goes to a list only the runner holds: a patched
+    ``asyncio`` can stop a coroutine, never make a call that raised look as if it returned."""
     import asyncio
 
-    _compile, _eval, _dict, _list, _len, _type = compile, eval, dict, list, len, type
-    await_flag = __import__("ast").PyCF_ALLOW_TOP_LEVEL_AWAIT
-    co_coroutine = 0x80  # inspect.CO_COROUTINE
-    code_flags = types.CodeType.__dict__["co_flags"].__get__
+    _list, _len, _type = list, len, type
     _Coroutine, _AsyncGen, _Gen = types.CoroutineType, types.AsyncGeneratorType, types.GeneratorType
     _islice, _RuntimeError, _BaseException = itertools.islice, RuntimeError, BaseException
     _Runner, _Selector = asyncio.Runner, asyncio.SelectorEventLoop
@@ -1771,19 +1780,6 @@ def _make_stages():  # type: ignore[no-untyped-def]
 
         def _close_self_pipe(self):  # type: ignore[no-untyped-def]
             pass
-
-    pristine = _dict(builtins.__dict__)  # before any program could patch a builtin
-
-    def prepare(test):  # type: ignore[no-untyped-def]
-        out = []
-        for part, mode in (("setup", "exec"), ("call", "eval"), ("then", "eval")):
-            text = test.get(part)
-            if text is None:
-                out.append(None)
-                continue
-            out.append(_compile(text, "<" + part + ">", mode, await_flag, True))
-        args_name = test.get("args")
-        return out, int(test.get("bound") or 100), args_name if type(args_name) is str else None
 
     async def guarded(coro, box):  # type: ignore[no-untyped-def]
         try:
@@ -1840,6 +1836,20 @@ def _make_stages():  # type: ignore[no-untyped-def]
             return _list(_islice(v, bound))
         return v
 
+    return run_coro, settle, asettle
+
+
+def _make_stages(run_coro, settle, asettle):  # type: ignore[no-untyped-def]
+    """``run(g, prepared, stage)``: a test with setup (see :func:`_prepare_test`), run by the
+    runner itself in stages, with references bound here, before any program: the setup
+    (statements), the call and the optional follow-up expression, in a copy of the module's
+    namespace, writing the stage it is in to ``stage[0]``; what is awaitable is awaited (see
+    :func:`_make_awaiting`)."""
+    _eval, _dict = eval, dict
+    co_coroutine = 0x80  # inspect.CO_COROUTINE
+    code_flags = types.CodeType.__dict__["co_flags"].__get__
+    pristine = _dict(builtins.__dict__)  # before any program could patch a builtin
+
     async def run_async(parts, ns, stage, bound):  # type: ignore[no-untyped-def]
         # one loop for every stage: what the setup made (a lock, a queue) belongs to it
         v = None
@@ -1880,73 +1890,24 @@ def _make_stages():  # type: ignore[no-untyped-def]
                 return True
         return False
 
-    return prepare, run
+    return run
 
 
-_prepare_test, _run_test = _make_stages()
+_run_test = _make_stages(*_make_awaiting())
 
 
-def run_job(  # type: ignore[no-untyped-def]
-    job: dict,  # type: ignore[type-arg]
-    fd: int,
-    in_fd: int,
-    # Everything used once the program has loaded is bound here, in the zygote.
-    _encode=encode,
-    _decode=decode,
-    _loads=loads,
-    _dumps=dumps,
-    _pack=pack,
-    _exc_info=_exc_info,
-    _exc_facts=_exc_facts,
-    _prepare_test=_prepare_test,
-    _run_test=_run_test,
-    _write=_write_all,
-    _read_input=_read_input,
-    _hdr=_HDR.pack,
-    _now=time.perf_counter,
-    _cpu=_cpu_clock,
-    _setitimer=signal.setitimer,
-    _real=signal.ITIMER_REAL,
-    _prof=signal.ITIMER_PROF,
-    _Timeout=_Timeout,
-    _yield=os.sched_yield,
-    _exit=os._exit,
-    _float=float,
-    _int=int,
-    _len=len,
-    _type=type,
-    _callable=callable,
-    _NameError=NameError,
-    _BaseException=BaseException,
-) -> None:
-    """Load the program and run the inputs; one frame per input, strictly in order.
-
-    The inputs are not in this process: the parent sends input k on ``in_fd`` only once it
-    has input k - 1's frame, so a program can neither read an input before its turn nor run
-    ahead. The child yields its CPU just before it writes each frame, so the parent's reading
-    of its CPU clock once the frame is there is exact to microseconds; it then waits for the
-    next input (see :func:`_read_input`: a few hundred microseconds of CPU time at most).
-
-    Wall-clock limits (job ``kind`` ``wall``): one ITIMER_REAL per input. CPU-time limits
-    (``cpu``): a POSIX timer on the process's CPU clock for what is left of the input's CPU
-    time (counted from just before the child waited for the input). The parent decides
-    every verdict from its own readings, and stops a program that sleeps or blocks.
-    """
-    spin = _int(job.get("spin") or 0)
-    os.set_blocking(in_fd, not spin)  # see _read_input
-    sink = _Sink()
-    sys.stdout = sys.stderr = sink  # type: ignore[assignment]
-    sys.stdin = None  # type: ignore[assignment]
+def _timers(  # type: ignore[no-untyped-def]
+    cpu_kind, _setitimer=signal.setitimer, _real=signal.ITIMER_REAL, _prof=signal.ITIMER_PROF
+):
+    """The input's timer: ``arm(seconds, used)`` and ``disarm()``. Wall-clock limits: an
+    ITIMER_REAL. CPU-time limits: a POSIX timer on the process's CPU clock for what is left
+    of the input's CPU time (``used`` of it is spent)."""
     signal.signal(signal.SIGALRM, _on_alarm)
-    cpu_kind = job.get("kind") == "cpu"
     cpu_timer = None
     if cpu_kind:
         signal.signal(signal.SIGPROF, _on_alarm)
         start_timer = _CPU_TIMER[0]
         cpu_timer = start_timer() if start_timer is not None else None
-    cap = _int(job["limits"]["frame_cap"])
-    limits = job["per_input"]
-    sys.set_int_max_str_digits(0)
 
     def arm(seconds, used=0.0):  # type: ignore[no-untyped-def]
         if cpu_kind:
@@ -1967,44 +1928,73 @@ def run_job(  # type: ignore[no-untyped-def]
         else:  # pragma: no cover
             _setitimer(_prof, 0)
 
-    # The program comes now, on the input pipe, to this child alone: the zygote, whose
-    # memory every child inherits, never holds a job's text.
-    text = _read_input(in_fd, spin)
-    if text is None:
-        _exit(0)
-    job = dict(job)
-    job.update(_loads(text))
-    text = None
-    ctx = job.get("context")
+    return arm, disarm
+
+
+def _module_namespace(ctx):  # type: ignore[no-untyped-def]
+    """The program's globals, and its module when it runs as a module of the user's project
+    (``ctx``: sandbox.ModuleContext)."""
     g: dict = {"__name__": "solution", "__builtins__": builtins}  # type: ignore[type-arg]
-    if ctx:  # a module of the user's project (sandbox.ModuleContext)
+    mod = None
+    if ctx:
         mod = type(sys)(ctx["name"])
         g = mod.__dict__
         g.update({"__builtins__": builtins, "__package__": ctx.get("package")})
         if ctx.get("file"):
             g["__file__"] = ctx["file"]
+    return g, mod
+
+
+def _enter_module(ctx, mod) -> None:  # type: ignore[no-untyped-def]
+    """Put the project's import roots first, change to its folder and register ``mod``."""
+    sys.path[:0] = list(ctx.get("path") or [])
+    if ctx.get("cwd"):
+        os.chdir(ctx["cwd"])
+    if ctx.get("import_package") and ctx.get("package"):
+        # the package first, as a normal import would: its __init__ may import this
+        # module's names back (a cycle that only works in that order)
+        __import__(ctx["package"])
+    sys.modules[ctx["name"]] = mod
+
+
+def _entry_point(job, g, staged, _callable=callable, _NameError=NameError):  # type: ignore[no-untyped-def]
+    """The function to call on each input (None for a test with setup)."""
+    fn = g.get(job["entry_point"]) if staged is None else None
+    if staged is None and not _callable(fn):
+        raise _NameError(f"the program defines no function {job['entry_point']!r}")
+    return fn
+
+
+def _load_program(  # type: ignore[no-untyped-def]
+    job,
+    g,
+    mod,
+    arm,
+    disarm,
+    _now=time.perf_counter,
+    _prepare_test=_prepare_test,
+    _exc_info=_exc_info,
+    _Timeout=_Timeout,
+    _BaseException=BaseException,
+    _entry=_entry_point,
+):
+    """Run the prelude and the program's module code under the load timer: the load frame's
+    object, the test with setup (or None) and the function to call (or None)."""
+    ctx = job.get("context")
+    staged = fn = None
     t0 = _now()
-    arm(_float(job["limits"]["load_s"]), _cpu())
+    arm(float(job["limits"]["load_s"]), _cpu_clock())
     try:
         if ctx:
-            sys.path[:0] = list(ctx.get("path") or [])
-            if ctx.get("cwd"):
-                os.chdir(ctx["cwd"])
-            if ctx.get("import_package") and ctx.get("package"):
-                # the package first, as a normal import would: its __init__ may import this
-                # module's names back (a cycle that only works in that order)
-                __import__(ctx["package"])
-            sys.modules[ctx["name"]] = mod
+            _enter_module(ctx, mod)
         # a test with setup: its parts compiled before any of the program's code runs
         staged = _prepare_test(job["test"]) if job.get("test") is not None else None
         exec(job["prelude"], g)
         # dont_inherit: the program is compiled as Python would (this file's own
         # ``from __future__ import annotations`` would make its annotations strings, and a
         # dataclass of a module that is not in sys.modules then fails to build).
-        exec(compile(job["code"], "<program>", "exec", dont_inherit=True), g)  # server.PROGRAM_FILE
-        fn = g.get(job["entry_point"]) if staged is None else None
-        if staged is None and not _callable(fn):
-            raise _NameError(f"the program defines no function {job['entry_point']!r}")
+        exec(compile(job["code"], "<program>", "exec", dont_inherit=True), g)  # config.PROGRAM_FILE
+        fn = _entry(job, g, staged)
         disarm()
         load = {"k": "load", "ok": True, "t": _now() - t0}
     except _Timeout:
@@ -2017,16 +2007,125 @@ def run_job(  # type: ignore[no-untyped-def]
         except _Timeout:
             load = {"k": "load", "ok": False, "timeout": True, "t": _now() - t0}
     disarm()
-    raw = _dumps(load).encode("utf-8")
-    _yield()  # the parent's reading after this frame is input 0's start: up to date
-    _write(fd, _hdr(_len(raw)) + raw)
-    if not load["ok"]:
-        _exit(0)
+    return load, staged, fn
 
-    start = _int(job["start"])
-    n = _int(job["n"])
-    cut = job.get("cut")  # [after N timeouts, at most S seconds per input] or None
-    timeouts = _int(job.get("timeouts") or 0)
+
+def _input_caller(  # type: ignore[no-untyped-def]
+    target,
+    arm,
+    disarm,
+    _encode=encode,
+    _run_test=_run_test,
+    _exc_info=_exc_info,
+    _exc_facts=_exc_facts,
+    _Timeout=_Timeout,
+    _BaseException=BaseException,
+    _cpu=_cpu_clock,
+):
+    """``call(rec, args, limit, mark)``: call the program (``target``: its globals, its test
+    with setup or None, its function or None) on one input's ``args`` under its timer
+    (``limit`` seconds, counted from ``mark`` under CPU-time limits) and put its value or
+    exception in ``rec``; a timeout is raised."""
+    g, staged, fn = target
+
+    def call(rec, args, limit, mark):  # type: ignore[no-untyped-def]
+        # One timer for the call, the encoding of its value (the program's __repr__,
+        # __str__ of its exception ...): all of it is the input's time.
+        stage = [None]
+        arm(limit, _cpu() - mark)
+        try:
+            try:
+                if staged is None:
+                    rec["v"] = _encode(fn(*args))
+                else:
+                    rec["v"] = _encode(_run_test(g, staged, stage, args))
+                rec["s"] = "ok"
+            except _Timeout:
+                raise
+            except _BaseException as e:
+                rec["e"] = _exc_info(e)
+                rec["x"] = _exc_facts(e, stage[0])
+                rec["s"] = "exc"
+        finally:
+            disarm()
+
+    return call
+
+
+def _answer(  # type: ignore[no-untyped-def]
+    rec,
+    text,
+    limit,
+    mark,
+    call,
+    _decode=decode,
+    _loads=loads,
+    _now=time.perf_counter,
+    _exc_info=_exc_info,
+    _Timeout=_Timeout,
+    _BaseException=BaseException,
+):
+    """Decode one input (``text``) and call the program on it; ``rec`` gets the result and
+    its time. True when the input timed out."""
+    timed_out = False
+    t1 = _now()
+    try:
+        args = _decode(_loads(text))
+        t1 = _now()
+        call(rec, args, limit, mark)
+    except _Timeout:
+        rec.pop("v", None)
+        rec.pop("e", None)
+        rec["s"] = "timeout"
+        timed_out = True
+    except _BaseException as e:  # an input that does not decode (outside the timer)
+        rec["s"] = "exc"
+        rec["e"] = _exc_info(e)
+    rec["t"] = _now() - t1
+    return timed_out
+
+
+def _result_frame(  # type: ignore[no-untyped-def]
+    rec,
+    cap,
+    _dumps=dumps,
+    _exc_info=_exc_info,
+    _BaseException=BaseException,
+    _len=len,
+    _hdr=_HDR.pack,
+):
+    """The frame of one input's result (an error in its place when it cannot be encoded or
+    is over ``cap`` bytes)."""
+    i = rec["i"]
+    try:
+        raw = _dumps(rec).encode("utf-8")
+    except _BaseException as e:
+        small = {"k": "r", "i": i, "s": "exc", "t": rec["t"], "e": _exc_info(e)}
+        raw = _dumps(small).encode("utf-8")
+    if _len(raw) > cap:
+        small = {"k": "r", "i": i, "s": "exc", "t": rec["t"]}
+        small["e"] = ["OutputTooLarge", f"result is {_len(raw)} bytes; the cap is {cap}"]
+        raw = _dumps(small).encode("utf-8")
+    return _hdr(_len(raw)) + raw
+
+
+def _run_inputs(  # type: ignore[no-untyped-def]
+    fd,
+    in_fd,
+    plan,
+    call,
+    _answer=_answer,
+    _frame=_result_frame,
+    _read_input=_read_input,
+    _cpu=_cpu_clock,
+    _yield=os.sched_yield,
+    _write=_write_all,
+    _exit=os._exit,
+):
+    """Run the inputs as the parent sends them; one frame per input, strictly in order.
+    ``plan``: the first input's index, how many, their limits, the cut (after N timeouts, at
+    most S seconds per input, or None), the timeouts so far, the frame cap, the spin."""
+    start, n, limits, cut, timeouts, cap, spin = plan
     for j in range(n):
         i = start + j
         mark = _cpu()  # where this input's CPU time starts, as the parent counts it
@@ -2034,58 +2133,88 @@ def run_job(  # type: ignore[no-untyped-def]
         if text is None:
             _exit(0)
         rec: dict = {"k": "r", "i": i}  # type: ignore[type-arg]
-        limit = _float(limits[j])
-        if cut is not None and timeouts >= _int(cut[0]) and _float(cut[1]) < limit:
-            limit = _float(cut[1])
+        limit = limits[j]
+        if cut is not None and timeouts >= cut[0] and cut[1] < limit:
+            limit = cut[1]
             rec["c"] = 1
-        t1 = _now()
-        try:
-            args = _decode(_loads(text))
-            t1 = _now()
-            # One timer for the call, the encoding of its value (the program's __repr__,
-            # __str__ of its exception ...): all of it is the input's time.
-            stage = [None]
-            arm(limit, _cpu() - mark)
-            try:
-                try:
-                    if staged is None:
-                        rec["v"] = _encode(fn(*args))
-                    else:
-                        rec["v"] = _encode(_run_test(g, staged, stage, args))
-                    rec["s"] = "ok"
-                except _Timeout:
-                    raise
-                except _BaseException as e:
-                    rec["e"] = _exc_info(e)
-                    rec["x"] = _exc_facts(e, stage[0])
-                    rec["s"] = "exc"
-            finally:
-                disarm()
-        except _Timeout:
-            rec.pop("v", None)
-            rec.pop("e", None)
-            rec["s"] = "timeout"
+        if _answer(rec, text, limit, mark, call):
             timeouts += 1
-        except _BaseException as e:  # an input that does not decode (outside the timer)
-            rec["s"] = "exc"
-            rec["e"] = _exc_info(e)
-        rec["t"] = _now() - t1
-        try:
-            raw = _dumps(rec).encode("utf-8")
-        except _BaseException as e:
-            small = {"k": "r", "i": i, "s": "exc", "t": rec["t"], "e": _exc_info(e)}
-            raw = _dumps(small).encode("utf-8")
-        if _len(raw) > cap:
-            small = {"k": "r", "i": i, "s": "exc", "t": rec["t"]}
-            small["e"] = ["OutputTooLarge", f"result is {_len(raw)} bytes; the cap is {cap}"]
-            raw = _dumps(small).encode("utf-8")
-        frame = _hdr(_len(raw)) + raw
+        frame = _frame(rec, cap)
         # This input's values are freed on its own time, not on the next input's; the yield
         # brings this process's CPU clock up to date for the parent's reading.
-        del rec, raw
-        args = None
+        del rec
         _yield()
         _write(fd, frame)
+
+
+def _send_load(  # type: ignore[no-untyped-def]
+    fd, load, _dumps=dumps, _hdr=_HDR.pack, _len=len, _yield=os.sched_yield, _write=_write_all
+):
+    raw = _dumps(load).encode("utf-8")
+    _yield()  # the parent's reading after this frame is input 0's start: up to date
+    _write(fd, _hdr(_len(raw)) + raw)
+
+
+def run_job(  # type: ignore[no-untyped-def]
+    job: dict,  # type: ignore[type-arg]
+    fd: int,
+    in_fd: int,
+    # Everything used once the program has loaded is bound here (and in the helpers'
+    # defaults), in the zygote.
+    _load=_load_program,
+    _caller=_input_caller,
+    _send_load=_send_load,
+    _run_inputs=_run_inputs,
+    _pack=pack,
+    _write=_write_all,
+    _exit=os._exit,
+):
+    """Load the program and run the inputs; one frame per input, strictly in order.
+
+    The inputs are not in this process: the parent sends input k on ``in_fd`` only once it
+    has input k - 1's frame, so a program can neither read an input before its turn nor run
+    ahead. The child yields its CPU just before it writes each frame, so the parent's reading
+    of its CPU clock once the frame is there is exact to microseconds; it then waits for the
+    next input (see :func:`_read_input`: a few hundred microseconds of CPU time at most).
+
+    Wall-clock limits (job ``kind`` ``wall``): one ITIMER_REAL per input. CPU-time limits
+    (``cpu``): a POSIX timer on the process's CPU clock for what is left of the input's CPU
+    time (counted from just before the child waited for the input). The parent decides
+    every verdict from its own readings, and stops a program that sleeps or blocks.
+    """
+    _type, _int = type, int  # bound before any program, as the defaults are
+    spin = int(job.get("spin") or 0)
+    os.set_blocking(in_fd, not spin)  # see _read_input
+    sink = _Sink()
+    sys.stdout = sys.stderr = sink  # type: ignore[assignment]
+    sys.stdin = None  # type: ignore[assignment]
+    arm, disarm = _timers(job.get("kind") == "cpu")
+    cut = job.get("cut")  # [after N timeouts, at most S seconds per input] or None
+    plan = (
+        int(job["start"]),
+        int(job["n"]),
+        [float(x) for x in job["per_input"]],
+        None if cut is None else (int(cut[0]), float(cut[1])),
+        int(job.get("timeouts") or 0),
+        int(job["limits"]["frame_cap"]),
+        spin,
+    )
+    sys.set_int_max_str_digits(0)
+
+    # The program comes now, on the input pipe, to this child alone: the zygote, whose
+    # memory every child inherits, never holds a job's text.
+    text = _read_input(in_fd, spin)
+    if text is None:
+        _exit(0)
+    job = dict(job)
+    job.update(loads(text))
+    text = None
+    g, mod = _module_namespace(job.get("context"))
+    load, staged, fn = _load(job, g, mod, arm, disarm)
+    _send_load(fd, load)
+    if not load["ok"]:
+        _exit(0)
+    _run_inputs(fd, in_fd, plan, _caller((g, staged, fn), arm, disarm))
     count = sink.count
     _write(fd, _pack({"k": "end", "out": count if _type(count) is _int else -1}))
     _exit(0)
@@ -2166,12 +2295,12 @@ def _compiled_prelude(text: str) -> object:
     return code
 
 
-def zygote(ctl_fd: int, config: dict) -> None:  # type: ignore[type-arg]
+def _set_up_zygote(config: dict, state: dict, info: dict) -> None:  # type: ignore[type-arg]
+    """Everything the zygote does once, before any child: its namespaces and file tree, the
+    modules it pre-imports, the CPU timer, the seccomp filter, how children are isolated;
+    ``info`` gets what it could set up."""
     import socket
 
-    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    state: dict = {"zygote_pid": os.getpid()}  # type: ignore[type-arg]
-    info: dict = {"pid": os.getpid(), "uid": os.getuid(), "errors": []}  # type: ignore[type-arg]
     if config.get("unshare_net"):
         try:
             unshare(CLONE_NEWNET)
@@ -2220,6 +2349,53 @@ def zygote(ctl_fd: int, config: dict) -> None:  # type: ignore[type-arg]
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     _capset_args()
     _probe_isolation(config, state, info)
+
+
+def _spawn(ctl, job: dict, state: dict) -> None:  # type: ignore[no-untyped-def, type-arg]
+    """Fork a child for ``job`` and hand the parent its result pipe, its input pipe and a
+    pidfd of it."""
+    import socket
+
+    job["prelude"] = _compiled_prelude(job.get("prelude") or "")
+    r, w = os.pipe()
+    ir, iw = os.pipe()  # the inputs, one at a time, from the parent
+    with contextlib.suppress(OSError):
+        fcntl.fcntl(iw, F_SETPIPE_SZ, 1 << 20)
+    pid = os.fork()
+    if pid == 0:
+        ctl.close()
+        os.close(r)
+        os.close(iw)
+        child_main(job, w, ir, state)
+    os.close(w)
+    os.close(ir)
+    fds = [r, iw]
+    # The parent reads the child's CPU clock through its own pid of the child.
+    with contextlib.suppress(OSError, AttributeError):
+        fds.append(os.pidfd_open(pid))
+    socket.send_fds(ctl, [pack({"pid": pid, "pidfd": len(fds) > 2})], fds)
+    for f in fds:
+        os.close(f)
+
+
+def _reap(pid: int) -> dict:  # type: ignore[type-arg]
+    """Kill a child and wait for it: its wait status, peak memory and CPU time."""
+    with contextlib.suppress(OSError):
+        os.kill(pid, signal.SIGKILL)
+    try:
+        _, status, ru = os.wait4(pid, 0)
+        return {"status": status, "maxrss_kb": ru.ru_maxrss, "cpu": ru.ru_utime + ru.ru_stime}
+    except ChildProcessError:
+        return {"status": None, "maxrss_kb": 0, "cpu": 0.0}
+
+
+def zygote(ctl_fd: int, config: dict) -> None:  # type: ignore[type-arg]
+    import socket
+
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    state: dict = {"zygote_pid": os.getpid()}  # type: ignore[type-arg]
+    info: dict = {"pid": os.getpid(), "uid": os.getuid(), "errors": []}  # type: ignore[type-arg]
+    _set_up_zygote(config, state, info)
     ctl = socket.socket(fileno=ctl_fd)
     while True:
         hdr = _recv_exact(ctl, 4)
@@ -2231,40 +2407,9 @@ def zygote(ctl_fd: int, config: dict) -> None:  # type: ignore[type-arg]
         msg = json.loads(body)
         op = msg.get("op")
         if op == "spawn":
-            msg["job"]["prelude"] = _compiled_prelude(msg["job"].get("prelude") or "")
-            r, w = os.pipe()
-            ir, iw = os.pipe()  # the inputs, one at a time, from the parent
-            with contextlib.suppress(OSError):
-                fcntl.fcntl(iw, F_SETPIPE_SZ, 1 << 20)
-            pid = os.fork()
-            if pid == 0:
-                ctl.close()
-                os.close(r)
-                os.close(iw)
-                child_main(msg["job"], w, ir, state)
-            os.close(w)
-            os.close(ir)
-            fds = [r, iw]
-            # The parent reads the child's CPU clock through its own pid of the child.
-            with contextlib.suppress(OSError, AttributeError):
-                fds.append(os.pidfd_open(pid))
-            socket.send_fds(ctl, [pack({"pid": pid, "pidfd": len(fds) > 2})], fds)
-            for f in fds:
-                os.close(f)
+            _spawn(ctl, msg["job"], state)
         elif op == "reap":
-            pid = int(msg["pid"])
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
-            try:
-                _, status, ru = os.wait4(pid, 0)
-                reply = {
-                    "status": status,
-                    "maxrss_kb": ru.ru_maxrss,
-                    "cpu": ru.ru_utime + ru.ru_stime,
-                }
-            except ChildProcessError:
-                reply = {"status": None, "maxrss_kb": 0, "cpu": 0.0}
-            ctl.sendall(pack(reply))
+            ctl.sendall(pack(_reap(int(msg["pid"]))))
         elif op == "info":
             ctl.sendall(pack(info))
         else:

@@ -12,11 +12,11 @@ from utdebug.sandbox.compare import (
     Semantics,
     budget_applies,
     compared_by_repr,
-    describe,
     outputs_match,
     within_budget,
 )
-from utdebug.sandbox.server import Outcome, Status
+from utdebug.sandbox.outcomes import Outcome, Status
+from utdebug.sandbox.values import describe
 
 REPR_NOTE = "compared by repr"
 """The detail of a verdict on a result the sandbox could not encode (or an expected value

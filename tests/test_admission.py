@@ -20,7 +20,7 @@ from utdebug.agents.scripted import ScriptedModel
 from utdebug.engine import Executor, Session, Settings
 from utdebug.engine.admission import call_problem, setup_problem
 from utdebug.engine.events import TestDropped, TestKept, TestsRun
-from utdebug.sandbox.server import Limits
+from utdebug.sandbox.config import Limits
 
 GATE = """\
 import datetime

@@ -21,7 +21,7 @@ from utdebug.data.classeval import ClassFixProblem, MethodTarget
 from utdebug.data.classeval_checks import judge_records
 from utdebug.data.datasets import Provenance, Split
 from utdebug.sandbox import Limits, Sandbox
-from utdebug.sandbox.compare import ExceptionValue, Opaque, Record, Structured
+from utdebug.sandbox.values import ExceptionValue, Opaque, Record, Structured
 
 LIMITS = Limits(per_input=5.0, batch=120.0)
 

@@ -22,13 +22,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from utdebug.sandbox.compare import (
-    CheckSpec,
-    Opaque,
-    Semantics,
-    describe,
-    outputs_match,
-)
+from utdebug.sandbox.compare import CheckSpec, Semantics, outputs_match
+from utdebug.sandbox.values import Opaque, describe
 
 D = Semantics.DATASET
 R = Semantics.REFERENCE

@@ -31,7 +31,7 @@ from utdebug.agents.reply_syntax import ParsedValue, ParseFailure
 from utdebug.agents.reply_tests import parse_program_tests, parse_vote
 from utdebug.engine import Executor
 from utdebug.engine.admission import call_problem, setup_problem
-from utdebug.sandbox.server import Limits
+from utdebug.sandbox.config import Limits
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = Path(

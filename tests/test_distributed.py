@@ -1,4 +1,4 @@
-"""Runners: local threads over one sandbox, and a real Ray cluster on this machine.
+"""Job pools: local threads over one sandbox, and a real Ray cluster on this machine.
 
 The cluster is started once for the module, as an operator would: ``ray start --head`` and a
 second node (a separate raylet and its worker processes) joined to it with ``ray start
@@ -11,7 +11,7 @@ stays on loopback. The processes are ended by
 their session ids (those two ``ray start`` commands' sessions), never by name.
 
 Without Ray installed, the cluster tests are skipped (``pip install 'utdebug[ray]'``); the
-tests of the local runner and of the error lines run anyway.
+tests of the local pool and of the error lines run anyway.
 """
 
 from __future__ import annotations
@@ -47,12 +47,12 @@ from distributed_jobs import (
 from utdebug.benchmarks.evaluator import EvalSettings, Program, evaluate_split
 from utdebug.data.datasets import Split, load_split
 from utdebug.distributed import (
-    LocalRunner,
-    RayRunner,
-    RunnerOptions,
-    RunnerUnavailable,
+    LocalPool,
+    PoolOptions,
+    PoolUnavailable,
+    RayPool,
     WorkerLost,
-    make_runner,
+    make_pool,
 )
 from utdebug.runs.records import SAMPLES, SUMMARY, read_samples
 from utdebug.sandbox import Sandbox, SandboxConfig
@@ -209,8 +209,8 @@ def cluster() -> Iterator[Cluster]:
             c.stop()
 
 
-def _options(**kw: Any) -> RunnerOptions:
-    return RunnerOptions(SandboxConfig(), **kw)
+def _options(**kw: Any) -> PoolOptions:
+    return PoolOptions(SandboxConfig(), **kw)
 
 
 # --- map: the same results here and on the cluster ----------------------------------------------
@@ -221,11 +221,11 @@ def test_map_on_ray_gives_the_results_of_a_local_run_each_worker_with_its_own_sa
     cluster: Cluster,
 ) -> None:
     jobs = list(range(1, 13))
-    with make_runner(None, _options(concurrency=2)) as local:
+    with make_pool(None, _options(concurrency=2)) as local:
         here = dict(local.map(primes_in_sandbox, jobs))
         raised_here = dict(local.map(fails_on_odd, [2, 3]))
-    with make_runner(cluster.address, _options()) as runner:
-        assert isinstance(runner, RayRunner)
+    with make_pool(cluster.address, _options()) as runner:
+        assert isinstance(runner, RayPool)
         assert runner.nodes == 2 and runner.cpus == 2 and runner.concurrency == 2
         pairs = list(runner.map(primes_in_sandbox, jobs))
         raised = dict(runner.map(fails_on_odd, [2, 3]))
@@ -317,7 +317,7 @@ def test_a_job_whose_worker_dies_is_retried_and_yielded_once(
     cluster: Cluster, tmp_path: Path
 ) -> None:
     jobs = [(n, str(tmp_path)) for n in range(1, 9)]
-    with make_runner(cluster.address, _options()) as runner:
+    with make_pool(cluster.address, _options()) as runner:
         pairs = list(runner.map(dies_once, jobs))
     died = tmp_path / "died-3"
     assert died.exists()  # job 3 killed its worker process once
@@ -325,7 +325,7 @@ def test_a_job_whose_worker_dies_is_retried_and_yielded_once(
     results = {j[0]: r for j, r in pairs}
     assert not any(isinstance(r, BaseException) for r in results.values()), results
     assert results[3]["pid"] != int(died.read_text())  # the retry ran in another process
-    with make_runner(None, _options(concurrency=2)) as local:
+    with make_pool(None, _options(concurrency=2)) as local:
         here = {n: r["outcomes"] for n, r in local.map(primes_in_sandbox, range(1, 9))}
     assert {n: r["outcomes"] for n, r in results.items()} == here
 
@@ -335,7 +335,7 @@ def test_a_job_whose_worker_dies_past_its_retries_yields_worker_lost(
     cluster: Cluster, tmp_path: Path
 ) -> None:
     jobs = [(n, str(tmp_path)) for n in range(1, 5)]
-    with make_runner(cluster.address, _options(max_retries=0)) as runner:
+    with make_pool(cluster.address, _options(max_retries=0)) as runner:
         results = {j[0]: r for j, r in runner.map(dies_once, jobs)}
     assert sorted(results) == [1, 2, 3, 4]
     assert isinstance(results[3], WorkerLost)
@@ -370,7 +370,7 @@ def test_evaluation_loses_nothing_when_a_worker_is_killed_mid_problem(
             time.sleep(0.02)
 
     killer = threading.Thread(target=kill_a_busy_worker, daemon=True)
-    with make_runner(cluster.address, _options()) as runner:
+    with make_pool(cluster.address, _options()) as runner:
         killer.start()
         try:
             run = evaluate_split(
@@ -402,8 +402,8 @@ def test_endpoint_slot_bounds_model_calls_across_worker_processes(
     cluster: Cluster, limit: int
 ) -> None:
     jobs = [("http://model-a:8000/v1", 0.3)] * 6
-    with make_runner(cluster.address, _options(endpoint_limit=limit)) as runner:
-        assert isinstance(runner, RayRunner)
+    with make_pool(cluster.address, _options(endpoint_limit=limit)) as runner:
+        assert isinstance(runner, RayPool)
         results = [r for _, r in runner.map(holds_slot, jobs)]
         stats = runner.endpoint_stats()
     assert not any(isinstance(r, BaseException) for r in results), results
@@ -422,8 +422,8 @@ def test_a_slot_held_by_a_dead_worker_is_free_again_after_its_lease(
     endpoint = "http://model-b:8000/v1"
     # The first job dies holding the only slot; the other three wait for it.
     jobs = [(endpoint, 0.2, str(tmp_path))] + [(endpoint, 0.2, "")] * 3
-    with make_runner(cluster.address, _options(endpoint_limit=1, lease_seconds=2.0)) as runner:
-        assert isinstance(runner, RayRunner)
+    with make_pool(cluster.address, _options(endpoint_limit=1, lease_seconds=2.0)) as runner:
+        assert isinstance(runner, RayPool)
         t0 = time.monotonic()
         results = [r for _, r in runner.map(dies_holding_slot, jobs)]
         elapsed = time.monotonic() - t0
@@ -443,9 +443,9 @@ def test_local_cluster_starts_and_stops_a_ray_instance_with_a_token_of_its_own(
     code = (
         "import os\n"
         "from utdebug.benchmarks.evaluator import worker_sandbox_layers\n"
-        "from utdebug.distributed import RunnerOptions, make_runner\n"
+        "from utdebug.distributed import PoolOptions, make_pool\n"
         "from utdebug.sandbox import SandboxConfig\n"
-        "with make_runner('local-cluster', RunnerOptions(SandboxConfig(), concurrency=1)) as r:\n"
+        "with make_pool('local-cluster', PoolOptions(SandboxConfig(), concurrency=1)) as r:\n"
         "    print(r.describe())\n"
         "    print(os.environ.get('RAY_AUTH_MODE'), len(os.environ.get('RAY_AUTH_TOKEN', '')))\n"
         "    ((_, layers),) = r.map(worker_sandbox_layers, [None])\n"
@@ -471,7 +471,7 @@ def test_local_cluster_starts_and_stops_a_ray_instance_with_a_token_of_its_own(
 
 def test_local_endpoint_slot_bounds_threads_of_this_process() -> None:
     jobs = [("http://model-c/v1", 0.15)] * 6 + [("http://model-d/v1", 0.15)] * 2
-    with LocalRunner(_options(concurrency=8, endpoint_limit=2)) as runner:
+    with LocalPool(_options(concurrency=8, endpoint_limit=2)) as runner:
         results = list(runner.map(holds_slot, jobs))
     assert len(results) == 8
     c = [r[:2] for job, r in results if job[0].endswith("c/v1")]
@@ -483,7 +483,7 @@ def test_local_endpoint_slot_bounds_threads_of_this_process() -> None:
 def test_local_map_yields_each_job_once_and_stops_starting_jobs_when_asked() -> None:
     stop = threading.Event()
     seen: list[int] = []
-    with LocalRunner(_options(concurrency=2)) as runner:
+    with LocalPool(_options(concurrency=2)) as runner:
         for job, result in runner.map(fails_on_odd, list(range(20)), stop=stop):
             seen.append(job)
             if job % 2:
@@ -503,9 +503,9 @@ def test_an_address_nobody_answers_is_one_line(tmp_path: Path, data_dir: Path) -
     port = _free_port()  # nothing listens there
     if HAS_RAY:
         with pytest.raises(
-            RunnerUnavailable, match=rf"cannot reach the Ray cluster at 127\.0\.0\.1:{port}: "
+            PoolUnavailable, match=rf"cannot reach the Ray cluster at 127\.0\.0\.1:{port}: "
         ):
-            make_runner(f"127.0.0.1:{port}", _options())
+            make_pool(f"127.0.0.1:{port}", _options())
     proc = subprocess.run(
         [
             sys.executable, "-m", "utdebug", "bench", "--split", "hard", "--problems", "6",
@@ -557,11 +557,11 @@ def test_a_driver_without_the_clusters_token_gets_one_line_saying_so(
 def test_without_ray_the_error_names_the_extra_to_install(tmp_path: Path, data_dir: Path) -> None:
     code = (
         "import sys; sys.modules['ray'] = None\n"
-        "from utdebug.distributed import RunnerOptions, RunnerUnavailable, make_runner\n"
+        "from utdebug.distributed import PoolOptions, PoolUnavailable, make_pool\n"
         "from utdebug.sandbox import SandboxConfig\n"
         "try:\n"
-        "    make_runner('auto', RunnerOptions(SandboxConfig()))\n"
-        "except RunnerUnavailable as e:\n"
+        "    make_pool('auto', PoolOptions(SandboxConfig()))\n"
+        "except PoolUnavailable as e:\n"
         "    print(e)\n"
         "from utdebug.cli import main\n"
         "sys.exit(main(['bench', '--split', 'hard', '--ray', 'auto', '--out', "

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from utdebug.distributed import RayRunner, RunnerOptions, WorkerLost
+from utdebug.distributed import PoolOptions, RayPool, WorkerLost
 from utdebug.sandbox import SandboxConfig
 
 
@@ -20,8 +20,8 @@ def test_a_node_that_died_is_said_to_have_died_not_to_have_run_out_of_retries() 
     import ray
     from ray.exceptions import LocalRayletDiedError, NodeDiedError, WorkerCrashedError
 
-    runner = RayRunner.__new__(RayRunner)
-    runner.options = RunnerOptions(SandboxConfig(), max_retries=3)
+    runner = RayPool.__new__(RayPool)
+    runner.options = PoolOptions(SandboxConfig(), max_retries=3)
 
     def outcome(error: Exception) -> Any:
         def get(ref: object) -> None:

@@ -16,7 +16,7 @@ from utdebug.engine import Executor, Session, Settings, UnitTest, Variant, event
 from utdebug.engine.events import EditAccepted, TestDropped, TestKept
 from utdebug.engine.model import Task
 from utdebug.engine.program import Raises, check_shape
-from utdebug.sandbox.server import Limits, ModuleContext
+from utdebug.sandbox.config import Limits, ModuleContext
 from utdebug.sandbox.verdicts import Verdict
 from utdebug.workspace import load_function, write_back
 

@@ -33,7 +33,7 @@ from utdebug.runs.records import (
     SampleWriter,
     read_samples,
 )
-from utdebug.sandbox.server import SandboxError
+from utdebug.sandbox.outcomes import SandboxError
 
 
 def job(task_id: str, outcome: Any) -> Job:

@@ -26,7 +26,7 @@ except ImportError:  # pragma: no cover - depends on how pytest set sys.path
     import sandbox_helpers as H  # type: ignore[no-redef]
 
 from utdebug.sandbox import LimitKind, Limits, Sandbox, Status
-from utdebug.sandbox.compare import describe
+from utdebug.sandbox.values import describe
 
 LIM = Limits(per_input=1.0, load=5.0, memory_mb=1024, slack=0.5, wall_factor=20.0)
 """A backstop far away: these tests are about CPU time, however busy the machine is."""

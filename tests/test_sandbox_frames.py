@@ -26,7 +26,7 @@ except ImportError:  # pragma: no cover - depends on how pytest set sys.path
     import sandbox_helpers as H  # type: ignore[no-redef]
 
 from utdebug.sandbox import Limits, Opaque, Status
-from utdebug.sandbox import server as S
+from utdebug.sandbox import frames as S
 
 LIM = Limits(per_input=5.0, load=5.0, memory_mb=1024, slack=0.5)
 BOUND = 48

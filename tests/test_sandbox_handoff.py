@@ -1,4 +1,4 @@
-"""How an input goes to the child and its result comes back (``server._Lane``).
+"""How an input goes to the child and its result comes back (``clocks._Lane``).
 
 A batch alone on the machine ("spread"): its driving thread and its child run on different
 CPUs, and both ends wait for the other by trying their pipe, yielding their CPU between tries,
@@ -28,7 +28,7 @@ try:  # tests/ is not a package today; allow it to become one
 except ImportError:  # pragma: no cover - depends on how pytest set sys.path
     import sandbox_helpers as H  # type: ignore[no-redef]
 
-from utdebug.sandbox import Limits, Sandbox, Status, _runner, server
+from utdebug.sandbox import Limits, Sandbox, Status, _runner, clocks, collector
 
 BURN = textwrap.dedent(
     """
@@ -62,10 +62,10 @@ AFFINITY = textwrap.dedent(
 def machine(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     """How many tasks the lanes see runnable on the machine (set ``[n]``)."""
     runnable = [1]
-    monkeypatch.setattr(server, "_runnable", lambda: runnable[0])
+    monkeypatch.setattr(clocks, "_runnable", lambda: runnable[0])
     yield runnable
-    assert server._Lane._active == [0]  # every lane closed
-    assert all(v == 0 for v in server._Lane._users.values())
+    assert clocks._Lane._active == [0]  # every lane closed
+    assert all(v == 0 for v in clocks._Lane._users.values())
 
 
 @pytest.fixture(scope="module")
@@ -156,11 +156,11 @@ def test_the_parents_wait_for_a_slow_input_spins_only_briefly(sb: Sandbox) -> No
 def test_a_batch_alone_spreads_and_one_beside_others_shares_a_cpu(
     machine: list[int],
 ) -> None:
-    first = server._Lane.open()
+    first = clocks._Lane.open()
     try:
         assert first.spread and first.cpu is None  # alone on an idle machine
         assert os.sched_getaffinity(0) == CPUS
-        second = server._Lane.open()  # beside the first
+        second = clocks._Lane.open()  # beside the first
         try:
             assert not second.spread and second.cpu in CPUS
             assert os.sched_getaffinity(0) == {second.cpu}  # this thread, for the batch
@@ -170,7 +170,7 @@ def test_a_batch_alone_spreads_and_one_beside_others_shares_a_cpu(
     finally:
         first.close()
     machine[0] = len(CPUS) + 1  # as many other runnable tasks as CPUs
-    busy = server._Lane.open()
+    busy = clocks._Lane.open()
     try:
         assert not busy.spread and busy.cpu in CPUS
     finally:
@@ -185,7 +185,7 @@ def test_concurrent_shared_batches_take_different_cpus(machine: list[int]) -> No
     held = threading.Barrier(2)
 
     def hold() -> None:
-        lane = server._Lane.open()
+        lane = clocks._Lane.open()
         try:
             cpus.append(lane.cpu)
             held.wait(timeout=60)
@@ -209,7 +209,7 @@ def test_a_shared_batchs_quick_inputs_run_on_one_cpu_and_a_slow_one_gets_every_c
     quick input outlasts on a loaded machine (its CPU busy with other work: 2 failures in 14
     runs at load 7), so the test gives it room: a first look at 0.25 s, and a slow input of
     1 s of CPU time, which cannot end before it whatever the load."""
-    monkeypatch.setattr(server, "_FIRST_LOOK", 0.25)
+    monkeypatch.setattr(collector, "_FIRST_LOOK", 0.25)
     machine[0] = 99
     res = sb.run(AFFINITY, "f", [(0.0,), (0.0,), (1.0,), (0.0,)], LIM)
     assert [o.status for o in res.outcomes] == [Status.OK] * 4, res.outcomes

@@ -648,7 +648,7 @@ SECRET_FILES = [
 ]
 REPO_FILES = [
     str(H.REPO / "pyproject.toml"),
-    str(H.REPO / "sandbox" / "server.py"),
+    str(H.REPO / "sandbox" / "executor.py"),
     str(H.REPO.parent / "shared" / "docs" / "sandbox-research.md"),
 ]
 

@@ -336,7 +336,7 @@ def test_patching_asyncio_cannot_hide_a_call_that_raised(sb: Sandbox) -> None:
 
 def test_a_result_far_larger_than_expected_fails_without_a_full_comparison() -> None:
     from utdebug.sandbox.compare import CheckSpec, value_size, within_budget
-    from utdebug.sandbox.server import Outcome
+    from utdebug.sandbox.outcomes import Outcome
     from utdebug.sandbox.verdicts import Verdict, judge
 
     expected = [float(i) for i in range(300)]
@@ -447,7 +447,7 @@ def test_a_runnable_thread_is_never_taken_for_a_sleeping_one() -> None:
     import sys
     import time
 
-    from utdebug.sandbox.server import _SchedStat
+    from utdebug.sandbox.clocks import _SchedStat
 
     spin = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     nap = subprocess.Popen(

@@ -34,7 +34,7 @@ except ImportError:  # pragma: no cover - depends on how pytest set sys.path
     import sandbox_helpers as H  # type: ignore[no-redef]
 
 from utdebug.sandbox import Layer, Limits, Sandbox, Status
-from utdebug.sandbox.compare import ExceptionValue
+from utdebug.sandbox.values import ExceptionValue
 
 MODES = ["bwrap", "root"]
 FAST = H.FAST
@@ -472,7 +472,8 @@ PATCHER = prog(
             os._exit = lambda *a: None
         elif what == "runner":
             for name in ("encode", "decode", "pack", "dumps", "loads", "_write_all", "_exc_info",
-                         "_Timeout", "_on_alarm"):
+                         "_Timeout", "_on_alarm", "_answer", "_result_frame", "_input_caller",
+                         "_send_load", "_run_inputs"):
                 setattr(__main__, name, lambda *a, **k: "forged")
         elif what == "raise":
             builtins.isinstance = lambda *a: True
@@ -607,7 +608,7 @@ def test_the_mount_table_names_nothing_of_the_host(any_sb):
 @pytest.fixture
 def forced(monkeypatch):
     """Make the zygote try only the given ways to isolate its children (see _runner.isolate)."""
-    from utdebug.sandbox import layers, server
+    from utdebug.sandbox import executor, layers
 
     real = layers.plan
 
@@ -618,7 +619,7 @@ def forced(monkeypatch):
             cfg["isolation"] = strategies
             return layers.Plan(p.mode, p.argv_prefix, cfg, p.is_root)
 
-        monkeypatch.setattr(server, "plan", plan)
+        monkeypatch.setattr(executor, "plan", plan)
 
     return force
 

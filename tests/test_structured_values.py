@@ -38,9 +38,10 @@ from utdebug.sandbox import (
     Structured,
 )
 from utdebug.sandbox import _runner as R
-from utdebug.sandbox import server as S
-from utdebug.sandbox.compare import describe, outputs_match
-from utdebug.sandbox.server import Outcome
+from utdebug.sandbox import frames as S
+from utdebug.sandbox.compare import outputs_match
+from utdebug.sandbox.outcomes import Outcome
+from utdebug.sandbox.values import describe
 from utdebug.sandbox.verdicts import REPR_NOTE, Verdict, judge
 
 LIM = Limits(per_input=2.0, load=5.0, memory_mb=1024, slack=0.5)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from utdebug.sandbox.server import Sandbox
+from utdebug.sandbox.executor import Sandbox
 from utdebug.synth.differential import (
     AcceptError,
     Accepts,

@@ -12,7 +12,8 @@ import pytest
 
 from utdebug.agents.scripted import ScriptedModel
 from utdebug.agents.synth_prompts import SynthProblem
-from utdebug.sandbox.server import Limits, Sandbox
+from utdebug.sandbox.config import Limits
+from utdebug.sandbox.executor import Sandbox
 from utdebug.synth.envelope import Envelope
 from utdebug.synth.generators import GVSettings, generate_inputs, run_generator
 from utdebug.synth.oracle import Reference

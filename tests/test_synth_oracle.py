@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from utdebug.sandbox.server import Limits, Sandbox
+from utdebug.sandbox.config import Limits
+from utdebug.sandbox.executor import Sandbox
 from utdebug.synth import Reference, exposing_inputs, reduce_suite, synthesize, validate
 from utdebug.synth.pipeline import synthesize_valid
 

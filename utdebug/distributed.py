@@ -1,18 +1,18 @@
 """Run many independent jobs here (threads over one sandbox) or on a Ray cluster.
 
-:func:`make_runner` gives a :class:`Runner`; its :meth:`~Runner.map` runs a module-level
+:func:`make_pool` gives a :class:`JobPool`; its :meth:`~JobPool.map` runs a module-level
 function on every job and yields ``(job, result)`` pairs as they finish (any order). The
 function receives a :class:`WorkerContext`: the sandbox of the process it runs in and a slot
 per model endpoint.
 
 - **Local** (``address=None``): a thread pool in this process over one shared
-  :class:`~utdebug.sandbox.Sandbox` (started on first use, closed with the runner). Nothing to
+  :class:`~utdebug.sandbox.Sandbox` (started on first use, closed with the pool). Nothing to
   install or start.
 - **Ray** (``"auto"``, ``"local-cluster"``, ``"host:port"``, ``"ray://host:port"``): every job is
   a Ray task (one CPU each). Each Ray worker process builds its own ``Sandbox`` from
-  :attr:`RunnerOptions.sandbox` on first use and keeps it for the next tasks; it is closed
+  :attr:`PoolOptions.sandbox` on first use and keeps it for the next tasks; it is closed
   when the process ends. Results travel back to the driver, the process that called
-  :meth:`~Runner.map`, which alone writes anything (run records are never written by
+  :meth:`~JobPool.map`, which alone writes anything (run records are never written by
   workers). A task whose worker process or node died is run again by Ray
   (``max_retries``); it is still yielded once.
 
@@ -23,12 +23,12 @@ call ``map``. An exception raised by the function is yielded, not raised; a job 
 was lost more often than the retries allow yields a :class:`WorkerLost`.
 
 **Model endpoints.** :meth:`WorkerContext.endpoint_slot` bounds the model calls in flight per
-endpoint across the whole run (:attr:`RunnerOptions.endpoint_limit`): a semaphore per endpoint
-locally; on Ray, one async actor per runner that hands out leases. A lease is renewed by its
+endpoint across the whole run (:attr:`PoolOptions.endpoint_limit`): a semaphore per endpoint
+locally; on Ray, one async actor per pool that hands out leases. A lease is renewed by its
 holder's process every few seconds, so a slot held by a process that died is free again after
-:attr:`RunnerOptions.lease_seconds`.
+:attr:`PoolOptions.lease_seconds`.
 
-``ray`` is imported only when a Ray runner is made: importing this module (or ``utdebug``,
+``ray`` is imported only when a Ray pool is made: importing this module (or ``utdebug``,
 ``utdebug.engine``, ``utdebug.sandbox``) never loads it.
 """
 
@@ -58,18 +58,18 @@ from types import TracebackType
 from typing import Any, Protocol, TypeVar
 
 from utdebug.sandbox import Sandbox, SandboxConfig
-from utdebug.sandbox.server import UID_SLOTS
+from utdebug.sandbox.executor import UID_SLOTS
 
 __all__ = [
-    "LocalRunner",
-    "RayRunner",
+    "JobPool",
+    "LocalPool",
+    "PoolOptions",
+    "PoolUnavailable",
+    "RayPool",
     "RemoteJobError",
-    "Runner",
-    "RunnerOptions",
-    "RunnerUnavailable",
     "WorkerContext",
     "WorkerLost",
-    "make_runner",
+    "make_pool",
 ]
 
 J = TypeVar("J")
@@ -80,8 +80,8 @@ LOCAL_CLUSTER = "local-cluster"
 AUTH_VARS = ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")
 
 
-class RunnerUnavailable(RuntimeError):
-    """The runner cannot be made: Ray is not installed, or the cluster cannot be reached. The
+class PoolUnavailable(RuntimeError):
+    """The pool cannot be made: Ray is not installed, or the cluster cannot be reached. The
     message is one line."""
 
 
@@ -93,7 +93,7 @@ class WorkerLost(RuntimeError):
 
 
 @dataclass(frozen=True)
-class RunnerOptions:
+class PoolOptions:
     sandbox: SandboxConfig
     """Each worker process builds its own Sandbox from this (locally: the one shared sandbox)."""
     concurrency: int = 0
@@ -110,7 +110,7 @@ class RunnerOptions:
 class WorkerContext(Protocol):
     def sandbox(self) -> Sandbox:
         """This worker process's own Sandbox: started on first use, reused, closed when the
-        process (or the local runner) ends."""
+        process (or the local pool) ends."""
         ...
 
     def endpoint_slot(self, endpoint: str) -> AbstractContextManager[None]:
@@ -118,7 +118,7 @@ class WorkerContext(Protocol):
         ...
 
 
-class Runner(Protocol):
+class JobPool(Protocol):
     concurrency: int
 
     def map(
@@ -139,7 +139,7 @@ class Runner(Protocol):
 
     def close(self) -> None: ...
 
-    def __enter__(self) -> Runner: ...
+    def __enter__(self) -> JobPool: ...
 
     def __exit__(
         self,
@@ -149,18 +149,18 @@ class Runner(Protocol):
     ) -> None: ...
 
 
-def make_runner(address: str | None, options: RunnerOptions) -> Runner:
-    """``None``: a :class:`LocalRunner`. ``"auto"`` (the cluster this machine belongs to),
-    ``"local-cluster"`` (start a Ray instance on this machine for the runner's lifetime),
-    ``"host:port"`` or ``"ray://host:port"``: a :class:`RayRunner`. Raises
-    :class:`RunnerUnavailable` (one line) when Ray is not installed or the cluster cannot be
+def make_pool(address: str | None, options: PoolOptions) -> JobPool:
+    """``None``: a :class:`LocalPool`. ``"auto"`` (the cluster this machine belongs to),
+    ``"local-cluster"`` (start a Ray instance on this machine for the pool's lifetime),
+    ``"host:port"`` or ``"ray://host:port"``: a :class:`RayPool`. Raises
+    :class:`PoolUnavailable` (one line) when Ray is not installed or the cluster cannot be
     reached."""
     if address is None:
-        return LocalRunner(options)
-    return RayRunner(address, options)
+        return LocalPool(options)
+    return RayPool(address, options)
 
 
-def _check_options(options: RunnerOptions) -> None:
+def _check_options(options: PoolOptions) -> None:
     if options.concurrency < 0:
         raise ValueError("concurrency must be 0 (automatic) or positive")
     if options.endpoint_limit < 1:
@@ -174,10 +174,10 @@ def _check_options(options: RunnerOptions) -> None:
 # --- local ------------------------------------------------------------------------------------
 
 
-class LocalRunner:
+class LocalPool:
     """Threads in this process over one shared sandbox; it is its own :class:`WorkerContext`."""
 
-    def __init__(self, options: RunnerOptions, sandbox: Sandbox | None = None) -> None:
+    def __init__(self, options: PoolOptions, sandbox: Sandbox | None = None) -> None:
         _check_options(options)
         self.options = options
         self.concurrency = options.concurrency or os.cpu_count() or 2
@@ -206,7 +206,7 @@ class LocalRunner:
         with sem:
             yield
 
-    # Runner
+    # JobPool
     def map(
         self,
         fn: Callable[[J, WorkerContext], R],
@@ -246,7 +246,7 @@ class LocalRunner:
         if sb is not None and self._owns_sandbox:
             sb.close()
 
-    def __enter__(self) -> LocalRunner:
+    def __enter__(self) -> LocalPool:
         return self
 
     def __exit__(
@@ -265,14 +265,14 @@ def _import_ray() -> Any:
     try:
         return importlib.import_module("ray")
     except ImportError as e:
-        raise RunnerUnavailable(f"Ray is not installed ({e}): {RAY_HINT}") from None
+        raise PoolUnavailable(f"Ray is not installed ({e}): {RAY_HINT}") from None
 
 
 def _probe_gcs(address: str, timeout: float = 5.0) -> None:
-    """A ``host:port`` address answers a TCP connection, or a one-line RunnerUnavailable."""
+    """A ``host:port`` address answers a TCP connection, or a one-line PoolUnavailable."""
     host, sep, port = address.rpartition(":")
     if not sep or not port.isdigit() or not host:
-        raise RunnerUnavailable(
+        raise PoolUnavailable(
             f"not a Ray address: {address!r} (use host:port, ray://host:port, auto or "
             f"{LOCAL_CLUSTER})"
         )
@@ -281,7 +281,7 @@ def _probe_gcs(address: str, timeout: float = 5.0) -> None:
             pass
     except OSError as e:
         why = e.strerror or str(e) or type(e).__name__
-        raise RunnerUnavailable(f"cannot reach the Ray cluster at {address}: {why}") from None
+        raise PoolUnavailable(f"cannot reach the Ray cluster at {address}: {why}") from None
 
 
 def _connect_error(address: str, e: BaseException) -> str:
@@ -302,10 +302,10 @@ def _connect_error(address: str, e: BaseException) -> str:
     return f"cannot reach the Ray cluster at {address}: {first[:300]}"
 
 
-class RayRunner:
+class RayPool:
     """Jobs as Ray tasks; a sandbox per Ray worker process; the driver collects the results."""
 
-    def __init__(self, address: str, options: RunnerOptions) -> None:
+    def __init__(self, address: str, options: PoolOptions) -> None:
         _check_options(options)
         self.options = options
         self.address = address
@@ -347,7 +347,7 @@ class RayRunner:
             self.close()
             raise
 
-    def _connect(self, address: str, options: RunnerOptions) -> None:
+    def _connect(self, address: str, options: PoolOptions) -> None:
         ray = self._ray
         # No usage report from a fresh local instance (and none from this process).
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
@@ -366,10 +366,10 @@ class RayRunner:
             else:
                 _probe_gcs(address)
                 ray.init(address=address, **quiet)
-        except RunnerUnavailable:
+        except PoolUnavailable:
             raise
         except (ConnectionError, TimeoutError, RuntimeError, ValueError, OSError) as e:
-            raise RunnerUnavailable(_connect_error(address, e)) from None
+            raise PoolUnavailable(_connect_error(address, e)) from None
 
     def _token_of_its_own(self) -> None:
         """A local instance gets a token of its own for its lifetime (through this process's
@@ -479,7 +479,7 @@ class RayRunner:
                 ray.shutdown()
         self._restore_env()
 
-    def __enter__(self) -> RayRunner:
+    def __enter__(self) -> RayPool:
         return self
 
     def __exit__(

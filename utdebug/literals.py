@@ -156,8 +156,8 @@ def canonical_repr(value: Any, _depth: int = 0) -> str:
             for k, v in value.items()
         )
         return "{" + ", ".join(pairs) + "}"
-    if type(value).__module__ == "utdebug.sandbox.compare":  # a structural value
-        from utdebug.sandbox.compare import Record, Structured
+    if type(value).__module__ == "utdebug.sandbox.values":  # a structural value
+        from utdebug.sandbox.values import Record, Structured
 
         if isinstance(value, Structured | Record):
             fields: Iterable[tuple[str, Any]]
@@ -445,15 +445,15 @@ def expected_value(
       ``datetime.datetime(2024, 1, 2, 3, tzinfo=timezone.utc)``, ``time(...)``,
       ``timedelta(days=1)``, ``date.fromisoformat('2024-01-02')``, ``Decimal('1.5')``,
       ``Fraction(1, 3)``, ``UUID('...')``, ``Path('a/b')`` (and the other path classes);
-    - an instance of a class of the module, as :class:`~utdebug.sandbox.compare.Structured`
+    - an instance of a class of the module, as :class:`~utdebug.sandbox.values.Structured`
       (class name + fields, compared as the sandbox reports the object): ``Point(x=1, y=2)``;
       positional arguments (``Point(1, 2)``) are mapped to fields with the class's definition,
       found with ``ast`` in ``module_source``: a dataclass's or attrs class's field order, a
-      NamedTuple's fields (a namedtuple gives a :class:`~utdebug.sandbox.compare.Record`,
+      NamedTuple's fields (a namedtuple gives a :class:`~utdebug.sandbox.values.Record`,
       a tuple), or the ``__init__`` parameters it assigns to ``self.<attr>`` (keywords may
       also name the object's fields, as its repr writes them); without the source, only
       keyword arguments (taken as the fields) can be read;
-    - an enum member ``Color.RED`` (:class:`~utdebug.sandbox.compare.EnumMember`, or the
+    - an enum member ``Color.RED`` (:class:`~utdebug.sandbox.values.EnumMember`, or the
       member's value for an ``IntEnum``/``StrEnum`` of the module, as the sandbox reports it).
 
     The result compares equal (``sandbox.compare.outputs_match``) to what the sandbox returns
@@ -468,10 +468,10 @@ def expected_value_or_repr(
     source: str, *, module_source: str | None = None, max_length: int = DEFAULT_MAX_LENGTH
 ) -> Any:
     """:func:`expected_value`, or, for an expression it cannot read (``re.compile('a+')``),
-    a :class:`~utdebug.sandbox.compare.ByRepr` of its text as ``ast.unparse`` writes it: such
+    a :class:`~utdebug.sandbox.values.ByRepr` of its text as ``ast.unparse`` writes it: such
     an expected value is compared with the repr of a result the sandbox cannot encode. A
     syntax error or a text over the limits still raises :class:`LiteralError`."""
-    from utdebug.sandbox.compare import ByRepr
+    from utdebug.sandbox.values import ByRepr
 
     node = _parse(source, max_length).body
     try:
@@ -841,9 +841,9 @@ class _ExpectedEvaluator(_Evaluator):
 
     @staticmethod
     def _struct() -> Any:
-        from utdebug.sandbox import compare
+        from utdebug.sandbox import values
 
-        return compare
+        return values
 
     def _call(self, node: ast.Call, depth: int) -> Any:
         dotted = _dotted(node.func)

@@ -43,7 +43,7 @@ from typing import Any
 
 from utdebug.benchmarks.evaluator import EvalSettings, Program, evaluate_split
 from utdebug.data.datasets import DatasetError, Problem, Split, load_split
-from utdebug.distributed import Runner, RunnerOptions, RunnerUnavailable, make_runner
+from utdebug.distributed import JobPool, PoolOptions, PoolUnavailable, make_pool
 from utdebug.runs.records import SAMPLES, read_samples
 from utdebug.sandbox import Limits, Sandbox, SandboxConfig, SandboxUnavailable
 
@@ -79,7 +79,7 @@ class PassResult:
 
 def one_pass(
     name: str,
-    target: Sandbox | Runner,
+    target: Sandbox | JobPool,
     problems: list[Problem],
     program: Program,
     settings: EvalSettings,
@@ -172,7 +172,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="utdebug-throughput-") as tmp:
         folder = Path(tmp)
 
-        def run(name: str, target: Sandbox | Runner) -> PassResult:
+        def run(name: str, target: Sandbox | JobPool) -> PassResult:
             res = one_pass(
                 name, target, problems, program, settings, loaded.sources, args.workers,
                 folder / name,
@@ -188,8 +188,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"START local sandbox {local_start:.2f} s", file=report)
                 run("local", sb)
             t0 = time.perf_counter()
-            opts = RunnerOptions(SandboxConfig(), concurrency=args.workers)
-            with make_runner("local-cluster", opts) as runner:
+            opts = PoolOptions(SandboxConfig(), concurrency=args.workers)
+            with make_pool("local-cluster", opts) as runner:
                 ray_start = time.perf_counter() - t0
                 print(f"START ray {ray_start:.2f} s ({runner.describe()})", file=report)
                 run("ray-cold", runner)
@@ -197,7 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except SandboxUnavailable as e:
             print(f"SANDBOX UNAVAILABLE: {e}", file=sys.stderr)
             return EXIT_SANDBOX
-        except RunnerUnavailable as e:
+        except PoolUnavailable as e:
             print(f"RAY UNAVAILABLE: {e}", file=sys.stderr)
             return EXIT_USAGE
     local = passes[0]

@@ -73,7 +73,7 @@ from utdebug.data.datasets import DatasetError, Problem, Split, load_split
 from utdebug.engine import Executor, Session, Settings
 from utdebug.engine.events import ModelCalled, TestsRun
 from utdebug.sandbox import Layer, Limits, Sandbox, SandboxUnavailable
-from utdebug.sandbox.server import BatchResult, Status
+from utdebug.sandbox.outcomes import BatchResult, Status
 
 REPO = Path(__file__).resolve().parent.parent.parent
 TARGET_RATIO = 1.5

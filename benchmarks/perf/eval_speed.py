@@ -51,16 +51,11 @@ from utdebug.benchmarks.evaluator import EvalSettings, Program, evaluate_split
 from utdebug.data.datasets import DatasetError, Problem, Split, load_split
 from utdebug.sandbox import _runner
 from utdebug.sandbox.compare import Semantics
+from utdebug.sandbox.config import REFERENCE_PRELUDE, Limits
+from utdebug.sandbox.executor import Sandbox
+from utdebug.sandbox.frames import decode_value, encode_inputs
 from utdebug.sandbox.layers import CHILD_ENV, Layer, SandboxUnavailable
-from utdebug.sandbox.server import (
-    REFERENCE_PRELUDE,
-    Limits,
-    Outcome,
-    Sandbox,
-    Status,
-    decode_value,
-    encode_inputs,
-)
+from utdebug.sandbox.outcomes import Outcome, Status
 from utdebug.sandbox.verdicts import Verdict, judge
 
 REPO = Path(__file__).resolve().parents[2]

@@ -275,7 +275,7 @@ def _admitted(
         from utdebug.engine.execution import Executor
     except ImportError:  # an older engine: no admission
         return len(tests), ""
-    from utdebug.sandbox.server import Limits
+    from utdebug.sandbox.config import Limits
 
     async def check() -> list[str | None]:
         ex = Executor(sb, workers=2)

@@ -20,7 +20,7 @@ import time
 from utdebug.engine import Executor, UnitTest, Variant
 from utdebug.engine.model import Task
 from utdebug.sandbox import Sandbox
-from utdebug.sandbox.server import Limits, ModuleContext
+from utdebug.sandbox.config import Limits, ModuleContext
 
 SMALL = """\
 class Counter:

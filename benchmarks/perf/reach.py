@@ -37,7 +37,7 @@ from pathlib import Path
 from utdebug.engine import Executor, UnitTest, Variant
 from utdebug.engine.model import Task
 from utdebug.sandbox import Sandbox, SandboxConfig
-from utdebug.sandbox.server import Limits, ModuleContext
+from utdebug.sandbox.config import Limits, ModuleContext
 from utdebug.sandbox.verdicts import Verdict
 from utdebug.workspace import WorkspaceError, find_target
 

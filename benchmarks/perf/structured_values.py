@@ -36,7 +36,7 @@ from typing import Any
 from utdebug.literals import expected_value
 from utdebug.sandbox import CheckSpec, Limits, Sandbox, SandboxUnavailable, Status
 from utdebug.sandbox import _runner as R
-from utdebug.sandbox import server as S
+from utdebug.sandbox import frames as S
 from utdebug.sandbox.compare import outputs_match
 
 EXIT_OK, EXIT_WRONG, EXIT_SANDBOX = 0, 1, 3

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from utdebug.data.datasets import DatasetError
-from utdebug.distributed import Runner, RunnerOptions, RunnerUnavailable, make_runner
+from utdebug.distributed import JobPool, PoolOptions, PoolUnavailable, make_pool
 from utdebug.sandbox import SandboxConfig, SandboxUnavailable
 from utdebug.train.decontam import build_index
 from utdebug.train.pipeline import Job, Settings, job_key, process_problem
@@ -75,7 +75,7 @@ class PassResult:
         )
 
 
-def one_pass(name: str, runner: Runner, jobs: list[Job]) -> PassResult:
+def one_pass(name: str, runner: JobPool, jobs: list[Job]) -> PassResult:
     t0 = time.perf_counter()
     records: list[dict[str, Any]] = []
     for _, result in runner.map(process_problem, jobs):
@@ -126,14 +126,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     passes: list[PassResult] = []
     starts: dict[str, float] = {}
-    opts = RunnerOptions(SandboxConfig(), concurrency=args.workers)
+    opts = PoolOptions(SandboxConfig(), concurrency=args.workers)
     try:
-        with make_runner(None, opts) as local:
+        with make_pool(None, opts) as local:
             passes.append(one_pass("local", local, jobs))
             print(passes[-1].line(), file=report, flush=True)
         if args.ray:
             t0 = time.perf_counter()
-            with make_runner("local-cluster", opts) as ray:
+            with make_pool("local-cluster", opts) as ray:
                 starts["ray"] = time.perf_counter() - t0
                 print(f"START ray {starts['ray']:.2f} s ({ray.describe()})", file=report)
                 for name in ("ray-cold", "ray-warm"):
@@ -142,7 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SandboxUnavailable as e:
         print(f"SANDBOX UNAVAILABLE: {e}", file=sys.stderr)
         return EXIT_SANDBOX
-    except RunnerUnavailable as e:
+    except PoolUnavailable as e:
         print(f"RAY UNAVAILABLE: {e}", file=sys.stderr)
         return EXIT_USAGE
     base = examples_of(passes[0])

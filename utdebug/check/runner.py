@@ -692,7 +692,7 @@ def _description(loaded: Any, module: str) -> str:
 
 
 def _test_json(t: Any, judged: Any) -> dict[str, Any]:
-    from utdebug.sandbox.compare import describe
+    from utdebug.sandbox.values import describe
     from utdebug.sandbox.verdicts import Verdict
 
     if judged.verdict is Verdict.PASS:

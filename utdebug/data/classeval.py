@@ -60,7 +60,9 @@ from utdebug.data.datasets import (
 )
 from utdebug.mutation import mutants, parse_quietly
 from utdebug.runs.records import RunFolderError, write_text_atomic
-from utdebug.sandbox.server import BatchResult, Limits, Sandbox, StagedTest
+from utdebug.sandbox.config import Limits, StagedTest
+from utdebug.sandbox.executor import Sandbox
+from utdebug.sandbox.outcomes import BatchResult
 from utdebug.sandbox.verdicts import Judged, Verdict
 
 __all__ = [

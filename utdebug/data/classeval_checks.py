@@ -16,7 +16,7 @@ Here the child only *records* and the parent *decides*:
   ``self.fail(...)`` becomes a record; ``assertTrue(a == b)`` (one ``==``, ``!=``, ``in`` or
   ``not in``, also under ``assertFalse``) is recorded as the assertion it states, so the
   class's ``__eq__`` does not make the bool. The rewritten code is run by the sandbox as a
-  :class:`~utdebug.sandbox.server.StagedTest`: compiled before the class's module runs, in a
+  :class:`~utdebug.sandbox.config.StagedTest`: compiled before the class's module runs, in a
   copy of the module's namespace with the builtins as they were before any program ran (a
   module global that shadows a builtin is removed from that copy).
   ``_ce_run(test_class, test_method)`` builds the instance, calls ``setUp``, the method,
@@ -25,9 +25,9 @@ Here the child only *records* and the parent *decides*:
   made (see below).
 - The sandbox's runner encodes that value with its own codec: operands are read through the
   base types (an ``int`` subclass is its stored integer, a ``list`` subclass its items),
-  objects of the module's classes come back as :class:`~utdebug.sandbox.compare.Structured`
-  (their fields) or :class:`~utdebug.sandbox.compare.Opaque`, exceptions as
-  :class:`~utdebug.sandbox.compare.ExceptionValue` with their builtin classes found by
+  objects of the module's classes come back as :class:`~utdebug.sandbox.values.Structured`
+  (their fields) or :class:`~utdebug.sandbox.values.Opaque`, exceptions as
+  :class:`~utdebug.sandbox.values.ExceptionValue` with their builtin classes found by
   identity.
 - :func:`judge_records` applies the records in order, on the decoded values; the first one
   that does not hold fails the test (its detail names the line, the assertion and both
@@ -93,15 +93,9 @@ from typing import Any
 
 import numpy as np
 
-from utdebug.sandbox.compare import (
-    EnumMember,
-    ExceptionValue,
-    Opaque,
-    Record,
-    Structured,
-    describe,
-)
-from utdebug.sandbox.server import Outcome, StagedTest, Status
+from utdebug.sandbox.config import StagedTest
+from utdebug.sandbox.outcomes import Outcome, Status
+from utdebug.sandbox.values import EnumMember, ExceptionValue, Opaque, Record, Structured, describe
 from utdebug.sandbox.verdicts import Judged, Verdict
 
 __all__ = [

@@ -32,7 +32,8 @@ from collections.abc import Iterator
 from utdebug.engine import program
 from utdebug.engine.execution import Executor
 from utdebug.engine.model import UnitTest
-from utdebug.sandbox.server import PROGRAM_FILE, Limits, Status
+from utdebug.sandbox.config import PROGRAM_FILE, Limits
+from utdebug.sandbox.outcomes import Status
 
 __all__ = ["call_problem", "find_target", "setup_problem"]
 

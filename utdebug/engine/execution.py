@@ -16,7 +16,9 @@ from utdebug.agents import parsing
 from utdebug.engine import program
 from utdebug.engine.model import Task, UnitTest, Variant
 from utdebug.sandbox.compare import Semantics
-from utdebug.sandbox.server import BatchResult, Limits, ModuleContext, Outcome, Sandbox, Status
+from utdebug.sandbox.config import Limits, ModuleContext
+from utdebug.sandbox.executor import Sandbox
+from utdebug.sandbox.outcomes import BatchResult, Outcome, Status
 from utdebug.sandbox.verdicts import Judged, Verdict, judge
 
 

@@ -12,8 +12,9 @@ from utdebug.agents.base import Sampling
 from utdebug.agents.roles import DEBUG_SAMPLING, UT_SAMPLING, VOTE_SAMPLING, TaskText
 from utdebug.engine.program import Raises
 from utdebug.literals import canonical_repr, expected_value, expected_value_or_repr
-from utdebug.sandbox.compare import CheckSpec, Semantics, describe
-from utdebug.sandbox.server import Limits
+from utdebug.sandbox.compare import CheckSpec, Semantics
+from utdebug.sandbox.config import Limits
+from utdebug.sandbox.values import describe
 
 RULES_VERSION = "4"
 """How replies are read and edits applied (parsers, natural ends, merging edits into their

@@ -44,8 +44,10 @@ import textwrap
 from dataclasses import dataclass
 from typing import Any
 
-from utdebug.sandbox.compare import CheckSpec, Semantics, describe, outputs_match
-from utdebug.sandbox.server import Outcome, StagedTest, Status
+from utdebug.sandbox.compare import CheckSpec, Semantics, outputs_match
+from utdebug.sandbox.config import StagedTest
+from utdebug.sandbox.outcomes import Outcome, Status
+from utdebug.sandbox.values import describe
 from utdebug.sandbox.verdicts import Judged, Verdict
 
 __all__ = [

@@ -27,7 +27,7 @@ from utdebug.engine.events import Event, TestDropped, TestKept, TestProposed, Vo
 from utdebug.engine.execution import Executor
 from utdebug.engine.model import Settings, Task, UnitTest, Variant, code_id
 from utdebug.engine.voting import answer_key, keeps, tally
-from utdebug.sandbox.compare import describe
+from utdebug.sandbox.values import describe
 
 Emit = Callable[[Event], None]
 Checkpoint = Callable[[], Awaitable[None]]

@@ -57,7 +57,7 @@ def _key(v: Any, depth: int) -> str:
     if isinstance(v, dict):
         items = sorted(f"{_key(k, depth + 1)}:{_key(x, depth + 1)}" for k, x in v.items())
         return "dict{" + ",".join(items) + "}"
-    if type(v).__module__ == "utdebug.sandbox.compare":  # an object read structurally
+    if type(v).__module__ == "utdebug.sandbox.values":  # an object read structurally
         from utdebug.literals import canonical_repr
 
         return f"{type(v).__name__}:{canonical_repr(v)}"

@@ -38,7 +38,7 @@ from utdebug.runs.records import (
     read_samples,
     write_summary,
 )
-from utdebug.sandbox.server import SandboxError
+from utdebug.sandbox.outcomes import SandboxError
 
 ProgressFn = Callable[[str, dict[str, Any]], None]
 """``(kind, record)`` after each problem: kind ``done``, ``error`` or ``skipped``."""

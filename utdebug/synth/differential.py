@@ -14,8 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from utdebug.sandbox.compare import CheckSpec, Semantics, describe
-from utdebug.sandbox.server import Limits, ModuleContext, Outcome, Sandbox, Status, encode_inputs
+from utdebug.sandbox.compare import CheckSpec, Semantics
+from utdebug.sandbox.config import Limits, ModuleContext
+from utdebug.sandbox.executor import Sandbox
+from utdebug.sandbox.frames import encode_inputs
+from utdebug.sandbox.outcomes import Outcome, Status
+from utdebug.sandbox.values import describe
 from utdebug.synth.oracle import (
     PROGRAM_LIMITS,
     REFERENCE_LIMITS,

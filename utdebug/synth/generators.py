@@ -26,8 +26,11 @@ from utdebug.agents.synth_prompts import (
     generator_prompt,
     repair_prompt,
 )
-from utdebug.sandbox.compare import CheckSpec, Semantics, describe
-from utdebug.sandbox.server import Limits, Outcome, Sandbox, Status
+from utdebug.sandbox.compare import CheckSpec, Semantics
+from utdebug.sandbox.config import Limits
+from utdebug.sandbox.executor import Sandbox
+from utdebug.sandbox.outcomes import Outcome, Status
+from utdebug.sandbox.values import describe
 from utdebug.synth.envelope import Envelope
 from utdebug.synth.oracle import REFERENCE_LIMITS, Reference, run_batch, validate
 from utdebug.synth.values import Unencodable, check_encodable, input_key

@@ -19,15 +19,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from utdebug.sandbox.compare import CheckSpec, Semantics, describe, outputs_match
-from utdebug.sandbox.server import (
-    Limits,
-    ModuleContext,
-    Outcome,
-    Sandbox,
-    Status,
-    encode_inputs,
-)
+from utdebug.sandbox.compare import CheckSpec, Semantics, outputs_match
+from utdebug.sandbox.config import Limits, ModuleContext
+from utdebug.sandbox.executor import Sandbox
+from utdebug.sandbox.frames import encode_inputs
+from utdebug.sandbox.outcomes import Outcome, Status
+from utdebug.sandbox.values import describe
 from utdebug.synth.values import cost_order, size_of
 
 __all__ = [
@@ -57,7 +54,7 @@ class Reference:
     second run of one program then catches outputs that depend on state left by earlier
     inputs."""
     context: ModuleContext | None = None
-    """Run it as a module of a project (:class:`~utdebug.sandbox.server.ModuleContext`)."""
+    """Run it as a module of a project (:class:`~utdebug.sandbox.config.ModuleContext`)."""
 
 
 @dataclass

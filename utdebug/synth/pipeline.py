@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from utdebug.sandbox.compare import CheckSpec, Semantics
-from utdebug.sandbox.server import Limits, Sandbox
+from utdebug.sandbox.config import Limits
+from utdebug.sandbox.executor import Sandbox
 from utdebug.synth.envelope import Envelope
 from utdebug.synth.oracle import REFERENCE_LIMITS, Reference, Validation, validate
 from utdebug.synth.synthesizer import Candidate, SynthSettings, synthesize

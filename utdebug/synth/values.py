@@ -13,7 +13,7 @@ from fractions import Fraction
 from typing import Any
 
 from utdebug.literals import canonical_repr
-from utdebug.sandbox.server import encode_inputs
+from utdebug.sandbox.frames import encode_inputs
 
 __all__ = [
     "CONTAINER_KINDS",

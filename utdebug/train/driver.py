@@ -38,7 +38,7 @@ from utdebug.agents.prompts import PROMPT_VERSION, TRAIN_PROMPT_VERSION
 from utdebug.agents.sim import SIMULATED
 from utdebug.cli_common import Exit
 from utdebug.data.datasets import DatasetError, default_cache_dir
-from utdebug.distributed import RunnerOptions, RunnerUnavailable, WorkerLost, make_runner
+from utdebug.distributed import PoolOptions, PoolUnavailable, WorkerLost, make_pool
 from utdebug.runs.records import SAMPLES, RunFolderError, SampleWriter, read_samples
 from utdebug.sandbox import SandboxConfig, SandboxError, SandboxUnavailable
 from utdebug.train import output
@@ -273,10 +273,10 @@ def _run_jobs(
     code = _preflight(settings)
     if code is not None:
         return code
-    options = RunnerOptions(cfg, concurrency=args.concurrency, endpoint_limit=args.endpoint_limit)
+    options = PoolOptions(cfg, concurrency=args.concurrency, endpoint_limit=args.endpoint_limit)
     try:
-        runner = make_runner(args.ray, options)
-    except RunnerUnavailable as e:
+        runner = make_pool(args.ray, options)
+    except PoolUnavailable as e:
         _say(f"utdebug train data: {e}")
         return Exit.USAGE
     _say(f"train data: {runner.describe()}")

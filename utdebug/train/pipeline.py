@@ -77,7 +77,7 @@ from utdebug.mutation import mutants, normalized_dump, parse_quietly
 from utdebug.runs.records import record_key
 from utdebug.sandbox import CheckSpec, LimitKind, Limits, Outcome, Sandbox, Semantics, Status
 from utdebug.sandbox.compare import outputs_match
-from utdebug.sandbox.server import UID_SLOTS
+from utdebug.sandbox.executor import UID_SLOTS
 from utdebug.sandbox.verdicts import Verdict, judge
 from utdebug.train.sources import TrainProblem
 

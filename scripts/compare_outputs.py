@@ -8,8 +8,8 @@ with a scripted model on a small git repository made here, and the demo in a pse
 (its session file). Each job's files, stdout, stderr and exit code go to ``OUTDIR/<job>/``.
 
 ``compare BEFORE AFTER`` compares two captures job by job, timing, token and memory fields
-aside (``DROPPED_KEYS``, ``TEXT_MASKS``), and exits 1 when a job differs. Used to show that a
-refactor changes no output.
+aside (``DROPPED_KEYS``, ``TOKEN_KEYS``, ``TEXT_MASKS``; record order too: workers finish in
+any order), and exits 1 when a job differs. Used to show that a refactor changes no output.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 DATA_DIR = Path("/work/shared/datasets")
 
@@ -51,17 +51,16 @@ DROPPED_KEYS = frozenset(
         "endTimeUtc",
         # memory
         "peak_child_rss_kb",  # records of plain evaluation
-        # tokens (the simulated and scripted models count characters / 4)
-        "prompt_tokens",
-        "completion_tokens",
     }
 )
 """JSON object keys removed at any depth before comparing (records, summaries, reports,
-session files)."""
+session files), with ``TOKEN_KEYS``."""
+TOKEN_KEYS = frozenset({"prompt_tokens", "completion_tokens"})
+"""Token counts of records, summaries and model-call events (the simulated and scripted
+models count characters / 4); dropped unless ``compare --keep-tokens``."""
 
 TEXT_MASKS: tuple[tuple[str, str], ...] = (
     (r"wall \d[\d,.]* s", "wall <T> s"),  # bench stdout: "wall 20.1 s (this run)"
-    (r"tokens [\d,]+ in / [\d,]+ out", "tokens <N> in / <N> out"),  # bench stdout
     (r"peak \d+ MiB, largest child \d+ MiB", "peak <M> MiB, largest child <M> MiB"),
     (r"\b\d{1,2}:\d\d:\d\d\b", "<CLOCK>"),  # session history times, progress clocks
     (r" · \d+(\.\d+)? s\b", " · <T> s"),  # session transcript: a model call's duration
@@ -71,13 +70,28 @@ TEXT_MASKS: tuple[tuple[str, str], ...] = (
 """Regular expressions replaced in text (stdout, reports) and in JSON strings before
 comparing; a table column of wall seconds ("wall s (this run)") is masked by
 ``_mask_wall_column``."""
+TOKEN_MASK = (r"tokens [\d,]+ in / [\d,]+ out", "tokens <N> in / <N> out")
+"""Token counts in bench's stdout; masked unless ``compare --keep-tokens``."""
+
+
+class Rules(NamedTuple):
+    """What a comparison leaves out: JSON keys, and text masks (pattern, replacement)."""
+
+    keys: frozenset[str]
+    masks: tuple[tuple[str, str], ...]
+
+
+RULES = Rules(DROPPED_KEYS | TOKEN_KEYS, (*TEXT_MASKS, TOKEN_MASK))
+KEEP_TOKENS = Rules(DROPPED_KEYS, TEXT_MASKS)
 
 NOT_COMPARED = ("stderr.txt", "terminal.txt", "meta.json")
 """Files kept for information only: stderr (progress lines), the demo's terminal bytes and
 each job's timing."""
 NOT_COMPARED_DIRS = ("cache", ".git")
-"""The job's own cache folder (responses, private verdicts, the ClassEval+Fix build) and the
-check repository's git folder."""
+"""The job's own cache folder (responses, private verdicts, a home folder) and the check
+repository's git folder; but ``COMPARED_CACHE``."""
+COMPARED_CACHE = ("cache", "classeval-fix")
+"""The ClassEval+Fix build file (the corrupted versions), made by the ClassEval run."""
 
 
 # -- capture --------------------------------------------------------------------------------
@@ -374,23 +388,23 @@ def _mask_wall_column(lines: list[str]) -> list[str]:
     return out
 
 
-def normalise_text(text: str, roots: list[str]) -> list[str]:
+def normalise_text(text: str, roots: list[str], rules: Rules = RULES) -> list[str]:
     for root in roots:
         text = text.replace(root, "<OUT>")
-    for pattern, repl in TEXT_MASKS:
+    for pattern, repl in rules.masks:
         text = re.sub(pattern, repl, text)
     return _mask_wall_column(text.splitlines())
 
 
-def normalise_json(value: Any, roots: list[str]) -> Any:
+def normalise_json(value: Any, roots: list[str], rules: Rules = RULES) -> Any:
     if isinstance(value, dict):
-        return {k: normalise_json(v, roots) for k, v in value.items() if k not in DROPPED_KEYS}
+        return {k: normalise_json(v, roots, rules) for k, v in value.items() if k not in rules.keys}
     if isinstance(value, list):
-        return [normalise_json(v, roots) for v in value]
+        return [normalise_json(v, roots, rules) for v in value]
     if isinstance(value, str):
         for root in roots:
             value = value.replace(root, "<OUT>")
-        for pattern, repl in TEXT_MASKS:
+        for pattern, repl in rules.masks:
             value = re.sub(pattern, repl, value)
         return value
     return value
@@ -400,25 +414,29 @@ def _record_key(record: Any) -> str:
     return json.dumps(record, sort_keys=True)
 
 
-def load_file(path: Path, roots: list[str]) -> Any:
+def load_file(path: Path, roots: list[str], rules: Rules = RULES) -> Any:
     """A file's comparable content: JSON (records of a ``.jsonl`` file sorted, as workers
     finish in any order), else masked text lines."""
     text = path.read_text(encoding="utf-8", errors="replace")
     if path.suffix == ".jsonl":
-        records = [normalise_json(json.loads(line), roots) for line in text.splitlines() if line]
+        records = [
+            normalise_json(json.loads(line), roots, rules) for line in text.splitlines() if line
+        ]
         return sorted(records, key=_record_key)
     if path.suffix in (".json", ".sarif"):
         try:
-            return normalise_json(json.loads(text), roots)
+            return normalise_json(json.loads(text), roots, rules)
         except ValueError:
             pass
-    return normalise_text(text, roots)
+    return normalise_text(text, roots, rules)
 
 
 def job_files(job: Path) -> Iterator[str]:
     for path in sorted(job.rglob("*")):
         rel = path.relative_to(job)
-        if not path.is_file() or rel.parts[0] in NOT_COMPARED_DIRS:
+        if not path.is_file():
+            continue
+        if rel.parts[0] in NOT_COMPARED_DIRS and rel.parts[:2] != COMPARED_CACHE:
             continue
         if rel.name in NOT_COMPARED or ".git" in rel.parts:
             continue
@@ -457,7 +475,7 @@ def _short(x: Any) -> str:
     return s if len(s) <= 200 else s[:200] + "..."
 
 
-def compare_job(before: Path, after: Path, most: int = 10) -> list[str]:
+def compare_job(before: Path, after: Path, most: int = 10, rules: Rules = RULES) -> list[str]:
     roots_a = [str(before.parent.resolve()), str(before.parent)]
     roots_b = [str(after.parent.resolve()), str(after.parent)]
     files_a = {_session_name(f): f for f in job_files(before)}
@@ -469,15 +487,15 @@ def compare_job(before: Path, after: Path, most: int = 10) -> list[str]:
         elif name not in files_a:
             out.append(f"{name}: only after")
         else:
-            a = load_file(before / files_a[name], roots_a)
-            b = load_file(after / files_b[name], roots_b)
+            a = load_file(before / files_a[name], roots_a, rules)
+            b = load_file(after / files_b[name], roots_b, rules)
             diff(a, b, name, out, most)
         if len(out) >= most:
             break
     return out
 
 
-def compare(before: Path, after: Path, jobs: list[str]) -> int:
+def compare(before: Path, after: Path, jobs: list[str], rules: Rules = RULES) -> int:
     differ = 0
     for name in jobs:
         a, b = before / name, after / name
@@ -485,7 +503,7 @@ def compare(before: Path, after: Path, jobs: list[str]) -> int:
             print(f"{name}: missing in {'before' if not a.is_dir() else 'after'}")
             differ += 1
             continue
-        found = compare_job(a, b)
+        found = compare_job(a, b, rules=rules)
         if found:
             differ += 1
             print(f"{name}: DIFFERENT")
@@ -507,11 +525,14 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("before", type=Path)
     d.add_argument("after", type=Path)
     d.add_argument("--job", action="append", choices=JOBS, help="only these jobs (repeatable)")
+    d.add_argument(
+        "--keep-tokens", action="store_true", help="compare token counts too (TOKEN_KEYS)"
+    )
     args = p.parse_args(argv)
     jobs = args.job or list(JOBS)
     if args.command == "capture":
         return capture(args.outdir, _tree(args.tree), jobs)
-    return compare(args.before, args.after, jobs)
+    return compare(args.before, args.after, jobs, KEEP_TOKENS if args.keep_tokens else RULES)
 
 
 if __name__ == "__main__":

@@ -111,3 +111,28 @@ def test_a_wall_seconds_column_of_another_width_is_the_same_table(co: ModuleType
     assert co.normalise_text(table("55.6"), []) != co.normalise_text(
         table("55.6").replace("20", "21"), []
     )
+
+
+def test_token_counts_differ_only_with_keep_tokens(
+    co: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = write_capture(tmp_path / "a", seconds=1.5, passed=4)
+    after = write_capture(tmp_path / "b", seconds=1.5, passed=4)
+    samples = after / "hard_sim" / "run" / "samples.jsonl"
+    samples.write_text(
+        samples.read_text().replace('"completion_tokens": 3', '"completion_tokens": 4')
+    )
+    assert co.compare(before, after, ["hard_sim"]) == 0
+    assert co.compare(before, after, ["hard_sim"], co.KEEP_TOKENS) == 1
+    assert "completion_tokens: 3 != 4" in capsys.readouterr().out
+
+
+def test_the_classeval_build_file_is_compared_the_rest_of_the_cache_is_not(
+    co: ModuleType, tmp_path: Path
+) -> None:
+    job = tmp_path / "classeval_sim"
+    (job / "cache" / "classeval-fix").mkdir(parents=True)
+    (job / "cache" / "classeval-fix" / "ClassEval+Fix.jsonl").write_text("{}\n")
+    (job / "cache" / "responses.sqlite").write_text("x")
+    (job / "stderr.txt").write_text("progress\n")
+    assert list(co.job_files(job)) == ["cache/classeval-fix/ClassEval+Fix.jsonl"]

@@ -349,8 +349,21 @@ def capture(out: Path, tree: Path, jobs: list[str]) -> int:
     head = subprocess.run(
         ["git", "-C", str(tree), "rev-parse", "HEAD"], capture_output=True, text=True
     ).stdout.strip()
+    probe = [sys.executable, "-c", "import utdebug; print(utdebug.__file__)"]
+    found = subprocess.run(
+        probe, cwd=out, env=_env(tree, out), capture_output=True, text=True
+    ).stdout.strip()
+    if not found.startswith(f"{tree}{os.sep}"):
+        print(f"capture: utdebug is imported from {found or '?'}, not from {tree}", file=sys.stderr)
+        return 2
     done: dict[str, Any] = {}
-    info = {"tree": str(tree), "commit": head, "python": sys.executable, "jobs": done}
+    info: dict[str, Any] = {
+        "tree": str(tree),
+        "commit": head,
+        "utdebug": found,
+        "python": sys.executable,
+        "jobs": done,
+    }
     for name in jobs:
         job = out / name
         if job.exists():

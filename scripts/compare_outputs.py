@@ -225,8 +225,8 @@ def _ut(call: str, out: str) -> str:
 
 
 def check_script() -> dict[str, list[str]]:
-    """Replies of the scripted model: the test proposals and their votes (8 per test, one
-    dissent on the last), several rounds' worth, and a fix for ``--fix``."""
+    """Replies of the scripted model: the test proposals and their votes (8 per test: seven
+    agree, one dissents), several rounds' worth, and a fix for ``--fix``."""
     tests = CHECK_TESTS * 4
     votes = []
     for _, out in tests:
@@ -427,6 +427,20 @@ def _record_key(record: Any) -> str:
     return json.dumps(record, sort_keys=True)
 
 
+def _by_name(records: list[Any]) -> dict[str, Any] | None:
+    """Records by ``task_id`` (and ``program``, ``kind``) where these name each one once, so
+    that a difference names its record; else ``None``."""
+    named = {}
+    for r in records:
+        if not isinstance(r, dict) or "task_id" not in r:
+            return None
+        name = ":".join(str(r[k]) for k in ("task_id", "program", "kind") if k in r)
+        if name in named:
+            return None
+        named[name] = r
+    return named
+
+
 def load_file(path: Path, roots: list[str], rules: Rules = RULES) -> Any:
     """A file's comparable content: JSON (records of a ``.jsonl`` file sorted, as workers
     finish in any order), else masked text lines."""
@@ -435,7 +449,7 @@ def load_file(path: Path, roots: list[str], rules: Rules = RULES) -> Any:
         records = [
             normalise_json(json.loads(line), roots, rules) for line in text.splitlines() if line
         ]
-        return sorted(records, key=_record_key)
+        return _by_name(records) or sorted(records, key=_record_key)
     if path.suffix in (".json", ".sarif"):
         try:
             return normalise_json(json.loads(text), roots, rules)

@@ -48,7 +48,7 @@ import re
 import textwrap
 from dataclasses import dataclass
 
-from utdebug import literals
+from utdebug import expected_values
 from utdebug.agents.reply_syntax import (
     MAX_REPLY_CHARS,
     ParsedValue,
@@ -111,12 +111,12 @@ def program_key(setup: str, call: str, then: str | None) -> str:
 
 def expected_value(source: str, *, module_source: str | None = None) -> ParsedValue | ParseFailure:
     """The one place where an expected value's text becomes a value: a literal or constructor
-    calls read structurally (:func:`utdebug.literals.expected_value`, with the classes of
+    calls read structurally (:func:`utdebug.expected_values.expected_value`, with the classes of
     ``module_source``), else a pending expression the sandbox computes (as
     :func:`utdebug.agents.parsing.parse_output`)."""
     text = source.strip()
     try:
-        return ParsedValue(literals.expected_value(text, module_source=module_source), text)
+        return ParsedValue(expected_values.expected_value(text, module_source=module_source), text)
     except LiteralError:
         return parse_value(text)
 
@@ -853,7 +853,7 @@ def parse_vote(
 
     The answer is found as for a literal-argument test (:func:`~utdebug.agents.parsing.
     parse_output`); an answer that is not a literal (``Point(4, 2)``, ``date(2024, 1, 2)``,
-    ``Color.RED``) is read structurally with :func:`utdebug.literals.expected_value` and the
+    ``Color.RED``) is read structurally with :func:`utdebug.expected_values.expected_value` and the
     classes of ``module_source`` (the code under test), else left to the sandbox to compute."""
     last = None
     for match in _MARKED_RAISES.finditer(text):
@@ -938,7 +938,7 @@ def _structural_vote(text: str, call: str, module_source: str | None) -> ParsedV
         if not source or "\n" in source:
             continue
         try:
-            value = literals.expected_value(source, module_source=module_source)
+            value = expected_values.expected_value(source, module_source=module_source)
         except LiteralError:
             continue
         return ParsedValue(value, source)

@@ -13,8 +13,8 @@ from pathlib import Path
 import git
 import pytest
 
+from utdebug.check.definitions import ChangedFunction
 from utdebug.check.gitrepo import (
-    ChangedFunction,
     ChangeSet,
     GitError,
     Repository,

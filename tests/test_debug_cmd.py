@@ -15,7 +15,8 @@ from utdebug.cli import main
 from utdebug.debug_cmd import DEMO_DIR, DEMO_FILE, DEMO_FUNCTION, DEMO_SCRIPT
 from utdebug.engine import Executor, Session, Settings
 from utdebug.engine.events import Backtracked, EditAccepted, EditProposed
-from utdebug.workspace import function_diff, load_function
+from utdebug.workspace import load_function
+from utdebug.writeback import function_diff
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from tests.scripted_add import (
     fix,
 )
 from utdebug.engine import Control, Executor, Session, Settings, Task
+from utdebug.engine.control import SessionBusy
 from utdebug.engine.events import (
     Backtracked,
     EditAccepted,
@@ -20,7 +21,7 @@ from utdebug.engine.events import (
     RolledBack,
     TestChanged,
 )
-from utdebug.engine.session import EditReview, SessionBusy
+from utdebug.engine.session import EditReview
 
 BUGGY = "def add(a, b):\n    return a - b\n"
 FIXED = "def add(a, b):\n    return a + b\n"

@@ -18,7 +18,8 @@ from utdebug.engine.model import Task
 from utdebug.engine.program import Raises, check_shape
 from utdebug.sandbox.config import Limits, ModuleContext
 from utdebug.sandbox.verdicts import Verdict
-from utdebug.workspace import load_function, write_back
+from utdebug.workspace import load_function
+from utdebug.writeback import write_back
 
 CART = '''\
 import dataclasses
@@ -274,7 +275,7 @@ def test_export_writes_pytest_functions_with_their_setup(tmp_path: Path) -> None
     import subprocess
     import sys
 
-    from utdebug.workspace import export_pytest
+    from utdebug.pytest_export import export_pytest
 
     path = tmp_path / "cart.py"
     path.write_text(CART.replace("self.items[1:]", "self.items"), encoding="utf-8")

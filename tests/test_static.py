@@ -83,3 +83,22 @@ def test_shipped_code_never_imports_the_tests() -> None:
                     if name == "tests" or name.startswith("tests.")
                 ]
     assert offenders == [], offenders
+
+
+def test_every_module_has_a_layer() -> None:
+    """Each top-level module and package of utdebug is named in the layers contract, so a new
+    module cannot slip past the contracts by being left out of them."""
+    import tomllib
+
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]
+    (layers,) = [c for c in config["contracts"] if c["type"] == "layers"]
+    named = {part.strip() for layer in layers["layers"] for part in layer.split("|")}
+    package = REPO / "utdebug"
+    present = {
+        f"utdebug.{p.stem}"
+        for p in package.iterdir()
+        if (p.suffix == ".py" and p.stem not in ("__init__", "__main__"))
+        or (p.is_dir() and (p / "__init__.py").exists())
+    }
+    assert present - named == set(), "not in any layer of [tool.importlinter]"
+    assert named - present == set(), "a layer names a module that does not exist"

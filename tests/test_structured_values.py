@@ -25,7 +25,8 @@ try:  # tests/ is not a package today; allow it to become one
 except ImportError:  # pragma: no cover - depends on how pytest set sys.path
     import sandbox_helpers as H  # type: ignore[no-redef]
 
-from utdebug.literals import LiteralError, expected_value, expected_value_or_repr, literal_value
+from utdebug.expected_values import expected_value, expected_value_or_repr
+from utdebug.literals import LiteralError, literal_value
 from utdebug.sandbox import (
     ByRepr,
     CheckSpec,

@@ -14,7 +14,8 @@ import pytest
 
 from utdebug.engine import UnitTest
 from utdebug.engine.program import Raises
-from utdebug.literals import LiteralError, canonical_repr, expected_value, expected_value_or_repr
+from utdebug.expected_values import expected_value, expected_value_or_repr
+from utdebug.literals import LiteralError, canonical_repr
 
 MODULE = """\
 import enum

@@ -12,16 +12,9 @@ from typing import Any
 import pytest
 
 from utdebug.engine import Task, UnitTest
-from utdebug.workspace import (
-    WorkspaceError,
-    export_patch,
-    export_pytest,
-    function_diff,
-    load_function,
-    parse_target,
-    render_pytest,
-    write_back,
-)
+from utdebug.pytest_export import export_pytest, render_pytest
+from utdebug.workspace import WorkspaceError, load_function, parse_target
+from utdebug.writeback import export_patch, function_diff, write_back
 
 PLAIN = '''\
 """A small module."""

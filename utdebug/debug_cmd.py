@@ -508,12 +508,7 @@ def loading(prep: Prepared) -> Loading:
     its project folder bound read-only, the file imported as the module it is (registered in
     ``sys.modules``, its package's relative imports, ``from __future__ import annotations``,
     dataclasses), whatever the target's kind."""
-    from utdebug.workspace import (
-        environment_paths,
-        project_folder,
-        sandbox_context,
-        sandbox_mounts,
-    )
+    from utdebug.project import environment_paths, project_folder, sandbox_context, sandbox_mounts
 
     if prep.loaded is None:
         return Loading()

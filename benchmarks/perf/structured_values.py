@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from utdebug.literals import expected_value
+from utdebug.expected_values import expected_value
 from utdebug.sandbox import CheckSpec, Limits, Sandbox, SandboxUnavailable, Status
 from utdebug.sandbox import _runner as R
 from utdebug.sandbox import frames as S

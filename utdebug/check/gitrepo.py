@@ -5,13 +5,8 @@
 - :func:`changed_functions` diffs a base commit (by default the merge base of the base and
   the checked revision: what a pull request changed since it branched) against a commit or
   the working tree (staged, unstaged and untracked-but-not-ignored files), parses every
-  changed ``.py`` file with :mod:`ast` and reports the functions whose lines (decorators
-  included) the change touches. The classification matches :mod:`utdebug.workspace`: a
-  module-level ``def`` and a ``@staticmethod`` of a module-level class are supported; methods,
-  classmethods, properties, async functions, methods of nested classes and functions defined
-  inside a module-level ``if``/``try``/... block are reported with the reason they are not.
-  A change inside a nested function reports the top-level function (or class member) that
-  holds it; a change outside every function reports nothing.
+  changed ``.py`` file with :mod:`ast` and reports the functions and methods whose lines
+  (decorators included) the change touches (:mod:`utdebug.check.definitions`).
 - :func:`snapshot` copies the working tree (tracked and untracked-but-not-ignored files) or a
   commit into a read-only folder; :func:`remove_snapshot` deletes one.
 - :func:`read_text` reads a file at a revision; :func:`relative_path` turns a path given on
@@ -37,12 +32,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from utdebug.check.definitions import ChangedFunction, definitions, touched
+
 if TYPE_CHECKING:
     import git
 
 __all__ = [
     "ChangeSet",
-    "ChangedFunction",
     "FileProblem",
     "GitError",
     "Repository",
@@ -65,15 +61,6 @@ _HUNK_RE = re.compile(rb"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 _GITLINK = 0o160000
 _SYMLINK = 0o120000
 
-_REASONS: dict[str, str] = {}
-"""Kinds of definition the loader refuses (none: every function and method is a target)."""
-_NESTED_CLASS_REASON = (
-    "methods of nested classes are not supported: debug a method of a module-level class "
-    "or a module-level function"
-)
-_PROPERTY_DECORATORS = frozenset({"property", "cached_property", "abstractproperty"})
-_PROPERTY_ACCESSORS = frozenset({"setter", "getter", "deleter"})
-
 
 class GitError(Exception):
     """A repository problem the user must fix; ``str(e)`` is the whole message (exit code 2)."""
@@ -86,25 +73,6 @@ class Repository:
     root: Path
     """Absolute, resolved working-tree root."""
     repo: git.Repo
-
-
-@dataclass(frozen=True, slots=True)
-class ChangedFunction:
-    """A function (or class member) that the change touches."""
-
-    path: str
-    """Repository-relative, ``/`` separators."""
-    qualname: str
-    """``f`` or ``Class.method`` (``Outer.Inner.method`` for nested classes)."""
-    line: int
-    """First line, decorators included (1-based), in the checked revision's file."""
-    end_line: int
-    kind: str
-    """``function``, ``staticmethod``, ``method``, ``classmethod``, ``async`` or ``property``."""
-    supported: bool
-    """Whether ``utdebug`` can load it (see :mod:`utdebug.workspace`)."""
-    reason: str | None
-    """Why it is not supported, and what to do; ``None`` when supported."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -445,7 +413,7 @@ def changed_functions(
         except _Problem as problem:
             problems.append(FileProblem(path, str(problem)))
             continue
-        functions += _touched(_definitions(tree, path), lines)
+        functions += touched(definitions(tree, path), lines)
     return ChangeSet(
         base=base_sha,
         base_ref=base,
@@ -478,146 +446,6 @@ def _parse(source: str, path: str) -> ast.Module:
         return parse_module(source, path)
     except WorkspaceError as exc:
         raise _Problem(str(exc)) from None
-
-
-def _touched(
-    definitions: list[ChangedFunction], lines: list[tuple[int, int]] | None
-) -> list[ChangedFunction]:
-    hits = [
-        d
-        for d in definitions
-        if lines is None or any(a <= d.end_line and b >= d.line for a, b in lines)
-    ]
-    # One entry per name: the loadable definition when there is one, else the first.
-    best: dict[str, ChangedFunction] = {}
-    for d in hits:
-        kept = best.get(d.qualname)
-        if kept is None or (d.supported and not kept.supported):
-            best[d.qualname] = d
-    return sorted(best.values(), key=lambda d: (d.line, d.qualname))
-
-
-# --- functions in a module ----------------------------------------------------------------
-
-_Def = ast.FunctionDef | ast.AsyncFunctionDef
-_BLOCKS: dict[type[ast.stmt], str] = {
-    ast.If: "if",
-    ast.For: "for",
-    ast.AsyncFor: "async for",
-    ast.While: "while",
-    ast.With: "with",
-    ast.AsyncWith: "async with",
-    ast.Try: "try",
-    ast.TryStar: "try",
-    ast.Match: "match",
-}
-
-
-def _sub_bodies(node: ast.stmt) -> list[list[ast.stmt]]:
-    bodies: list[list[ast.stmt]] = []
-    for field in ("body", "orelse", "finalbody"):
-        value = getattr(node, field, None)
-        if isinstance(value, list):
-            bodies.append(value)
-    for handler in getattr(node, "handlers", []):
-        bodies.append(handler.body)
-    for case in getattr(node, "cases", []):
-        bodies.append(case.body)
-    return bodies
-
-
-def _shadowed(body: list[ast.stmt], index: int, name: str) -> bool:
-    """Whether a later ``def``/``class`` in ``body`` rebinds ``name`` (the loader takes it)."""
-    return any(
-        isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and n.name == name
-        for n in body[index + 1 :]
-    )
-
-
-def _decorator_name(decorator: ast.expr) -> str | None:
-    if isinstance(decorator, ast.Call):
-        decorator = decorator.func
-    if isinstance(decorator, ast.Name):
-        return decorator.id
-    if isinstance(decorator, ast.Attribute):
-        return decorator.attr
-    return None
-
-
-def _member_kind(node: _Def) -> str:
-    if isinstance(node, ast.AsyncFunctionDef):
-        return "async"
-    # Exactly what the loader accepts as a staticmethod.
-    if any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list):
-        return "staticmethod"
-    names = [_decorator_name(d) for d in node.decorator_list]
-    if "classmethod" in names:
-        return "classmethod"
-    if any(n in _PROPERTY_DECORATORS for n in names) or any(
-        isinstance(d, ast.Attribute) and d.attr in _PROPERTY_ACCESSORS for d in node.decorator_list
-    ):
-        return "property"
-    return "method"
-
-
-def _span(node: _Def) -> tuple[int, int]:
-    start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-    return start, node.end_lineno or node.lineno
-
-
-def _definitions(tree: ast.Module, path: str) -> list[ChangedFunction]:
-    """Every reportable definition of the module (shadowed ones left out)."""
-    found: list[ChangedFunction] = []
-
-    def add(node: _Def, qualname: str, kind: str, reason: str | None) -> None:
-        line, end = _span(node)
-        found.append(ChangedFunction(path, qualname, line, end, kind, reason is None, reason))
-
-    def block_reason(block: str) -> str:
-        return (
-            f"functions defined inside {block} are not supported: define it at module level "
-            f"(a function, or a method of a module-level class)"
-        )
-
-    def module_body(body: list[ast.stmt], block: str | None) -> None:
-        for index, node in enumerate(body):
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                if block is None and _shadowed(body, index, node.name):
-                    continue
-                kind = "async" if isinstance(node, ast.AsyncFunctionDef) else "function"
-                reason = _REASONS.get(kind) or (block_reason(block) if block else None)
-                add(node, node.name, kind, reason)
-            elif isinstance(node, ast.ClassDef):
-                if block is None and _shadowed(body, index, node.name):
-                    continue
-                class_body(node.body, f"{node.name}.", 0, block)
-            elif type(node) in _BLOCKS:
-                for sub in _sub_bodies(node):
-                    module_body(sub, block or f"a module-level `{_BLOCKS[type(node)]}` block")
-
-    def class_body(body: list[ast.stmt], prefix: str, depth: int, block: str | None) -> None:
-        for index, node in enumerate(body):
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                if _shadowed(body, index, node.name):
-                    continue
-                kind = _member_kind(node)
-                reason = _REASONS.get(kind)
-                if reason is None and block is not None:  # a staticmethod the loader cannot see
-                    reason = block_reason(block)
-                elif reason is None and depth > 0:
-                    reason = _NESTED_CLASS_REASON
-                add(node, prefix + node.name, kind, reason)
-            elif isinstance(node, ast.ClassDef):
-                if _shadowed(body, index, node.name):
-                    continue
-                class_body(node.body, f"{prefix}{node.name}.", depth + 1, block)
-            elif type(node) in _BLOCKS:
-                for sub in _sub_bodies(node):
-                    inner = block or f"an `{_BLOCKS[type(node)]}` block of a class body"
-                    class_body(sub, prefix, depth, inner)
-
-    module_body(tree.body, None)
-    return found
 
 
 # --- snapshots ----------------------------------------------------------------------------

@@ -327,8 +327,8 @@ def _report(
 
 
 def environment_paths(exclude: Sequence[Path]) -> list[str]:
-    """:func:`utdebug.workspace.environment_paths` (kept here for callers of this module)."""
-    from utdebug.workspace import environment_paths as found
+    """:func:`utdebug.project.environment_paths` (kept here for callers of this module)."""
+    from utdebug.project import environment_paths as found
 
     return found(exclude)
 
@@ -362,8 +362,8 @@ class _Checker:
         (the sandbox's interpreter runs isolated, without PYTHONPATH or user site-packages)."""
 
     def check_all(self, targets: list[_Target], sandbox_config: Any) -> dict[int, FunctionReport]:
+        from utdebug.project import sandbox_mounts
         from utdebug.sandbox import Sandbox
-        from utdebug.workspace import sandbox_mounts
 
         mounts = sandbox_mounts(self.root, self.env_paths)
         sb = Sandbox(replace(sandbox_config, mounts=mounts))  # started on first use
@@ -459,7 +459,7 @@ class _Checker:
             return _report(
                 t.path, t.qualname, Status.SKIPPED, "skipped: '# utdebug: skip'", line, end
             )
-        from utdebug.workspace import module_location, sandbox_context
+        from utdebug.project import module_location, sandbox_context
 
         name = module_location(file, self.root).name
         key = self._key(loaded, name)
@@ -553,7 +553,8 @@ class _Checker:
             after = await session.run_tests(final, tests, 0, "current") if tests else None
             patch = None
             if final.strip() != code.strip():
-                from utdebug.workspace import WorkspaceError, function_diff
+                from utdebug.workspace import WorkspaceError
+                from utdebug.writeback import function_diff
 
                 try:
                     patch = function_diff(loaded, final) or None
@@ -578,7 +579,8 @@ class _Checker:
         self.patches.append(rep.fix.patch)
         if not self.o.apply or fixed_code is None:
             return rep
-        from utdebug.workspace import WorkspaceError, load_function, write_back
+        from utdebug.workspace import WorkspaceError, load_function
+        from utdebug.writeback import write_back
 
         target = self.repo.root / rep.path
         try:

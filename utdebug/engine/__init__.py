@@ -5,10 +5,11 @@ Front ends (the TUI, the benchmark, the CI check) build a :class:`Task`, pick a 
 Textual or litellm.
 """
 
+from utdebug.engine.control import Control, SessionCancelled
 from utdebug.engine.events import Event, event_to_json
 from utdebug.engine.execution import Executor, TestRun
 from utdebug.engine.model import Settings, Task, UnitTest, UTMethod, Variant, code_id
-from utdebug.engine.session import Control, Session, SessionCancelled, SessionResult, stream
+from utdebug.engine.session import Session, SessionResult, stream
 
 __all__ = [
     "Control",

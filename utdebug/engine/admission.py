@@ -29,15 +29,14 @@ import inspect
 import textwrap
 from collections.abc import Iterator
 
-from utdebug.engine import program
 from utdebug.engine.execution import Executor
 from utdebug.engine.model import UnitTest
+from utdebug.engine.program import setup_failed
+from utdebug.engine.targets import Def, TargetKind, classify
 from utdebug.sandbox.config import PROGRAM_FILE, Limits
 from utdebug.sandbox.outcomes import Status
 
 __all__ = ["call_problem", "find_target", "setup_problem"]
-
-Def = ast.FunctionDef | ast.AsyncFunctionDef
 
 
 def find_target(code: str, entry_point: str, class_name: str | None) -> Def | None:
@@ -58,17 +57,6 @@ def find_target(code: str, entry_point: str, class_name: str | None) -> Def | No
     found = [n for n in body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
     named = [n for n in found if n.name == entry_point]
     return named[0] if named else None
-
-
-def _decorators(node: Def) -> set[str]:
-    out: set[str] = set()
-    for d in node.decorator_list:
-        d = d.func if isinstance(d, ast.Call) else d
-        if isinstance(d, ast.Name):
-            out.add(d.id)
-        elif isinstance(d, ast.Attribute):
-            out.add(d.attr)
-    return out
 
 
 def _parse_parts(setup: str, call: str, then: str | None) -> list[ast.AST] | None:
@@ -97,9 +85,8 @@ def call_problem(
     if target is None or trees is None:
         return None
     name = f"{class_name}.{entry_point}" if class_name else entry_point
-    decorators = _decorators(target)
-    is_property = bool(decorators & {"property", "cached_property"})
-    if is_property:
+    kind = classify(target, in_class=class_name is not None)
+    if kind.kind is TargetKind.PROPERTY:
         read = any(isinstance(n, ast.Attribute) and n.attr == entry_point for n in _walk(trees))
         return None if read else f"it never reads the property `{name}`"
     calls = [n for n in _walk(trees) if isinstance(n, ast.Call) and _names_target(n, entry_point)]
@@ -111,12 +98,12 @@ def call_problem(
     # (``d.get(k, 0)`` on a dict is not ``Cache.get``)
     instances = _instances(trees, class_name) if class_name is not None else set()
     ours = [c for c in calls if _on_target(c, class_name, instances)]
-    is_coroutine = isinstance(target, ast.AsyncFunctionDef) and not program.is_generator(target)
+    is_coroutine = kind.is_async and not kind.is_generator
     for node in _walk(trees):
         if isinstance(node, ast.Await) and node.value in ours and not is_coroutine:
             return f"it awaits `{name}`, which is not a coroutine function"
     signature = _signature(target)
-    method = class_name is not None and "staticmethod" not in decorators
+    method = class_name is not None and kind.kind is not TargetKind.STATICMETHOD
     for c in ours:
         if any(isinstance(a, ast.Starred) for a in c.args) or any(
             k.arg is None for k in c.keywords
@@ -127,7 +114,7 @@ def call_problem(
             and isinstance(c.func.value, ast.Name)
             and c.func.value.id == class_name
         )
-        bound_first = method and not (through_class and "classmethod" not in decorators)
+        bound_first = method and not (through_class and kind.kind is not TargetKind.CLASSMETHOD)
         params = list(signature.parameters.values())
         sig = signature.replace(parameters=params[1:]) if bound_first and params else signature
         try:
@@ -247,7 +234,7 @@ async def setup_problem(
     (outcome,) = res.outcomes
     if outcome.status is Status.OK:
         return None
-    if program.setup_failed(outcome):
+    if setup_failed(outcome):
         return f"its setup raised {outcome.error_type}: {_first_line(outcome.error)}"
     if outcome.status is Status.ERROR:
         return (

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from utdebug.agents import parsing
-from utdebug.engine import program
 from utdebug.engine.model import Task, UnitTest, Variant
+from utdebug.engine.program import check_shape, judge_program, staged_test
 from utdebug.sandbox.compare import Semantics
 from utdebug.sandbox.config import Limits, ModuleContext
 from utdebug.sandbox.executor import Sandbox
@@ -119,9 +119,7 @@ class Executor:
         runs = await asyncio.gather(*(self.run_program(code, t, limits) for t in programs))
         for t, res in zip(programs, runs, strict=True):
             (outcome,) = res.outcomes
-            results[id(t)] = program.judge_program(
-                outcome, t.expected, t.check(task, variant), semantics
-            )
+            results[id(t)] = judge_program(outcome, t.expected, t.check(task, variant), semantics)
             load_error = load_error or res.load_error
         return TestRun(tuple(results[id(t)] for t in tests), load_error)
 
@@ -131,10 +129,10 @@ class Executor:
         its setup, call and follow-up expression all count in the input's limit. A test whose
         parts do not parse is an error outcome (nothing is run)."""
         setup = test.setup or ""
-        why = program.check_shape(setup, test.call, test.then)
+        why = check_shape(setup, test.call, test.then)
         if why is not None:
             return BatchResult([Outcome(Status.ERROR, None, "TestShapeError", why)])
-        staged = program.staged_test(setup, test.call, test.then)
+        staged = staged_test(setup, test.call, test.then)
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(
             self._pool,

@@ -11,7 +11,8 @@ from typing import Any, Literal
 from utdebug.agents.base import Sampling
 from utdebug.agents.roles import DEBUG_SAMPLING, UT_SAMPLING, VOTE_SAMPLING, TaskText
 from utdebug.engine.program import Raises
-from utdebug.literals import canonical_repr, expected_value, expected_value_or_repr
+from utdebug.expected_values import expected_value, expected_value_or_repr
+from utdebug.literals import canonical_repr
 from utdebug.sandbox.compare import CheckSpec, Semantics
 from utdebug.sandbox.config import Limits
 from utdebug.sandbox.values import describe
@@ -75,25 +76,19 @@ class Task:
     ``classmethod``, ``staticmethod``, ``property`` ... (prompts and reports say it)."""
 
     def text(self) -> TaskText:
-        if not self.program:
-            return TaskText(
-                self.description,
-                self.signature,
-                self.entry_point,
-                self.example,
-                self.he_stub,
-                class_name=self.class_name,  # a staticmethod's class (None for a function)
-            )
+        # tested with literals: no context, the prompts speak of a function (``class_name``:
+        # a staticmethod's class, None for a function)
+        program = self.program
         return TaskText(
             self.description,
             self.signature,
             self.entry_point,
             self.example,
             self.he_stub,
-            program=True,
-            context=self.context,
+            program=program,
+            context=self.context if program else None,
             class_name=self.class_name,
-            target_kind=self.target_kind,
+            target_kind=self.target_kind if program else "function",
         )
 
 
@@ -303,7 +298,7 @@ class UnitTest:
     @classmethod
     def from_json(cls, data: dict[str, Any], *, module_source: str | None = None) -> UnitTest:
         """The test a :meth:`to_json` record describes. Values are read as expected values
-        are (:func:`utdebug.literals.expected_value_or_repr`, never evaluated), with the
+        are (:func:`utdebug.expected_values.expected_value_or_repr`, never evaluated), with the
         classes of ``module_source`` (the code under test) for what needs them (a
         namedtuple). Raises ``ValueError`` (a :class:`~utdebug.literals.LiteralError` for an
         unreadable value) or ``KeyError`` for a record that is not a test's."""

@@ -54,7 +54,6 @@ __all__ = [
     "ITEM_BOUND",
     "Raises",
     "check_shape",
-    "is_generator",
     "judge_program",
     "pytest_body",
     "setup_failed",
@@ -124,19 +123,6 @@ def _forbidden(tree: ast.Module) -> str | None:
             return f"'from {node.module} import *' (line {node.lineno})"
         todo.extend(ast.iter_child_nodes(node))
     return None
-
-
-def is_generator(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """Whether a function's own body (not a nested function's or class's) yields."""
-    todo: list[ast.AST] = list(node.body)
-    while todo:
-        n = todo.pop()
-        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
-            continue
-        if isinstance(n, ast.Yield | ast.YieldFrom):
-            return True
-        todo.extend(ast.iter_child_nodes(n))
-    return False
 
 
 def _uses_await(*texts: str | None) -> bool:

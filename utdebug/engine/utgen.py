@@ -14,19 +14,27 @@ after ``patience`` attempts in a row that keep nothing once a first test was kep
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from utdebug.agents import parsing
 from utdebug.agents.parsing import Style
 from utdebug.agents.reply_tests import ParsedProgram
-from utdebug.agents.roles import OutputPredictor, Proposal, UTGenerator, program_listing
-from utdebug.engine import admission, program
+from utdebug.agents.roles import (
+    OutputPredictor,
+    ProgramVote,
+    Proposal,
+    UTGenerator,
+    Vote,
+    program_listing,
+)
+from utdebug.engine.admission import call_problem, setup_problem
 from utdebug.engine.events import Event, TestDropped, TestKept, TestProposed, VoteCast
 from utdebug.engine.execution import Executor
 from utdebug.engine.model import Settings, Task, UnitTest, Variant, code_id
-from utdebug.engine.voting import answer_key, keeps, tally
+from utdebug.engine.program import Raises, check_shape
+from utdebug.engine.voting import Tally, answer_key, keeps, tally
 from utdebug.sandbox.values import describe
 
 Emit = Callable[[Event], None]
@@ -45,6 +53,25 @@ class BuildResult:
     attempts: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class _Round:
+    """What every attempt of one round's test building shares."""
+
+    task: Task
+    code: str
+    round_no: int
+    settings: Settings
+    generator: UTGenerator
+    predictor: OutputPredictor
+    executor: Executor
+    emit: Emit
+    hint: HintFn
+
+    @property
+    def style(self) -> Style:
+        return "reference" if self.settings.variant is Variant.REFERENCE else "paper"
+
+
 async def build_tests(
     *,
     task: Task,
@@ -59,72 +86,85 @@ async def build_tests(
     next_id: Callable[[], int],
     hint: HintFn,
 ) -> BuildResult:
-    reference = settings.variant is Variant.REFERENCE
-    n = settings.n
-    out = BuildResult()
-    seen: set[str] = set()
-    patience = settings.patience
-    fulfilled = False
-    target = code_id(code)
-    text = task.text()
+    r = _Round(task, code, round_no, settings, generator, predictor, executor, emit, hint)
+    return await _Builder(r, next_id).run(checkpoint)
 
-    def admit(kept: UnitTest, key: str, source: str | None, duplicate: str) -> bool:
-        """Keep a test that passed its vote unless the set is already full (then the reference
-        variant's set is fulfilled) or its key was seen; whether the attempt made progress."""
-        nonlocal fulfilled
-        if len(out.tests) >= n:
-            fulfilled = reference
-            return True
-        if key in seen:
-            emit(TestDropped(round_no, attempt, source, duplicate, kept.share))
-            return False
-        seen.add(key)
-        kept.id = next_id()
-        kept.target = target
-        out.tests.append(kept)
-        emit(TestKept(round_no, attempt, kept))
-        return True
 
-    for attempt in range(settings.tries):
-        if fulfilled or (not reference and len(out.tests) >= n):
-            break
-        await checkpoint()
-        out.attempts += 1
-        sample = round_no * 1000 + attempt
-        prop = await generator.propose(text, code, sample_index=sample, hint=hint("ut", code=code))
-        if isinstance(prop.call, ParsedProgram):
-            # every test of the reply (several test functions, a table of cases), until the
-            # set is full
-            progress = False
-            for test in (prop.call, *prop.more):
-                if test is not prop.call and (fulfilled or len(out.tests) >= n):
-                    break
-                kept = await _judge_program(
-                    task=task,
-                    test=test,
-                    prop=prop,
-                    attempt=attempt,
-                    round_no=round_no,
-                    settings=settings,
-                    predictor=predictor,
-                    executor=executor,
-                    emit=emit,
-                    hint=hint,
-                    code=code,
-                )
-                if kept is not None and admit(kept, test.key, kept.call, "duplicate test"):
-                    progress = True
-            if reference and out.tests and not progress:
+class _Builder:
+    """One round's attempts and the set of tests they keep."""
+
+    def __init__(self, r: _Round, next_id: Callable[[], int]) -> None:
+        self.r = r
+        self.next_id = next_id
+        self.reference = r.settings.variant is Variant.REFERENCE
+        self.out = BuildResult()
+        self.seen: set[str] = set()
+        self.fulfilled = False
+        self.target = code_id(r.code)
+
+    def full(self) -> bool:
+        return self.fulfilled or len(self.out.tests) >= self.r.settings.n
+
+    async def run(self, checkpoint: Checkpoint) -> BuildResult:
+        r = self.r
+        patience = r.settings.patience
+        text = r.task.text()
+        for attempt in range(r.settings.tries):
+            if self.fulfilled or (not self.reference and self.full()):
+                break
+            await checkpoint()
+            self.out.attempts += 1
+            sample = r.round_no * 1000 + attempt
+            hint = r.hint("ut", code=r.code)
+            prop = await r.generator.propose(text, r.code, sample_index=sample, hint=hint)
+            if isinstance(prop.call, ParsedProgram):
+                progress = await self._programs(prop, prop.call, attempt)
+            else:
+                progress = await self._call(prop, attempt)
+            if self.reference and self.out.tests and not progress:
                 patience -= 1
                 if patience <= 0:
                     break
-            continue
+        return self.out
+
+    def admit(self, kept: UnitTest, attempt: int, key: str, source: str | None, dup: str) -> bool:
+        """Keep a test that passed its vote unless the set is already full (then the reference
+        variant's set is fulfilled) or its key was seen; whether the attempt made progress."""
+        if len(self.out.tests) >= self.r.settings.n:
+            self.fulfilled = self.reference
+            return True
+        if key in self.seen:
+            self.r.emit(TestDropped(self.r.round_no, attempt, source, dup, kept.share))
+            return False
+        self.seen.add(key)
+        kept.id = self.next_id()
+        kept.target = self.target
+        self.out.tests.append(kept)
+        self.r.emit(TestKept(self.r.round_no, attempt, kept))
+        return True
+
+    async def _programs(self, prop: Proposal, first: ParsedProgram, attempt: int) -> bool:
+        """Every test of the reply (several test functions, a table of cases), until the set
+        is full."""
+        progress = False
+        for test in (first, *prop.more):
+            if test is not first and self.full():
+                break
+            kept = await _judge_program(self.r, test, prop, attempt)
+            if kept is not None and self.admit(
+                kept, attempt, test.key, kept.call, "duplicate test"
+            ):
+                progress = True
+        return progress
+
+    async def _call(self, prop: Proposal, attempt: int) -> bool:
+        r = self.r
         call = prop.call
         if isinstance(call, parsing.ParsedCall):
-            call = await executor.resolve_call(call, settings.parse_timeout)
+            call = await r.executor.resolve_call(call, r.settings.parse_timeout)
         if isinstance(call, parsing.ParsedCall):
-            bound = parsing.bind_arguments(call.args, call.kwargs, code, task.entry_point)
-            if not reference and isinstance(bound, parsing.ParseFailure) and call.kwargs:
+            bound = parsing.bind_arguments(call.args, call.kwargs, r.code, r.task.entry_point)
+            if not self.reference and isinstance(bound, parsing.ParseFailure) and call.kwargs:
                 call = bound
             elif isinstance(bound, tuple):
                 call = parsing.ParsedCall(
@@ -132,196 +172,148 @@ async def build_tests(
                 )
         if isinstance(call, parsing.ParseFailure):
             reason = cut_reason(call.reason, prop.finish_reason)
-            emit(TestProposed(round_no, attempt, None, prop.reply, reason, prop.finish_reason))
-            emit(TestDropped(round_no, attempt, None, f"unparsable: {reason}"))
-            progress = False
-        else:
-            emit(TestProposed(round_no, attempt, call.source, prop.reply, None, prop.finish_reason))
-            kept = await _judge_outputs(
-                task=task,
-                code=code,
-                call=call,
-                prop_reply=prop.reply,
-                prop_finish_reason=prop.finish_reason,
-                attempt=attempt,
-                round_no=round_no,
-                settings=settings,
-                generator=generator,
-                predictor=predictor,
-                executor=executor,
-                emit=emit,
-                hint=hint,
-            )
-            progress = kept is not None and admit(
-                kept,
-                answer_key(list(kept.args), "reference" if reference else "paper"),
-                call.source,
-                "duplicate input",
-            )
-        if reference and out.tests and not progress:
-            patience -= 1
-            if patience <= 0:
-                break
-    return out
+            r.emit(TestProposed(r.round_no, attempt, None, prop.reply, reason, prop.finish_reason))
+            r.emit(TestDropped(r.round_no, attempt, None, f"unparsable: {reason}"))
+            return False
+        assert not isinstance(call, ParsedProgram)
+        r.emit(TestProposed(r.round_no, attempt, call.source, prop.reply, None, prop.finish_reason))
+        kept = await _judge_outputs(r, call, prop, attempt)
+        return kept is not None and self.admit(
+            kept, attempt, answer_key(list(kept.args), r.style), call.source, "duplicate input"
+        )
 
 
 async def _judge_program(
-    *,
-    task: Task,
-    test: ParsedProgram,
-    prop: Proposal,
-    attempt: int,
-    round_no: int,
-    settings: Settings,
-    predictor: OutputPredictor,
-    executor: Executor,
-    emit: Emit,
-    hint: HintFn,
-    code: str,
+    r: _Round, test: ParsedProgram, prop: Proposal, attempt: int
 ) -> UnitTest | None:
     """A test program's shape checked (parsed only), whether it calls the target as written
     and whether its setup runs (:mod:`utdebug.engine.admission`: dropped with the reason,
     before any vote), then its expected outcome voted (or, without voting, the one the
     generator wrote); None: dropped."""
     shown = program_listing(test.setup, test.call, test.then)
-    why = program.check_shape(test.setup, test.call, test.then)
+    why = check_shape(test.setup, test.call, test.then)
     if why is not None:
-        emit(TestProposed(round_no, attempt, None, prop.reply, why, prop.finish_reason))
-        emit(TestDropped(round_no, attempt, None, f"unparsable: {why}"))
+        r.emit(TestProposed(r.round_no, attempt, None, prop.reply, why, prop.finish_reason))
+        r.emit(TestDropped(r.round_no, attempt, None, f"unparsable: {why}"))
         return None
-    emit(TestProposed(round_no, attempt, shown, prop.reply, None, prop.finish_reason))
-    # before any vote: the test must call the target as written and its setup must run
-    broken = admission.call_problem(
-        test.setup,
-        test.call,
-        test.then,
-        code=code,
-        entry_point=task.entry_point,
-        class_name=task.class_name,
-    )
-    if broken is not None:
-        emit(TestDropped(round_no, attempt, shown, f"the test cannot be used: {broken}"))
-        return None
-    broken = await admission.setup_problem(
-        executor, code, test.setup, test.call, test.then, settings.limits
-    )
-    if broken is not None:
-        emit(TestDropped(round_no, attempt, shown, f"the test cannot run: {broken}"))
+    r.emit(TestProposed(r.round_no, attempt, shown, prop.reply, None, prop.finish_reason))
+    broken = await _unusable(r, test, shown, attempt)
+    if broken:
         return None
 
     def made(expected: Any, votes: dict[str, int], draws: int, share: float) -> UnitTest:
         return UnitTest(
-            0, (), test.call, expected, votes, draws, share, "model", round_no,
+            0, (), test.call, expected, votes, draws, share, "model", r.round_no,
             setup=test.setup, then=test.then,
         )  # fmt: skip
 
-    if settings.k == 0:
+    if r.settings.k == 0:
         if test.raises is not None:
-            return made(program.Raises(test.raises), {}, 0, 1.0)
+            return made(Raises(test.raises), {}, 0, 1.0)
         own = test.expected
         if own is not None and own.pending:
-            resolved = await executor.resolve_value(own, settings.parse_timeout)
+            resolved = await r.executor.resolve_value(own, r.settings.parse_timeout)
             if isinstance(resolved, parsing.ParseFailure):
-                emit(TestDropped(round_no, attempt, shown, f"no output: {resolved.reason}"))
+                r.emit(TestDropped(r.round_no, attempt, shown, f"no output: {resolved.reason}"))
                 return None
             own = resolved
         assert own is not None
         return made(own.value, {}, 0, 1.0)
-    votes = await predictor.predict_program(
-        task.text(),
+    votes = await r.predictor.predict_program(
+        r.task.text(),
         test,
-        settings.k,
-        sample_index=round_no * 100_000 + attempt * 100,
-        hint=hint("vote", code=code, args_key=test.key),
-        code=code,
+        r.settings.k,
+        sample_index=r.round_no * 100_000 + attempt * 100,
+        hint=r.hint("vote", code=r.code, args_key=test.key),
+        code=r.code,
     )
+    t = await _vote(r, votes, attempt, shown)
+    return None if t is None else made(t.value, dict(t.counts), t.draws, t.share)
+
+
+async def _unusable(r: _Round, test: ParsedProgram, shown: str, attempt: int) -> bool:
+    """Before any vote: the test must call the target as written and its setup must run
+    (else it is dropped with the reason)."""
+    broken = call_problem(
+        test.setup,
+        test.call,
+        test.then,
+        code=r.code,
+        entry_point=r.task.entry_point,
+        class_name=r.task.class_name,
+    )
+    if broken is not None:
+        r.emit(TestDropped(r.round_no, attempt, shown, f"the test cannot be used: {broken}"))
+        return True
+    limits = r.settings.limits
+    broken = await setup_problem(r.executor, r.code, test.setup, test.call, test.then, limits)
+    if broken is not None:
+        r.emit(TestDropped(r.round_no, attempt, shown, f"the test cannot run: {broken}"))
+        return True
+    return False
+
+
+async def _judge_outputs(
+    r: _Round, call: parsing.ParsedCall, prop: Proposal, attempt: int
+) -> UnitTest | None:
+    """The voted (or, without voting, the generator's own) expected output; None: dropped."""
+    args = tuple(call.args)
+    if r.settings.k == 0:
+        own = parsing.parse_output(prop.reply, style=r.style, call=call.source)
+        if isinstance(own, parsing.ParsedValue):
+            own = await r.executor.resolve_value(own, r.settings.parse_timeout)
+        if not isinstance(own, parsing.ParsedValue):
+            why = cut_reason(own.reason, prop.finish_reason)
+            r.emit(TestDropped(r.round_no, attempt, call.source, f"no output: {why}"))
+            return None
+        return UnitTest(0, args, call.source, own.value, {}, 0, 1.0, "model", r.round_no)
+    votes = await r.predictor.predict(
+        r.task.text(),
+        r.generator.prompt(r.task.text(), r.code),
+        prop.reply,
+        call.source,
+        r.settings.k,
+        sample_index=r.round_no * 100_000 + attempt * 100,
+        hint=r.hint("vote", code=r.code, args=args),
+    )
+    t = await _vote(r, votes, attempt, call.source)
+    if t is None:
+        return None
+    return UnitTest(
+        0, args, call.source, t.value, dict(t.counts), t.draws, t.share, "model", r.round_no
+    )
+
+
+async def _vote(
+    r: _Round, votes: Sequence[Vote | ProgramVote], attempt: int, shown: str
+) -> Tally | None:
+    """The draws resolved and tallied, one :class:`VoteCast` each (a ``str`` value: the
+    exception a program's call raises); ``None``: the top answer has too few votes."""
     answers: list[tuple[bool, Any]] = []
     for i, v in enumerate(votes):
         value = v.value
         if isinstance(value, str):
-            answers.append((True, program.Raises(value)))
-            emit(VoteCast(round_no, attempt, i, f"raises {value}", finish_reason=v.finish_reason))
+            answers.append((True, Raises(value)))
+            r.emit(
+                VoteCast(r.round_no, attempt, i, f"raises {value}", finish_reason=v.finish_reason)
+            )
             continue
         if isinstance(value, parsing.ParsedValue):
-            value = await executor.resolve_value(value, settings.parse_timeout)
+            value = await r.executor.resolve_value(value, r.settings.parse_timeout)
         if isinstance(value, parsing.ParsedValue):
             answers.append((True, value.value))
-            emit(VoteCast(round_no, attempt, i, describe(value.value, 500),
-                          finish_reason=v.finish_reason))  # fmt: skip
+            shown_value = describe(value.value, 500)
+            r.emit(VoteCast(r.round_no, attempt, i, shown_value, finish_reason=v.finish_reason))
         else:
             answers.append((False, None))
             why = cut_reason(value.reason, v.finish_reason)
-            emit(VoteCast(round_no, attempt, i, None, v.text, why, v.finish_reason))
-    t = tally(answers, "reference" if settings.variant is Variant.REFERENCE else "paper")
-    if not keeps(t, settings.threshold):
-        emit(TestDropped(round_no, attempt, shown,
-                         f"top answer has {t.count} of {t.draws} votes", t.share))  # fmt: skip
-        return None
-    return made(t.value, dict(t.counts), t.draws, t.share)
-
-
-async def _judge_outputs(
-    *,
-    task: Task,
-    code: str,
-    call: parsing.ParsedCall,
-    prop_reply: str,
-    prop_finish_reason: str = "stop",
-    attempt: int,
-    round_no: int,
-    settings: Settings,
-    generator: UTGenerator,
-    predictor: OutputPredictor,
-    executor: Executor,
-    emit: Emit,
-    hint: HintFn,
-) -> UnitTest | None:
-    """The voted (or, without voting, the generator's own) expected output; None: dropped."""
-    style: Style = "reference" if settings.variant is Variant.REFERENCE else "paper"
-    args = tuple(call.args)
-    if settings.k == 0:
-        own = parsing.parse_output(prop_reply, style=style, call=call.source)
-        if isinstance(own, parsing.ParsedValue):
-            own = await executor.resolve_value(own, settings.parse_timeout)
-        if not isinstance(own, parsing.ParsedValue):
-            why = cut_reason(own.reason, prop_finish_reason)
-            emit(TestDropped(round_no, attempt, call.source, f"no output: {why}"))
-            return None
-        return UnitTest(0, args, call.source, own.value, {}, 0, 1.0, "model", round_no)
-    votes = await predictor.predict(
-        task.text(),
-        generator.prompt(task.text(), code),
-        prop_reply,
-        call.source,
-        settings.k,
-        sample_index=round_no * 100_000 + attempt * 100,
-        hint=hint("vote", code=code, args=args),
-    )
-    answers: list[tuple[bool, Any]] = []
-    for i, v in enumerate(votes):
-        value = v.value
-        if isinstance(value, parsing.ParsedValue):
-            value = await executor.resolve_value(value, settings.parse_timeout)
-        if isinstance(value, parsing.ParsedValue):
-            answers.append((True, value.value))
-            shown = describe(value.value, 500)
-            emit(VoteCast(round_no, attempt, i, shown, finish_reason=v.finish_reason))
-        else:
-            answers.append((False, None))
-            why = cut_reason(value.reason, v.finish_reason)
-            emit(VoteCast(round_no, attempt, i, None, v.text, why, v.finish_reason))
-    t = tally(answers, style)
-    if not keeps(t, settings.threshold):
-        emit(
+            r.emit(VoteCast(r.round_no, attempt, i, None, v.text, why, v.finish_reason))
+    t = tally(answers, r.style)
+    if not keeps(t, r.settings.threshold):
+        r.emit(
             TestDropped(
-                round_no,
-                attempt,
-                call.source,
-                f"top answer has {t.count} of {t.draws} votes",
-                t.share,
+                r.round_no, attempt, shown, f"top answer has {t.count} of {t.draws} votes", t.share
             )
         )
         return None
-    return UnitTest(
-        0, args, call.source, t.value, dict(t.counts), t.draws, t.share, "model", round_no
-    )
+    return t

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from utdebug.literals import LiteralError, closing_bracket, expected_value
+from utdebug.expected_values import expected_value
+from utdebug.literals import LiteralError, closing_bracket
 
 __all__ = [
     "Seed",

@@ -27,6 +27,7 @@ from textual.widgets import DataTable, Footer, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from utdebug.agents.base import Model
+from utdebug.engine.control import Control
 from utdebug.engine.events import (
     Backtracked,
     CandidatesRanked,
@@ -50,7 +51,8 @@ from utdebug.engine.events import (
 )
 from utdebug.engine.execution import Executor, TestRun
 from utdebug.engine.model import Settings, Task, UnitTest, code_id
-from utdebug.engine.session import Control, EditReview, Session
+from utdebug.engine.session import EditReview, Session
+from utdebug.pytest_export import export_pytest, render_pytest
 from utdebug.tui.actions import bindings
 from utdebug.tui.activity import CallTracker, Progress, describe, spinner, traffic_line
 from utdebug.tui.commands import DebugCommands
@@ -102,16 +104,8 @@ from utdebug.tui.widgets import (
     Transcript,
     side_by_side_width,
 )
-from utdebug.workspace import (
-    LoadedFunction,
-    WorkspaceError,
-    changed_on_disk,
-    export_patch,
-    export_pytest,
-    function_diff,
-    render_pytest,
-    write_back,
-)
+from utdebug.workspace import LoadedFunction, WorkspaceError
+from utdebug.writeback import changed_on_disk, export_patch, function_diff, write_back
 
 MIN_WIDTH, MIN_HEIGHT = 80, 24
 NARROW_WIDTH = 120

@@ -11,7 +11,8 @@ from typing import Any
 from rich.cells import cell_len
 
 from utdebug.engine.model import UnitTest
-from utdebug.literals import LiteralError, expected_value, literal_call, literal_value
+from utdebug.expected_values import expected_value
+from utdebug.literals import LiteralError, literal_call, literal_value
 
 BAR_CELLS = 8
 

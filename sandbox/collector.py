@@ -339,11 +339,14 @@ class _Reader:
         # Decoding counts in the input's time: the frame's budget stops at its deadline, and
         # a result decoded past it is that input's timeout.
         if self.clock is None:
+            clock = time.monotonic
             deadline = self.w_mark + limit + lim.slack
-        else:  # the parent's own work is bounded in wall time from the arrival
-            deadline = arrived + limit + lim.slack
-        outcome = _outcome(msg, nbytes, deadline, self.res)
-        late = time.monotonic() > deadline
+        else:  # CPU is charged: the parent's decoding is its own thread's CPU time, which a
+            # loaded machine does not stretch (its byte budget bounds the work as well)
+            clock = time.thread_time
+            deadline = clock() + limit + lim.slack
+        outcome = _outcome(msg, nbytes, deadline, self.res, clock)
+        late = clock() > deadline
         if late and outcome.status in (Status.OK, Status.ERROR):
             outcome = _decoded_late(outcome)
         if self.clock is None:

@@ -10,7 +10,8 @@ import os
 import select
 import socket
 import threading
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import utdebug.sandbox._runner as _runner
@@ -182,9 +183,11 @@ def _outcome(
     nbytes: int = 0,
     deadline: float | None = None,
     batch: BatchResult | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> Outcome:
     """The Outcome of a result frame's object; its value is decoded within a budget of
-    DECODE_FACTOR x ``nbytes`` (the frame's size) + DECODE_FLOOR bytes, until ``deadline``.
+    DECODE_FACTOR x ``nbytes`` (the frame's size) + DECODE_FLOOR bytes, until ``deadline``
+    on ``clock``.
     The decoded values of one ``batch`` stay in its result: together they may hold at most
     :data:`BATCH_DECODE` bytes (each booked at its frame's budget)."""
     t = msg.get("t", 0.0)
@@ -195,7 +198,7 @@ def _outcome(
         leaves = LEAF_FACTOR * nbytes  # the numbers and strings a parsed frame holds, at most
         if batch is not None and batch.decoded_bytes + leaves > BATCH_DECODE:
             return _batch_full(nbytes, t)
-        budget = _runner.Budget(DECODE_FACTOR * nbytes + DECODE_FLOOR, deadline)
+        budget = _runner.Budget(DECODE_FACTOR * nbytes + DECODE_FLOOR, deadline, clock)
         try:
             value = decode_value(msg.get("v"), budget)
             if batch is not None:

@@ -41,7 +41,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Final, cast
+from typing import Any, Final
 
 import numpy as np
 from numpy.typing import NDArray
@@ -56,6 +56,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from utdebug.benchmarks.b4_batched import BATCHED, batched_pass_at_1
 from utdebug.ranking import (
     SIM_ALPHA_XY,
     SIM_BETA0,
@@ -64,7 +65,6 @@ from utdebug.ranking import (
     TieRule,
     rank_all,
 )
-from utdebug.ranking.core import b4_log_score
 
 SIMULATED: Final = "SIMULATED"
 EXIT_OK: Final = 0
@@ -287,138 +287,8 @@ def _stderr(values: NDArray[np.float64]) -> float:
     return float(np.std(values, ddof=1) / math.sqrt(values.shape[0]))
 
 
-BATCHED: Final = frozenset(
-    {
-        Strategy.B4,
-        Strategy.CODET,
-        Strategy.CODET_PAPER,
-        Strategy.MAXPASS,
-        Strategy.MOST_PASSED,
-        Strategy.MBR_EXEC,
-        Strategy.RANDOM,
-    }
-)
-"""The strategies :func:`batched_pass_at_1` knows; others make :func:`simulate` rank trial by
-trial with :func:`utdebug.ranking.rank_all`."""
-
-_root_table: list[float] = [0.0]
-
-
-def _roots(top: int) -> NDArray[np.float64]:
-    """``k ** 0.5`` for k <= top with Python's (libm ``pow``) rounding, as the ranking uses for
-    CodeT; ``np.sqrt`` differs in the last bit for a few k (the first is 2921)."""
-    if len(_root_table) <= top:
-        _root_table.extend(k**0.5 for k in range(len(_root_table), top + 1))
-    return np.array(_root_table[: top + 1], dtype=np.float64)
-
-
-def _row_words(e: NDArray[np.bool_]) -> NDArray[np.uint64]:
-    """(B, N, M) → (B, N, W): each row packed into W = ⌈M/64⌉ 64-bit words (equal rows, equal
-    words; W = 0 when M = 0)."""
-    b, n = e.shape[:2]
-    packed = np.packbits(e, axis=2)
-    w = -(-packed.shape[2] // 8)
-    buf = np.zeros((b, n, 8 * w), dtype=np.uint8)
-    buf[:, :, : packed.shape[2]] = packed
-    return buf.view(np.uint64)
-
-
-def batched_pass_at_1(
-    x: NDArray[np.bool_],
-    e: NDArray[np.bool_],
-    strategies: Sequence[Strategy],
-    tie: TieRule,
-    beta0: float,
-    alpha_xy: float,
-) -> NDArray[np.float64]:
-    """pass@1 of every strategy (rows) on every trial (columns) of a batch x (B, N), E (B, N, M).
-
-    Equal, value for value, to ``rank(E[t], s, tie=tie, beta0=beta0, alpha_xy=alpha_xy)
-    .pass_at_1(x[t])`` (the tests check it on random and tie-heavy matrices): the same consensus
-    sets in first-occurrence order, the same scores computed with the same operations in the
-    same order (so exact ties coincide), the first top set (FIRST) or every top set (POOL)."""
-    bsz, n, m = e.shape
-    # Consensus sets of every trial at once: sort the rows by (trial, row bits), stably, so
-    # each run of equal keys is one set and its first element is the set's first row.
-    words = _row_words(e).reshape(bsz * n, -1)
-    trial = np.repeat(np.arange(bsz), n)
-    order = np.lexsort((*(words[:, w] for w in range(words.shape[1])), trial))
-    new = np.ones(bsz * n, dtype=np.bool_)
-    new[1:] = trial[order[1:]] != trial[order[:-1]]
-    for w in range(words.shape[1]):
-        col = words[order, w]
-        new[1:] |= col[1:] != col[:-1]
-    set_of = np.empty(bsz * n, dtype=np.intp)
-    set_of[order] = np.cumsum(new) - 1  # set id of each row
-    starts = np.flatnonzero(new)
-    size = np.diff(np.append(starts, bsz * n))
-    first_flat = order[starts]  # the first row of each set (flattened index)
-    rows = np.arange(n)
-    first = (first_flat[set_of] - trial * n).reshape(bsz, n)  # the first row equal to row i
-    rep = first == rows  # row i opens a consensus set
-    nx = size[set_of].reshape(bsz, n).astype(np.int64)
-    correct = np.bincount(set_of, weights=x.reshape(-1), minlength=starts.size)
-    correct_in_set = correct[set_of].reshape(bsz, n).astype(np.int64)
-    ny = e.sum(axis=2, dtype=np.int64)  # tests passed by row i (= n_y of its set)
-    xi = x.astype(np.int64)
-    out = np.empty((len(strategies), bsz), dtype=np.float64)
-    lazy: dict[str, NDArray[Any]] = {}
-
-    def b4_scores() -> NDArray[np.float64]:
-        c = e.sum(axis=1, dtype=np.int64)  # column sums
-        cu = np.einsum("bnm,bm->bn", e.astype(np.int64), c)
-        n1 = cu - nx * ny
-        n0 = c.sum(axis=1, dtype=np.int64)[:, None] - cu
-        return b4_log_score(n, m, nx, ny, n1, n0, beta0, alpha_xy)
-
-    def pick_set(score: NDArray[np.float64]) -> NDArray[np.float64]:
-        masked = np.where(rep, score, -np.inf)
-        if tie is TieRule.FIRST:
-            k = masked.argmax(axis=1)[:, None]
-            hit = np.take_along_axis(correct_in_set, k, 1)[:, 0]
-            return hit / np.take_along_axis(nx, k, 1)[:, 0]
-        top = masked.max(axis=1, keepdims=True)
-        chosen = masked == top  # the top sets, by their first row
-        return _fraction(np.take_along_axis(chosen, first, 1), x)
-
-    for k, s in enumerate(strategies):
-        if s is Strategy.B4:
-            out[k] = pick_set(b4_scores())
-        elif s is Strategy.CODET:
-            out[k] = pick_set(ny * _roots(n)[nx])
-        elif s is Strategy.CODET_PAPER:
-            out[k] = pick_set((nx * ny).astype(np.float64))
-        elif s is Strategy.MBR_EXEC:
-            out[k] = pick_set(nx.astype(np.float64))
-        elif s in (Strategy.MAXPASS, Strategy.MOST_PASSED):
-            if s is Strategy.MOST_PASSED and tie is TieRule.FIRST:
-                out[k] = np.take_along_axis(xi, ny.argmax(axis=1)[:, None], 1)[:, 0] / 1
-            else:
-                if "top" not in lazy:
-                    lazy["top"] = ny == ny.max(axis=1, keepdims=True)
-                out[k] = _fraction(lazy["top"], x)
-        elif s is Strategy.RANDOM:
-            out[k] = xi.sum(axis=1) / n
-        else:  # pragma: no cover - simulate() checks BATCHED first
-            raise SimulationError(f"no batched form for {s.value}")
-    return out
-
-
-def _fraction(selected: NDArray[np.bool_], x: NDArray[np.bool_]) -> NDArray[np.float64]:
-    """Per trial: correct selected / selected."""
-    return cast(
-        NDArray[np.float64],
-        (selected & x).sum(axis=1, dtype=np.int64) / selected.sum(axis=1, dtype=np.int64),
-    )
-
-
 def simulate(
-    n: int = DEFAULT_N,
-    m: int = DEFAULT_M,
-    theta_x: float = DEFAULT_THETA_X,
-    theta_y: float = DEFAULT_THETA_Y,
-    theta_1: float = DEFAULT_THETA_1,
-    theta_0: float = DEFAULT_THETA_0,
+    setting: Setting | None = None,
     *,
     trials: int = DEFAULT_TRIALS,
     seed: int = 0,
@@ -430,7 +300,8 @@ def simulate(
     max_draws: int | None = None,
     batched: bool = True,
 ) -> PointResult:
-    """Simulate one point: ``trials`` valid trials, every strategy ranked on each.
+    """Simulate one point (``setting``, default :class:`Setting`): ``trials`` valid trials,
+    every strategy ranked on each.
 
     ``batched`` (default) ranks a block of trials at once with :func:`batched_pass_at_1`;
     ``batched=False`` calls :func:`utdebug.ranking.rank_all` once per trial. Both give the same
@@ -438,7 +309,42 @@ def simulate(
     valid trials finished since its last call. Raises :class:`SimulationError` for bad
     parameters, or when ``max_draws`` trials (default ``MAX_DRAWS_PER_TRIAL * trials``) were
     drawn before ``trials`` valid ones."""
-    setting = Setting(n, m, theta_x, theta_y, theta_1, theta_0)
+    setting = setting or Setting()
+    _check(setting, trials, beta0, alpha_xy)
+    strats = _strategies(strategies)
+    ranking = _Ranking(strats, TieRule(tie), float(beta0), float(alpha_xy))
+    start = time.perf_counter()
+    cap = MAX_DRAWS_PER_TRIAL * trials if max_draws is None else max_draws
+    batched = batched and set(strats) <= BATCHED
+    values, drawn = _trial_values(
+        setting, np.random.default_rng(seed), ranking, trials, cap, batched, progress
+    )
+    names = tuple(s.value for s in strats)
+    b4_minus: dict[str, tuple[float, float]] = {}
+    if Strategy.B4 in strats:
+        b4 = values[strats.index(Strategy.B4)]
+        for k, s in enumerate(strats):
+            if s is not Strategy.B4:
+                d = b4 - values[k]
+                b4_minus[s.value] = (float(d.mean()), _stderr(d))
+    return PointResult(
+        setting=setting,
+        trials=trials,
+        drawn=drawn,
+        seed=seed,
+        beta0=ranking.beta0,
+        alpha_xy=ranking.alpha_xy,
+        tie=ranking.tie.value,
+        strategies=names,
+        mean={s: float(values[k].mean()) for k, s in enumerate(names)},
+        se={s: _stderr(values[k]) for k, s in enumerate(names)},
+        b4_minus=b4_minus,
+        seconds=time.perf_counter() - start,
+    )
+
+
+def _check(setting: Setting, trials: int, beta0: float, alpha_xy: float) -> None:
+    """:class:`SimulationError` naming every parameter that cannot be simulated."""
     problems = setting.problems()
     if trials < 1:
         problems.append(f"--trials must be at least 1, got {trials}")
@@ -447,13 +353,31 @@ def simulate(
             problems.append(f"{name} must be a finite number > 0, got {v!r}")
     if problems:
         raise SimulationError("; ".join(problems))
-    beta0, alpha_xy = float(beta0), float(alpha_xy)
-    strats = _strategies(strategies)
-    tie_rule = TieRule(tie)
-    batched = batched and set(strats) <= BATCHED
-    cap = MAX_DRAWS_PER_TRIAL * trials if max_draws is None else max_draws
-    start = time.perf_counter()
-    rng = np.random.default_rng(seed)
+
+
+@dataclass(frozen=True, slots=True)
+class _Ranking:
+    """How each trial is ranked: the strategies (in table order), the tie rule, B4's
+    hyperparameters."""
+
+    strategies: tuple[Strategy, ...]
+    tie: TieRule
+    beta0: float
+    alpha_xy: float
+
+
+def _trial_values(
+    setting: Setting,
+    rng: np.random.Generator,
+    ranking: _Ranking,
+    trials: int,
+    cap: int,
+    batched: bool,
+    progress: Callable[[int], None] | None,
+) -> tuple[NDArray[np.float64], int]:
+    """Per strategy, the pass@1 of each of ``trials`` valid trials, drawn in blocks (at most
+    ``cap`` draws); and how many trials were drawn."""
+    n, m, strats = setting.n, setting.m, ranking.strategies
     # One contiguous row per strategy: its mean is bit-identical to the mean of a 1-D array of
     # the same per-trial values (pairwise summation depends on the memory layout).
     values = np.empty((len(strats), trials), dtype=np.float64)
@@ -475,39 +399,22 @@ def simulate(
             continue
         if batched:
             values[:, valid : valid + keep.size] = batched_pass_at_1(
-                xs[keep], es[keep], strats, tie_rule, beta0, alpha_xy
+                xs[keep], es[keep], strats, ranking.tie, ranking.beta0, ranking.alpha_xy
             )
         else:
             for j, t in enumerate(keep.tolist()):
                 rankings = rank_all(
-                    es[t], strategies=strats, tie=tie_rule, beta0=beta0, alpha_xy=alpha_xy
+                    es[t],
+                    strategies=strats,
+                    tie=ranking.tie,
+                    beta0=ranking.beta0,
+                    alpha_xy=ranking.alpha_xy,
                 )
                 values[:, valid + j] = [rankings[s].pass_at_1(xs[t]) for s in strats]
         valid += keep.size
         if progress is not None:
             progress(int(keep.size))
-    names = tuple(s.value for s in strats)
-    b4_minus: dict[str, tuple[float, float]] = {}
-    if Strategy.B4 in strats:
-        b4 = values[strats.index(Strategy.B4)]
-        for k, s in enumerate(strats):
-            if s is not Strategy.B4:
-                d = b4 - values[k]
-                b4_minus[s.value] = (float(d.mean()), _stderr(d))
-    return PointResult(
-        setting=setting,
-        trials=trials,
-        drawn=drawn,
-        seed=seed,
-        beta0=float(beta0),
-        alpha_xy=float(alpha_xy),
-        tie=tie_rule.value,
-        strategies=names,
-        mean={s: float(values[k].mean()) for k, s in enumerate(names)},
-        se={s: _stderr(values[k]) for k, s in enumerate(names)},
-        b4_minus=b4_minus,
-        seconds=time.perf_counter() - start,
-    )
+    return values, drawn
 
 
 def sweep_setting(base: Setting, param: str, value: float) -> Setting:
@@ -595,6 +502,30 @@ def run(args: argparse.Namespace) -> int:
         for e in errors:
             print(f"utdebug bench b4-sim: {e}", file=sys.stderr)
         return EXIT_USAGE
+    start = time.perf_counter()
+    try:
+        default, swept = _points(args, setting, err)
+    except (SimulationError, RankingError) as e:
+        print(f"utdebug bench b4-sim: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    total = time.perf_counter() - start
+    if args.json:
+        json.dump(_json_doc(default, swept, total), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return EXIT_OK
+    out.print(point_table(default))
+    out.print(verdict(default))
+    for p, rs in swept.items():
+        out.print(sweep_table(p, rs))
+    out.print(f"{SIMULATED}: total {total:.1f} s")
+    return EXIT_OK
+
+
+def _points(
+    args: argparse.Namespace, setting: Setting, err: Console
+) -> tuple[PointResult, dict[str, list[PointResult]]]:
+    """The default point (its line on ``err``), then each sweep of ``--sweep`` with a progress
+    bar; a setting met twice is simulated once."""
     beta0 = SIM_BETA0 if args.beta0 is None else float(args.beta0)
     alpha_xy = SIM_ALPHA_XY if args.alpha_xy is None else float(args.alpha_xy)
     sweeps = list(SWEEPS) if args.sweep == "all" else [] if args.sweep == "none" else [args.sweep]
@@ -603,12 +534,7 @@ def run(args: argparse.Namespace) -> int:
     def point(s: Setting, progress: Callable[[int], None] | None = None) -> PointResult:
         if s not in cache:
             cache[s] = simulate(
-                s.n,
-                s.m,
-                s.theta_x,
-                s.theta_y,
-                s.theta_1,
-                s.theta_0,
+                s,
                 trials=args.trials,
                 seed=args.seed,
                 beta0=beta0,
@@ -620,56 +546,41 @@ def run(args: argparse.Namespace) -> int:
             progress(args.trials)
         return cache[s]
 
-    start = time.perf_counter()
-    try:
-        default = point(setting)
-        err.print(
-            f"b4-sim ({SIMULATED}): {setting.label()}: {default.trials:,} valid trials of "
-            f"{default.drawn:,} drawn in {default.seconds:.1f} s"
-        )
-        swept: dict[str, list[PointResult]] = {}
-        if sweeps:
-            with _progress(err) as bar:
-                tasks = {
-                    p: bar.add_task(f"sweep {p}", total=len(SWEEPS[p]) * args.trials)
-                    for p in sweeps
-                }
-                for p in sweeps:
-                    swept[p] = [
-                        point(
-                            sweep_setting(setting, p, v),
-                            _advancer(bar, tasks[p]),
-                        )
-                        for v in SWEEPS[p]
-                    ]
-    except (SimulationError, RankingError) as e:
-        print(f"utdebug bench b4-sim: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    total = time.perf_counter() - start
-    if args.json:
-        doc = {
-            "label": SIMULATED,
-            "benchmark": "b4-sim",
-            "source": "B4 paper, section 5.1 and Fig. 5 (generative process of Fig. 2 / Eq. 3)",
-            "trials_mean": "valid (non-degenerate) trials per point; degenerate draws are "
-            "skipped and counted",
-            "default": default.as_dict(),
-            "b4_beats_every_baseline": default.b4_beats_all(),
-            "sweeps": {
-                p: {"param": p, "values": list(SWEEPS[p]), "points": [r.as_dict() for r in rs]}
-                for p, rs in swept.items()
-            },
-            "seconds": round(total, 3),
-        }
-        json.dump(doc, sys.stdout, indent=2)
-        sys.stdout.write("\n")
-        return EXIT_OK
-    out.print(point_table(default))
-    out.print(verdict(default))
-    for p, rs in swept.items():
-        out.print(sweep_table(p, rs))
-    out.print(f"{SIMULATED}: total {total:.1f} s")
-    return EXIT_OK
+    default = point(setting)
+    err.print(
+        f"b4-sim ({SIMULATED}): {setting.label()}: {default.trials:,} valid trials of "
+        f"{default.drawn:,} drawn in {default.seconds:.1f} s"
+    )
+    swept: dict[str, list[PointResult]] = {}
+    if sweeps:
+        with _progress(err) as bar:
+            tasks = {
+                p: bar.add_task(f"sweep {p}", total=len(SWEEPS[p]) * args.trials) for p in sweeps
+            }
+            for p in sweeps:
+                swept[p] = [
+                    point(sweep_setting(setting, p, v), _advancer(bar, tasks[p])) for v in SWEEPS[p]
+                ]
+    return default, swept
+
+
+def _json_doc(
+    default: PointResult, swept: dict[str, list[PointResult]], total: float
+) -> dict[str, Any]:
+    return {
+        "label": SIMULATED,
+        "benchmark": "b4-sim",
+        "source": "B4 paper, section 5.1 and Fig. 5 (generative process of Fig. 2 / Eq. 3)",
+        "trials_mean": "valid (non-degenerate) trials per point; degenerate draws are "
+        "skipped and counted",
+        "default": default.as_dict(),
+        "b4_beats_every_baseline": default.b4_beats_all(),
+        "sweeps": {
+            p: {"param": p, "values": list(SWEEPS[p]), "points": [r.as_dict() for r in rs]}
+            for p, rs in swept.items()
+        },
+        "seconds": round(total, 3),
+    }
 
 
 def _advancer(bar: Progress, task: TaskID) -> Callable[[int], None]:

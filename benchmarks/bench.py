@@ -23,7 +23,6 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 from rich.progress import Task as ProgressTask
-from rich.table import Table
 from rich.text import Text
 
 from utdebug.benchmarks.evaluator import (
@@ -34,15 +33,16 @@ from utdebug.benchmarks.evaluator import (
     evaluate_split,
     worker_sandbox_layers,
 )
+from utdebug.benchmarks.report import print_eval
+from utdebug.data import splits
 from utdebug.data.datasets import (
     DatasetError,
     HeVariant,
     LoadedSplit,
     Split,
     default_cache_dir,
-    load_fix_file,
-    load_split,
 )
+from utdebug.data.splits import LoadRequest, ProblemKind
 from utdebug.distributed import JobPool, PoolOptions, PoolUnavailable, WorkerLost, make_pool
 from utdebug.sandbox import (
     LimitKind,
@@ -89,20 +89,14 @@ def local_workers(args: argparse.Namespace) -> int:
     return workers if workers is not None else os.cpu_count() or 2
 
 
-def limit_words(limits: Limits) -> str:
-    """``2 s of CPU time`` / ``2 s wall-clock``: what the per-input limit is, for titles."""
-    if limits.kind is LimitKind.CPU:
-        return f"{limits.per_input:g} s of CPU time"
-    return f"{limits.per_input:g} s wall-clock"
-
-
 def select(loaded: LoadedSplit, spec: str | None, limit: int | None) -> LoadedSplit:
     problems = loaded.problems
     classes = loaded.classes
     if spec:
         wanted = {s.strip() for s in spec.split(",") if s.strip()}
         prefix = f"{loaded.split.value}/"
-        if loaded.split is Split.CLASSEVAL:  # ClassEval_0/filter, or a class: ClassEval_0
+        # A method of a class: ClassEval_0/filter, or all the class's: ClassEval_0
+        if splits.spec(loaded.split).kind is ProblemKind.METHOD:
             norm = {w if w.startswith(prefix) else prefix + w for w in wanted}
         else:
             norm = {w if "/" in w else prefix + w for w in wanted}
@@ -295,49 +289,26 @@ def load_selected(
     others). ClassEval+Fix is built in a sandbox of ``cfg`` under ``limits`` the first time."""
     loaded: list[LoadedSplit] = []
     failed: list[str] = []
-    for s in [Split(s) for s in (args.split or ["hard"])]:
-        try:
-            if s is Split.VAL:
-                ls = load_fix_file(args.val_file)
-            elif s is Split.CLASSEVAL:
-                ls = _load_classeval(args, cache_dir, err, cfg, limits)
-            else:
-                ls = load_split(
-                    s,
-                    data_dir=args.data_dir,
-                    cache_dir=cache_dir,
-                    he_variant=HeVariant(args.he_variant),
-                    verify=not args.no_verify,
-                )
-            loaded.append(select(ls, args.problems, args.limit))
-        except DatasetError as e:
-            error_line(err, f"utdebug bench: {s.value}:", e)
-            failed.append(s.value)
-    return loaded, failed
-
-
-def _load_classeval(
-    args: argparse.Namespace,
-    cache_dir: Path,
-    err: Console,
-    cfg: SandboxConfig | None,
-    limits: Limits | None,
-) -> LoadedSplit:
-    from utdebug.data.classeval import load_classeval_fix
-
-    if cfg is None or limits is None:
-        raise DatasetError("ClassEval+Fix runs with plain evaluation and --gold only")
-    return load_classeval_fix(
-        data_dir=args.data_dir,
+    req = LoadRequest(
         cache_dir=cache_dir,
+        data_dir=args.data_dir,
+        he_variant=HeVariant(args.he_variant),
         verify=not args.no_verify,
+        val_file=args.val_file,
         limits=limits,
-        start_sandbox=lambda: Sandbox(cfg),
+        start_sandbox=None if cfg is None else lambda: Sandbox(cfg),
         seed=args.classeval_seed,
         cap=args.classeval_cap,
         workers=local_workers(args),
         say=lambda text: note_line(err, text),
     )
+    for s in [Split(s) for s in (args.split or ["hard"])]:
+        try:
+            loaded.append(select(splits.load(s, req), args.problems, args.limit))
+        except DatasetError as e:
+            error_line(err, f"utdebug bench: {s.value}:", e)
+            failed.append(s.value)
+    return loaded, failed
 
 
 def run_bench(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Event) -> int:
@@ -378,7 +349,7 @@ def run_bench(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Even
         return EXIT_FAILURE
     except (SandboxUnavailable, SandboxError) as e:
         return sandbox_exit(err, "utdebug bench", e)
-    _print(out, runs, program, settings, as_json=args.json)
+    print_eval(out, runs, program, settings, as_json=args.json)
     if stop.is_set():
         err.print("stopped early; rerun the same command to resume")
         return EXIT_INTERRUPTED
@@ -451,105 +422,3 @@ def _run_one(
         except KeyboardInterrupt:
             stop.set()
             raise
-
-
-def _print(
-    out: Console, runs: list[SplitRun], program: Program, settings: EvalSettings, *, as_json: bool
-) -> None:
-    if as_json:
-        payload: dict[str, Any] = {
-            "program": program.value,
-            "semantics": settings.semantics.value,
-            "per_input_limit": settings.limits.per_input,
-            "limit_kind": settings.limits.kind.value,
-            "splits": {
-                r.split.value: {
-                    "summary": next(iter(r.summary.values()), {}),
-                    "out_dir": str(r.out_dir),
-                    "evaluated_now": r.evaluated,
-                    "resumed": r.skipped,
-                    "wall_seconds": round(r.wall_seconds, 2),
-                    "evaluator_peak_rss_kb": r.evaluator_peak_rss_kb,
-                    "peak_child_rss_kb": r.peak_child_rss_kb,
-                }
-                for r in runs
-            },
-        }
-        from utdebug.runs.folder import print_json
-
-        print_json(payload)
-        return
-    what = "gold" if program is Program.GOLD else "given (buggy)"
-    table = Table(
-        title=f"{what} code on the private tests ({settings.semantics.value} comparison, "
-        f"{limit_words(settings.limits)} per input)"
-    )
-    for col in (
-        "split",
-        "problems",
-        "tests",
-        "mean pass fraction",
-        "pass@1",
-        "timeouts",
-        "errors",
-        "run now",
-        "resumed",
-        "wall s (this run)",
-    ):
-        table.add_column(col, justify="right" if col != "split" else "left")
-    for r in runs:
-        s = next(iter(r.summary.values()), None)
-        if s is None:
-            continue
-        table.add_row(
-            r.split.value,
-            str(s["problems"]),
-            f"{s['tests']:,}",
-            f"{100 * s['mean_pass_fraction']:.2f}%",
-            f"{100 * s['pass_at_1']:.2f}% ({s['solved']})",
-            str(s["timeouts"]),
-            str(s["problem_errors"]),
-            str(r.evaluated),
-            str(r.skipped),
-            f"{r.wall_seconds:.1f}",
-        )
-    out.print(table)
-    for r in runs:
-        s = next(iter(r.summary.values()), None)
-        if s is None:
-            continue
-        if s["problems_with_timeouts"]:
-            names = ", ".join(s["problems_with_timeouts"])
-            out.print(
-                f"{r.split.value}: timeouts in {len(s['problems_with_timeouts'])} problems: {names}"
-            )
-        for e in s["errors"][:10]:
-            out.print(
-                f"{r.split.value}: [yellow]problem error[/yellow] {e['task_id']}: {e['error']}"
-            )
-        out.print(
-            f"{r.split.value}: memory: evaluator peak {r.evaluator_peak_rss_kb / 1024:.0f} MiB, "
-            f"largest child {r.peak_child_rss_kb / 1024:.0f} MiB"
-        )
-        if r.skipped:
-            out.print(
-                f"{r.split.value}: resumed: {r.skipped} problems were already recorded in "
-                f"{r.out_dir}/ and were not run again; {r.evaluated} ran now in "
-                f"{r.wall_seconds:.1f} s (the wall time of this command)"
-            )
-        if "classeval_fix" in s:
-            out.print(_classeval_line(r.split.value, s["classeval_fix"]))
-        if "data_licence" in s:
-            out.print(f"{r.split.value}: data licence: {s['data_licence']}")
-        out.print(f"{r.split.value}: samples and summary in {r.out_dir}/")
-
-
-def _classeval_line(split: str, s: dict[str, Any]) -> str:
-    """What ClassEval+Fix was built from: classes, methods, versions, tests kept and not."""
-    return (
-        f"{split}: ClassEval+Fix (seed {s['seed']}, at most {s['cap']} per class): "
-        f"{s['classes']} classes, {s['methods']} methods with tests, {s['versions']} corrupted "
-        f"versions kept in {s['classes_with_versions']} classes; {s['kept_tests']} of "
-        f"{s['tests']} test methods kept ({s['excluded_tests']} that the canonical solution "
-        f"does not pass here are excluded: listed with the reason in {s['file']})"
-    )

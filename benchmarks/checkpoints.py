@@ -36,10 +36,15 @@ from utdebug.benchmarks.bench import (
 from utdebug.benchmarks.bench import (
     eval_settings as bench_eval_settings,
 )
-from utdebug.benchmarks.debugging import PrivateTests, VerdictCache
-from utdebug.benchmarks.evaluator import EvalSettings, ExpectedCache
-from utdebug.benchmarks.intrinsic import IntrinsicResult, print_intrinsic, run_intrinsic
+from utdebug.benchmarks.evaluator import (
+    EvalSettings,
+    ExpectedCache,
+    PrivateTestRunner,
+    VerdictCache,
+)
+from utdebug.benchmarks.intrinsic import IntrinsicResult, run_intrinsic
 from utdebug.benchmarks.model_bench import EXIT_MODEL, build_model, sim_params
+from utdebug.benchmarks.report import print_intrinsic
 from utdebug.data.datasets import LoadedSplit, default_cache_dir
 from utdebug.engine import Executor
 from utdebug.runs.folder import FatalRunError, one_line, preflight_models, print_json
@@ -120,7 +125,7 @@ async def _run(
         try:
             for ls in loaded:
                 verdicts = VerdictCache(None if args.no_cache else cache_dir / "private-verdicts")
-                private = PrivateTests(
+                private = PrivateTestRunner(
                     executor, eval_settings, ExpectedCache(cache_dir / "he-expected"), verdicts
                 )
                 for name, model in models.items():

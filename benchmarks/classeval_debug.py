@@ -28,15 +28,21 @@ from pathlib import Path
 from typing import Any
 
 from utdebug.agents.base import Model, ModelError
+from utdebug.agents.parsing import ParseFailure
+from utdebug.agents.reply_tests import ParsedProgram
+from utdebug.agents.roles import UTGenerator
 from utdebug.agents.sim import ProgramInput, SimModel, SimParams, SimProblem
+from utdebug.benchmarks.context import RunContext
 from utdebug.benchmarks.debugging import DebugRun, debug_jobs, debug_session
 from utdebug.benchmarks.evaluator import EvalSettings, evaluate_class_problem
-from utdebug.data.classeval import DATA_LICENCE, ClassFixProblem
-from utdebug.data.datasets import ProblemError, Split
+from utdebug.benchmarks.intrinsic import GOLD_LIMITS, INTRINSIC_SAMPLING, IntrinsicResult
+from utdebug.data.classeval import DATA_LICENCE
+from utdebug.data.datasets import ClassFixProblem, LoadedSplit, Split
 from utdebug.engine import Executor, Settings, Task, UnitTest
 from utdebug.engine.program import Raises, judge_program, setup_failed
+from utdebug.engine.session import FATAL_ERRORS
 from utdebug.literals import literal_value
-from utdebug.runs.folder import FatalRunError, ProgressFn
+from utdebug.runs.folder import FatalRunError, one_line
 from utdebug.sandbox.compare import CheckSpec, Semantics, outputs_match
 from utdebug.sandbox.config import Limits
 from utdebug.sandbox.outcomes import Outcome, SandboxError, Status
@@ -339,29 +345,14 @@ async def debug_class_problem(
 
 
 async def debug_classeval_split(
-    *,
-    problems: Sequence[ClassFixProblem],
-    errors: Sequence[ProblemError],
-    model: Model | None,
-    settings: Settings,
-    executor: Executor,
-    eval_settings: EvalSettings,
-    out_dir: Path,
-    sources: dict[str, str],
-    about: dict[str, Any],
-    key_extra: dict[str, Any],
-    concurrency: int = MAX_CONCURRENCY,
-    sim_params: SimParams | None = None,
-    on_record: ProgressFn | None = None,
-    ut_model: Model | None = None,
+    ctx: RunContext, ls: LoadedSplit, *, executor: Executor, eval_settings: EvalSettings
 ) -> DebugRun:
-    """Debug every ClassEval+Fix problem not yet recorded (resume as the other splits); the
-    summary carries the data licence and the build's counts."""
+    """Debug every ClassEval+Fix problem of ``ls`` not yet recorded (resume as the other
+    splits); the summary carries the data licence and the build's counts (``ls.about``)."""
     t0 = time.perf_counter()
-    run = DebugRun(Split.CLASSEVAL, out_dir)
+    run = DebugRun(Split.CLASSEVAL, ctx.out_dir)
     private = ClassPrivate(executor, eval_settings)
-    if sim_params is not None:
-        model = _class_sim(sim_params, private)
+    model = ctx.model if ctx.sim_params is None else _class_sim(ctx.sim_params, private)
     if model is None:
         raise ValueError("debug_classeval_split needs a model or simulation parameters")
 
@@ -370,24 +361,20 @@ async def debug_classeval_split(
         await private.add(p, programs=isinstance(model, SimModel))
         if isinstance(model, SimModel):
             _register_sim(model, p, private)
-        return await debug_class_problem(p, model, settings, executor, private, ut_model=ut_model)
+        return await debug_class_problem(
+            p, model, ctx.settings, executor, private, ut_model=ctx.ut_model
+        )
 
     await debug_jobs(
         run,
-        model=model,
-        settings=settings,
+        ctx,
+        model,
+        ls,
         eval_settings=eval_settings,
-        sources=sources,
-        key_extra=key_extra,
-        errors=errors,
-        jobs=[(p.task_id, p.code, partial(work, p)) for p in problems],
-        sim_params=sim_params,
-        concurrency=concurrency,
+        jobs=[(p.task_id, p.code, partial(work, p)) for p in ls.classes],
         started=t0,
-        on_record=on_record,
         problem_errors=(SandboxError,),
         base_extra={"data_licence": DATA_LICENCE},
-        about=about,
     )
     return run
 
@@ -410,13 +397,6 @@ async def run_class_intrinsic(
     attacks when the corrupted class's outcome is not the canonical one; its output is
     accurate when its expected outcome is the canonical one (every sample is a denominator,
     as MBPP's rule)."""
-    from utdebug.agents.parsing import ParseFailure
-    from utdebug.agents.reply_tests import ParsedProgram
-    from utdebug.agents.roles import UTGenerator
-    from utdebug.benchmarks.intrinsic import GOLD_LIMITS, INTRINSIC_SAMPLING, IntrinsicResult
-    from utdebug.engine.session import FATAL_ERRORS
-    from utdebug.runs.folder import one_line
-
     private = ClassPrivate(executor, eval_settings)
     if model is None:
         if sim is None:
@@ -430,43 +410,8 @@ async def run_class_intrinsic(
     limits = replace(GOLD_LIMITS, kind=eval_settings.limits.kind)
 
     async def one(p: ClassFixProblem) -> None:
-        assert model is not None
         own = IntrinsicResult(res.method, res.model, res.simulated)
-        task = class_task(p)
-        for i in range(args.samples):
-            own.samples += 1
-            prop = await gen.propose(
-                task.text(),
-                p.code,
-                sample_index=i,
-                hint={"task_id": p.task_id, "purpose": "ut", "method": method, "code": p.code},
-            )
-            t = prop.call
-            if not isinstance(t, ParsedProgram):
-                continue
-            expected: Any
-            if t.raises is not None:
-                expected = Raises(t.raises)
-            elif t.expected is None:
-                continue
-            else:
-                value = await executor.resolve_value(t.expected, 1.0)
-                if isinstance(value, ParseFailure):
-                    continue
-                expected = value.value
-            own.parsed += 1
-            unit = UnitTest(0, (), t.call, expected, setup=t.setup, then=t.then)
-            g = (await executor.run_program(p.gold, unit, limits)).outcomes[0]
-            valid, gold = _gold_outcome(g)
-            if not valid:
-                continue
-            own.valid += 1
-            b = (await executor.run_program(p.code, unit, limits)).outcomes[0]
-            attack = judge_program(b, gold, CheckSpec()).verdict is not Verdict.PASS
-            correct = judge_program(g, expected, CheckSpec()).verdict is Verdict.PASS
-            own.attack += attack
-            own.correct += correct
-            own.both += attack and correct
+        await _class_samples(p, gen, method, executor, limits, args.samples, own)
         res.add(own)
 
     async def problem(p: ClassFixProblem) -> None:
@@ -485,3 +430,51 @@ async def run_class_intrinsic(
 
     await asyncio.gather(*(problem(p) for p in problems))
     return res
+
+
+async def _class_samples(
+    p: ClassFixProblem,
+    gen: UTGenerator,
+    method: str,
+    executor: Executor,
+    limits: Limits,
+    samples: int,
+    own: IntrinsicResult,
+) -> None:
+    """``samples`` test replies for ``p``, each counted in ``own``: parsed, valid (the
+    canonical class runs it to an outcome), attacking, accurate."""
+    task = class_task(p)
+    for i in range(samples):
+        own.samples += 1
+        prop = await gen.propose(
+            task.text(),
+            p.code,
+            sample_index=i,
+            hint={"task_id": p.task_id, "purpose": "ut", "method": method, "code": p.code},
+        )
+        t = prop.call
+        if not isinstance(t, ParsedProgram):
+            continue
+        expected: Any
+        if t.raises is not None:
+            expected = Raises(t.raises)
+        elif t.expected is None:
+            continue
+        else:
+            value = await executor.resolve_value(t.expected, 1.0)
+            if isinstance(value, ParseFailure):
+                continue
+            expected = value.value
+        own.parsed += 1
+        unit = UnitTest(0, (), t.call, expected, setup=t.setup, then=t.then)
+        g = (await executor.run_program(p.gold, unit, limits)).outcomes[0]
+        valid, gold = _gold_outcome(g)
+        if not valid:
+            continue
+        own.valid += 1
+        b = (await executor.run_program(p.code, unit, limits)).outcomes[0]
+        attack = judge_program(b, gold, CheckSpec()).verdict is not Verdict.PASS
+        correct = judge_program(g, expected, CheckSpec()).verdict is Verdict.PASS
+        own.attack += attack
+        own.correct += correct
+        own.both += attack and correct

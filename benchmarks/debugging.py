@@ -15,10 +15,6 @@ Runs with the simulated model say SIMULATED in the records, the summary and ever
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import hashlib
-import json
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -27,14 +23,16 @@ from pathlib import Path
 from typing import Any
 
 from utdebug.agents.base import Model
-from utdebug.agents.sim import SimModel, SimParams, SimProblem, Verdicts
+from utdebug.agents.sim import SimModel, SimParams, SimProblem
+from utdebug.benchmarks.context import RunContext
 from utdebug.benchmarks.evaluator import (
     EvalSettings,
     ExpectedCache,
     ExpectedUnavailable,
-    expected_values,
+    PrivateTestRunner,
+    matches_gold,
 )
-from utdebug.data.datasets import Problem, ProblemError, Split
+from utdebug.data.datasets import LoadedSplit, Problem, ProblemError, Split
 from utdebug.engine import (
     Executor,
     Session,
@@ -46,30 +44,24 @@ from utdebug.engine import (
 )
 from utdebug.engine.events import RoundFinished, TestKept
 from utdebug.engine.model import code_id
-from utdebug.literals import literal_value
 from utdebug.runs.folder import (
     FatalRunError,
     Job,
-    ProgressFn,
+    JobLoop,
     SessionModelError,
+    model_fields,
     run_folder,
     summary_head,
 )
 from utdebug.runs.records import (
-    RunFolderError,
     record_key,
     task_order,
-    write_json_atomic,
 )
-from utdebug.sandbox import _runner
-from utdebug.sandbox.compare import Semantics, outputs_match
+from utdebug.sandbox.compare import Semantics
 from utdebug.sandbox.config import Limits
 from utdebug.sandbox.executor import Sandbox
-from utdebug.sandbox.frames import decode_value
 from utdebug.sandbox.outcomes import SandboxError, Status
 from utdebug.sandbox.verdicts import Verdict, judge
-
-SIM_LABEL = "SIMULATED"
 
 
 def task_from_problem(problem: Problem) -> Task:
@@ -86,217 +78,11 @@ def task_from_problem(problem: Problem) -> Task:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class PrivateResult:
-    verdicts: tuple[tuple[bool, Any], ...]
-    letters: str
-    pass_fraction: float
-    all_pass: bool
-    timeouts: int
-    load_error: str | None
-    seconds: float
-    cached: bool = False
-
-
-class VerdictCache:
-    """Private-test results of programs, on disk: one JSON file per (dataset file, problem,
-    program text, evaluation settings). A program evaluated by any earlier run (the given code,
-    the gold solution, a common fix) is not run again. ``None``: no cache."""
-
-    def __init__(self, folder: Path | None) -> None:
-        self.folder = folder
-
-    def _path(self, problem: Problem, code: str, settings: EvalSettings) -> Path | None:
-        if self.folder is None:
-            return None
-        raw = json.dumps(
-            [problem.provenance.sha256, problem.task_id, code, settings.key_parts()], sort_keys=True
-        )
-        h = hashlib.sha256(raw.encode()).hexdigest()[:32]
-        return self.folder / problem.task_id.replace("/", "-") / f"{h}.json"
-
-    def get(self, problem: Problem, code: str, settings: EvalSettings) -> PrivateResult | None:
-        path = self._path(problem, code, settings)
-        if path is None or not path.exists():
-            return None
-        try:
-            d = json.loads(path.read_text(encoding="utf-8"))
-            values = [None if v is None else decode_value(v) for v in d["values"]]
-            letters = str(d["letters"])
-            if len(letters) != len(problem.tests.inputs) or len(values) != len(letters):
-                return None
-            verdicts = tuple((c == "P", v) for c, v in zip(letters, values, strict=True))
-            return PrivateResult(
-                verdicts,
-                letters,
-                float(d["pass_fraction"]),
-                bool(d["all_pass"]),
-                int(d["timeouts"]),
-                d["load_error"],
-                0.0,
-                cached=True,
-            )
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
-
-    def put(self, problem: Problem, code: str, settings: EvalSettings, r: PrivateResult) -> None:
-        path = self._path(problem, code, settings)
-        if path is None:
-            return
-        # A cache: a file that cannot be written (a full disk) is computed again next time.
-        with contextlib.suppress(RunFolderError):
-            self._write(path, problem, r)
-
-    @staticmethod
-    def _write(path: Path, problem: Problem, r: PrivateResult) -> None:
-        write_json_atomic(
-            path,
-            {
-                "task_id": problem.task_id,
-                "letters": r.letters,
-                "values": [None if v is None else _runner.encode(v) for _, v in r.verdicts],
-                "pass_fraction": r.pass_fraction,
-                "all_pass": r.all_pass,
-                "timeouts": r.timeouts,
-                "load_error": r.load_error,
-                "seconds": round(r.seconds, 4),
-            },
-        )
-
-
-def _storable(value: Any) -> Any:
-    """``value`` if it survives the on-disk codec and reads back as a literal, else None."""
-    try:
-        _runner.encode(value)
-        literal_value(repr(value))
-    except Exception:
-        return None
-    return value
-
-
-class PrivateTests:
-    """Evaluates programs on the private tests, each (problem, program) once, shared by all."""
-
-    def __init__(
-        self,
-        executor: Executor,
-        settings: EvalSettings,
-        expected_cache: ExpectedCache,
-        verdict_cache: VerdictCache | None = None,
-    ) -> None:
-        self.executor = executor
-        self.settings = settings
-        self.expected_cache = expected_cache
-        self.verdict_cache = verdict_cache or VerdictCache(None)
-        self.cached = 0
-        self._problems: dict[str, Problem] = {}
-        self._expected: dict[str, Sequence[Any]] = {}
-        self._results: dict[tuple[str, str], asyncio.Future[PrivateResult]] = {}
-        self._index: dict[str, dict[str, int]] = {}
-        self.evaluations = 0
-
-    async def add(self, problem: Problem) -> None:
-        """Register a problem (HE+Fix: computes the expected values from the gold code)."""
-        self._problems[problem.task_id] = problem
-        if problem.task_id not in self._expected:
-            loop = asyncio.get_running_loop()
-            self._expected[problem.task_id] = await loop.run_in_executor(
-                None,
-                expected_values,
-                self.executor.sandbox,
-                problem,
-                self.settings,
-                self.expected_cache,
-            )
-
-    def expected(self, task_id: str) -> Sequence[Any]:
-        return self._expected[task_id]
-
-    async def evaluate(self, task_id: str, code: str) -> PrivateResult:
-        key = (task_id, code)
-        fut = self._results.get(key)
-        if fut is None:
-            fut = asyncio.get_running_loop().create_future()
-            self._results[key] = fut
-            try:
-                fut.set_result(await self._evaluate(task_id, code))
-            except BaseException as exc:
-                del self._results[key]
-                fut.set_exception(exc)
-                fut.exception()  # mark retrieved: the caller re-raises it below
-                raise
-        return await asyncio.shield(fut)
-
-    async def verdicts(self, task_id: str, code: str) -> Verdicts:
-        return (await self.evaluate(task_id, code)).verdicts
-
-    async def _evaluate(self, task_id: str, code: str) -> PrivateResult:
-        p = self._problems[task_id]
-        hit = self.verdict_cache.get(p, code, self.settings)
-        if hit is not None:
-            self.cached += 1
-            return hit
-        r = await self._run(p, code)
-        self.verdict_cache.put(p, code, self.settings, r)
-        return r
-
-    def result_if_known(self, task_id: str, code: str) -> PrivateResult | None:
-        fut = self._results.get((task_id, code))
-        if fut is None or not fut.done() or fut.cancelled() or fut.exception() is not None:
-            return None
-        return fut.result()
-
-    def index_of(self, task_id: str, args: tuple[Any, ...]) -> int | None:
-        idx = self._index.get(task_id)
-        if idx is None:
-            p = self._problems[task_id]
-            idx = self._index[task_id] = {}
-            for i, a in enumerate(p.tests.inputs):
-                idx.setdefault(repr(list(a)), i)
-        return idx.get(repr(list(args)))
-
-    async def _run(self, p: Problem, code: str) -> PrivateResult:
-        exp = self._expected[p.task_id]
-        t0 = time.perf_counter()
-        res = await self.executor.batch(code, p.entry_point, p.tests.inputs, self.settings.limits)
-        self.evaluations += 1
-        verdicts, letters, timeouts = [], [], 0
-        for o, e, args in zip(res.outcomes, exp, p.tests.inputs, strict=True):
-            j = judge(o, e, p.tests.check, self.settings.semantics, args)
-            ok = j.verdict is Verdict.PASS
-            verdicts.append((ok, _storable(o.value) if o.status is Status.OK else None))
-            letters.append(j.verdict.letter)
-            timeouts += j.verdict is Verdict.TIMEOUT
-        n = len(verdicts)
-        passed = sum(ok for ok, _ in verdicts)
-        return PrivateResult(
-            tuple(verdicts),
-            "".join(letters),
-            passed / n if n else 0.0,
-            n > 0 and passed == n,
-            timeouts,
-            res.load_error,
-            time.perf_counter() - t0,
-        )
-
-    def matches(self, task_id: str, value: Any, gold: Any, args: tuple[Any, ...]) -> bool:
-        return matches_gold(self._problems[task_id], value, gold, args)
-
-
-def matches_gold(problem: Problem, value: Any, gold: Any, args: Sequence[Any]) -> bool:
-    """``value`` is the gold output under the problem's own comparison (an exception inside the
-    comparison counts as a mismatch)."""
-    try:
-        return bool(outputs_match(value, gold, problem.tests.check, Semantics.DATASET, args))
-    except Exception:
-        return False
-
-
-def make_sim(params: SimParams, private: PrivateTests) -> SimModel:
+def make_sim(params: SimParams, private: PrivateTestRunner) -> SimModel:
     return SimModel(params, private.verdicts, private.matches)
 
 
-def register_sim(sim: SimModel, problem: Problem, private: PrivateTests) -> None:
+def register_sim(sim: SimModel, problem: Problem, private: PrivateTestRunner) -> None:
     sim.register(
         SimProblem(
             task_id=problem.task_id,
@@ -318,7 +104,7 @@ async def score_tests(
     tests: Sequence[UnitTest],
     codes: dict[str, str],
     limits: Limits,
-    private: PrivateTests | None = None,
+    private: PrivateTestRunner | None = None,
 ) -> list[dict[str, Any]]:
     """Per kept test: valid (the gold code runs on it), attack (its target code's output
     differs from the gold output), correct (the expected output equals the gold output).
@@ -338,7 +124,7 @@ async def score_tests(
 
 
 def _score_from_private(
-    private: PrivateTests, problem: Problem, t: UnitTest, codes: dict[str, str]
+    private: PrivateTestRunner, problem: Problem, t: UnitTest, codes: dict[str, str]
 ) -> dict[str, Any] | None:
     code = codes.get(t.target)
     i = private.index_of(problem.task_id, t.args)
@@ -487,7 +273,7 @@ async def debug_problem(
     model: Model,
     settings: Settings,
     executor: Executor,
-    private: PrivateTests,
+    private: PrivateTestRunner,
     *,
     ut_model: Model | None = None,
 ) -> dict[str, Any]:
@@ -561,32 +347,40 @@ def _count(items: Any) -> dict[str, int]:
     return out
 
 
+def error_rows(
+    ls: LoadedSplit, base: Callable[[str, ProblemError], dict[str, Any]]
+) -> list[tuple[dict[str, Any], str]]:
+    """A run's records of the rows of ``ls`` that could not become problems: (the record's
+    fixed fields, ``base(task_id, row)``; what is wrong with the row)."""
+    out = []
+    for err in ls.errors:
+        task_id = err.task_id or f"{ls.split.value}/row{err.row}"
+        out.append((base(task_id, err), f"{err.file}, row {err.row}: {err.message}"))
+    return out
+
+
 async def debug_jobs(
     run: DebugRun,
-    *,
+    ctx: RunContext,
     model: Model,
-    settings: Settings,
+    ls: LoadedSplit,
+    *,
     eval_settings: EvalSettings,
-    sources: dict[str, str],
-    key_extra: dict[str, Any],
-    errors: Sequence[ProblemError],
     jobs: Sequence[tuple[str, str, Callable[[], Awaitable[dict[str, Any]]]]],
-    sim_params: SimParams | None,
-    concurrency: int,
     started: float,
-    on_record: ProgressFn | None,
     problem_errors: tuple[type[BaseException], ...],
     close: Callable[[], None] | None = None,
     base_extra: dict[str, Any] | None = None,
-    about: dict[str, Any] | None = None,
 ) -> None:
-    """The records of a debugging run of ``run.split``: one per dataset error and one per job
+    """The records of a debugging run of ``run.split`` by ``model`` (``ctx.model``, or the
+    simulated model built for the run): one per dataset error of ``ls`` and one per job
     (``(task_id, given code, work)``), keyed by the split, the problem, its code, the
-    datasets, the settings and ``key_extra``; ``base_extra`` goes in every record (before the
-    settings) and ``about`` in the summary."""
+    datasets, the settings and ``ctx.key_extra``; ``base_extra`` goes in every record (before
+    the settings) and ``ls.about`` in the summary."""
     split = run.split
+    settings = ctx.settings
     simulated = bool(getattr(model, "simulated", False))
-    dataset_sha = sorted(sources.items())
+    dataset_sha = sorted(ls.sources.items())
 
     def key_of(task_id: str, code: str) -> str:
         return record_key(
@@ -597,7 +391,7 @@ async def debug_jobs(
                 "sources": dataset_sha,
                 "settings": settings.to_json(),
                 "eval": eval_settings.key_parts(),
-                **key_extra,
+                **ctx.key_extra,
             }
         )
 
@@ -606,69 +400,51 @@ async def debug_jobs(
             "key": key,
             "split": split.value,
             "task_id": task_id,
-            "model": model.name,
-            "simulated": simulated,
-            "label": SIM_LABEL if simulated else None,
+            **model_fields(model.name, simulated),
             **(base_extra or {}),
             "settings": settings.to_json(),
         }
 
-    dataset_errors = []
-    for err in errors:
-        task_id = err.task_id or f"{split.value}/row{err.row}"
-        message = f"{err.file}, row {err.row}: {err.message}"
-        dataset_errors.append((base(task_id, key_of(task_id, f"row {err.row}")), message))
-    extra: dict[str, Any] = {"model": model.name, "settings": settings.to_json(), **(about or {})}
+    dataset_errors = error_rows(ls, lambda t, err: base(t, key_of(t, f"row {err.row}")))
+    extra: dict[str, Any] = {"model": model.name, "settings": settings.to_json(), **ls.about}
     await run_folder(
         run,
         dataset_errors=dataset_errors,
         jobs=[Job(base(t, key_of(t, code)), work) for t, code, work in jobs],
         summarize=lambda records: summarize_debug(records, settings.rounds),
         extra=extra,
-        sim=sim_params,
-        concurrency=concurrency,
+        loop=JobLoop(ctx.concurrency, ctx.on_record, problem_errors=problem_errors),
         started=started,
-        on_record=on_record,
-        problem_errors=problem_errors,
+        sim=ctx.sim_params,
         close=close,
     )
 
 
 async def debug_split(
+    ctx: RunContext,
+    ls: LoadedSplit,
     *,
-    split: Split,
-    problems: Sequence[Problem],
-    errors: Sequence[ProblemError],
-    model: Model | None,
-    settings: Settings,
     sandbox: Sandbox,
     eval_settings: EvalSettings,
-    out_dir: Path,
-    sources: dict[str, str],
-    key_extra: dict[str, Any],
     expected_cache: ExpectedCache,
-    concurrency: int = 16,
     workers: int = 2,
-    sim_params: SimParams | None = None,
-    on_record: ProgressFn | None = None,
     executor: Executor | None = None,
-    private: PrivateTests | None = None,
-    ut_model: Model | None = None,
+    private: PrivateTestRunner | None = None,
 ) -> DebugRun:
-    """Debug every problem not yet recorded; rewrite the summary from the samples file.
+    """Debug every problem of ``ls`` not yet recorded; rewrite the summary from the samples
+    file.
 
-    With ``sim_params`` the model is replaced by the simulated model built over these
+    With ``ctx.sim_params`` the model is replaced by the simulated model built over these
     private tests (labelled SIMULATED everywhere).
     """
     t0 = time.perf_counter()
-    run = DebugRun(split, out_dir)
+    run = DebugRun(ls.split, ctx.out_dir)
     own_executor = executor is None
     if executor is None:
         executor = Executor(sandbox, workers=workers)
     if private is None:
-        private = PrivateTests(executor, eval_settings, expected_cache)
-    if sim_params is not None:
-        model = make_sim(sim_params, private)
+        private = PrivateTestRunner(executor, eval_settings, expected_cache)
+    model = ctx.model if ctx.sim_params is None else make_sim(ctx.sim_params, private)
     if model is None:
         raise ValueError("debug_split needs a model or simulation parameters")
 
@@ -676,21 +452,16 @@ async def debug_split(
         await private.add(p)
         if isinstance(model, SimModel):
             register_sim(model, p, private)
-        return await debug_problem(p, model, settings, executor, private, ut_model=ut_model)
+        return await debug_problem(p, model, ctx.settings, executor, private, ut_model=ctx.ut_model)
 
     await debug_jobs(
         run,
-        model=model,
-        settings=settings,
+        ctx,
+        model,
+        ls,
         eval_settings=eval_settings,
-        sources=sources,
-        key_extra=key_extra,
-        errors=errors,
-        jobs=[(p.task_id, p.code, partial(work, p)) for p in problems],
-        sim_params=sim_params,
-        concurrency=concurrency,
+        jobs=[(p.task_id, p.code, partial(work, p)) for p in ls.problems],
         started=t0,
-        on_record=on_record,
         problem_errors=(ExpectedUnavailable, SandboxError),
         close=executor.close if own_executor else None,
     )
@@ -700,7 +471,6 @@ async def debug_split(
 __all__ = [
     "DebugRun",
     "FatalRunError",
-    "PrivateTests",
     "Variant",
     "debug_problem",
     "debug_split",

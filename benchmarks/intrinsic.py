@@ -26,27 +26,23 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 
 from utdebug.agents import parsing
 from utdebug.agents.base import Model, ModelError, Sampling
 from utdebug.agents.roles import UTGenerator
-from utdebug.agents.sim import SIMULATED, SimParams
+from utdebug.agents.sim import SimParams
 from utdebug.benchmarks.debugging import (
-    PrivateTests,
     make_sim,
-    matches_gold,
     register_sim,
     task_from_problem,
 )
+from utdebug.benchmarks.evaluator import PrivateTestRunner, matches_gold
 from utdebug.data.datasets import LoadedSplit, Problem, Split
 from utdebug.engine import Executor
 from utdebug.engine.session import FATAL_ERRORS
 from utdebug.runs.folder import (
     FatalRunError,
     one_line,
-    print_json,
-    simulated_note,
     summarize_model_errors,
 )
 from utdebug.sandbox.compare import Semantics
@@ -103,7 +99,7 @@ async def run_intrinsic(
     ls: LoadedSplit,
     model: Model | None,
     args: argparse.Namespace,
-    private: PrivateTests,
+    private: PrivateTestRunner,
     executor: Executor,
     sim: SimParams | None,
     err: Console,
@@ -192,56 +188,3 @@ async def _one(
         res.attack += attack
         res.correct += correct
         res.both += attack and correct
-
-
-def print_intrinsic(
-    out: Console,
-    split: Split,
-    res: IntrinsicResult,
-    *,
-    as_json: bool,
-    licence: str | None = None,
-) -> None:
-    rates = res.rates()
-    payload: dict[str, Any] = {
-        "split": split.value,
-        "method": res.method,
-        "model": res.model,
-        "simulated": res.simulated,
-        "label": SIMULATED if res.simulated else None,
-        "problems": res.problems,
-        "samples": res.samples,
-        **rates,
-        "errors": res.errors,
-        "model_errors": res.model_errors_summary(),
-    }
-    if licence is not None:
-        payload["data_licence"] = licence
-    if as_json:
-        print_json(payload)
-        return
-    if not res.problems and res.model_errors:
-        return  # nothing finished: no table of zeros; the command says why on stderr
-    title = f"{split.value}: intrinsic, {res.method}, {res.model}"
-    if res.simulated:
-        title = f"{SIMULATED}: {title}"
-        out.print(simulated_note())
-    t = Table(title=title)
-    for c in ("samples", "parsed", "valid", "attack rate", "output acc.", "acc. ∩ attack"):
-        t.add_column(c, justify="right")
-    t.add_row(
-        str(res.samples),
-        f"{100 * rates['parsed']:.2f}%",
-        f"{100 * rates['valid']:.2f}%",
-        f"{100 * rates['attack_rate']:.2f}%",
-        f"{100 * rates['output_accuracy']:.2f}%",
-        f"{100 * rates['accuracy_and_attack']:.2f}%",
-    )
-    out.print(t)
-    for e in res.errors[:10]:
-        out.print(f"[yellow]problem error[/yellow] {e}")
-    from utdebug.benchmarks.model_bench import model_errors_footer
-
-    model_errors_footer(out, split.value, payload["model_errors"], "problems")
-    if licence is not None:
-        out.print(f"{split.value}: data licence: {licence}")

@@ -27,32 +27,28 @@ import asyncio
 import time
 from collections.abc import Sequence
 from functools import partial
-from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
-
 from utdebug.agents.base import Model
-from utdebug.agents.sim import SIMULATED, SimModel, SimParams
+from utdebug.agents.sim import SimModel
+from utdebug.benchmarks.context import RunContext
 from utdebug.benchmarks.debugging import (
-    PrivateTests,
+    error_rows,
     make_sim,
     register_sim,
     task_from_problem,
 )
+from utdebug.benchmarks.evaluator import PrivateTestRunner
 from utdebug.data.datasets import LoadedSplit, Problem
 from utdebug.engine import Executor, Session, Settings, UnitTest, code_id
 from utdebug.ranking import Strategy, TieRule, rank_all
 from utdebug.runs.folder import (
     Job,
-    ProgressFn,
+    JobLoop,
     RunResult,
-    print_json,
+    model_fields,
     run_folder,
-    simulated_note,
     summary_head,
-    usage_text,
 )
 from utdebug.runs.records import (
     record_key,
@@ -85,7 +81,7 @@ async def judge_problem(
     model: Model,
     settings: Settings,
     executor: Executor,
-    private: PrivateTests,
+    private: PrivateTestRunner,
     *,
     n_solutions: int,
     rank_kw: dict[str, float],
@@ -174,26 +170,19 @@ def summarize_judge(records: Sequence[dict[str, Any]], n_solutions: int) -> dict
 
 
 async def judge_split(
-    *,
+    ctx: RunContext,
     ls: LoadedSplit,
-    model: Model | None,
-    settings: Settings,
+    *,
     executor: Executor,
-    private: PrivateTests,
-    out_dir: Path,
+    private: PrivateTestRunner,
     n_solutions: int,
     rank_kw: dict[str, float],
-    key_extra: dict[str, Any],
-    concurrency: int = 16,
-    sim_params: SimParams | None = None,
-    on_record: ProgressFn | None = None,
-    ut_model: Model | None = None,
 ) -> JudgeRun:
     """Judge every problem not yet recorded; rewrite the summary from the samples file."""
     t0 = time.perf_counter()
-    run = JudgeRun(out_dir)
-    if sim_params is not None:
-        model = make_sim(sim_params, private)
+    run = JudgeRun(ctx.out_dir)
+    settings, key_extra = ctx.settings, ctx.key_extra
+    model = ctx.model if ctx.sim_params is None else make_sim(ctx.sim_params, private)
     if model is None:
         raise ValueError("judge_split needs a model or simulation parameters")
     simulated = bool(getattr(model, "simulated", False))
@@ -215,14 +204,8 @@ async def judge_split(
         )
 
     def base(task_id: str, key: str) -> dict[str, Any]:
-        return {
-            "key": key,
-            "split": ls.split.value,
-            "task_id": task_id,
-            "model": model.name,
-            "simulated": simulated,
-            "label": SIMULATED if simulated else None,
-        }
+        fixed = {"key": key, "split": ls.split.value, "task_id": task_id}
+        return fixed | model_fields(model.name, simulated)
 
     async def work(p: Problem) -> dict[str, Any]:
         await private.add(p)
@@ -236,14 +219,12 @@ async def judge_split(
             private,
             n_solutions=n_solutions,
             rank_kw=rank_kw,
-            ut_model=ut_model,
+            ut_model=ctx.ut_model,
         )
 
-    dataset_errors = []
-    for err in ls.errors:
-        task_id = err.task_id or f"{ls.split.value}/row{err.row}"
-        key = record_key({"mode": "judge", "error_row": err.row, **key_extra})
-        dataset_errors.append((base(task_id, key), f"{err.file}, row {err.row}: {err.message}"))
+    dataset_errors = error_rows(
+        ls, lambda t, err: base(t, record_key({"mode": "judge", "error_row": err.row, **key_extra}))
+    )
     jobs = [Job(base(p.task_id, key_of(p)), partial(work, p)) for p in ls.problems]
     extra: dict[str, Any] = {
         "model": model.name,
@@ -256,88 +237,11 @@ async def judge_split(
         jobs=jobs,
         summarize=lambda records: summarize_judge(records, n_solutions),
         extra=extra,
-        sim=sim_params,
-        concurrency=concurrency,
+        loop=JobLoop(ctx.concurrency, ctx.on_record),
         started=t0,
-        on_record=on_record,
+        sim=ctx.sim_params,
     )
     return run
 
 
-_NAMES = {
-    "random": "one random sample",
-    "most_passed": "most tests passed (paper rule)",
-    "maxpass": "MaxPass",
-    "mbr_exec": "MBR-exec",
-    "codet": "CodeT (n_y·√n_x)",
-    "codet_paper": "CodeT (n_x·n_y, paper text)",
-    "b4": "B4",
-}
-
-
-def print_judge(out: Console, ls: LoadedSplit, run: JudgeRun, *, as_json: bool) -> None:
-    from utdebug.benchmarks.model_bench import model_errors_footer, resumed_text
-
-    s = run.summary
-    if as_json:
-        print_json(
-            {
-                "split": ls.split.value,
-                "out_dir": str(run.out_dir),
-                "wall_seconds": round(run.wall_seconds, 2),
-                "evaluated_now": run.evaluated,
-                "resumed": run.skipped,
-                "summary": s,
-            }
-        )
-        return
-    sim = bool(s["simulated"])
-    label = f"{SIMULATED} " if sim else ""
-    if sim:
-        out.print(simulated_note())
-    title = (
-        f"{label}{ls.split.value}: best-of-{s['solutions_per_problem']} selection, "
-        f"{s['model']}, {s['settings']['ut_method']} tests"
-    )
-    t = Table(title=title.strip())
-    for c in (
-        "strategy",
-        "pass@1",
-        "Δ vs random",
-        "ties pooled",
-        f"discriminative ({s['discriminative']})",
-    ):
-        t.add_column(c, justify="left" if c == "strategy" else "right")
-    rows = s["strategies"]
-    base = rows["random"]["pass_at_1"]
-    best = max(v["pass_at_1"] for v in rows.values())
-    for name, v in rows.items():
-        mark = " *" if v["pass_at_1"] == best else ""
-        t.add_row(
-            _NAMES.get(name, name) + mark,
-            f"{100 * v['pass_at_1']:.2f}%",
-            "" if name == "random" else f"{100 * (v['pass_at_1'] - base):+.2f}",
-            f"{100 * v['pass_at_1_pooled']:.2f}%",
-            f"{100 * v['discriminative_pass_at_1']:.2f}%",
-        )
-    out.print(t)
-    out.print(
-        f"{label}{ls.split.value}: {s['evaluated']} problems ({s['problem_errors']} errors), "
-        f"{s['tests_per_problem']:.1f} pooled tests per problem "
-        f"({s['problems_without_tests']} problems without tests: every strategy = random)"
-    )
-    out.print(
-        f"{label}{ls.split.value}: model: {usage_text(s['usage'])}; "
-        f"{resumed_text(run.skipped)}wall {run.wall_seconds:.1f} s (this run)"
-    )
-    model_errors_footer(out, ls.split.value, s["model_errors"], "problems")
-    out.print(
-        f"{label}pass@1 = expected pass@1 of the selection (fraction of right solutions in it); "
-        "* marks the best; ties: first consensus set (pass@1) or all tied sets (ties pooled)"
-    )
-    for e in s["errors"][:10]:
-        out.print(f"{ls.split.value}: [yellow]problem error[/yellow] {e['task_id']}: {e['error']}")
-    out.print(f"{ls.split.value}: samples and summary in {run.out_dir}/")
-
-
-__all__ = ["STRATEGIES", "JudgeRun", "judge_problem", "judge_split", "print_judge"]
+__all__ = ["STRATEGIES", "JudgeRun", "judge_problem", "judge_split"]

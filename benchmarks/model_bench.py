@@ -28,13 +28,11 @@ import math
 import re
 import sys
 import threading
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
 from utdebug.agents.base import Meter, Metered, Model, ModelError
 from utdebug.agents.sim import SIMULATED, SimParams
@@ -53,20 +51,34 @@ from utdebug.benchmarks.bench import (
 from utdebug.benchmarks.bench import (
     eval_settings as bench_eval_settings,
 )
+from utdebug.benchmarks.context import RunContext
 from utdebug.benchmarks.debugging import (
     DebugRun,
     FatalRunError,
-    PrivateTests,
-    VerdictCache,
     debug_split,
 )
-from utdebug.benchmarks.evaluator import EvalSettings, ExpectedCache
+from utdebug.benchmarks.evaluator import (
+    EvalSettings,
+    ExpectedCache,
+    PrivateTestRunner,
+    VerdictCache,
+)
+from utdebug.benchmarks.report import (
+    outcome_words,
+    print_ablation,
+    print_debug,
+    print_intrinsic,
+    print_judge,
+    print_voting,
+)
 from utdebug.benchmarks.scoring_verifiers import SETS as VERIFIER_SETS
+from utdebug.data import splits
 from utdebug.data.datasets import (
     LoadedSplit,
     Split,
     default_cache_dir,
 )
+from utdebug.data.splits import ProblemKind
 from utdebug.engine import Executor, Settings, UTMethod, Variant
 from utdebug.engine.model import RANKERS
 from utdebug.runs.folder import (
@@ -74,15 +86,10 @@ from utdebug.runs.folder import (
     model_error_line,
     one_line,
     preflight_models,
-    print_json,
-    reply_warning,
-    simulated_note,
-    usage_text,
 )
 from utdebug.sandbox import (
     LimitKind,
     Limits,
-    Sandbox,
     SandboxConfig,
 )
 
@@ -418,94 +425,51 @@ def run_model_bench(args: argparse.Namespace, cfg: SandboxConfig, stop: threadin
             error_line(err, "utdebug bench: the model cannot be used:", e)
             return EXIT_MODEL
         with open_sandbox(cfg, err) as sb:
-            return await _main(
-                args, sb, loaded, model, ut_model, meter, eval_settings, cache_dir, out, err, stop
+            bench = _Bench(
+                args,
+                model,
+                ut_model,
+                Executor(sb, workers=local_workers(args)),
+                eval_settings,
+                ExpectedCache(cache_dir / "he-expected"),
+                cache_dir,
+                out,
+                err,
             )
+            return await _main(bench, loaded, stop)
 
     return run_mode(err, "utdebug bench", run_all())
 
 
-async def _main(
-    args: argparse.Namespace,
-    sb: Sandbox,
-    loaded: list[LoadedSplit],
-    model: Model | None,
-    ut_model: Model | None,
-    meter: Meter,
-    eval_settings: EvalSettings,
-    cache_dir: Path,
-    out: Console,
-    err: Console,
-    stop: threading.Event,
-) -> int:
-    executor = Executor(sb, workers=local_workers(args))
-    expected_cache = ExpectedCache(cache_dir / "he-expected")
-    failed: list[tuple[dict[str, Any], int, str]] = []
+@dataclass(slots=True)
+class _Bench:
+    """What every split of one ``utdebug bench --model`` run shares."""
+
+    args: argparse.Namespace
+    model: Model | None
+    ut_model: Model | None
+    executor: Executor
+    eval_settings: EvalSettings
+    expected_cache: ExpectedCache
+    cache_dir: Path
+    out: Console
+    err: Console
+    failed: list[tuple[dict[str, Any], int, str]] = field(default_factory=list)
     """Per run: its model errors, its problems, and what they are (sessions, problems)."""
+
+    def private_tests(self) -> PrivateTestRunner:
+        """A split's private-test runner (its results shared by all the split's runs)."""
+        folder = None if self.args.no_cache else self.cache_dir / "private-verdicts"
+        return PrivateTestRunner(
+            self.executor, self.eval_settings, self.expected_cache, VerdictCache(folder)
+        )
+
+
+async def _main(bench: _Bench, loaded: list[LoadedSplit], stop: threading.Event) -> int:
+    err = bench.err
     try:
         for ls in loaded:
-            verdicts = VerdictCache(None if args.no_cache else cache_dir / "private-verdicts")
-            private = PrivateTests(executor, eval_settings, expected_cache, verdicts)
-            if args.mode == "intrinsic":
-                from utdebug.benchmarks.intrinsic import print_intrinsic, run_intrinsic
-
-                if ls.split is Split.CLASSEVAL:
-                    from utdebug.benchmarks.classeval_debug import run_class_intrinsic
-
-                    res = await run_class_intrinsic(
-                        problems=ls.classes,
-                        model=model,
-                        args=args,
-                        executor=executor,
-                        eval_settings=eval_settings,
-                        sim=sim_params(args) if model is None else None,
-                    )
-                    print_intrinsic(
-                        out, ls.split, res, as_json=args.json, licence=ls.about.get("data_licence")
-                    )
-                    failed.append((res.model_errors_summary(), len(ls.classes), "problems"))
-                    continue
-                res = await run_intrinsic(
-                    ls=ls,
-                    model=model,
-                    args=args,
-                    private=private,
-                    executor=executor,
-                    sim=sim_params(args) if model is None else None,
-                    err=err,
-                )
-                print_intrinsic(out, ls.split, res, as_json=args.json)
-                failed.append((res.model_errors_summary(), len(ls.problems), "problems"))
-                continue
-            if args.mode == "judge":
-                s = await _judge_one(args, ls, model, ut_model, executor, private, out, err)
-                failed.append((s["model_errors"], s["problems"], "problems"))
-                continue
-            configs = _configs(args)
-            runs: list[tuple[str, DebugRun]] = []
-            for tag, settings, params in configs:
-                run = await _debug_one(
-                    args,
-                    ls,
-                    tag,
-                    settings,
-                    params,
-                    model,
-                    ut_model,
-                    executor,
-                    private,
-                    eval_settings,
-                    expected_cache,
-                    err,
-                )
-                runs.append((tag, run))
-                failed.append((run.summary["model_errors"], run.summary["problems"], "sessions"))
-            if args.mode == "eval":
-                print_debug(out, ls.split, runs[0][1], args, meter, as_json=args.json)
-            elif args.mode == "ablation":
-                print_ablation(out, ls.split, runs, as_json=args.json)
-            else:
-                print_voting(out, ls.split, runs, as_json=args.json)
+            await _run_split(bench, ls)
     except (FatalRunError, ModelError) as e:
         error_line(
             err,
@@ -514,9 +478,10 @@ async def _main(
         )
         return EXIT_MODEL
     finally:
-        executor.close()
+        bench.executor.close()
     if stop.is_set():
         return EXIT_INTERRUPTED
+    failed = bench.failed
     errors = merge_model_errors(m for m, _, _ in failed)
     if errors["count"]:
         total = sum(n for _, n, _ in failed)
@@ -524,6 +489,61 @@ async def _main(
         error_line(err, "utdebug bench:", model_error_line(errors, total, what))
         return EXIT_MODEL
     return EXIT_OK
+
+
+async def _run_split(bench: _Bench, ls: LoadedSplit) -> None:
+    """The run (or runs: ablation, voting) of the mode on one split, then its table."""
+    args, out = bench.args, bench.out
+    private = bench.private_tests()
+    if args.mode == "intrinsic":
+        await _intrinsic_one(bench, ls, private)
+        return
+    if args.mode == "judge":
+        s = await _judge_one(bench, ls, private)
+        bench.failed.append((s["model_errors"], s["problems"], "problems"))
+        return
+    runs: list[tuple[str, DebugRun]] = []
+    for tag, settings, params in _configs(args):
+        run = await _debug_one(bench, ls, tag, settings, params, private)
+        runs.append((tag, run))
+        bench.failed.append((run.summary["model_errors"], run.summary["problems"], "sessions"))
+    if args.mode == "eval":
+        print_debug(out, ls.split, runs[0][1], as_json=args.json)
+    elif args.mode == "ablation":
+        print_ablation(out, ls.split, runs, as_json=args.json)
+    else:
+        print_voting(out, ls.split, runs, as_json=args.json)
+
+
+async def _intrinsic_one(bench: _Bench, ls: LoadedSplit, private: PrivateTestRunner) -> None:
+    from utdebug.benchmarks.intrinsic import run_intrinsic
+
+    args, model, out = bench.args, bench.model, bench.out
+    if splits.spec(ls.split).kind is ProblemKind.METHOD:
+        from utdebug.benchmarks.classeval_debug import run_class_intrinsic
+
+        res = await run_class_intrinsic(
+            problems=ls.classes,
+            model=model,
+            args=args,
+            executor=bench.executor,
+            eval_settings=bench.eval_settings,
+            sim=sim_params(args) if model is None else None,
+        )
+        print_intrinsic(out, ls.split, res, as_json=args.json, licence=ls.about.get("data_licence"))
+        bench.failed.append((res.model_errors_summary(), len(ls.classes), "problems"))
+        return
+    res = await run_intrinsic(
+        ls=ls,
+        model=model,
+        args=args,
+        private=private,
+        executor=bench.executor,
+        sim=sim_params(args) if model is None else None,
+        err=bench.err,
+    )
+    print_intrinsic(out, ls.split, res, as_json=args.json)
+    bench.failed.append((res.model_errors_summary(), len(ls.problems), "problems"))
 
 
 def rank_params(args: argparse.Namespace) -> dict[str, float]:
@@ -536,18 +556,23 @@ def rank_params(args: argparse.Namespace) -> dict[str, float]:
     return out
 
 
-async def _judge_one(
-    args: argparse.Namespace,
-    ls: LoadedSplit,
-    model: Model | None,
-    ut_model: Model | None,
-    executor: Executor,
-    private: PrivateTests,
-    out: Console,
-    err: Console,
-) -> dict[str, Any]:
-    from utdebug.benchmarks.judge import judge_split, print_judge
+def key_extra(args: argparse.Namespace, params: SimParams | None) -> dict[str, Any]:
+    """What tells a run's records apart beyond its settings: the models, the simulation."""
+    key_extra: dict[str, Any] = {"model": args.model, "ut_model": args.ut_model}
+    if params is not None:
+        key_extra["sim"] = params.to_json()
+    return key_extra
 
+
+def progress_label(text: str, params: SimParams | None) -> str:
+    """A progress bar's label, marked SIMULATED when the simulated model plays."""
+    return text + (f" [yellow]{SIMULATED}[/yellow]" if params is not None else "")
+
+
+async def _judge_one(bench: _Bench, ls: LoadedSplit, private: PrivateTestRunner) -> dict[str, Any]:
+    from utdebug.benchmarks.judge import judge_split
+
+    args = bench.args
     settings = engine_settings(args, rounds=0)
     params = sim_params(args) if args.model == "sim" else None
     if args.out is not None:
@@ -559,13 +584,8 @@ async def _judge_one(
         )
         out_dir = Path("runs") / "judge" / name
     total = len(ls.problems) + len(ls.errors)
-    label = f"[bold]{ls.split.value}[/bold] judge best-of-{args.solutions}"
-    if params is not None:
-        label += f" [yellow]{SIMULATED}[/yellow]"
-    key_extra: dict[str, Any] = {"model": args.model, "ut_model": args.ut_model}
-    if params is not None:
-        key_extra["sim"] = params.to_json()
-    progress = progress_bar(label, err)
+    label = progress_label(f"[bold]{ls.split.value}[/bold] judge best-of-{args.solutions}", params)
+    progress = progress_bar(label, bench.err)
     with progress:
         bar = progress.add_task("judge", total=total, last="")
 
@@ -577,23 +597,26 @@ async def _judge_one(
                 last += f" {rec.get('error_kind')} error"
             progress.update(bar, advance=1, last=last)
 
-        run = await judge_split(
-            ls=ls,
-            model=model,
+        ctx = RunContext(
+            model=bench.model,
             settings=settings,
-            executor=executor,
-            private=private,
             out_dir=out_dir,
-            n_solutions=args.solutions,
-            rank_kw=rank_params(args),
-            key_extra=key_extra,
+            key_extra=key_extra(args, params),
             concurrency=args.concurrency,
             sim_params=params,
             on_record=on_record,
-            ut_model=ut_model,
+            ut_model=bench.ut_model,
+        )
+        run = await judge_split(
+            ctx,
+            ls,
+            executor=bench.executor,
+            private=private,
+            n_solutions=args.solutions,
+            rank_kw=rank_params(args),
         )
     if args.json or run.summary["evaluated"] or not run.summary["model_errors"]["count"]:
-        print_judge(out, ls, run, as_json=args.json)
+        print_judge(bench.out, ls.split, run, as_json=args.json)
     return run.summary
 
 
@@ -623,25 +646,19 @@ def _configs(args: argparse.Namespace) -> list[tuple[str, Settings, SimParams | 
 
 
 async def _debug_one(
-    args: argparse.Namespace,
+    bench: _Bench,
     ls: LoadedSplit,
     tag: str,
     settings: Settings,
     params: SimParams | None,
-    model: Model | None,
-    ut_model: Model | None,
-    executor: Executor,
-    private: PrivateTests,
-    eval_settings: EvalSettings,
-    expected_cache: ExpectedCache,
-    err: Console,
+    private: PrivateTestRunner,
 ) -> DebugRun:
-    out_dir = out_dir_for(args, ls.split, settings, tag)
+    args = bench.args
     total = len(ls.problems) + len(ls.classes) + len(ls.errors)
-    label = f"[bold]{ls.split.value}[/bold] {tag or settings.ut_method.value}"
-    if params is not None:
-        label += f" [yellow]{SIMULATED}[/yellow]"
-    progress = progress_bar(label, err)
+    label = progress_label(
+        f"[bold]{ls.split.value}[/bold] {tag or settings.ut_method.value}", params
+    )
+    progress = progress_bar(label, bench.err)
     with progress:
         bar = progress.add_task("debug", total=total, last="")
 
@@ -653,243 +670,29 @@ async def _debug_one(
                 last = f"{last} {rec.get('error_kind')} error"
             progress.update(bar, advance=1, last=last)
 
-        key_extra: dict[str, Any] = {"model": args.model, "ut_model": args.ut_model}
-        if params is not None:
-            key_extra["sim"] = params.to_json()
-        if ls.split is Split.CLASSEVAL:
-            from utdebug.benchmarks.classeval_debug import MAX_CONCURRENCY, debug_classeval_split
-
-            return await debug_classeval_split(
-                problems=ls.classes,
-                errors=ls.errors,
-                model=model,
-                settings=settings,
-                executor=executor,
-                eval_settings=eval_settings,
-                out_dir=out_dir,
-                sources=ls.sources,
-                about=ls.about,
-                key_extra=key_extra,
-                concurrency=min(args.concurrency, MAX_CONCURRENCY),
-                sim_params=params,
-                on_record=on_record,
-                ut_model=ut_model,
-            )
-        return await debug_split(
-            split=ls.split,
-            problems=ls.problems,
-            errors=ls.errors,
-            model=model,
+        ctx = RunContext(
+            model=bench.model,
             settings=settings,
-            sandbox=executor.sandbox,
-            eval_settings=eval_settings,
-            out_dir=out_dir,
-            sources=ls.sources,
-            key_extra=key_extra,
-            expected_cache=expected_cache,
+            out_dir=out_dir_for(args, ls.split, settings, tag),
+            key_extra=key_extra(args, params),
             concurrency=args.concurrency,
             sim_params=params,
             on_record=on_record,
-            executor=executor,
+            ut_model=bench.ut_model,
+        )
+        if splits.spec(ls.split).kind is ProblemKind.METHOD:
+            from utdebug.benchmarks.classeval_debug import MAX_CONCURRENCY, debug_classeval_split
+
+            ctx = replace(ctx, concurrency=min(args.concurrency, MAX_CONCURRENCY))
+            return await debug_classeval_split(
+                ctx, ls, executor=bench.executor, eval_settings=bench.eval_settings
+            )
+        return await debug_split(
+            ctx,
+            ls,
+            sandbox=bench.executor.sandbox,
+            eval_settings=bench.eval_settings,
+            expected_cache=bench.expected_cache,
+            executor=bench.executor,
             private=private,
-            ut_model=ut_model,
         )
-
-
-# --- output -----------------------------------------------------------------------------------
-
-_NOT_SOLVED = {
-    "all_pass": "its generated tests pass",
-    "rounds": "every round ran",
-    "no_tests": "no tests",
-    "judged_correct": "judged correct",
-    "does_not_load": "does not load",
-    "cancelled": "cancelled",
-}
-
-
-def outcome_words(rec: dict[str, Any]) -> str:
-    """How a debugged problem ended, for the progress line: ``solved`` (the code in force
-    passes every private test), else ``not solved`` and why the session stopped (its own
-    tests all passing is not solving it)."""
-    rounds = rec.get("rounds") or [{}]
-    if rounds[-1].get("all_pass"):
-        return "solved"
-    finish = str(rec.get("finish") or "")
-    why = _NOT_SOLVED.get(finish, finish.replace("_", " "))
-    return f"not solved ({why})" if why else "not solved"
-
-
-def _title(text: str, simulated: bool) -> str:
-    return f"{SIMULATED}: {text}" if simulated else text
-
-
-def _sim_note(out: Console, simulated: bool) -> None:
-    if simulated:
-        out.print(simulated_note())
-
-
-def print_debug(
-    out: Console,
-    split: Split,
-    run: DebugRun,
-    args: argparse.Namespace,
-    meter: Meter,
-    *,
-    as_json: bool,
-) -> None:
-    s = run.summary
-    warning = None if s["simulated"] else reply_warning(s["usage"])
-    if warning is not None:
-        Console(stderr=True).print(
-            f"utdebug bench: [yellow]{escape(warning)}[/yellow]", soft_wrap=True
-        )
-    if as_json:
-        print_json(
-            {
-                "split": split.value,
-                "out_dir": str(run.out_dir),
-                "wall_seconds": round(run.wall_seconds, 2),
-                "evaluated_now": run.evaluated,
-                "resumed": run.skipped,
-                "summary": s,
-            }
-        )
-        return
-    if not s["evaluated"] and s["model_errors"]["count"]:
-        return  # no problem finished: no table of zeros; the command says why on stderr
-    _sim_note(out, s["simulated"])
-    title = _title(f"{split.value}, {s['model']}, {s['settings']['ut_method']}", s["simulated"])
-    t = Table(title=title, min_width=min(len(title) + 4, 120))  # the title on one line
-    t.add_column("round", justify="right")
-    t.add_column("pass@1", justify="right")
-    t.add_column("mean pass rate", justify="right")
-    for r in s["rounds"]:
-        t.add_row(
-            str(r["round"]),
-            f"{100 * r['pass_at_1']:.2f}% ({r['solved']})",
-            f"{100 * r['mean_pass_rate']:.2f}%",
-        )
-    out.print(t)
-    i = s["intrinsic"]
-    u = s["usage"]
-    label = f"{SIMULATED} " if s["simulated"] else ""
-    out.print(
-        f"{label}{split.value}: intrinsic metrics of {i['tests']} kept tests "
-        f"({i['tests_per_problem']:.2f} per problem): attack rate "
-        f"{100 * i['attack_rate']:.2f}%, output accuracy {100 * i['output_accuracy']:.2f}%, "
-        f"accuracy ∩ attack {100 * i['accuracy_and_attack']:.2f}%"
-    )
-    out.print(
-        f"{label}{split.value}: {s['evaluated']} problems debugged, {s['problem_errors']} "
-        f"problem errors, {s['model_errors']['count']} sessions ended by a model error (not "
-        f"counted above); {resumed_text(run.skipped)}wall {run.wall_seconds:.1f} s (this run)"
-    )
-    out.print(f"{label}{split.value}: model: {usage_text(u)}")
-    st = s["settings"]
-    out.print(
-        f"{label}{split.value}: settings: {st['variant']} variant, n={st['n']}, k={st['k']}, "
-        f"threshold {st['threshold']}, rounds {st['rounds']}, backtracking "
-        f"{'on' if st['backtrack'] else 'off'}, feedback = {st['feedback']} failing test"
-    )
-    for e in s["errors"][:10]:
-        out.print(f"{split.value}: [yellow]problem error[/yellow] {e['task_id']}: {e['error']}")
-    model_errors_footer(out, split.value, s["model_errors"], "sessions")
-    if "data_licence" in s:
-        out.print(f"{split.value}: data licence: {s['data_licence']}")
-    out.print(f"{split.value}: samples and summary in {run.out_dir}/")
-
-
-def resumed_text(skipped: int) -> str:
-    """``resumed N (already recorded, not run again); `` when a rerun skipped records."""
-    return f"resumed {skipped} (already recorded, not run again); " if skipped else ""
-
-
-def model_errors_footer(out: Console, where: str, errors: dict[str, Any], what: str) -> None:
-    """The footer line that names the model errors a table leaves out (nothing when none)."""
-    n = errors.get("count", 0)
-    if not n:
-        return
-    causes = "; ".join(f"{c['error']} ×{c['count']}" for c in errors.get("causes", [])[:3])
-    out.print(
-        f"{where}: [yellow]{n} {what} ended by a model error[/yellow] and are not in the "
-        f"numbers above ({escape(causes)}); a rerun of the same command retries them"
-    )
-
-
-def print_ablation(
-    out: Console, split: Split, runs: list[tuple[str, DebugRun]], *, as_json: bool
-) -> None:
-    rows = []
-    for tag, run in runs:
-        method, _, what = tag.partition("-")
-        final = run.summary["rounds"][-1]
-        rows.append(
-            {
-                "method": method,
-                "config": what,
-                "pass_at_1": final["pass_at_1"],
-                "mean_pass_rate": final["mean_pass_rate"],
-                "simulated": run.summary["simulated"],
-                "out_dir": str(run.out_dir),
-                "wall_seconds": round(run.wall_seconds, 2),
-                "model_errors": run.summary["model_errors"],
-            }
-        )
-    sim = any(r["simulated"] for r in rows)
-    if as_json:
-        print_json({"split": split.value, "label": SIMULATED if sim else None, "rows": rows})
-        return
-    _sim_note(out, sim)
-    variant = runs[0][1].summary["settings"]["variant"] if runs else "?"
-    t = Table(title=_title(f"{split.value}: ablation (Table 8 design), {variant} variant", sim))
-    for c in ("UT method", "configuration", "pass@1", "Δ", "mean pass rate"):
-        t.add_column(c, justify="left" if c in ("UT method", "configuration") else "right")
-    full: dict[str, float] = {}
-    for r in rows:
-        if r["config"] == "full":
-            full[r["method"]] = r["pass_at_1"]
-        delta = r["pass_at_1"] - full.get(r["method"], r["pass_at_1"])
-        t.add_row(
-            r["method"],
-            r["config"].replace("-", " "),
-            f"{100 * r['pass_at_1']:.2f}%",
-            "" if r["config"] == "full" else f"{100 * delta:+.2f}",
-            f"{100 * r['mean_pass_rate']:.2f}%",
-        )
-    out.print(t)
-    model_errors_footer(
-        out, split.value, merge_model_errors(r["model_errors"] for r in rows), "sessions"
-    )
-
-
-def print_voting(
-    out: Console, split: Split, runs: list[tuple[str, DebugRun]], *, as_json: bool
-) -> None:
-    rows: dict[str, dict[str, Any]] = {}
-    for tag, run in runs:
-        acc, _, k = tag.partition("-")
-        i = run.summary["intrinsic"]
-        row = rows.setdefault(acc, {"per_vote_accuracy": float(acc[3:])})
-        row["voting" if k != "k0" else "single"] = {
-            "output_accuracy": i["output_accuracy"],
-            "tests": i["tests"],
-        }
-    if as_json:
-        print_json({"split": split.value, "label": SIMULATED, "rows": list(rows.values())})
-        return
-    _sim_note(out, True)
-    t = Table(title=_title(f"{split.value}: output accuracy of kept tests", True))
-    for c in ("per-vote accuracy", "no voting", "voting", "effect", "tests (voting)"):
-        t.add_column(c, justify="right")
-    for row in rows.values():
-        single = row.get("single", {}).get("output_accuracy", 0.0)
-        voted = row.get("voting", {}).get("output_accuracy", 0.0)
-        t.add_row(
-            f"{100 * row['per_vote_accuracy']:.0f}%",
-            f"{100 * single:.2f}%",
-            f"{100 * voted:.2f}%",
-            "raises" if voted > single else "lowers" if voted < single else "no change",
-            str(row.get("voting", {}).get("tests", 0)),
-        )
-    out.print(t)

@@ -46,16 +46,15 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 
 from utdebug.agents.base import Meter, Model, ModelError
-from utdebug.agents.sim import SIMULATED, SimModel, SimParams, SimProblem, Verdicts
+from utdebug.agents.sim import SimModel, SimParams, SimProblem, Verdicts
 from utdebug.benchmarks.bench import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -67,6 +66,8 @@ from utdebug.benchmarks.bench import (
     progress_bar,
     run_mode,
 )
+from utdebug.benchmarks.context import RunContext
+from utdebug.benchmarks.report import print_verify
 from utdebug.benchmarks.scoring_verifiers import (
     SETS,
     VerifierDataError,
@@ -82,16 +83,14 @@ from utdebug.ranking.verifiers import ProblemScores, aggregate, score_problem
 from utdebug.runs.folder import (
     FatalRunError,
     Job,
-    ProgressFn,
+    JobLoop,
     RunResult,
     model_error_line,
+    model_fields,
     one_line,
     preflight_models,
-    print_json,
     run_folder,
-    simulated_note,
     summary_head,
-    usage_text,
 )
 from utdebug.runs.records import (
     record_key,
@@ -323,26 +322,19 @@ VerifyRun = RunResult
 
 
 async def verify_set(
-    *,
+    ctx: RunContext,
     vs: VerifierSet,
     problems: Sequence[VerifierProblem],
-    model: Model | None,
-    settings: Settings,
+    *,
     n_tests: int,
     executor: Executor,
-    out_dir: Path,
-    key_extra: dict[str, Any],
-    concurrency: int = 16,
-    sim_params: SimParams | None = None,
     oracle_limits: Limits | None = None,
-    ut_model: Model | None = None,
     include_errors: bool = True,
-    on_record: ProgressFn | None = None,
-    stop: threading.Event | None = None,
 ) -> VerifyRun:
     """Score every problem not yet recorded; rewrite the summary from the samples file."""
     t0 = time.perf_counter()
-    run = VerifyRun(out_dir)
+    run = VerifyRun(ctx.out_dir)
+    model, settings, sim_params = ctx.model, ctx.settings, ctx.sim_params
     oracle: SimOracle | None = None
     if sim_params is not None:
         oracle = SimOracle(executor, oracle_limits or settings.limits)
@@ -352,33 +344,27 @@ async def verify_set(
     simulated = bool(getattr(model, "simulated", False)) or sim_params is not None
     base_settings = settings.to_json()
 
+    where = {"bench": "verify", "set": vs.name, "file": vs.file_name, "sha256": vs.sha256}
+
     def key_of(task_id: str, what: str) -> str:
         return record_key(
             {
-                "bench": "verify",
-                "set": vs.name,
-                "file": vs.file_name,
-                "sha256": vs.sha256,
+                **where,
                 "task_id": task_id,
                 "what": what,
                 "tests": n_tests,
                 "settings": base_settings,
-                **key_extra,
+                **ctx.key_extra,
             }
         )
 
     def base(task_id: str, key: str, line: int) -> dict[str, Any]:
         return {
             "key": key,
-            "bench": "verify",
-            "set": vs.name,
-            "file": vs.file_name,
-            "sha256": vs.sha256,
+            **where,
             "task_id": task_id,
             "line": line,
-            "model": model.name,
-            "simulated": simulated,
-            "label": SIMULATED if simulated else None,
+            **model_fields(model.name, simulated),
             "settings": base_settings,
             "verify_tests": n_tests,
         }
@@ -387,7 +373,7 @@ async def verify_set(
         if oracle is not None:
             assert isinstance(model, SimModel)
             model.register(await oracle.add(p))
-        return await verify_problem(p, model, settings, executor, n_tests, ut_model=ut_model)
+        return await verify_problem(p, model, settings, executor, n_tests, ut_model=ctx.ut_model)
 
     dataset_errors = []
     for err in vs.errors if include_errors else []:
@@ -401,31 +387,35 @@ async def verify_set(
         )
         for p in problems
     ]
-    extra: dict[str, Any] = {
-        "bench": "verify",
-        "set": vs.name,
-        "file": str(vs.path),
-        "sha256": vs.sha256,
-        "url": vs.url,
-        "model": model.name,
-        "settings": base_settings,
-        "verify_tests": n_tests,
-        "estimated_score": "fraction of the generated tests passed; a test that raises, "
-        "times out or crashes counts as failed",
-    }
     await run_folder(
         run,
         dataset_errors=dataset_errors,
         jobs=jobs,
         summarize=summarize_verify,
-        extra=extra,
-        sim=sim_params,
-        concurrency=concurrency,
+        extra=_summary_extra(vs, model.name, base_settings, n_tests),
+        loop=JobLoop(ctx.concurrency, ctx.on_record, ctx.stop),
         started=t0,
-        on_record=on_record,
-        stop=stop,
+        sim=sim_params,
     )
     return run
+
+
+def _summary_extra(
+    vs: VerifierSet, model: str, settings: dict[str, Any], n_tests: int
+) -> dict[str, Any]:
+    """What a verify summary says beyond the numbers: the set, its file, the model, settings."""
+    return {
+        "bench": "verify",
+        "set": vs.name,
+        "file": str(vs.path),
+        "sha256": vs.sha256,
+        "url": vs.url,
+        "model": model,
+        "settings": settings,
+        "verify_tests": n_tests,
+        "estimated_score": "fraction of the generated tests passed; a test that raises, "
+        "times out or crashes counts as failed",
+    }
 
 
 # --- the command ------------------------------------------------------------------------------
@@ -476,13 +466,56 @@ def _load(args: argparse.Namespace, cache_dir: Path) -> VerifierSet:
     return load_verifier_set(args.verify_set, data_dir=args.data_dir, cache_dir=cache_dir)
 
 
+def _usable(args: argparse.Namespace, vs: VerifierSet) -> tuple[list[VerifierProblem], str | None]:
+    """The problems of ``--problems``/``--limit``, or why the run cannot start (an unknown
+    problem; ``--model sim`` on problems it cannot simulate)."""
+    problems, unknown = _select(vs, args.problems, args.limit)
+    if unknown:
+        return problems, f"unknown problem(s) in {vs.file_name}: {', '.join(unknown)}"
+    if args.model == "sim" and not any(p.sim_problem_reason() is None for p in problems):
+        first = problems[0].sim_problem_reason() if problems else "no problems selected"
+        return problems, (
+            f"--model sim cannot run on {vs.file_name}: the simulated model needs each "
+            "problem's ground-truth solution and predefined test inputs, and no selected "
+            f"problem has both ({first}). Use a real model, or a file with "
+            "`canonical_solution` and `base_input`/`test_list`."
+        )
+    return problems, None
+
+
+def _oracle_limits(args: argparse.Namespace) -> Limits:
+    """The limits of the simulated model's oracle runs (the ground truth on each input)."""
+    return Limits(
+        per_input=args.timeout,
+        load=5.0,
+        memory_mb=min(args.memory_mb, 1024),
+        batch=120.0,
+        cut_after=ORACLE_CUT_AFTER,
+        cut_limit=args.cut_limit,
+        kind=LimitKind(args.limit_kind),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """A verify run, ready to start: the set and its problems, the models, the settings."""
+
+    vs: VerifierSet
+    problems: list[VerifierProblem]
+    model: Model | None
+    ut_model: Model | None
+    settings: Settings
+    n_tests: int
+    params: SimParams | None
+
+
 def run_verify(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Event) -> int:
     """``utdebug bench verify``: exit 0 on success, 1 model failure, 2 usage/data, 3 sandbox,
     130 interrupted."""
+    from utdebug.agents.config import ConfigError
     from utdebug.benchmarks.model_bench import build_models, engine_settings, sim_params
 
     err = Console(stderr=True)
-    out = Console() if sys.stdout.isatty() else Console(width=140)
     problem = _usage_error(args)
     if problem is not None:
         error_line(err, "utdebug bench verify:", problem)
@@ -493,33 +526,12 @@ def run_verify(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Eve
     except (VerifierDataError, ValueError) as e:
         error_line(err, "utdebug bench verify:", e)
         return EXIT_USAGE
-    problems, unknown = _select(vs, args.problems, args.limit)
-    if unknown:
-        error_line(
-            err,
-            "utdebug bench verify:",
-            f"unknown problem(s) in {vs.file_name}: {', '.join(unknown)}",
-        )
+    problems, problem = _usable(args, vs)
+    if problem is not None:
+        error_line(err, "utdebug bench verify:", problem)
         return EXIT_USAGE
-    sim = args.model == "sim"
-    if sim:
-        usable = [p for p in problems if p.sim_problem_reason() is None]
-        if not usable:
-            first = problems[0].sim_problem_reason() if problems else "no problems selected"
-            error_line(
-                err,
-                "utdebug bench verify:",
-                f"--model sim cannot run on {vs.file_name}: the simulated model needs each "
-                "problem's ground-truth solution and predefined test inputs, and no selected "
-                f"problem has both ({first}). Use a real model, or a file with "
-                "`canonical_solution` and `base_input`/`test_list`.",
-            )
-            return EXIT_USAGE
-    meter = Meter(cost_limit=args.cost_limit)
-    from utdebug.agents.config import ConfigError
-
     try:
-        model, ut_model = build_models(args, meter, cache_dir)
+        model, ut_model = build_models(args, Meter(cost_limit=args.cost_limit), cache_dir)
     except (ConfigError, OSError, ValueError) as e:
         error_line(err, "utdebug bench verify:", e)
         return EXIT_USAGE
@@ -530,177 +542,96 @@ def run_verify(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Eve
     except ValueError as e:
         error_line(err, "utdebug bench verify:", e)
         return EXIT_USAGE
-    params = sim_params(args, method.value) if sim else None
-    out_dir = _out_dir(args, vs, settings, n)
-    key_extra: dict[str, Any] = {"model": args.model, "ut_model": args.ut_model}
-    if params is not None:
-        key_extra["sim"] = params.to_json()
-    oracle_limits = Limits(
-        per_input=args.timeout,
-        load=5.0,
-        memory_mb=min(args.memory_mb, 1024),
-        batch=120.0,
-        cut_after=ORACLE_CUT_AFTER,
-        cut_limit=args.cut_limit,
-        kind=LimitKind(args.limit_kind),
-    )
-    include_errors = not args.problems and args.limit is None
+    params = sim_params(args, method.value) if args.model == "sim" else None
+    plan = _Plan(vs, problems, model, ut_model, settings, n, params)
+    return run_mode(err, "utdebug bench verify", _verify(args, cfg, stop, plan, err))
 
-    async def run_all() -> int:
+
+async def _verify(
+    args: argparse.Namespace,
+    cfg: SandboxConfig,
+    stop: threading.Event,
+    plan: _Plan,
+    err: Console,
+) -> int:
+    """The models probed, the set scored in this machine's sandbox, the table; the exit code."""
+    try:
+        await preflight_models((plan.model, plan.ut_model), lambda s: note_line(err, s))
+    except ModelError as e:
+        error_line(err, "utdebug bench verify: the model cannot be used:", e)
+        return EXIT_MODEL
+    with open_sandbox(cfg, err) as sb:
+        executor = Executor(sb, workers=local_workers(args))
         try:
-            await preflight_models((model, ut_model), lambda s: note_line(err, s))
-        except ModelError as e:
-            error_line(err, "utdebug bench verify: the model cannot be used:", e)
+            run = await _verify_set(args, stop, plan, executor, err)
+        except FatalRunError as e:
+            error_line(
+                err,
+                "utdebug bench verify: the model cannot be used:",
+                f"{one_line(e)} (finished problems are kept; fix the cause and rerun the "
+                "same command)",
+            )
             return EXIT_MODEL
-        with open_sandbox(cfg, err) as sb:
-            executor = Executor(sb, workers=local_workers(args))
-            label = f"[bold]verify[/bold] {vs.file_name} {settings.ut_method.value}"
-            if sim:
-                label += f" [yellow]{SIMULATED}[/yellow]"
-            progress = progress_bar(label, err)
-            total = len(problems) + (len(vs.errors) if include_errors else 0)
-            try:
-                with progress:
-                    bar = progress.add_task("verify", total=total, last="")
-
-                    def on_record(kind: str, rec: dict[str, Any]) -> None:
-                        last = str(rec.get("task_id", ""))
-                        if kind == "done":
-                            m = rec["metrics"]
-                            last = f"{last} top-1 {m['top1']:.2f}"
-                        elif kind == "error":
-                            last = f"{last} {rec.get('error_kind')} error"
-                        progress.update(bar, advance=1, last=last)
-
-                    run = await verify_set(
-                        vs=vs,
-                        problems=problems,
-                        model=model,
-                        settings=settings,
-                        n_tests=n,
-                        executor=executor,
-                        out_dir=out_dir,
-                        key_extra=key_extra,
-                        concurrency=args.concurrency,
-                        sim_params=params,
-                        oracle_limits=oracle_limits,
-                        ut_model=ut_model,
-                        include_errors=include_errors,
-                        on_record=on_record,
-                        stop=stop,
-                    )
-            except FatalRunError as e:
-                error_line(
-                    err,
-                    "utdebug bench verify: the model cannot be used:",
-                    f"{one_line(e)} (finished problems are kept; fix the cause and rerun the "
-                    "same command)",
-                )
-                return EXIT_MODEL
-            finally:
-                executor.close()
-        errors = run.summary["model_errors"]
-        if args.json or run.summary["evaluated"] or not errors["count"]:
-            print_verify(out, vs, run, as_json=args.json)
-        if stop.is_set():
-            err.print("stopped early; rerun the same command to resume")
-            return EXIT_INTERRUPTED
-        if errors["count"]:
-            line = model_error_line(errors, run.summary["problems"], "problems")
-            error_line(err, "utdebug bench verify:", line)
-            return EXIT_MODEL
-        return EXIT_OK
-
-    return run_mode(err, "utdebug bench verify", run_all())
+        finally:
+            executor.close()
+    errors = run.summary["model_errors"]
+    if args.json or run.summary["evaluated"] or not errors["count"]:
+        out = Console() if sys.stdout.isatty() else Console(width=140)
+        print_verify(out, plan.vs, run, as_json=args.json)
+    if stop.is_set():
+        err.print("stopped early; rerun the same command to resume")
+        return EXIT_INTERRUPTED
+    if errors["count"]:
+        line = model_error_line(errors, run.summary["problems"], "problems")
+        error_line(err, "utdebug bench verify:", line)
+        return EXIT_MODEL
+    return EXIT_OK
 
 
-# --- output -----------------------------------------------------------------------------------
+async def _verify_set(
+    args: argparse.Namespace,
+    stop: threading.Event,
+    plan: _Plan,
+    executor: Executor,
+    err: Console,
+) -> VerifyRun:
+    """:func:`verify_set` on the plan's problems, with a progress bar on ``err``."""
+    from utdebug.benchmarks.model_bench import key_extra, progress_label
 
+    vs, settings = plan.vs, plan.settings
+    include_errors = not args.problems and args.limit is None
+    label = f"[bold]verify[/bold] {vs.file_name} {settings.ut_method.value}"
+    progress = progress_bar(progress_label(label, plan.params), err)
+    total = len(plan.problems) + (len(vs.errors) if include_errors else 0)
+    with progress:
+        bar = progress.add_task("verify", total=total, last="")
 
-def _pct(x: float | None) -> str:
-    return "—" if x is None else f"{100 * x:.2f}"
+        def on_record(kind: str, rec: dict[str, Any]) -> None:
+            last = str(rec.get("task_id", ""))
+            if kind == "done":
+                m = rec["metrics"]
+                last = f"{last} top-1 {m['top1']:.2f}"
+            elif kind == "error":
+                last = f"{last} {rec.get('error_kind')} error"
+            progress.update(bar, advance=1, last=last)
 
-
-def _num(x: float | None) -> str:
-    return "—" if x is None else f"{x:.3f}"
-
-
-def print_verify(out: Console, vs: VerifierSet, run: VerifyRun, *, as_json: bool) -> None:
-    s = run.summary
-    if as_json:
-        print_json(
-            {
-                "label": s["label"],
-                "set": vs.name,
-                "file": str(vs.path),
-                "sha256": vs.sha256,
-                "out_dir": str(run.out_dir),
-                "evaluated_now": run.evaluated,
-                "resumed": run.skipped,
-                "wall_seconds": round(run.wall_seconds, 2),
-                "summary": s,
-            }
+        ctx = RunContext(
+            model=plan.model,
+            settings=settings,
+            out_dir=_out_dir(args, vs, settings, plan.n_tests),
+            key_extra=key_extra(args, plan.params),
+            concurrency=args.concurrency,
+            sim_params=plan.params,
+            on_record=on_record,
+            ut_model=plan.ut_model,
+            stop=stop,
         )
-        return
-    sim = bool(s["simulated"])
-    label = f"{SIMULATED} " if sim else ""
-    if sim:
-        out.print(simulated_note(repr(s["model"])))
-    m = s["metrics"]
-    st = s["settings"]
-    title = (
-        f"{vs.name or vs.file_name}: {s['model']} as a verifier, {st['ut_method']} tests, "
-        f"n={s['verify_tests']}, k={st['k']}"
-    )
-    t = Table(title=f"{SIMULATED}: {title}" if sim else title)
-    for c in (
-        "Top-1 %",
-        "Spearman ρ",
-        "Bottom-1 %",
-        "MAE",
-        "Kendall τ",
-        "problems",
-        "ρ/τ over",
-        "excl. n<2",
-        "excl. const. expected",
-        "const. predicted (ρ=0)",
-    ):
-        t.add_column(c, justify="right")
-    t.add_row(
-        _pct(m["top1"]),
-        _num(m["spearman"]),
-        _pct(m["bottom1"]),
-        _num(m["mae"]),
-        _num(m["kendall"]),
-        str(m["problems"]),
-        str(m["ranked"]),
-        str(m["excluded_too_few"]),
-        str(m["excluded_constant_expected"]),
-        str(m["constant_prediction"]),
-    )
-    out.print(t)
-    u = s["usage"]
-    where = vs.file_name
-    out.print(
-        f"{label}{where}: {m['solutions']} solutions in {m['problems']} problems; "
-        f"{s['tests']} generated tests ({s['tests_per_problem']:.2f} per problem, "
-        f"{s['problems_without_tests']} problems without any); pooled MAE "
-        f"{_num(m['mae_pooled'])}"
-    )
-    out.print(
-        f"{label}{where}: estimated score = fraction of generated tests passed (a test that "
-        f"raises or times out counts as failed); every metric averaged per problem"
-    )
-    resumed = f"resumed {run.skipped} (already recorded, not run again); " if run.skipped else ""
-    out.print(
-        f"{label}{where}: {s['problem_errors']} problem errors; {resumed}wall "
-        f"{run.wall_seconds:.1f} s (this run)"
-    )
-    out.print(f"{label}{where}: model: {usage_text(u)}")
-    for e in s["errors"][:10]:
-        out.print(f"{where}: [yellow]problem error[/yellow] {e['task_id']}: {e['error']}")
-    from utdebug.benchmarks.model_bench import model_errors_footer
-
-    model_errors_footer(out, where, s["model_errors"], "problems")
-    out.print(f"{where}: sha256 {vs.sha256}")
-    out.print(f"{where}: samples and summary in {run.out_dir}/")
+        return await verify_set(
+            ctx,
+            vs,
+            plan.problems,
+            n_tests=plan.n_tests,
+            executor=executor,
+            oracle_limits=_oracle_limits(args),
+            include_errors=include_errors,
+        )

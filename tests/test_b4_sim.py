@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from utdebug.benchmarks import b4_sim
+from utdebug.benchmarks import b4_batched, b4_sim
 from utdebug.benchmarks.b4_sim import Setting, SimulationError, draw, is_degenerate, simulate
 from utdebug.ranking import Strategy, TieRule, rank
 
@@ -101,7 +101,7 @@ def test_seeding_is_reproducible() -> None:
 
 def test_degenerate_trials_are_skipped_and_counted() -> None:
     s = Setting(n=2, m=5, theta_x=0.5)  # half of the draws are degenerate
-    r = simulate(s.n, s.m, s.theta_x, trials=400, seed=11)
+    r = simulate(s, trials=400, seed=11)
     assert r.trials == 400 and r.drawn > r.trials
     # Replay the same stream: the skipped draws are exactly the degenerate ones, and the last
     # drawn trial is the 400th valid one.
@@ -124,13 +124,15 @@ def test_degenerate_trials_are_skipped_and_counted() -> None:
     ],
 )
 def test_simulate_rejects_bad_parameters(kwargs: dict[str, float], message: str) -> None:
+    fields = {k: v for k, v in kwargs.items() if k in Setting.__dataclass_fields__}
+    rest = {k: v for k, v in kwargs.items() if k not in fields}
     with pytest.raises(SimulationError, match=message):
-        simulate(**kwargs)
+        simulate(Setting(**fields), **rest)  # type: ignore[arg-type]
 
 
 def test_draw_cap_stops_hopeless_settings() -> None:
     with pytest.raises(SimulationError, match="degenerate"):
-        simulate(n=2, theta_x=1e-4, trials=20, max_draws=100)
+        simulate(Setting(n=2, theta_x=1e-4), trials=20, max_draws=100)
 
 
 def _per_trial(
@@ -168,7 +170,7 @@ def test_batched_ranking_equals_rank_on_every_trial(
     else:
         x, _, e = draw(rng, Setting(n=n, m=m, theta_x=0.3, theta_y=0.4), trials)
     strategies = list(Strategy)
-    got = b4_sim.batched_pass_at_1(x, e, strategies, tie, beta0, alpha_xy)
+    got = b4_batched.batched_pass_at_1(x, e, strategies, tie, beta0, alpha_xy)
     want = _per_trial(x, e, tie, beta0, alpha_xy)
     assert np.array_equal(got, want), np.argwhere(got != want)[:5]
 
@@ -176,8 +178,8 @@ def test_batched_ranking_equals_rank_on_every_trial(
 @pytest.mark.parametrize("tie", [TieRule.FIRST, TieRule.POOL])
 def test_simulate_batched_equals_rank_all_per_trial(tie: TieRule) -> None:
     s = Setting(n=6, m=4, theta_x=0.4)
-    fast = simulate(s.n, s.m, s.theta_x, trials=300, seed=2, tie=tie)
-    slow = simulate(s.n, s.m, s.theta_x, trials=300, seed=2, tie=tie, batched=False)
+    fast = simulate(s, trials=300, seed=2, tie=tie)
+    slow = simulate(s, trials=300, seed=2, tie=tie, batched=False)
     assert _same(fast, slow)
     # And the per-trial ground truth, replayed from the same stream.
     x, _, e = draw(np.random.default_rng(2), s, fast.drawn)
@@ -190,7 +192,7 @@ def test_simulate_batched_equals_rank_all_per_trial(tie: TieRule) -> None:
 
 def test_progress_reports_every_valid_trial() -> None:
     seen: list[int] = []
-    simulate(n=3, trials=250, seed=1, progress=seen.append)
+    simulate(Setting(n=3), trials=250, seed=1, progress=seen.append)
     assert sum(seen) == 250
 
 
@@ -220,10 +222,7 @@ def test_random_expectation_is_conditioned_on_valid_trials(
     setting: Setting, expected: float, default_point: b4_sim.PointResult
 ) -> None:
     assert math.isclose(setting.random_pass_at_1(), expected, rel_tol=1e-6)
-    if setting == Setting():
-        r = default_point
-    else:
-        r = simulate(setting.n, setting.m, setting.theta_x, trials=4000, seed=0)
+    r = default_point if setting == Setting() else simulate(setting, trials=4000, seed=0)
     assert abs(r.mean["random"] - expected) < 3 * r.se["random"], (r.mean["random"], expected)
 
 

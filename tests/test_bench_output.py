@@ -13,7 +13,7 @@ from rich.console import Console
 from utdebug.agents.traffic import traffic_for
 from utdebug.benchmarks.bench import progress_bar, traffic_line
 from utdebug.benchmarks.debugging import DebugRun
-from utdebug.benchmarks.model_bench import print_voting
+from utdebug.benchmarks.report import print_voting
 from utdebug.data.datasets import Split
 
 
@@ -77,7 +77,7 @@ def test_voting_says_no_change_when_voting_changed_nothing() -> None:
 
 
 def test_a_problem_not_solved_is_said_so_whatever_its_own_tests_say() -> None:
-    from utdebug.benchmarks.model_bench import outcome_words
+    from utdebug.benchmarks.report import outcome_words
 
     solved = {"finish": "all_pass", "rounds": [{"all_pass": False}, {"all_pass": True}]}
     assert outcome_words(solved) == "solved"

@@ -15,8 +15,6 @@ import pytest
 from utdebug.benchmarks.evaluator import EvalSettings, evaluate_class_problem
 from utdebug.data.classeval import (
     DATA_LICENCE,
-    ClassFixProblem,
-    MethodTarget,
     load_classeval_fix,
     method_lines,
     parse_classeval,
@@ -24,8 +22,10 @@ from utdebug.data.classeval import (
 from utdebug.data.classeval_checks import RUN, staged_test
 from utdebug.data.datasets import (
     CLASSEVAL_FILE,
+    ClassFixProblem,
     DatasetError,
     LoadedSplit,
+    MethodTarget,
     Provenance,
     Split,
 )

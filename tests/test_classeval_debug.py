@@ -14,8 +14,8 @@ from pathlib import Path
 from tests.test_classeval import CART, CART_TESTS, ROWS, STACK, STACK_TESTS, small_dir  # noqa: F401
 from utdebug.agents.sim import ProgramInput
 from utdebug.benchmarks.classeval_debug import class_task, program_inputs
-from utdebug.data.classeval import DATA_LICENCE, ClassFixProblem, MethodTarget
-from utdebug.data.datasets import CLASSEVAL_FILE, Provenance, Split
+from utdebug.data.classeval import DATA_LICENCE
+from utdebug.data.datasets import CLASSEVAL_FILE, ClassFixProblem, MethodTarget, Provenance, Split
 from utdebug.runs.records import SAMPLES, read_samples
 
 POP_TEST = (

@@ -12,14 +12,18 @@ import pytest
 from utdebug.agents.base import ModelRequest
 from utdebug.agents.scripted import ScriptedModel
 from utdebug.agents.sim import SimParams
+from utdebug.benchmarks.context import RunContext
 from utdebug.benchmarks.debugging import (
-    PrivateTests,
-    VerdictCache,
     _score_run,
     debug_split,
     score_tests,
 )
-from utdebug.benchmarks.evaluator import EvalSettings, ExpectedCache
+from utdebug.benchmarks.evaluator import (
+    EvalSettings,
+    ExpectedCache,
+    PrivateTestRunner,
+    VerdictCache,
+)
 from utdebug.data.datasets import LoadedSplit, Split, load_split
 from utdebug.engine import Executor, Settings, UnitTest, code_id
 from utdebug.runs.records import SAMPLES, read_samples
@@ -51,20 +55,15 @@ def _run(
     model: Any,
     ids: list[str],
     settings: Settings,
+    sim_params: SimParams | None = None,
     **kw: Any,
 ) -> Any:
     return asyncio.run(
         debug_split(
-            split=Split.HARD,
-            problems=_problems(hard, ids),
-            errors=[],
-            model=model,
-            settings=settings,
+            RunContext(model=model, settings=settings, out_dir=out, sim_params=sim_params),
+            LoadedSplit(Split.HARD, _problems(hard, ids), [], hard.sources),
             sandbox=sandbox,
             eval_settings=EvalSettings(),
-            out_dir=out,
-            sources=hard.sources,
-            key_extra={},
             expected_cache=ExpectedCache(None),
             **kw,
         )
@@ -96,7 +95,7 @@ def test_private_results_are_cached_across_runs(
 
     def run_once(out: str) -> tuple[dict[str, Any], int, int]:
         ex = Executor(sandbox)
-        private = PrivateTests(ex, EvalSettings(), ExpectedCache(None), cache)
+        private = PrivateTestRunner(ex, EvalSettings(), ExpectedCache(None), cache)
         r = _run(
             hard,
             sandbox,
@@ -127,7 +126,7 @@ def test_scores_from_private_results_match_running_the_tests(
     ex = Executor(sandbox)
 
     async def main() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        private = PrivateTests(ex, EvalSettings(), ExpectedCache(None))
+        private = PrivateTestRunner(ex, EvalSettings(), ExpectedCache(None))
         await private.add(p)
         await private.evaluate(p.task_id, p.code)
         exp = private.expected(p.task_id)

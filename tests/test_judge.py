@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from utdebug.agents.scripted import ScriptedModel
-from utdebug.benchmarks.debugging import PrivateTests
-from utdebug.benchmarks.evaluator import EvalSettings, ExpectedCache
+from utdebug.benchmarks.evaluator import EvalSettings, ExpectedCache, PrivateTestRunner
 from utdebug.benchmarks.judge import judge_problem, summarize_judge
 from utdebug.data.datasets import PrivateTests as DataTests
 from utdebug.data.datasets import Problem, Provenance, Split, load_split
@@ -75,7 +74,7 @@ def test_the_pipeline_on_a_toy_problem(tmp_path: Path) -> None:
         with Sandbox() as sb:
             ex = Executor(sb, workers=2)
             try:
-                private = PrivateTests(ex, EvalSettings(), ExpectedCache(None))
+                private = PrivateTestRunner(ex, EvalSettings(), ExpectedCache(None))
                 await private.add(TOY)
                 return await judge_problem(
                     TOY, model, settings, ex, private, n_solutions=5, rank_kw={}

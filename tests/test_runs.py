@@ -16,6 +16,7 @@ from utdebug.runs import folder as runs
 from utdebug.runs.folder import (
     FatalRunError,
     Job,
+    JobLoop,
     RunResult,
     SessionModelError,
     latest_records,
@@ -217,7 +218,7 @@ def test_one_runner_resumes_retries_and_writes_the_summary_every_mode_reads(
                 summarize=summary_head,
                 extra={"model": "m", "settings": {"k": 1}},
                 sim=SimParams(),
-                concurrency=2,
+                loop=JobLoop(concurrency=2),
                 started=0.0,
                 close=lambda: closed.append(1),
             )
@@ -260,7 +261,7 @@ def test_one_runner_keeps_what_it_wrote_when_the_disk_is_full(
                 jobs=[job(f"t/{i}", i) for i in range(1, 5)],
                 summarize=summary_head,
                 extra={"model": "m"},
-                concurrency=1,
+                loop=JobLoop(concurrency=1),
                 started=0.0,
                 close=lambda: closed.append(1),
             )

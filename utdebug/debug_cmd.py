@@ -542,10 +542,10 @@ def _sim_for(problem: Any, executor: Any) -> Any:
     import asyncio
 
     from utdebug.agents.sim import SimParams
-    from utdebug.benchmarks.debugging import PrivateTests, make_sim, register_sim
-    from utdebug.benchmarks.evaluator import EvalSettings, ExpectedCache
+    from utdebug.benchmarks.debugging import make_sim, register_sim
+    from utdebug.benchmarks.evaluator import EvalSettings, ExpectedCache, PrivateTestRunner
 
-    private = PrivateTests(executor, EvalSettings(), ExpectedCache(None))
+    private = PrivateTestRunner(executor, EvalSettings(), ExpectedCache(None))
     asyncio.run(private.add(problem))
     sim = make_sim(SimParams(), private)
     register_sim(sim, problem, private)

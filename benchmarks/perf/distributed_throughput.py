@@ -146,7 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "engine_speed.py's count on the Hard split)")  # fmt: skip
     ap.add_argument("--endpoints", type=int, default=1, help="model endpoints (default 1)")
     ap.add_argument("--endpoint-limit", type=int, default=4,
-                    help="calls in flight per endpoint (default 4, RunnerOptions')")  # fmt: skip
+                    help="calls in flight per endpoint (default 4, PoolOptions')")  # fmt: skip
     ap.add_argument("--json", action="store_true", help="the numbers as JSON on stdout")
     args = ap.parse_args(argv)
     if args.workers < 1 or args.endpoints < 1 or args.endpoint_limit < 1 or args.latency < 0:

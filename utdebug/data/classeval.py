@@ -51,8 +51,10 @@ from utdebug import __version__
 from utdebug.data.classeval_checks import required_lines, staged_test, test_verdict
 from utdebug.data.datasets import (
     CLASSEVAL_FILE,
+    ClassFixProblem,
     DatasetError,
     LoadedSplit,
+    MethodTarget,
     ProblemError,
     Provenance,
     Split,
@@ -67,10 +69,8 @@ from utdebug.sandbox.verdicts import Judged, Verdict
 
 __all__ = [
     "DATA_LICENCE",
-    "ClassFixProblem",
     "ClassTask",
     "FixBuild",
-    "MethodTarget",
     "build_fix",
     "load_classeval_fix",
     "method_lines",
@@ -123,51 +123,6 @@ class ClassTask:
             else ""
         )
         return "\n\n".join(part for part in (own, about) if part)
-
-
-@dataclass(frozen=True, slots=True)
-class MethodTarget:
-    """What the engine debugs in a ClassEval+Fix problem: one method of one class, in the
-    module source that holds the class (imports, the class, the other methods)."""
-
-    class_name: str
-    method: str
-    module_source: str
-
-    @property
-    def qualname(self) -> str:
-        return f"{self.class_name}.{self.method}"
-
-
-@dataclass(frozen=True, slots=True)
-class ClassFixProblem:
-    """One corrupted version of one method of a ClassEval class, with the class's private
-    tests (ClassEval's test methods the canonical solution passes)."""
-
-    split: Split
-    task_id: str
-    """``classeval/ClassEval_<n>/<method>``."""
-    class_task: str
-    target: MethodTarget
-    """The method to debug; ``target.module_source`` is :attr:`code`."""
-    code: str
-    """The class's module with the corrupted method."""
-    gold: str
-    """ClassEval's canonical solution."""
-    test_code: str
-    tests: tuple[tuple[str, str], ...]
-    """The private tests: (``TestCase`` class, method), run one per sandbox input."""
-    target_tests: tuple[int, ...]
-    """Indexes in :attr:`tests` of the tests of the corrupted method."""
-    mutation: str
-    """What was changed (operator, line, before -> after)."""
-    provenance: Provenance
-    description: str = ""
-    """ClassEval's description of the method (and its class): the task's text."""
-
-    @property
-    def n_tests(self) -> int:
-        return len(self.tests)
 
 
 # --- reading ClassEval --------------------------------------------------------------------------
@@ -485,39 +440,8 @@ def load_classeval_fix(
                 f"class, {tries} mutants per method) in the sandbox; written to {fix_path}"
             )
         with start_sandbox() as sb:
-            done = threading.Lock()
-            count = [0]
-
-            def progress(task_id: str) -> None:
-                with done:
-                    count[0] += 1
-                    if say is not None and count[0] % 25 == 0:
-                        say(f"classeval: {count[0]}/{len(tasks)} classes built")
-
-            classes, versions = build_fix(
-                sb,
-                tasks,
-                seed=seed,
-                cap=cap,
-                tries=tries,
-                limits=limits,
-                workers=workers,
-                on_class=progress,
-            )
-        build = FixBuild(_counted(header, tasks, classes, versions), classes, versions)
-        try:
-            fix_path.parent.mkdir(parents=True, exist_ok=True)
-            write_text_atomic(
-                fix_path,
-                "".join(
-                    json.dumps(line) + "\n"
-                    for line in [build.header, *build.classes, *build.versions]
-                ),
-            )
-        except (OSError, RunFolderError) as e:
-            raise DatasetError(
-                f"cannot write the ClassEval+Fix build file {fix_path}: {e}"
-            ) from None
+            build = _build(sb, tasks, header, limits, workers, say)
+        _write_build(fix_path, build)
     problems = _problems(tasks, build, path, sha256)
     about = {
         "data_licence": DATA_LICENCE,
@@ -529,6 +453,53 @@ def load_classeval_fix(
         },
     }
     return LoadedSplit(Split.CLASSEVAL, [], errors, {path.name: sha256}, problems, about)
+
+
+def _build(
+    sb: Sandbox,
+    tasks: Sequence[ClassTask],
+    header: dict[str, Any],
+    limits: Limits,
+    workers: int,
+    say: Callable[[str], None] | None,
+) -> FixBuild:
+    """The corrupted versions of ``tasks``, built in ``sb`` with ``header``'s settings (a line
+    to ``say`` every 25 classes)."""
+    done = threading.Lock()
+    count = [0]
+
+    def progress(task_id: str) -> None:
+        with done:
+            count[0] += 1
+            if say is not None and count[0] % 25 == 0:
+                say(f"classeval: {count[0]}/{len(tasks)} classes built")
+
+    classes, versions = build_fix(
+        sb,
+        tasks,
+        seed=header["seed"],
+        cap=header["cap"],
+        tries=header["tries"],
+        limits=limits,
+        workers=workers,
+        on_class=progress,
+    )
+    return FixBuild(_counted(header, tasks, classes, versions), classes, versions)
+
+
+def _write_build(fix_path: Path, build: FixBuild) -> None:
+    """The build file (header, classes, versions); :class:`DatasetError` when it cannot be
+    written."""
+    try:
+        fix_path.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(
+            fix_path,
+            "".join(
+                json.dumps(line) + "\n" for line in [build.header, *build.classes, *build.versions]
+            ),
+        )
+    except (OSError, RunFolderError) as e:
+        raise DatasetError(f"cannot write the ClassEval+Fix build file {fix_path}: {e}") from None
 
 
 def _counted(

@@ -56,21 +56,21 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 from utdebug.literals import LiteralError, literal_value
 from utdebug.sandbox.compare import CheckSpec
-
-if TYPE_CHECKING:
-    from utdebug.data.classeval import ClassFixProblem
 
 __all__ = [
     "HE_EXCLUDED",
     "SOURCES",
     "SPLIT_FILES",
+    "BenchProblem",
+    "ClassFixProblem",
     "DatasetError",
     "HeVariant",
     "LoadedSplit",
+    "MethodTarget",
     "PrivateTests",
     "Problem",
     "ProblemError",
@@ -148,6 +148,31 @@ class Problem:
     test_list: tuple[str, ...]
     provenance: Provenance
 
+    @property
+    def n_tests(self) -> int:
+        return len(self.tests.inputs)
+
+
+class BenchProblem(Protocol):
+    """What every problem of a split has, whatever its kind (a function of MBPP+Fix or HE+Fix,
+    a method of a ClassEval+Fix class)."""
+
+    @property
+    def split(self) -> Split: ...
+    @property
+    def task_id(self) -> str: ...
+    @property
+    def code(self) -> str:
+        """The given (buggy) program."""
+
+    @property
+    def gold(self) -> str: ...
+    @property
+    def provenance(self) -> Provenance: ...
+    @property
+    def n_tests(self) -> int:
+        """How many private tests it has."""
+
 
 @dataclass(frozen=True, slots=True)
 class ProblemError:
@@ -158,6 +183,51 @@ class ProblemError:
     row: int
     task_id: str | None
     message: str
+
+
+@dataclass(frozen=True, slots=True)
+class MethodTarget:
+    """What the engine debugs in a ClassEval+Fix problem: one method of one class, in the
+    module source that holds the class (imports, the class, the other methods)."""
+
+    class_name: str
+    method: str
+    module_source: str
+
+    @property
+    def qualname(self) -> str:
+        return f"{self.class_name}.{self.method}"
+
+
+@dataclass(frozen=True, slots=True)
+class ClassFixProblem:
+    """One corrupted version of one method of a ClassEval class, with the class's private
+    tests (ClassEval's test methods the canonical solution passes)."""
+
+    split: Split
+    task_id: str
+    """``classeval/ClassEval_<n>/<method>``."""
+    class_task: str
+    target: MethodTarget
+    """The method to debug; ``target.module_source`` is :attr:`code`."""
+    code: str
+    """The class's module with the corrupted method."""
+    gold: str
+    """ClassEval's canonical solution."""
+    test_code: str
+    tests: tuple[tuple[str, str], ...]
+    """The private tests: (``TestCase`` class, method), run one per sandbox input."""
+    target_tests: tuple[int, ...]
+    """Indexes in :attr:`tests` of the tests of the corrupted method."""
+    mutation: str
+    """What was changed (operator, line, before -> after)."""
+    provenance: Provenance
+    description: str = ""
+    """ClassEval's description of the method (and its class): the task's text."""
+
+    @property
+    def n_tests(self) -> int:
+        return len(self.tests)
 
 
 @dataclass(slots=True)

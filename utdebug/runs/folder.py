@@ -185,6 +185,16 @@ async def record_run(
     return written, skipped
 
 
+@dataclass(frozen=True, slots=True)
+class JobLoop:
+    """How :func:`run_folder` runs its jobs (see :func:`record_jobs`)."""
+
+    concurrency: int = 16
+    on_record: ProgressFn | None = None
+    stop: threading.Event | None = None
+    problem_errors: tuple[type[BaseException], ...] = (SandboxError,)
+
+
 class RunState(Protocol):
     """What :func:`run_folder` fills in: a run's folder, counts, summary and wall time."""
 
@@ -202,12 +212,9 @@ async def run_folder(
     jobs: Sequence[Job],
     summarize: Callable[[list[dict[str, Any]]], dict[str, Any]],
     extra: Mapping[str, Any],
-    concurrency: int,
+    loop: JobLoop,
     started: float,
     sim: SimParams | None = None,
-    on_record: ProgressFn | None = None,
-    stop: threading.Event | None = None,
-    problem_errors: tuple[type[BaseException], ...] = (SandboxError,),
     close: Callable[[], None] | None = None,
 ) -> None:
     """One model-driven run in ``run.out_dir``, whatever the mode (debugging, judging,
@@ -216,8 +223,8 @@ async def run_folder(
     summary rebuilt from the latest record of each of this run's keys (``summarize(records)``,
     then ``complete``, then ``extra``, then ``sim``: the simulated model's parameters, when it
     played) and written, also after a full disk (the summary then says it is incomplete and
-    why; the error is raised). ``close`` runs last (an executor the run started). ``started``
-    is the run's ``perf_counter`` start."""
+    why; the error is raised). ``loop`` says how the jobs run; ``close`` runs last (an
+    executor the run started). ``started`` is the run's ``perf_counter`` start."""
     samples_path = run.out_dir / SAMPLES
     try:
         done = {r.get("key") for r in read_samples(samples_path) if r.get("error_kind") != "model"}
@@ -231,10 +238,10 @@ async def run_folder(
                     current,
                     dataset_errors=dataset_errors,
                     jobs=jobs,
-                    concurrency=concurrency,
-                    on_record=on_record,
-                    stop=stop,
-                    problem_errors=problem_errors,
+                    concurrency=loop.concurrency,
+                    on_record=loop.on_record,
+                    stop=loop.stop,
+                    problem_errors=loop.problem_errors,
                 )
         except RunFolderError as e:  # a full disk: stop, keep what is written, say why
             failure = e
@@ -253,6 +260,11 @@ async def run_folder(
     finally:
         if close is not None:
             close()
+
+
+def model_fields(model: str, simulated: bool) -> dict[str, Any]:
+    """The fields of every record that say which model ran and whether it was simulated."""
+    return {"model": model, "simulated": simulated, "label": SIMULATED if simulated else None}
 
 
 def _describe(e: BaseException) -> str:
@@ -449,6 +461,7 @@ __all__ = [
     "USAGE_KEYS",
     "FatalRunError",
     "Job",
+    "JobLoop",
     "ProgressFn",
     "RunResult",
     "RunState",
@@ -456,6 +469,7 @@ __all__ = [
     "latest_records",
     "merge_model_errors",
     "model_error_line",
+    "model_fields",
     "one_line",
     "preflight_models",
     "record_jobs",

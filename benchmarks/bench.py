@@ -29,6 +29,7 @@ from utdebug.benchmarks.evaluator import (
     EvalSettings,
     ExpectedCache,
     Program,
+    SplitData,
     SplitRun,
     evaluate_split,
     worker_sandbox_layers,
@@ -406,14 +407,10 @@ def _run_one(
         try:
             return evaluate_split(
                 sb,
-                ls.split,
-                [*ls.problems, *ls.classes],
-                ls.errors,
+                SplitData.of(ls),
                 program,
                 settings,
                 out_dir,
-                sources=ls.sources,
-                about=ls.about or None,
                 workers=local_workers(args),
                 expected_cache=ExpectedCache(cache_dir / "he-expected"),
                 on_record=on_record,

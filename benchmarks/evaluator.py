@@ -19,7 +19,7 @@ import json
 import resource
 import threading
 import time
-from collections.abc import Callable, Generator, Iterable, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -27,7 +27,14 @@ from typing import Any
 
 from utdebug.agents.sim import Verdicts
 from utdebug.data.classeval import run_tests
-from utdebug.data.datasets import BenchProblem, ClassFixProblem, Problem, ProblemError, Split
+from utdebug.data.datasets import (
+    BenchProblem,
+    ClassFixProblem,
+    LoadedSplit,
+    Problem,
+    ProblemError,
+    Split,
+)
 from utdebug.distributed import JobPool, LocalPool, PoolOptions, WorkerContext
 from utdebug.engine import Executor
 from utdebug.literals import literal_value
@@ -527,31 +534,46 @@ class _SplitKeys:
                 "sources": dict(self.sources)}  # fmt: skip
 
 
+@dataclass(frozen=True, slots=True)
+class SplitData:
+    """What one evaluation reads of a split: its problems, the rows that did not load, the
+    files it came from (name -> sha256) and what its summary says about the data."""
+
+    split: Split
+    problems: Sequence[Problem | ClassFixProblem]
+    sources: Mapping[str, str]
+    errors: Sequence[ProblemError] = ()
+    about: dict[str, Any] | None = None
+    """ClassEval+Fix: its licence and counts."""
+
+    @classmethod
+    def of(cls, ls: LoadedSplit) -> SplitData:
+        """All of a loaded split: its function problems and its classes."""
+        return cls(ls.split, [*ls.problems, *ls.classes], ls.sources, ls.errors, ls.about or None)
+
+
 def evaluate_split(
     sb: Sandbox | JobPool,
-    split: Split,
-    problems: Sequence[Problem | ClassFixProblem],
-    errors: Iterable[ProblemError],
+    data: SplitData,
     program: Program,
     settings: EvalSettings,
     out_dir: Path,
     *,
-    sources: dict[str, str],
-    about: dict[str, Any] | None = None,
     workers: int = 2,
     expected_cache: ExpectedCache | None = None,
     on_record: ProgressFn | None = None,
     stop: threading.Event | None = None,
 ) -> SplitRun:
-    """Evaluate every problem not yet recorded; rewrite the summary from the samples file.
+    """Evaluate every problem of ``data`` not yet recorded; rewrite the summary from the
+    samples file.
 
     ``sb`` is a started :class:`Sandbox` (``workers`` threads share it) or a
     :class:`~utdebug.distributed.JobPool` (a Ray cluster: each worker process evaluates with its
     own sandbox; ``workers`` is then the runner's own concurrency). Either way only this
     process writes ``samples.jsonl`` and ``summary.json``, with the same records and keys.
-    ``about``: what the summary says about the split's data (ClassEval+Fix: its licence and
-    counts).
     """
+    split, problems, errors, about = data.split, data.problems, data.errors, data.about
+    sources = dict(data.sources)
     t0 = time.perf_counter()
     samples_path = out_dir / SAMPLES
     done = {r.get("key") for r in read_samples(samples_path)}

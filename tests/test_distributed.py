@@ -44,7 +44,7 @@ from distributed_jobs import (
     primes_in_sandbox,
 )
 
-from utdebug.benchmarks.evaluator import EvalSettings, Program, evaluate_split
+from utdebug.benchmarks.evaluator import EvalSettings, Program, SplitData, evaluate_split
 from utdebug.data.datasets import Split, load_split
 from utdebug.distributed import (
     LocalPool,
@@ -374,8 +374,8 @@ def test_evaluation_loses_nothing_when_a_worker_is_killed_mid_problem(
         killer.start()
         try:
             run = evaluate_split(
-                runner, Split.HARD, problems, [], Program.CODE, settings, tmp_path / "ray",
-                sources=loaded.sources,
+                runner, SplitData(Split.HARD, problems, loaded.sources), Program.CODE, settings,
+                tmp_path / "ray",
             )  # fmt: skip
         finally:
             done.set()
@@ -384,8 +384,8 @@ def test_evaluation_loses_nothing_when_a_worker_is_killed_mid_problem(
     assert killed[0][1].startswith("ray::_run_in_worker")
     with Sandbox() as sb:
         evaluate_split(
-            sb, Split.HARD, problems, [], Program.CODE, settings, tmp_path / "local",
-            sources=loaded.sources, workers=2,
+            sb, SplitData(Split.HARD, problems, loaded.sources), Program.CODE, settings,
+            tmp_path / "local", workers=2,
         )  # fmt: skip
     assert run.evaluated == len(SLOWER)
     assert _records(tmp_path / "ray") == _records(tmp_path / "local")

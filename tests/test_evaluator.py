@@ -14,6 +14,7 @@ from utdebug.benchmarks.evaluator import (
     EvalSettings,
     ExpectedCache,
     Program,
+    SplitData,
     evaluate_split,
 )
 from utdebug.data.datasets import (
@@ -74,15 +75,18 @@ SETTINGS = EvalSettings(limits=Limits(per_input=1.0, load=5.0))
 
 
 def run(sb: Sandbox, problems: list[Problem], out: Path, **kw: object) -> dict[str, object]:
-    res = evaluate_split(
-        sb,
+    data = SplitData(
         Split.HARD,
         problems,
+        {"synthetic.jsonl": "0" * 64},
         kw.pop("errors", []),  # type: ignore[arg-type]
+    )
+    res = evaluate_split(
+        sb,
+        data,
         kw.pop("program", Program.CODE),  # type: ignore[arg-type]
         kw.pop("settings", SETTINGS),  # type: ignore[arg-type]
         out,
-        sources={"synthetic.jsonl": "0" * 64},
         workers=kw.pop("workers", 2),  # type: ignore[arg-type]
         **kw,  # type: ignore[arg-type]
     )
@@ -192,15 +196,15 @@ def test_gold_program_and_expected_from_gold(sb: Sandbox, tmp_path: Path) -> Non
     p = make_problem(5, "def add(a, b):\n    return a * b\n", expected=None, split=Split.HE)
     cache = ExpectedCache(tmp_path / "cache")
     res = evaluate_split(
-        sb, Split.HE, [p], [], Program.CODE, SETTINGS, tmp_path / "run",
-        sources={}, expected_cache=cache,
+        sb, SplitData(Split.HE, [p], {}), Program.CODE, SETTINGS, tmp_path / "run",
+        expected_cache=cache,
     )  # fmt: skip
     rec = read_samples(tmp_path / "run" / SAMPLES)[0]
     assert rec["verdicts"] == "FFF"  # 2, 12, -30 against 3, 7, 7
     assert cache.get(p) == [3, 7, 7]
     gold = evaluate_split(
-        sb, Split.HE, [p], [], Program.GOLD, SETTINGS, tmp_path / "gold",
-        sources={}, expected_cache=cache,
+        sb, SplitData(Split.HE, [p], {}), Program.GOLD, SETTINGS, tmp_path / "gold",
+        expected_cache=cache,
     )  # fmt: skip
     assert next(iter(gold.summary.values()))["pass_at_1"] == 1.0
     assert res.evaluated == 1
@@ -211,7 +215,7 @@ def test_gold_that_fails_is_a_problem_error(sb: Sandbox, tmp_path: Path) -> None
         6, GOLD_ADD, expected=None, gold="def add(a, b):\n    raise ValueError('no')\n"
     )
     res = evaluate_split(
-        sb, Split.HE, [p], [], Program.CODE, SETTINGS, tmp_path, sources={},
+        sb, SplitData(Split.HE, [p], {}), Program.CODE, SETTINGS, tmp_path,
         expected_cache=ExpectedCache(None),
     )  # fmt: skip
     rec = read_samples(tmp_path / SAMPLES)[0]

@@ -56,7 +56,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from utdebug.benchmarks.evaluator import EvalSettings, Program, evaluate_split
+from utdebug.benchmarks.evaluator import EvalSettings, Program, SplitData, evaluate_split
 from utdebug.data.datasets import DatasetError, Problem, Split, load_split
 from utdebug.runs.records import SAMPLES, read_samples
 from utdebug.sandbox import LimitKind, Limits, Sandbox, SandboxUnavailable, Semantics
@@ -131,13 +131,10 @@ def evaluate(
     with tempfile.TemporaryDirectory(prefix="utdebug-determinism-") as tmp:
         run = evaluate_split(
             sb,
-            problems[0].split,
-            problems,
-            [],
+            SplitData(problems[0].split, problems, {"determinism": "-"}),
             program,
             settings,
             Path(tmp),
-            sources={"determinism": "-"},
             workers=workers,
         )
         records = read_samples(Path(tmp) / SAMPLES)

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from utdebug.benchmarks.evaluator import EvalSettings, Program, evaluate_split
+from utdebug.benchmarks.evaluator import EvalSettings, Program, SplitData, evaluate_split
 from utdebug.data.datasets import DatasetError, Problem, Split, load_split
 from utdebug.distributed import JobPool, PoolOptions, PoolUnavailable, make_pool
 from utdebug.runs.records import SAMPLES, read_samples
@@ -88,9 +88,8 @@ def one_pass(
     out: Path,
 ) -> PassResult:
     t0 = time.perf_counter()
-    run = evaluate_split(
-        target, Split.HARD, problems, [], program, settings, out, sources=sources, workers=workers
-    )
+    data = SplitData(Split.HARD, problems, sources)
+    run = evaluate_split(target, data, program, settings, out, workers=workers)
     wall = time.perf_counter() - t0
     if run.evaluated != len(problems):
         raise RuntimeError(f"{name}: evaluated {run.evaluated} of {len(problems)}")

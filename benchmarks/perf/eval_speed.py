@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from utdebug.benchmarks.evaluator import EvalSettings, Program, evaluate_split
+from utdebug.benchmarks.evaluator import EvalSettings, Program, SplitData, evaluate_split
 from utdebug.data.datasets import DatasetError, Problem, Split, load_split
 from utdebug.sandbox import _runner
 from utdebug.sandbox.compare import Semantics
@@ -401,13 +401,10 @@ def run_ours(problems: list[Problem], program: Program, lim: Limits, workers: in
         with tempfile.TemporaryDirectory(prefix="utdebug-evalspeed-") as tmp:
             run = evaluate_split(
                 sb,
-                split,
-                problems,
-                [],
+                SplitData(split, problems, {"perf": "-"}),
                 program,
                 settings,
                 Path(tmp),
-                sources={"perf": "-"},
                 workers=workers,
                 on_record=on_record,
             )

@@ -34,6 +34,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 Responder = Callable[[dict[str, Any]], str]
@@ -71,35 +72,29 @@ def _tokens(text: str) -> list[str]:
     return [text[i : i + 4] for i in range(0, len(text), 4)] or [""]
 
 
-class LLMServer:
-    def __init__(
-        self,
-        *,
-        slots: int = 1,
-        seconds_per_request: float = 0.0,
-        seconds_per_token: float = 0.0,
-        responder: Responder = engine_responder,
-        continues_prefill: bool = True,
-        expose_slots: bool = True,
-        honour_n: bool = False,
-        model: str = "stub-model",
-        stall_at: int | None = None,
-        stall_seconds: float = 0.0,
-        owned_by: str | None = None,
-        interrupts: bool = False,
-    ) -> None:
-        self.slots = slots
-        self.seconds_per_request = seconds_per_request
-        self.seconds_per_token = seconds_per_token
-        self.responder = responder
-        self.continues_prefill = continues_prefill
-        self.expose_slots = expose_slots
-        self.honour_n = honour_n
-        self.model = model
-        self.stall_at = stall_at
-        self.stall_seconds = stall_seconds
-        self.owned_by = owned_by
-        self.interrupts = interrupts
+@dataclass(eq=False, kw_only=True)
+class Behaviour:
+    """How a :class:`LLMServer` behaves (see the module's docstring for each knob)."""
+
+    slots: int = 1
+    seconds_per_request: float = 0.0
+    seconds_per_token: float = 0.0
+    responder: Responder = engine_responder
+    continues_prefill: bool = True
+    expose_slots: bool = True
+    honour_n: bool = False
+    model: str = "stub-model"
+    stall_at: int | None = None
+    stall_seconds: float = 0.0
+    owned_by: str | None = None
+    interrupts: bool = False
+
+
+@dataclass(eq=False, kw_only=True)
+class LLMServer(Behaviour):
+    """The server: started on construction, on a free loopback port."""
+
+    def __post_init__(self) -> None:
         self.interrupted = 0
         """Replies cut short because another request arrived (``interrupts``)."""
         self._interrupt = threading.Event()

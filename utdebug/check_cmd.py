@@ -124,7 +124,8 @@ def add_parser(subparsers: Any, sandbox_opts: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from utdebug.check.formats import render, write_human
-    from utdebug.check.runner import CheckError, CheckOptions, model_info, run_check
+    from utdebug.check.options import CheckError, CheckOptions
+    from utdebug.check.review import model_info, run_check
     from utdebug.cli_common import sandbox_config
 
     def progress(msg: str) -> None:
@@ -155,7 +156,7 @@ def run(args: argparse.Namespace) -> int:
             allow_errors=bool(args.allow_errors),
             cwd=Path.cwd(),
         )
-        from utdebug.check.runner import locate
+        from utdebug.check.targets import locate
 
         # usage errors, a folder outside git and a missing file before a model is built
         located = locate(options)
@@ -192,7 +193,7 @@ def _preflight(model: Any, progress: Any) -> None:
 
     from utdebug.agents.base import ModelError
     from utdebug.agents.preflight import preflight
-    from utdebug.check.runner import CheckError
+    from utdebug.check.options import CheckError
     from utdebug.runs.folder import one_line
 
     try:
@@ -205,7 +206,7 @@ def _preflight(model: Any, progress: Any) -> None:
 
 def _report_spec(text: str) -> tuple[str, Path]:
     from utdebug.check.formats import FORMATS
-    from utdebug.check.runner import CheckError
+    from utdebug.check.options import CheckError
 
     fmt, sep, path = text.partition("=")
     if not sep or not path.strip():

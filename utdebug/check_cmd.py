@@ -18,6 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from utdebug.cli_common import Exit, sandbox_config
+
 DEFAULT_MIN_VOTES = 0.75
 
 
@@ -126,7 +128,6 @@ def run(args: argparse.Namespace) -> int:
     from utdebug.check.formats import render, write_human
     from utdebug.check.options import CheckError, CheckOptions
     from utdebug.check.review import model_info, run_check
-    from utdebug.cli_common import sandbox_config
 
     def progress(msg: str) -> None:
         if not args.quiet:
@@ -165,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
         report = run_check(options, model, sandbox_config(args), progress=progress, located=located)
     except CheckError as e:
         print(f"utdebug check: {e}", file=sys.stderr)
-        return 2
+        return Exit.USAGE
     files = ([(args.format, args.output)] if args.output is not None else []) + extra
     for fmt, path in files:
         try:
@@ -173,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
             path.write_text(render(report, fmt), encoding="utf-8")
         except OSError as e:
             print(f"utdebug check: cannot write {path}: {e}", file=sys.stderr)
-            return 2
+            return Exit.USAGE
         progress(f"{fmt} report written to {path}")
     if args.output is None and args.format != "human":
         sys.stdout.write(render(report, args.format))

@@ -23,6 +23,7 @@ from pathlib import PurePosixPath, PureWindowsPath
 from typing import TYPE_CHECKING, Any
 
 from utdebug.check.report import CheckReport, FunctionReport, Status, TestResult, TestVerdict
+from utdebug.cli_common import Exit
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -40,9 +41,9 @@ SIMULATED_NOTE = (
 )
 
 _EXIT_MEANING = {
-    0: "no findings",
-    1: "findings",
-    2: "some functions could not be checked",
+    Exit.OK: "no findings",
+    Exit.FAILURE: "findings",
+    Exit.USAGE: "some functions could not be checked",
 }
 
 # --------------------------------------------------------------------------------------------
@@ -164,7 +165,7 @@ def _qualified(f: FunctionReport) -> str:
 def _exit_text(report: CheckReport) -> str:
     code = report.exit_code()
     meaning = _EXIT_MEANING.get(code, "")
-    if code == 0 and report.errors:
+    if code == Exit.OK and report.errors:
         meaning = "no findings; functions that could not be checked are allowed"
     return f"exit code {code} ({meaning})" if meaning else f"exit code {code}"
 
@@ -301,8 +302,8 @@ def write_human(report: CheckReport, console: Console) -> None:
             )
 
     console.print()
-    style = "bold red" if report.exit_code() == 1 else "bold"
-    if report.exit_code() == 2:
+    style = "bold red" if report.exit_code() == Exit.FAILURE else "bold"
+    if report.exit_code() == Exit.USAGE:
         style = "bold yellow"
     out((_summary(report), style))
 
@@ -622,7 +623,7 @@ def _sarif(report: CheckReport) -> dict[str, Any]:
 
     exit_code = report.exit_code()
     invocation: dict[str, Any] = {
-        "executionSuccessful": exit_code != 2,
+        "executionSuccessful": exit_code != Exit.USAGE,
         "exitCode": exit_code,
         "exitCodeDescription": _EXIT_MEANING.get(exit_code, ""),
     }

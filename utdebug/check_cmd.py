@@ -24,8 +24,6 @@ DEFAULT_MIN_VOTES = 0.75
 
 
 def add_parser(subparsers: Any, sandbox_opts: argparse.ArgumentParser) -> None:
-    from utdebug.check.formats import FORMATS
-
     c: argparse.ArgumentParser = subparsers.add_parser(
         "check",
         parents=[sandbox_opts],
@@ -35,6 +33,13 @@ def add_parser(subparsers: Any, sandbox_opts: argparse.ArgumentParser) -> None:
         "and report the failing tests whose expected output has a confident majority. "
         "Exit codes: 0 no findings, 1 findings, 2 usage or environment error.",
     )
+    _target_arguments(c)
+    _test_arguments(c)
+    _output_arguments(c)
+
+
+def _target_arguments(c: argparse.ArgumentParser) -> None:
+    """Which functions ``check`` tests, at which revision, with which model."""
     c.add_argument("targets", nargs="*", metavar="PATH::FUNCTION", help="functions to check")
     c.add_argument("--changed", action="store_true", help="check the functions the change touches")
     c.add_argument(
@@ -62,6 +67,10 @@ def add_parser(subparsers: Any, sandbox_opts: argparse.ArgumentParser) -> None:
         help="a configured model name, a litellm model string or 'scripted:FILE' "
         "(default: UTDEBUG_MODEL, then the config file's default)",
     )
+
+
+def _test_arguments(c: argparse.ArgumentParser) -> None:
+    """How ``check`` tests a function, when a failing test is a finding, and ``--fix``."""
     c.add_argument("-n", "--tests", type=int, default=3, help="tests per function (3)")
     c.add_argument("-k", "--votes", type=int, default=8, help="output votes per test (8)")
     c.add_argument(
@@ -94,6 +103,12 @@ def add_parser(subparsers: Any, sandbox_opts: argparse.ArgumentParser) -> None:
     c.add_argument(
         "--apply", action="store_true", help="with --fix: also write the fixes to the files"
     )
+
+
+def _output_arguments(c: argparse.ArgumentParser) -> None:
+    """Where ``check``'s report goes, the results cache, the exit code and progress."""
+    from utdebug.check.formats import FORMATS
+
     c.add_argument("--format", choices=FORMATS, default="human", help="report format (human)")
     c.add_argument(
         "-o",

@@ -63,6 +63,25 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"utdebug {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
+    sandbox_opts = _sandbox_options()
+    doctor = sub.add_parser(
+        "doctor", parents=[sandbox_opts], help="show which sandbox layers are active here"
+    )
+    doctor.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    _add_bench(sub, sandbox_opts)
+
+    from utdebug import check_cmd, debug_cmd, models_cmd, train_cmd
+
+    models_cmd.add_parser(sub)
+    debug_cmd.add_parsers(sub, sandbox_opts)
+    check_cmd.add_parser(sub, sandbox_opts)
+    train_cmd.add_parser(sub, sandbox_opts)
+    return parser
+
+
+def _sandbox_options() -> argparse.ArgumentParser:
+    """``--allow-weak-sandbox`` and ``--no-bwrap``, shared by the commands that run code."""
     sandbox_opts = argparse.ArgumentParser(add_help=False)
     sandbox_opts.add_argument(
         "--allow-weak-sandbox",
@@ -74,12 +93,10 @@ def build_parser() -> argparse.ArgumentParser:
     sandbox_opts.add_argument(
         "--no-bwrap", action="store_true", help="do not use bubblewrap (use the fallback layers)"
     )
+    return sandbox_opts
 
-    doctor = sub.add_parser(
-        "doctor", parents=[sandbox_opts], help="show which sandbox layers are active here"
-    )
-    doctor.add_argument("--json", action="store_true", help="print the report as JSON")
 
+def _add_bench(sub: Any, sandbox_opts: argparse.ArgumentParser) -> None:
     bench = sub.add_parser(
         "bench",
         parents=[sandbox_opts],
@@ -91,6 +108,18 @@ def build_parser() -> argparse.ArgumentParser:
         "protocols). Writes samples.jsonl and summary.json; rerunning with the same settings "
         "resumes.",
     )
+    _bench_problem_arguments(bench)
+    _bench_limit_arguments(bench)
+    _bench_run_arguments(bench)
+    from utdebug.benchmarks import b4_sim
+    from utdebug.benchmarks.model_bench import add_arguments
+
+    add_arguments(bench)
+    b4_sim.add_arguments(bench.add_argument_group("bench b4-sim (no model, no sandbox)"))
+
+
+def _bench_problem_arguments(bench: argparse.ArgumentParser) -> None:
+    """What ``bench`` evaluates: the mode, the splits, the model, the comparison."""
     bench.add_argument(
         "mode",
         nargs="?",
@@ -153,6 +182,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="output comparison: the dataset's own assertion helper (default) or the UTDebug "
         "authors' eval_exact_match",
     )
+
+
+def _bench_limit_arguments(bench: argparse.ArgumentParser) -> None:
+    """The limits of ``bench``'s programs: time, memory, cuts."""
     bench.add_argument(
         "--timeout",
         type=float,
@@ -199,6 +232,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="HE+Fix buggy code: 'body' as published (does not load: 0%%) or 'runnable' "
         "(declaration + body)",
     )
+
+
+def _bench_run_arguments(bench: argparse.ArgumentParser) -> None:
+    """Where ``bench`` reads and writes, where it runs, which problems, the output."""
     bench.add_argument(
         "--data-dir",
         type=Path,
@@ -231,19 +268,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("--limit", type=int, default=None, help="only the first N problems")
     bench.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
-    from utdebug.benchmarks import b4_sim
-    from utdebug.benchmarks.model_bench import add_arguments
-
-    add_arguments(bench)
-    b4_sim.add_arguments(bench.add_argument_group("bench b4-sim (no model, no sandbox)"))
-
-    from utdebug import check_cmd, debug_cmd, models_cmd, train_cmd
-
-    models_cmd.add_parser(sub)
-    debug_cmd.add_parsers(sub, sandbox_opts)
-    check_cmd.add_parser(sub, sandbox_opts)
-    train_cmd.add_parser(sub, sandbox_opts)
-    return parser
 
 
 def _stdout_closed() -> None:

@@ -33,7 +33,15 @@ def add_parser(sub: Any, sandbox_opts: argparse.ArgumentParser) -> None:
         "file, a dataset card and TRL configurations into --out. Problems that overlap an "
         "evaluation split are dropped. Rerunning the same command resumes.",
     )
-    g = data.add_argument_group("source")
+    _source_arguments(data.add_argument_group("source"))
+    pipeline = data.add_argument_group("pipeline")
+    _stage_arguments(pipeline)
+    _run_arguments(pipeline)
+    _output_arguments(data.add_argument_group("output"))
+
+
+def _source_arguments(g: argparse._ArgumentGroup) -> None:
+    """The problems: where they come from, which of them, the held-out share."""
     g.add_argument(
         "--source",
         required=True,
@@ -84,7 +92,10 @@ def add_parser(sub: Any, sandbox_opts: argparse.ArgumentParser) -> None:
         help="share of the problems held out for validation (never in the SFT shards; written "
         "to val.jsonl in the MBPP+Fix format)",
     )
-    m = data.add_argument_group("pipeline")
+
+
+def _stage_arguments(m: argparse._ArgumentGroup) -> None:
+    """What makes stages I-III: the model or none, and how much of each stage."""
     m.add_argument(
         "--model",
         default=None,
@@ -121,6 +132,10 @@ def add_parser(sub: Any, sandbox_opts: argparse.ArgumentParser) -> None:
         "--tests-per-code", type=int, default=1, help="failing tests kept per version (1)"
     )
     m.add_argument("--rationale-tries", type=int, default=1, help="rationales asked per test (1)")
+
+
+def _run_arguments(m: argparse._ArgumentGroup) -> None:
+    """How the problems run: limits, parallelism, the response cache, the simulated model."""
     m.add_argument(
         "--timeout", type=float, default=1.0, help="seconds per input in the sandbox (1)"
     )
@@ -165,7 +180,10 @@ def add_parser(sub: Any, sandbox_opts: argparse.ArgumentParser) -> None:
         default=0.1,
         help="sim: P(a rationale states another output) (default 0.1)",
     )
-    o = data.add_argument_group("output")
+
+
+def _output_arguments(o: argparse._ArgumentGroup) -> None:
+    """What ``train data`` writes."""
     o.add_argument(
         "--out", type=Path, default=None, help="run folder (default runs/train/<config>)"
     )

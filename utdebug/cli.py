@@ -14,14 +14,13 @@ import difflib
 import json
 import math
 import os
-import signal
 import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar, NoReturn
 
-from utdebug.cli_common import Exit
+from utdebug.cli_common import Exit, data_dir_problem, sigterm_stops
 from utdebug.cli_common import env_flag as _env_flag
 from utdebug.cli_common import sandbox_config as _sandbox_config
 
@@ -441,31 +440,20 @@ def _bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         if not [m for m in args.models.split(",") if m.strip()]:
             parser.error("--models needs at least one model")
     if args.mode != "b4-sim":
-        from utdebug.benchmarks.bench import data_dir_problem
-
         problem = data_dir_problem(args.data_dir)
         if problem is not None:
             print(f"utdebug bench: {problem}", file=sys.stderr)
             return Exit.USAGE
-    stop = threading.Event()
-
-    def on_sigterm(signum: int, frame: Any) -> None:
-        # Like Ctrl-C: finished records are kept, problems in flight are dropped.
-        stop.set()
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, on_sigterm)
     from utdebug.runs.records import RunFolderError
 
     try:
-        return _bench_mode(args, parser, stop)
+        with sigterm_stops() as stop:
+            return _bench_mode(args, parser, stop)
     except RunFolderError as e:
         # A full disk (or a file-size limit): one line; the samples file holds only whole
         # records, so the same command resumes once there is room. Else --out is no folder.
         print(f"utdebug bench: {e}; {e.advice}", file=sys.stderr)
         return Exit.USAGE
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def _bench_mode(

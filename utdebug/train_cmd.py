@@ -5,13 +5,11 @@ from __future__ import annotations
 import argparse
 import math
 import re
-import signal
 import sys
-import threading
 from pathlib import Path
 from typing import Any, Literal
 
-from utdebug.cli_common import Exit, sandbox_config
+from utdebug.cli_common import Exit, data_dir_problem, sandbox_config, sigterm_stops
 
 __all__ = ["add_parser", "run"]
 
@@ -239,10 +237,18 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.+-]+", "_", text).strip("_")[:60] or "model"
 
 
+def _default_out(args: argparse.Namespace, model: str, inputs: str, rationale: str) -> Path:
+    """``runs/train/<source>-<model>-<perturb>[-inputs-dataset][-no-rationale]-s<seed>``."""
+    stages = ("-inputs-dataset" if inputs == "dataset" else "") + (
+        "-no-rationale" if rationale == "none" else ""
+    )
+    return (
+        Path("runs") / "train" / f"{args.source}-{_slug(model)}-{args.perturb}{stages}-s{args.seed}"
+    )
+
+
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     _check(args, parser)
-    from utdebug.benchmarks.bench import data_dir_problem
-
     problem = data_dir_problem(args.data_dir)
     if problem is not None:
         print(f"utdebug train data: {problem}", file=sys.stderr)
@@ -315,22 +321,6 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         else str(cache_dir),
     )
     if args.out is None:
-        stages = ("-inputs-dataset" if inputs == "dataset" else "") + (
-            "-no-rationale" if rationale == "none" else ""
-        )
-        args.out = (
-            Path("runs")
-            / "train"
-            / f"{args.source}-{_slug(model)}-{args.perturb}{stages}-s{args.seed}"
-        )
-    stop = threading.Event()
-
-    def on_sigterm(signum: int, frame: Any) -> None:
-        stop.set()
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, on_sigterm)
-    try:
+        args.out = _default_out(args, model, inputs, rationale)
+    with sigterm_stops() as stop:
         return run_train_data(args, settings, sandbox_config(args), stop)
-    finally:
-        signal.signal(signal.SIGTERM, previous)

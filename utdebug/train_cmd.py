@@ -257,7 +257,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from utdebug.agents.sim import SimParams
     from utdebug.data.datasets import default_cache_dir
     from utdebug.train.driver import run_train_data
-    from utdebug.train.pipeline import NO_MODEL, Settings
+    from utdebug.train.settings import NO_MODEL, Settings
 
     explicit = args.inputs is not None and args.rationale is not None
     if explicit and args.perturb == "ast" and args.inputs == "dataset" and args.rationale == "none":

@@ -44,7 +44,8 @@ from utdebug.sandbox import SandboxConfig, SandboxError, SandboxUnavailable
 from utdebug.train import output
 from utdebug.train.decontam import EVAL_SPLITS, EvalIndex, build_index, default_splits
 from utdebug.train.output import held_out_text
-from utdebug.train.pipeline import PIPELINE_VERSION, Job, Settings, job_key, process_problem
+from utdebug.train.pipeline import process_problem
+from utdebug.train.settings import PIPELINE_VERSION, Job, Settings, job_key
 from utdebug.train.sources import Loaded, TrainProblem
 from utdebug.train.trl_config import COMMON_NOTE, NOTES, TRL_VERSION, render_yaml, sft_configs
 

@@ -21,8 +21,9 @@ from scripted_add import fix, ut, votes
 
 from utdebug.agents.base import ScriptExhausted
 from utdebug.agents.scripted import ScriptedModel
+from utdebug.check.options import CheckError, CheckOptions, ModelInfo
 from utdebug.check.report import CheckReport, Status, TestVerdict
-from utdebug.check.runner import CACHE_VERSION, CheckError, CheckOptions, ModelInfo, run_check
+from utdebug.check.review import CACHE_VERSION, run_check
 from utdebug.cli import main
 from utdebug.sandbox import SandboxConfig
 
@@ -707,9 +708,9 @@ def test_a_slow_function_is_said_to_go_on_once_a_period(
 ) -> None:
     """A CI log showed only '[1/1] ...' for 15 minutes: now a function still being checked
     is said every PROGRESS_SECONDS (a minute; here made short), with how far it is."""
-    from utdebug.check import runner
+    from utdebug.check import review
 
-    monkeypatch.setattr(runner, "PROGRESS_SECONDS", 0.3)
+    monkeypatch.setattr(review, "PROGRESS_SECONDS", 0.3)
     slow = ModelInfo(
         ScriptedModel(Replies(SPECS), name="slow scripted", delay=0.2), "slow", "slow-v1", True
     )

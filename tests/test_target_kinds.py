@@ -16,8 +16,9 @@ import pytest
 from tests.scripted_add import fix, ut, votes
 from tests.test_tui import SIZE, make_app, summary, table_rows, until
 from utdebug.agents.scripted import ScriptedModel
+from utdebug.check.options import CheckOptions, ModelInfo
 from utdebug.check.report import CheckReport, Status
-from utdebug.check.runner import CheckOptions, ModelInfo, run_check
+from utdebug.check.review import run_check
 from utdebug.engine import Executor, Settings
 from utdebug.sandbox import SandboxConfig
 from utdebug.workspace import load_function

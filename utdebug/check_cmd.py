@@ -18,12 +18,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from utdebug.cli_common import Exit, sandbox_config
+
 DEFAULT_MIN_VOTES = 0.75
 
 
 def add_parser(subparsers: Any, sandbox_opts: argparse.ArgumentParser) -> None:
-    from utdebug.check.formats import FORMATS
-
     c: argparse.ArgumentParser = subparsers.add_parser(
         "check",
         parents=[sandbox_opts],
@@ -33,6 +33,13 @@ def add_parser(subparsers: Any, sandbox_opts: argparse.ArgumentParser) -> None:
         "and report the failing tests whose expected output has a confident majority. "
         "Exit codes: 0 no findings, 1 findings, 2 usage or environment error.",
     )
+    _target_arguments(c)
+    _test_arguments(c)
+    _output_arguments(c)
+
+
+def _target_arguments(c: argparse.ArgumentParser) -> None:
+    """Which functions ``check`` tests, at which revision, with which model."""
     c.add_argument("targets", nargs="*", metavar="PATH::FUNCTION", help="functions to check")
     c.add_argument("--changed", action="store_true", help="check the functions the change touches")
     c.add_argument(
@@ -60,6 +67,10 @@ def add_parser(subparsers: Any, sandbox_opts: argparse.ArgumentParser) -> None:
         help="a configured model name, a litellm model string or 'scripted:FILE' "
         "(default: UTDEBUG_MODEL, then the config file's default)",
     )
+
+
+def _test_arguments(c: argparse.ArgumentParser) -> None:
+    """How ``check`` tests a function, when a failing test is a finding, and ``--fix``."""
     c.add_argument("-n", "--tests", type=int, default=3, help="tests per function (3)")
     c.add_argument("-k", "--votes", type=int, default=8, help="output votes per test (8)")
     c.add_argument(
@@ -92,6 +103,12 @@ def add_parser(subparsers: Any, sandbox_opts: argparse.ArgumentParser) -> None:
     c.add_argument(
         "--apply", action="store_true", help="with --fix: also write the fixes to the files"
     )
+
+
+def _output_arguments(c: argparse.ArgumentParser) -> None:
+    """Where ``check``'s report goes, the results cache, the exit code and progress."""
+    from utdebug.check.formats import FORMATS
+
     c.add_argument("--format", choices=FORMATS, default="human", help="report format (human)")
     c.add_argument(
         "-o",
@@ -124,8 +141,8 @@ def add_parser(subparsers: Any, sandbox_opts: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from utdebug.check.formats import render, write_human
-    from utdebug.check.runner import CheckError, CheckOptions, model_info, run_check
-    from utdebug.cli_common import sandbox_config
+    from utdebug.check.options import CheckError, CheckOptions
+    from utdebug.check.review import model_info, run_check
 
     def progress(msg: str) -> None:
         if not args.quiet:
@@ -155,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
             allow_errors=bool(args.allow_errors),
             cwd=Path.cwd(),
         )
-        from utdebug.check.runner import locate
+        from utdebug.check.targets import locate
 
         # usage errors, a folder outside git and a missing file before a model is built
         located = locate(options)
@@ -164,7 +181,7 @@ def run(args: argparse.Namespace) -> int:
         report = run_check(options, model, sandbox_config(args), progress=progress, located=located)
     except CheckError as e:
         print(f"utdebug check: {e}", file=sys.stderr)
-        return 2
+        return Exit.USAGE
     files = ([(args.format, args.output)] if args.output is not None else []) + extra
     for fmt, path in files:
         try:
@@ -172,7 +189,7 @@ def run(args: argparse.Namespace) -> int:
             path.write_text(render(report, fmt), encoding="utf-8")
         except OSError as e:
             print(f"utdebug check: cannot write {path}: {e}", file=sys.stderr)
-            return 2
+            return Exit.USAGE
         progress(f"{fmt} report written to {path}")
     if args.output is None and args.format != "human":
         sys.stdout.write(render(report, args.format))
@@ -192,7 +209,7 @@ def _preflight(model: Any, progress: Any) -> None:
 
     from utdebug.agents.base import ModelError
     from utdebug.agents.preflight import preflight
-    from utdebug.check.runner import CheckError
+    from utdebug.check.options import CheckError
     from utdebug.runs.folder import one_line
 
     try:
@@ -205,7 +222,7 @@ def _preflight(model: Any, progress: Any) -> None:
 
 def _report_spec(text: str) -> tuple[str, Path]:
     from utdebug.check.formats import FORMATS
-    from utdebug.check.runner import CheckError
+    from utdebug.check.options import CheckError
 
     fmt, sep, path = text.partition("=")
     if not sep or not path.strip():

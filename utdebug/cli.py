@@ -14,14 +14,13 @@ import difflib
 import json
 import math
 import os
-import signal
 import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar, NoReturn
 
-from utdebug.cli_common import Exit
+from utdebug.cli_common import Exit, data_dir_problem, sigterm_stops
 from utdebug.cli_common import env_flag as _env_flag
 from utdebug.cli_common import sandbox_config as _sandbox_config
 
@@ -63,6 +62,25 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"utdebug {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
+    sandbox_opts = _sandbox_options()
+    doctor = sub.add_parser(
+        "doctor", parents=[sandbox_opts], help="show which sandbox layers are active here"
+    )
+    doctor.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    _add_bench(sub, sandbox_opts)
+
+    from utdebug import check_cmd, debug_cmd, models_cmd, train_cmd
+
+    models_cmd.add_parser(sub)
+    debug_cmd.add_parsers(sub, sandbox_opts)
+    check_cmd.add_parser(sub, sandbox_opts)
+    train_cmd.add_parser(sub, sandbox_opts)
+    return parser
+
+
+def _sandbox_options() -> argparse.ArgumentParser:
+    """``--allow-weak-sandbox`` and ``--no-bwrap``, shared by the commands that run code."""
     sandbox_opts = argparse.ArgumentParser(add_help=False)
     sandbox_opts.add_argument(
         "--allow-weak-sandbox",
@@ -74,12 +92,10 @@ def build_parser() -> argparse.ArgumentParser:
     sandbox_opts.add_argument(
         "--no-bwrap", action="store_true", help="do not use bubblewrap (use the fallback layers)"
     )
+    return sandbox_opts
 
-    doctor = sub.add_parser(
-        "doctor", parents=[sandbox_opts], help="show which sandbox layers are active here"
-    )
-    doctor.add_argument("--json", action="store_true", help="print the report as JSON")
 
+def _add_bench(sub: Any, sandbox_opts: argparse.ArgumentParser) -> None:
     bench = sub.add_parser(
         "bench",
         parents=[sandbox_opts],
@@ -91,6 +107,18 @@ def build_parser() -> argparse.ArgumentParser:
         "protocols). Writes samples.jsonl and summary.json; rerunning with the same settings "
         "resumes.",
     )
+    _bench_problem_arguments(bench)
+    _bench_limit_arguments(bench)
+    _bench_run_arguments(bench)
+    from utdebug.benchmarks import b4_sim
+    from utdebug.benchmarks.model_bench import add_arguments
+
+    add_arguments(bench)
+    b4_sim.add_arguments(bench.add_argument_group("bench b4-sim (no model, no sandbox)"))
+
+
+def _bench_problem_arguments(bench: argparse.ArgumentParser) -> None:
+    """What ``bench`` evaluates: the mode, the splits, the model, the comparison."""
     bench.add_argument(
         "mode",
         nargs="?",
@@ -153,6 +181,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="output comparison: the dataset's own assertion helper (default) or the UTDebug "
         "authors' eval_exact_match",
     )
+
+
+def _bench_limit_arguments(bench: argparse.ArgumentParser) -> None:
+    """The limits of ``bench``'s programs: time, memory, cuts."""
     bench.add_argument(
         "--timeout",
         type=float,
@@ -199,6 +231,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="HE+Fix buggy code: 'body' as published (does not load: 0%%) or 'runnable' "
         "(declaration + body)",
     )
+
+
+def _bench_run_arguments(bench: argparse.ArgumentParser) -> None:
+    """Where ``bench`` reads and writes, where it runs, which problems, the output."""
     bench.add_argument(
         "--data-dir",
         type=Path,
@@ -231,19 +267,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("--limit", type=int, default=None, help="only the first N problems")
     bench.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
-    from utdebug.benchmarks import b4_sim
-    from utdebug.benchmarks.model_bench import add_arguments
-
-    add_arguments(bench)
-    b4_sim.add_arguments(bench.add_argument_group("bench b4-sim (no model, no sandbox)"))
-
-    from utdebug import check_cmd, debug_cmd, models_cmd, train_cmd
-
-    models_cmd.add_parser(sub)
-    debug_cmd.add_parsers(sub, sandbox_opts)
-    check_cmd.add_parser(sub, sandbox_opts)
-    train_cmd.add_parser(sub, sandbox_opts)
-    return parser
 
 
 def _stdout_closed() -> None:
@@ -417,31 +440,20 @@ def _bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         if not [m for m in args.models.split(",") if m.strip()]:
             parser.error("--models needs at least one model")
     if args.mode != "b4-sim":
-        from utdebug.benchmarks.bench import data_dir_problem
-
         problem = data_dir_problem(args.data_dir)
         if problem is not None:
             print(f"utdebug bench: {problem}", file=sys.stderr)
             return Exit.USAGE
-    stop = threading.Event()
-
-    def on_sigterm(signum: int, frame: Any) -> None:
-        # Like Ctrl-C: finished records are kept, problems in flight are dropped.
-        stop.set()
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, on_sigterm)
     from utdebug.runs.records import RunFolderError
 
     try:
-        return _bench_mode(args, parser, stop)
+        with sigterm_stops() as stop:
+            return _bench_mode(args, parser, stop)
     except RunFolderError as e:
         # A full disk (or a file-size limit): one line; the samples file holds only whole
         # records, so the same command resumes once there is room. Else --out is no folder.
         print(f"utdebug bench: {e}; {e.advice}", file=sys.stderr)
         return Exit.USAGE
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def _bench_mode(

@@ -1,4 +1,5 @@
-"""What every command module shares: exit codes and the sandbox options.
+"""What every command module shares: exit codes, the sandbox options, the dataset folder's
+check, SIGTERM as Ctrl-C.
 
 The command line reads top-down: :mod:`utdebug.cli` builds the parser and dispatches to the
 command modules (``check_cmd``, ``debug_cmd``, ``models_cmd``); they and ``cli`` import this
@@ -9,10 +10,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import IntEnum
+from pathlib import Path
 from typing import Any
 
-__all__ = ["Exit", "env_flag", "sandbox_config"]
+__all__ = ["Exit", "data_dir_problem", "env_flag", "sandbox_config", "sigterm_stops"]
 
 
 class Exit(IntEnum):
@@ -42,3 +48,36 @@ def sandbox_config(args: argparse.Namespace) -> Any:
         allow_weak=bool(args.allow_weak_sandbox),
         use_bwrap=False if args.no_bwrap else None,
     )
+
+
+def data_dir_problem(data_dir: Path | None) -> str | None:
+    """Why the dataset folder named by ``--data-dir`` (else ``UTDEBUG_DATA_DIR``) cannot be
+    used, or ``None`` (no folder named, or it exists)."""
+    if data_dir is not None:
+        how, folder = "--data-dir", Path(data_dir).expanduser()
+    elif os.environ.get("UTDEBUG_DATA_DIR"):
+        how, folder = "UTDEBUG_DATA_DIR", Path(os.environ["UTDEBUG_DATA_DIR"]).expanduser()
+    else:
+        return None
+    if folder.is_dir():
+        return None
+    what = "is not a folder" if folder.exists() else "does not exist"
+    return f"{how} {folder} {what}: name the folder that holds the dataset files"
+
+
+@contextmanager
+def sigterm_stops() -> Iterator[threading.Event]:
+    """While the block runs, SIGTERM is like Ctrl-C: the event it gives is set (so that work
+    in flight is dropped, finished records are kept) and :class:`KeyboardInterrupt` is raised;
+    the previous handler is put back after."""
+    stop = threading.Event()
+
+    def on_sigterm(signum: int, frame: Any) -> None:
+        stop.set()
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        yield stop
+    finally:
+        signal.signal(signal.SIGTERM, previous)

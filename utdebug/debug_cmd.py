@@ -341,8 +341,8 @@ def _model(args: argparse.Namespace) -> Any:
 
 
 def _prepare_problem(args: argparse.Namespace, settings: Any) -> Prepared:
-    from utdebug.benchmarks.bench import data_dir_problem
     from utdebug.benchmarks.debugging import task_from_problem
+    from utdebug.cli_common import data_dir_problem
     from utdebug.data.datasets import DatasetError, Split, load_split
 
     problem_dir = data_dir_problem(args.data_dir)

@@ -5,13 +5,11 @@ from __future__ import annotations
 import argparse
 import math
 import re
-import signal
 import sys
-import threading
 from pathlib import Path
 from typing import Any, Literal
 
-from utdebug.cli_common import Exit, sandbox_config
+from utdebug.cli_common import Exit, data_dir_problem, sandbox_config, sigterm_stops
 
 __all__ = ["add_parser", "run"]
 
@@ -33,7 +31,15 @@ def add_parser(sub: Any, sandbox_opts: argparse.ArgumentParser) -> None:
         "file, a dataset card and TRL configurations into --out. Problems that overlap an "
         "evaluation split are dropped. Rerunning the same command resumes.",
     )
-    g = data.add_argument_group("source")
+    _source_arguments(data.add_argument_group("source"))
+    pipeline = data.add_argument_group("pipeline")
+    _stage_arguments(pipeline)
+    _run_arguments(pipeline)
+    _output_arguments(data.add_argument_group("output"))
+
+
+def _source_arguments(g: argparse._ArgumentGroup) -> None:
+    """The problems: where they come from, which of them, the held-out share."""
     g.add_argument(
         "--source",
         required=True,
@@ -84,7 +90,10 @@ def add_parser(sub: Any, sandbox_opts: argparse.ArgumentParser) -> None:
         help="share of the problems held out for validation (never in the SFT shards; written "
         "to val.jsonl in the MBPP+Fix format)",
     )
-    m = data.add_argument_group("pipeline")
+
+
+def _stage_arguments(m: argparse._ArgumentGroup) -> None:
+    """What makes stages I-III: the model or none, and how much of each stage."""
     m.add_argument(
         "--model",
         default=None,
@@ -121,6 +130,10 @@ def add_parser(sub: Any, sandbox_opts: argparse.ArgumentParser) -> None:
         "--tests-per-code", type=int, default=1, help="failing tests kept per version (1)"
     )
     m.add_argument("--rationale-tries", type=int, default=1, help="rationales asked per test (1)")
+
+
+def _run_arguments(m: argparse._ArgumentGroup) -> None:
+    """How the problems run: limits, parallelism, the response cache, the simulated model."""
     m.add_argument(
         "--timeout", type=float, default=1.0, help="seconds per input in the sandbox (1)"
     )
@@ -165,7 +178,10 @@ def add_parser(sub: Any, sandbox_opts: argparse.ArgumentParser) -> None:
         default=0.1,
         help="sim: P(a rationale states another output) (default 0.1)",
     )
-    o = data.add_argument_group("output")
+
+
+def _output_arguments(o: argparse._ArgumentGroup) -> None:
+    """What ``train data`` writes."""
     o.add_argument(
         "--out", type=Path, default=None, help="run folder (default runs/train/<config>)"
     )
@@ -221,10 +237,18 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.+-]+", "_", text).strip("_")[:60] or "model"
 
 
+def _default_out(args: argparse.Namespace, model: str, inputs: str, rationale: str) -> Path:
+    """``runs/train/<source>-<model>-<perturb>[-inputs-dataset][-no-rationale]-s<seed>``."""
+    stages = ("-inputs-dataset" if inputs == "dataset" else "") + (
+        "-no-rationale" if rationale == "none" else ""
+    )
+    return (
+        Path("runs") / "train" / f"{args.source}-{_slug(model)}-{args.perturb}{stages}-s{args.seed}"
+    )
+
+
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     _check(args, parser)
-    from utdebug.benchmarks.bench import data_dir_problem
-
     problem = data_dir_problem(args.data_dir)
     if problem is not None:
         print(f"utdebug train data: {problem}", file=sys.stderr)
@@ -233,7 +257,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from utdebug.agents.sim import SimParams
     from utdebug.data.datasets import default_cache_dir
     from utdebug.train.driver import run_train_data
-    from utdebug.train.pipeline import NO_MODEL, Settings
+    from utdebug.train.settings import NO_MODEL, Settings
 
     explicit = args.inputs is not None and args.rationale is not None
     if explicit and args.perturb == "ast" and args.inputs == "dataset" and args.rationale == "none":
@@ -297,22 +321,6 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         else str(cache_dir),
     )
     if args.out is None:
-        stages = ("-inputs-dataset" if inputs == "dataset" else "") + (
-            "-no-rationale" if rationale == "none" else ""
-        )
-        args.out = (
-            Path("runs")
-            / "train"
-            / f"{args.source}-{_slug(model)}-{args.perturb}{stages}-s{args.seed}"
-        )
-    stop = threading.Event()
-
-    def on_sigterm(signum: int, frame: Any) -> None:
-        stop.set()
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, on_sigterm)
-    try:
+        args.out = _default_out(args, model, inputs, rationale)
+    with sigterm_stops() as stop:
         return run_train_data(args, settings, sandbox_config(args), stop)
-    finally:
-        signal.signal(signal.SIGTERM, previous)

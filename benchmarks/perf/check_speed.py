@@ -76,7 +76,7 @@ def change(root: Path, modules: int, functions: int, count: int) -> None:
 
 def model() -> Any:
     from utdebug.agents.scripted import ScriptedModel
-    from utdebug.check.runner import ModelInfo
+    from utdebug.check.options import ModelInfo
 
     name_re = re.compile(r"`(f_\d+_\d+)` is part of the module")
     call_re = re.compile(r"```(f_(\d+)_(\d+)\((\d+)\))```")
@@ -105,7 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--changed", type=int, default=20)
     args = ap.parse_args(argv)
     from utdebug.check import gitrepo
-    from utdebug.check.runner import CheckOptions, run_check
+    from utdebug.check.options import CheckOptions
+    from utdebug.check.review import run_check
     from utdebug.sandbox import SandboxConfig, SandboxUnavailable
 
     with tempfile.TemporaryDirectory(prefix="utdebug-check-bench-") as tmp:

@@ -41,7 +41,8 @@ from utdebug.data.datasets import DatasetError
 from utdebug.distributed import JobPool, PoolOptions, PoolUnavailable, make_pool
 from utdebug.sandbox import SandboxConfig, SandboxUnavailable
 from utdebug.train.decontam import build_index
-from utdebug.train.pipeline import Job, Settings, job_key, process_problem
+from utdebug.train.pipeline import process_problem
+from utdebug.train.settings import Job, Settings, job_key
 from utdebug.train.sources import load_mbpp_plus
 
 REPO = Path(__file__).resolve().parents[2]

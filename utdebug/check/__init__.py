@@ -3,7 +3,10 @@
 - :mod:`utdebug.check.report`: the report (functions, their tests, findings) and exit codes.
 - :mod:`utdebug.check.gitrepo`: the repository (gitpython): changed functions, snapshots.
 - :mod:`utdebug.check.formats`: human, JSON, JUnit XML, GitHub annotations and SARIF output.
-- :mod:`utdebug.check.runner`: the run: sandbox with the module's context, engine, cache, fixes.
+- :mod:`utdebug.check.options`: what a run is asked to do, its model, and :class:`CheckError`.
+- :mod:`utdebug.check.targets`: the functions to check (named, or touched by a change).
+- :mod:`utdebug.check.review`: the run: sandbox with the module's context, engine, cache, fixes.
+- :mod:`utdebug.check.results`: a function's session (or cache entry) as its report.
 
 See ``docs/check.md``.
 """

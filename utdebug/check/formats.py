@@ -23,6 +23,7 @@ from pathlib import PurePosixPath, PureWindowsPath
 from typing import TYPE_CHECKING, Any
 
 from utdebug.check.report import CheckReport, FunctionReport, Status, TestResult, TestVerdict
+from utdebug.cli_common import Exit
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -40,9 +41,9 @@ SIMULATED_NOTE = (
 )
 
 _EXIT_MEANING = {
-    0: "no findings",
-    1: "findings",
-    2: "some functions could not be checked",
+    Exit.OK: "no findings",
+    Exit.FAILURE: "findings",
+    Exit.USAGE: "some functions could not be checked",
 }
 
 # --------------------------------------------------------------------------------------------
@@ -164,7 +165,7 @@ def _qualified(f: FunctionReport) -> str:
 def _exit_text(report: CheckReport) -> str:
     code = report.exit_code()
     meaning = _EXIT_MEANING.get(code, "")
-    if code == 0 and report.errors:
+    if code == Exit.OK and report.errors:
         meaning = "no findings; functions that could not be checked are allowed"
     return f"exit code {code} ({meaning})" if meaning else f"exit code {code}"
 
@@ -301,8 +302,8 @@ def write_human(report: CheckReport, console: Console) -> None:
             )
 
     console.print()
-    style = "bold red" if report.exit_code() == 1 else "bold"
-    if report.exit_code() == 2:
+    style = "bold red" if report.exit_code() == Exit.FAILURE else "bold"
+    if report.exit_code() == Exit.USAGE:
         style = "bold yellow"
     out((_summary(report), style))
 
@@ -326,81 +327,9 @@ def _simulated_prefix(report: CheckReport) -> str:
 def _render_junit(report: CheckReport) -> str:
     root = ET.Element("testsuites", {"name": "utdebug check"})
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
-    prefix = _simulated_prefix(report)
-
-    def one(text: str) -> str:
-        """A one-line field: every control character as an escape, valid in XML."""
-        return _xml(_visible(text))
-
     for f in report.functions:
-        suite = ET.SubElement(root, "testsuite", {"name": one(f.target)})
-        props = ET.SubElement(suite, "properties")
-        for name, value in (
-            ("model", report.model),
-            ("simulated", "true" if report.simulated else "false"),
-            ("revision", report.revision),
-            ("base", report.base or ""),
-            ("min_votes", f"{report.min_votes:g}"),
-            ("utdebug_version", report.tool_version),
-        ):
-            ET.SubElement(props, "property", {"name": name, "value": one(value)})
-
-        classname = one(_module(f.path))
-        location = {"file": one(f.path), "line": str(_line(f.line))}
-        counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
-
-        if f.status in (Status.ERROR, Status.SKIPPED):
-            case = ET.SubElement(
-                suite,
-                "testcase",
-                {"classname": classname, "name": one(f.qualname), **location, "time": "0.000"},
-            )
-            counts["tests"] += 1
-            if f.status is Status.ERROR:
-                error = ET.SubElement(
-                    case,
-                    "error",
-                    {"type": "utdebug.not_checked", "message": one(prefix + f.message)},
-                )
-                error.text = one(f"{f.target} could not be checked: {f.message}") + "\n"
-                counts["errors"] += 1
-            else:
-                ET.SubElement(case, "skipped", {"message": one(f.message)})
-                counts["skipped"] += 1
-
-        per_test = f.seconds / len(f.tests) if f.tests else 0.0
-        for t in f.tests:
-            case = ET.SubElement(
-                suite,
-                "testcase",
-                {
-                    "classname": classname,
-                    "name": one(f"{f.qualname}: {t.call}"),
-                    **location,
-                    "time": f"{per_test:.3f}",
-                },
-            )
-            counts["tests"] += 1
-            details = (
-                (f"code:\n{t.code}\n" if t.code else "") + f"call:     {one(t.call)}\n"
-                f"expected: {one(t.expected)}  ({_votes(t)}, share {t.share:.0%})\n"
-                f"actual:   {one(_outcome(t))}\n"
-                f"verdict:  {t.verdict.value}\n"
-            )
-            if t.finding:
-                message = f"{prefix}expected {t.expected} ({_votes(t)}), got {_outcome(t)}"
-                failure = ET.SubElement(
-                    case, "failure", {"type": "utdebug.finding", "message": one(message)}
-                )
-                heading = f"{prefix}{f.target} (line {_line(f.line)}) fails a generated test"
-                failure.text = one(heading) + "\n" + details
-                counts["failures"] += 1
-            elif t.verdict is not TestVerdict.PASS:
-                message = f"fails, but only {t.share:.0%} of votes agree on the expected output"
-                skipped = ET.SubElement(case, "skipped", {"message": message})
-                skipped.text = details
-                counts["skipped"] += 1
-
+        suite = ET.SubElement(root, "testsuite", {"name": _one(f.target)})
+        counts = _junit_suite(suite, report, f)
         for key, count in counts.items():
             suite.set(key, str(count))
             totals[key] += count
@@ -412,6 +341,93 @@ def _render_junit(report: CheckReport) -> str:
     ET.indent(root)
     body = ET.tostring(root, encoding="unicode")
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + body + "\n"
+
+
+def _one(text: str) -> str:
+    """A one-line field: every control character as an escape, valid in XML."""
+    return _xml(_visible(text))
+
+
+def _junit_suite(suite: ET.Element, report: CheckReport, f: FunctionReport) -> dict[str, int]:
+    """The test suite of one function: the run's properties, a test case for a function not
+    checked, one per generated test; its counts."""
+    prefix = _simulated_prefix(report)
+    props = ET.SubElement(suite, "properties")
+    for name, value in (
+        ("model", report.model),
+        ("simulated", "true" if report.simulated else "false"),
+        ("revision", report.revision),
+        ("base", report.base or ""),
+        ("min_votes", f"{report.min_votes:g}"),
+        ("utdebug_version", report.tool_version),
+    ):
+        ET.SubElement(props, "property", {"name": name, "value": _one(value)})
+
+    classname = _one(_module(f.path))
+    location = {"file": _one(f.path), "line": str(_line(f.line))}
+    counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+
+    if f.status in (Status.ERROR, Status.SKIPPED):
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            {"classname": classname, "name": _one(f.qualname), **location, "time": "0.000"},
+        )
+        counts["tests"] += 1
+        if f.status is Status.ERROR:
+            error = ET.SubElement(
+                case,
+                "error",
+                {"type": "utdebug.not_checked", "message": _one(prefix + f.message)},
+            )
+            error.text = _one(f"{f.target} could not be checked: {f.message}") + "\n"
+            counts["errors"] += 1
+        else:
+            ET.SubElement(case, "skipped", {"message": _one(f.message)})
+            counts["skipped"] += 1
+
+    per_test = f.seconds / len(f.tests) if f.tests else 0.0
+    for t in f.tests:
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            {
+                "classname": classname,
+                "name": _one(f"{f.qualname}: {t.call}"),
+                **location,
+                "time": f"{per_test:.3f}",
+            },
+        )
+        counts["tests"] += 1
+        outcome = _junit_outcome(case, f, t, prefix)
+        if outcome is not None:
+            counts[outcome] += 1
+    return counts
+
+
+def _junit_outcome(case: ET.Element, f: FunctionReport, t: TestResult, prefix: str) -> str | None:
+    """A finding as a failure, another failing test as skipped (which count it adds to);
+    nothing for a passing test."""
+    details = (
+        (f"code:\n{t.code}\n" if t.code else "") + f"call:     {_one(t.call)}\n"
+        f"expected: {_one(t.expected)}  ({_votes(t)}, share {t.share:.0%})\n"
+        f"actual:   {_one(_outcome(t))}\n"
+        f"verdict:  {t.verdict.value}\n"
+    )
+    if t.finding:
+        message = f"{prefix}expected {t.expected} ({_votes(t)}), got {_outcome(t)}"
+        failure = ET.SubElement(
+            case, "failure", {"type": "utdebug.finding", "message": _one(message)}
+        )
+        heading = f"{prefix}{f.target} (line {_line(f.line)}) fails a generated test"
+        failure.text = _one(heading) + "\n" + details
+        return "failures"
+    if t.verdict is not TestVerdict.PASS:
+        message = f"fails, but only {t.share:.0%} of votes agree on the expected output"
+        skipped = ET.SubElement(case, "skipped", {"message": message})
+        skipped.text = details
+        return "skipped"
+    return None
 
 
 # --------------------------------------------------------------------------------------------
@@ -622,7 +638,7 @@ def _sarif(report: CheckReport) -> dict[str, Any]:
 
     exit_code = report.exit_code()
     invocation: dict[str, Any] = {
-        "executionSuccessful": exit_code != 2,
+        "executionSuccessful": exit_code != Exit.USAGE,
         "exitCode": exit_code,
         "exitCodeDescription": _EXIT_MEANING.get(exit_code, ""),
     }

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, ClassVar
 
+from utdebug.cli_common import Exit
+
 SCHEMA_VERSION = 2
 """Version of the JSON report (``schema_version``); see ``utdebug/check/report.schema.json``."""
 
@@ -199,12 +201,12 @@ class CheckReport:
     def count(self, status: Status) -> int:
         return sum(f.status is status for f in self.functions)
 
-    def exit_code(self) -> int:
+    def exit_code(self) -> Exit:
         if self.findings:
-            return 1
+            return Exit.FAILURE
         if self.errors and not self.allow_errors:
-            return 2
-        return 0
+            return Exit.USAGE
+        return Exit.OK
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -44,7 +44,8 @@ from utdebug.sandbox import SandboxConfig, SandboxError, SandboxUnavailable
 from utdebug.train import output
 from utdebug.train.decontam import EVAL_SPLITS, EvalIndex, build_index, default_splits
 from utdebug.train.output import held_out_text
-from utdebug.train.pipeline import PIPELINE_VERSION, Job, Settings, job_key, process_problem
+from utdebug.train.pipeline import process_problem
+from utdebug.train.settings import PIPELINE_VERSION, Job, Settings, job_key
 from utdebug.train.sources import Loaded, TrainProblem
 from utdebug.train.trl_config import COMMON_NOTE, NOTES, TRL_VERSION, render_yaml, sft_configs
 
@@ -459,22 +460,9 @@ def _card(
     from utdebug.runs.folder import sum_usage, summarize_model_errors
 
     sim = settings.simulated
-    by_split: Counter[str] = Counter()
-    by: Counter[str] = Counter()
-    for d in run.decontaminated:
-        for split in {m["split"] for m in d["matches"]}:
-            by_split[split] += 1
-        for kind in {m["by"] for m in d["matches"]}:
-            by[kind] += 1
     model_errors = [r for r in records if r.get("error_kind") == "model"]
     problem_errors = [r for r in records if r.get("error_kind") == "problem"]
     complete = not run.interrupted and run.stopped is None and len(records) == len(run.jobs)
-    dec_notes = []
-    if run.loaded.name in EVAL_SPLITS and run.loaded.name not in run.index.splits:
-        dec_notes.append(
-            f"the source {run.loaded.name} is itself an evaluation split: do not report on it "
-            "with a model trained on this data"
-        )
     rel = [str(p.relative_to(out_dir)) for p in shards]
     return {
         "dataset": "UTGen supervised fine-tuning data (failing unit tests with rationales)",
@@ -503,14 +491,7 @@ def _card(
             "dropped": dict(run.loaded.dropped),
             "notes": run.loaded.notes,
         },
-        "decontamination": {
-            "splits": run.index.splits,
-            "dropped": len(run.decontaminated),
-            "by_split": dict(by_split),
-            "by": dict(by),
-            "file": "decontamination.jsonl",
-            "notes": dec_notes,
-        },
+        "decontamination": _decontamination_facts(run),
         "counts": {
             "problems": run.problems,
             "selected": len(run.jobs),
@@ -538,6 +519,32 @@ def _card(
             "val_file": str(val_file.relative_to(out_dir)) if val_file else None,
             "trl_configs": ["trl-sft.yaml", "trl-sft-qlora.yaml"],
         },
+    }
+
+
+def _decontamination_facts(run: RunOutcome) -> dict[str, Any]:
+    """The card's ``decontamination``: the splits checked, the problems dropped, by split and
+    by kind of match."""
+    by_split: Counter[str] = Counter()
+    by: Counter[str] = Counter()
+    for d in run.decontaminated:
+        for split in {m["split"] for m in d["matches"]}:
+            by_split[split] += 1
+        for kind in {m["by"] for m in d["matches"]}:
+            by[kind] += 1
+    notes = []
+    if run.loaded.name in EVAL_SPLITS and run.loaded.name not in run.index.splits:
+        notes.append(
+            f"the source {run.loaded.name} is itself an evaluation split: do not report on it "
+            "with a model trained on this data"
+        )
+    return {
+        "splits": run.index.splits,
+        "dropped": len(run.decontaminated),
+        "by_split": dict(by_split),
+        "by": dict(by),
+        "file": "decontamination.jsonl",
+        "notes": notes,
     }
 
 

@@ -154,8 +154,26 @@ def card_markdown(card: dict[str, Any]) -> str:
         ]
     if not card.get("complete", True):
         lines += [f"> **Incomplete**: {card.get('incomplete', 'the run was interrupted')}.", ""]
-    src = card["source"]
+    lines += _source_lines(card["source"])
+    lines += _decontamination_lines(card["decontamination"])
+    lines += _pipeline_lines(card)
+    lines += _count_lines(card["counts"])
+    out = card["outputs"]
+    lines += ["", "## Files", ""]
+    lines += [f"- `{p}`" for p in out["sft_shards"] + out.get("parquet_shards", [])]
+    if out.get("val_file"):
+        lines.append(f"- `{out['val_file']}` (validation, MBPP+Fix format)")
     lines += [
+        "- `samples.jsonl` (one record per problem), `decontamination.jsonl`",
+        "- `trl-sft.yaml`, `trl-sft-qlora.yaml`: `trl sft --config trl-sft.yaml` "
+        "(see docs/train.md of utdebug)",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _source_lines(src: dict[str, Any]) -> list[str]:
+    lines = [
         "## Source",
         "",
         f"`{src['name']}`: {src['rows']} rows read, {src['problems']} problems.",
@@ -168,8 +186,11 @@ def card_markdown(card: dict[str, Any]) -> str:
     if src.get("dropped"):
         lines += ["", "Rows dropped:", ""]
         lines += _table(sorted(src["dropped"].items(), key=lambda kv: -kv[1]))
-    dec = card["decontamination"]
-    lines += ["", "## Decontamination", ""]
+    return lines
+
+
+def _decontamination_lines(dec: dict[str, Any]) -> list[str]:
+    lines = ["", "## Decontamination", ""]
     for split, info in dec["splits"].items():
         if info["status"] == "used":
             dropped = dec["by_split"].get(split, 0)
@@ -188,16 +209,17 @@ def card_markdown(card: dict[str, Any]) -> str:
         f"{dec['dropped']} problems dropped in all (by description: "
         f"{dec['by'].get('description', 0)}, by code: {dec['by'].get('code', 0)}); each is in "
         f"`{dec['file']}`.",
-        "",
-        "## Pipeline",
-        "",
     ]
+    return lines
+
+
+def _pipeline_lines(card: dict[str, Any]) -> list[str]:
     st = card["settings"]
-    lines += _table(
+    rows = _table(
         [
             (
                 "model",
-                f"`{card['model']}`" + (" (SIMULATED)" if sim else "")
+                f"`{card['model']}`" + (" (SIMULATED)" if card.get("simulated") else "")
                 if card.get("model")
                 else "none: no stage uses a model",
             ),
@@ -214,8 +236,11 @@ def card_markdown(card: dict[str, Any]) -> str:
             ("pipeline", card["pipeline_version"]),
         ]
     )
-    lines += ["", "## Counts", ""]
-    c = card["counts"]
+    return ["", "## Pipeline", "", *rows]
+
+
+def _count_lines(c: dict[str, Any]) -> list[str]:
+    lines = ["", "## Counts", ""]
     lines += _table(
         [
             ("problems after decontamination", c["problems"]),
@@ -231,15 +256,4 @@ def card_markdown(card: dict[str, Any]) -> str:
         if counts:
             lines += ["", f"Stage `{stage}`:", ""]
             lines += _table(sorted(counts.items(), key=lambda kv: -kv[1]))
-    out = card["outputs"]
-    lines += ["", "## Files", ""]
-    lines += [f"- `{p}`" for p in out["sft_shards"] + out.get("parquet_shards", [])]
-    if out.get("val_file"):
-        lines.append(f"- `{out['val_file']}` (validation, MBPP+Fix format)")
-    lines += [
-        "- `samples.jsonl` (one record per problem), `decontamination.jsonl`",
-        "- `trl-sft.yaml`, `trl-sft-qlora.yaml`: `trl sft --config trl-sft.yaml` "
-        "(see docs/train.md of utdebug)",
-        "",
-    ]
-    return "\n".join(lines)
+    return lines

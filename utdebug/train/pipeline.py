@@ -1,60 +1,25 @@
-"""One problem's training data: corrupted code, failing unit tests, rationales, SFT targets.
+"""One problem's training data: corrupted code (stage I), failing unit tests labelled by the
+gold code in the sandbox (stage II), rationales (stage III) and the SFT targets.
 
 :func:`process_problem` is the unit of work (``fn(job, ctx)`` of a runner); it returns the
-problem's record, which the driver alone writes. Steps:
-
-0. **Gold check**: the gold code must load in the sandbox (the paper keeps code that "executes
-   without any errors"); its outputs on the problem's known inputs (at most
-   :data:`MAX_KNOWN_INPUTS`) are computed for the simulated model and the validation file. They
-   are computed again in a second sandbox (its own zygote, so another string-hash seed): a
-   problem whose gold outputs differ there (a tuple built from a set of strings) is dropped,
-   since its labels would not be the same in another process. As the two seeds may give the
-   same order by chance, an output that is a sequence of texts from gold code that builds
-   sets is not used as a label either (:func:`order_suspect`, :func:`uses_sets`).
-1. **Corrupt** (stage I): ``Settings.corruptions`` (2) wrong versions of the gold code, by the
-   model (the code-corruption prompt; the reply's code is merged into the gold module and its
-   comments removed, since they tend to say where the bug is) or by AST mutation operators
-   (:mod:`utdebug.mutation`, no model). Versions that do not parse, equal the gold code or an
-   earlier version (as syntax trees), or fail to load are dropped. Each records what made it.
-2. **Failing inputs** (stage II): for each version, up to ``Settings.attempts`` (5) replies to
-   the UTGen prompt (the inference prompt, :func:`utdebug.agents.prompts.ut_prompt`, with the
-   corrupted code), read by the engine's parser; the input runs on the gold code (twice: its
-   output must be the same both times) and on the corrupted code in the sandbox; an input is kept
-   when the outputs differ under the source's comparison (``atol``). The label is the gold
-   code's output, never the model's, and the second sandbox must give the same one. It stops
-   at ``Settings.tests_per_code`` (1) kept inputs.
-3. **Rationales** (stage III): for each kept test, the model is shown the whole test (the
-   output-rationalization prompt) and explains why the gold output is right. A rationale cut
-   at the token limit, empty, or whose stated answer (read by the engine's output parser) is
-   not the gold output is rejected. The SFT target is the UT reply in the inference format:
-   the model's hypothesis and input reasoning from its stage II reply (up to where its own
-   test begins: the model's expected output, often wrong, is not kept), ``Arguments:`` with
-   the input, then ``### Output``, the rationale, and ``Output:`` with the gold output. The target
-   is parsed back with the engine's parsers (same input, same output) and must not reach the
-   natural end of a streamed test reply before its end; otherwise it is rejected.
-
-A problem held out for validation stops after stage II: its first version with a failing
-input becomes a row of the validation file (MBPP+Fix format), never an SFT example.
+problem's record, which the driver alone writes. The steps, the gold check and the validation
+rows are described in ``docs/train.md`` (The pipeline, per problem).
 """
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import atexit
 import hashlib
-import io
-import math
 import random
 import re
 import threading
 import time
-import tokenize
 from collections import Counter
 from collections.abc import Coroutine
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from utdebug.agents import parsing, prompts
 from utdebug.agents.base import (
@@ -66,43 +31,32 @@ from utdebug.agents.base import (
     ModelError,
     ModelNotFound,
 )
-from utdebug.agents.endings import reached
 from utdebug.agents.reply_tests import ParsedProgram
 from utdebug.agents.roles import Perturber, Rationalizer, TaskText, UTGenerator
 from utdebug.agents.sim import SIMULATED, SimModel, SimParams, SimProblem
 from utdebug.distributed import WorkerContext
-from utdebug.engine.voting import answer_key
-from utdebug.literals import LiteralError, canonical_repr, literal_value
-from utdebug.mutation import mutants, normalized_dump, parse_quietly
-from utdebug.runs.records import record_key
-from utdebug.sandbox import CheckSpec, LimitKind, Limits, Outcome, Sandbox, Semantics, Status
+from utdebug.literals import canonical_repr
+from utdebug.mutation import mutants, normalized_dump
+from utdebug.sandbox import CheckSpec, Outcome, Sandbox, Semantics, Status
 from utdebug.sandbox.compare import outputs_match
 from utdebug.sandbox.executor import UID_SLOTS
 from utdebug.sandbox.verdicts import Verdict, judge
-from utdebug.train.sources import TrainProblem
+from utdebug.train.settings import Job, Settings
+from utdebug.train.targets import (
+    VAL_TEST_HEAD,
+    args_literal,
+    build_target,
+    call_source,
+    literal_text,
+    order_suspect,
+    same_answer,
+    strip_comments,
+    uses_sets,
+    verify_target,
+)
 
-__all__ = [
-    "MAX_KNOWN_INPUTS",
-    "NO_MODEL",
-    "PIPELINE_VERSION",
-    "Job",
-    "Settings",
-    "build_target",
-    "job_key",
-    "literal_text",
-    "order_suspect",
-    "process_problem",
-    "same_answer",
-    "second_sandbox",
-    "strip_comments",
-    "uses_sets",
-    "verify_target",
-]
+__all__ = ["MAX_KNOWN_INPUTS", "process_problem", "second_sandbox"]
 
-PIPELINE_VERSION = "utgen-data-1"
-NO_MODEL = "none"
-"""``Settings.model`` when no stage uses a model."""
-"""Part of every record key: bump it when what a record holds for the same inputs changes."""
 MAX_KNOWN_INPUTS = 100
 """Known inputs of a problem run on the gold code (for the simulated model and the validation
 file): the first ones, in the source's order."""
@@ -110,303 +64,6 @@ file): the first ones, in the source's order."""
 T = TypeVar("T")
 FATAL_ERRORS = (ModelAuthError, ModelNotFound, CostLimitExceeded)
 """Model errors every problem would hit: the run stops (as the benchmarks do)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Settings:
-    """What determines a problem's record (besides the problem itself)."""
-
-    model: str
-    """The model of stages I-III as ``--model`` names it (``sim``, ``scripted:PATH``, a
-    configured name or a litellm model string); :data:`NO_MODEL` when no stage uses one."""
-    perturb: Literal["ast", "model"] = "ast"
-    inputs: Literal["model", "dataset"] = "model"
-    """Stage II: the model proposes inputs, or the source's own test inputs are tried (no
-    model)."""
-    rationale: Literal["model", "none"] = "model"
-    """Stage III: the model explains the output, or the target has no rationale (no model)."""
-    corruptions: int = 2
-    attempts: int = 5
-    tests_per_code: int = 1
-    rationale_tries: int = 1
-    seed: int = 0
-    timeout: float = 1.0
-    """Seconds per input in the sandbox (of ``limit_kind``)."""
-    limit_kind: str = "cpu"
-    sim_attack: float | None = None
-    """The simulated model's attack rate (``None``: its UTGen default, 0.4196)."""
-    sim_rationale_error: float = 0.1
-    cache_dir: str | None = None
-    """Folder of the response cache for a real model (``None``: no cache); not in the key."""
-
-    def key_parts(self) -> dict[str, Any]:
-        parts = asdict(self)
-        parts.pop("cache_dir")
-        for name, default in (("inputs", "model"), ("rationale", "model")):
-            if parts[name] == default:
-                parts.pop(name)  # the keys of runs from before these settings stay the same
-        if not self.model.startswith("sim"):
-            parts.pop("sim_attack")
-            parts.pop("sim_rationale_error")
-        return parts
-
-    @property
-    def uses_model(self) -> bool:
-        """Some stage asks a model (otherwise no model is set up, and none is named)."""
-        return self.perturb == "model" or self.inputs == "model" or self.rationale == "model"
-
-    def stage_sources(self) -> dict[str, str]:
-        """What made each stage's part of the data (for the card): a model, or no model."""
-        model = f"the model {self.model}" + (f" ({SIMULATED})" if self.simulated else "")
-        return {
-            "perturb": model if self.perturb == "model" else "AST mutation (no model)",
-            "inputs": model
-            if self.inputs == "model"
-            else "the source's own test inputs (no model)",
-            "rationale": model if self.rationale == "model" else "none (no model)",
-        }
-
-    @property
-    def sim(self) -> bool:
-        """The simulated model plays stages I-III."""
-        return self.model == "sim"
-
-    @property
-    def simulated(self) -> bool:
-        """No language model writes the text: the simulated model, or a scripted one (replies
-        replayed from a file, as utdebug's models mark it); everything says SIMULATED."""
-        return self.model == "sim" or self.model.startswith("scripted:")
-
-    def limits(self) -> Limits:
-        """Per input ``timeout``; a batch (a program on the known inputs) at most 5 s, and
-        after 2 timeouts its other inputs get 0.1 s each (a corrupted loop that never ends
-        costs little)."""
-        return Limits(
-            per_input=self.timeout,
-            load=5.0,
-            memory_mb=1024,
-            frame_cap=1 << 20,  # a value over 1 MB is no test label (literal_text refuses it)
-            batch=5.0,
-            cut_after=2,
-            cut_limit=min(0.1, self.timeout),
-            kind=LimitKind(self.limit_kind),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class Job:
-    index: int
-    """The problem's place in the run (the order of the SFT shards)."""
-    key: str
-    problem: TrainProblem
-    settings: Settings
-    holdout: bool = False
-
-
-def job_key(problem: TrainProblem, settings: Settings, holdout: bool) -> str:
-    return record_key(
-        {
-            "pipeline": PIPELINE_VERSION,
-            "prompts": [prompts.PROMPT_VERSION, prompts.TRAIN_PROMPT_VERSION],
-            "problem": problem.fingerprint(),
-            "settings": settings.key_parts(),
-            "holdout": holdout,
-        }
-    )
-
-
-# --- values as literals -----------------------------------------------------------------------
-
-
-def literal_text(value: Any) -> str | None:
-    """``value`` as a Python literal (sets in sorted order, :func:`canonical_repr`, so that the
-    text is the same in every process) when it reads back as the same value; ``None`` otherwise
-    (objects, values too large to write into a test)."""
-    try:
-        text = canonical_repr(value)
-    except Exception:
-        return None
-    if len(text) > 10_000:
-        return None
-    try:
-        back = literal_value(text)
-    except (LiteralError, RecursionError, MemoryError):
-        return None
-    return text if canonical_repr(back) == text else None
-
-
-def same_answer(a: Any, b: Any) -> bool:
-    """The same value as an answer: the engine's vote key (numbers by value, ``True`` is not
-    ``1``, lists are not tuples, sets and dicts without order), floats within a relative 1e-9.
-    Stricter than a benchmark's comparison helper, which MBPP+'s ``np.allclose`` makes pass
-    ``(0,)`` for ``()``."""
-    if answer_key(a) == answer_key(b):
-        return True
-    numbers = (int, float)
-    if isinstance(a, numbers) and isinstance(b, numbers) and not isinstance(a, bool):
-        return not isinstance(b, bool) and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
-    return False
-
-
-_SET_METHODS = frozenset(
-    {"intersection", "union", "difference", "symmetric_difference", "issubset", "issuperset"}
-)
-
-
-def uses_sets(code: str) -> bool:
-    """Whether ``code`` builds sets (literals, comprehensions, ``set()``/``frozenset()``, set
-    methods): the order of a set of strings changes with the process's string-hash seed."""
-    tree = parse_quietly(code)
-    if tree is None:
-        return False
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Set | ast.SetComp):
-            return True
-        if isinstance(node, ast.Call):
-            f = node.func
-            if isinstance(f, ast.Name) and f.id in ("set", "frozenset"):
-                return True
-            if isinstance(f, ast.Attribute) and f.attr in _SET_METHODS:
-                return True
-    return False
-
-
-def order_suspect(value: Any) -> bool:
-    """A list or tuple with two or more items that hold text: if it was made from a set, its
-    order is the set's, which depends on the string-hash seed."""
-    if not isinstance(value, list | tuple):
-        return False
-    return sum(1 for item in value if _holds_text(item)) >= 2
-
-
-def _holds_text(value: Any, depth: int = 0) -> bool:
-    if isinstance(value, str | bytes):
-        return True
-    if depth < 5 and isinstance(value, list | tuple | set | frozenset):
-        return any(_holds_text(v, depth + 1) for v in value)
-    return False
-
-
-def _call_source(entry_point: str, args: tuple[Any, ...]) -> str | None:
-    parts = [literal_text(a) for a in args]
-    if any(p is None for p in parts):
-        return None
-    return f"{entry_point}({', '.join(p for p in parts if p is not None)})"
-
-
-# --- targets ------------------------------------------------------------------------------------
-
-_OUTPUT_START = re.compile(r"(?im)^[ \t]*(?:#{1,6}[ \t]*\**[ \t]*output\b|[*_]*output[*_ \t]*:)")
-_ARGUMENTS = re.compile(r"(?i)\barguments?\b[*_ \t]*:")
-_INPUT_HEADER = re.compile(r"(?im)^[ \t]*#{1,6}[ \t]*input arguments\b")
-_HEADER = re.compile(r"^([ \t]*)#{1,6}[ \t]+")
-
-
-_FENCE = re.compile(r"(?m)^[ \t]*(?:`{3,}|~{3,})")
-
-
-def _plain(rationale: str) -> str:
-    """A rationale without Markdown headers (a ``## Hypothesis`` inside the output section
-    would read as a new test), without a leading ``Reasoning`` title, its code fences
-    closed."""
-    lines = [_HEADER.sub(r"\1", line) for line in rationale.strip().splitlines()]
-    while lines and lines[0].strip().strip("*:").strip().lower() in ("reasoning", ""):
-        lines.pop(0)
-    text = "\n".join(lines).strip()
-    if len(_FENCE.findall(text)) % 2:
-        text += "\n```"
-    return text
-
-
-def _test_start(head: str, model_call: str | None) -> int:
-    """Where the model's own test begins in ``head``: the line of the first occurrence of its
-    call, or the code block holding it (its expected output, often wrong, must not stay in the
-    target); the end of ``head`` when the call is not there."""
-    if not model_call:
-        return len(head)
-    at = head.find(model_call)
-    if at < 0:
-        return len(head)
-    line = head.rfind("\n", 0, at) + 1
-    fences = [m.start() for m in _FENCE.finditer(head, 0, line)]
-    return fences[-1] if len(fences) % 2 else line
-
-
-def build_target(
-    reply: str,
-    call_source: str,
-    rationale: str,
-    gold_literal: str,
-    model_call: str | None = None,
-) -> str:
-    """The SFT target: the UT reply's hypothesis and input reasoning (up to its own test, which
-    begins at ``model_call``, its ``Arguments:`` or its output section), the input as
-    ``Arguments: ```f(...)``` ``, then ``### Output``, the rationale and the gold output."""
-    head = reply
-    m = _OUTPUT_START.search(head)
-    if m is not None:
-        head = head[: m.start()]
-    args_at = [a.start() for a in _ARGUMENTS.finditer(head)]
-    if args_at:
-        head = head[: args_at[-1]]
-    head = head[: _test_start(head, model_call)].rstrip()
-    if _INPUT_HEADER.search(head) is None:
-        head = f"{head}\n\n### Input Arguments" if head else "### Input Arguments"
-    explained = _plain(rationale)
-    return (
-        f"{head}\nArguments: ```{call_source}```\n\n"
-        f"### Output\n{explained + chr(10) if explained else ''}Output: ```{gold_literal}```\n"
-    )
-
-
-def verify_target(
-    target: str,
-    entry_point: str,
-    params: list[str] | None,
-    args: tuple[Any, ...],
-    gold_literal: str,
-) -> str | None:
-    """Why the engine would not read ``target`` as the test it is (``None``: it would)."""
-    call = parsing.parse_call(target, entry_point, params=params)
-    if isinstance(call, parsing.ParseFailure):
-        return f"the target's input does not parse back ({call.reason})"
-    if (
-        call.pending is not None
-        or call.kwargs
-        or canonical_repr(tuple(call.args)) != canonical_repr(tuple(args))
-    ):
-        return "the target's input parses back to another input"
-    out = parsing.parse_output(target, call=call.source)
-    if isinstance(out, parsing.ParseFailure):
-        return f"the target's output does not parse back ({out.reason})"
-    if out.pending or canonical_repr(out.value) != gold_literal:
-        return "the target's output parses back to another value"
-    end = reached("ut", target)
-    if end is not None and end < len(target.rstrip()):
-        return "a streamed reply would end inside the rationale (an Output: marker with a value)"
-    return None
-
-
-def strip_comments(code: str) -> str:
-    """``code`` without its comments (lines left empty by them go too)."""
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        return code
-    lines = code.splitlines(keepends=True)
-    cuts: dict[int, int] = {}
-    for tok in tokens:
-        if tok.type == tokenize.COMMENT:
-            cuts[tok.start[0]] = tok.start[1]
-    out = []
-    for i, line in enumerate(lines, start=1):
-        if i in cuts:
-            kept = line[: cuts[i]].rstrip()
-            if not kept.strip():
-                continue
-            line = kept + "\n"
-        out.append(line)
-    return "".join(out)
 
 
 # --- the worker ---------------------------------------------------------------------------------
@@ -758,7 +415,7 @@ class _Work:
         if isinstance(bound, parsing.ParseFailure):
             return f"input not evaluable: {bound.reason}"
         args = tuple(bound)
-        source = _call_source(self.p.entry_point, args)
+        source = call_source(self.p.entry_point, args)
         if source is None:
             return "input not evaluable: an argument is not a literal"
         if source in seen:
@@ -802,7 +459,7 @@ class _Work:
         failing: list[tuple[int, int, str, Any, Outcome]] = []
         for n, ((args, gold), o) in enumerate(zip(self.known, outcomes, strict=True)):
             c["dataset inputs tried"] += 1
-            source = _call_source(self.p.entry_point, args)
+            source = call_source(self.p.entry_point, args)
             if source is None or literal_text(gold) is None:
                 c["input or output is not a literal"] += 1
                 continue
@@ -914,15 +571,15 @@ class _Work:
         seen: set[str] = set()
         for args, value in [*self.known, *((t.args, t.gold) for t in v.tests)]:
             key = canonical_repr(args)
-            if key not in seen and _call_source("f", args) is not None:
+            if key not in seen and call_source("f", args) is not None:
                 seen.add(key)
                 tests.append((args, value))
         if not tests:
             return None
-        inputs = "[" + ", ".join(_args_literal(a) for a, _ in tests) + "]"
+        inputs = "[" + ", ".join(args_literal(a) for a, _ in tests) + "]"
         results = "[" + ", ".join(literal_text(r) or "None" for _, r in tests) + "]"
         script = (
-            f"{_TEST_HEAD}\ninputs = {inputs}\nresults = {results}\n"
+            f"{VAL_TEST_HEAD}\ninputs = {inputs}\nresults = {results}\n"
             "for i, (inp, exp) in enumerate(zip(inputs, results)):\n"
             f"    assertion({self.p.entry_point}(*inp), exp, {self.p.atol!r})\n"
         )
@@ -979,31 +636,6 @@ class _Work:
         }
 
 
-_TEST_HEAD = """import numpy as np
-from math import inf
-
-def is_floats(x) -> bool:
-    # check if it is float; List[float]; Tuple[float]
-    if isinstance(x, float):
-        return True
-    if isinstance(x, (list, tuple)):
-        return all(isinstance(i, float) for i in x)
-    if isinstance(x, np.ndarray):
-        return x.dtype == np.float64 or x.dtype == np.float32
-    return False
-
-
-def assertion(out, exp, atol):
-    if atol == 0 and is_floats(exp):
-        atol = 1e-6
-    if out != exp and atol != 0:
-        assert np.allclose(out, exp, rtol=1e-07, atol=atol)
-    else:
-        assert out == exp, f"out: {out}, exp: {exp}"
-
-"""
-
-
 def _what_it_did(o: Outcome) -> str:
     """What a program did on an input, the same text in every run: no measured times, sets in
     sorted order."""
@@ -1013,10 +645,6 @@ def _what_it_did(o: Outcome) -> str:
     if o.status is Status.ERROR:
         return f"raised {o.error_type}"
     return o.status.value
-
-
-def _args_literal(args: tuple[Any, ...]) -> str:
-    return "[" + ", ".join(literal_text(a) or "None" for a in args) + "]"
 
 
 def _seed(*parts: object) -> int:

@@ -33,21 +33,23 @@ import os
 import re
 import tempfile
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from utdebug.check.report import (
-    CheckReport,
-    FixResult,
-    FunctionReport,
-    Refusal,
-    Status,
-    TestResult,
-    TestVerdict,
+from utdebug.check.options import CheckError, CheckOptions, ModelInfo
+from utdebug.check.report import CheckReport, FunctionReport, Status
+from utdebug.check.results import (
+    from_cache,
+    from_data,
+    function_report,
+    refusals,
+    refused_replies,
+    result_json,
 )
+from utdebug.check.targets import Located, Target, locate
 
 CACHE_VERSION = 2
 """Bumped when what a cached result means changes (old entries are then ignored). 2: fixes
@@ -56,137 +58,16 @@ are the debugger's edits merged into the module (:mod:`utdebug.agents.edits`).""
 SKIP_PRAGMA = re.compile(r"#\s*utdebug:\s*skip\b", re.IGNORECASE)
 """``# utdebug: skip`` on a function's ``def`` line (or the line above it) skips it."""
 
-IO_ERRORS = frozenset(
-    {
-        "OSError",
-        "IOError",
-        "PermissionError",
-        "FileNotFoundError",
-        "FileExistsError",
-        "IsADirectoryError",
-        "NotADirectoryError",
-        "ConnectionError",
-        "ConnectionRefusedError",
-        "ConnectionResetError",
-        "BlockingIOError",
-        "InterruptedError",
-        "socket.gaierror",
-        "gaierror",
-        "TimeoutError",
-    }
-)
-"""Exceptions that mean the function reached outside the sandbox (files, network)."""
-
-_RAISED = re.compile(r"^raised ([\w.]+):")
-
 Progress = Callable[[str], None]
 
 PROGRESS_SECONDS = 60.0
 """How often a function that is still being checked is said to be (progress on stderr)."""
 
 
-class CheckError(Exception):
-    """The run cannot go on (usage or environment): exit code 2; the message says why."""
-
-
-@dataclass(frozen=True, slots=True)
-class CheckOptions:
-    targets: tuple[str, ...] = ()
-    """``PATH::FUNCTION`` (paths relative to ``cwd`` or absolute)."""
-    changed: bool = False
-    base: str = "HEAD"
-    rev: str | None = None
-    """Check this commit instead of the working tree."""
-    use_merge_base: bool = True
-    paths: tuple[str, ...] = ()
-    """``--changed`` only: limit to these repository paths (files or folders)."""
-    min_votes: float = 0.75
-    tests: int = 3
-    votes: int = 8
-    threshold: float = 0.5
-    timeout: float = 2.0
-    """Seconds per test."""
-    task: str | None = None
-    fix: bool = False
-    rounds: int = 3
-    apply: bool = False
-    patch: Path | None = None
-    """Where ``--fix`` writes the patch of every fix (None: not written)."""
-    cache_dir: Path | None = None
-    use_cache: bool = True
-    allow_errors: bool = False
-    cwd: Path = field(default_factory=Path.cwd)
-
-
-@dataclass(frozen=True, slots=True)
-class ModelInfo:
-    """The model as the run needs it: the engine model, a name, and an identity for the cache."""
-
-    model: Any
-    name: str
-    key: str
-    """What identifies the model's answers (name, endpoint, sampling, a script's hash)."""
-    simulated: bool
-
-
-@dataclass(frozen=True, slots=True)
-class _Target:
-    path: str
-    qualname: str
-    line: int = 0
-    end_line: int = 0
-    problem: FunctionReport | None = None
-
-
 def default_cache_dir() -> Path:
     from utdebug.data.datasets import default_cache_dir as base
 
     return base() / "check"
-
-
-@dataclass(frozen=True, slots=True)
-class Located:
-    """The repository and the functions a check is about (:func:`locate`)."""
-
-    repo: Any
-    revision: str | None
-    base: str | None
-    targets: list[_Target]
-
-
-def locate(options: CheckOptions) -> Located:
-    """The repository and the functions to check, before any model is made or probed: a
-    folder that is not in a git repository, a file that does not exist, a bad revision are
-    :class:`CheckError` (exit 2, one line) at once."""
-    from utdebug.check import gitrepo
-
-    validate_options(options)
-    where = options.cwd
-    if options.targets:
-        first = Path(options.targets[0].rpartition("::")[0])
-        where = first if first.is_absolute() else options.cwd / first
-    try:
-        repo = gitrepo.open_repository(where if where.exists() else options.cwd)
-        revision = gitrepo.resolve(repo, options.rev) if options.rev else None
-        base: str | None = None
-        if options.changed:
-            cs = gitrepo.changed_functions(
-                repo,
-                options.base,
-                rev=revision,
-                use_merge_base=options.use_merge_base,
-                paths=options.paths,
-            )
-            base = cs.base
-            targets = _changed_targets(cs)
-        else:
-            targets = [
-                _named_target(repo, spec, options.cwd, in_tree=revision is None)
-                for spec in options.targets
-            ]
-    except gitrepo.GitError as e:
-        raise CheckError(str(e)) from None
-    return Located(repo, revision, base, targets)
 
 
 def run_check(
@@ -246,27 +127,6 @@ def run_check(
     return CheckReport(functions=functions, seconds=time.perf_counter() - t0, **report_head)
 
 
-def validate_options(o: CheckOptions) -> None:
-    if bool(o.targets) == o.changed:
-        raise CheckError("give PATH::FUNCTION (one or more) or --changed, not both")
-    if not 0.0 <= o.min_votes <= 1.0:
-        raise CheckError("--min-votes must be between 0 and 1 (a share of the votes)")
-    if not 0.0 <= o.threshold <= 1.0:
-        raise CheckError("--threshold must be between 0 and 1")
-    if o.tests < 1:
-        raise CheckError("-n/--tests must be at least 1")
-    if o.votes < 0 or o.rounds < 0:
-        raise CheckError("-k/--votes and --rounds must be 0 or more")
-    if o.timeout <= 0:
-        raise CheckError("--timeout must be more than 0 seconds")
-    if o.apply and not o.fix:
-        raise CheckError("--apply needs --fix")
-    if o.apply and o.rev is not None:
-        raise CheckError("--apply writes the working tree: it cannot be used with --rev")
-    if o.paths and not o.changed:
-        raise CheckError("--path limits --changed; name functions as PATH::FUNCTION instead")
-
-
 def _settings(o: CheckOptions) -> Any:
     from utdebug.engine import Settings
     from utdebug.sandbox import Limits
@@ -280,59 +140,6 @@ def _settings(o: CheckOptions) -> Any:
     )
 
 
-def _changed_targets(cs: Any) -> list[_Target]:
-    out: list[_Target] = []
-    for p in cs.problems:
-        out.append(
-            _Target(
-                p.path, "<module>", problem=_report(p.path, "<module>", Status.ERROR, p.message)
-            )
-        )
-    for f in cs.functions:
-        problem = None
-        if not f.supported:
-            problem = _report(
-                f.path, f.qualname, Status.SKIPPED, f.reason or "not supported", f.line, f.end_line
-            )
-        out.append(_Target(f.path, f.qualname, f.line, f.end_line, problem))
-    return out
-
-
-def _named_target(repo: Any, spec: str, cwd: Path, *, in_tree: bool = True) -> _Target:
-    from utdebug.check import gitrepo
-    from utdebug.workspace import WorkspaceError, parse_target
-
-    try:
-        path, qualname = parse_target(spec)
-    except WorkspaceError as e:
-        raise CheckError(str(e)) from None
-    full = path if path.is_absolute() else cwd / path
-    if in_tree and not full.is_file():  # (with --rev the file is read from that commit)
-        what = "is a folder, not a Python file" if full.is_dir() else "does not exist"
-        raise CheckError(f"{path} {what} ({spec})")
-    rel = gitrepo.relative_path(repo, full)
-    return _Target(rel, qualname)
-
-
-def _report(
-    path: str,
-    qualname: str,
-    status: Status,
-    message: str,
-    line: int = 0,
-    end_line: int = 0,
-    **kw: Any,
-) -> FunctionReport:
-    return FunctionReport(path, qualname, line, end_line, status, message, **kw)
-
-
-def environment_paths(exclude: Sequence[Path]) -> list[str]:
-    """:func:`utdebug.project.environment_paths` (kept here for callers of this module)."""
-    from utdebug.project import environment_paths as found
-
-    return found(exclude)
-
-
 class _Checker:
     def __init__(
         self,
@@ -344,6 +151,8 @@ class _Checker:
         revision: str | None,
         say: Progress,
     ) -> None:
+        from utdebug.project import environment_paths
+
         self.o = options
         self.model = model
         self.settings = settings
@@ -361,7 +170,7 @@ class _Checker:
         """Packages outside the interpreter's prefix: mounted, and on the module's sys.path
         (the sandbox's interpreter runs isolated, without PYTHONPATH or user site-packages)."""
 
-    def check_all(self, targets: list[_Target], sandbox_config: Any) -> dict[int, FunctionReport]:
+    def check_all(self, targets: list[Target], sandbox_config: Any) -> dict[int, FunctionReport]:
         from utdebug.project import sandbox_mounts
         from utdebug.sandbox import Sandbox
 
@@ -444,7 +253,7 @@ class _Checker:
             raise CheckError(f"cannot write the patch file {path}: {e}") from None
         self.say(f"patch with {len(self.patches)} fix(es) written to {path}")
 
-    async def _check(self, sb: Any, t: _Target) -> FunctionReport:
+    async def _check(self, sb: Any, t: Target) -> FunctionReport:
         from utdebug.workspace import WorkspaceError, load_function
 
         file = self.root / t.path
@@ -452,11 +261,11 @@ class _Checker:
             loaded = load_function(file, t.qualname, task=self.o.task)
         except WorkspaceError as e:
             msg = str(e).replace(str(file), t.path)
-            return _report(t.path, t.qualname, Status.ERROR, msg, t.line, t.end_line)
+            return function_report(t.path, t.qualname, Status.ERROR, msg, t.line, t.end_line)
         line, end = loaded.start_line, loaded.end_line
         loaded = replace(loaded, path=Path(t.path))  # diffs labelled a/PATH, b/PATH
         if _has_skip_pragma(loaded):
-            return _report(
+            return function_report(
                 t.path, t.qualname, Status.SKIPPED, "skipped: '# utdebug: skip'", line, end
             )
         from utdebug.project import module_location, sandbox_context
@@ -465,7 +274,7 @@ class _Checker:
         key = self._key(loaded, name)
         cached = self._cache_get(key)
         if cached is not None:
-            rep = _from_cache(cached, t.path, t.qualname, line, end, self.o.min_votes)
+            rep = from_cache(cached, t.path, t.qualname, line, end, self.o.min_votes)
             if rep is not None:
                 return await self._maybe_apply(rep, loaded, cached.get("fixed_code"))
         from utdebug.engine import Executor, Session
@@ -491,13 +300,13 @@ class _Checker:
             if not isinstance(e, ModelError):
                 raise
             msg = f"not checked: the model failed: {type(e).__name__}: {e}"
-            return _report(t.path, t.qualname, Status.ERROR, msg, line, end)
+            return function_report(t.path, t.qualname, Status.ERROR, msg, line, end)
         finally:
             executor.close()
         if data["cacheable"]:
             self._cache_put(key, data)
-        rep = _from_data(data, t.path, t.qualname, line, end, self.o.min_votes)
-        rep = replace(rep, refused=_refusals(data))
+        rep = from_data(data, t.path, t.qualname, line, end, self.o.min_votes)
+        rep = replace(rep, refused=refusals(data))
         return await self._maybe_apply(rep, loaded, data.get("fixed_code"))
 
     async def _run_session(self, session: Any, task: Any, loaded: Any) -> dict[str, Any]:
@@ -537,7 +346,7 @@ class _Checker:
         data: dict[str, Any] = {
             "version": CACHE_VERSION,
             "load_error": run.load_error,
-            "tests": [_test_json(t, j) for t, j in zip(tests, run.results, strict=True)],
+            "tests": [result_json(t, j) for t, j in zip(tests, run.results, strict=True)],
             # "no test could be generated" is not kept: a rerun (after fixing the model's
             # configuration, say) asks the model again
             "cacheable": stopped is None and bool(tests),
@@ -691,172 +500,6 @@ def _description(loaded: Any, module: str) -> str:
     if doc.strip():
         context += f", described as: {doc.strip().split(chr(10) + chr(10))[0]}"
     return f"{text}\n\n({context}.)"
-
-
-def _test_json(t: Any, judged: Any) -> dict[str, Any]:
-    from utdebug.sandbox.values import describe
-    from utdebug.sandbox.verdicts import Verdict
-
-    if judged.verdict is Verdict.PASS:
-        verdict = TestVerdict.PASS
-    elif judged.verdict is Verdict.TIMEOUT:
-        verdict = TestVerdict.TIMEOUT
-    elif judged.verdict is Verdict.CRASH:
-        verdict = TestVerdict.CRASH
-    elif (judged.detail or "").startswith("raised "):
-        verdict = TestVerdict.ERROR
-    else:
-        verdict = TestVerdict.FAIL
-    actual = judged.detail
-    if verdict is TestVerdict.TIMEOUT:
-        actual = f"no answer in time ({judged.detail})" if judged.detail else "no answer in time"
-    return {
-        "id": t.id,
-        "call": t.call,
-        "expected": describe(t.expected, 2000),
-        "share": t.share,
-        "draws": t.draws,
-        "verdict": verdict.value,
-        "actual": actual,
-        "code": t.code() if t.program else None,
-    }
-
-
-def _io_error(tests: list[dict[str, Any]]) -> str | None:
-    for t in tests:
-        m = _RAISED.match(t.get("actual") or "")
-        if t["verdict"] == "error" and m and m.group(1) in IO_ERRORS:
-            return str(t["actual"])[len("raised ") :]
-    return None
-
-
-def refused_replies(session: Any) -> list[dict[str, Any]]:
-    """The replies of a session that gave nothing usable, by purpose and reason, with counts
-    (never their text): unparsable test proposals, refused votes and edits, and replies that
-    were no answer (empty, or cut off by the server) and were asked again."""
-    from collections import Counter
-
-    from utdebug.engine.events import EditProposed, TestProposed, VoteCast
-
-    counts: Counter[tuple[str, str]] = Counter()
-    for ev in session.events:
-        reason = getattr(ev, "reason", None)
-        if reason is None:
-            continue
-        if isinstance(ev, TestProposed):
-            counts["ut", str(reason)] += 1
-        elif isinstance(ev, VoteCast):
-            counts["vote", str(reason)] += 1
-        elif isinstance(ev, EditProposed):
-            counts["debug", str(reason)] += 1
-    out = [
-        {"purpose": purpose, "reason": reason[:200], "count": n}
-        for (purpose, reason), n in counts.most_common()
-    ]
-    interrupted = int(session.usage_json().get("interrupted", 0) or 0)
-    if interrupted:
-        out.append(
-            {
-                "purpose": "any",
-                "reason": "no answer (empty, or cut off by the server): asked again",
-                "count": interrupted,
-            }
-        )
-    return out
-
-
-def _refusals(data: dict[str, Any]) -> tuple[Refusal, ...]:
-    return tuple(
-        Refusal(str(r["purpose"]), str(r["reason"]), int(r["count"]))
-        for r in data.get("refused") or []
-        if isinstance(r, dict) and {"purpose", "reason", "count"} <= r.keys()
-    )
-
-
-def _from_cache(
-    data: dict[str, Any], path: str, qualname: str, line: int, end: int, min_votes: float
-) -> FunctionReport | None:
-    try:
-        rep = _from_data(data, path, qualname, line, end, min_votes)
-        return replace(rep, cached=True, refused=_refusals(data))
-    except (KeyError, TypeError, ValueError):
-        return None  # an entry of another shape: check again
-
-
-def _from_data(
-    data: dict[str, Any], path: str, qualname: str, line: int, end: int, min_votes: float
-) -> FunctionReport:
-    raw = list(data["tests"])
-    tests = tuple(
-        TestResult(
-            id=int(t["id"]),
-            call=str(t["call"]),
-            expected=str(t["expected"]),
-            share=float(t["share"]),
-            draws=int(t["draws"]),
-            verdict=TestVerdict(t["verdict"]),
-            actual=None if t["verdict"] == "pass" else t.get("actual"),
-            finding=t["verdict"] != "pass" and float(t["share"]) >= min_votes - 1e-9,
-            code=None if t.get("code") is None else str(t["code"]),
-        )
-        for t in raw
-    )
-    fix = None
-    if data.get("fix") is not None:
-        f = data["fix"]
-        fix = FixResult(f["pass_before"], f["pass_after"], int(f["accepted_edits"]), f["patch"])
-    load_error = data.get("load_error")
-    failing = [t for t in tests if t.verdict is not TestVerdict.PASS]
-    if load_error:
-        from utdebug.engine.events import does_not_load_line
-
-        msg = f"not checked: {does_not_load_line(load_error)}"
-        return _report(
-            path, qualname, Status.ERROR, msg, line, end, tests=_no_findings(tests), fix=fix
-        )
-    io = _io_error(raw)
-    if io is not None:
-        msg = (
-            f"not checked: it does I/O the sandbox blocks ({io}); mark it '# utdebug: skip' "
-            "or move the I/O out of the function"
-        )
-        return _report(
-            path, qualname, Status.ERROR, msg, line, end, tests=_no_findings(tests), fix=fix
-        )
-    if not tests:
-        msg = "not checked: no test could be generated (no usable test in the model's replies"
-        refused = [r for r in data.get("refused") or [] if isinstance(r, dict)]
-        if refused:
-            total = sum(int(r.get("count", 0)) for r in refused)
-            top = max(refused, key=lambda r: int(r.get("count", 0)))
-            msg += f"; {total} refused, most often: {top.get('reason')}"
-        return _report(path, qualname, Status.ERROR, msg + ")", line, end, fix=fix)
-    findings = [t for t in tests if t.finding]
-    msg = f"{len(failing)} of {len(tests)} tests fail"
-    if findings:
-        msg += f", {len(findings)} with at least {min_votes:.0%} of the votes"
-    elif failing:
-        msg += f", none with at least {min_votes:.0%} of the votes"
-    if fix is not None:
-        msg += _fix_summary(fix)
-    if data.get("fix_error"):
-        msg += f" ({data['fix_error']})"
-    status = Status.FINDINGS if findings else Status.OK
-    return _report(path, qualname, status, msg, line, end, tests=tests, fix=fix)
-
-
-def _no_findings(tests: tuple[TestResult, ...]) -> tuple[TestResult, ...]:
-    return tuple(replace(t, finding=False) for t in tests)
-
-
-def _fix_summary(fix: FixResult) -> str:
-    if fix.patch is None:
-        return "; no fix found"
-
-    def pct(x: float | None) -> str:
-        return "n/a" if x is None else f"{x:.0%}"
-
-    return f"; fix: {pct(fix.pass_before)} -> {pct(fix.pass_after)} of the tests pass"
 
 
 def model_info(spec_value: str | None) -> ModelInfo:

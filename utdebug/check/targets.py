@@ -1,0 +1,104 @@
+"""The functions a ``utdebug check`` run is about: the ones named (``PATH::FUNCTION``) or the
+ones a change touches (``--changed``), found before any model is made."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from utdebug.check.options import CheckError, CheckOptions, validate_options
+from utdebug.check.report import FunctionReport, Status
+from utdebug.check.results import function_report
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A function to check; ``problem``: its report already (not checkable, or skipped)."""
+
+    path: str
+    qualname: str
+    line: int = 0
+    end_line: int = 0
+    problem: FunctionReport | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Located:
+    """The repository and the functions a check is about (:func:`locate`)."""
+
+    repo: Any
+    revision: str | None
+    base: str | None
+    targets: list[Target]
+
+
+def locate(options: CheckOptions) -> Located:
+    """The repository and the functions to check, before any model is made or probed: a
+    folder that is not in a git repository, a file that does not exist, a bad revision are
+    :class:`CheckError` (exit 2, one line) at once."""
+    from utdebug.check import gitrepo
+
+    validate_options(options)
+    where = options.cwd
+    if options.targets:
+        first = Path(options.targets[0].rpartition("::")[0])
+        where = first if first.is_absolute() else options.cwd / first
+    try:
+        repo = gitrepo.open_repository(where if where.exists() else options.cwd)
+        revision = gitrepo.resolve(repo, options.rev) if options.rev else None
+        base: str | None = None
+        if options.changed:
+            cs = gitrepo.changed_functions(
+                repo,
+                options.base,
+                rev=revision,
+                use_merge_base=options.use_merge_base,
+                paths=options.paths,
+            )
+            base = cs.base
+            targets = _changed_targets(cs)
+        else:
+            targets = [
+                _named_target(repo, spec, options.cwd, in_tree=revision is None)
+                for spec in options.targets
+            ]
+    except gitrepo.GitError as e:
+        raise CheckError(str(e)) from None
+    return Located(repo, revision, base, targets)
+
+
+def _changed_targets(cs: Any) -> list[Target]:
+    out: list[Target] = []
+    for p in cs.problems:
+        out.append(
+            Target(
+                p.path,
+                "<module>",
+                problem=function_report(p.path, "<module>", Status.ERROR, p.message),
+            )
+        )
+    for f in cs.functions:
+        problem = None
+        if not f.supported:
+            problem = function_report(
+                f.path, f.qualname, Status.SKIPPED, f.reason or "not supported", f.line, f.end_line
+            )
+        out.append(Target(f.path, f.qualname, f.line, f.end_line, problem))
+    return out
+
+
+def _named_target(repo: Any, spec: str, cwd: Path, *, in_tree: bool = True) -> Target:
+    from utdebug.check import gitrepo
+    from utdebug.workspace import WorkspaceError, parse_target
+
+    try:
+        path, qualname = parse_target(spec)
+    except WorkspaceError as e:
+        raise CheckError(str(e)) from None
+    full = path if path.is_absolute() else cwd / path
+    if in_tree and not full.is_file():  # (with --rev the file is read from that commit)
+        what = "is a folder, not a Python file" if full.is_dir() else "does not exist"
+        raise CheckError(f"{path} {what} ({spec})")
+    rel = gitrepo.relative_path(repo, full)
+    return Target(rel, qualname)

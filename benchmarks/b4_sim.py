@@ -57,6 +57,7 @@ from rich.progress import (
 from rich.table import Table
 
 from utdebug.benchmarks.b4_batched import BATCHED, batched_pass_at_1
+from utdebug.cli_common import Exit
 from utdebug.ranking import (
     SIM_ALPHA_XY,
     SIM_BETA0,
@@ -67,8 +68,6 @@ from utdebug.ranking import (
 )
 
 SIMULATED: Final = "SIMULATED"
-EXIT_OK: Final = 0
-EXIT_USAGE: Final = 2
 
 DEFAULT_N: Final = 10
 DEFAULT_M: Final = 30
@@ -501,24 +500,24 @@ def run(args: argparse.Namespace) -> int:
     if errors:
         for e in errors:
             print(f"utdebug bench b4-sim: {e}", file=sys.stderr)
-        return EXIT_USAGE
+        return Exit.USAGE
     start = time.perf_counter()
     try:
         default, swept = _points(args, setting, err)
     except (SimulationError, RankingError) as e:
         print(f"utdebug bench b4-sim: {e}", file=sys.stderr)
-        return EXIT_USAGE
+        return Exit.USAGE
     total = time.perf_counter() - start
     if args.json:
         json.dump(_json_doc(default, swept, total), sys.stdout, indent=2)
         sys.stdout.write("\n")
-        return EXIT_OK
+        return Exit.OK
     out.print(point_table(default))
     out.print(verdict(default))
     for p, rs in swept.items():
         out.print(sweep_table(p, rs))
     out.print(f"{SIMULATED}: total {total:.1f} s")
-    return EXIT_OK
+    return Exit.OK
 
 
 def _points(

@@ -35,6 +35,7 @@ from utdebug.benchmarks.evaluator import (
     worker_sandbox_layers,
 )
 from utdebug.benchmarks.report import print_eval
+from utdebug.cli_common import Exit
 from utdebug.data import splits
 from utdebug.data.datasets import (
     DatasetError,
@@ -54,23 +55,6 @@ from utdebug.sandbox import (
     SandboxUnavailable,
     Semantics,
 )
-
-EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_SANDBOX, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
-
-
-def data_dir_problem(data_dir: Path | None) -> str | None:
-    """Why the dataset folder named by ``--data-dir`` (else ``UTDEBUG_DATA_DIR``) cannot be
-    used, or ``None`` (no folder named, or it exists)."""
-    if data_dir is not None:
-        how, folder = "--data-dir", Path(data_dir).expanduser()
-    elif os.environ.get("UTDEBUG_DATA_DIR"):
-        how, folder = "UTDEBUG_DATA_DIR", Path(os.environ["UTDEBUG_DATA_DIR"]).expanduser()
-    else:
-        return None
-    if folder.is_dir():
-        return None
-    what = "is not a folder" if folder.exists() else "does not exist"
-    return f"{how} {folder} {what}: name the folder that holds the dataset files"
 
 
 def default_out_dir(split: Split, program: Program, args: argparse.Namespace) -> Path:
@@ -134,7 +118,7 @@ def sandbox_exit(err: Console, command: str, e: SandboxUnavailable | SandboxErro
     code for both."""
     what = "" if isinstance(e, SandboxUnavailable) else " sandbox failure:"
     err.print(f"[red]{command}:{what}[/red] {e}")
-    return EXIT_SANDBOX
+    return Exit.SANDBOX
 
 
 def eval_settings(args: argparse.Namespace, **limits: Any) -> EvalSettings:
@@ -177,7 +161,7 @@ def run_mode(
         return sandbox_exit(err, command, e)
     except KeyboardInterrupt:
         err.print(interrupted)
-        return EXIT_INTERRUPTED
+        return Exit.INTERRUPTED
 
 
 def note_line(err: Console, text: str) -> None:
@@ -324,7 +308,7 @@ def run_bench(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Even
     except (SandboxUnavailable, SandboxError) as e:  # building ClassEval+Fix
         return sandbox_exit(err, "utdebug bench", e)
     if not loaded:
-        return EXIT_USAGE
+        return Exit.USAGE
     runs: list[SplitRun] = []
     try:
         with _evaluator(args, cfg, err) as sb:
@@ -340,24 +324,24 @@ def run_bench(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Even
                     break
     except PoolUnavailable as e:  # no Ray, or the cluster cannot be reached
         error_line(err, "utdebug bench:", e)
-        return EXIT_USAGE
+        return Exit.USAGE
     except WorkerLost as e:
         error_line(
             err,
             "utdebug bench:",
             f"{e}; finished problems are kept: rerun the same command to resume",
         )
-        return EXIT_FAILURE
+        return Exit.FAILURE
     except (SandboxUnavailable, SandboxError) as e:
         return sandbox_exit(err, "utdebug bench", e)
     print_eval(out, runs, program, settings, as_json=args.json)
     if stop.is_set():
         err.print("stopped early; rerun the same command to resume")
-        return EXIT_INTERRUPTED
+        return Exit.INTERRUPTED
     if failed:
         err.print(f"[red]not evaluated:[/red] {', '.join(failed)} (see the errors above)")
-        return EXIT_USAGE
-    return EXIT_OK
+        return Exit.USAGE
+    return Exit.OK
 
 
 @contextlib.contextmanager

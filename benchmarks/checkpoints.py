@@ -25,9 +25,6 @@ from rich.table import Table
 from utdebug.agents.base import Meter, Model, ModelError
 from utdebug.agents.sim import SIMULATED
 from utdebug.benchmarks.bench import (
-    EXIT_INTERRUPTED,
-    EXIT_OK,
-    EXIT_USAGE,
     error_line,
     load_selected,
     local_workers,
@@ -43,8 +40,9 @@ from utdebug.benchmarks.evaluator import (
     VerdictCache,
 )
 from utdebug.benchmarks.intrinsic import IntrinsicResult, run_intrinsic
-from utdebug.benchmarks.model_bench import EXIT_MODEL, build_model, sim_params
+from utdebug.benchmarks.model_bench import build_model, sim_params
 from utdebug.benchmarks.report import print_intrinsic
+from utdebug.cli_common import Exit
 from utdebug.data.datasets import LoadedSplit, default_cache_dir
 from utdebug.engine import Executor
 from utdebug.runs.folder import FatalRunError, one_line, preflight_models, print_json
@@ -86,7 +84,7 @@ def run_checkpoints(args: argparse.Namespace, cfg: SandboxConfig, stop: threadin
     cache_dir = args.cache_dir or default_cache_dir()
     loaded, failed = load_selected(args, cache_dir, err)
     if failed or not loaded:
-        return EXIT_USAGE
+        return Exit.USAGE
     names = [m.strip() for m in args.models.split(",") if m.strip()]
     eval_settings = bench_eval_settings(args)
     main = _run(args, cfg, loaded, names, eval_settings, out, err, stop)
@@ -130,7 +128,7 @@ async def _run(
                 )
                 for name, model in models.items():
                     if stop.is_set():
-                        return EXIT_INTERRUPTED
+                        return Exit.INTERRUPTED
                     try:
                         res = await run_intrinsic(
                             ls=ls,
@@ -164,7 +162,7 @@ async def _run(
     for pts in points.values():
         pts.sort(key=lambda p: order[p.name])
     _print_selection(out, points, as_json=args.json)
-    return EXIT_MODEL if bad else EXIT_OK
+    return Exit.MODEL if bad else Exit.OK
 
 
 def _row(p: Checkpoint) -> dict[str, Any]:

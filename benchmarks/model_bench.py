@@ -37,9 +37,6 @@ from rich.console import Console
 from utdebug.agents.base import Meter, Metered, Model, ModelError
 from utdebug.agents.sim import SIMULATED, SimParams
 from utdebug.benchmarks.bench import (
-    EXIT_INTERRUPTED,
-    EXIT_OK,
-    EXIT_USAGE,
     error_line,
     load_selected,
     local_workers,
@@ -72,6 +69,7 @@ from utdebug.benchmarks.report import (
     print_voting,
 )
 from utdebug.benchmarks.scoring_verifiers import SETS as VERIFIER_SETS
+from utdebug.cli_common import Exit
 from utdebug.data import splits
 from utdebug.data.datasets import (
     LoadedSplit,
@@ -93,7 +91,6 @@ from utdebug.sandbox import (
     SandboxConfig,
 )
 
-EXIT_MODEL = 1
 DEFAULT_CUT_AFTER = 3
 """Model-driven runs evaluate every round's code: after 3 timeouts of one program, its
 remaining private inputs get at most --cut-limit seconds each (see docs/engine.md)."""
@@ -408,7 +405,7 @@ def run_model_bench(args: argparse.Namespace, cfg: SandboxConfig, stop: threadin
     )
     loaded, failed = load_selected(args, cache_dir, err, cfg, eval_settings.limits)
     if failed:
-        return EXIT_USAGE
+        return Exit.USAGE
     meter = Meter(cost_limit=args.cost_limit)
     from utdebug.agents.config import ConfigError
 
@@ -416,14 +413,14 @@ def run_model_bench(args: argparse.Namespace, cfg: SandboxConfig, stop: threadin
         model, ut_model = build_models(args, meter, cache_dir)
     except (ConfigError, OSError, ValueError) as e:
         error_line(err, "utdebug bench:", e)
-        return EXIT_USAGE
+        return Exit.USAGE
 
     async def run_all() -> int:
         try:
             await preflight_models((model, ut_model), lambda s: note_line(err, s))
         except ModelError as e:
             error_line(err, "utdebug bench: the model cannot be used:", e)
-            return EXIT_MODEL
+            return Exit.MODEL
         with open_sandbox(cfg, err) as sb:
             bench = _Bench(
                 args,
@@ -476,19 +473,19 @@ async def _main(bench: _Bench, loaded: list[LoadedSplit], stop: threading.Event)
             "utdebug bench: the model cannot be used:",
             f"{one_line(e)} (finished problems are kept; fix the cause and rerun the same command)",
         )
-        return EXIT_MODEL
+        return Exit.MODEL
     finally:
         bench.executor.close()
     if stop.is_set():
-        return EXIT_INTERRUPTED
+        return Exit.INTERRUPTED
     failed = bench.failed
     errors = merge_model_errors(m for m, _, _ in failed)
     if errors["count"]:
         total = sum(n for _, n, _ in failed)
         what = failed[0][2]
         error_line(err, "utdebug bench:", model_error_line(errors, total, what))
-        return EXIT_MODEL
-    return EXIT_OK
+        return Exit.MODEL
+    return Exit.OK
 
 
 async def _run_split(bench: _Bench, ls: LoadedSplit) -> None:

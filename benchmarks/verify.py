@@ -56,9 +56,6 @@ from rich.console import Console
 from utdebug.agents.base import Meter, Model, ModelError
 from utdebug.agents.sim import SimModel, SimParams, SimProblem, Verdicts
 from utdebug.benchmarks.bench import (
-    EXIT_INTERRUPTED,
-    EXIT_OK,
-    EXIT_USAGE,
     error_line,
     local_workers,
     note_line,
@@ -76,6 +73,7 @@ from utdebug.benchmarks.scoring_verifiers import (
     load_verifier_file,
     load_verifier_set,
 )
+from utdebug.cli_common import Exit
 from utdebug.data.datasets import default_cache_dir
 from utdebug.engine import Executor, Session, Settings, Task, UnitTest, UTMethod, event_to_json
 from utdebug.engine.voting import answer_key
@@ -114,7 +112,6 @@ __all__ = [
     "verify_problem",
 ]
 
-EXIT_MODEL = 1
 DEFAULT_TESTS = 10
 """Generated tests per problem (the paper's main setting)."""
 ORACLE_CUT_AFTER = 3
@@ -519,29 +516,29 @@ def run_verify(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Eve
     problem = _usage_error(args)
     if problem is not None:
         error_line(err, "utdebug bench verify:", problem)
-        return EXIT_USAGE
+        return Exit.USAGE
     cache_dir = args.cache_dir or default_cache_dir()
     try:
         vs = _load(args, cache_dir)
     except (VerifierDataError, ValueError) as e:
         error_line(err, "utdebug bench verify:", e)
-        return EXIT_USAGE
+        return Exit.USAGE
     problems, problem = _usable(args, vs)
     if problem is not None:
         error_line(err, "utdebug bench verify:", problem)
-        return EXIT_USAGE
+        return Exit.USAGE
     try:
         model, ut_model = build_models(args, Meter(cost_limit=args.cost_limit), cache_dir)
     except (ConfigError, OSError, ValueError) as e:
         error_line(err, "utdebug bench verify:", e)
-        return EXIT_USAGE
+        return Exit.USAGE
     n = DEFAULT_TESTS if args.tests is None else int(args.tests)
     method = UTMethod(args.ut_method or UTMethod.RANDOM.value)
     try:
         settings = engine_settings(args, n=n, rounds=0, candidates=1, ut_method=method)
     except ValueError as e:
         error_line(err, "utdebug bench verify:", e)
-        return EXIT_USAGE
+        return Exit.USAGE
     params = sim_params(args, method.value) if args.model == "sim" else None
     plan = _Plan(vs, problems, model, ut_model, settings, n, params)
     return run_mode(err, "utdebug bench verify", _verify(args, cfg, stop, plan, err))
@@ -559,7 +556,7 @@ async def _verify(
         await preflight_models((plan.model, plan.ut_model), lambda s: note_line(err, s))
     except ModelError as e:
         error_line(err, "utdebug bench verify: the model cannot be used:", e)
-        return EXIT_MODEL
+        return Exit.MODEL
     with open_sandbox(cfg, err) as sb:
         executor = Executor(sb, workers=local_workers(args))
         try:
@@ -571,7 +568,7 @@ async def _verify(
                 f"{one_line(e)} (finished problems are kept; fix the cause and rerun the "
                 "same command)",
             )
-            return EXIT_MODEL
+            return Exit.MODEL
         finally:
             executor.close()
     errors = run.summary["model_errors"]
@@ -580,12 +577,12 @@ async def _verify(
         print_verify(out, plan.vs, run, as_json=args.json)
     if stop.is_set():
         err.print("stopped early; rerun the same command to resume")
-        return EXIT_INTERRUPTED
+        return Exit.INTERRUPTED
     if errors["count"]:
         line = model_error_line(errors, run.summary["problems"], "problems")
         error_line(err, "utdebug bench verify:", line)
-        return EXIT_MODEL
-    return EXIT_OK
+        return Exit.MODEL
+    return Exit.OK
 
 
 async def _verify_set(

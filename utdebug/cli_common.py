@@ -25,6 +25,8 @@ class Exit(IntEnum):
     OK = 0
     FAILURE = 1
     """The command ran but what it checked failed."""
+    MODEL = 1
+    """A model could not be used (a model-driven benchmark mode; the same code as FAILURE)."""
     USAGE = 2
     """Bad arguments, missing or corrupt data."""
     SANDBOX = 3

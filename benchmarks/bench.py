@@ -25,15 +25,7 @@ from rich.progress import (
 from rich.progress import Task as ProgressTask
 from rich.text import Text
 
-from utdebug.benchmarks.evaluator import (
-    EvalSettings,
-    ExpectedCache,
-    Program,
-    SplitData,
-    SplitRun,
-    evaluate_split,
-    worker_sandbox_layers,
-)
+from utdebug.benchmarks.evaluator import SplitData, SplitRun, evaluate_split, worker_sandbox_layers
 from utdebug.benchmarks.report import print_eval
 from utdebug.cli_common import Exit
 from utdebug.data import splits
@@ -44,6 +36,7 @@ from utdebug.data.datasets import (
     Split,
     default_cache_dir,
 )
+from utdebug.data.private_tests import EvalSettings, ExpectedCache, Program
 from utdebug.data.splits import LoadRequest, ProblemKind
 from utdebug.distributed import JobPool, PoolOptions, PoolUnavailable, WorkerLost, make_pool
 from utdebug.sandbox import (

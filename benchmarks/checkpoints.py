@@ -33,17 +33,12 @@ from utdebug.benchmarks.bench import (
 from utdebug.benchmarks.bench import (
     eval_settings as bench_eval_settings,
 )
-from utdebug.benchmarks.evaluator import (
-    EvalSettings,
-    ExpectedCache,
-    PrivateTestRunner,
-    VerdictCache,
-)
 from utdebug.benchmarks.intrinsic import IntrinsicResult, run_intrinsic
 from utdebug.benchmarks.model_bench import build_model, sim_params
 from utdebug.benchmarks.report import print_intrinsic
 from utdebug.cli_common import Exit
 from utdebug.data.datasets import LoadedSplit, default_cache_dir
+from utdebug.data.private_tests import EvalSettings, ExpectedCache, PrivateTestRunner, VerdictCache
 from utdebug.engine import Executor
 from utdebug.runs.folder import FatalRunError, one_line, preflight_models, print_json
 from utdebug.sandbox import (

@@ -34,10 +34,10 @@ from utdebug.agents.roles import UTGenerator
 from utdebug.agents.sim import ProgramInput, SimModel, SimParams, SimProblem
 from utdebug.benchmarks.context import RunContext
 from utdebug.benchmarks.debugging import DebugRun, debug_jobs, debug_session
-from utdebug.benchmarks.evaluator import EvalSettings, evaluate_class_problem
 from utdebug.benchmarks.intrinsic import GOLD_LIMITS, INTRINSIC_SAMPLING, IntrinsicResult
 from utdebug.data.classeval import DATA_LICENCE
 from utdebug.data.datasets import ClassFixProblem, LoadedSplit, Split
+from utdebug.data.private_tests import EvalSettings, evaluate_class_problem
 from utdebug.engine import Executor, Settings, Task, UnitTest
 from utdebug.engine.program import Raises, judge_program, setup_failed
 from utdebug.engine.session import FATAL_ERRORS

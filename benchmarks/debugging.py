@@ -23,16 +23,19 @@ from pathlib import Path
 from typing import Any
 
 from utdebug.agents.base import Model
-from utdebug.agents.sim import SimModel, SimParams, SimProblem
+from utdebug.agents.sim import SimModel
 from utdebug.benchmarks.context import RunContext
-from utdebug.benchmarks.evaluator import (
+from utdebug.data.datasets import LoadedSplit, Problem, ProblemError, Split
+from utdebug.data.private_tests import (
     EvalSettings,
     ExpectedCache,
     ExpectedUnavailable,
     PrivateTestRunner,
+    make_sim,
     matches_gold,
+    register_sim,
+    task_from_problem,
 )
-from utdebug.data.datasets import LoadedSplit, Problem, ProblemError, Split
 from utdebug.engine import (
     Executor,
     Session,
@@ -62,38 +65,6 @@ from utdebug.sandbox.config import Limits
 from utdebug.sandbox.executor import Sandbox
 from utdebug.sandbox.outcomes import SandboxError, Status
 from utdebug.sandbox.verdicts import Verdict, judge
-
-
-def task_from_problem(problem: Problem) -> Task:
-    he = problem.split in (Split.HE, Split.HE_PLUS)
-    return Task(
-        task_id=problem.task_id,
-        description=problem.prompt,
-        signature=problem.signature,
-        entry_point=problem.entry_point,
-        code=problem.code,
-        example=None if he or not problem.test_list else problem.test_list[0],
-        he_stub=problem.prompt if he else None,
-        reference_use_set=problem.tests.check.reference_use_set,
-    )
-
-
-def make_sim(params: SimParams, private: PrivateTestRunner) -> SimModel:
-    return SimModel(params, private.verdicts, private.matches)
-
-
-def register_sim(sim: SimModel, problem: Problem, private: PrivateTestRunner) -> None:
-    sim.register(
-        SimProblem(
-            task_id=problem.task_id,
-            entry_point=problem.entry_point,
-            gold=problem.gold,
-            given=problem.code,
-            inputs=problem.tests.inputs,
-            expected=tuple(private.expected(problem.task_id)),
-        )
-    )
-
 
 # --- intrinsic metrics of the kept tests ------------------------------------------------------
 

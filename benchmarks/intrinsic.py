@@ -31,13 +31,14 @@ from utdebug.agents import parsing
 from utdebug.agents.base import Model, ModelError, Sampling
 from utdebug.agents.roles import UTGenerator
 from utdebug.agents.sim import SimParams
-from utdebug.benchmarks.debugging import (
+from utdebug.data.datasets import LoadedSplit, Problem, Split
+from utdebug.data.private_tests import (
+    PrivateTestRunner,
     make_sim,
+    matches_gold,
     register_sim,
     task_from_problem,
 )
-from utdebug.benchmarks.evaluator import PrivateTestRunner, matches_gold
-from utdebug.data.datasets import LoadedSplit, Problem, Split
 from utdebug.engine import Executor
 from utdebug.engine.session import FATAL_ERRORS
 from utdebug.runs.folder import (

@@ -32,14 +32,9 @@ from typing import Any
 from utdebug.agents.base import Model
 from utdebug.agents.sim import SimModel
 from utdebug.benchmarks.context import RunContext
-from utdebug.benchmarks.debugging import (
-    error_rows,
-    make_sim,
-    register_sim,
-    task_from_problem,
-)
-from utdebug.benchmarks.evaluator import PrivateTestRunner
+from utdebug.benchmarks.debugging import error_rows
 from utdebug.data.datasets import LoadedSplit, Problem
+from utdebug.data.private_tests import PrivateTestRunner, make_sim, register_sim, task_from_problem
 from utdebug.engine import Executor, Session, Settings, UnitTest, code_id
 from utdebug.ranking import Strategy, TieRule, rank_all
 from utdebug.runs.folder import (

@@ -54,12 +54,6 @@ from utdebug.benchmarks.debugging import (
     FatalRunError,
     debug_split,
 )
-from utdebug.benchmarks.evaluator import (
-    EvalSettings,
-    ExpectedCache,
-    PrivateTestRunner,
-    VerdictCache,
-)
 from utdebug.benchmarks.report import (
     outcome_words,
     print_ablation,
@@ -76,6 +70,7 @@ from utdebug.data.datasets import (
     Split,
     default_cache_dir,
 )
+from utdebug.data.private_tests import EvalSettings, ExpectedCache, PrivateTestRunner, VerdictCache
 from utdebug.data.splits import ProblemKind
 from utdebug.engine import Executor, Settings, UTMethod, Variant
 from utdebug.engine.model import RANKERS

@@ -14,10 +14,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from utdebug.agents.sim import SIMULATED
-from utdebug.benchmarks.evaluator import EvalSettings, Program, SplitRun
+from utdebug.benchmarks.evaluator import SplitRun
 from utdebug.benchmarks.intrinsic import IntrinsicResult
 from utdebug.benchmarks.scoring_verifiers import VerifierSet
 from utdebug.data.datasets import Split
+from utdebug.data.private_tests import EvalSettings, Program
 from utdebug.runs.folder import (
     RunState,
     merge_model_errors,

@@ -15,8 +15,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 FOLDERS = ("utdebug", "agents", "sandbox", "benchmarks")
-#: Front ends: nothing else imports them, and they do not import each other.
-FRONT_ENDS = ("utdebug.tui", "utdebug.check", "utdebug.train", "utdebug.benchmarks")
+#: Front ends: nothing imports them but the command line (utdebug.cli) and the front end's own
+#: command module; they do not import each other.
+FRONT_ENDS = {
+    "utdebug.tui": "utdebug.debug_cmd",
+    "utdebug.check": "utdebug.check_cmd",
+    "utdebug.train": "utdebug.train_cmd",
+    "utdebug.benchmarks": "utdebug.cli",
+}
 
 
 def module_files() -> dict[str, Path]:
@@ -142,8 +148,10 @@ def main() -> int:
         (m, d)
         for m, deps in graph.items()
         for d in deps
-        for fe in FRONT_ENDS
-        if (d == fe or d.startswith(fe + ".")) and not (m == fe or m.startswith(fe + "."))
+        for fe, command in FRONT_ENDS.items()
+        if (d == fe or d.startswith(fe + "."))
+        and not (m == fe or m.startswith(fe + "."))
+        and m not in (command, "utdebug.cli")
     )
     print(f"modules                       {len(files)}")
     print(f"lines                         {total}")
@@ -151,7 +159,7 @@ def main() -> int:
     print(f"functions with >=12 params    {len(long_sigs)}")
     print(f"files over 700 lines          {len(long_files)}")
     print(f"import circles                {len(circles)}")
-    print(f"imports of a front end        {len(sideways)}")
+    print(f"sideways front-end imports    {len(sideways)}")
     if args.list:
         for title, rows in (
             ("long functions", long_funcs),
@@ -164,7 +172,7 @@ def main() -> int:
         print("\nimport circles:")
         for comp in circles:
             print("  " + " ".join(comp))
-        print("\nimports of a front end from outside it:")
+        print("\nimports of a front end from outside it (but its command and the cli):")
         for m, d in sideways:
             print(f"  {m} -> {d}")
     return 0

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from utdebug.benchmarks.evaluator import EvalSettings, evaluate_class_problem
 from utdebug.data.classeval import (
     DATA_LICENCE,
     load_classeval_fix,
@@ -29,6 +28,7 @@ from utdebug.data.datasets import (
     Provenance,
     Split,
 )
+from utdebug.data.private_tests import EvalSettings, evaluate_class_problem
 from utdebug.runs.records import SAMPLES, read_samples
 from utdebug.sandbox import Limits, Sandbox
 

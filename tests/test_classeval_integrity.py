@@ -16,9 +16,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from utdebug.benchmarks.evaluator import EvalSettings, evaluate_class_problem
 from utdebug.data.classeval_checks import judge_records
 from utdebug.data.datasets import ClassFixProblem, MethodTarget, Provenance, Split
+from utdebug.data.private_tests import EvalSettings, evaluate_class_problem
 from utdebug.sandbox import Limits, Sandbox
 from utdebug.sandbox.values import ExceptionValue, Opaque, Record, Structured
 

@@ -18,13 +18,8 @@ from utdebug.benchmarks.debugging import (
     debug_split,
     score_tests,
 )
-from utdebug.benchmarks.evaluator import (
-    EvalSettings,
-    ExpectedCache,
-    PrivateTestRunner,
-    VerdictCache,
-)
 from utdebug.data.datasets import LoadedSplit, Split, load_split
+from utdebug.data.private_tests import EvalSettings, ExpectedCache, PrivateTestRunner, VerdictCache
 from utdebug.engine import Executor, Settings, UnitTest, code_id
 from utdebug.runs.records import SAMPLES, read_samples
 from utdebug.sandbox import Limits, Sandbox

@@ -44,8 +44,9 @@ from distributed_jobs import (
     primes_in_sandbox,
 )
 
-from utdebug.benchmarks.evaluator import EvalSettings, Program, SplitData, evaluate_split
+from utdebug.benchmarks.evaluator import SplitData, evaluate_split
 from utdebug.data.datasets import Split, load_split
+from utdebug.data.private_tests import EvalSettings, Program
 from utdebug.distributed import (
     LocalPool,
     PoolOptions,

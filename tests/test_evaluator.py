@@ -10,13 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests import sandbox_helpers as H
-from utdebug.benchmarks.evaluator import (
-    EvalSettings,
-    ExpectedCache,
-    Program,
-    SplitData,
-    evaluate_split,
-)
+from utdebug.benchmarks.evaluator import SplitData, evaluate_split
 from utdebug.data.datasets import (
     PrivateTests,
     Problem,
@@ -24,6 +18,7 @@ from utdebug.data.datasets import (
     Provenance,
     Split,
 )
+from utdebug.data.private_tests import EvalSettings, ExpectedCache, Program
 from utdebug.runs.records import (
     SAMPLES,
     SUMMARY,

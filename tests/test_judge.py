@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from utdebug.agents.scripted import ScriptedModel
-from utdebug.benchmarks.evaluator import EvalSettings, ExpectedCache, PrivateTestRunner
 from utdebug.benchmarks.judge import judge_problem, summarize_judge
 from utdebug.data.datasets import PrivateTests as DataTests
 from utdebug.data.datasets import Problem, Provenance, Split, load_split
+from utdebug.data.private_tests import EvalSettings, ExpectedCache, PrivateTestRunner
 from utdebug.engine import Executor, Settings
 from utdebug.runs.records import SAMPLES, read_samples
 from utdebug.sandbox import Sandbox

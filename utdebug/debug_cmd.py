@@ -341,9 +341,9 @@ def _model(args: argparse.Namespace) -> Any:
 
 
 def _prepare_problem(args: argparse.Namespace, settings: Any) -> Prepared:
-    from utdebug.benchmarks.debugging import task_from_problem
     from utdebug.cli_common import data_dir_problem
     from utdebug.data.datasets import DatasetError, Split, load_split
+    from utdebug.data.private_tests import task_from_problem
 
     problem_dir = data_dir_problem(args.data_dir)
     if problem_dir is not None:
@@ -542,8 +542,13 @@ def _sim_for(problem: Any, executor: Any) -> Any:
     import asyncio
 
     from utdebug.agents.sim import SimParams
-    from utdebug.benchmarks.debugging import make_sim, register_sim
-    from utdebug.benchmarks.evaluator import EvalSettings, ExpectedCache, PrivateTestRunner
+    from utdebug.data.private_tests import (
+        EvalSettings,
+        ExpectedCache,
+        PrivateTestRunner,
+        make_sim,
+        register_sim,
+    )
 
     private = PrivateTestRunner(executor, EvalSettings(), ExpectedCache(None))
     asyncio.run(private.add(problem))

@@ -56,8 +56,9 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from utdebug.benchmarks.evaluator import EvalSettings, Program, SplitData, evaluate_split
+from utdebug.benchmarks.evaluator import SplitData, evaluate_split
 from utdebug.data.datasets import DatasetError, Problem, Split, load_split
+from utdebug.data.private_tests import EvalSettings, Program
 from utdebug.runs.records import SAMPLES, read_samples
 from utdebug.sandbox import LimitKind, Limits, Sandbox, SandboxUnavailable, Semantics
 

@@ -41,8 +41,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from utdebug.benchmarks.evaluator import EvalSettings, Program, SplitData, evaluate_split
+from utdebug.benchmarks.evaluator import SplitData, evaluate_split
 from utdebug.data.datasets import DatasetError, Problem, Split, load_split
+from utdebug.data.private_tests import EvalSettings, Program
 from utdebug.distributed import JobPool, PoolOptions, PoolUnavailable, make_pool
 from utdebug.runs.records import SAMPLES, read_samples
 from utdebug.sandbox import Limits, Sandbox, SandboxConfig, SandboxUnavailable

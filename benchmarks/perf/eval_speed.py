@@ -47,8 +47,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from utdebug.benchmarks.evaluator import EvalSettings, Program, SplitData, evaluate_split
+from utdebug.benchmarks.evaluator import SplitData, evaluate_split
 from utdebug.data.datasets import DatasetError, Problem, Split, load_split
+from utdebug.data.private_tests import EvalSettings, Program
 from utdebug.sandbox import _runner
 from utdebug.sandbox.compare import Semantics
 from utdebug.sandbox.config import REFERENCE_PRELUDE, Limits

@@ -174,11 +174,11 @@ async def test_debug_runs_every_test_of_a_users_module(project: Path, case: str)
     try:
         async with app.run_test(size=(120, 40)) as pilot:
             deadline = time.monotonic() + 180
-            while app.phase not in ("finished", "error") and time.monotonic() < deadline:
+            while app.state.phase not in ("finished", "error") and time.monotonic() < deadline:
                 await pilot.pause(0.1)
-            assert app.phase == "finished", (app.phase, app.error, app.notices)
-            assert len(app.tests) == 3
-            assert sorted(app.statuses.values()) == ["pass"] * 3, (app.statuses, app.notices)
+            assert app.state.phase == "finished", (app.state.phase, app.state.error, app.notices)
+            assert len(app.state.tests) == 3
+            assert sorted(app.state.statuses.values()) == ["pass"] * 3, (app.state.statuses, app.notices)
     finally:
         executor.close()
         sb.close()

@@ -13,12 +13,10 @@ import contextlib
 import json
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import astuple, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from rich.syntax import Syntax
-from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
@@ -74,7 +72,7 @@ from utdebug.tui.messages import (
     PersonFailed,
     ReviewRequested,
 )
-from utdebug.tui.records import Actual, HistoryEntry, TestRecords, Votes
+from utdebug.tui.records import Actual
 from utdebug.tui.screens import (
     AddTestScreen,
     Edited,
@@ -88,16 +86,14 @@ from utdebug.tui.screens import (
     SearchScreen,
     WriteBackScreen,
 )
+from utdebug.tui.state import CALL_MARK, AppState, Phase, line, reply_entries
 from utdebug.tui.widgets import (
-    SYNTAX_THEME,
-    CandidateRow,
     CandidatesPanel,
     CodePanel,
     Frame,
     RoundsTable,
     StatusBar,
     TestsPanel,
-    TimelineRow,
     TooSmall,
     Transcript,
     side_by_side_width,
@@ -254,8 +250,6 @@ class DebugApp(App[None]):
         self.tracker = CallTracker(model, clock)
         """The session's model: it remembers the calls in flight (the activity line)."""
         self.progress = Progress(since=clock())
-        self.records = TestRecords()
-        """Votes, results and history per test (the detail view)."""
         self.undo_stack: list[Undo] = []
         self.debug_task = task
         self.model = model
@@ -271,57 +265,15 @@ class DebugApp(App[None]):
         self.step_first = step_first
         self.control: Control | None = None
         self.session: Session | None = None
-        # What the panels show: owned by the message handlers below.
-        self.started = False
-        self.phase = "ready"
-        """ready, running, pausing, paused, review, finished or error."""
-        self.paused_round: int | None = None
-        self.finish_reason: str | None = None
-        self.load_line: str | None = None
-        """Why the code does not load in the sandbox (the session stopped after round 0)."""
-        self.rolled_back_to: int | None = None
-        """The version a person rolled back to after the session finished (``None``: none
-        since): the finish reason no longer describes the code in force."""
-        self.taken_back_from: str | None = None
-        """How the session that was taken back from its file had ended (``None``: it was
-        paused or still running when saved)."""
-        self._built_rounds: set[int] = set()
-        """Rounds in which a test set was built (a round that only built tests is a row)."""
-        self.error: str | None = None
-        self.code = task.code
-        """The code in force."""
-        self.tests: list[UnitTest] = []
-        self.statuses: dict[int, str] = {}
-        self.first_ids: list[int] | None = None
-        """The ids of the session's first test set (the tests that showed the bug)."""
-        self.originals: list[UnitTest] = []
-        """Tests of the first set that new tests replaced: still shown (marked ``orig``) and
-        run on the code in force, to show whether the fix holds on them."""
-        self.original_statuses: dict[int, str] = {}
-        """Their status on the code in force (:attr:`originals_code`)."""
-        self.originals_code: str | None = None
-        """The code id the originals ran on last (or are running on now)."""
-        self._statuses_code: str | None = None
-        """The code id :attr:`statuses` are of."""
-        """Test id -> pass / fail / error / timeout / crash on the code in force."""
-        self.passed: int | None = None
-        self.total: int | None = None
-        self.rounds_done: int | None = None
-        self.round_limit = self.settings.rounds
-        """The last round the session runs to now (more after ``r`` or ``s`` at the end)."""
-        self.timeline: dict[str, TimelineRow] = {}
-        self.candidate_rows: list[CandidateRow] = []
+        self.state = AppState(task, self.settings)
+        """What the panels show: drawn from here, saved from here."""
         self.pending_review: ReviewRequested | None = None
         self.person_busy = 0
         """Changes by a person that are being applied (workers in the ``person`` group)."""
         self.notices: list[str] = []
         """Every notification shown, in order (tests read it; toasts are off in tests)."""
-        self._votes: dict[tuple[int, int], list[str | None]] = {}
         self._last_call: ModelCalled | None = None
         """The model call that just ended (its time goes on the reply's line)."""
-        self._candidate_runs: dict[str, TestsRun] = {}
-        """This round's runs of candidate edits: an accepted one's verdicts become current."""
-        self._person_changes = 0
         self._save_failed = False
         self.copied: str | None = None
         """What was copied last (tests read it; the terminal's clipboard is not readable)."""
@@ -363,7 +315,7 @@ class DebugApp(App[None]):
             self._tell(self.theme_problem, "warning")
         self.set_interval(TICK_SECONDS, self._tick)
         if self.starting is not None:
-            self.phase = "starting"
+            self.state.move(Phase.STARTING)
             self._draw_status()
             self.run_worker(
                 self.starting, name="startup", group="startup", thread=True, exit_on_error=False
@@ -397,46 +349,7 @@ class DebugApp(App[None]):
     def saved(self) -> dict[str, Any]:
         """Everything a person sees and did, to take back in another process."""
         assert self.session is not None
-        r = self.records
-        return {
-            "format": 1,
-            "task_id": self.debug_task.task_id,
-            "given": self.debug_task.code,
-            "engine": self.session.snapshot(),
-            "statuses": {str(k): v for k, v in self.statuses.items()},
-            "first_ids": self.first_ids,
-            "originals": [t.to_json() for t in self.originals],
-            "original_statuses": {str(k): v for k, v in self.original_statuses.items()},
-            "originals_code": self.originals_code,
-            "passed": self.passed,
-            "total": self.total,
-            "rounds_done": self.rounds_done,
-            "round_limit": self.round_limit,
-            "finish_reason": self.finish_reason,
-            "taken_back_from": self.taken_back_from,
-            "timeline": [[k, *astuple(v)] for k, v in self.timeline.items()],
-            "transcript": self._saved_transcript(),
-            "votes": {str(k): [v.answers, v.refused] for k, v in r.votes.items()},
-            "history": {
-                str(k): [[h.when, h.who, h.what] for h in hs] for k, hs in r.history.items()
-            },
-        }
-
-    def _saved_transcript(self) -> list[list[str]]:
-        """Each entry as ``[text, style]``, ``[code, "code"]``; a model call's header and
-        reply entries have a third item: ``head`` or ``body``."""
-        transcript = self.query_one(Transcript)
-        out = []
-        for i, e in enumerate(transcript.entries):
-            if isinstance(e, Text):
-                row = [e.plain, str(e.style)]
-            elif isinstance(e, Syntax):
-                row = [e.code, "code"]
-            else:
-                row = [str(e), ""]
-            kind = transcript.kind(i)
-            out.append([*row, kind] if kind else row)
-        return out
+        return self.state.saved(self.session.snapshot())
 
     def _save(self) -> None:
         if self.session_file is None or self.session is None:
@@ -450,62 +363,15 @@ class DebugApp(App[None]):
                 self._save_failed = True
                 self._tell(f"the session cannot be saved: {exc}", "error")
 
-    def _take_back(self, state: dict[str, Any]) -> None:
+    def _take_back(self, saved: dict[str, Any]) -> None:
         """Restore a saved session: tests, votes, edits, rounds and transcript."""
         assert self.session is not None
-        self.session.restore(state["engine"])
-        self.started = True
-        self.code = self.session.code
-        self.tests = list(self.session.tests)
-        self.statuses = {int(k): str(v) for k, v in state.get("statuses", {}).items()}
-        first = state.get("first_ids")
-        self.first_ids = None if first is None else [int(x) for x in first]
-        self.originals = [
-            t for t in (_read_test(x, self.code) for x in state.get("originals", [])) if t
-        ]
-        self.original_statuses = {
-            int(k): str(v) for k, v in state.get("original_statuses", {}).items()
-        }
-        self.originals_code = state.get("originals_code")
-        self.passed, self.total = state.get("passed"), state.get("total")
-        self.rounds_done = state.get("rounds_done")
-        self.round_limit = int(state.get("round_limit") or self.settings.rounds)
-        ended = state.get("finish_reason")
-        if ended == "resumed":  # taken back before, and not gone on since
-            ended = state.get("taken_back_from")
-        self.taken_back_from = None if ended in (None, "cancelled") else str(ended)
-        for key, *row in state.get("timeline", []):
-            self.timeline[str(key)] = TimelineRow(*(str(x) for x in row))
-        self._person_changes = sum(1 for k in self.timeline if k.startswith("p"))
-        for k, (answers, refused) in state.get("votes", {}).items():
-            self.records.votes[int(k)] = Votes(list(answers), list(refused))
-        for k, hs in state.get("history", {}).items():
-            self.records.history[int(k)] = [HistoryEntry(*h) for h in hs]
-        transcript = self.query_one(Transcript)
-        head: Text | None = None
-        body: list[Text | Syntax] = []
-        for plain, style, *kind in state.get("transcript", []):
-            entry: Text | Syntax
-            if style == "code":
-                entry = Syntax(plain, "python", theme=SYNTAX_THEME, word_wrap=True)
-            else:
-                entry = Text(plain, style=style)
-            if kind == ["body"] and head is not None:
-                body.append(entry)
-                continue
-            if head is not None:
-                transcript.add_fold(head, body)
-                head, body = None, []
-            if kind == ["head"] and isinstance(entry, Text):
-                said, mark, meta = plain.partition(CALL_MARK)
-                head = Text(said, style=style)
-                head.append(mark + meta, style="dim")
-            else:
-                transcript.add(entry)
-        if head is not None:
-            transcript.add_fold(head, body)
+        self.session.restore(saved["engine"])
+        self.state.take_back(saved, self.session.code, list(self.session.tests))
+        self._show_transcript()
         self._note("session taken back from its file: r goes on, s runs one round", "bold")
-        self.phase, self.finish_reason = "finished", "resumed"
+        self.state.move(Phase.FINISHED)
+        self.state.finish_reason = "resumed"
         self._draw_code()
         self._draw_tests()
         self._draw_timeline()
@@ -514,7 +380,7 @@ class DebugApp(App[None]):
 
     def _tick(self) -> None:
         """Redraw the activity (spinner, elapsed time) while the session works."""
-        if self.phase in ("running", "pausing", "starting"):
+        if self.state.phase.busy:
             with contextlib.suppress(NoMatches):  # the app is closing: nothing to draw on
                 self._draw_status()
 
@@ -526,8 +392,8 @@ class DebugApp(App[None]):
 
     def _start(self) -> None:
         assert self.session is not None
-        self.started = True
-        self.phase = "running"
+        self.state.started = True
+        self.state.move(Phase.RUNNING)
         self._draw_status()
         self.run_worker(
             self._run_session(self.session),
@@ -555,10 +421,10 @@ class DebugApp(App[None]):
         if event.worker.group != "session" or event.state is not WorkerState.ERROR:
             return
         error = event.worker.error
-        self.phase = "error"
-        self.error = f"{type(error).__name__}: {error}" if error else "the session failed"
+        self.state.move(Phase.ERROR)
+        self.state.error = f"{type(error).__name__}: {error}" if error else "the session failed"
         self._draw_status()
-        self._tell(f"the session stopped: {self.error}", "error")
+        self._tell(f"the session stopped: {self.state.error}", "error")
 
     def _started(self, event: Worker.StateChanged) -> None:
         """The start-up worker ended: begin the session, or end the app with why not."""
@@ -572,7 +438,7 @@ class DebugApp(App[None]):
             self.sandbox_total = ready.sandbox_total
             if ready.note:
                 self._note(ready.note, "dim")
-            self.phase = "ready"
+            self.state.move(Phase.READY)
             self._begin()
         elif event.state is WorkerState.ERROR:
             error = event.worker.error
@@ -582,217 +448,227 @@ class DebugApp(App[None]):
                 else StartupFailed(f"{type(error).__name__}: {error}", 1)
             )
             self.startup_failure = failure
-            self.phase, self.error = "error", failure.line
+            self.state.move(Phase.ERROR)
+            self.state.error = failure.line
             self._draw_status()
             self.exit(return_code=failure.exit_code)
 
     # -- engine events ----------------------------------------------------------------------
 
     def on_engine_event(self, message: EngineEvent) -> None:
+        """Fold the event into the state (its handler in :attr:`ON_EVENT`), then redraw the
+        status line and save the session."""
         ev = message.event
         self.progress.since = self.clock()
-        if isinstance(ev, SessionStarted):
-            self._note(f"session started: {ev.task_id} with {self._model_label()}", "bold")
-        elif isinstance(ev, ModelCalled):
-            self._last_call = ev  # the usage is read from the session below
-        elif isinstance(ev, TestProposed):
-            self.progress.round, self.progress.proposals = ev.round, self.progress.proposals + 1
-            what = ev.call if ev.call is not None else f"unparsable ({ev.reason})"
-            header = f"[round {ev.round}] test proposal {ev.attempt + 1}: {what}"
-            self._note_call(header, "bold cyan", ev.reply, "ut")
-        elif isinstance(ev, VoteCast):
-            self.records.vote(ev)
-            self._votes.setdefault((ev.round, ev.attempt), []).append(ev.answer)
-            if ev.answer is None and ev.reason:
-                self._note(f"  vote {ev.index + 1} refused: {ev.reason}", "yellow")
-        elif isinstance(ev, TestKept):
-            self.records.kept(ev, self.stamp())
-            self.progress.kept += 1
-            votes = summarize_votes(self._votes.pop((ev.round, ev.attempt), []))
-            t = ev.test
-            # The tests panel fills as tests are kept (a slow model shows progress at once).
-            self.tests = [*(x for x in self.tests if x.id != t.id), t]
-            self._draw_tests()
-            self._note(
-                f"  kept #{t.id} {t.call} → {shorten(safe_repr(t.expected), 40)} "
-                f"(votes: {votes}; share {t.share:.0%})",
-                "green",
-            )
-        elif isinstance(ev, TestDropped):
-            self.records.proposal_votes(ev.round, ev.attempt)
-            votes = summarize_votes(self._votes.pop((ev.round, ev.attempt), []))
-            self._note(f"  dropped {ev.call or 'the proposal'}: {ev.reason} (votes: {votes})", "")
-        elif isinstance(ev, DoesNotLoad):
-            self.load_line = ev.line
-            hint = "fix the code (or what it needs) and debug it again"
-            if ev.error.startswith("PermissionError"):  # a folder only its owner may read
-                hint = (
-                    "the sandbox runs the code as another user: make the project folder "
-                    "readable by others (chmod o+rx), then debug it again"
-                )
-            self._note(
-                f"[round {ev.round}] {ev.line}: nothing can run, so no model call is made; {hint}",
-                "bold red",
-            )
-        elif isinstance(ev, TestsBuilt):
-            self._built_rounds.add(ev.round)
-            self.progress.kept, self.progress.proposals = 0, 0
-            self._keep_originals(ev)
-            self.tests = list(ev.tests)
-            self.statuses, self.passed, self.total = {}, None, None
-            self._note(
-                f"[round {ev.round}] {plural(len(ev.tests), 'test')} kept of "
-                f"{plural(ev.attempts, 'proposal')}"
-            )
-            self._draw_tests()
-        elif isinstance(ev, TestsRun):
-            self._tests_run(ev)
-        elif isinstance(ev, EditProposed):
-            which = "" if ev.candidate is None else f" candidate {ev.candidate + 1}"
-            fb = "" if ev.feedback_test is None else f" (feedback: test #{ev.feedback_test})"
-            header = f"[round {ev.round}] edit{which}{fb}"
-            self._note_call(header, "bold magenta", ev.reply, "debug")
-            if ev.reason:
-                self._note(f"  {ev.reason}", "yellow")
-            for label, items in (
-                ("replaced", ev.replaced),
-                ("added", ev.added),
-                ("left out", ev.dropped),
-            ):
-                if items:
-                    self._note(f"  {label}: {', '.join(items)}", "cyan")
-        elif isinstance(ev, CandidatesRanked):
-            self._candidates_ranked(ev)
-        elif isinstance(ev, EditAccepted):
-            taken = self._candidate_runs.get(ev.code_id)
-            if taken is not None:
-                self.records.ran(taken)
-                self._show_current_run(taken)
-            self._round_row(ev.round, pre_post(ev.pre, ev.post), "accepted", ev.reason)
-            self._note(f"[round {ev.round}] edit accepted: {ev.reason}", "bold green")
-        elif isinstance(ev, Backtracked):
-            self._round_row(ev.round, pre_post(ev.pre, ev.post), "backtracked", ev.reason)
-            self._note(f"[round {ev.round}] backtracked: {ev.reason}", "bold yellow")
-        elif isinstance(ev, RoundFinished):
-            self._candidate_runs.clear()
-            self.progress.round = ev.round + 1
-            self.progress.kept, self.progress.proposals = 0, 0
-            self.rounds_done = ev.round
-            self.code = ev.code
-            if f"r{ev.round}" not in self.timeline:
-                if ev.round == 0:
-                    outcome, why = "given code", "" if self.load_line is None else "does not load"
-                elif ev.round in self._built_rounds:
-                    outcome, why = "new tests", "built for the code in force; no edit needed"
-                else:
-                    outcome, why = "finished", ""
-                self._round_row(ev.round, percent(ev.pass_rate), outcome, why)
-            self._draw_code()
-        elif isinstance(ev, TestChanged):
-            self._test_changed(ev)
-        elif isinstance(ev, RolledBack):
-            self.code = ev.code
-            if self.phase == "finished":  # the finish reason was about another version
-                self.rolled_back_to = ev.version
-            self._person_row("rolled back", f"to version {ev.version} ({ev.code_id})")
-            self._note(f"rolled back to version {ev.version} ({ev.code_id})", "bold")
-            self._draw_code()
-        elif isinstance(ev, Paused):
-            self.phase = "paused"
-            self.paused_round = ev.round
-            self._note(f"paused ({self._state_text()})", "bold")
-        elif isinstance(ev, Finished):
-            self.code = ev.code
-            self.finish_reason = ev.reason
-            self.rolled_back_to = self.taken_back_from = None
-            self.error = ev.error
-            self.phase = "error" if ev.reason == "error" else "finished"
-            self._resolve_review(False)  # nothing is waiting any more
-            words = finish_words(ev.reason)
-            if ev.error:
-                self._note(f"stopped by a model error: {ev.error} (r asks again)", "bold red")
-            else:
-                self._note(f"finished: {words}", "bold")
-            self._draw_code()
-            if ev.error:
-                self._tell(f"the model failed: {ev.error}; r asks again", "error")
-            elif ev.reason == "does_not_load" and self.load_line is not None:
-                self._tell(self.load_line, "error")
-            elif self.code.strip() != self.debug_task.code.strip():
-                self._tell(f"finished ({words}): w writes the fix back, t exports the tests")
-            else:
-                self._tell(f"finished ({words}) without a change to the code")
+        handler = self.ON_EVENT.get(type(ev))
+        if handler is not None:
+            handler(self, ev)
         self._draw_status()
         self._save()
 
+    def _session_started(self, ev: SessionStarted) -> None:
+        self._note(f"session started: {ev.task_id} with {self._model_label()}", "bold")
+
+    def _model_called(self, ev: ModelCalled) -> None:
+        self._last_call = ev  # the usage is read from the session below
+
+    def _test_proposed(self, ev: TestProposed) -> None:
+        self.progress.round, self.progress.proposals = ev.round, self.progress.proposals + 1
+        what = ev.call if ev.call is not None else f"unparsable ({ev.reason})"
+        header = f"[round {ev.round}] test proposal {ev.attempt + 1}: {what}"
+        self._note_call(header, "bold cyan", ev.reply, "ut")
+
+    def _vote_cast(self, ev: VoteCast) -> None:
+        self.state.records.vote(ev)
+        if ev.answer is None and ev.reason:
+            self._note(f"  vote {ev.index + 1} refused: {ev.reason}", "yellow")
+
+    def _test_kept(self, ev: TestKept) -> None:
+        state = self.state
+        state.records.kept(ev, self.stamp())
+        self.progress.kept += 1
+        votes = summarize_votes(state.records.votes[ev.test.id].tally())
+        t = ev.test
+        # The tests panel fills as tests are kept (a slow model shows progress at once).
+        state.tests = [*(x for x in state.tests if x.id != t.id), t]
+        self._draw_tests()
+        self._note(
+            f"  kept #{t.id} {t.call} → {shorten(safe_repr(t.expected), 40)} "
+            f"(votes: {votes}; share {t.share:.0%})",
+            "green",
+        )
+
+    def _test_dropped(self, ev: TestDropped) -> None:
+        votes = summarize_votes(self.state.records.proposal_votes(ev.round, ev.attempt).tally())
+        self._note(f"  dropped {ev.call or 'the proposal'}: {ev.reason} (votes: {votes})", "")
+
+    def _does_not_load(self, ev: DoesNotLoad) -> None:
+        self.state.load_line = ev.line
+        hint = "fix the code (or what it needs) and debug it again"
+        if ev.error.startswith("PermissionError"):  # a folder only its owner may read
+            hint = (
+                "the sandbox runs the code as another user: make the project folder "
+                "readable by others (chmod o+rx), then debug it again"
+            )
+        self._note(
+            f"[round {ev.round}] {ev.line}: nothing can run, so no model call is made; {hint}",
+            "bold red",
+        )
+
+    def _tests_built(self, ev: TestsBuilt) -> None:
+        self.progress.kept, self.progress.proposals = 0, 0
+        self.state.tests_built(ev, self.stamp)
+        self._note(
+            f"[round {ev.round}] {plural(len(ev.tests), 'test')} kept of "
+            f"{plural(ev.attempts, 'proposal')}"
+        )
+        self._draw_tests()
+
     def _tests_run(self, ev: TestsRun) -> None:
         if ev.role != "current":
-            self._candidate_runs[ev.code_id] = ev
+            self.state.candidate_runs[ev.code_id] = ev
             self._note(f"  candidate {ev.code_id} passes {ev.passed}/{ev.total}")
             return
         self._note(f"  code in force {ev.code_id} passes {ev.passed}/{ev.total}")
-        self.records.ran(ev)
         self._show_current_run(ev)
+
+    def _edit_proposed(self, ev: EditProposed) -> None:
+        which = "" if ev.candidate is None else f" candidate {ev.candidate + 1}"
+        fb = "" if ev.feedback_test is None else f" (feedback: test #{ev.feedback_test})"
+        header = f"[round {ev.round}] edit{which}{fb}"
+        self._note_call(header, "bold magenta", ev.reply, "debug")
+        if ev.reason:
+            self._note(f"  {ev.reason}", "yellow")
+        for label, items in (
+            ("replaced", ev.replaced),
+            ("added", ev.added),
+            ("left out", ev.dropped),
+        ):
+            if items:
+                self._note(f"  {label}: {', '.join(items)}", "cyan")
+
+    def _candidates_ranked(self, ev: CandidatesRanked) -> None:
+        self.state.candidates_ranked(ev)
+        chosen = "the code in force" if ev.chosen is None else f"row {ev.chosen}"
+        self._note(
+            f"[round {ev.round}] {ev.ranking.get('strategy', 'ranking')} ranked "
+            f"{len(ev.code_ids) - 1} candidates: chose {chosen}",
+            "bold",
+        )
+        self._draw_candidates()
+
+    def _edit_accepted(self, ev: EditAccepted) -> None:
+        taken = self.state.candidate_runs.get(ev.code_id)
+        if taken is not None:
+            self._show_current_run(taken)
+        self._round_row(ev.round, pre_post(ev.pre, ev.post), "accepted", ev.reason)
+        self._note(f"[round {ev.round}] edit accepted: {ev.reason}", "bold green")
+
+    def _backtracked(self, ev: Backtracked) -> None:
+        self._round_row(ev.round, pre_post(ev.pre, ev.post), "backtracked", ev.reason)
+        self._note(f"[round {ev.round}] backtracked: {ev.reason}", "bold yellow")
+
+    def _round_finished(self, ev: RoundFinished) -> None:
+        state = self.state
+        state.candidate_runs.clear()
+        self.progress.round = ev.round + 1
+        self.progress.kept, self.progress.proposals = 0, 0
+        state.rounds_done = ev.round
+        state.code = ev.code
+        if f"r{ev.round}" not in state.timeline:
+            if ev.round == 0:
+                outcome, why = "given code", "" if state.load_line is None else "does not load"
+            elif ev.round in state.built_rounds:
+                outcome, why = "new tests", "built for the code in force; no edit needed"
+            else:
+                outcome, why = "finished", ""
+            self._round_row(ev.round, percent(ev.pass_rate), outcome, why)
+        self._draw_code()
+
+    def _test_changed(self, ev: TestChanged) -> None:
+        session_tests = None if self.session is None else list(self.session.tests)
+        self.state.test_changed(ev, session_tests, self.stamp())
+        t = ev.test
+        detail = f"#{t.id} {t.call} → {shorten(safe_repr(t.expected), 30)}"
+        self._person_row(f"test {ev.action}", detail)
+        self._note(f"a person {ev.action} test {detail}", "bold")
+        self._draw_tests()
+
+    def _rolled_back(self, ev: RolledBack) -> None:
+        self.state.code = ev.code
+        if self.state.phase is Phase.FINISHED:  # the finish reason was about another version
+            self.state.rolled_back_to = ev.version
+        self._person_row("rolled back", f"to version {ev.version} ({ev.code_id})")
+        self._note(f"rolled back to version {ev.version} ({ev.code_id})", "bold")
+        self._draw_code()
+
+    def _paused(self, ev: Paused) -> None:
+        self.state.move(Phase.PAUSED)
+        self.state.paused_round = ev.round
+        self._note(f"paused ({self._state_text()})", "bold")
+
+    def _finished(self, ev: Finished) -> None:
+        state = self.state
+        state.code = ev.code
+        state.finish_reason = ev.reason
+        state.rolled_back_to = state.taken_back_from = None
+        state.error = ev.error
+        state.move(Phase.ERROR if ev.reason == "error" else Phase.FINISHED)
+        self._resolve_review(False)  # nothing is waiting any more
+        words = finish_words(ev.reason)
+        if ev.error:
+            self._note(f"stopped by a model error: {ev.error} (r asks again)", "bold red")
+        else:
+            self._note(f"finished: {words}", "bold")
+        self._draw_code()
+        if ev.error:
+            self._tell(f"the model failed: {ev.error}; r asks again", "error")
+        elif ev.reason == "does_not_load" and state.load_line is not None:
+            self._tell(state.load_line, "error")
+        elif state.code.strip() != self.debug_task.code.strip():
+            self._tell(f"finished ({words}): w writes the fix back, t exports the tests")
+        else:
+            self._tell(f"finished ({words}) without a change to the code")
+
+    ON_EVENT: ClassVar[dict[type[Event], Callable[[Any, Any], None]]] = {
+        SessionStarted: _session_started,
+        ModelCalled: _model_called,
+        TestProposed: _test_proposed,
+        VoteCast: _vote_cast,
+        TestKept: _test_kept,
+        TestDropped: _test_dropped,
+        DoesNotLoad: _does_not_load,
+        TestsBuilt: _tests_built,
+        TestsRun: _tests_run,
+        EditProposed: _edit_proposed,
+        CandidatesRanked: _candidates_ranked,
+        EditAccepted: _edit_accepted,
+        Backtracked: _backtracked,
+        RoundFinished: _round_finished,
+        TestChanged: _test_changed,
+        RolledBack: _rolled_back,
+        Paused: _paused,
+        Finished: _finished,
+    }
+    """Each engine event's handler: it folds the event into :attr:`state` and draws it."""
 
     def _show_current_run(self, ev: TestsRun) -> None:
         """The verdicts of the code in force (its own run, or the accepted candidate's)."""
-        self.statuses = {
-            int(v["id"]): verdict_status(str(v["verdict"]), v.get("detail")) for v in ev.verdicts
-        }
-        self.passed, self.total = ev.passed, ev.total
-        self._statuses_code = ev.code_id
+        self.state.current_run(ev)
         self._run_originals(ev.code_id)
         self._draw_tests()
-
-    # -- the first tests, kept after new ones are built -------------------------------------
-
-    def _keep_originals(self, ev: TestsBuilt) -> None:
-        """New tests replace the session's tests: those of the first set that go stay in
-        the view as originals, with their status on the code in force (the run that made
-        the session build new tests: the accepted edit's)."""
-        if self.first_ids is None:
-            if ev.tests:
-                self.first_ids = [t.id for t in ev.tests]
-            return
-        new = {t.id for t in ev.tests}
-        kept = {t.id for t in self.originals}
-        first = set(self.first_ids)
-        gone = [t for t in self.tests if t.id in first and t.id not in new | kept]
-        if not gone:
-            return
-        when = self.stamp()
-        for t in gone:
-            status = self.statuses.get(t.id)
-            if status is not None:
-                self.original_statuses[t.id] = status
-            self.records.add(
-                t.id,
-                when,
-                "model",
-                f"new tests were built in round {ev.round}; kept here as an original test "
-                "(one of the first tests), run on the code in force",
-            )
-        # The statuses are the code in force's: kept unless they are not all there or the
-        # originals kept before ran on other code (then the next run of the code in force
-        # runs them all again).
-        same = not self.originals or self.originals_code == self._statuses_code
-        if same and all(t.id in self.statuses for t in gone):
-            self.originals_code = self._statuses_code
-        else:
-            self.originals_code = None
-        self.originals = sorted([*self.originals, *gone], key=lambda t: t.id)
 
     def _run_originals(self, cid: str) -> None:
         """Run the originals on the code ``cid`` (the code in force now) unless they ran on
         it already; the result comes back as :class:`OriginalsRun`."""
-        if not self.originals or cid == self.originals_code:
+        if not self.state.originals or cid == self.state.originals_code:
             return
         code = self._code_of(cid)
         if code is None:
             return
-        self.originals_code = cid
-        self.original_statuses = {}
-        tests = list(self.originals)
+        self.state.originals_code = cid
+        self.state.original_statuses = {}
+        tests = list(self.state.originals)
         task, settings = self.debug_task, self.settings
 
         async def run() -> None:
@@ -814,83 +690,36 @@ class DebugApp(App[None]):
     def _code_of(self, cid: str) -> str | None:
         """The code whose id is ``cid``: the code in force or an accepted version."""
         session = self.session
-        codes = [self.code]
+        codes = [self.state.code]
         if session is not None:
             codes += [session.code, *(v.code for v in reversed(session.versions))]
         return next((c for c in codes if code_id(c) == cid), None)
 
     def on_originals_run(self, message: OriginalsRun) -> None:
-        if message.code_id != self.originals_code:
+        if message.code_id != self.state.originals_code:
             return  # the code in force changed since: a newer run is on its way
         if message.error is not None:
             self._tell(f"the first tests could not run again: {message.error}", "error")
             return
         for test_id, status, detail in message.results:
-            self.original_statuses[test_id] = status
-            self.records.actual[test_id] = Actual(status, detail, message.code_id)
+            self.state.original_statuses[test_id] = status
+            self.state.records.actual[test_id] = Actual(status, detail, message.code_id)
         self._draw_tests()
         self._save()
 
-    def _candidates_ranked(self, ev: CandidatesRanked) -> None:
-        ranking = ev.ranking
-        selected = set(ranking.get("selected", []))
-        scores: dict[int, str] = {}
-        for group in ranking.get("groups", []):
-            for member in group.get("members", []):
-                score = group.get("score")
-                scores.setdefault(
-                    int(member),
-                    f"{score:.4g}" if isinstance(score, int | float) else str(score),
-                )
-        for i, (cid, rate) in enumerate(zip(ev.code_ids, ev.pass_rates, strict=False)):
-            marks = []
-            if i in selected:
-                marks.append("selected")
-            if ev.chosen == i:
-                marks.append("chosen")
-            self.candidate_rows.append(
-                CandidateRow(ev.round, i, cid, percent(rate), scores.get(i, "—"), ", ".join(marks))
-            )
-        chosen = "the code in force" if ev.chosen is None else f"row {ev.chosen}"
-        self._note(
-            f"[round {ev.round}] {ranking.get('strategy', 'ranking')} ranked "
-            f"{len(ev.code_ids) - 1} candidates: chose {chosen}",
-            "bold",
-        )
-        self._draw_candidates()
-
-    def _test_changed(self, ev: TestChanged) -> None:
-        t = ev.test
-        before = next((x for x in self.tests if x.id == t.id), None)
-        self.records.changed(ev, before, self.stamp())
-        if ev.action == "restored" and self.session is not None:
-            self.tests = list(self.session.tests)  # back where it was
-        elif ev.action == "added":
-            self.tests.append(t)
-        elif ev.action == "deleted":
-            self.tests = [x for x in self.tests if x.id != t.id]
-            self.statuses.pop(t.id, None)
-        else:
-            self.tests = [t if x.id == t.id else x for x in self.tests]
-        detail = f"#{t.id} {t.call} → {shorten(safe_repr(t.expected), 30)}"
-        self._person_row(f"test {ev.action}", detail)
-        self._note(f"a person {ev.action} test {detail}", "bold")
-        self._draw_tests()
-
     def _round_row(self, round_no: int, rates: str, outcome: str, reason: str) -> None:
-        self.timeline[f"r{round_no}"] = TimelineRow(str(round_no), rates, outcome, reason)
+        self.state.round_row(round_no, rates, outcome, reason)
         self._draw_timeline()
 
     def _person_row(self, outcome: str, reason: str) -> None:
-        self._person_changes += 1
-        self.timeline[f"p{self._person_changes}"] = TimelineRow("·", "", outcome, reason)
+        self.state.person_row(outcome, reason)
         self._draw_timeline()
 
     # -- review by hand ---------------------------------------------------------------------
 
     def on_review_requested(self, message: ReviewRequested) -> None:
         self.pending_review = message
-        self.phase = "review"
+        self.state.move(Phase.REVIEW)
         self._draw_status()
         r = message.review
         self._note(f"[round {r.round}] edit awaiting review ({pre_post(r.pre, r.post)})", "bold")
@@ -900,7 +729,7 @@ class DebugApp(App[None]):
                 self._resolve_review(accept)
 
         self.push_screen(
-            ReviewScreen(r.round, self.code, r.code, r.pre, r.post, r.rule_accepts), decided
+            ReviewScreen(r.round, self.state.code, r.code, r.pre, r.post, r.rule_accepts), decided
         )
 
     def _resolve_review(self, accept: bool) -> None:
@@ -910,8 +739,8 @@ class DebugApp(App[None]):
         self.pending_review = None
         if not pending.decision.done():
             pending.decision.set_result(accept)
-        if self.phase == "review":
-            self.phase = "running"
+        if self.state.phase is Phase.REVIEW:
+            self.state.move(Phase.RUNNING)
         if isinstance(self.screen, ReviewScreen):
             self.screen.dismiss(None)
         self._note(f"a person {'accepted' if accept else 'rejected'} the edit", "bold")
@@ -937,10 +766,10 @@ class DebugApp(App[None]):
         """The selected test (an original one only when ``originals``: it can be read,
         copied and run, not changed)."""
         test_id = self.query_one(TestsPanel).selected_id()
-        for t in self.tests:
+        for t in self.state.tests:
             if t.id == test_id:
                 return t
-        for t in self.originals:
+        for t in self.state.originals:
             if t.id == test_id:
                 if originals:
                     return t
@@ -1000,7 +829,7 @@ class DebugApp(App[None]):
     # -- actions ----------------------------------------------------------------------------
 
     def _can_drive(self) -> bool:
-        if self.phase in ("finished", "error"):
+        if self.state.phase.ended:
             return False
         if self.person_busy:
             self._tell("wait: a change is being applied", "warning")
@@ -1018,14 +847,19 @@ class DebugApp(App[None]):
             return
         refusal = session.continue_refusal()
         if refusal is not None:
-            why = self.error if self.phase == "error" else finish_words(self.finish_reason)
+            why = (
+                self.state.error
+                if self.state.phase is Phase.ERROR
+                else finish_words(self.state.finish_reason)
+            )
             self._tell(f"the session has ended ({why}): {refusal}", "warning")
             return
         # A model error is a pause: r and s ask again from the round it cut short.
-        retry = self.phase == "error"
-        self.phase, self.finish_reason, self.error = "running", None, None
-        done = -1 if self.rounds_done is None else self.rounds_done
-        self.round_limit = done + rounds + (1 if done < 0 else 0)
+        retry = self.state.phase is Phase.ERROR
+        self.state.move(Phase.RUNNING)
+        self.state.finish_reason = self.state.error = None
+        done = -1 if self.state.rounds_done is None else self.state.rounds_done
+        self.state.round_limit = done + rounds + (1 if done < 0 else 0)
         if retry:
             self._note("asking the model again from where it failed", "bold")
         else:
@@ -1042,7 +876,7 @@ class DebugApp(App[None]):
         )
 
     def _still_starting(self) -> bool:
-        if self.session is None and self.phase == "starting":
+        if self.session is None and self.state.phase is Phase.STARTING:
             self._tell("still starting (the sandbox and the model's probe): a moment", "warning")
             return True
         return False
@@ -1050,55 +884,55 @@ class DebugApp(App[None]):
     def action_run(self) -> None:
         if self._still_starting():
             return
-        if not self.started:
+        if not self.state.started:
             self._start()
             return
-        if self.phase in ("finished", "error"):
+        if self.state.phase.ended:
             self._continue(self.settings.rounds)
             return
         if not self._can_drive() or self.control is None:
             return
         self.control.resume()
-        if self.phase in ("paused", "pausing"):
-            self.phase = "running"
+        if self.state.phase in (Phase.PAUSED, Phase.PAUSING):
+            self.state.move(Phase.RUNNING)
         self._draw_status()
 
     def action_pause(self) -> None:
-        if not self.started:
+        if not self.state.started:
             self._tell("the session has not started: r runs it, s runs one round", "warning")
             return
-        if self.phase in ("finished", "error"):
+        if self.state.phase.ended:
             self._tell("the session has ended: r or s goes on with more rounds", "warning")
             return
         if not self._can_drive() or self.control is None:
             return
         self.control.pause()
-        if self.phase == "running":
-            self.phase = "pausing"
+        if self.state.phase is Phase.RUNNING:
+            self.state.move(Phase.PAUSING)
         self._draw_status()
 
     def action_step(self) -> None:
         if self._still_starting() or self.control is None:
             return
-        if not self.started:
+        if not self.state.started:
             self.control.step(1)
             self._start()
             return
-        if self.phase in ("finished", "error"):
+        if self.state.phase.ended:
             self._continue(1)
             return
         if not self._can_drive():
             return
         self.control.step(1)
-        if self.phase in ("paused", "pausing"):
-            self.phase = "running"
+        if self.state.phase in (Phase.PAUSED, Phase.PAUSING):
+            self.state.move(Phase.RUNNING)
         self._draw_status()
 
     def action_cancel_session(self) -> None:
-        if not self.started or self.control is None:
+        if not self.state.started or self.control is None:
             self._tell("the session has not started", "warning")
             return
-        if self.phase in ("finished", "error"):
+        if self.state.phase.ended:
             self._tell("the session has ended already", "warning")
             return
         self.control.cancel()
@@ -1129,7 +963,9 @@ class DebugApp(App[None]):
                     ),
                 )
 
-        self.push_screen(EditExpectedScreen(test_id, test.call, test.expected, self.code), edited)
+        self.push_screen(
+            EditExpectedScreen(test_id, test.call, test.expected, self.state.code), edited
+        )
 
     def _edit_program(self, test: UnitTest) -> None:
         """A person edits a test with setup: its setup, call, expected outcome and follow-up."""
@@ -1148,7 +984,9 @@ class DebugApp(App[None]):
 
         shown = NewProgram(test.setup or "", test.call, test.expected, test.then)
         title = f"Test #{test_id}: setup, call and expected outcome"
-        self.push_screen(ProgramTestScreen(title, self._target_name(), shown, self.code), edited)
+        self.push_screen(
+            ProgramTestScreen(title, self._target_name(), shown, self.state.code), edited
+        )
 
     def _target_name(self) -> str:
         task = self.debug_task
@@ -1172,7 +1010,9 @@ class DebugApp(App[None]):
                 )
 
         title = f"Add a test of {self._target_name()}"
-        self.push_screen(ProgramTestScreen(title, self._target_name(), None, self.code), added)
+        self.push_screen(
+            ProgramTestScreen(title, self._target_name(), None, self.state.code), added
+        )
 
     def action_add_test(self) -> None:
         if self._idle_session() is None:
@@ -1193,7 +1033,7 @@ class DebugApp(App[None]):
 
                 self._person("test added", lambda s: s.add_test(args, expected), undo)
 
-        self.push_screen(AddTestScreen(self.debug_task.entry_point, self.code), added)
+        self.push_screen(AddTestScreen(self.debug_task.entry_point, self.state.code), added)
 
     def action_delete_test(self) -> None:
         if self._idle_session() is None:
@@ -1202,7 +1042,7 @@ class DebugApp(App[None]):
         if test is None:
             return
         test_id = test.id
-        index = next(i for i, t in enumerate(self.tests) if t.id == test_id)
+        index = next(i for i, t in enumerate(self.state.tests) if t.id == test_id)
         self._person(
             f"test #{test_id} deleted",
             lambda s: s.delete_test(test_id),
@@ -1253,7 +1093,7 @@ class DebugApp(App[None]):
         test = self._selected_test()
         if test is None:
             return
-        code, task, settings = self.code, self.debug_task, self.settings
+        code, task, settings = self.state.code, self.debug_task, self.settings
 
         async def rerun() -> None:
             try:
@@ -1282,7 +1122,7 @@ class DebugApp(App[None]):
             label = f"version {i}: round {v.round}, code {code_id(v.code)}"
             if i == 0:
                 label += " (the given code)"
-            if v.code == self.code:
+            if v.code == self.state.code:
                 label += "  ← in force"
                 current = i
             labels.append((label, v.code))
@@ -1317,7 +1157,7 @@ class DebugApp(App[None]):
 
     def test_detail(self, test: UnitTest) -> TestDetail:
         """Everything the detail view shows about ``test``."""
-        r = self.records
+        r = self.state.records
         return TestDetail(
             test, r.actual.get(test.id), r.votes.get(test.id), r.history.get(test.id, [])
         )
@@ -1333,7 +1173,7 @@ class DebugApp(App[None]):
             elif what == "delete":
                 self.action_delete_test()
 
-        editable = any(t.id == test.id for t in self.tests)
+        editable = any(t.id == test.id for t in self.state.tests)
         self.push_screen(TestDetailScreen(self.test_detail(test), editable=editable), chosen)
 
     def session_rows(self) -> list[tuple[str, str]]:
@@ -1471,12 +1311,12 @@ class DebugApp(App[None]):
                 "warning",
             )
             return None
-        if self.code.strip() == self.debug_task.code.strip():
+        if self.state.code.strip() == self.debug_task.code.strip():
             self._tell("nothing to write: the code in force is the given code", "warning")
             return None
         from utdebug.agents.sim import SIM_HELPER
 
-        if SIM_HELPER.search(self.code):
+        if SIM_HELPER.search(self.state.code):
             self._tell(
                 "the code in force holds the simulated model's stand-ins (SIMULATED edits, "
                 "not code): it is never written back",
@@ -1488,7 +1328,7 @@ class DebugApp(App[None]):
             self._tell(changed, "error")
             return None
         try:
-            diff = function_diff(loaded, self.code)
+            diff = function_diff(loaded, self.state.code)
         except WorkspaceError as exc:
             self._tell(str(exc), "error")
             return None
@@ -1502,7 +1342,7 @@ class DebugApp(App[None]):
         if found is None:
             return
         loaded, diff = found
-        code = self.code
+        code = self.state.code
 
         def confirmed(yes: bool | None) -> None:
             if not yes:
@@ -1525,7 +1365,7 @@ class DebugApp(App[None]):
         loaded, _diff = found
         out = loaded.path.with_name(loaded.path.name + ".utdebug.patch")
         try:
-            export_patch(loaded, self.code, out)
+            export_patch(loaded, self.state.code, out)
         except (WorkspaceError, OSError) as exc:
             self._tell(f"cannot write {out}: {exc}", "error")
             return
@@ -1536,13 +1376,13 @@ class DebugApp(App[None]):
         if loaded is None:
             self._tell("no source file: the exported tests import the function from it", "warning")
             return
-        if not self.tests:
+        if not self.state.tests:
             self._tell("no tests to export yet", "warning")
             return
         out = loaded.path.with_name(f"test_{loaded.entry_point}_utdebug.py")
         try:
-            rendered = render_pytest(loaded, self.tests)
-            export_pytest(loaded, self.tests, out)
+            rendered = render_pytest(loaded, self.state.tests)
+            export_pytest(loaded, self.state.tests, out)
         except (WorkspaceError, OSError) as exc:
             self._tell(f"cannot write {out}: {exc}", "error")
             return
@@ -1577,7 +1417,8 @@ class DebugApp(App[None]):
 
     def _note(self, text: str, style: str = "") -> None:
         if text:
-            self.query_one(Transcript).add(Text(text, style=style))
+            self.state.transcript.append(line(text, style))
+            self._show_transcript()
 
     def _note_call(self, header: str, style: str, reply: str, purpose: str) -> None:
         """A model call: one line (``header · model call · 412 chars · 1.2 s``) that opens
@@ -1591,42 +1432,53 @@ class DebugApp(App[None]):
             meta += f" · {took:.1f} s{samples}" + (" · cached" if call.cached else "")
         elif took is not None:
             meta += f" · {took:.1f} s"
-        text = Text(header, style=style)
-        text.append(meta, style="dim")
-        self.query_one(Transcript).add_fold(text, reply_parts(reply))
+        self.state.transcript.append(line(header, style, "head", meta))
+        self.state.transcript.extend(reply_entries(reply))
+        self._show_transcript()
+
+    def _show_transcript(self) -> None:
+        """Show the state's transcript entries the transcript does not show yet."""
+        transcript = self.query_one(Transcript)
+        transcript.add_entries(self.state.transcript[len(transcript.entries) :])
 
     def _model_label(self) -> str:
         simulated = bool(getattr(self.model, "simulated", False))
         return self.model.name + (" SIMULATED" if simulated else "")
 
     def _state_text(self) -> str:
-        if self.phase == "paused":
-            r = self.paused_round
-            if r is not None and self.rounds_done is not None and r == self.rounds_done + 1:
-                return f"paused after round {self.rounds_done}"
+        if self.state.phase is Phase.PAUSED:
+            r = self.state.paused_round
+            if (
+                r is not None
+                and self.state.rounds_done is not None
+                and r == self.state.rounds_done + 1
+            ):
+                return f"paused after round {self.state.rounds_done}"
             return f"paused in round {r}"
-        if self.phase == "finished" and self.finish_reason == "does_not_load":
-            return f"stopped: {self.load_line or finish_words(self.finish_reason)}"
-        if self.phase == "finished" and self.rolled_back_to is not None:
-            return f"rolled back to version {self.rolled_back_to} · r goes on from it"
-        if self.phase == "finished" and self.finish_reason == "resumed":
-            if self.taken_back_from is not None:
-                return f"finished: {finish_words(self.taken_back_from)} (taken back) · r goes on"
-            after = "" if self.rounds_done is None else f" after round {self.rounds_done}"
+        if self.state.phase is Phase.FINISHED and self.state.finish_reason == "does_not_load":
+            return f"stopped: {self.state.load_line or finish_words(self.state.finish_reason)}"
+        if self.state.phase is Phase.FINISHED and self.state.rolled_back_to is not None:
+            return f"rolled back to version {self.state.rolled_back_to} · r goes on from it"
+        if self.state.phase is Phase.FINISHED and self.state.finish_reason == "resumed":
+            if self.state.taken_back_from is not None:
+                return (
+                    f"finished: {finish_words(self.state.taken_back_from)} (taken back) · r goes on"
+                )
+            after = (
+                "" if self.state.rounds_done is None else f" after round {self.state.rounds_done}"
+            )
             return f"taken back from its file: paused{after} · r goes on, s runs one round"
-        if self.phase == "finished":
-            return f"finished: {finish_words(self.finish_reason)}"
-        if self.phase == "error":
-            return f"stopped by {self.error} · r asks again"
-        if self.phase == "review":
+        if self.state.phase is Phase.FINISHED:
+            return f"finished: {finish_words(self.state.finish_reason)}"
+        if self.state.phase is Phase.ERROR:
+            return f"stopped by {self.state.error} · r asks again"
+        if self.state.phase is Phase.REVIEW:
             return "edit awaiting review: y accept, n reject"
-        if self.phase == "ready":
+        if self.state.phase is Phase.READY:
             return "ready: r runs, s runs one round"
-        if self.phase == "starting":
+        if self.state.phase is Phase.STARTING:
             return f"{spinner(self.clock())} starting: the sandbox and the model's probe"
-        if self.phase in ("running", "pausing"):
-            return self._activity()
-        return self.phase
+        return self._activity()  # running or pausing
 
     def _activity(self) -> str:
         """``⠋ round 0 · proposing test 2 of 3 (proposal 2 of 9) · 4.1 s``: what the session
@@ -1642,7 +1494,7 @@ class DebugApp(App[None]):
             tries=tries,
             now=now,
         )
-        if self.phase == "pausing":
+        if self.state.phase is Phase.PAUSING:
             text = "pausing · " + text
         traffic = traffic_line()
         return f"{spinner(now)} {text}" + (f" · {traffic}" if traffic else "")
@@ -1650,11 +1502,11 @@ class DebugApp(App[None]):
     def status_parts(self) -> list[StatusPart]:
         """The status line's parts, long and short forms (the bar shows what fits)."""
         style = {"error": "bold red", "paused": "bold yellow", "review": "bold magenta"}.get(
-            self.phase, "bold"
+            self.state.phase, "bold"
         )
         parts = [StatusPart(self._state_text(), style=style)]
-        done = "—" if self.rounds_done is None else str(self.rounds_done)
-        limit = max(self.round_limit, self.rounds_done or 0)
+        done = "—" if self.state.rounds_done is None else str(self.state.rounds_done)
+        limit = max(self.state.round_limit, self.state.rounds_done or 0)
         parts.append(StatusPart(f"round {done} of {limit}", f"round {done}/{limit}"))
         simulated = " SIMULATED" if getattr(self.model, "simulated", False) else ""
         parts.append(StatusPart(self._model_label(), shorten(self.model.name, 18) + simulated))
@@ -1693,9 +1545,9 @@ class DebugApp(App[None]):
         said as a ``# SIMULATED ...`` line instead (:func:`utdebug.agents.sim.shown_code`)."""
         from utdebug.agents.sim import SIM_HELPER, shown_code
 
-        if not SIM_HELPER.search(self.code):
-            return self.code
-        code, said = shown_code(self.code, self.debug_task.entry_point)
+        if not SIM_HELPER.search(self.state.code):
+            return self.state.code
+        code, said = shown_code(self.state.code, self.debug_task.entry_point)
         return code.rstrip() + "\n\n" + "".join(f"# {line}\n" for line in said)
 
     def _draw_code(self) -> None:
@@ -1707,77 +1559,32 @@ class DebugApp(App[None]):
     def _fit_layout(self) -> None:
         """Side by side only when the function's lines and a short call both fit whole."""
         frame = self.query_one(Frame)
-        need, code_width = side_by_side_width(self.code, self.debug_task.entry_point)
+        need, code_width = side_by_side_width(self.state.code, self.debug_task.entry_point)
         if (frame.narrow_width, frame.code_width) != (need, code_width):
             frame.narrow_width, frame.code_width = need, code_width
             frame.fit()
 
-    def pass_summary(self) -> str:
-        if self.total is None:
-            text = plural(len(self.tests), "test") if self.tests else "no tests yet"
-        else:
-            verb = "passes" if self.total == 1 else "pass"
-            text = f"{self.passed}/{plural(self.total, 'test')} {verb} on the code in force"
-        if self.originals:
-            n = len(self.originals)
-            done = [self.original_statuses.get(t.id) for t in self.originals]
-            if all(done):
-                passing = sum(s == "pass" for s in done)
-                text += f" · orig: the first tests, {passing}/{n} pass"
-            else:
-                text += f" · orig: the first tests ({n}), running"
-        return text
-
     def _draw_tests(self) -> None:
         self.query_one(TestsPanel).show(
-            self.tests,
-            {**self.statuses, **self.original_statuses},
-            self.pass_summary(),
-            self.originals,
+            self.state.tests,
+            {**self.state.statuses, **self.state.original_statuses},
+            self.state.pass_summary(),
+            self.state.originals,
         )
 
     def _draw_timeline(self) -> None:
-        self.query_one(RoundsTable).show(list(self.timeline.values()))
+        self.query_one(RoundsTable).show(list(self.state.timeline.values()))
 
     def _draw_candidates(self) -> None:
         if self.settings.candidates <= 1:
             hint = f"one edit per round: {CANDIDATES_HINT}"
-        elif not self.candidate_rows:
+        elif not self.state.candidate_rows:
             hint = f"{self.settings.candidates} candidates per round, ranked by "
             hint += f"{self.settings.ranker}: no ranking yet"
         else:
             hint = f"{self.settings.candidates} candidates per round, ranked by "
             hint += self.settings.ranker
-        self.query_one(CandidatesPanel).show(self.candidate_rows, hint)
-
-
-CALL_MARK = " · model call"
-"""Between a model call's header and what the call took (a saved transcript keeps it)."""
-
-
-def reply_parts(reply: str) -> list[Text | Syntax]:
-    """A model's reply as transcript entries: its prose dim, its fenced code highlighted."""
-    out: list[Text | Syntax] = []
-    for i, part in enumerate(reply.strip().split("```")):
-        if i % 2 == 0:
-            if part.strip():
-                out.append(Text(part.strip("\n"), style="dim"))
-            continue
-        lang, _, code = part.partition("\n")
-        if not code.strip():  # an inline fence such as ```add(1, 2)```
-            out.append(Text(f"```{part}```", style="dim"))
-            continue
-        language = lang.strip() or "python"
-        out.append(Syntax(code.rstrip("\n"), language, theme=SYNTAX_THEME, word_wrap=True))
-    return out or [Text("(an empty reply)", style="dim")]
-
-
-def _read_test(data: dict[str, Any], code: str) -> UnitTest | None:
-    """A test of a saved session (``None``: one that does not read back)."""
-    try:
-        return UnitTest.from_json(data, module_source=code)
-    except (KeyError, TypeError, ValueError, AttributeError):
-        return None
+        self.query_one(CandidatesPanel).show(self.state.candidate_rows, hint)
 
 
 def _count(n: int) -> str:

@@ -6,7 +6,6 @@ import ast
 import bisect
 import difflib
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.cells import cell_len
@@ -37,6 +36,7 @@ from utdebug.tui.format import (
     unified_diff,
     vote_cell,
 )
+from utdebug.tui.state import CandidateRow, Entry, TimelineRow
 
 SYNTAX_THEME = "monokai"
 OUTCOME_STYLES = {"accepted": "bold green", "backtracked": "bold yellow", "given code": "bold"}
@@ -328,14 +328,6 @@ class TestsPanel(Vertical):
         return int(key.value) if key.value is not None else None
 
 
-@dataclass(frozen=True, slots=True)
-class TimelineRow:
-    round: str
-    rates: str
-    outcome: str
-    reason: str
-
-
 ROUND_COLUMNS_FIXED = (("round", 5), ("pass rate", 11), ("outcome", 12))
 ROUND_COLUMNS_FLEX = (("reason", 1.0, 20),)
 
@@ -377,16 +369,6 @@ class RoundsTable(DataTable[str | Text]):
             )
         if rows:  # follow the newest row once the table knows its new height
             self.call_after_refresh(self.scroll_end, animate=False, immediate=True)
-
-
-@dataclass(frozen=True, slots=True)
-class CandidateRow:
-    round: int
-    row: int
-    code_id: str
-    pass_rate: str
-    score: str
-    mark: str
 
 
 class CandidatesPanel(Vertical):
@@ -501,6 +483,14 @@ class Transcript(ScrollView, can_focus=True):
         for entry in body:
             self._append(entry, head)
         return head
+
+    def add_entries(self, entries: Sequence[Entry]) -> None:
+        """Append the state's transcript entries (a ``body`` entry goes in the last fold)."""
+        for e in entries:
+            if e.kind == "body" and self.heads:
+                self._append(entry_renderable(e), max(self.heads))
+            else:
+                self._append(entry_renderable(e), None, head=e.kind == "head")
 
     def _append(self, entry: RenderableType, parent: int | None, head: bool = False) -> int:
         index = len(self.entries)
@@ -742,6 +732,16 @@ class Transcript(ScrollView, can_focus=True):
         if index in self.heads:
             return "head"
         return "" if self.owner[index] is None else "body"
+
+
+def entry_renderable(e: Entry) -> Text | Syntax:
+    """A transcript entry as it is shown: a line, a header with its dim tail, or code."""
+    if e.style == "code":
+        return Syntax(e.text, e.language, theme=SYNTAX_THEME, word_wrap=True)
+    text = Text(e.text, style=e.style)
+    if e.meta:
+        text.append(e.meta, style="dim")
+    return text
 
 
 def _plain(entry: RenderableType) -> str:

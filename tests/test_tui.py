@@ -33,6 +33,7 @@ from utdebug.engine import Executor, Settings
 from utdebug.tui.actions import ACTIONS, BINDING_PREFIX
 from utdebug.tui.app import DebugApp
 from utdebug.tui.commands import DebugCommands
+from utdebug.tui.config import AppConfig
 from utdebug.tui.details import TestDetailScreen, detail_renderable
 from utdebug.tui.format import unified_diff
 from utdebug.tui.screens import (
@@ -44,13 +45,13 @@ from utdebug.tui.screens import (
     SearchScreen,
     WriteBackScreen,
 )
+from utdebug.tui.transcript import Transcript
 from utdebug.tui.widgets import (
     CandidatesPanel,
     RoundsTable,
     StatusBar,
     TestsPanel,
     TooSmall,
-    Transcript,
 )
 from utdebug.workspace import LoadedFunction, load_function
 
@@ -81,9 +82,7 @@ def make_app(
         model,
         executor,
         settings or Settings(rounds=2),
-        loaded=loaded,
-        sandbox_layers=("test-layer",),
-        **kw,
+        AppConfig(loaded=loaded, sandbox_layers=("test-layer",), **kw),
     )
     app.animation_level = "none"  # no tab-underline animation half way in a snapshot
     app.theme = "textual-dark"  # whatever TEXTUAL_THEME says
@@ -165,13 +164,17 @@ async def test_a_person_corrects_a_test_and_writes_the_fix_back(
         box = app.screen.query_one("#expected-input", Input)
         assert box.value == "-5"  # pre-filled with the value now (typing replaces it)
         await pilot.press("5", "enter")
-        await until(pilot, lambda: app.person_busy == 0 and app.state.passed == 1, "the edit re-run")
+        await until(
+            pilot, lambda: app.person_busy == 0 and app.state.passed == 1, "the edit re-run"
+        )
         assert "1/3" in summary(app)
         assert table_rows(app)[2][2:4] == ["5", "fail"] and table_rows(app)[2][5] == "person"
         assert any(r[2] == "test edited" for r in timeline(app))
 
         await pilot.press("s")  # round 1: the worse edit is backtracked
-        await until(pilot, lambda: app.state.phase == "paused" and app.state.rounds_done == 1, "round 1")
+        await until(
+            pilot, lambda: app.state.phase == "paused" and app.state.rounds_done == 1, "round 1"
+        )
         (r1,) = [r for r in timeline(app) if r[0] == "1"]
         assert r1[1:] == ["33% → 0%", "backtracked", "pass rate did not rise"]
 
@@ -473,7 +476,7 @@ async def test_a_small_terminal_gets_a_message(executor: Executor, calc: LoadedF
 async def test_without_a_source_file_nothing_is_written(
     executor: Executor, calc: LoadedFunction
 ) -> None:
-    app = DebugApp(calc.to_task(), add_script([]), executor, autostart=False)
+    app = DebugApp(calc.to_task(), add_script([]), executor, config=AppConfig(autostart=False))
     async with app.run_test(size=SIZE) as pilot:
         assert "ready" in status(app)
         for key in ("w", "P", "t"):
@@ -542,7 +545,9 @@ async def test_snapshots_of_the_main_screens(
         await pilot.pause()
         compare_snapshot(app, "edit_dialog", failures, tmp_path)
         await pilot.press("5", "enter")
-        await until(pilot, lambda: app.person_busy == 0 and app.state.passed == 1, "the edit re-run")
+        await until(
+            pilot, lambda: app.person_busy == 0 and app.state.passed == 1, "the edit re-run"
+        )
         await pilot.press("r")
         await until(pilot, lambda: app.state.phase == "finished", "the session finished")
         await pilot.pause()
@@ -683,10 +688,14 @@ async def test_delete_then_undo_and_every_change_is_undoable(
         await pilot.press("e")
         await pilot.pause()
         await pilot.press("5", "enter")  # the value now is selected: typing replaces it
-        await until(pilot, lambda: app.person_busy == 0 and app.state.tests[2].origin == "person", "edit")
+        await until(
+            pilot, lambda: app.person_busy == 0 and app.state.tests[2].origin == "person", "edit"
+        )
         assert table_rows(app)[2][4] == "—" and table_rows(app)[2][5] == "person"
         await pilot.press("u")
-        await until(pilot, lambda: app.person_busy == 0 and app.state.tests[2].origin == "model", "undo")
+        await until(
+            pilot, lambda: app.person_busy == 0 and app.state.tests[2].origin == "model", "undo"
+        )
         assert [(t.id, t.call, t.expected, t.origin) for t in app.state.tests] == before
         await pilot.press("u")
         await pilot.pause()
@@ -748,9 +757,15 @@ async def test_a_session_that_ended_goes_on_with_a_new_failing_test(
         assert app.state.finish_reason == "all_pass" and "b != 7" in app.state.code
         assert app.session is not None
         await app.session.add_test((0, 7), 7)  # what the person knows the sum is
-        await until(pilot, lambda: app.state.passed is not None and app.state.passed < len(app.state.tests), "add")
+        await until(
+            pilot,
+            lambda: app.state.passed is not None and app.state.passed < len(app.state.tests),
+            "add",
+        )
         await pilot.press("s")
-        await until(pilot, lambda: app.state.phase == "finished" and app.state.code == FIXED, "more rounds")
+        await until(
+            pilot, lambda: app.state.phase == "finished" and app.state.code == FIXED, "more rounds"
+        )
         # One more round (s): the person's test failed, the edit fixed it and was accepted.
         assert app.state.finish_reason == "rounds" and app.state.passed == app.state.total == 4
         assert any(r[2] == "accepted" for r in timeline(app)[1:])
@@ -809,7 +824,9 @@ async def test_going_on_after_a_cancel_uses_the_tests_kept(
     model = StallOnThirdTest(add_script([fix(FIXED)], third="5"))
     app = make_app(calc, model, executor, Settings(rounds=1))  # type: ignore[arg-type]
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: model.ut_calls == 3 and len(app.state.tests) == 2, "2 tests kept")
+        await until(
+            pilot, lambda: model.ut_calls == 3 and len(app.state.tests) == 2, "2 tests kept"
+        )
         await pilot.press("x")
         await until(pilot, lambda: app.state.phase == "finished", "the cancellation")
         assert "finished: cancelled" in status(app)
@@ -923,7 +940,7 @@ async def test_the_first_screen_comes_before_the_sandbox_and_the_probe(
     work (the sandbox, the model's probe) is done."""
     import threading
 
-    from utdebug.tui.app import Started
+    from utdebug.tui.config import Started
 
     gate = threading.Event()
     model = add_script([fix(FIXED)], third="5")
@@ -947,7 +964,7 @@ async def test_the_first_screen_comes_before_the_sandbox_and_the_probe(
 async def test_a_model_that_cannot_be_used_ends_the_app_with_one_line(
     executor: Executor, calc: LoadedFunction
 ) -> None:
-    from utdebug.tui.app import Started, StartupFailed
+    from utdebug.tui.config import Started, StartupFailed
 
     def starting() -> Started:
         raise StartupFailed("utdebug debug: the model cannot be used: 401 no key", 1)
@@ -1077,7 +1094,7 @@ async def test_a_simulated_wrapper_edit_is_said_not_shown_and_never_written_back
             "# SIMULATED edit: add(0, 5) returns 5, a special case the simulated model adds "
             "(as an overfit edit would); not code to keep\n"
         )
-        assert app.shown_code() == SOURCE + "\n" + said  # what a person reads
+        assert app.state.shown_code() == SOURCE + "\n" + said  # what a person reads
         shown = app.query_one("#code-view", Static).content
         assert isinstance(shown, Syntax) and "_sim_" not in shown.code
         diff = app.query_one("#diff-view", Static).content
@@ -1093,7 +1110,7 @@ async def test_keymap_and_theme_from_the_config_file(
     executor: Executor, calc: LoadedFunction, tmp_path: Path
 ) -> None:
     from utdebug.agents.config import ConfigError
-    from utdebug.tui.keymap import load_tui_config
+    from utdebug.tui.config import load_tui_config
 
     config = tmp_path / "config.toml"
     config.write_text('[tui]\ntheme = "gruvbox"\n[tui.keys]\nrun = "f5"\nsearch = "ctrl+f"\n')
@@ -1104,10 +1121,7 @@ async def test_keymap_and_theme_from_the_config_file(
         add_script([], third="5"),
         executor,
         Settings(rounds=0),
-        loaded=calc,
-        autostart=False,
-        keymap=tui.keys,
-        theme=tui.theme,
+        AppConfig(loaded=calc, autostart=False, keymap=tui.keys, theme=tui.theme),
     )
     async with app.run_test(size=SIZE) as pilot:
         assert app.theme == "gruvbox"

@@ -93,7 +93,9 @@ async def test_a_method_session_with_a_persons_tests_with_setup(
         screen.query_one("#expected-input", Input).value = "12"
         screen.action_save()
         await until(
-            pilot, lambda: app.person_busy == 0 and app.state.tests[1].origin == "person", "the edit"
+            pilot,
+            lambda: app.person_busy == 0 and app.state.tests[1].origin == "person",
+            "the edit",
         )
         edited = app.state.tests[1]
         assert (edited.setup, edited.expected, edited.origin) == ("c = Counter(10)", 12, "person")
@@ -233,6 +235,8 @@ async def test_a_saved_session_keeps_its_tests_with_setup(
     async with again.run_test(size=SIZE) as pilot:
         await pilot.pause()
         assert [t.to_json() for t in again.state.tests] == before
-        assert again.state.tests[1].then == "c.n" and again.state.tests[2].expected == Raises("TypeError")
+        assert again.state.tests[1].then == "c.n" and again.state.tests[2].expected == Raises(
+            "TypeError"
+        )
         assert [canonical_repr(t.expected) for t in again.state.tests[:2]] == ["1", "7"]
         assert table_rows(again) == rows

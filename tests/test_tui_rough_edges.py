@@ -33,7 +33,7 @@ from tests.test_tui import (
 from utdebug.engine import Executor, Settings
 from utdebug.tui.details import TestDetailScreen
 from utdebug.tui.screens import EditExpectedScreen
-from utdebug.tui.widgets import Transcript
+from utdebug.tui.transcript import Transcript
 from utdebug.workspace import LoadedFunction, load_function
 
 
@@ -95,7 +95,9 @@ async def test_after_a_roll_back_the_status_says_so(
         await until(pilot, lambda: app.state.phase == "finished", "the end")
         assert app._state_text() == "finished: every test passes"
         await pilot.press("b", "up", "enter")  # version 0: the given code
-        await until(pilot, lambda: app.person_busy == 0 and app.state.code == SOURCE, "the roll back")
+        await until(
+            pilot, lambda: app.person_busy == 0 and app.state.code == SOURCE, "the roll back"
+        )
         await until(pilot, lambda: app.state.passed is not None and app.state.passed < 3, "its run")
         assert "every test passes" not in app._state_text()
         assert app._state_text() == "rolled back to version 0 · r goes on from it"

@@ -199,6 +199,17 @@ class AppState:
             raise PhaseError(f"the app cannot go from {self.phase} to {to}")
         self.phase = to
 
+    def shown_code(self) -> str:
+        """The code in force as the Code and Diff views show it: a simulated model's
+        stand-ins (``_sim_...`` wrappers, lookup tables) are not code anyone wrote, so each is
+        said as a ``# SIMULATED ...`` line instead (:func:`utdebug.agents.sim.shown_code`)."""
+        from utdebug.agents.sim import SIM_HELPER, shown_code
+
+        if not SIM_HELPER.search(self.code):
+            return self.code
+        code, said = shown_code(self.code, self.task.entry_point)
+        return code.rstrip() + "\n\n" + "".join(f"# {line}\n" for line in said)
+
     def pass_summary(self) -> str:
         """The tests panel's summary line."""
         if self.total is None:

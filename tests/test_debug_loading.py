@@ -33,6 +33,7 @@ from utdebug.debug_cmd import Prepared, loading, open_sandbox
 from utdebug.engine import Settings
 from utdebug.sandbox import Sandbox, SandboxConfig
 from utdebug.tui.app import DebugApp
+from utdebug.tui.config import AppConfig
 from utdebug.workspace import load_function
 
 SETTINGS = '''"""Settings read from text."""
@@ -170,15 +171,18 @@ async def test_debug_runs_every_test_of_a_users_module(project: Path, case: str)
     except Exception as e:  # pragma: no cover - a machine without the sandbox's layers
         pytest.skip(f"the sandbox cannot start here: {e}")
     model = ScriptedModel(_responder(setup, tests), name="scripted loader test")
-    app = DebugApp(prep.task, model, executor, prep.settings, loaded=prep.loaded)
+    app = DebugApp(prep.task, model, executor, prep.settings, AppConfig(loaded=prep.loaded))
     try:
         async with app.run_test(size=(120, 40)) as pilot:
             deadline = time.monotonic() + 180
-            while app.phase not in ("finished", "error") and time.monotonic() < deadline:
+            while app.state.phase not in ("finished", "error") and time.monotonic() < deadline:
                 await pilot.pause(0.1)
-            assert app.phase == "finished", (app.phase, app.error, app.notices)
-            assert len(app.tests) == 3
-            assert sorted(app.statuses.values()) == ["pass"] * 3, (app.statuses, app.notices)
+            assert app.state.phase == "finished", (app.state.phase, app.state.error, app.notices)
+            assert len(app.state.tests) == 3
+            assert sorted(app.state.statuses.values()) == ["pass"] * 3, (
+                app.state.statuses,
+                app.notices,
+            )
     finally:
         executor.close()
         sb.close()

@@ -137,11 +137,12 @@ def start_only(monkeypatch: pytest.MonkeyPatch) -> None:
     model, the probe), which must fail: the session never starts."""
     from utdebug import debug_cmd
     from utdebug.tui import app
+    from utdebug.tui.config import StartupFailed
 
     def starting_only(self: Any) -> None:
         try:
-            self.starting()
-        except app.StartupFailed as e:
+            self.config.starting()
+        except StartupFailed as e:
             self.startup_failure = e
             return
         raise AssertionError("the session would start with a model that cannot answer")

@@ -33,6 +33,7 @@ from utdebug.engine import Executor, Settings
 from utdebug.tui.actions import ACTIONS, BINDING_PREFIX
 from utdebug.tui.app import DebugApp
 from utdebug.tui.commands import DebugCommands
+from utdebug.tui.config import AppConfig
 from utdebug.tui.details import TestDetailScreen, detail_renderable
 from utdebug.tui.format import unified_diff
 from utdebug.tui.screens import (
@@ -44,13 +45,13 @@ from utdebug.tui.screens import (
     SearchScreen,
     WriteBackScreen,
 )
+from utdebug.tui.transcript import Transcript
 from utdebug.tui.widgets import (
     CandidatesPanel,
     RoundsTable,
     StatusBar,
     TestsPanel,
     TooSmall,
-    Transcript,
 )
 from utdebug.workspace import LoadedFunction, load_function
 
@@ -81,9 +82,7 @@ def make_app(
         model,
         executor,
         settings or Settings(rounds=2),
-        loaded=loaded,
-        sandbox_layers=("test-layer",),
-        **kw,
+        AppConfig(loaded=loaded, sandbox_layers=("test-layer",), **kw),
     )
     app.animation_level = "none"  # no tab-underline animation half way in a snapshot
     app.theme = "textual-dark"  # whatever TEXTUAL_THEME says
@@ -98,7 +97,7 @@ async def until(pilot: Pilot[None], cond: Callable[[], bool], what: str) -> None
             return
         await pilot.pause()
     assert isinstance(app, DebugApp)
-    raise AssertionError(f"never reached: {what} (state {app.phase}, notices {app.notices})")
+    raise AssertionError(f"never reached: {what} (state {app.state.phase}, notices {app.notices})")
 
 
 def status(app: DebugApp) -> str:
@@ -147,7 +146,7 @@ async def test_a_person_corrects_a_test_and_writes_the_fix_back(
 ) -> None:
     app = make_app(calc, add_script([fix(WORSE), fix(FIXED)]), executor, step_first=True)
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.phase == "paused", "paused after round 0")
+        await until(pilot, lambda: app.state.phase == "paused", "paused after round 0")
         assert app.session is not None and app.session.idle
         assert "paused after round 0" in status(app) and "SIMULATED" in status(app)
         assert "test-layer" in status(app)
@@ -165,18 +164,22 @@ async def test_a_person_corrects_a_test_and_writes_the_fix_back(
         box = app.screen.query_one("#expected-input", Input)
         assert box.value == "-5"  # pre-filled with the value now (typing replaces it)
         await pilot.press("5", "enter")
-        await until(pilot, lambda: app.person_busy == 0 and app.passed == 1, "the edit re-run")
+        await until(
+            pilot, lambda: app.person_busy == 0 and app.state.passed == 1, "the edit re-run"
+        )
         assert "1/3" in summary(app)
         assert table_rows(app)[2][2:4] == ["5", "fail"] and table_rows(app)[2][5] == "person"
         assert any(r[2] == "test edited" for r in timeline(app))
 
         await pilot.press("s")  # round 1: the worse edit is backtracked
-        await until(pilot, lambda: app.phase == "paused" and app.rounds_done == 1, "round 1")
+        await until(
+            pilot, lambda: app.state.phase == "paused" and app.state.rounds_done == 1, "round 1"
+        )
         (r1,) = [r for r in timeline(app) if r[0] == "1"]
         assert r1[1:] == ["33% → 0%", "backtracked", "pass rate did not rise"]
 
         await pilot.press("s")  # round 2: the fix is accepted; that was the last round
-        await until(pilot, lambda: app.phase == "finished", "the session finished")
+        await until(pilot, lambda: app.state.phase == "finished", "the session finished")
         (r2,) = [r for r in timeline(app) if r[0] == "2"]
         assert r2[1:] == ["33% → 100%", "accepted", "pass rate rose"]
         assert "finished: every round ran" in status(app)
@@ -218,15 +221,15 @@ async def test_add_roll_back_and_delete_after_the_session(
 ) -> None:
     app = make_app(calc, add_script([fix(FIXED)], third="5"), executor, Settings(rounds=1))
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.phase == "finished", "the session finished")
-        assert app.finish_reason == "rounds" and "3/3" in summary(app)
+        await until(pilot, lambda: app.state.phase == "finished", "the session finished")
+        assert app.state.finish_reason == "rounds" and "3/3" in summary(app)
 
         await pilot.press("a")
         assert isinstance(app.screen, AddTestScreen)
         await pilot.press(*"(10, 5", "enter")  # not a literal: the dialog says so
         assert "arguments" in str(app.screen.query_one("#error", Static).content)
         await pilot.press(")", "enter", "1", "5", "enter")
-        await until(pilot, lambda: app.person_busy == 0 and app.total == 4, "the added test")
+        await until(pilot, lambda: app.person_busy == 0 and app.state.total == 4, "the added test")
         assert table_rows(app)[3][1:4] == ["add(10, 5)", "15", "pass"]
         assert table_rows(app)[3][4:] == ["—", "person"]
 
@@ -234,14 +237,14 @@ async def test_add_roll_back_and_delete_after_the_session(
         assert isinstance(app.screen, RollbackScreen)
         assert app.screen.query_one(OptionList).option_count == 2
         await pilot.press("up", "enter")  # version 0: the given code
-        await until(pilot, lambda: app.person_busy == 0 and app.passed == 1, "the roll back")
-        assert app.code == SOURCE and "1/4" in summary(app)
+        await until(pilot, lambda: app.person_busy == 0 and app.state.passed == 1, "the roll back")
+        assert app.state.code == SOURCE and "1/4" in summary(app)
         assert any(r[2] == "rolled back" for r in timeline(app))
 
         table = app.query_one(TestsPanel).table
         table.move_cursor(row=3)
         await pilot.press("d")
-        await until(pilot, lambda: app.person_busy == 0 and app.total == 3, "the deletion")
+        await until(pilot, lambda: app.person_busy == 0 and app.state.total == 3, "the deletion")
         assert [r[1] for r in table_rows(app)] == ["add(1, 2)", "add(2, 0)", "add(0, 5)"]
 
 
@@ -252,7 +255,7 @@ async def test_ranked_candidates_are_listed(executor: Executor, calc: LoadedFunc
     model = add_script([fix(WORSE), fix(FIXED), fix(FIXED)], third="5")
     app = make_app(calc, model, executor, Settings(rounds=1, candidates=3))
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.phase == "finished", "the session finished")
+        await until(pilot, lambda: app.state.phase == "finished", "the session finished")
         panel = app.query_one(CandidatesPanel)
         got = rows(panel.table)
         # Row 0 the code in force, then the distinct candidates (the repeated fix once).
@@ -279,17 +282,17 @@ async def test_review_by_hand_waits_for_a_person(executor: Executor, calc: Loade
     )
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: isinstance(app.screen, ReviewScreen), "the review dialog")
-        assert app.phase == "review" and app.session is not None and not app.session.idle
+        assert app.state.phase == "review" and app.session is not None and not app.session.idle
         await pilot.press("escape")  # decide later: the session keeps waiting
         assert not isinstance(app.screen, ReviewScreen)
         assert "awaiting review" in status(app)
         await pilot.press("e")
         assert app.notices[-1] == "pause first (p)"
         await pilot.press("n")
-        await until(pilot, lambda: app.phase == "finished", "the session finished")
+        await until(pilot, lambda: app.state.phase == "finished", "the session finished")
         (r1,) = [r for r in timeline(app) if r[0] == "1"]
         assert r1[2:] == ["backtracked", "rejected by a person"]
-        assert app.code == SOURCE
+        assert app.state.code == SOURCE
 
 
 async def test_the_review_shows_the_edit_merged_into_the_module(
@@ -309,7 +312,7 @@ async def test_the_review_shows_the_edit_merged_into_the_module(
         changed = [x for x in diff.splitlines() if x[:1] in "+-" and x[:3] not in ("---", "+++")]
         assert changed == ["-    return a - b", "+    return a + b"]
         await pilot.press("y")
-        await until(pilot, lambda: app.phase == "finished", "the session finished")
+        await until(pilot, lambda: app.state.phase == "finished", "the session finished")
         app.query_one("#bottom-tabs", TabbedContent).active = "tab-transcript"
         await pilot.pause()
         lines = [strip.text.rstrip() for strip in app.query_one(Transcript).lines]
@@ -326,11 +329,11 @@ async def test_review_can_be_turned_on_while_running(
     model = add_script([fix(FIXED)], third="5")
     app = make_app(calc, model, executor, Settings(rounds=1), step_first=True)
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.phase == "paused", "paused after round 0")
+        await until(pilot, lambda: app.state.phase == "paused", "paused after round 0")
         await pilot.press("v", "r")
         await until(pilot, lambda: isinstance(app.screen, ReviewScreen), "the review dialog")
         await pilot.press("y")
-        await until(pilot, lambda: app.phase == "finished", "the session finished")
+        await until(pilot, lambda: app.state.phase == "finished", "the session finished")
         (r1,) = [r for r in timeline(app) if r[0] == "1"]
         assert r1[2:] == ["accepted", "accepted by a person"]
 
@@ -361,7 +364,7 @@ async def test_pause_mid_round_then_cancel(executor: Executor, calc: LoadedFunct
     app = make_app(calc, model, executor)  # type: ignore[arg-type]
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: model.waiting, "the first model call")
-        assert app.phase == "running"
+        assert app.state.phase == "running"
         # A sign of life while the model is slow: what the session waits for, with a spinner.
         await until(
             pilot,
@@ -371,12 +374,12 @@ async def test_pause_mid_round_then_cancel(executor: Executor, calc: LoadedFunct
         assert status(app)[0] in "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
         await pilot.press("p")
         # The call in flight is cancelled at once (it never answered: the gate is shut).
-        await until(pilot, lambda: app.phase == "paused", "the pause")
+        await until(pilot, lambda: app.state.phase == "paused", "the pause")
         assert "paused in round 0" in status(app)
         assert app.session is not None and app.session.idle
         assert app.session.interrupted_calls == 1
         await pilot.press("x")
-        await until(pilot, lambda: app.phase == "finished", "the cancellation")
+        await until(pilot, lambda: app.state.phase == "finished", "the cancellation")
         assert "finished: cancelled" in status(app)
 
 
@@ -418,9 +421,9 @@ async def test_a_model_error_is_a_pause_and_r_asks_again(
     model = DownOnce(add_script([fix(FIXED)], third="5"))
     app = make_app(calc, model, executor, Settings(rounds=1))  # type: ignore[arg-type]
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.phase == "error", "the error")
+        await until(pilot, lambda: app.state.phase == "error", "the error")
         assert "stopped by ModelUnavailable" in status(app), status(app)
-        assert app.finish_reason == "error"
+        assert app.state.finish_reason == "error"
         await pilot.press("f1")
         assert isinstance(app.screen, HelpScreen)
         await pilot.press("escape")
@@ -433,8 +436,8 @@ async def test_a_model_error_is_a_pause_and_r_asks_again(
         assert not isinstance(app.screen, EditExpectedScreen)
         # The model can answer now: r asks again from the round the error cut short.
         await pilot.press("r")
-        await until(pilot, lambda: app.phase == "finished", "the retried round")
-        assert app.finish_reason != "error" and app.code == FIXED
+        await until(pilot, lambda: app.state.phase == "finished", "the retried round")
+        assert app.state.finish_reason != "error" and app.state.code == FIXED
         assert "round 1 of" in status(app) and "r2/" not in status(app)
         assert any(r[0] == "1" and r[2] == "accepted" for r in timeline(app))
         app.query_one("#bottom-tabs", TabbedContent).active = "tab-transcript"
@@ -451,7 +454,7 @@ async def test_a_rate_limited_model_is_shown(executor: Executor, calc: LoadedFun
 
     app = make_app(calc, ScriptedModel(refuse, name="limited"), executor)
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.phase == "error", "the error")
+        await until(pilot, lambda: app.state.phase == "error", "the error")
         assert "stopped by ModelRateLimited: 429: slow down" in status(app)
         await pilot.press("w")
         assert "nothing to write" in app.notices[-1]
@@ -473,7 +476,7 @@ async def test_a_small_terminal_gets_a_message(executor: Executor, calc: LoadedF
 async def test_without_a_source_file_nothing_is_written(
     executor: Executor, calc: LoadedFunction
 ) -> None:
-    app = DebugApp(calc.to_task(), add_script([]), executor, autostart=False)
+    app = DebugApp(calc.to_task(), add_script([]), executor, config=AppConfig(autostart=False))
     async with app.run_test(size=SIZE) as pilot:
         assert "ready" in status(app)
         for key in ("w", "P", "t"):
@@ -501,8 +504,8 @@ async def test_the_command_palette_runs_actions(executor: Executor, calc: Loaded
         best = max(hits, key=lambda hit: hit.score)
         assert str(best.text) == "Step (s)"
         await best.command()  # runs the action: one round, then pause
-        await until(pilot, lambda: app.phase == "paused", "paused after round 0")
-        assert app.rounds_done == 0
+        await until(pilot, lambda: app.state.phase == "paused", "paused after round 0")
+        assert app.state.rounds_done == 0
 
 
 # --- snapshots ------------------------------------------------------------------------------
@@ -535,16 +538,18 @@ async def test_snapshots_of_the_main_screens(
     failures: list[str] = []
     app = make_app(calc, add_script([fix(WORSE), fix(FIXED)]), executor, step_first=True)
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.phase == "paused", "paused after round 0")
+        await until(pilot, lambda: app.state.phase == "paused", "paused after round 0")
         await pilot.pause()
         compare_snapshot(app, "paused_after_round_0", failures, tmp_path)
         await pilot.press("down", "down", "e")
         await pilot.pause()
         compare_snapshot(app, "edit_dialog", failures, tmp_path)
         await pilot.press("5", "enter")
-        await until(pilot, lambda: app.person_busy == 0 and app.passed == 1, "the edit re-run")
+        await until(
+            pilot, lambda: app.person_busy == 0 and app.state.passed == 1, "the edit re-run"
+        )
         await pilot.press("r")
-        await until(pilot, lambda: app.phase == "finished", "the session finished")
+        await until(pilot, lambda: app.state.phase == "finished", "the session finished")
         await pilot.pause()
         compare_snapshot(app, "finished", failures, tmp_path)
         await pilot.press("question_mark")
@@ -599,7 +604,7 @@ async def test_snapshots_at_every_size(
     app = frozen_app(calc, add_script([]), executor, step_first=True)
     name = f"{size[0]}x{size[1]}"
     async with app.run_test(size=size) as pilot:
-        await until(pilot, lambda: app.phase == "paused", "paused after round 0")
+        await until(pilot, lambda: app.state.phase == "paused", "paused after round 0")
         await pilot.pause()
         top, height = code_window(app)
         assert top < 3 <= top + height, (top, height)  # line 3, ``return a - b``
@@ -620,11 +625,11 @@ async def test_the_detail_view_shows_everything_about_a_test(
 ) -> None:
     app = frozen_app(calc, add_script([]), executor, step_first=True)
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: app.phase == "paused", "paused after round 0")
+        await until(pilot, lambda: app.state.phase == "paused", "paused after round 0")
         long_a, long_b = "x" * 250, "y" * 250
         assert app.session is not None
         await app.session.add_test((long_a, long_b), long_a + long_b)
-        await until(pilot, lambda: len(app.tests) == 4, "the person's test")
+        await until(pilot, lambda: len(app.state.tests) == 4, "the person's test")
         table = app.query_one(TestsPanel).table
         table.move_cursor(row=3)
         cell = str(table.get_row_at(3)[1])
@@ -666,28 +671,32 @@ async def test_delete_then_undo_and_every_change_is_undoable(
 ) -> None:
     app = frozen_app(calc, add_script([]), executor, step_first=True)
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.phase == "paused", "paused after round 0")
-        before = [(t.id, t.call, t.expected, t.origin) for t in app.tests]
+        await until(pilot, lambda: app.state.phase == "paused", "paused after round 0")
+        before = [(t.id, t.call, t.expected, t.origin) for t in app.state.tests]
         table = app.query_one(TestsPanel).table
         table.move_cursor(row=1)
         await pilot.press("d")
-        await until(pilot, lambda: app.person_busy == 0 and len(app.tests) == 2, "the delete")
+        await until(pilot, lambda: app.person_busy == 0 and len(app.state.tests) == 2, "the delete")
         assert "(u undoes)" in app.notices[-1]
         await pilot.press("u")
-        await until(pilot, lambda: app.person_busy == 0 and len(app.tests) == 3, "the undo")
-        assert [(t.id, t.call, t.expected, t.origin) for t in app.tests] == before
-        assert app.passed == 2 and app.total == 3
-        assert app.records.history[before[1][0]][-1].what.startswith("undid a change")
+        await until(pilot, lambda: app.person_busy == 0 and len(app.state.tests) == 3, "the undo")
+        assert [(t.id, t.call, t.expected, t.origin) for t in app.state.tests] == before
+        assert app.state.passed == 2 and app.state.total == 3
+        assert app.state.records.history[before[1][0]][-1].what.startswith("undid a change")
         # An edit, undone: the model's expected value and origin come back.
         table.move_cursor(row=2)
         await pilot.press("e")
         await pilot.pause()
         await pilot.press("5", "enter")  # the value now is selected: typing replaces it
-        await until(pilot, lambda: app.person_busy == 0 and app.tests[2].origin == "person", "edit")
+        await until(
+            pilot, lambda: app.person_busy == 0 and app.state.tests[2].origin == "person", "edit"
+        )
         assert table_rows(app)[2][4] == "—" and table_rows(app)[2][5] == "person"
         await pilot.press("u")
-        await until(pilot, lambda: app.person_busy == 0 and app.tests[2].origin == "model", "undo")
-        assert [(t.id, t.call, t.expected, t.origin) for t in app.tests] == before
+        await until(
+            pilot, lambda: app.person_busy == 0 and app.state.tests[2].origin == "model", "undo"
+        )
+        assert [(t.id, t.call, t.expected, t.origin) for t in app.state.tests] == before
         await pilot.press("u")
         await pilot.pause()
         assert app.notices[-1] == "nothing to undo"
@@ -727,10 +736,10 @@ async def test_cancel_during_a_slow_model_call_ends_within_half_a_second(
         # driver's own key round-trip; the call would otherwise take a minute.
         t0 = time.perf_counter()
         app.action_cancel_session()
-        while app.phase != "finished" and time.perf_counter() - t0 < 5:
+        while app.state.phase != "finished" and time.perf_counter() - t0 < 5:
             await asyncio.sleep(0.005)
         took = time.perf_counter() - t0
-        assert app.phase == "finished" and "finished: cancelled" in status(app)
+        assert app.state.phase == "finished" and "finished: cancelled" in status(app)
         assert took < 0.5, took
         assert model.cancelled == 1  # the call itself was cancelled, not waited for
 
@@ -744,15 +753,21 @@ async def test_a_session_that_ended_goes_on_with_a_new_failing_test(
     )
     app = frozen_app(calc, add_script([fix(slightly), fix(FIXED)], third="5"), executor)
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.phase == "finished", "the end")
-        assert app.finish_reason == "all_pass" and "b != 7" in app.code
+        await until(pilot, lambda: app.state.phase == "finished", "the end")
+        assert app.state.finish_reason == "all_pass" and "b != 7" in app.state.code
         assert app.session is not None
         await app.session.add_test((0, 7), 7)  # what the person knows the sum is
-        await until(pilot, lambda: app.passed is not None and app.passed < len(app.tests), "add")
+        await until(
+            pilot,
+            lambda: app.state.passed is not None and app.state.passed < len(app.state.tests),
+            "add",
+        )
         await pilot.press("s")
-        await until(pilot, lambda: app.phase == "finished" and app.code == FIXED, "more rounds")
+        await until(
+            pilot, lambda: app.state.phase == "finished" and app.state.code == FIXED, "more rounds"
+        )
         # One more round (s): the person's test failed, the edit fixed it and was accepted.
-        assert app.finish_reason == "rounds" and app.passed == app.total == 4
+        assert app.state.finish_reason == "rounds" and app.state.passed == app.state.total == 4
         assert any(r[2] == "accepted" for r in timeline(app)[1:])
 
 
@@ -772,15 +787,15 @@ async def test_the_demo_model_answers_when_every_edit_is_rejected(
     async with app.run_test(size=SIZE) as pilot:
         rejected = 0
         for _ in range(200):
-            if app.phase == "finished" or app.phase == "error":
+            if app.state.phase == "finished" or app.state.phase == "error":
                 break
             if app.pending_review is not None:
                 await pilot.press("n")
                 rejected += 1
             await pilot.pause(0.02)
-        assert app.phase == "finished", (app.phase, app.error)
-        assert app.finish_reason == "rounds" and rejected == 3
-        assert app.code == loaded.to_task().code  # nothing was accepted
+        assert app.state.phase == "finished", (app.state.phase, app.state.error)
+        assert app.state.finish_reason == "rounds" and rejected == 3
+        assert app.state.code == loaded.to_task().code  # nothing was accepted
 
 
 class StallOnThirdTest:
@@ -809,14 +824,16 @@ async def test_going_on_after_a_cancel_uses_the_tests_kept(
     model = StallOnThirdTest(add_script([fix(FIXED)], third="5"))
     app = make_app(calc, model, executor, Settings(rounds=1))  # type: ignore[arg-type]
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: model.ut_calls == 3 and len(app.tests) == 2, "2 tests kept")
+        await until(
+            pilot, lambda: model.ut_calls == 3 and len(app.state.tests) == 2, "2 tests kept"
+        )
         await pilot.press("x")
-        await until(pilot, lambda: app.phase == "finished", "the cancellation")
+        await until(pilot, lambda: app.state.phase == "finished", "the cancellation")
         assert "finished: cancelled" in status(app)
         await pilot.press("r")
-        await until(pilot, lambda: app.phase == "finished", "the rounds after the cancel")
-        assert app.total == 2 and len(table_rows(app)) == 2
-        assert app.finish_reason != "no_tests" and app.code == FIXED
+        await until(pilot, lambda: app.state.phase == "finished", "the rounds after the cancel")
+        assert app.state.total == 2 and len(table_rows(app)) == 2
+        assert app.state.finish_reason != "no_tests" and app.state.code == FIXED
         assert "round 1 of 1" in status(app), status(app)
         assert [r[0] for r in timeline(app)] == ["0", "1"]
 
@@ -836,8 +853,8 @@ async def test_a_file_changed_on_disk_is_said_before_the_diff(
 ) -> None:
     app = make_app(calc, add_script([fix(FIXED)], third="5"), executor, Settings(rounds=1))
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.phase == "finished", "the end")
-        assert app.code == FIXED
+        await until(pilot, lambda: app.state.phase == "finished", "the end")
+        assert app.state.code == FIXED
         calc.path.write_text(SOURCE + "\n# changed by a person\n", encoding="utf-8")
         await pilot.press("w")
         await pilot.pause()
@@ -856,7 +873,7 @@ async def test_panels_give_back_room_follow_rounds_and_wrap_the_transcript(
     newest row; the transcript, hidden while the session ran, wraps at its own width."""
     app = make_app(calc, add_script([fix(FIXED)], third="5"), executor, Settings(rounds=1))
     async with app.run_test(size=(100, 30)) as pilot:
-        await until(pilot, lambda: app.phase == "finished", "the end")
+        await until(pilot, lambda: app.state.phase == "finished", "the end")
         assert app.session is not None
         for i in range(4):  # more rows than the shrunk rounds panel shows
             await app.session.add_test((i, 100), i + 100)
@@ -910,7 +927,7 @@ async def test_layout_at_120x40_stacks_the_demo_and_shows_whole_calls(
         model = ScriptedModel.from_file(DEMO_DIR / DEMO_SCRIPT, cycle=True)
         app = make_app(loaded, model, executor, Settings(), step_first=True)
         async with app.run_test(size=size) as pilot:
-            await until(pilot, lambda a=app: a.phase == "paused", "round 0")  # type: ignore[misc]
+            await until(pilot, lambda a=app: a.state.phase == "paused", "round 0")  # type: ignore[misc]
             assert app.query_one("#frame").has_class("-narrow") == stacked, size
             rows = table_rows(app)
             assert rows and all("…" not in row[1] for row in rows), rows  # every call whole
@@ -923,7 +940,7 @@ async def test_the_first_screen_comes_before_the_sandbox_and_the_probe(
     work (the sandbox, the model's probe) is done."""
     import threading
 
-    from utdebug.tui.app import Started
+    from utdebug.tui.config import Started
 
     gate = threading.Event()
     model = add_script([fix(FIXED)], third="5")
@@ -940,14 +957,14 @@ async def test_the_first_screen_comes_before_the_sandbox_and_the_probe(
         await pilot.press("r")
         assert "still starting" in app.notices[-1]
         gate.set()
-        await until(pilot, lambda: app.phase == "finished", "the session after the start-up")
-        assert app.code == FIXED and "sandbox" in status(app)
+        await until(pilot, lambda: app.state.phase == "finished", "the session after the start-up")
+        assert app.state.code == FIXED and "sandbox" in status(app)
 
 
 async def test_a_model_that_cannot_be_used_ends_the_app_with_one_line(
     executor: Executor, calc: LoadedFunction
 ) -> None:
-    from utdebug.tui.app import Started, StartupFailed
+    from utdebug.tui.config import Started, StartupFailed
 
     def starting() -> Started:
         raise StartupFailed("utdebug debug: the model cannot be used: 401 no key", 1)
@@ -971,13 +988,13 @@ async def test_a_saved_session_is_taken_back_whole(
         calc, add_script([], third="5"), executor, Settings(rounds=1), session_file=saved
     )
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.phase in ("finished", "error"), "the end")
+        await until(pilot, lambda: app.state.phase in ("finished", "error"), "the end")
         assert app.session is not None
-        await app.session.set_expected(app.tests[0].id, 30)  # a person's correction
-        await until(pilot, lambda: app.tests[0].expected == 30, "the correction")
+        await app.session.set_expected(app.state.tests[0].id, 30)  # a person's correction
+        await until(pilot, lambda: app.state.tests[0].expected == 30, "the correction")
         await pilot.press("s")  # fails again (no edit replies): the state is saved as it goes
-        await until(pilot, lambda: app.phase == "error", "the second stop")
-        before = (table_rows(app), timeline(app), app.records.history[app.tests[0].id])
+        await until(pilot, lambda: app.state.phase == "error", "the second stop")
+        before = (table_rows(app), timeline(app), app.state.records.history[app.state.tests[0].id])
     state = json.loads(saved.read_text())
     again = make_app(
         calc, add_script([fix(FIXED)], third="5"), executor, Settings(rounds=1), resume=state
@@ -987,8 +1004,8 @@ async def test_a_saved_session_is_taken_back_whole(
         assert "taken back" in status(again)
         assert table_rows(again) == before[0]
         assert timeline(again) == before[1]
-        assert again.records.history[again.tests[0].id] == before[2]
-        assert again.tests[0].expected == 30 and again.tests[0].origin == "person"
+        assert again.state.records.history[again.state.tests[0].id] == before[2]
+        assert again.state.tests[0].expected == 30 and again.state.tests[0].origin == "person"
         transcript = again.query_one(Transcript)
         lines = [plain(e) for e in transcript.entries]
         said = "[round 0] test proposal 1: add(1, 2) · model call · 151 chars · "
@@ -996,14 +1013,14 @@ async def test_a_saved_session_is_taken_back_whole(
         assert transcript.kind(head) == "head" and transcript.kind(head + 1) == "body"
         assert not transcript.is_open(head)  # a model call is one line again
         await pilot.press("r")  # and it goes on from there
-        await until(pilot, lambda: again.phase == "finished", "more rounds")
-        assert again.code == FIXED
+        await until(pilot, lambda: again.state.phase == "finished", "more rounds")
+        assert again.state.code == FIXED
 
 
 async def test_copy_a_test_and_run_it_again(executor: Executor, calc: LoadedFunction) -> None:
     app = make_app(calc, add_script([], third="5"), executor, Settings(rounds=0))
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.phase in ("finished", "error"), "the end")
+        await until(pilot, lambda: app.state.phase in ("finished", "error"), "the end")
         await pilot.press("down", "down", "c")
         assert app.copied == "add(0, 5)" and "copied the call of test #3" in app.notices[-1]
         await pilot.press("o")
@@ -1032,7 +1049,7 @@ async def test_search_filters_the_tests_and_finds_in_the_transcript(
         stamp=lambda: "12:00:00",
     )
     async with app.run_test(size=size) as pilot:
-        await until(pilot, lambda: app.phase in ("finished", "error"), "the end")
+        await until(pilot, lambda: app.state.phase in ("finished", "error"), "the end")
         await pilot.press("slash")
         assert isinstance(app.screen, SearchScreen)
         await pilot.press(*"0, 5")
@@ -1071,13 +1088,13 @@ async def test_a_simulated_wrapper_edit_is_said_not_shown_and_never_written_back
     )
     app = make_app(calc, add_script([fix(wrapper)], third="5"), executor, Settings(rounds=1))
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.phase == "finished", "the end")
-        assert "_sim_prev_add" in app.code  # what runs
+        await until(pilot, lambda: app.state.phase == "finished", "the end")
+        assert "_sim_prev_add" in app.state.code  # what runs
         said = (
             "# SIMULATED edit: add(0, 5) returns 5, a special case the simulated model adds "
             "(as an overfit edit would); not code to keep\n"
         )
-        assert app.shown_code() == SOURCE + "\n" + said  # what a person reads
+        assert app.state.shown_code() == SOURCE + "\n" + said  # what a person reads
         shown = app.query_one("#code-view", Static).content
         assert isinstance(shown, Syntax) and "_sim_" not in shown.code
         diff = app.query_one("#diff-view", Static).content
@@ -1093,7 +1110,7 @@ async def test_keymap_and_theme_from_the_config_file(
     executor: Executor, calc: LoadedFunction, tmp_path: Path
 ) -> None:
     from utdebug.agents.config import ConfigError
-    from utdebug.tui.keymap import load_tui_config
+    from utdebug.tui.config import load_tui_config
 
     config = tmp_path / "config.toml"
     config.write_text('[tui]\ntheme = "gruvbox"\n[tui.keys]\nrun = "f5"\nsearch = "ctrl+f"\n')
@@ -1104,15 +1121,12 @@ async def test_keymap_and_theme_from_the_config_file(
         add_script([], third="5"),
         executor,
         Settings(rounds=0),
-        loaded=calc,
-        autostart=False,
-        keymap=tui.keys,
-        theme=tui.theme,
+        AppConfig(loaded=calc, autostart=False, keymap=tui.keys, theme=tui.theme),
     )
     async with app.run_test(size=SIZE) as pilot:
         assert app.theme == "gruvbox"
         await pilot.press("f5")  # run, rebound
-        await until(pilot, lambda: app.phase in ("finished", "error"), "the run from f5")
+        await until(pilot, lambda: app.state.phase in ("finished", "error"), "the run from f5")
         await pilot.press("ctrl+f")
         assert isinstance(app.screen, SearchScreen)
     config.write_text('[tui.keys]\nrunn = "f5"\n')
@@ -1125,7 +1139,7 @@ async def test_the_mouse_clicks_rows_tabs_and_scrolls(
 ) -> None:
     app = make_app(calc, add_script([], third="5"), executor, Settings(rounds=0))
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.phase in ("finished", "error"), "the end")
+        await until(pilot, lambda: app.state.phase in ("finished", "error"), "the end")
         table = app.query_one(TestsPanel).table
         # A click on the third row selects it (the header is row 0 on screen).
         await pilot.click(table, offset=(5, 3))
@@ -1186,8 +1200,8 @@ async def test_the_first_tests_stay_marked_after_new_tests_are_built(
         session_file=saved,
     )
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: app.phase == "finished", "the end")
-        assert [t.id for t in app.tests] == [4, 5, 6]  # the session's tests now
+        await until(pilot, lambda: app.state.phase == "finished", "the end")
+        assert [t.id for t in app.state.tests] == [4, 5, 6]  # the session's tests now
         await until(
             pilot, lambda: [r[3] for r in table_rows(app)[:3]] == ["pass"] * 3, "the originals run"
         )
@@ -1196,7 +1210,7 @@ async def test_the_first_tests_stay_marked_after_new_tests_are_built(
         assert [r[1] for r in shown[:3]] == ["add(1, 2)", "add(2, 0)", "add(0, 5)"]
         assert [r[5] for r in shown] == ["orig"] * 3 + ["model"] * 3
         assert "orig: the first tests, 3/3 pass" in summary(app)
-        history = app.records.history[1][-1].what
+        history = app.state.records.history[1][-1].what
         assert "new tests were built" in history and "kept" in history
         table = app.query_one(TestsPanel).table
         table.move_cursor(row=0, animate=False)
@@ -1222,7 +1236,7 @@ async def test_the_first_tests_stay_marked_after_new_tests_are_built(
     async with again.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         assert table_rows(again) == before
-        assert [t.id for t in again.tests] == [4, 5, 6]
+        assert [t.id for t in again.state.tests] == [4, 5, 6]
 
 
 def cursor_lines(transcript: Transcript) -> list[int]:
@@ -1242,7 +1256,7 @@ async def test_the_transcript_has_a_cursor_and_copies_the_entry_under_it(
 ) -> None:
     app = make_app(calc, add_script([fix(FIXED)], third="5"), executor, Settings(rounds=1))
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.phase == "finished", "the end")
+        await until(pilot, lambda: app.state.phase == "finished", "the end")
         await pilot.press("6")
         transcript = app.query_one(Transcript)
         await until(pilot, lambda: transcript.size.width > 0, "the transcript shown")
@@ -1300,7 +1314,7 @@ async def test_a_model_call_is_one_line_that_opens_by_key_and_by_click(
         stamp=lambda: "12:00:00",
     )
     async with app.run_test(size=size) as pilot:
-        await until(pilot, lambda: app.phase == "finished", "the end")
+        await until(pilot, lambda: app.state.phase == "finished", "the end")
         await pilot.press("6")
         transcript = app.query_one(Transcript)
         await until(pilot, lambda: transcript.size.width > 0, "the transcript shown")

@@ -62,12 +62,12 @@ async def test_a_method_session_with_a_persons_tests_with_setup(
     loaded = load_function(path, "Counter.bump")
     app = make_app(loaded, model(), executor, Settings(rounds=1))
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.phase == "finished", "the session finished")
+        await until(pilot, lambda: app.state.phase == "finished", "the session finished")
         rows = table_rows(app)
         assert [r[1] for r in rows] == ["c.bump()", "c.bump(2)", "c.bump('x')"]
         assert [r[2] for r in rows[:2]] == ["1", "7"] and rows[2][2].startswith("raises Type")
         assert "3/3" in summary(app)  # the fix merged into the class passes them all
-        assert "        self.n += by\n" in app.code
+        assert "        self.n += by\n" in app.state.code
 
         # the detail view shows setup, call, follow-up and expected outcome
         app.query_one("TestsPanel").table.move_cursor(row=1)  # type: ignore[attr-defined]
@@ -93,9 +93,11 @@ async def test_a_method_session_with_a_persons_tests_with_setup(
         screen.query_one("#expected-input", Input).value = "12"
         screen.action_save()
         await until(
-            pilot, lambda: app.person_busy == 0 and app.tests[1].origin == "person", "the edit"
+            pilot,
+            lambda: app.person_busy == 0 and app.state.tests[1].origin == "person",
+            "the edit",
         )
-        edited = app.tests[1]
+        edited = app.state.tests[1]
         assert (edited.setup, edited.expected, edited.origin) == ("c = Counter(10)", 12, "person")
         assert table_rows(app)[1][3] == "pass"
 
@@ -112,8 +114,8 @@ async def test_a_method_session_with_a_persons_tests_with_setup(
         screen.query_one("#setup-input", TextArea).text = "c = Counter(1)"
         screen.query_one("#expected-input", Input).value = "raises ValueError"
         screen.action_save()
-        await until(pilot, lambda: app.person_busy == 0 and app.total == 4, "the added test")
-        added = app.tests[-1]
+        await until(pilot, lambda: app.person_busy == 0 and app.state.total == 4, "the added test")
+        added = app.state.tests[-1]
         assert (added.setup, added.call, added.expected) == (
             "c = Counter(1)",
             "c.bump(3)",
@@ -161,8 +163,8 @@ async def test_object_results_voted_and_typed_as_constructor_calls(
     )
     app = make_app(loaded, scripted, executor, Settings(n=1, rounds=1))
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.phase == "finished", "the session finished")
-        voted = app.tests[0]
+        await until(pilot, lambda: app.state.phase == "finished", "the session finished")
+        voted = app.state.tests[0]
         assert voted.call == "p.moved(3)" and voted.draws == 8 and voted.share == 1.0
         assert "1/1" in summary(app)  # the fixed method returns Point(4, 2)
 
@@ -174,7 +176,7 @@ async def test_object_results_voted_and_typed_as_constructor_calls(
         screen.query_one("#call-input", Input).value = "p.moved(2)"
         screen.query_one("#expected-input", Input).value = "Point(7, 0)"
         screen.action_save()
-        await until(pilot, lambda: app.person_busy == 0 and app.total == 2, "the added test")
+        await until(pilot, lambda: app.person_busy == 0 and app.state.total == 2, "the added test")
         assert table_rows(app)[1][3] == "fail"  # moved(2) gives Point(2, 0)
 
         # ... and corrects it in the edit dialog, with keywords this time
@@ -224,15 +226,17 @@ async def test_a_saved_session_keeps_its_tests_with_setup(
     saved.parent.mkdir(parents=True)
     app = make_app(loaded, model(), executor, Settings(rounds=1), session_file=saved)
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.phase == "finished", "the session finished")
-        before = [t.to_json() for t in app.tests]
+        await until(pilot, lambda: app.state.phase == "finished", "the session finished")
+        before = [t.to_json() for t in app.state.tests]
         rows = table_rows(app)
     assert [t["setup"] for t in before] == ["c = Counter()", "c = Counter(5)", "c = Counter()"]
     state = json.loads(saved.read_text())
     again = make_app(loaded, model(), executor, Settings(rounds=1), resume=state)
     async with again.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        assert [t.to_json() for t in again.tests] == before
-        assert again.tests[1].then == "c.n" and again.tests[2].expected == Raises("TypeError")
-        assert [canonical_repr(t.expected) for t in again.tests[:2]] == ["1", "7"]
+        assert [t.to_json() for t in again.state.tests] == before
+        assert again.state.tests[1].then == "c.n" and again.state.tests[2].expected == Raises(
+            "TypeError"
+        )
+        assert [canonical_repr(t.expected) for t in again.state.tests[:2]] == ["1", "7"]
         assert table_rows(again) == rows

@@ -33,7 +33,7 @@ from tests.test_tui import (
 from utdebug.engine import Executor, Settings
 from utdebug.tui.details import TestDetailScreen
 from utdebug.tui.screens import EditExpectedScreen
-from utdebug.tui.widgets import Transcript
+from utdebug.tui.transcript import Transcript
 from utdebug.workspace import LoadedFunction, load_function
 
 
@@ -58,8 +58,8 @@ async def test_code_that_does_not_load_stops_after_round_0_with_one_line(
     model = add_script([fix(FIXED)])
     app = make_app(load_function(path, "add"), model, executor, Settings(rounds=3))
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.phase in ("finished", "error"), "the end")
-        assert app.finish_reason == "does_not_load"
+        await until(pilot, lambda: app.state.phase in ("finished", "error"), "the end")
+        assert app.state.finish_reason == "does_not_load"
         assert model.requests == []  # not one model call on code that cannot run
         assert app._state_text() == f"stopped: {LINE}"
         assert LINE in app.notices
@@ -77,13 +77,13 @@ async def test_the_rounds_panel_the_status_and_the_transcript_agree(
     row of the rounds panel and the status's round, as in the transcript."""
     app = make_app(calc, add_script([fix(FIXED)], third="5"), executor, Settings(rounds=3))
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.phase == "finished", "the end")
+        await until(pilot, lambda: app.state.phase == "finished", "the end")
         said = [plain(e) for e in app.query_one(Transcript).entries]
         rounds = {int(m.group(1)) for line in said if (m := re.match(r"\[round (\d+)\]", line))}
         assert max(rounds) == 2
         assert [row[0] for row in timeline(app)] == ["0", "1", "2"]
         assert timeline(app)[2][2] == "new tests"
-        assert app.rounds_done == 2
+        assert app.state.rounds_done == 2
         assert "round 2 of 3" in [p.text for p in app.status_parts()]
 
 
@@ -92,11 +92,13 @@ async def test_after_a_roll_back_the_status_says_so(
 ) -> None:
     app = make_app(calc, add_script([fix(FIXED)], third="5"), executor, Settings(rounds=2))
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.phase == "finished", "the end")
+        await until(pilot, lambda: app.state.phase == "finished", "the end")
         assert app._state_text() == "finished: every test passes"
         await pilot.press("b", "up", "enter")  # version 0: the given code
-        await until(pilot, lambda: app.person_busy == 0 and app.code == SOURCE, "the roll back")
-        await until(pilot, lambda: app.passed is not None and app.passed < 3, "its run")
+        await until(
+            pilot, lambda: app.person_busy == 0 and app.state.code == SOURCE, "the roll back"
+        )
+        await until(pilot, lambda: app.state.passed is not None and app.state.passed < 3, "its run")
         assert "every test passes" not in app._state_text()
         assert app._state_text() == "rolled back to version 0 · r goes on from it"
         assert "1/3" in summary(app)
@@ -116,7 +118,7 @@ async def test_a_session_taken_back_says_how_it_was_left_and_keeps_its_tokens(
         step_first=True,
     )
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.phase == "paused", "the pause after round 0")
+        await until(pilot, lambda: app.state.phase == "paused", "the pause after round 0")
         assert app.session is not None
         tokens = app.session.usage.prompt_tokens
         assert tokens > 0
@@ -130,13 +132,13 @@ async def test_a_session_taken_back_says_how_it_was_left_and_keeps_its_tokens(
         assert again.session is not None
         assert again.session.usage.prompt_tokens == tokens  # not counted from 0 again
         await pilot.press("r")
-        await until(pilot, lambda: again.phase == "finished", "the rest")
+        await until(pilot, lambda: again.state.phase == "finished", "the rest")
         assert again.session.usage.prompt_tokens > tokens
     app = make_app(
         calc, add_script([fix(FIXED)], third="5"), executor, Settings(rounds=1), session_file=saved
     )
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.phase == "finished", "the end")
+        await until(pilot, lambda: app.state.phase == "finished", "the end")
     done = json.loads(saved.read_text())
     again = make_app(calc, add_script([]), executor, resume=done)
     async with again.run_test(size=SIZE) as pilot:
@@ -149,7 +151,7 @@ async def test_an_orig_tests_detail_offers_no_edit_and_ctrl_c_names_q(
 ) -> None:
     app = make_app(calc, add_script([fix(FIXED)], third="5"), executor, Settings(rounds=2))
     async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: app.phase == "finished", "the end")
+        await until(pilot, lambda: app.state.phase == "finished", "the end")
         await until(pilot, lambda: len(table_rows(app)) == 6, "the originals shown")
         assert table_rows(app)[0][5] == "orig"
         table = app.query_one("#tests-panel").table  # type: ignore[attr-defined]

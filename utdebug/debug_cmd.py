@@ -22,7 +22,12 @@ import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from utdebug.tui.config import AppConfig, Started
 
 DEMO_DIR = Path(__file__).resolve().parent / "demo"
 DEMO_FILE = "median.py"
@@ -387,7 +392,8 @@ def _open(
     its first screen. A sandbox that cannot start (exit 3) or a model that cannot be used
     (exit 1) ends the app with one line, said again here on exit."""
     from utdebug.cli_common import Exit, sandbox_config
-    from utdebug.tui.app import DebugApp, Started, StartupFailed
+    from utdebug.tui.app import DebugApp
+    from utdebug.tui.config import Started, StartupFailed
 
     why = no_terminal()
     if why is not None:
@@ -426,8 +432,43 @@ def _open(
             note = found or note
         return Started(model, executor, sorted(report.active()), len(report.states), note)
 
+    config = _app_config(args, prep, starting, step_first=step_first, review=review)
+    if isinstance(config, int):
+        return config
+    model = prep.model
+    if isinstance(model, tuple):  # made by the start-up work; its name until then
+        model = model[1] if model[0] == "ready" else _Pending(_pending_name(model))
+    app = DebugApp(
+        prep.task,
+        model,
+        None,  # type: ignore[arg-type]  # the start-up work gives the executor
+        prep.settings,
+        config,
+    )
+    try:
+        app.run()
+    finally:
+        for thing in reversed(owned):
+            thing.close()
+    if app.startup_failure is not None:
+        print(app.startup_failure.line, file=sys.stderr)
+        return app.startup_failure.exit_code
+    return Exit.OK
+
+
+def _app_config(
+    args: argparse.Namespace,
+    prep: Prepared,
+    starting: Callable[[], Started],
+    *,
+    step_first: bool,
+    review: bool,
+) -> AppConfig | int:
+    """How the app opens: the config file's [tui] keys and theme, the session file and a
+    saved session to take back (an exit code where they cannot be read)."""
     from utdebug.agents.config import ConfigError
-    from utdebug.tui.keymap import load_tui_config
+    from utdebug.cli_common import Exit
+    from utdebug.tui.config import AppConfig, load_tui_config
 
     try:
         tui = load_tui_config()
@@ -444,14 +485,7 @@ def _open(
         print(f"utdebug {args.command}: {said}", file=sys.stderr)
     with contextlib.suppress(OSError):
         saved_at.parent.mkdir(parents=True, exist_ok=True)
-    model = prep.model
-    if isinstance(model, tuple):  # made by the start-up work; its name until then
-        model = model[1] if model[0] == "ready" else _Pending(_pending_name(model))
-    app = DebugApp(
-        prep.task,
-        model,
-        None,  # type: ignore[arg-type]  # the start-up work gives the executor
-        prep.settings,
+    return AppConfig(
         loaded=prep.loaded,
         review=review,
         step_first=step_first,
@@ -461,15 +495,6 @@ def _open(
         keymap=tui.keys,
         theme=tui.theme,
     )
-    try:
-        app.run()
-    finally:
-        for thing in reversed(owned):
-            thing.close()
-    if app.startup_failure is not None:
-        print(app.startup_failure.line, file=sys.stderr)
-        return app.startup_failure.exit_code
-    return Exit.OK
 
 
 def _pending_name(model: tuple[str, Any]) -> str:

@@ -59,11 +59,13 @@ from pathlib import Path
 from utdebug.agents.scripted import ScriptedModel
 from utdebug.debug_cmd import DEMO_DIR, DEMO_FILE, DEMO_FUNCTION
 from utdebug.tui.app import DebugApp
+from utdebug.tui.config import AppConfig
 from utdebug.workspace import load_function
 
 async def main():
     loaded = load_function(DEMO_DIR / DEMO_FILE, DEMO_FUNCTION)
-    app = DebugApp(loaded.to_task(), ScriptedModel([]), None, loaded=loaded, autostart=False)
+    config = AppConfig(loaded=loaded, autostart=False)
+    app = DebugApp(loaded.to_task(), ScriptedModel([]), None, config=config)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
 

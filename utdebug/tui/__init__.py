@@ -3,11 +3,17 @@
 ``utdebug.tui.app.DebugApp`` is the app; this package is the only part of utdebug that imports
 Textual, and it never imports litellm (the model is built by the caller and passed in).
 
+What the app shows is one :class:`~utdebug.tui.state.AppState` (with the one phase machine,
+:class:`~utdebug.tui.state.Phase`); the panels are drawn from it through the table in
+:mod:`utdebug.tui.panels`, and the session file is written from it. The app class is built in
+layers: ``base`` (state, layout, drawing), ``engine_events`` (one handler per event type),
+``changes`` (a person's changes) and ``app`` (the session's driving, review, search).
+
 Message flow (workers never touch widgets):
 
 - the session runs in an async worker (group ``session``); its listener posts every engine
-  event as an :class:`~utdebug.tui.messages.EngineEvent`; the app's handler updates its state
-  and the panels;
+  event as an :class:`~utdebug.tui.messages.EngineEvent`; its handler folds it into the state
+  and redraws the panels;
 - a person's changes (edit / add / delete a test, roll back) run engine coroutines in workers
   (group ``person``) and post :class:`~utdebug.tui.messages.PersonDone` or
   :class:`~utdebug.tui.messages.PersonFailed`; the engine's own events redraw the panels;

@@ -34,6 +34,10 @@ class Votes:
     def draws(self) -> int:
         return len(self.answers) + len(self.refused)
 
+    def tally(self) -> list[str | None]:
+        """Every vote: its answer, ``None`` for a refused one."""
+        return [*self.answers, *[None] * len(self.refused)]
+
     def counts(self) -> list[tuple[str, int]]:
         """Every distinct answer with its count, the most frequent first."""
         return Counter(self.answers).most_common()

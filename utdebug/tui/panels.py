@@ -1,0 +1,88 @@
+"""The app's panels in one table: where each sits (its tabs and tab), the widget a bottom tab
+holds, and how the panel is drawn from :class:`~utdebug.tui.state.AppState`. ``compose``,
+the panel keys (``action_panel``) and every redraw go through :data:`PANELS`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from textual.widget import Widget
+
+from utdebug.tui.state import AppState
+from utdebug.tui.transcript import Transcript
+from utdebug.tui.widgets import CandidatesPanel, CodePanel, RoundsTable, TestsPanel
+
+CANDIDATES_HINT = "run with --candidates C to rank several edits"
+
+
+def draw_code(panel: CodePanel, state: AppState) -> None:
+    panel.show_code(state.shown_code(), state.task.code, state.task.entry_point)
+
+
+def draw_tests(panel: TestsPanel, state: AppState) -> None:
+    panel.show(
+        state.tests,
+        {**state.statuses, **state.original_statuses},
+        state.pass_summary(),
+        state.originals,
+    )
+
+
+def draw_rounds(table: RoundsTable, state: AppState) -> None:
+    table.show(list(state.timeline.values()))
+
+
+def draw_candidates(panel: CandidatesPanel, state: AppState) -> None:
+    s = state.settings
+    if s.candidates <= 1:
+        hint = f"one edit per round: {CANDIDATES_HINT}"
+    elif not state.candidate_rows:
+        hint = f"{s.candidates} candidates per round, ranked by {s.ranker}: no ranking yet"
+    else:
+        hint = f"{s.candidates} candidates per round, ranked by {s.ranker}"
+    panel.show(state.candidate_rows, hint)
+
+
+def draw_transcript(transcript: Transcript, state: AppState) -> None:
+    """Append the state's entries the transcript does not show yet."""
+    transcript.add_entries(state.transcript[len(transcript.entries) :])
+
+
+@dataclass(frozen=True, slots=True)
+class Panel:
+    """One panel: the tabs and the tab it is shown by (``None``: always on screen), its
+    widget (a bottom tab's is made by ``compose`` under ``title``) and how it is drawn."""
+
+    widget: type[Widget]
+    tabs: str | None = None
+    pane: str | None = None
+    title: str = ""
+    widget_id: str = ""
+    draw: Callable[[Any, AppState], None] | None = None
+
+
+BOTTOM = "bottom-tabs"
+PANELS: dict[str, Panel] = {
+    "code": Panel(CodePanel, "code-tabs", "tab-code", draw=draw_code),
+    "diff": Panel(CodePanel, "code-tabs", "tab-diff"),
+    "tests": Panel(TestsPanel, draw=draw_tests),
+    "rounds": Panel(RoundsTable, BOTTOM, "tab-rounds", "Rounds", "rounds-table", draw_rounds),
+    "candidates": Panel(
+        CandidatesPanel, BOTTOM, "tab-candidates", "Candidates", "candidates-panel", draw_candidates
+    ),
+    "transcript": Panel(
+        Transcript, BOTTOM, "tab-transcript", "Transcript", "transcript", draw_transcript
+    ),
+}
+"""Every panel by the name its key shows it by (``panel('rounds')``), in drawing order."""
+
+
+def bottom_tabs() -> list[tuple[str, str, Widget]]:
+    """The bottom tabs: each one's title, tab id and a new widget for it."""
+    return [
+        (p.title, p.pane or "", p.widget(id=p.widget_id))
+        for p in PANELS.values()
+        if p.tabs == BOTTOM
+    ]

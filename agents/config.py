@@ -1,4 +1,5 @@
-"""Which model a run uses, and how to reach it.
+"""Which model a run uses, and how to reach it: the model spec (:class:`ModelSpec`) that
+:func:`utdebug.agents.factory.build_model` turns into a model.
 
 Precedence: ``--model`` > env ``UTDEBUG_MODEL`` > ``default`` in the config file. The config
 file is the one env ``UTDEBUG_CONFIG`` names (it must exist), else
@@ -6,10 +7,10 @@ file is the one env ``UTDEBUG_CONFIG`` names (it must exist), else
 
 A model value is a NAME configured in the file, a built-in, or a raw litellm model string:
 
-* ``sim``: the simulated model (offline; built by the caller).
+* ``sim``: the simulated model (offline; each run builds its own).
 * ``scripted:PATH``: replays the JSON file PATH (a list of reply strings, or an object mapping
   purposes ``ut``/``vote``/``debug``/``critique``/``generate``/``chat``/``perturb``/
-  ``rationale`` to lists; see :mod:`utdebug.agents.scripted`; built by the caller).
+  ``rationale`` to lists; see :mod:`utdebug.agents.scripted`).
 * anything else not configured, e.g. ``openai/gpt-4o-mini`` or ``ollama/qwen2.5-coder:7b``,
   is passed to litellm as is, with the defaults below.
 

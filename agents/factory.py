@@ -19,8 +19,9 @@ from .scripted import ScriptedModel
 class ModelKind:
     """What callers need to know of a kind of model, and how to make one."""
 
-    simulated: bool
-    """Answers from a benchmark problem's gold solution; each run builds its own."""
+    answers_from_gold: bool
+    """The simulated model: answers from a benchmark problem's gold solution, so each run
+    builds its own."""
     replays_file: bool
     """Replays a JSON file of replies in order: nothing to wait for, one per process."""
     cached: bool
@@ -81,8 +82,8 @@ def _check_script(spec: ModelSpec) -> None:
 def build_litellm_model(spec: ModelSpec, meter: Meter | None = None) -> Model:
     """A :class:`LiteLLMModel` for ``spec``, wrapped in :class:`Metered` when given a meter.
 
-    The spec's ``cost_limit`` tightens the meter's (the lower of the two applies). ``sim`` and
-    ``scripted`` specs are built by the caller: ``ValueError`` here.
+    The spec's ``cost_limit`` tightens the meter's (the lower of the two applies). Any other
+    kind of spec: ``ValueError`` (:func:`build_model` builds every kind).
     """
     if spec.kind != "litellm" or not spec.litellm_model:
         raise ValueError(f"{spec.name!r} is a {spec.kind} model; build it with its own class")
@@ -142,17 +143,21 @@ def check_provider(spec: ModelSpec) -> None:
 
 KINDS: Mapping[Kind, ModelKind] = {
     "litellm": ModelKind(
-        simulated=False,
+        answers_from_gold=False,
         replays_file=False,
         cached=True,
         build=build_litellm_model,
         check=check_provider,
     ),
     "sim": ModelKind(
-        simulated=True, replays_file=False, cached=False, build=_build_sim, check=_check_nothing
+        answers_from_gold=True,
+        replays_file=False,
+        cached=False,
+        build=_build_sim,
+        check=_check_nothing,
     ),
     "scripted": ModelKind(
-        simulated=False,
+        answers_from_gold=False,
         replays_file=True,
         cached=False,
         build=_build_scripted,

@@ -334,7 +334,7 @@ def build_model(
     from utdebug.agents.config import resolve_model_spec
 
     spec = resolve_model_spec(spec_value)
-    if factory.kind_of(spec).simulated:
+    if factory.kind_of(spec).answers_from_gold:
         return None
     return factory.build_model(spec, meter, None if args.no_cache else cache_dir)
 

@@ -317,7 +317,7 @@ def _model(args: argparse.Namespace) -> Any:
 
     try:
         spec = resolve_model_spec(args.model)
-        if kind_of(spec).simulated:
+        if kind_of(spec).answers_from_gold:
             raise _UsageError("--model sim needs --problem")
         model = build_model(spec, Meter())
     except (ConfigError, ValueError) as e:

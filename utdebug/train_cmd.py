@@ -267,7 +267,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         model = NO_MODEL
         inputs, rationale = args.inputs or "dataset", args.rationale or "none"
     else:
-        model = "sim" if kind_of(spec).simulated else spec.name
+        model = "sim" if kind_of(spec).answers_from_gold else spec.name
         inputs, rationale = args.inputs or "model", args.rationale or "model"
     sim_attack = args.sim_attack
     if model == "sim" and sim_attack is None:

@@ -868,7 +868,7 @@ def model_info(spec_value: str | None) -> ModelInfo:
     try:
         spec = resolve_model_spec(spec_value)
         kind = kind_of(spec)
-        if kind.simulated:
+        if kind.answers_from_gold:
             raise CheckError(
                 "--model sim answers from a benchmark problem's gold solution; it cannot check "
                 "your code: use a real model, or scripted:FILE for a dry run"

@@ -19,16 +19,16 @@ from .scripted import ScriptedModel
 class ModelKind:
     """What callers need to know of a kind of model, and how to make one."""
 
-    answers_from_gold: bool
+    build: Callable[[ModelSpec, Meter | None], Model]
+    check: Callable[[ModelSpec], None] = lambda spec: None
+    """``ConfigError`` when the spec cannot be used (checked before any work starts)."""
+    answers_from_gold: bool = False
     """The simulated model: answers from a benchmark problem's gold solution, so each run
     builds its own."""
-    replays_file: bool
+    replays_file: bool = False
     """Replays a JSON file of replies in order: nothing to wait for, one per process."""
-    cached: bool
+    cached: bool = False
     """A real model: its calls go through the response cache."""
-    build: Callable[[ModelSpec, Meter | None], Model]
-    check: Callable[[ModelSpec], None]
-    """``ConfigError`` when the spec cannot be used (checked before any work starts)."""
 
 
 def kind_of(spec: ModelSpec) -> ModelKind:
@@ -68,10 +68,6 @@ def _build_scripted(spec: ModelSpec, meter: Meter | None) -> Model:
     assert spec.script_path is not None
     model = ScriptedModel.from_file(Path(spec.script_path))
     return model if meter is None else Metered(model, meter)
-
-
-def _check_nothing(spec: ModelSpec) -> None:
-    return None
 
 
 def _check_script(spec: ModelSpec) -> None:
@@ -142,25 +138,7 @@ def check_provider(spec: ModelSpec) -> None:
 
 
 KINDS: Mapping[Kind, ModelKind] = {
-    "litellm": ModelKind(
-        answers_from_gold=False,
-        replays_file=False,
-        cached=True,
-        build=build_litellm_model,
-        check=check_provider,
-    ),
-    "sim": ModelKind(
-        answers_from_gold=True,
-        replays_file=False,
-        cached=False,
-        build=_build_sim,
-        check=_check_nothing,
-    ),
-    "scripted": ModelKind(
-        answers_from_gold=False,
-        replays_file=True,
-        cached=False,
-        build=_build_scripted,
-        check=_check_script,
-    ),
+    "litellm": ModelKind(build_litellm_model, check_provider, cached=True),
+    "sim": ModelKind(_build_sim, answers_from_gold=True),
+    "scripted": ModelKind(_build_scripted, _check_script, replays_file=True),
 }

@@ -1,81 +1,46 @@
 """Debugger edits: the code of a reply, merged into the module it edits.
 
-A debugging reply usually holds only the fixed function. Taken as the whole program it loses
-the module around it (imports, constants, helpers, the docstring), so a correct fix fails; and
-a reply that appends test code (asserts, prints, ``check_solution()``, a ``__main__`` block)
-would bring that code into the program. This module takes the edit from a reply
-(:mod:`utdebug.agents.reply_code`) and merges it into the code it edits (:func:`merge_edit`);
-:func:`take_edit` does both. Pure :mod:`ast` (plus :mod:`symtable` for scopes and
-:mod:`tokenize` for strings): nothing here runs the code.
-
-**Finding the code**: :func:`utdebug.agents.reply_code.code_candidates` orders a reply's code
-blocks by how likely a person is to take each as the fix (the last block that defines the entry
-point first). :func:`take_edit` merges the candidates in that order and takes the first one that
-changes the code (so a block that only quotes the code in force is passed over).
-
-**Merging** (:func:`merge_edit`) splices the edit into the base by source spans: the base is
-never re-printed, so its docstring, comments, formatting and line endings stay as they are.
-
-- The edit must define a function of the base (a top-level function, or a method of a class
-  both define); otherwise it is refused with what it defines and what the base has (a renamed
-  function).
-- Only what the entry point runs is merged: starting from the entry point, every global name
-  it uses is followed (through the edit's definition where the edit changes it). On that path
-  a function the edit redefines replaces the base's in place (decorators: the edit's when it
-  has some, else the base's are kept); a class both define gets the edit's changed methods and
-  its new ones; a constant the edit assigns a different value replaces the base's statement;
-  names the base lacks come from the edit: imports (after the base's imports), constants (after
-  the base's leading imports and constants; ones that call module functions go with the
-  helpers), functions and classes (just before the first definition that needs them).
-  Identical redefinitions (same syntax tree: comments, docstrings and formatting do not count)
-  change nothing.
-- Everything else of the edit is dropped and listed in :attr:`MergedEdit.dropped`: top-level
-  test code (asserts, prints and other calls, loops, ``if __name__ == "__main__":`` blocks), a
-  module docstring, and definitions, imports and assignments the entry point does not use
-  (``function check_solution (unused)``; a changed base function the entry point does not
-  use: ``function mean (not used by add)``; an earlier definition the edit repeats later:
-  ``function f at line 3 (defined again later)``).
-- The base's own top-level tests of the entry point (an ``assert`` or a call statement that
-  names it, with the comment lines right above) are taken out of a merged module and listed in
-  :attr:`MergedEdit.removed`: a benchmark's given code may end with an assert that encodes the
-  bug, which the fixed function would fail at import.
-- A merge that changes nothing is refused: ``the edit does not change the code`` (or ``...
-  changes only comments, docstrings or formatting``, or names the functions it changed that
-  the entry point does not use).
-- A staticmethod target (``class_name``): :mod:`utdebug.workspace` runs a staticmethod as the
-  dedented method appended at module level, the class keeping its copy. The new definition is
-  the edit's top-level function of that name or the method in its class of that name
-  (whichever differs from the base); it replaces every copy the base has, the top-level one
-  and the method in the class, each keeping its own decorators (so the method keeps
-  ``@staticmethod``). Merged into the file itself (which has only the method), the same edit
-  changes the method.
-- Any other method target (``class_name`` with no module-level copy in the base): the method
-  is replaced in its class, and since a method runs with its class, the edit's changes to the
-  class's other methods (``__init__``, helpers) are merged as well.
-- A base that does not parse (HE+Fix's body-only code) cannot be merged into: the edit's code
-  is then the program, with its test code and unused definitions dropped.
+A debugging reply usually holds only the fixed function: taken as the whole program it loses
+the module around it (imports, constants, helpers), and test code it appends would come along.
+:func:`take_edit` merges the reply's code candidates
+(:func:`utdebug.agents.reply_code.code_candidates`), best first, into the code it edits
+(:func:`merge_edit`: spliced by source spans, the base never re-printed) and takes the first
+that changes the code. What is merged, added, left out or refused: docs/engine.md, "Edits are
+merged into the module". Pure :mod:`ast`: nothing here runs the code.
 """
 
 from __future__ import annotations
 
 import ast
-import io
 import re
-import symtable
-import tokenize
-from collections.abc import Sequence
-from copy import deepcopy
 from dataclasses import dataclass, replace
 
+from utdebug.agents.edit_ast import (
+    DEF,
+    DEFS,
+    Def,
+    Source,
+    assigned_names,
+    bound_names,
+    describe,
+    dump_def,
+    end_line,
+    import_text,
+    indent_of,
+    is_docstring,
+    is_main_guard,
+    last_def,
+    names_in,
+    newline,
+    reindent,
+    same_def,
+    splice,
+    start_line,
+)
 from utdebug.agents.parsing import ParseFailure
 from utdebug.agents.reply_code import code_candidates, defined, find_code, parse_code
 
-__all__ = ["MergedEdit", "find_code", "is_main_guard", "merge_edit", "take_edit"]
-
-_LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
-_DEF = (ast.FunctionDef, ast.AsyncFunctionDef)
-_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-Def = ast.FunctionDef | ast.AsyncFunctionDef
+__all__ = ["MergedEdit", "find_code", "merge_edit", "take_edit"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,275 +100,6 @@ def merge_edit(
     return _Merger(edit, etree, entry_point, class_name, base, btree).merge()
 
 
-@dataclass(slots=True)
-class _Source:
-    """One parsed module: its text, lines, tree and the global names each definition uses."""
-
-    text: str
-    tree: ast.Module
-    lines: list[str]
-    tables: dict[tuple[str, int], symtable.SymbolTable]
-    protected: set[int]
-    """Line numbers inside multi-line strings (never re-indented)."""
-
-    @classmethod
-    def of(cls, text: str, tree: ast.Module) -> _Source:
-        top = symtable.symtable(text, "<code>", "exec")
-        tables = {(t.get_name(), t.get_lineno()): t for t in top.get_children()}
-        return cls(text, tree, _LINE_RE.findall(text), tables, _string_lines(text))
-
-    def segment(self, first: int, last: int) -> list[str]:
-        """Lines ``first..last`` (1-based, inclusive), without line endings."""
-        return [line.rstrip("\r\n") for line in self.lines[first - 1 : last]]
-
-    def uses(self, node: ast.stmt) -> list[str]:
-        """Global names ``node`` (a top-level statement) uses, in order of appearance."""
-        out: list[str] = []
-        if isinstance(node, _DEFS):
-            table = self.tables.get((node.name, node.lineno))
-            if table is not None:
-                out += _table_globals(table)
-            outer: list[ast.AST] = list(node.decorator_list)
-            if isinstance(node, ast.ClassDef):
-                outer += [*node.bases, *node.keywords]
-            else:
-                outer += [*node.args.defaults, *(d for d in node.args.kw_defaults if d)]
-                outer += [a.annotation for a in _all_args(node.args) if a.annotation]
-                if node.returns is not None:
-                    outer.append(node.returns)
-            for part in outer:
-                out += _names(part)
-        else:
-            out += _names(node)
-        return list(dict.fromkeys(out))
-
-
-def _table_globals(table: symtable.SymbolTable) -> list[str]:
-    out = [s.get_name() for s in table.get_symbols() if s.is_global()]
-    for child in table.get_children():
-        out += _table_globals(child)
-    return out
-
-
-def _names(node: ast.AST) -> list[str]:
-    return [n.id for n in ast.walk(node) if isinstance(n, ast.Name)]
-
-
-def _all_args(args: ast.arguments) -> list[ast.arg]:
-    out = [*args.posonlyargs, *args.args, *args.kwonlyargs]
-    out += [a for a in (args.vararg, args.kwarg) if a is not None]
-    return out
-
-
-def _string_lines(text: str) -> set[int]:
-    out: set[int] = set()
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-            if tok.type == tokenize.STRING and tok.end[0] > tok.start[0]:
-                out.update(range(tok.start[0] + 1, tok.end[0] + 1))
-    except (tokenize.TokenError, SyntaxError):
-        pass
-    return out
-
-
-def _start(node: ast.stmt) -> int:
-    """First line of a statement, its decorators included."""
-    decorators: list[ast.expr] = getattr(node, "decorator_list", [])
-    return min([node.lineno, *(d.lineno for d in decorators)])
-
-
-def _end(node: ast.stmt) -> int:
-    return node.end_lineno or node.lineno
-
-
-def _dump_def(node: Def | ast.ClassDef, decorators: Sequence[ast.expr] | None = None) -> str:
-    """The definition's syntax tree (``decorators`` in place of its own when given), without
-    the docstrings of it and of what it defines: a change of a docstring (its text, its
-    indentation) changes no behaviour, so it is no edit."""
-    node = _without_docstrings(node)
-    fields = []
-    for name, value in ast.iter_fields(node):
-        if name == "decorator_list":
-            value = list(decorators) if decorators is not None else value
-        fields.append(f"{name}={_dump(value)}")
-    return f"{type(node).__name__}({', '.join(fields)})"
-
-
-def _without_docstrings(node: Def | ast.ClassDef) -> Def | ast.ClassDef:
-    """A copy of ``node`` whose functions and classes (``node`` too) have no docstring."""
-    copy = deepcopy(node)
-    for sub in ast.walk(copy):
-        if isinstance(sub, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            body = sub.body
-            if (
-                body
-                and isinstance(body[0], ast.Expr)
-                and isinstance(body[0].value, ast.Constant)
-                and isinstance(body[0].value.value, str)
-            ):
-                sub.body = body[1:] or [ast.Pass()]
-    return copy
-
-
-def _dump(value: object) -> str:
-    if isinstance(value, ast.AST):
-        return ast.dump(value)
-    if isinstance(value, list):
-        return "[" + ", ".join(_dump(v) for v in value) + "]"
-    return repr(value)
-
-
-def is_main_guard(node: ast.stmt) -> bool:
-    """``if __name__ == "__main__":`` (either side of the ``==``)."""
-    if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare):
-        return False
-    test = node.test
-    if len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
-        return False
-    sides = [test.left, test.comparators[0]]
-    names = [s for s in sides if isinstance(s, ast.Name) and s.id == "__name__"]
-    mains = [s for s in sides if isinstance(s, ast.Constant) and s.value == "__main__"]
-    return len(names) == 1 and len(mains) == 1
-
-
-def _is_docstring(node: ast.stmt) -> bool:
-    return (
-        isinstance(node, ast.Expr)
-        and isinstance(node.value, ast.Constant)
-        and isinstance(node.value.value, str)
-    )
-
-
-def _assigned(node: ast.stmt) -> list[str] | None:
-    """The names a plain assignment binds (``K = 1``, ``a, b = 1, 2``, ``K: int = 1``), else
-    ``None``."""
-    targets: list[ast.expr]
-    if isinstance(node, ast.Assign):
-        targets = list(node.targets)
-    elif isinstance(node, ast.AnnAssign) and node.value is not None and node.simple:
-        targets = [node.target]
-    else:
-        return None
-    names: list[str] = []
-    for t in targets:
-        parts = t.elts if isinstance(t, ast.Tuple | ast.List) else [t]
-        for p in parts:
-            if not isinstance(p, ast.Name):
-                return None
-            names.append(p.id)
-    return names
-
-
-def _bound(node: ast.stmt) -> set[str]:
-    """Every name a top-level statement binds in the module (looking into if/try/with/for
-    blocks, not into functions or classes)."""
-    out: set[str] = set()
-    if isinstance(node, _DEFS):
-        return {node.name}
-    if isinstance(node, ast.Import | ast.ImportFrom):
-        for a in node.names:
-            if a.name != "*":
-                out.add(a.asname or a.name.split(".")[0])
-        return out
-    for child in ast.iter_child_nodes(node):
-        if isinstance(child, ast.stmt):
-            out |= _bound(child)
-        elif isinstance(child, ast.expr | ast.excepthandler | ast.withitem | ast.match_case):
-            for n in ast.walk(child):
-                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store | ast.Del):
-                    out.add(n.id)
-                elif isinstance(n, ast.ExceptHandler) and n.name:
-                    out.add(n.name)
-                elif isinstance(n, ast.stmt):
-                    out |= _bound(n)
-    if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.For | ast.AsyncFor):
-        for n in ast.walk(node):
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-                out.add(n.id)
-    return out
-
-
-def _describe(node: ast.stmt) -> str:
-    """What a dropped top-level statement of the edit is (``assert at line 12``)."""
-    line = node.lineno
-    if isinstance(node, ast.Assert):
-        return f"assert at line {line}"
-    if is_main_guard(node):
-        return f'if __name__ == "__main__" block at line {line}'
-    if isinstance(node, ast.Expr):
-        value = node.value
-        if isinstance(value, ast.Call):
-            name = _call_name(value.func)
-            if name == "print":
-                return f"print call at line {line}"
-            return f"call {name}() at line {line}" if name else f"call at line {line}"
-        if isinstance(value, ast.Constant) and isinstance(value.value, str):
-            return f"string at line {line}"
-        return f"expression at line {line}"
-    kinds = {
-        ast.For: "for loop",
-        ast.AsyncFor: "for loop",
-        ast.While: "while loop",
-        ast.If: "if block",
-        ast.With: "with block",
-        ast.AsyncWith: "with block",
-        ast.Try: "try block",
-        ast.Assign: "assignment",
-        ast.AugAssign: "assignment",
-        ast.AnnAssign: "assignment",
-        ast.Delete: "del statement",
-        ast.Raise: "raise statement",
-    }
-    kind = kinds.get(type(node), f"{type(node).__name__.lower()} statement")
-    return f"{kind} at line {line}"
-
-
-def _call_name(func: ast.expr) -> str:
-    if isinstance(func, ast.Name):
-        return func.id
-    if isinstance(func, ast.Attribute):
-        inner = _call_name(func.value)
-        return f"{inner}.{func.attr}" if inner else func.attr
-    return ""
-
-
-def _import_text(node: ast.Import | ast.ImportFrom, names: Sequence[str]) -> str:
-    """An import statement binding only ``names`` of ``node``."""
-    aliases = [a for a in node.names if (a.asname or a.name.split(".")[0]) in names]
-    if isinstance(node, ast.Import):
-        return ast.unparse(ast.Import(names=aliases))
-    return ast.unparse(ast.ImportFrom(module=node.module, names=aliases, level=node.level))
-
-
-def _reindent(
-    lines: list[str], first_line: int, old: str, new: str, protected: set[int]
-) -> list[str]:
-    """``lines`` (starting at line ``first_line`` of their source) moved from indentation
-    ``old`` to ``new``; lines inside multi-line strings stay as they are."""
-    if old == new:
-        return [line if line.strip() else "" for line in lines]
-    out = []
-    for i, line in enumerate(lines):
-        if first_line + i in protected:
-            out.append(line)
-        elif not line.strip():
-            out.append("")
-        elif line.startswith(old):
-            out.append(new + line[len(old) :])
-        else:
-            out.append(line)
-    return out
-
-
-def _indent_of(line: str) -> str:
-    return line[: len(line) - len(line.lstrip(" \t"))]
-
-
-def _newline(text: str) -> str:
-    m = re.search(r"\r\n|\r|\n", text)
-    return m.group(0) if m else "\n"
-
-
 _Added = tuple[int, list[str], str]
 """(line in the edit, text lines, description) of something the merge adds."""
 
@@ -420,8 +116,8 @@ class _Merger:
         base: str | None = None,
         btree: ast.Module | None = None,
     ) -> None:
-        self.e = _Source.of(edit, etree)
-        self.b = _Source.of(base, btree) if base is not None and btree is not None else None
+        self.e = Source.of(edit, etree)
+        self.b = Source.of(base, btree) if base is not None and btree is not None else None
         self.entry = entry
         self.class_name = class_name
         self.replaced: list[str] = []
@@ -460,44 +156,44 @@ class _Merger:
         self.bbound: set[str] = set()
         if self.b is not None:
             for node in self.b.tree.body:
-                if isinstance(node, _DEF):
+                if isinstance(node, DEF):
                     self.bfuncs[node.name] = node
                 elif isinstance(node, ast.ClassDef):
                     self.bclasses[node.name] = node
-                for name in _assigned(node) or []:
+                for name in assigned_names(node) or []:
                     self.bassigns[name] = node
-                self.bbound |= _bound(node)
+                self.bbound |= bound_names(node)
 
     # -- the edit ---------------------------------------------------------------------------
 
     def _index_edit(self) -> None:
         for i, node in enumerate(self.e.tree.body):
-            if i == 0 and _is_docstring(node):
+            if i == 0 and is_docstring(node):
                 self.docstring = node
-            elif isinstance(node, _DEF):
+            elif isinstance(node, DEF):
                 self.efuncs[node.name] = node
             elif isinstance(node, ast.ClassDef):
                 self.eclasses[node.name] = node
             elif isinstance(node, ast.ImportFrom) and node.module == "__future__":
                 self.future.append(node)
             elif isinstance(node, ast.Import | ast.ImportFrom):
-                for name in _bound(node):
+                for name in bound_names(node):
                     self.eimports[name] = node
-            elif _assigned(node) is not None:
-                for name in _assigned(node) or []:
+            elif assigned_names(node) is not None:
+                for name in assigned_names(node) or []:
                     self.eassigns[name] = node
             elif isinstance(node, ast.If | ast.Try) and _binding_block(node):
-                for name in _bound(node):
+                for name in bound_names(node):
                     self.eblocks.setdefault(name, node)
             else:
                 self.test_code.append(node)
 
     def _edit_text(self, node: ast.stmt, *, decorators: bool, comments: bool = False) -> list[str]:
-        first = _start(node) if decorators else node.lineno
+        first = start_line(node) if decorators else node.lineno
         if comments:
             while first > 1 and self.e.lines[first - 2].lstrip().startswith("#"):
                 first -= 1
-        return self.e.segment(first, _end(node))
+        return self.e.segment(first, end_line(node))
 
     def _entry_definition(self) -> Def | None:
         """The edit's new definition of the entry point (see the staticmethod rule)."""
@@ -505,12 +201,12 @@ class _Merger:
         if self.class_name is None:
             return top
         cls = self.eclasses.get(self.class_name)
-        method = _last(cls.body, self.entry, _DEF) if cls is not None else None
-        assert method is None or isinstance(method, _DEF)
+        method = last_def(cls.body, self.entry, DEF) if cls is not None else None
+        assert method is None or isinstance(method, DEF)
         if top is None or method is None:
             return top or method
         targets = self._entry_targets()
-        if any(_dump_def(top, []) != _dump_def(t, []) for t in targets):
+        if any(dump_def(top, []) != dump_def(t, []) for t in targets):
             return top
         return method
 
@@ -519,14 +215,14 @@ class _Merger:
         if self.b is None:
             return []
         out: list[Def] = []
-        top = _last(self.b.tree.body, self.entry, _DEF)
-        if isinstance(top, _DEF):
+        top = last_def(self.b.tree.body, self.entry, DEF)
+        if isinstance(top, DEF):
             out.append(top)
         if self.class_name is not None:
-            cls = _last(self.b.tree.body, self.class_name, (ast.ClassDef,))
+            cls = last_def(self.b.tree.body, self.class_name, (ast.ClassDef,))
             if isinstance(cls, ast.ClassDef):
-                method = _last(cls.body, self.entry, _DEF)
-                if isinstance(method, _DEF):
+                method = last_def(cls.body, self.entry, DEF)
+                if isinstance(method, DEF):
                     out.append(method)
         return out
 
@@ -563,10 +259,10 @@ class _Merger:
     def _shares_a_function(self) -> ParseFailure | None:
         base_names = [*self.bfuncs]
         for cname, cls in self.bclasses.items():
-            base_names += [f"{cname}.{m.name}" for m in cls.body if isinstance(m, _DEF)]
+            base_names += [f"{cname}.{m.name}" for m in cls.body if isinstance(m, DEF)]
         edit_names = [*self.efuncs]
         for cname, ecls in self.eclasses.items():
-            edit_names += [f"{cname}.{m.name}" for m in ecls.body if isinstance(m, _DEF)]
+            edit_names += [f"{cname}.{m.name}" for m in ecls.body if isinstance(m, DEF)]
         if set(base_names) & set(edit_names):
             return None
         if self.class_name is not None and self._entry_definition() is not None:
@@ -583,8 +279,8 @@ class _Merger:
         assert b is not None
         if name == self.entry and self._entry_targets():
             return self._resolve_entry()
-        last = _last(b.tree.body, name, _DEFS)
-        if isinstance(last, _DEF):
+        last = last_def(b.tree.body, name, DEFS)
+        if isinstance(last, DEF):
             return self._resolve_function(last)
         if isinstance(last, ast.ClassDef):
             return self._resolve_class(last)
@@ -609,11 +305,11 @@ class _Merger:
         for target in targets:
             if self.class_name is not None:
                 # every copy keeps its own decorators (@staticmethod on the method)
-                if _dump_def(new, []) == _dump_def(target, []):
+                if dump_def(new, []) == dump_def(target, []):
                     continue
                 self._replace(target, new, edit_decorators=False)
             else:
-                if _same_def(new, target):
+                if same_def(new, target):
                     continue
                 self._replace(target, new, edit_decorators=bool(new.decorator_list))
             changed = True
@@ -626,7 +322,7 @@ class _Merger:
         """``[class_name]`` for a method target whose base has no module-level copy."""
         if self.class_name is None or self.b is None:
             return []
-        if isinstance(_last(self.b.tree.body, self.entry, _DEF), _DEF):
+        if isinstance(last_def(self.b.tree.body, self.entry, DEF), DEF):
             return []
         return [self.class_name]
 
@@ -636,7 +332,7 @@ class _Merger:
         if new is None:
             return self.b.uses(target)
         self.taken.add(id(new))
-        if _same_def(new, target):
+        if same_def(new, target):
             return self.b.uses(target)
         self._replace(target, new, edit_decorators=bool(new.decorator_list))
         self.replaced.append(f"function {target.name}")
@@ -651,34 +347,34 @@ class _Merger:
         if new is None:
             return b.uses(target)
         self.taken.add(id(new))
-        base_methods = {m.name: m for m in target.body if isinstance(m, _DEF)}
-        indent = _indent_of(b.lines[target.body[0].lineno - 1])
+        base_methods = {m.name: m for m in target.body if isinstance(m, DEF)}
+        indent = indent_of(b.lines[target.body[0].lineno - 1])
         added: list[str] = []
         changed = False
         for m in new.body:
-            if not isinstance(m, _DEF):
+            if not isinstance(m, DEF):
                 continue
             if self.class_name == target.name and m.name == self.entry:
                 continue  # the staticmethod target: merged with the entry point
             old = base_methods.get(m.name)
             if old is None:
-                text = _reindent(
+                text = reindent(
                     self._edit_text(m, decorators=True),
-                    _start(m),
-                    _indent_of(self.e.lines[m.lineno - 1]),
+                    start_line(m),
+                    indent_of(self.e.lines[m.lineno - 1]),
                     indent,
                     self.e.protected,
                 )
                 added += ["", *text]
                 self.added.append(f"method {target.name}.{m.name}")
                 changed = True
-            elif not _same_def(m, old):
+            elif not same_def(m, old):
                 self._replace(old, m, edit_decorators=bool(m.decorator_list))
                 self.replaced.append(f"method {target.name}.{m.name}")
                 changed = True
         if added:
-            self.inserts.setdefault(_end(target), []).append(added)
-            self.anchors.append(self._top_of(target))
+            self.inserts.setdefault(end_line(target), []).append(added)
+            self.anchors.append(self._top(target))
         if not changed:
             return b.uses(target)
         return list(dict.fromkeys([*b.uses(target), *self.e.uses(new)]))
@@ -691,7 +387,7 @@ class _Merger:
         if ast.dump(new) == ast.dump(target):
             self.taken.add(id(new))
             return self.b.uses(target)
-        if sorted(_assigned(new) or []) != sorted(_assigned(target) or []):
+        if sorted(assigned_names(new) or []) != sorted(assigned_names(target) or []):
             return self.b.uses(target)  # assigned together with other names: not merged
         self.taken.add(id(new))
         self._replace(target, new, edit_decorators=False)
@@ -703,31 +399,21 @@ class _Merger:
         Without ``edit_decorators`` the target keeps its own decorator lines."""
         b = self.b
         assert b is not None
-        first_new = _start(new) if edit_decorators else new.lineno
-        first_old = _start(target) if edit_decorators else target.lineno
-        text = _reindent(
-            self.e.segment(first_new, _end(new)),
+        first_new = start_line(new) if edit_decorators else new.lineno
+        first_old = start_line(target) if edit_decorators else target.lineno
+        text = reindent(
+            self.e.segment(first_new, end_line(new)),
             first_new,
-            _indent_of(self.e.lines[new.lineno - 1]),
-            _indent_of(b.lines[target.lineno - 1]),
+            indent_of(self.e.lines[new.lineno - 1]),
+            indent_of(b.lines[target.lineno - 1]),
             self.e.protected,
         )
-        self.replacements[first_old] = (_end(target), text)
-        self.anchors.append(self._top_of(target))
+        self.replacements[first_old] = (end_line(target), text)
+        self.anchors.append(self._top(target))
 
-    def _top_of(self, node: ast.stmt) -> int:
-        """The start of the base's top-level statement holding ``node``, with the comment
-        lines right above it."""
-        b = self.b
-        assert b is not None
-        first = node.lineno
-        for top in b.tree.body:
-            if _start(top) <= node.lineno <= _end(top):
-                first = _start(top)
-                break
-        while first > 1 and b.lines[first - 2].lstrip().startswith("#"):
-            first -= 1
-        return first
+    def _top(self, node: ast.stmt) -> int:
+        assert self.b is not None
+        return self.b.top_of(node)
 
     def _add(self, name: str) -> list[str]:
         """A name the base does not bind: taken from the edit when the edit binds it."""
@@ -750,13 +436,13 @@ class _Merger:
             return []
         self.taken.add(id(node))
         uses = self.e.uses(node)
-        if isinstance(node, _DEFS):
+        if isinstance(node, DEFS):
             text = self._edit_text(node, decorators=True, comments=True)
             kind = "class" if isinstance(node, ast.ClassDef) else "function"
             self.helper_new.append((node.lineno, text, f"{kind} {node.name}"))
-        elif _assigned(node) is not None:
+        elif assigned_names(node) is not None:
             text = self._edit_text(node, decorators=False)
-            label = f"constant {', '.join(_assigned(node) or [])}"
+            label = f"constant {', '.join(assigned_names(node) or [])}"
             definitions = {*self.efuncs, *self.eclasses, *self.bfuncs, *self.bclasses}
             if any(n in definitions for n in uses):  # it calls a function: after the helpers
                 self.helper_new.append((node.lineno, text, label))
@@ -764,7 +450,7 @@ class _Merger:
                 self.header_new.append((node.lineno, text, label))
         else:
             text = self._edit_text(node, decorators=False)
-            label = f"{_describe(node).split(' at line')[0]} binding {name}"
+            label = f"{describe(node).split(' at line')[0]} binding {name}"
             self.header_new.append((node.lineno, text, label))
         return uses
 
@@ -775,11 +461,11 @@ class _Merger:
         b = self.b
         assert b is not None
         for node in b.tree.body:
-            if not isinstance(node, ast.Assert | ast.Expr) or _is_docstring(node):
+            if not isinstance(node, ast.Assert | ast.Expr) or is_docstring(node):
                 continue
-            if self.entry not in _names(node) or _start(node) in self.replacements:
+            if self.entry not in names_in(node) or start_line(node) in self.replacements:
                 continue
-            self.replacements[self._top_of(node)] = (_end(node), [])
+            self.replacements[self._top(node)] = (end_line(node), [])
             what = "assert" if isinstance(node, ast.Assert) else "call"
             self.removed.append(f"the code's own {what} at line {node.lineno} (calls {self.entry})")
 
@@ -797,37 +483,37 @@ class _Merger:
             if node in self.future:
                 self.dropped.append(f"{ast.unparse(node)} (not merged)")
             elif node in self.test_code:
-                self.dropped.append(_describe(node))
-            elif isinstance(node, _DEFS):
-                if _last(self.e.tree.body, node.name, _DEFS) is not node:
+                self.dropped.append(describe(node))
+            elif isinstance(node, DEFS):
+                if last_def(self.e.tree.body, node.name, DEFS) is not node:
                     kind = "class" if isinstance(node, ast.ClassDef) else "function"
                     line = node.lineno
                     self.dropped.append(f"{kind} {node.name} at line {line} (defined again later)")
                 elif why := self._unused_definition(node):
                     self.dropped.append(why)
             elif isinstance(node, ast.Import | ast.ImportFrom):
-                if not _bound(node) <= self.bbound:
+                if not bound_names(node) <= self.bbound:
                     self.dropped.append(f"{ast.unparse(node)} (unused)")
-            elif _assigned(node) is not None:
-                names = _assigned(node) or []
+            elif assigned_names(node) is not None:
+                names = assigned_names(node) or []
                 base_has = self.b is not None and all(n in self.bassigns for n in names)
                 why = f"not used by {self.entry}" if base_has else "unused"
                 self.dropped.append(f"assignment {', '.join(names)} ({why})")
             else:
-                self.dropped.append(_describe(node))
+                self.dropped.append(describe(node))
 
     def _unused_definition(self, node: Def | ast.ClassDef) -> str:
         """Why a definition of the edit was not taken ('' when the base has it as it is)."""
         kind = "class" if isinstance(node, ast.ClassDef) else "function"
-        same = _last(self.b.tree.body, node.name, _DEFS) if self.b is not None else None
+        same = last_def(self.b.tree.body, node.name, DEFS) if self.b is not None else None
         if same is None:
             if node.name in self.bbound:
                 return f"{kind} {node.name} (the code already binds {node.name})"
             return f"{kind} {node.name} (unused)"
         if isinstance(same, ast.ClassDef) and isinstance(node, ast.ClassDef):
-            if _dump_def(same) == _dump_def(node):
+            if dump_def(same) == dump_def(node):
                 return ""
-        elif isinstance(same, _DEF) and isinstance(node, _DEF) and _same_def(node, same):
+        elif isinstance(same, DEF) and isinstance(node, DEF) and same_def(node, same):
             return ""
         return f"{kind} {node.name} (not used by {self.entry})"
 
@@ -837,7 +523,7 @@ class _Merger:
         elsewhere = [
             node.name
             for node in self.e.tree.body
-            if isinstance(node, _DEFS)
+            if isinstance(node, DEFS)
             and id(node) not in self.taken
             and self._unused_definition(node).endswith(f"(not used by {self.entry})")
         ]
@@ -848,8 +534,8 @@ class _Merger:
         entry = self._entry_definition()
         targets = self._entry_targets()
         if entry is not None and targets:
-            new = [line.strip() for line in self.e.segment(entry.lineno, _end(entry))]
-            old = [line.strip() for line in b.segment(targets[0].lineno, _end(targets[0]))]
+            new = [line.strip() for line in self.e.segment(entry.lineno, end_line(entry))]
+            old = [line.strip() for line in b.segment(targets[0].lineno, end_line(targets[0]))]
             if new != old:
                 return ParseFailure("the edit changes only comments, docstrings or formatting")
         return ParseFailure("the edit does not change the code")
@@ -862,31 +548,31 @@ class _Merger:
         imports: list[str] = []
         for node in sorted(self.import_nodes, key=lambda n: n.lineno):
             names = self.new_imports[id(node)]
-            if set(names) == _bound(node):
-                text = self.e.segment(_start(node), _end(node))
+            if set(names) == bound_names(node):
+                text = self.e.segment(start_line(node), end_line(node))
             else:
-                text = [_import_text(node, names)]
+                text = [import_text(node, names)]
             imports += text
             self.added.append(" ".join(line.strip() for line in text))
         consts: list[str] = []
         for _, text, label in sorted(self.header_new, key=lambda x: x[0]):
             consts += text
             self.added.append(label)
-        first_def = next((_start(n) for n in b.tree.body if isinstance(n, _DEFS)), None)
+        first_def = next((start_line(n) for n in b.tree.body if isinstance(n, DEFS)), None)
         last_import: ast.stmt | None = None
         last_header: ast.stmt | None = None
         for stmt in b.tree.body:
-            if first_def is not None and _start(stmt) >= first_def:
+            if first_def is not None and start_line(stmt) >= first_def:
                 break
             if isinstance(stmt, ast.Import | ast.ImportFrom):
                 last_import = last_header = stmt
-            elif _assigned(stmt) is not None:
+            elif assigned_names(stmt) is not None:
                 last_header = stmt
         lead = self._lead_end()
         before_first: list[str] = []
         if imports:
             if last_import is not None:
-                self._insert_after(_end(last_import), imports)
+                self._insert_after(end_line(last_import), imports)
             elif lead:
                 self._insert_after(lead, ["", *imports])
             else:
@@ -894,7 +580,7 @@ class _Merger:
         if consts:
             if last_header is not None:
                 gap = [""] if isinstance(last_header, ast.Import | ast.ImportFrom) else []
-                self._insert_after(_end(last_header), [*gap, *consts])
+                self._insert_after(end_line(last_header), [*gap, *consts])
             elif lead:
                 self._insert_after(lead, ["", *consts])
             else:
@@ -903,24 +589,24 @@ class _Merger:
             self._insert_before_first(before_first)
         if self.helper_new:
             targets = self._entry_targets()
-            fallback = self._top_of(targets[0]) if targets else 1
+            fallback = self._top(targets[0]) if targets else 1
             anchor = min(self.anchors, default=fallback)
             block: list[str] = []
             for _, text, label in sorted(self.helper_new, key=lambda x: x[0]):
                 block += [*text, "", ""]
                 self.added.append(label)
             self.inserts.setdefault(anchor - 1, []).append(block)
-        return self._splice(_newline(b.text))
+        return splice(b.lines, self.replacements, self.inserts, newline(b.text))
 
     def _lead_end(self) -> int:
         """The last line of the base's docstring and ``__future__`` imports (0: none)."""
         assert self.b is not None
         end = 0
         for i, node in enumerate(self.b.tree.body):
-            if (i == 0 and _is_docstring(node)) or (
+            if (i == 0 and is_docstring(node)) or (
                 isinstance(node, ast.ImportFrom) and node.module == "__future__"
             ):
-                end = _end(node)
+                end = end_line(node)
             else:
                 break
         return end
@@ -937,36 +623,11 @@ class _Merger:
         if not body:
             self._insert_after(len(b.lines), text)
             return
-        first = self._top_of(body[0])
+        first = self._top(body[0])
         while first <= 2 and re.match(r"#!|#.*coding[:=]", b.lines[first - 1]):
             first += 1
-        gap = ["", ""] if isinstance(body[0], _DEFS) else [""]
+        gap = ["", ""] if isinstance(body[0], DEFS) else [""]
         self.inserts.setdefault(first - 1, []).insert(0, [*text, *gap])
-
-    def _splice(self, nl: str) -> str:
-        b = self.b
-        assert b is not None
-        lines = b.lines
-        out: list[str] = []
-        for block in self.inserts.get(0, []):
-            out += [line + nl for line in block]
-        i = 1
-        while i <= len(lines):
-            if i in self.replacements:
-                last, text = self.replacements[i]
-                out += [line + nl for line in text]
-                if not lines[last - 1].endswith(("\n", "\r")) and last not in self.inserts:
-                    out[-1] = out[-1][: -len(nl)]
-                i = last
-            else:
-                line = lines[i - 1]
-                if i in self.inserts and not line.endswith(("\n", "\r")):
-                    line += nl
-                out.append(line)
-            for block in self.inserts.get(i, []):
-                out += [line + nl for line in block]
-            i += 1
-        return "".join(out)
 
     # -- no base to merge into --------------------------------------------------------------
 
@@ -1003,16 +664,16 @@ class _Merger:
         lines: list[str] = []
         prev: ast.stmt | None = None
         for node in kept:
-            is_def = isinstance(node, _DEFS)
+            is_def = isinstance(node, DEFS)
             if prev is not None:
-                lines += ["", ""] if is_def or isinstance(prev, _DEFS) else []
+                lines += ["", ""] if is_def or isinstance(prev, DEFS) else []
             lines += self._edit_text(node, decorators=True, comments=is_def)
             prev = node
         self._report_dropped()
         added = tuple(
             f"{'class' if isinstance(n, ast.ClassDef) else 'function'} {n.name}"
             for n in kept
-            if isinstance(n, _DEFS)
+            if isinstance(n, DEFS)
         )
         return MergedEdit(
             "\n".join(lines) + "\n",
@@ -1022,11 +683,6 @@ class _Merger:
         )
 
 
-def _same_def(new: Def, old: Def) -> bool:
-    """Same definition; an edit without decorators stands for the base's decorators."""
-    return _dump_def(new, new.decorator_list or old.decorator_list) == _dump_def(old)
-
-
 def _binding_block(node: ast.stmt) -> bool:
     """An if/try block of imports and assignments only (``try: import numpy``)."""
     if is_main_guard(node):
@@ -1034,13 +690,3 @@ def _binding_block(node: ast.stmt) -> bool:
     ok = (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign, ast.Pass, ast.If, ast.Try)
     inner = [n for n in ast.walk(node) if isinstance(n, ast.stmt) and n is not node]
     return bool(inner) and all(isinstance(n, ok) for n in inner)
-
-
-def _last(body: Sequence[ast.stmt], name: str, kinds: tuple[type, ...]) -> ast.stmt | None:
-    """The last definition named ``name`` in ``body`` when it is of ``kinds`` (what Python
-    binds to the name), else ``None``."""
-    found: ast.stmt | None = None
-    for node in body:
-        if isinstance(node, _DEFS) and node.name == name:
-            found = node
-    return found if isinstance(found, kinds) else None

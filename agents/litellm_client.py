@@ -53,7 +53,7 @@ import os
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .base import (
@@ -62,14 +62,12 @@ from .base import (
     ModelError,
     ModelInterrupted,
     ModelRequest,
-    ModelTimeout,
     ModelUnavailable,
-    Usage,
     account,
 )
 from .cache import NEEDS
-from .endings import reached
 from .limiter import AdaptiveLimiter, limiter_for
+from .litellm_stream import Outcome, StreamLimits, answered_at_once, stream_reply
 from .preflight import Preflight
 from .provider_errors import PROVIDER_KEY_ENV, map_error, overloaded, retry_after
 from .servers import (
@@ -98,12 +96,6 @@ def _import_litellm() -> Any:
 
     litellm.suppress_debug_info = True
     return litellm
-
-
-def _split(total: int, k: int) -> list[int]:
-    """``total`` split into ``k`` near-equal non-negative integers that sum to ``total``."""
-    q, r = divmod(max(total, 0), k)
-    return [q + (1 if i < r else 0) for i in range(k)]
 
 
 def _first_leaf(group: BaseExceptionGroup[Any]) -> BaseException:
@@ -144,15 +136,44 @@ class SamplingOverrides:
         }
 
 
-@dataclass(slots=True)
-class _Outcome:
-    completions: list[Completion]
-    first_token: float | None
-    """Seconds to the first token (``None``: not streamed)."""
-    duration: float
-    tokens: int
-    natural: bool = False
-    """The streamed reply reached its natural end (it holds its answer)."""
+@dataclass(frozen=True, slots=True)
+class ClientSettings:
+    """How a :class:`LiteLLMModel` calls its server: time limits, retries, concurrency and the
+    configuration's sampling values (``ValueError`` for values out of range)."""
+
+    timeout: float = 120.0
+    """Seconds to the first token (streamed calls), or for the whole call."""
+    stall_timeout: float = 60.0
+    """Seconds allowed between two tokens of a streamed call."""
+    stream: bool = True
+    """Stream one-sample calls (the time limits above need it)."""
+    max_retries: int = 4
+    """Retries of a transient failure (attempts = 1 + max_retries)."""
+    backoff: tuple[float, float] = (1.0, 30.0)
+    """(base, cap) seconds of the exponential back-off."""
+    concurrency: int = 8
+    """The most calls in flight to the model's server at once."""
+    adaptive: bool = True
+    """Adapt the concurrency to the server (see :mod:`.limiter`); ``False``: always
+    ``concurrency``."""
+    supports_n: bool | None = None
+    """``None`` = auto (ask litellm; trust ``n`` but top up and learn)."""
+    supports_prefill: bool | None = None
+    """``None`` = decided by :meth:`LiteLLMModel.probe`."""
+    sampling: SamplingOverrides = field(default_factory=SamplingOverrides)
+    """The configuration's sampling values (replace the callers')."""
+    extra: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    """Further keyword arguments for ``litellm.acompletion``."""
+
+    def __post_init__(self) -> None:
+        if self.timeout <= 0:
+            raise ValueError(f"timeout must be positive, got {self.timeout}")
+        if self.stall_timeout <= 0:
+            raise ValueError(f"stall_timeout must be positive, got {self.stall_timeout}")
+        if self.max_retries < 0:
+            raise ValueError(f"max_retries must be >= 0, got {self.max_retries}")
+        if self.concurrency < 1:
+            raise ValueError(f"concurrency must be >= 1, got {self.concurrency}")
 
 
 def no_answer(
@@ -184,21 +205,11 @@ class LiteLLMModel:
     def __init__(
         self,
         model: str,
+        settings: ClientSettings | None = None,
         *,
         api_base: str | None = None,
         api_key: str | None = None,
         api_key_env: str | None = None,
-        timeout: float = 120.0,
-        stall_timeout: float = 60.0,
-        stream: bool = True,
-        max_retries: int = 4,
-        backoff: tuple[float, float] = (1.0, 30.0),
-        concurrency: int = 8,
-        adaptive: bool = True,
-        supports_n: bool | None = None,
-        supports_prefill: bool | None = None,
-        sampling: SamplingOverrides | None = None,
-        extra: Mapping[str, Any] | None = None,
         mock_response: Any = None,
         meter: Meter | None = None,
         sleep: Sleep | None = None,
@@ -208,21 +219,10 @@ class LiteLLMModel:
     ) -> None:
         """
         :param model: a litellm model string (``provider/name``).
+        :param settings: time limits, retries, concurrency and sampling (:class:`ClientSettings`).
         :param api_key: the key itself; else the variable ``api_key_env`` names; else litellm
             reads the provider's usual variable. An OpenAI-compatible ``api_base`` with no key
             anywhere gets a placeholder key (local servers accept any).
-        :param timeout: seconds to the first token (streamed calls), or for the whole call.
-        :param stall_timeout: seconds allowed between two tokens of a streamed call.
-        :param stream: stream one-sample calls (the time limits above need it).
-        :param max_retries: retries of a transient failure (attempts = 1 + max_retries).
-        :param backoff: (base, cap) seconds of the exponential back-off.
-        :param concurrency: the most calls in flight to this model's server at once.
-        :param adaptive: adapt the concurrency to the server (see :mod:`.limiter`); ``False``:
-            always ``concurrency``.
-        :param supports_n: ``None`` = auto (ask litellm; trust ``n`` but top up and learn).
-        :param supports_prefill: ``None`` = decided by :meth:`probe`.
-        :param sampling: the configuration's sampling values (replace the callers').
-        :param extra: further keyword arguments for ``litellm.acompletion``.
         :param mock_response: passed to litellm (tests: a string, a dict, an exception).
         :param meter: checked before every call (cost limit); counts retries.
         :param sleep: the back-off sleep (tests inject a fake).
@@ -230,34 +230,27 @@ class LiteLLMModel:
         :param hint: a sentence added to authentication errors (e.g. that a configured entry
             has the ``api_base`` this raw model string lacks).
         """
-        if timeout <= 0:
-            raise ValueError(f"timeout must be positive, got {timeout}")
-        if stall_timeout <= 0:
-            raise ValueError(f"stall_timeout must be positive, got {stall_timeout}")
-        if max_retries < 0:
-            raise ValueError(f"max_retries must be >= 0, got {max_retries}")
-        if concurrency < 1:
-            raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+        s = settings or ClientSettings()
         self.model = model
         self.api_base = api_base
         self.api_key_env = api_key_env
         if api_key is None and api_key_env:
             api_key = os.environ.get(api_key_env) or None
         self.api_key = api_key
-        self.timeout = float(timeout)
-        self.stall_timeout = float(stall_timeout)
-        self.stream = stream
-        self.max_retries = int(max_retries)
-        self.backoff = (float(backoff[0]), float(backoff[1]))
-        self.concurrency = int(concurrency)
-        self.adaptive = adaptive
-        self.supports_n = supports_n
-        self._prefill_config = supports_prefill
+        self.timeout = float(s.timeout)
+        self.stall_timeout = float(s.stall_timeout)
+        self.stream = s.stream
+        self.max_retries = int(s.max_retries)
+        self.backoff = (float(s.backoff[0]), float(s.backoff[1]))
+        self.concurrency = int(s.concurrency)
+        self.adaptive = s.adaptive
+        self.supports_n = s.supports_n
+        self._prefill_config = s.supports_prefill
         self._prefill_probed: bool | None = None
         self._probe_lock: asyncio.Lock | None = None
         self._probe_loop: asyncio.AbstractEventLoop | None = None
-        self.overrides = sampling or SamplingOverrides()
-        self.extra: dict[str, Any] = dict(extra or {})
+        self.overrides = s.sampling
+        self.extra: dict[str, Any] = dict(s.extra)
         self.mock_response = mock_response
         self.meter = meter
         self.hint = hint
@@ -274,7 +267,7 @@ class LiteLLMModel:
             self.endpoint,
             maximum=self.concurrency,
             initial=1 if self.local else min(4, self.concurrency),
-            adaptive=adaptive,
+            adaptive=s.adaptive,
         )
         self._slots_read = base is None
         self.slots: int | None = None
@@ -562,7 +555,7 @@ class LiteLLMModel:
         use_prefill: bool,
         *,
         retries: int,
-    ) -> _Outcome:
+    ) -> Outcome:
         """One call with its retries; each attempt holds a slot of the server's limiter."""
         attempt = 0
         while True:
@@ -573,7 +566,7 @@ class LiteLLMModel:
             traffic = self.limiter.traffic
             start = traffic.started()
             account(requests=1)
-            outcome: _Outcome | None = None
+            outcome: Outcome | None = None
             err: ModelError | None = None
             cause: BaseException | None = None
             cut = False
@@ -614,8 +607,8 @@ class LiteLLMModel:
             attempt += 1
 
     def _answers_only(
-        self, outcome: _Outcome, request: ModelRequest, overlapped: bool
-    ) -> tuple[_Outcome | None, str | None]:
+        self, outcome: Outcome, request: ModelRequest, overlapped: bool
+    ) -> tuple[Outcome | None, str | None]:
         """``outcome`` without the completions that are no answer (:func:`no_answer`), each
         counted as interrupted; ``(None, why)`` when none is left."""
         kept: list[Completion] = []
@@ -648,121 +641,16 @@ class LiteLLMModel:
         request: ModelRequest | None,
         use_prefill: bool,
         start: float,
-    ) -> _Outcome:
+    ) -> Outcome:
         streamed = self.stream and "n" not in kwargs
         if not streamed:
             resp = await asyncio.wait_for(
                 ll.acompletion(**kwargs), timeout=self.timeout * 1.5 + 5.0
             )
-            comps = self._convert(ll, resp, request, use_prefill)
-            tokens = sum(c.usage.completion_tokens for c in comps)
-            return _Outcome(comps, None, time.monotonic() - start, tokens)
-        return await self._streamed(ll, kwargs, request, use_prefill, start)
-
-    async def _streamed(
-        self,
-        ll: Any,
-        kwargs: dict[str, Any],
-        request: ModelRequest | None,
-        use_prefill: bool,
-        start: float,
-    ) -> _Outcome:
-        kw = dict(kwargs, stream=True, stream_options={"include_usage": True})
-        # No token for this long: not answering. The SDK's own read timeout stays longer.
-        kw["timeout"] = max(self.timeout, self.stall_timeout) + 10.0
-        traffic = self.limiter.traffic
-        try:
-            resp = await asyncio.wait_for(ll.acompletion(**kw), timeout=self.timeout)
-        except TimeoutError:
-            raise self._no_first_token() from None
-        if not hasattr(resp, "__aiter__"):  # a provider (or a mock) that answered at once
-            comps = self._convert(ll, resp, request, use_prefill)
-            tokens = sum(c.usage.completion_tokens for c in comps)
-            return _Outcome(comps, None, time.monotonic() - start, tokens)
-        parts: list[str] = []
-        finish: str | None = None
-        usage: Any = None
-        resolved: str | None = None
-        ttft: float | None = None
-        chunks = 0
-        natural = False
-        it = resp.__aiter__()
-        try:
-            while True:
-                if ttft is None:
-                    wait = self.timeout - (time.monotonic() - start)
-                else:
-                    wait = self.stall_timeout
-                try:
-                    chunk = await asyncio.wait_for(it.__anext__(), timeout=max(wait, 0.001))
-                except StopAsyncIteration:
-                    break
-                except TimeoutError:
-                    if ttft is None:
-                        raise self._no_first_token() from None
-                    raise ModelTimeout(
-                        f"{self.name}: stalled: no token for {self.stall_timeout:g} s after "
-                        f"{chunks} chunk(s)",
-                        model=self.name,
-                    ) from None
-                resolved = resolved or getattr(chunk, "model", None)
-                if getattr(chunk, "usage", None) is not None:
-                    usage = chunk.usage
-                for choice in getattr(chunk, "choices", None) or []:
-                    if getattr(choice, "index", 0) != 0:
-                        continue
-                    delta = getattr(choice, "delta", None)
-                    content = getattr(delta, "content", None)
-                    if content:
-                        chunks += 1
-                        parts.append(content)
-                        if ttft is None:
-                            ttft = time.monotonic() - start
-                            traffic.first_token(start)
-                        else:
-                            traffic.token(start)
-                        if request is not None and request.end is not None and "`" in content:
-                            at = reached(request.end, "".join(parts))
-                            if at is not None:
-                                parts = ["".join(parts)[:at]]
-                                finish = "stop"
-                                natural = True
-                                raise _NaturalEnd
-                    if getattr(choice, "finish_reason", None):
-                        finish = str(choice.finish_reason)
-        except _NaturalEnd:
-            pass
-        finally:
-            await _close(resp)
-        if finish is None:  # the connection closed before the reply's last chunk
-            raise ModelUnavailable(
-                f"{self.name}: unavailable: the stream ended before the reply did "
-                f"({chunks} chunk(s) received)",
-                model=self.name,
-            )
-        text = "".join(parts)
-        prefill = request.prefill if request is not None else None
-        if prefill and not use_prefill and text.startswith(prefill):
-            # No prefill support: the model wrote the whole reply; keep what follows it.
-            text = text[len(prefill) :]
-        prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
-        completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0) or chunks
-        cost = getattr(usage, "cost", None) if usage is not None else None
-        if cost is None:
-            cost = _cost_per_token(ll, self.model, prompt_tokens, completion_tokens)
-        comp = Completion(
-            text=text,
-            finish_reason=finish or "stop",
-            usage=Usage(prompt_tokens, completion_tokens, None if cost is None else float(cost)),
-            model=str(resolved or self.model),
-        )
-        return _Outcome([comp], ttft, time.monotonic() - start, completion_tokens, natural)
-
-    def _no_first_token(self) -> ModelTimeout:
-        return ModelTimeout(
-            f"{self.name}: no first token within {self.timeout:g} s (timeout); the server may "
-            "be busy with other requests or the prompt long",
-            model=self.name,
+            return answered_at_once(ll, resp, request, use_prefill, self.model, start)
+        limits = StreamLimits(self.name, self.model, self.timeout, self.stall_timeout)
+        return await stream_reply(
+            ll, kwargs, request, use_prefill, start, limits, self.limiter.traffic
         )
 
     def _delay(self, attempt: int, exc: BaseException) -> float:
@@ -773,77 +661,3 @@ class LiteLLMModel:
         if wait is not None:
             delay = max(delay, min(cap, wait))
         return delay
-
-    def _convert(
-        self, ll: Any, resp: Any, request: ModelRequest | None, use_prefill: bool
-    ) -> list[Completion]:
-        choices = list(getattr(resp, "choices", None) or [])
-        if not choices:
-            return []
-        k = len(choices)
-        usage = getattr(resp, "usage", None)
-        prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
-        completion = int(getattr(usage, "completion_tokens", 0) or 0)
-        cost = _cost_of(ll, resp)
-        prompts, completions = _split(prompt, k), _split(completion, k)
-        resolved = str(getattr(resp, "model", None) or self.model)
-        out: list[Completion] = []
-        prefill = request.prefill if request is not None else None
-        for i, choice in enumerate(choices):
-            message = getattr(choice, "message", None)
-            text = str(getattr(message, "content", None) or "")
-            if prefill and not use_prefill and text.startswith(prefill):
-                # No prefill support: the model wrote the whole reply; keep what follows it.
-                text = text[len(prefill) :]
-            out.append(
-                Completion(
-                    text=text,
-                    finish_reason=str(getattr(choice, "finish_reason", None) or "stop"),
-                    usage=Usage(prompts[i], completions[i], None if cost is None else cost / k),
-                    model=resolved,
-                )
-            )
-        return out
-
-
-class _NaturalEnd(Exception):
-    """The streamed reply reached its natural end (internal)."""
-
-
-async def _close(resp: Any) -> None:
-    """Close a stream so that the server stops generating (it sees the connection close)."""
-    for target in (getattr(resp, "completion_stream", None), resp):
-        for name in ("aclose", "close"):
-            fn = getattr(target, name, None)
-            if fn is None:
-                continue
-            try:
-                res = fn()
-                if asyncio.iscoroutine(res):
-                    await res
-            except Exception:
-                pass
-            break
-
-
-def _cost_of(ll: Any, resp: Any) -> float | None:
-    """US dollars of the call when litellm knows the model's price, else ``None``."""
-    hidden = getattr(resp, "_hidden_params", None) or {}
-    cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
-    if cost is None:
-        try:
-            cost = ll.completion_cost(completion_response=resp)
-        except Exception:
-            return None
-    try:
-        return float(cost)
-    except (TypeError, ValueError):
-        return None
-
-
-def _cost_per_token(ll: Any, model: str, prompt: int, completion: int) -> float | None:
-    try:
-        p, c = ll.cost_per_token(model=model, prompt_tokens=prompt, completion_tokens=completion)
-        return float(p) + float(c)
-    except Exception:
-        return None

@@ -37,35 +37,40 @@ Refused, each with its reason: no test, fixtures the reply does not define (or t
 more than build a value), a loop over cases it does not list, mocks
 (``unittest.mock``, ``patch``, ``Mock``, ``monkeypatch``, ``mocker``), parametrized tests, an
 assertion that compares nothing, and an expected value that is not a value
-(:func:`expected_value` is the one place an expected value's text becomes a value).
+(:func:`utdebug.agents.reply_asserts.expected_value`).
 """
 
 from __future__ import annotations
 
 import ast
-import builtins
 import re
 import textwrap
 from dataclasses import dataclass
 
-from utdebug import expected_values
+from utdebug.agents.reply_asserts import (
+    assertion,
+    callee_name,
+    equals,
+    expected_value,
+    is_docstring,
+    mentions,
+    names_objects,
+    source_text,
+)
+from utdebug.agents.reply_cases import loop_asserts, unrolled
 from utdebug.agents.reply_syntax import (
     MAX_REPLY_CHARS,
     ParsedValue,
     ParseFailure,
     fenced_blocks,
-    parse_value,
     too_long,
 )
-from utdebug.literals import LiteralError
 
 __all__ = [
     "MAX_TESTS",
     "ParsedProgram",
-    "expected_value",
     "parse_program_test",
     "parse_program_tests",
-    "parse_vote",
     "program_key",
 ]
 
@@ -73,10 +78,6 @@ _MOCKS = frozenset(
     {"mock", "Mock", "MagicMock", "AsyncMock", "patch", "monkeypatch", "mocker", "create_autospec"}
 )
 _FIXTURE_DECORATORS = frozenset({"fixture", "parametrize", "usefixtures"})
-_TRUTH = {"assertTrue": True, "assertFalse": False}
-_EQUAL = frozenset({"assertEqual", "assertEquals", "assertAlmostEqual", "assertListEqual",
-                    "assertDictEqual", "assertTupleEqual", "assertSetEqual", "assertCountEqual",
-                    "assertSequenceEqual", "assertMultiLineEqual"})  # fmt: skip
 MAX_TESTS = 10
 """At most this many tests are read from one reply."""
 _SELF_CLASS = "class _UtdCase:\n    pass\n\n\nself = _UtdCase()\n"
@@ -107,18 +108,6 @@ class ParsedProgram:
 def program_key(setup: str, call: str, then: str | None) -> str:
     """A test program's identity: its setup, call and follow-up, without outer blank space."""
     return "program:" + "\n".join([setup.strip(), call.strip(), (then or "").strip()])
-
-
-def expected_value(source: str, *, module_source: str | None = None) -> ParsedValue | ParseFailure:
-    """The one place where an expected value's text becomes a value: a literal or constructor
-    calls read structurally (:func:`utdebug.expected_values.expected_value`, with the classes of
-    ``module_source``), else a pending expression the sandbox computes (as
-    :func:`utdebug.agents.parsing.parse_output`)."""
-    text = source.strip()
-    try:
-        return ParsedValue(expected_values.expected_value(text, module_source=module_source), text)
-    except LiteralError:
-        return parse_value(text)
 
 
 def parse_program_test(
@@ -233,17 +222,41 @@ def _from_module(
     tree: ast.Module, code: str, entry: str, module_source: str | None = None
 ) -> list[ParsedProgram | ParseFailure]:
     defined = _defined_names(module_source) | {entry}
-    prelude: list[str] = []
     fixtures = {
         n.name: n
         for n in tree.body
         if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and _is_fixture(n)
     }
+    prelude, module_setup, plain = _module_level(tree, code, defined, fixtures)
+    out: list[ParsedProgram | ParseFailure] = []
+    lead = [*prelude, *module_setup]
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith(
+            "test"
+        ):
+            out += _from_function(node, code, entry, lead, None, module_source, fixtures)
+        elif isinstance(node, ast.ClassDef):
+            out += _from_class(node, code, entry, lead, module_source, fixtures)
+    if out:
+        return out
+    if plain and assertion(plain[-1]) is not None:
+        return _from_body(plain, code, entry, prelude, "", module_source)
+    if plain and isinstance(plain[-1], ast.For):
+        return _from_body(plain, code, entry, prelude, "", module_source)
+    return out
+
+
+def _module_level(
+    tree: ast.Module, code: str, defined: set[str], fixtures: dict[str, _Fn]
+) -> tuple[list[str], list[str], list[ast.stmt]]:
+    """The reply's module level: (imports and helpers the tests use, setup statements, the
+    plain statements that are no definition, import or runner call)."""
     test_names = {
         n.name
         for n in tree.body
         if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name.startswith("test")
     }
+    prelude: list[str] = []
     module_setup: list[str] = []
     plain: list[ast.stmt] = []
     for node in tree.body:
@@ -258,61 +271,60 @@ def _from_module(
             if isinstance(node, ast.ClassDef) and _test_methods(node):
                 continue
             if _uses_mocks(node) is None:
-                prelude.append(_source(code, node))  # a helper the tests use
+                prelude.append(source_text(code, node))  # a helper the tests use
             continue
         if isinstance(node, ast.If) and "__main__" in ast.dump(node.test):
             continue
         if _calls_a_runner(node, test_names):
             continue  # ``pytest.main()``, ``unittest.main()``, ``test_x()``
         plain.append(node)
-        if _assertion(node) is None and _uses_mocks(node) is None:
-            module_setup.append(_source(code, node))
+        if assertion(node) is None and _uses_mocks(node) is None:
+            module_setup.append(source_text(code, node))
+    return prelude, module_setup, plain
+
+
+def _from_class(
+    node: ast.ClassDef,
+    code: str,
+    entry: str,
+    lead: list[str],
+    module_source: str | None,
+    fixtures: dict[str, _Fn],
+) -> list[ParsedProgram | ParseFailure]:
+    """The tests of a test class's methods, each after the class's setup."""
+    methods = _test_methods(node)
+    if not methods:
+        return []
+    set_up = next(
+        (
+            m
+            for m in node.body
+            if isinstance(m, ast.FunctionDef) and m.name in ("setUp", "setup_method")
+        ),
+        None,
+    )
+    class_set_up = next(
+        (
+            m
+            for m in node.body
+            if isinstance(m, ast.FunctionDef) and m.name in ("setUpClass", "setup_class")
+        ),
+        None,
+    )
+    helpers = [
+        m
+        for m in node.body
+        if not (
+            isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef)
+            and (m.name.startswith("test") or m.name in _FRAMEWORK_METHODS)
+        )
+        and not is_docstring(m)
+    ]
     out: list[ParsedProgram | ParseFailure] = []
-    lead = [*prelude, *module_setup]
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith(
-            "test"
-        ):
-            out += _from_function(node, code, entry, lead, None, module_source, fixtures)
-        elif isinstance(node, ast.ClassDef):
-            methods = _test_methods(node)
-            if not methods:
-                continue
-            set_up = next(
-                (
-                    m
-                    for m in node.body
-                    if isinstance(m, ast.FunctionDef) and m.name in ("setUp", "setup_method")
-                ),
-                None,
-            )
-            class_set_up = next(
-                (
-                    m
-                    for m in node.body
-                    if isinstance(m, ast.FunctionDef) and m.name in ("setUpClass", "setup_class")
-                ),
-                None,
-            )
-            helpers = [
-                m
-                for m in node.body
-                if not (
-                    isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef)
-                    and (m.name.startswith("test") or m.name in _FRAMEWORK_METHODS)
-                )
-                and not _is_docstring(m)
-            ]
-            for m in methods:
-                out += _from_function(
-                    m, code, entry, lead, set_up, module_source, fixtures, helpers, class_set_up
-                )
-    if out:
-        return out
-    if plain and _assertion(plain[-1]) is not None:
-        return _from_body(plain, code, entry, prelude, "", module_source)
-    if plain and isinstance(plain[-1], ast.For):
-        return _from_body(plain, code, entry, prelude, "", module_source)
+    for m in methods:
+        out += _from_function(
+            m, code, entry, lead, set_up, module_source, fixtures, helpers, class_set_up
+        )
     return out
 
 
@@ -361,7 +373,7 @@ def _import_without(node: ast.Import | ast.ImportFrom, defined: set[str]) -> str
 
 def _is_fixture(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return any(
-        _callee_name(d.func if isinstance(d, ast.Call) else d) == "fixture"
+        callee_name(d.func if isinstance(d, ast.Call) else d) == "fixture"
         for d in fn.decorator_list
     )
 
@@ -370,7 +382,7 @@ def _calls_a_runner(node: ast.stmt, test_names: set[str]) -> bool:
     value = node.value if isinstance(node, ast.Expr | ast.Assign) else None
     if not isinstance(value, ast.Call):
         return False
-    name = _callee_name(value.func)
+    name = callee_name(value.func)
     return name in test_names or (
         name == "main"
         and isinstance(value.func, ast.Attribute)
@@ -416,7 +428,7 @@ def _from_function(
 ) -> list[ParsedProgram | ParseFailure]:
     fixtures = fixtures or {}
     for d in fn.decorator_list:
-        name = _callee_name(d.func if isinstance(d, ast.Call) else d)
+        name = callee_name(d.func if isinstance(d, ast.Call) else d)
         if name in _FIXTURE_DECORATORS:
             what = "parametrized tests" if name == "parametrize" else "fixtures"
             return [ParseFailure(f"the test uses {what} (@{name}): write one test with its setup")]
@@ -438,11 +450,11 @@ def _from_function(
         if class_set_up is not None:  # ``cls.x = ...`` once, as the class's attributes
             first = [a.arg for a in [*class_set_up.args.posonlyargs, *class_set_up.args.args]]
             lead.append(f"{first[0] if first else 'cls'} = type(self)")
-            lead += [_source(code, s) for s in class_set_up.body if not _is_docstring(s)]
+            lead += [source_text(code, s) for s in class_set_up.body if not is_docstring(s)]
         if set_up is not None:
-            lead += [_source(code, s) for s in set_up.body if not _is_docstring(s)]
+            lead += [source_text(code, s) for s in set_up.body if not is_docstring(s)]
     lead += built
-    body = [s for s in fn.body if not _is_docstring(s)]
+    body = [s for s in fn.body if not is_docstring(s)]
     if not body:
         return [ParseFailure(f"the test {fn.name} is empty")]
     return _from_body(body, code, entry, lead, fn.name, module_source)
@@ -453,7 +465,7 @@ def _self_class(helpers: list[ast.stmt], code: str) -> str:
     class-level values on it."""
     if not helpers:
         return _SELF_CLASS
-    body = "\n\n".join(textwrap.indent(_source(code, h), "    ") for h in helpers)
+    body = "\n\n".join(textwrap.indent(source_text(code, h), "    ") for h in helpers)
     return f"class _UtdCase:\n{body}\n\n\nself = _UtdCase()\n"
 
 
@@ -477,7 +489,7 @@ def _fixture_lines(
         if isinstance(inner, ParseFailure):
             return inner
         out += inner
-        body = [s for s in fixture.body if not _is_docstring(s)]
+        body = [s for s in fixture.body if not is_docstring(s)]
         at = next(
             (
                 i
@@ -498,7 +510,7 @@ def _fixture_lines(
         rest = body[:at]
         if any(isinstance(n, ast.Return | ast.Yield) for s in rest for n in ast.walk(s)):
             return ParseFailure(f"the fixture {name} does more than build a value")
-        out += [_source(code, s) for s in rest]
+        out += [source_text(code, s) for s in rest]
         out.append(f"{name} = {ast.unparse(value) if value is not None else 'None'}")
     return out
 
@@ -517,13 +529,13 @@ def _from_body(
         (
             i
             for i in range(len(body) - 1, -1, -1)
-            if _assertion(body[i]) is not None or _loop_asserts(body[i])
+            if assertion(body[i]) is not None or loop_asserts(body[i])
         ),
         None,
     )
     loop = body[last] if last is not None else None
-    if isinstance(loop, ast.For) and last is not None and _assertion(loop) is None:
-        rows = _unrolled(body[:last], loop, code)
+    if isinstance(loop, ast.For) and last is not None and assertion(loop) is None:
+        rows = unrolled(body[:last], loop, code, MAX_TESTS)
         if rows is None:
             return [ParseFailure(f"the test {name} asserts in a loop over cases it does not list")]
         out: list[ParsedProgram | ParseFailure] = []
@@ -534,93 +546,6 @@ def _from_body(
     return [_one(body, code, entry, lead, name, module_source)]
 
 
-def _loop_asserts(node: ast.stmt) -> bool:
-    return (
-        isinstance(node, ast.For)
-        and not node.orelse
-        and any(_assertion(s) is not None for s in node.body)
-    )
-
-
-def _unrolled(before: list[ast.stmt], loop: ast.For, code: str) -> list[str] | None:
-    """One test text per row of the table ``loop`` runs over: the statements before the
-    loop, then the loop's body with the row's values in place of its names. ``None`` when
-    the rows are not written out (a literal list or tuple, here or bound before the loop, or
-    a dict's ``.items()``) or do not fit the loop's names."""
-    table, source_of = loop.iter, None
-    items = False
-    if (
-        isinstance(table, ast.Call)
-        and isinstance(table.func, ast.Attribute)
-        and table.func.attr == "items"
-        and not table.args
-    ):
-        table, items = table.func.value, True
-    if isinstance(table, ast.Name):
-        source_of = next(
-            (
-                s
-                for s in reversed(before)
-                if isinstance(s, ast.Assign)
-                and len(s.targets) == 1
-                and isinstance(s.targets[0], ast.Name)
-                and s.targets[0].id == table.id
-            ),
-            None,
-        )
-        table = source_of.value if source_of is not None else table
-    rows: list[ast.expr]
-    if items and isinstance(table, ast.Dict) and None not in table.keys:
-        pairs = zip(table.keys, table.values, strict=True)
-        rows = [ast.Tuple([k, v], ast.Load()) for k, v in pairs]  # type: ignore[list-item]
-    elif not items and isinstance(table, ast.List | ast.Tuple):
-        rows = list(table.elts)
-    else:
-        return None
-    names = _target_names(loop.target)
-    if names is None or not rows:
-        return None
-    kept = [s for s in before if s is not source_of]
-    head = "\n".join(_source(code, s) for s in kept)
-    out: list[str] = []
-    for row in rows[:MAX_TESTS]:
-        values = _row_values(names, row)
-        if values is None:
-            return None
-        swapped = [_Substitute(values).visit(ast.parse(ast.unparse(s)).body[0]) for s in loop.body]
-        text = "\n".join([head, *(ast.unparse(ast.fix_missing_locations(s)) for s in swapped)])
-        out.append(text.strip("\n"))
-    return out
-
-
-def _target_names(target: ast.expr) -> list[str] | str | None:
-    if isinstance(target, ast.Name):
-        return target.id
-    if isinstance(target, ast.Tuple | ast.List) and all(
-        isinstance(e, ast.Name) for e in target.elts
-    ):
-        return [e.id for e in target.elts]  # type: ignore[attr-defined]
-    return None
-
-
-def _row_values(names: list[str] | str, row: ast.expr) -> dict[str, ast.expr] | None:
-    if isinstance(names, str):
-        return {names: row}
-    if isinstance(row, ast.Tuple | ast.List) and len(row.elts) == len(names):
-        return dict(zip(names, row.elts, strict=True))
-    return None
-
-
-class _Substitute(ast.NodeTransformer):
-    def __init__(self, values: dict[str, ast.expr]) -> None:
-        self.values = values
-
-    def visit_Name(self, node: ast.Name) -> ast.AST:
-        if isinstance(node.ctx, ast.Load) and node.id in self.values:
-            return ast.copy_location(self.values[node.id], node)
-        return node
-
-
 def _one(
     body: list[ast.stmt],
     code: str,
@@ -629,19 +554,19 @@ def _one(
     name: str,
     module_source: str | None = None,
 ) -> ParsedProgram | ParseFailure:
-    last_at = next((i for i in range(len(body) - 1, -1, -1) if _assertion(body[i])), None)
+    last_at = next((i for i in range(len(body) - 1, -1, -1) if assertion(body[i])), None)
     if last_at is None:
         return ParseFailure(f"the test {name or ''} has no assertion".replace("  ", " "))
     raised_at = _raises_checked_after(body, last_at)
     if raised_at is not None:
         last_at = raised_at  # ``with pytest.raises(E) as e`` then asserts on ``e``
-    found = _assertion(body[last_at])
+    found = assertion(body[last_at])
     assert found is not None
     if isinstance(found, ParseFailure):
         return found
     subject, expected_src, raises, inner = found
-    setup_nodes = [s for s in body[:last_at] if _assertion(s) is None]
-    setup = [*lead, *(_source(code, s) for s in setup_nodes), *inner]
+    setup_nodes = [s for s in body[:last_at] if assertion(s) is None]
+    setup = [*lead, *(source_text(code, s) for s in setup_nodes), *inner]
     call, then = subject, None
     if raises is None and setup_nodes and not inner:
         prev = setup_nodes[-1]
@@ -651,14 +576,14 @@ def _one(
             and isinstance(prev.targets[0], ast.Name)
             and subject.strip() == prev.targets[0].id
         ):
-            call = _source(code, prev.value)
+            call = source_text(code, prev.value)
             setup.pop()
         elif (
             isinstance(prev, ast.Expr)
-            and not _mentions(subject, entry)
-            and _mentions(_source(code, prev.value), entry)
+            and not mentions(subject, entry)
+            and mentions(source_text(code, prev.value), entry)
         ):
-            call, then = _source(code, prev.value), subject
+            call, then = source_text(code, prev.value), subject
             setup.pop()
     expected: ParsedValue | None = None
     if raises is None:
@@ -667,15 +592,15 @@ def _one(
         if isinstance(value, ParseFailure):
             return ParseFailure(f"the expected value {expected_src!r}: {value.reason}")
         expected = value
-        if value.pending and _names_objects(expected_src):
+        if value.pending and names_objects(expected_src):
             # ``assert a == b`` with ``b`` built by the setup (an ``__eq__`` test): no value
             # to predict, the comparison itself is the call, expected True
             if then is not None:
-                then = _equals(then, expected_src)
+                then = equals(then, expected_src)
             else:
-                call = _equals(call, expected_src)
+                call = equals(call, expected_src)
             expected = ParsedValue(True, "True")
-    source = "\n".join(_source(code, s) for s in body)
+    source = "\n".join(source_text(code, s) for s in body)
     return ParsedProgram("\n".join(setup), call, expected, raises, then, name, source)
 
 
@@ -687,7 +612,7 @@ def _raises_checked_after(body: list[ast.stmt], last_at: int) -> int | None:
         if not isinstance(node, ast.With | ast.AsyncWith) or len(node.items) != 1:
             continue
         item = node.items[0]
-        found = _assertion(node)
+        found = assertion(node)
         if found is None or isinstance(found, ParseFailure) or found[2] is None:
             continue
         bound = item.optional_vars
@@ -695,262 +620,11 @@ def _raises_checked_after(body: list[ast.stmt], last_at: int) -> int | None:
             return None
         after = body[i + 1 : last_at + 1]
         if all(
-            _assertion(s) is not None
+            assertion(s) is not None
             and any(isinstance(n, ast.Name) and n.id == bound.id for n in ast.walk(s))
             for s in after
-            if _assertion(s) is not None
+            if assertion(s) is not None
         ):
             return i
         return None
     return None
-
-
-def _names_objects(source: str) -> bool:
-    """The expression uses a name other than a builtin's (one the setup binds): it cannot be
-    computed apart from the test, as a pending expected value is."""
-    try:
-        tree = ast.parse(source, mode="eval")
-    except SyntaxError:
-        return False
-    return any(isinstance(n, ast.Name) and not hasattr(builtins, n.id) for n in ast.walk(tree))
-
-
-def _equals(left: str, right: str) -> str:
-    compare = ast.Compare(
-        left=ast.parse(left, mode="eval").body,
-        ops=[ast.Eq()],
-        comparators=[ast.parse(right, mode="eval").body],
-    )
-    return ast.unparse(compare)
-
-
-_Found = tuple[str, str | None, str | None, list[str]]
-"""(subject, expected source, raised type, setup lines inside a ``with raises`` block)."""
-
-
-def _assertion(node: ast.stmt) -> _Found | ParseFailure | None:
-    """What an assertion statement checks, or ``None`` for another statement."""
-    if isinstance(node, ast.Assert):
-        return _assert(node.test)
-    if isinstance(node, ast.With | ast.AsyncWith) and len(node.items) == 1:
-        ctx = node.items[0].context_expr
-        if isinstance(ctx, ast.Call) and _callee_name(ctx.func) in ("raises", "assertRaises"):
-            if not ctx.args:
-                return ParseFailure("a raises block names no exception type")
-            kind = ast.unparse(ctx.args[0])
-            # an assertion inside the block never runs once the call raised: left out
-            stmts = [s for s in node.body if not isinstance(s, ast.Pass) and _assertion(s) is None]
-            if not stmts:
-                return ParseFailure("a raises block holds no call")
-            last = stmts[-1]
-            value = last.value if isinstance(last, ast.Expr | ast.Assign) else None
-            if value is None:
-                return ParseFailure("the last statement of a raises block is not a call")
-            inner = [ast.unparse(s) for s in stmts[:-1]]
-            return ast.unparse(value), None, kind, inner
-        return None
-    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
-        call = node.value
-        name = _callee_name(call.func)
-        on_self = isinstance(call.func, ast.Attribute) and _is_self(call.func.value)
-        if not on_self or not name.startswith("assert"):
-            return None
-        args = call.args
-        if name in _EQUAL and len(args) >= 2:
-            return _pair(args[0], args[1])
-        if name in _TRUTH and args:
-            return ast.unparse(args[0]), repr(_TRUTH[name]), None, []
-        if name == "assertIsNone" and args:
-            return ast.unparse(args[0]), "None", None, []
-        if name == "assertRaises" and len(args) >= 2:
-            rest = ", ".join(ast.unparse(a) for a in args[2:])
-            return f"{ast.unparse(args[1])}({rest})", None, ast.unparse(args[0]), []
-        return ParseFailure(f"self.{name} is not an assertion utdebug reads (use assertEqual)")
-    return None
-
-
-def _assert(test: ast.expr) -> _Found | ParseFailure:
-    if isinstance(test, ast.Compare) and len(test.ops) == 1:
-        op, right = test.ops[0], test.comparators[0]
-        if isinstance(op, ast.Eq):
-            return _pair(test.left, right)
-        if isinstance(op, ast.Is) and isinstance(right, ast.Constant):
-            return ast.unparse(test.left), repr(right.value), None, []
-        return ParseFailure(
-            f"the assertion compares with {type(op).__name__}: write `assert <call> == <value>`"
-        )
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return ast.unparse(test.operand), "False", None, []
-    if isinstance(test, ast.Call | ast.Attribute | ast.Name | ast.Subscript | ast.Await):
-        return ast.unparse(test), "True", None, []
-    return ParseFailure(f"the assertion `{ast.unparse(test)[:80]}` compares nothing")
-
-
-def _pair(left: ast.expr, right: ast.expr) -> _Found:
-    """(subject, expected) of ``left == right``: the side that is a value is expected."""
-    left, right = _approx(left), _approx(right)
-    if _is_value(left) and not _is_value(right):
-        left, right = right, left
-    return ast.unparse(left), ast.unparse(right), None, []
-
-
-def _approx(node: ast.expr) -> ast.expr:
-    if isinstance(node, ast.Call) and _callee_name(node.func) == "approx" and node.args:
-        return node.args[0]
-    return node
-
-
-def _is_value(node: ast.expr) -> bool:
-    return isinstance(expected_value(ast.unparse(node)), ParsedValue) and not any(
-        isinstance(n, ast.Call | ast.Attribute | ast.Await) for n in ast.walk(node)
-    )
-
-
-def _callee_name(func: ast.expr) -> str:
-    if isinstance(func, ast.Name):
-        return func.id
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    return ""
-
-
-def _is_self(node: ast.expr) -> bool:
-    return isinstance(node, ast.Name) and node.id == "self"
-
-
-def _is_docstring(node: ast.stmt) -> bool:
-    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
-
-
-def _mentions(text: str, entry: str) -> bool:
-    return re.search(rf"\b{re.escape(entry)}\b", text) is not None
-
-
-def _source(code: str, node: ast.AST) -> str:
-    """A statement's whole lines, dedented (compound statements keep their shape); an
-    expression's exact text."""
-    if isinstance(node, ast.stmt) and node.end_lineno is not None:
-        lines = code.splitlines()[node.lineno - 1 : node.end_lineno]
-        text = textwrap.dedent("\n".join(lines))
-        try:
-            ast.parse(text)
-        except SyntaxError:  # a line shared with another statement (``a = 1; b = 2``)
-            return ast.unparse(node)
-        return text
-    seg = ast.get_source_segment(code, node)
-    return seg if seg is not None else ast.unparse(node)
-
-
-_RAISES = re.compile(r"^\s*raises\s+([A-Za-z_][\w.]*)\s*$")
-_MARKED_RAISES = re.compile(r"(?:Output|Final Answer)\s*:\s*`*\s*raises\s+([A-Za-z_][\w.]*)")
-
-
-def parse_vote(
-    text: str, call: str, *, module_source: str | None = None
-) -> ParsedValue | ParseFailure | str:
-    """An output vote on a program test: the predicted value, or the name of the exception
-    type (``Output: ```raises KeyError``` ``) as a ``str``.
-
-    The answer is found as for a literal-argument test (:func:`~utdebug.agents.parsing.
-    parse_output`); an answer that is not a literal (``Point(4, 2)``, ``date(2024, 1, 2)``,
-    ``Color.RED``) is read structurally with :func:`utdebug.expected_values.expected_value` and the
-    classes of ``module_source`` (the code under test), else left to the sandbox to compute."""
-    last = None
-    for match in _MARKED_RAISES.finditer(text):
-        last = match.group(1)
-    if last is None:
-        for b in reversed(fenced_blocks(text)):
-            # ```raises KeyError```, or a ```python block holding that one line
-            m = _RAISES.match(_block_line(text[b.body : b.end]) or text[b.body : b.end])
-            if m:
-                last = m.group(1)
-            break
-    restated = _restated_answer(text, module_source)
-    if restated is not None:
-        return restated
-    if last is not None:
-        if _PLACEHOLDER.match(last.rsplit(".", 1)[-1]):
-            return ParseFailure(
-                f"the answer `raises {last}` names the prompt's placeholder, not an exception type"
-            )
-        return last
-    return _structural_vote(text, call, module_source)
-
-
-_VALUE_OF = re.compile(
-    r"(?i)\bvalue[ \t]+of[ \t]+`[^`\n]{1,300}`[ \t]+at[ \t]+the[ \t]+end\b[^\n]{0,300}?"
-    r"[ \t,]\s*(?:is|would[ \t]+be|will[ \t]+be)[ \t]*:?\s*"
-)
-"""The vote prompt's own question restated as the answer's sentence: "... the value of
-`cart.total()` at the end, for a **correct** implementation of `Cart.total`, is `0.0`."."""
-
-
-def _restated_answer(text: str, module_source: str | None) -> ParsedValue | str | None:
-    """The value (or ``raises X``) stated after the last restatement of the prompt's question
-    (:data:`_VALUE_OF`) when no ``Output:`` marker comes after it; ``None`` otherwise."""
-    found = list(_VALUE_OF.finditer(text))
-    if not found:
-        return None
-    at = found[-1].end()
-    if re.search(r"(?i)\b(?:output|final answer)\s*:", text[at:]):
-        return None  # a marked answer after the sentence decides
-    blocks = [b for b in fenced_blocks(text) if b.start >= at - 1]
-    source: str | None = None
-    if text.startswith("```", at) or (blocks and not text[at : blocks[0].start].strip()):
-        if blocks and blocks[0].closed:
-            source = (
-                _block_line(text[blocks[0].body : blocks[0].end])
-                or text[blocks[0].body : blocks[0].end].strip()
-            )
-    elif text.startswith("`", at):
-        m = _SPAN.match(text, at)
-        source = m.group(1) if m is not None else None
-    if source is None:
-        return None
-    source = source.strip()
-    raised = _RAISES.match(source)
-    if raised is not None:
-        return None if _PLACEHOLDER.match(raised.group(1).rsplit(".", 1)[-1]) else raised.group(1)
-    value = expected_value(source, module_source=module_source)
-    if isinstance(value, ParsedValue) and not value.pending:
-        return value
-    return None
-
-
-_PLACEHOLDER = re.compile(r"ExceptionType\w*\Z")
-"""``raises ExceptionType`` (the prompt's ``<ExceptionType>``), ``ExceptionTypeError``."""
-
-
-def _structural_vote(text: str, call: str, module_source: str | None) -> ParsedValue | ParseFailure:
-    from utdebug.agents.parsing import parse_output
-
-    out = parse_output(text, call=call)
-    if isinstance(out, ParsedValue) and not out.pending:
-        return out  # a literal: read exactly as a literal-argument test's vote
-    if isinstance(out, ParsedValue):
-        candidates = [out.source]
-    else:  # the answer region holds an expression that is not a literal (``Color.RED``)
-        blocks = fenced_blocks(text)
-        candidates = [_block_line(text[b.body : b.end]) for b in blocks[-1:]]
-        candidates += _SPAN.findall(text)[-1:]
-    for source in candidates:
-        source = source.strip()
-        if not source or "\n" in source:
-            continue
-        try:
-            value = expected_values.expected_value(source, module_source=module_source)
-        except LiteralError:
-            continue
-        return ParsedValue(value, source)
-    return out
-
-
-def _block_line(body: str) -> str:
-    """A block's one line of code (after a language tag on the fence line), else ``""``."""
-    lines = [line for line in body.splitlines() if line.strip()]
-    if len(lines) == 2 and re.fullmatch(r"[\w+-]+", lines[0].strip()):
-        lines = lines[1:]
-    return lines[0] if len(lines) == 1 else ""
-
-
-_SPAN = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")

@@ -32,7 +32,8 @@ from utdebug.agents.base import (
 )
 from utdebug.agents.edits import MergedEdit, take_edit
 from utdebug.agents.parsing import Style
-from utdebug.agents.reply_tests import ParsedProgram, parse_program_tests, parse_vote
+from utdebug.agents.reply_tests import ParsedProgram, parse_program_tests
+from utdebug.agents.reply_votes import parse_vote
 
 CallHook = Callable[[str, list[Completion], float], None]
 """``(purpose, completions, seconds)`` after each model call."""

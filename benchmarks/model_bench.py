@@ -34,7 +34,7 @@ from typing import Any
 
 from rich.console import Console
 
-from utdebug.agents.base import Meter, Metered, Model, ModelError
+from utdebug.agents.base import Meter, Model, ModelError
 from utdebug.agents.sim import SIMULATED, SimParams
 from utdebug.benchmarks.bench import (
     error_line,
@@ -322,24 +322,13 @@ def build_model(
     spec_value: str, args: argparse.Namespace, meter: Meter, cache_dir: Path
 ) -> Model | None:
     """The model named by ``--model`` (``None`` for ``sim``, which each run builds itself)."""
-    from utdebug.agents.cache import CachedModel, ResponseCache
-    from utdebug.agents.config import build_litellm_model, resolve_model_spec
-    from utdebug.agents.scripted import ScriptedModel
+    from utdebug.agents import factory
+    from utdebug.agents.config import resolve_model_spec
 
     spec = resolve_model_spec(spec_value)
-    if spec.kind == "sim":
+    if factory.kind_of(spec).answers_from_gold:
         return None
-    model: Model
-    if spec.kind == "scripted":
-        assert spec.script_path is not None
-        model = Metered(ScriptedModel.from_file(Path(spec.script_path)), meter)
-    else:
-        model = build_litellm_model(spec, meter)
-        if args.no_cache:
-            return model
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        model = CachedModel(model, ResponseCache(cache_dir / "responses.sqlite"))
-    return model
+    return factory.build_model(spec, meter, None if args.no_cache else cache_dir)
 
 
 def build_models(

@@ -28,7 +28,8 @@ from typing import Any
 import pytest
 
 from utdebug.agents.reply_syntax import ParsedValue, ParseFailure
-from utdebug.agents.reply_tests import parse_program_tests, parse_vote
+from utdebug.agents.reply_tests import parse_program_tests
+from utdebug.agents.reply_votes import parse_vote
 from utdebug.engine import Executor
 from utdebug.engine.admission import call_problem, setup_problem
 from utdebug.sandbox.config import Limits

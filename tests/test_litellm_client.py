@@ -26,7 +26,7 @@ from utdebug.agents.base import (
     Sampling,
     accounting,
 )
-from utdebug.agents.litellm_client import LiteLLMModel, SamplingOverrides
+from utdebug.agents.litellm_client import ClientSettings, LiteLLMModel, SamplingOverrides
 from utdebug.agents.loopback_server import LLMServer
 from utdebug.agents.servers import PROBE_PREFILL, PROBE_PROMPT, continues_prefill
 
@@ -86,7 +86,9 @@ def req(n: int = 1, **kw: Any) -> ModelRequest:
 def model(name: str = "openai/gpt-4o-mini", **kw: Any) -> tuple[LiteLLMModel, FakeSleep]:
     sleep = FakeSleep()
     kw.setdefault("mock_response", "hello")
-    return LiteLLMModel(name, sleep=sleep, rng=random.Random(0), **kw), sleep
+    tuned = {k: kw.pop(k) for k in list(kw) if k in ClientSettings.__dataclass_fields__}
+    settings = ClientSettings(**tuned)
+    return LiteLLMModel(name, settings, sleep=sleep, rng=random.Random(0), **kw), sleep
 
 
 async def test_n_choices_with_usage_cost_and_resolved_model(ll: Any, rec: Recorder) -> None:
@@ -128,7 +130,9 @@ def test_probe_answers_are_read_as_continued_or_restarted() -> None:
     assert not continues_prefill("1, 2, 3, 4, 5")
     assert not continues_prefill("Sure! 1, 2, 3")
     assert not continues_prefill("")
-    assert not LiteLLMModel("anthropic/claude-x", supports_prefill=False).supports_prefill
+    assert not LiteLLMModel(
+        "anthropic/claude-x", ClientSettings(supports_prefill=False)
+    ).supports_prefill
 
 
 async def test_prefill_is_decided_by_one_probe(rec: Recorder) -> None:
@@ -404,18 +408,20 @@ def test_retry_after_header_lengthens_the_wait(ll: Any) -> None:
 
     resp = httpx.Response(429, headers={"retry-after": "12"}, request=httpx.Request("POST", "x"))
     exc = ll.RateLimitError("slow", llm_provider="openai", model="m", response=resp)
-    m = LiteLLMModel("openai/gpt-4o-mini", rng=random.Random(1), backoff=(1.0, 30.0))
+    m = LiteLLMModel(
+        "openai/gpt-4o-mini", ClientSettings(backoff=(1.0, 30.0)), rng=random.Random(1)
+    )
     assert m._delay(0, exc) == 12.0
-    m_capped = LiteLLMModel("openai/gpt-4o-mini", backoff=(1.0, 5.0))
+    m_capped = LiteLLMModel("openai/gpt-4o-mini", ClientSettings(backoff=(1.0, 5.0)))
     assert m_capped._delay(0, exc) == 5.0
     assert 8.0 <= m._delay(4, ValueError()) <= 16.0
 
 
 def test_constructor_validates() -> None:
     with pytest.raises(ValueError, match="concurrency"):
-        LiteLLMModel("openai/x", concurrency=0)
+        LiteLLMModel("openai/x", ClientSettings(concurrency=0))
     with pytest.raises(ValueError, match="timeout"):
-        LiteLLMModel("openai/x", timeout=0)
+        LiteLLMModel("openai/x", ClientSettings(timeout=0))
 
 
 # --- a real HTTP round trip: a local OpenAI-compatible server (like llama-server) ---------------
@@ -433,7 +439,11 @@ async def test_local_server_round_trip_with_prefill_slots_and_retry(server: LLMS
     meter = Meter()
     sleep = FakeSleep()
     m = LiteLLMModel(
-        "openai/qwen", api_base=server.base, sleep=sleep, meter=meter, supports_prefill=True
+        "openai/qwen",
+        ClientSettings(supports_prefill=True),
+        api_base=server.base,
+        sleep=sleep,
+        meter=meter,
     )
     with accounting(Meter()) as session:
         out = await m.complete(req(3, prefill="assert f(1) == (", sampling=Sampling(seed=3)))

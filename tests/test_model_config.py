@@ -14,15 +14,10 @@ import pytest
 
 from utdebug import models_cmd
 from utdebug.agents.base import Meter, Metered
-from utdebug.agents.config import (
-    ConfigError,
-    ModelSpec,
-    build_litellm_model,
-    list_models,
-    load_config,
-    resolve_model_spec,
-)
+from utdebug.agents.config import ConfigError, ModelSpec, load_config, resolve_model_spec
+from utdebug.agents.factory import build_litellm_model
 from utdebug.agents.litellm_client import LiteLLMModel
+from utdebug.agents.model_list import list_models
 
 CONFIG = """
 default = "local"

@@ -6,12 +6,8 @@ from __future__ import annotations
 import pytest
 
 from utdebug.agents.reply_syntax import ParsedValue, ParseFailure
-from utdebug.agents.reply_tests import (
-    ParsedProgram,
-    parse_program_test,
-    parse_program_tests,
-    parse_vote,
-)
+from utdebug.agents.reply_tests import ParsedProgram, parse_program_test, parse_program_tests
+from utdebug.agents.reply_votes import parse_vote
 
 
 def block(code: str, prose: str = "The bug is in total.") -> str:

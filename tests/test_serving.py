@@ -27,9 +27,10 @@ from utdebug.agents.base import (
     Sampling,
     accounting,
 )
-from utdebug.agents.config import build_litellm_model, resolve_model_spec
+from utdebug.agents.config import resolve_model_spec
+from utdebug.agents.factory import build_litellm_model
 from utdebug.agents.limiter import AdaptiveLimiter
-from utdebug.agents.litellm_client import LiteLLMModel, no_answer
+from utdebug.agents.litellm_client import ClientSettings, LiteLLMModel, no_answer
 from utdebug.agents.loopback_server import LLMServer, free_port, llama_cpp_python, llama_server
 from utdebug.agents.preflight import preflight
 from utdebug.agents.servers import detect_server, ollama_parallel, read_slots
@@ -83,7 +84,9 @@ async def test_one_slot_server_serves_sixteen_sessions_at_the_serial_bound(
         # 7). A request queued in the server's own queue waits one request at most (asserted
         # below, max_open), so 15 s is never reached by a working limiter.
         model = LiteLLMModel(
-            "openai/local", api_base=server.base, timeout=15.0, max_retries=0, concurrency=8
+            "openai/local",
+            ClientSettings(timeout=15.0, max_retries=0, concurrency=8),
+            api_base=server.base,
         )
         settings = Settings(n=1, k=1, rounds=1)
         sessions = [Session(IDENT, model, executor, settings) for _ in range(16)]
@@ -118,7 +121,10 @@ async def test_sessions_count_requests_retries_and_failures(ll: Any, executor: E
     with LLMServer() as server:
         server.statuses = [503]
         model = LiteLLMModel(
-            "openai/local", api_base=server.base, sleep=FakeSleep(), supports_prefill=True
+            "openai/local",
+            ClientSettings(supports_prefill=True),
+            api_base=server.base,
+            sleep=FakeSleep(),
         )
         session = Session(IDENT, model, executor, Settings(n=1, k=2, rounds=1))
         result = await session.run()
@@ -132,10 +138,9 @@ async def test_sessions_count_requests_retries_and_failures(ll: Any, executor: E
 async def test_a_model_error_is_counted_as_a_failure(ll: Any, executor: Executor) -> None:
     model = LiteLLMModel(
         "openai/local",
+        ClientSettings(max_retries=1, supports_prefill=True),
         api_base=f"http://127.0.0.1:{free_port()}/v1",
-        max_retries=1,
         sleep=FakeSleep(),
-        supports_prefill=True,
     )
     session = Session(IDENT, model, executor, Settings(n=1, k=1, rounds=0))
     result = await session.run()
@@ -328,7 +333,9 @@ async def test_an_interrupted_reply_is_retried_and_halves_the_limit(ll: Any) -> 
     with LLMServer(
         slots=1, expose_slots=False, interrupts=True, seconds_per_token=0.01, responder=_long
     ) as server:
-        model = LiteLLMModel("openai/local", api_base=server.base, concurrency=4, sleep=FakeSleep())
+        model = LiteLLMModel(
+            "openai/local", ClientSettings(concurrency=4), api_base=server.base, sleep=FakeSleep()
+        )
         model.limiter.limit = 2  # as if it had climbed there
         meter = Meter()
         with accounting(meter):
@@ -345,7 +352,9 @@ async def test_an_interrupted_reply_is_retried_and_halves_the_limit(ll: Any) -> 
 
 async def test_an_empty_reply_is_no_completion(ll: Any) -> None:
     with LLMServer(responder=lambda body: "") as server:
-        model = LiteLLMModel("openai/local", api_base=server.base, max_retries=1, sleep=FakeSleep())
+        model = LiteLLMModel(
+            "openai/local", ClientSettings(max_retries=1), api_base=server.base, sleep=FakeSleep()
+        )
         meter = Meter()
         with accounting(meter), pytest.raises(ModelUnavailable, match="interrupted: an empty"):
             await model.complete(ask(purpose="vote"))
@@ -357,14 +366,18 @@ async def test_a_stalled_stream_is_cut_and_retried(ll: Any) -> None:
     with LLMServer(
         responder=lambda body: "a long answer " * 10, stall_at=3, stall_seconds=1.5
     ) as server:
-        model = LiteLLMModel("openai/local", api_base=server.base, stall_timeout=0.5, max_retries=0)
+        model = LiteLLMModel(
+            "openai/local", ClientSettings(stall_timeout=0.5, max_retries=0), api_base=server.base
+        )
         with pytest.raises(ModelTimeout, match=r"stalled: no token for 0\.5 s"):
             await model.complete(ask())
 
 
 async def test_no_first_token_in_time_is_a_timeout(ll: Any) -> None:
     with LLMServer(seconds_per_request=2.0) as server:
-        model = LiteLLMModel("openai/local", api_base=server.base, timeout=0.5, max_retries=0)
+        model = LiteLLMModel(
+            "openai/local", ClientSettings(timeout=0.5, max_retries=0), api_base=server.base
+        )
         t0 = time.monotonic()
         with pytest.raises(ModelTimeout, match=r"no first token within 0\.5 s"):
             await model.complete(ask())
@@ -399,7 +412,10 @@ async def test_a_server_stopped_mid_stream_is_unavailable_then_retried(ll: Any) 
             server.start()
 
         model = LiteLLMModel(
-            "openai/local", api_base=server.base, max_retries=1, sleep=restart_then_sleep
+            "openai/local",
+            ClientSettings(max_retries=1),
+            api_base=server.base,
+            sleep=restart_then_sleep,
         )
 
         async def stop_soon() -> None:
@@ -569,7 +585,7 @@ def test_bench_at_the_defaults_on_llama_cpp_python(
 
 async def test_llama_server_gets_its_slots_and_says_so(ll: Any) -> None:
     with llama_server(slots=3) as server:
-        model = LiteLLMModel("openai/local", api_base=server.base, concurrency=8)
+        model = LiteLLMModel("openai/local", ClientSettings(concurrency=8), api_base=server.base)
         found = await preflight(model)
     assert found.slots == 3 and model.limiter.limit == 3 and model.limiter.slots == 3
     assert found.server == "llama-server" and found.limit == 3

@@ -300,7 +300,9 @@ def _later(args: argparse.Namespace) -> tuple[str, Any]:
         if str(e).startswith("no model chosen"):
             raise _UsageError(NO_MODEL) from None
         raise _UsageError(f"{e} (for an offline try: 'utdebug demo')") from None
-    if spec.kind == "scripted":  # replays a file: nothing to wait for
+    from utdebug.agents.factory import kind_of
+
+    if kind_of(spec).replays_file:  # nothing to wait for
         return ("ready", _model(args))
     return ("later", args)
 
@@ -315,29 +317,24 @@ the app on one's own code exists)."""
 
 def _model(args: argparse.Namespace) -> Any:
     from utdebug.agents.base import Meter
-    from utdebug.agents.config import ConfigError, build_litellm_model, resolve_model_spec
-    from utdebug.agents.scripted import ScriptedModel
+    from utdebug.agents.config import ConfigError, resolve_model_spec
+    from utdebug.agents.factory import build_model, kind_of, with_cache
 
     try:
         spec = resolve_model_spec(args.model)
-        if spec.kind == "scripted":
-            assert spec.script_path is not None
-            return ScriptedModel.from_file(Path(spec.script_path))
-        if spec.kind == "sim":
+        if kind_of(spec).answers_from_gold:
             raise _UsageError("--model sim needs --problem")
-        model = build_litellm_model(spec, Meter())
+        model = build_model(spec, Meter())
     except (ConfigError, ValueError) as e:
         raise _UsageError(f"{e} (for an offline try: 'utdebug demo')") from None
-    if getattr(args, "no_cache", False):
+    if getattr(args, "no_cache", False) or not kind_of(spec).cached:
         return model
     # The same cache and keys as 'utdebug bench': reopening a function replays its calls.
-    from utdebug.agents.cache import CachedModel, ResponseCache
     from utdebug.data.datasets import default_cache_dir
 
     cache_dir = args.cache_dir or default_cache_dir()
     try:
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        return CachedModel(model, ResponseCache(cache_dir / "responses.sqlite"))
+        return with_cache(model, cache_dir)
     except (OSError, ValueError) as e:
         print(
             f"utdebug debug: no response cache ({e}); every call goes to the model", file=sys.stderr

@@ -38,7 +38,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from utdebug.agents.config import ConfigError, list_models
+    from utdebug.agents.config import ConfigError
+    from utdebug.agents.model_list import list_models
     from utdebug.cli_common import Exit
 
     try:

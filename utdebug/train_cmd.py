@@ -253,7 +253,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if problem is not None:
         print(f"utdebug train data: {problem}", file=sys.stderr)
         return Exit.USAGE
-    from utdebug.agents.config import ConfigError, check_provider, resolve_model_spec
+    from utdebug.agents.config import ConfigError, resolve_model_spec
+    from utdebug.agents.factory import check_model, kind_of
     from utdebug.agents.sim import SimParams
     from utdebug.data.datasets import default_cache_dir
     from utdebug.train.driver import run_train_data
@@ -279,14 +280,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                 return Exit.USAGE
             spec = None  # nothing names a model: the stages that need none
         try:
-            if spec is not None and spec.kind == "litellm":
-                check_provider(spec)
-            elif (
-                spec is not None
-                and spec.kind == "scripted"
-                and not (spec.script_path and spec.script_path.is_file())
-            ):
-                raise ConfigError(f"scripted model: no such file: {spec.script_path}")
+            if spec is not None:
+                check_model(spec)
         except ConfigError as e:
             print(f"utdebug train data: {e}", file=sys.stderr)
             return Exit.USAGE
@@ -296,7 +291,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         model = NO_MODEL
         inputs, rationale = args.inputs or "dataset", args.rationale or "none"
     else:
-        model = spec.name if spec.kind != "sim" else "sim"
+        model = "sim" if kind_of(spec).answers_from_gold else spec.name
         inputs, rationale = args.inputs or "model", args.rationale or "model"
     sim_attack = args.sim_attack
     if model == "sim" and sim_attack is None:
@@ -317,7 +312,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         sim_attack=sim_attack,
         sim_rationale_error=args.sim_rationale_error,
         cache_dir=None
-        if args.no_cache or spec is None or spec.kind != "litellm"
+        if args.no_cache or spec is None or not kind_of(spec).cached
         else str(cache_dir),
     )
     if args.out is None:

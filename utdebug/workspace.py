@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from utdebug.agents.edits import is_main_guard
+from utdebug.agents.edit_ast import is_main_guard
 from utdebug.engine.model import Task
 from utdebug.engine.targets import Def, classify, first_line, is_property_getter
 

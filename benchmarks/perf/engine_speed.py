@@ -380,7 +380,7 @@ def one_slot_model(
 ) -> tuple[Any, Any]:
     """(the local one-slot server, a litellm model that talks to it)."""
     sys.path.insert(0, str(REPO))
-    from utdebug.agents.litellm_client import LiteLLMModel
+    from utdebug.agents.litellm_client import ClientSettings, LiteLLMModel
     from utdebug.agents.loopback_server import LLMServer
 
     server = LLMServer(
@@ -390,7 +390,9 @@ def one_slot_model(
         expose_slots=not hide_slots,
         continues_prefill=True,
     )
-    model = LiteLLMModel("openai/one-slot", api_base=server.base, timeout=120.0, max_retries=2)
+    model = LiteLLMModel(
+        "openai/one-slot", ClientSettings(timeout=120.0, max_retries=2), api_base=server.base
+    )
     return server, model
 
 

@@ -39,7 +39,7 @@ read the code's names and classes from it):
   parsed when it gives one or more. Each test read is then checked as the engine admits it
   before any vote (``utdebug.engine.admission``: it calls the method as written, its setup
   runs once in the sandbox): the ``tests`` line counts the tests read and those that can run.
-- **vote**: ``reply_tests.parse_vote`` with the expression the vote answers. The corpus does
+- **vote**: ``reply_votes.parse_vote`` with the expression the vote answers. The corpus does
   not record the test, so the expression is the one the reply names ("the value of `...`"),
   else none; a value (computed in the sandbox when it is not a literal) or ``raises X``.
 - **debug**: ``take_edit`` merged into the class's solution (``class_name`` given).
@@ -300,7 +300,7 @@ def _admitted(
 
 
 def _program_vote(sb: Sandbox, p: ModuleType, reply: str, code: str) -> tuple[bool, str]:
-    from utdebug.agents.reply_tests import parse_vote
+    from utdebug.agents.reply_votes import parse_vote
 
     named = _SUBJECT.findall(reply)
     value = parse_vote(reply, named[-1] if named else "", module_source=code)

@@ -505,23 +505,22 @@ def _description(loaded: Any, module: str) -> str:
 def model_info(spec_value: str | None) -> ModelInfo:
     """Build the model named by ``--model`` (else ``UTDEBUG_MODEL``, else the config default)."""
     from utdebug.agents.base import Meter
-    from utdebug.agents.config import ConfigError, build_litellm_model, resolve_model_spec
-    from utdebug.agents.scripted import ScriptedModel
+    from utdebug.agents.config import ConfigError, resolve_model_spec
+    from utdebug.agents.factory import build_model, kind_of
 
     try:
         spec = resolve_model_spec(spec_value)
-        if spec.kind == "sim":
+        kind = kind_of(spec)
+        if kind.answers_from_gold:
             raise CheckError(
                 "--model sim answers from a benchmark problem's gold solution; it cannot check "
                 "your code: use a real model, or scripted:FILE for a dry run"
             )
-        if spec.kind == "scripted":
+        built = build_model(spec, Meter())
+        if kind.replays_file:
             assert spec.script_path is not None
-            path = Path(spec.script_path)
-            model = ScriptedModel.from_file(path)
-            digest = hashlib.sha256(path.read_bytes()).hexdigest()
-            return ModelInfo(model, model.name, f"scripted:{digest}", True)
-        built = build_litellm_model(spec, Meter())
+            digest = hashlib.sha256(Path(spec.script_path).read_bytes()).hexdigest()
+            return ModelInfo(built, built.name, f"scripted:{digest}", True)
     except (ConfigError, ValueError, OSError) as e:
         raise CheckError(str(e)) from None
     from utdebug.agents.base import identity_of

@@ -327,7 +327,8 @@ def _preflight(settings: Settings) -> int | None:
     if settings.simulated or not settings.uses_model:  # sim, scripted or none: nothing to probe
         return None
     from utdebug.agents.base import ModelError
-    from utdebug.agents.config import build_litellm_model, resolve_model_spec
+    from utdebug.agents.config import resolve_model_spec
+    from utdebug.agents.factory import build_litellm_model
     from utdebug.runs.folder import one_line, preflight_models
 
     spec = resolve_model_spec(settings.model)

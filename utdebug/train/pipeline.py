@@ -112,27 +112,23 @@ def _close_second() -> None:
 def _real_model(settings: Settings) -> tuple[Model, str]:
     """A scripted model (one per process: its replies are served in order) or a litellm model
     (one per thread, with its own event loop); and its endpoint name."""
-    from utdebug.agents.config import build_litellm_model, resolve_model_spec
-    from utdebug.agents.scripted import ScriptedModel
+    from utdebug.agents.config import resolve_model_spec
+    from utdebug.agents.factory import build_model, kind_of
 
     spec = resolve_model_spec(settings.model)
-    if spec.kind == "scripted":
-        assert spec.script_path is not None
+    if kind_of(spec).replays_file:
         with _SHARED_LOCK:
             model = _SHARED.get(settings.model)
             if model is None:
-                model = _SHARED[settings.model] = ScriptedModel.from_file(spec.script_path)
+                model = _SHARED[settings.model] = build_model(spec)
         return model, settings.model
     cache: dict[str, Model] = getattr(_LOCAL, "models", None) or {}
     _LOCAL.models = cache
     endpoint = spec.api_base or spec.litellm_model or spec.name
     model = cache.get(settings.model)
     if model is None:
-        model = build_litellm_model(spec)
-        if settings.cache_dir is not None:
-            from utdebug.agents.cache import CachedModel, ResponseCache
-
-            model = CachedModel(model, ResponseCache(Path(settings.cache_dir) / "responses.sqlite"))
+        cache_dir = None if settings.cache_dir is None else Path(settings.cache_dir)
+        model = build_model(spec, cache_dir=cache_dir)
         cache[settings.model] = model
     return model, endpoint
 

@@ -57,6 +57,7 @@ from rich.progress import (
 from rich.table import Table
 
 from utdebug.benchmarks.b4_batched import BATCHED, batched_pass_at_1
+from utdebug.benchmarks.modes import ModeContext
 from utdebug.cli_common import Exit
 from utdebug.ranking import (
     SIM_ALPHA_XY,
@@ -482,9 +483,10 @@ def _usage_errors(args: argparse.Namespace, setting: Setting) -> list[str]:
     return errors
 
 
-def run(args: argparse.Namespace) -> int:
+def run(ctx: ModeContext) -> int:
     """``utdebug bench b4-sim``: the default point, then the chosen sweeps. Tables (or one JSON
     document with ``--json``) on stdout; progress and errors on stderr."""
+    args = ctx.args
     err = Console(stderr=True)
     # A file or pipe gets tables wide enough for a 9-value sweep without wrapping.
     out = Console() if sys.stdout.isatty() else Console(width=180)

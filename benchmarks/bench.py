@@ -26,6 +26,7 @@ from rich.progress import Task as ProgressTask
 from rich.text import Text
 
 from utdebug.benchmarks.evaluator import SplitData, SplitRun, evaluate_split, worker_sandbox_layers
+from utdebug.benchmarks.modes import ModeContext
 from utdebug.benchmarks.report import print_eval
 from utdebug.cli_common import Exit
 from utdebug.data import splits
@@ -289,7 +290,9 @@ def load_selected(
     return loaded, failed
 
 
-def run_bench(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Event) -> int:
+def run(ctx: ModeContext) -> int:
+    """``utdebug bench`` (plain evaluation of the code or the gold code)."""
+    args, cfg, stop = ctx.args, ctx.sandbox, ctx.stop
     err = Console(stderr=True)
     # Results on stdout: a file or pipe gets a table wide enough not to wrap.
     out = Console() if sys.stdout.isatty() else Console(width=120)

@@ -35,6 +35,7 @@ from utdebug.benchmarks.bench import (
 )
 from utdebug.benchmarks.intrinsic import IntrinsicResult, run_intrinsic
 from utdebug.benchmarks.model_bench import build_model, sim_params
+from utdebug.benchmarks.modes import ModeContext
 from utdebug.benchmarks.report import print_intrinsic
 from utdebug.cli_common import Exit
 from utdebug.data.datasets import LoadedSplit, default_cache_dir
@@ -46,7 +47,7 @@ from utdebug.sandbox import (
     SandboxConfig,
 )
 
-__all__ = ["Checkpoint", "best", "run_checkpoints"]
+__all__ = ["Checkpoint", "best", "run"]
 
 
 @dataclass(slots=True)
@@ -73,7 +74,9 @@ def best(points: list[Checkpoint]) -> Checkpoint | None:
     return next(p for p in measured if score(p) == top)
 
 
-def run_checkpoints(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Event) -> int:
+def run(ctx: ModeContext) -> int:
+    """``utdebug bench intrinsic --models A,B,...``: choose among checkpoints."""
+    args, cfg, stop = ctx.args, ctx.sandbox, ctx.stop
     err = Console(stderr=True)
     out = Console() if sys.stdout.isatty() else Console(width=140)
     cache_dir = args.cache_dir or default_cache_dir()

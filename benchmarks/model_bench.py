@@ -54,6 +54,7 @@ from utdebug.benchmarks.debugging import (
     FatalRunError,
     debug_split,
 )
+from utdebug.benchmarks.modes import ModeContext
 from utdebug.benchmarks.report import (
     outcome_words,
     print_ablation,
@@ -83,7 +84,6 @@ from utdebug.runs.folder import (
 from utdebug.sandbox import (
     LimitKind,
     Limits,
-    SandboxConfig,
 )
 
 DEFAULT_CUT_AFTER = 3
@@ -378,7 +378,9 @@ def _ranking_tag(settings: Settings) -> str:
     return tag
 
 
-def run_model_bench(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Event) -> int:
+def run(ctx: ModeContext) -> int:
+    """``utdebug bench [MODE] --model M``: the modes that run a model on a split."""
+    args, cfg, stop = ctx.args, ctx.sandbox, ctx.stop
     err = Console(stderr=True)
     out = Console() if sys.stdout.isatty() else Console(width=140)
     cache_dir = args.cache_dir or default_cache_dir()

@@ -64,6 +64,7 @@ from utdebug.benchmarks.bench import (
     run_mode,
 )
 from utdebug.benchmarks.context import RunContext
+from utdebug.benchmarks.modes import ModeContext
 from utdebug.benchmarks.report import print_verify
 from utdebug.benchmarks.scoring_verifiers import (
     SETS,
@@ -107,7 +108,7 @@ from utdebug.sandbox.verdicts import Verdict, judge
 __all__ = [
     "DEFAULT_TESTS",
     "VerifyRun",
-    "run_verify",
+    "run",
     "summarize_verify",
     "verify_problem",
 ]
@@ -506,9 +507,10 @@ class _Plan:
     params: SimParams | None
 
 
-def run_verify(args: argparse.Namespace, cfg: SandboxConfig, stop: threading.Event) -> int:
+def run(ctx: ModeContext) -> int:
     """``utdebug bench verify``: exit 0 on success, 1 model failure, 2 usage/data, 3 sandbox,
     130 interrupted."""
+    args, cfg, stop = ctx.args, ctx.sandbox, ctx.stop
     from utdebug.agents.config import ConfigError
     from utdebug.benchmarks.model_bench import build_models, engine_settings, sim_params
 

@@ -5,13 +5,16 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import threading
 
 import numpy as np
 import pytest
 
 from utdebug.benchmarks import b4_batched, b4_sim
 from utdebug.benchmarks.b4_sim import Setting, SimulationError, draw, is_degenerate, simulate
+from utdebug.benchmarks.modes import ModeContext
 from utdebug.ranking import Strategy, TieRule, rank
+from utdebug.sandbox import SandboxConfig
 
 BASELINES = [s.value for s in Strategy if s is not Strategy.B4]
 
@@ -31,7 +34,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _run(argv: list[str]) -> int:
-    return b4_sim.run(_parser().parse_args(argv))
+    ctx = ModeContext(_parser().parse_args(argv), SandboxConfig(), threading.Event())
+    return b4_sim.run(ctx)
 
 
 # ---------------------------------------------------------------- the generative process

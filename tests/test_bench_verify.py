@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from utdebug.benchmarks.verify import run_verify
+from utdebug.benchmarks.modes import ModeContext
+from utdebug.benchmarks.verify import run as run_verify
 from utdebug.cli import build_parser
 from utdebug.runs.records import SAMPLES, SUMMARY, read_samples
 from utdebug.sandbox import Sandbox, SandboxConfig, SandboxUnavailable
@@ -123,7 +124,7 @@ def _args(*argv: str) -> argparse.Namespace:
 
 
 def _run(*argv: str) -> int:
-    return run_verify(_args(*argv), SandboxConfig(), threading.Event())
+    return run_verify(ModeContext(_args(*argv), SandboxConfig(), threading.Event()))
 
 
 def test_scripted_run_gives_the_hand_computed_numbers(

@@ -119,17 +119,14 @@ def _add_bench(sub: Any, sandbox_opts: argparse.ArgumentParser) -> None:
 
 def _bench_problem_arguments(bench: argparse.ArgumentParser) -> None:
     """What ``bench`` evaluates: the mode, the splits, the model, the comparison."""
+    from utdebug.benchmarks.modes import DEFAULT_MODE, MODES, modes_help
+
     bench.add_argument(
         "mode",
         nargs="?",
-        default="eval",
-        choices=["eval", "intrinsic", "ablation", "voting", "judge", "verify", "b4-sim"],
-        help="eval (default): evaluate the code, or debug it with --model; intrinsic: the "
-        "paper's Table 1 protocol; ablation: the full loop vs. no voting vs. no backtracking; "
-        "voting: output accuracy with and without voting (--model sim); judge: best-of-N "
-        "selection on HumanEval+ with generated tests (random, MaxPass, CodeT, B4, ...); "
-        "verify: score a test generator as a verifier (Scoring-Verifiers sets); b4-sim: the "
-        "B4 paper's simulated study (no model, no sandbox)",
+        default=DEFAULT_MODE,
+        choices=list(MODES),
+        help=modes_help(),
     )
     bench.add_argument(
         "--split",
@@ -459,39 +456,28 @@ def _bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 def _bench_mode(
     args: argparse.Namespace, parser: argparse.ArgumentParser, stop: threading.Event
 ) -> int:
-    from utdebug.benchmarks.bench import run_bench
+    """Run the mode of the table :data:`utdebug.benchmarks.modes.MODES`, after the checks its
+    row and the split registry (:mod:`utdebug.data.splits`) ask for."""
+    from utdebug.benchmarks.modes import MODES, ModeContext
 
-    if args.ray and (args.mode != "eval" or args.model != "none"):
+    mode = MODES[args.mode]
+    if args.ray and not (mode.ray and args.model == "none"):
         parser.error(
             "--ray runs the plain evaluation (bench without a mode or --model) on a cluster; "
             "the other modes and --model runs run on this machine: drop --ray"
         )
-    if args.mode == "b4-sim":
-        from utdebug.benchmarks.b4_sim import run as run_b4_sim
+    if mode.model_free:
+        return mode.load(mode.plain)(ModeContext(args, _sandbox_config(args), stop))
+    if mode.default_split is not None and not args.split:
+        args.split = [mode.default_split]
+    _check_splits(args, parser)
+    if args.model == "none" and mode.plain is not None:
+        return mode.load(mode.plain)(ModeContext(args, _sandbox_config(args), stop))
+    from utdebug.benchmarks.model_bench import check_arguments
 
-        return run_b4_sim(args)
-    if args.mode == "judge" and not args.split:
-        args.split = ["he+"]
-    if "he+" in (args.split or []) and args.mode != "judge" and not args.gold:
-        parser.error(
-            "--split he+ is HumanEval+ code generation (no buggy code): use it with "
-            "'bench judge', or with --gold to check the loader and evaluator"
-        )
-    if "classeval" in (args.split or []) and (
-        args.mode not in ("eval", "intrinsic") or args.models is not None
-    ):
-        parser.error(
-            "--split classeval runs plain evaluation, --gold, the debugging loop (bench "
-            "--model ...) and bench intrinsic; the other modes and --models do not take it"
-        )
-    if args.model == "none" and args.mode == "eval":
-        return run_bench(args, _sandbox_config(args), stop)
     if args.models is not None:
-        from utdebug.benchmarks.checkpoints import run_checkpoints
-        from utdebug.benchmarks.model_bench import check_arguments
-
         check_arguments(args, parser)
-        return run_checkpoints(args, _sandbox_config(args), stop)
+        return mode.load(mode.with_models)(ModeContext(args, _sandbox_config(args), stop))
     if args.model == "none":
         print(
             f"utdebug bench {args.mode}: needs --model: --model sim for an offline try "
@@ -501,14 +487,20 @@ def _bench_mode(
         return Exit.USAGE
     if args.gold:
         parser.error("--gold evaluates the gold code; it does not combine with --model")
-    from utdebug.benchmarks.model_bench import check_arguments, run_model_bench
-
     check_arguments(args, parser)
-    if args.mode == "verify":
-        from utdebug.benchmarks.verify import run_verify
+    return mode.load(mode.with_model)(ModeContext(args, _sandbox_config(args), stop))
 
-        return run_verify(args, _sandbox_config(args), stop)
-    return run_model_bench(args, _sandbox_config(args), stop)
+
+def _check_splits(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """Each named split takes the mode (its row of the split registry), else a usage error."""
+    from utdebug.data.splits import SPLITS
+
+    for spec in SPLITS.values():
+        if spec.split.value not in (args.split or []):
+            continue
+        takes = args.mode in spec.modes and (args.models is None or spec.checkpoints)
+        if not (takes or (spec.gold_only and args.gold)):
+            parser.error(spec.refusal or f"--split {spec.split.value} does not take {args.mode}")
 
 
 if __name__ == "__main__":  # pragma: no cover

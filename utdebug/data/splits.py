@@ -66,6 +66,8 @@ class SplitSpec:
     """Plain evaluation takes it with ``--gold`` only (it has no buggy code)."""
     checkpoints: bool = True
     """``bench --models`` (checkpoint comparison) takes it."""
+    refusal: str | None = None
+    """What ``bench`` says when the split is named with a mode it does not take."""
 
 
 def _public(split: Split, req: LoadRequest) -> LoadedSplit:
@@ -100,7 +102,7 @@ def _classeval(split: Split, req: LoadRequest) -> LoadedSplit:
     )
 
 
-_ALL_MODES = frozenset({"eval", "intrinsic", "ablation", "voting", "judge"})
+_ALL_MODES = frozenset({"eval", "intrinsic", "ablation", "voting", "judge", "verify"})
 
 SPLITS: dict[Split, SplitSpec] = {
     spec.split: spec
@@ -109,7 +111,13 @@ SPLITS: dict[Split, SplitSpec] = {
         SplitSpec(Split.MBPP, ProblemKind.FUNCTION, _public, _ALL_MODES),
         SplitSpec(Split.HE, ProblemKind.FUNCTION, _public, _ALL_MODES),
         SplitSpec(
-            Split.HE_PLUS, ProblemKind.FUNCTION, _public, frozenset({"judge"}), gold_only=True
+            Split.HE_PLUS,
+            ProblemKind.FUNCTION,
+            _public,
+            frozenset({"judge"}),
+            gold_only=True,
+            refusal="--split he+ is HumanEval+ code generation (no buggy code): use it with "
+            "'bench judge', or with --gold to check the loader and evaluator",
         ),
         SplitSpec(Split.VAL, ProblemKind.FUNCTION, _val, _ALL_MODES),
         SplitSpec(
@@ -118,6 +126,8 @@ SPLITS: dict[Split, SplitSpec] = {
             _classeval,
             frozenset({"eval", "intrinsic"}),
             checkpoints=False,
+            refusal="--split classeval runs plain evaluation, --gold, the debugging loop (bench "
+            "--model ...) and bench intrinsic; the other modes and --models do not take it",
         ),
     )
 }

@@ -1,0 +1,115 @@
+"""The bench modes: one table, mode -> what it needs and the module function that runs it.
+
+``utdebug bench MODE`` looks its mode up here (the command line's choices and help come from
+this table too) and calls ``run(ctx)`` of the module the mode names, with a
+:class:`ModeContext`. The splits a mode takes are in :mod:`utdebug.data.splits`. A new mode is
+one module with ``run(ctx)`` and one row here (see CONTRIBUTING.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from utdebug.sandbox.config import SandboxConfig
+
+
+@dataclass(frozen=True, slots=True)
+class ModeContext:
+    """What every mode runs with: the parsed command line, the sandbox's configuration and the
+    event that stops the run (Ctrl-C, SIGTERM)."""
+
+    args: argparse.Namespace
+    sandbox: SandboxConfig
+    stop: threading.Event
+
+
+Run = Callable[[ModeContext], int]
+
+
+@dataclass(frozen=True, slots=True)
+class Mode:
+    name: str
+    help: str
+    """The mode's words in ``bench --help``."""
+    plain: str | None = None
+    """``module:function`` run without a model (``None``: the mode needs ``--model``)."""
+    with_model: str | None = None
+    """``module:function`` run with ``--model``."""
+    with_models: str | None = None
+    """``module:function`` run with ``--models`` (several checkpoints)."""
+    model_free: bool = False
+    """Runs before any data or model option is looked at (no model, no sandbox, no data)."""
+    ray: bool = False
+    """Its plain run can go to a Ray cluster (``--ray``)."""
+    default_split: str | None = None
+    """The split when none is named (else the command's default)."""
+
+    def load(self, entry: str | None) -> Run:
+        if entry is None:
+            raise ValueError(f"bench {self.name}: no such way to run it")
+        module, _, function = entry.partition(":")
+        run: Run = getattr(importlib.import_module(f"utdebug.benchmarks.{module}"), function)
+        return run
+
+
+MODES: dict[str, Mode] = {
+    mode.name: mode
+    for mode in (
+        Mode(
+            "eval",
+            "evaluate the code, or debug it with --model",
+            plain="bench:run",
+            with_model="model_bench:run",
+            ray=True,
+        ),
+        Mode(
+            "intrinsic",
+            "the paper's Table 1 protocol",
+            with_model="model_bench:run",
+            with_models="checkpoints:run",
+        ),
+        Mode(
+            "ablation",
+            "the full loop vs. no voting vs. no backtracking",
+            with_model="model_bench:run",
+        ),
+        Mode(
+            "voting",
+            "output accuracy with and without voting (--model sim)",
+            with_model="model_bench:run",
+        ),
+        Mode(
+            "judge",
+            "best-of-N selection on HumanEval+ with generated tests (random, MaxPass, CodeT, "
+            "B4, ...)",
+            with_model="model_bench:run",
+            default_split="he+",
+        ),
+        Mode(
+            "verify",
+            "score a test generator as a verifier (Scoring-Verifiers sets)",
+            with_model="verify:run",
+        ),
+        Mode(
+            "b4-sim",
+            "the B4 paper's simulated study (no model, no sandbox)",
+            plain="b4_sim:run",
+            model_free=True,
+        ),
+    )
+}
+DEFAULT_MODE = "eval"
+
+
+def modes_help() -> str:
+    """The help of ``bench``'s mode argument, from the table."""
+    return "; ".join(
+        f"{m.name}{' (default)' if m.name == DEFAULT_MODE else ''}: {m.help}"
+        for m in MODES.values()
+    )

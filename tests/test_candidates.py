@@ -7,12 +7,12 @@ import json
 from typing import Any
 
 import pytest
-
-from tests.scripted_add import (
+from testkit.scripted_add import (
     fix,
     ut,
     votes,
 )
+
 from utdebug.agents.scripted import ScriptedModel
 from utdebug.engine import Executor, Session, Settings, Task, UTMethod, Variant, event_to_json
 from utdebug.engine.events import (

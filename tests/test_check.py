@@ -17,7 +17,7 @@ from typing import Any
 import git
 import jsonschema
 import pytest
-from scripted_add import fix, ut, votes
+from testkit.scripted_add import fix, ut, votes
 
 from utdebug.agents.base import ScriptExhausted
 from utdebug.agents.scripted import ScriptedModel

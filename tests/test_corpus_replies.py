@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from testkit.reply_corpus import same
 
-from tests.reply_corpus import same
 from utdebug.agents.parsing import (
     ParsedCall,
     ParsedValue,

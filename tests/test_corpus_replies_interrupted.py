@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from testkit.reply_corpus import same
 
-from tests.reply_corpus import same
 from utdebug.agents.litellm_client import no_answer
 from utdebug.agents.parsing import ParsedCall, ParsedValue, ParseFailure, parse_call, parse_output
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scripted_add import ut, votes
+from testkit.scripted_add import ut, votes
 
 from utdebug.agents.scripted import ScriptedModel
 from utdebug.debug_cmd import Prepared, loading, open_sandbox

@@ -4,7 +4,7 @@ The cluster is started once for the module, as an operator would: ``ray start --
 second node (a separate raylet and its worker processes) joined to it with ``ray start
 --address``, one CPU each, a token of its own (``RAY_AUTH_MODE=token``; nothing is written to
 ``~/.ray``), this folder on the nodes' ``PYTHONPATH`` so that the workers import
-``distributed_jobs``. Ray announces a node under the machine's own network address even when
+``testkit.distributed_jobs``. Ray announces a node under the machine's own network address even when
 given ``--node-ip-address=127.0.0.1``, so this module runs only inside a network namespace of
 its own in which loopback is the only interface (``tests/test_ray_netns.py``): all traffic
 stays on loopback. The processes are ended by
@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from distributed_jobs import (
+from testkit.distributed_jobs import (
     dies_holding_slot,
     dies_once,
     fails_on_odd,

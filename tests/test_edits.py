@@ -7,8 +7,8 @@ import asyncio
 import json
 
 import pytest
+from testkit.scripted_add import fix, ut, votes
 
-from tests.scripted_add import fix, ut, votes
 from utdebug.agents.edits import MergedEdit, find_code, merge_edit, take_edit
 from utdebug.agents.parsing import ParseFailure
 from utdebug.agents.scripted import ScriptedModel

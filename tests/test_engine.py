@@ -8,13 +8,13 @@ import math
 from typing import Any
 
 import pytest
-
-from tests.scripted_add import (
+from testkit.scripted_add import (
     add_script,
     fix,
     ut,
     votes,
 )
+
 from utdebug.agents.base import Message, ModelRateLimited, ModelRequest
 from utdebug.agents.scripted import ScriptedModel
 from utdebug.engine import (

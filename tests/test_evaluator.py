@@ -8,8 +8,8 @@ import os
 from pathlib import Path
 
 import pytest
+from testkit import sandbox as H
 
-from tests import sandbox_helpers as H
 from utdebug.benchmarks.evaluator import SplitData, evaluate_split
 from utdebug.data.datasets import (
     PrivateTests,

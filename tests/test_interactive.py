@@ -7,11 +7,11 @@ import asyncio
 from typing import Any
 
 import pytest
-
-from tests.scripted_add import (
+from testkit.scripted_add import (
     add_script,
     fix,
 )
+
 from utdebug.engine import Control, Executor, Session, Settings, Task
 from utdebug.engine.control import SessionBusy
 from utdebug.engine.events import (

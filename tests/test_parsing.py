@@ -12,8 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-
-from tests.reply_corpus import (
+from testkit.reply_corpus import (
     CALLS,
     CODES,
     OUTPUTS,
@@ -27,7 +26,8 @@ from tests.reply_corpus import (
     Value,
     same,
 )
-from tests.scripted_add import votes
+from testkit.scripted_add import votes
+
 from utdebug.agents import prompts
 from utdebug.agents.base import Message, ModelRequest
 from utdebug.agents.parsing import (

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from testkit.scripted_add import fix
 
-from tests.scripted_add import fix
 from utdebug.agents.scripted import ScriptedModel
 from utdebug.engine import Executor, Session, Settings, UnitTest, Variant, event_to_json
 from utdebug.engine.events import EditAccepted, TestDropped, TestKept

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 import pytest
-from sandbox_helpers import FAST, make_sandbox
+from testkit.sandbox import FAST, make_sandbox
 
 from utdebug.sandbox import ModuleContext, Sandbox, SandboxConfig, SandboxError, Status
 

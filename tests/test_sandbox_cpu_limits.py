@@ -19,11 +19,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
-
-try:  # tests/ is not a package today; allow it to become one
-    from tests import sandbox_helpers as H
-except ImportError:  # pragma: no cover - depends on how pytest set sys.path
-    import sandbox_helpers as H  # type: ignore[no-redef]
+from testkit import sandbox as H
 
 from utdebug.sandbox import LimitKind, Limits, Sandbox, Status
 

@@ -22,11 +22,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
-
-try:  # tests/ is not a package today; allow it to become one
-    from tests import sandbox_helpers as H
-except ImportError:  # pragma: no cover - depends on how pytest set sys.path
-    import sandbox_helpers as H  # type: ignore[no-redef]
+from testkit import sandbox as H
 
 from utdebug.sandbox import Limits, Sandbox, Status, _runner, clocks, collector
 

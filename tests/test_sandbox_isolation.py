@@ -27,11 +27,7 @@ import time
 from typing import Any
 
 import pytest
-
-try:  # tests/ is not a package today; allow it to become one
-    from tests import sandbox_helpers as H
-except ImportError:  # pragma: no cover - depends on how pytest set sys.path
-    import sandbox_helpers as H  # type: ignore[no-redef]
+from testkit import sandbox as H
 
 from utdebug.sandbox import Layer, Limits, Sandbox, Status
 from utdebug.sandbox.values import ExceptionValue

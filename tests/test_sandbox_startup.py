@@ -9,11 +9,7 @@ import socket
 import textwrap
 
 import pytest
-
-try:  # tests/ is not a package today; allow it to become one
-    from tests import sandbox_helpers as H
-except ImportError:  # pragma: no cover - depends on how pytest set sys.path
-    import sandbox_helpers as H  # type: ignore[no-redef]
+from testkit import sandbox as H
 
 from utdebug.sandbox import Status, _runner
 

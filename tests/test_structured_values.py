@@ -19,11 +19,7 @@ import time
 import uuid
 
 import pytest
-
-try:  # tests/ is not a package today; allow it to become one
-    from tests import sandbox_helpers as H
-except ImportError:  # pragma: no cover - depends on how pytest set sys.path
-    import sandbox_helpers as H  # type: ignore[no-redef]
+from testkit import sandbox as H
 
 from utdebug.expected_values import expected_value, expected_value_or_repr
 from utdebug.literals import LiteralError, literal_value

@@ -12,8 +12,8 @@ from typing import Any
 
 import git
 import pytest
+from testkit.scripted_add import fix, ut, votes
 
-from tests.scripted_add import fix, ut, votes
 from tests.test_tui import SIZE, make_app, summary, table_rows, until
 from utdebug.agents.scripted import ScriptedModel
 from utdebug.check.options import CheckOptions, ModelInfo

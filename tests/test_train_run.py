@@ -6,7 +6,7 @@ on the run's own shard, Qwen2.5's chat template) for 5 steps on the CPU.
 Marked ``train``: it needs torch, transformers, TRL, PEFT, accelerate and datasets with their
 dependencies (``bash scripts/setup-train.sh``; ``.ci/run`` installs them and sets
 ``UTDEBUG_TRAIN_TEST=1``, under which missing packages fail the test instead of skipping it).
-The steps that import them run in another process (``tests/train_run_helper.py``).
+The steps that import them run in another process (``tests/testkit/train_run.py``).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import yaml
 pytestmark = pytest.mark.train
 
 NEEDED = ("torch", "transformers", "trl", "peft", "accelerate", "datasets", "tokenizers")
-HELPER = Path(__file__).with_name("train_run_helper.py")
+HELPER = Path(__file__).parent / "testkit" / "train_run.py"
 STEPS = 5
 
 

@@ -19,14 +19,14 @@ from typing import Any
 
 import pytest
 from rich.syntax import Syntax
+from testkit.scripted_add import (
+    add_script,
+    fix,
+)
 from textual import events
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, OptionList, Static, TabbedContent
 
-from tests.scripted_add import (
-    add_script,
-    fix,
-)
 from utdebug.agents.base import Completion, ModelRateLimited, ModelRequest, ModelUnavailable
 from utdebug.agents.scripted import ScriptedModel
 from utdebug.engine import Executor, Settings

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from testkit.scripted_add import fix
 from textual.widgets import Input, Static, TextArea
 
-from tests.scripted_add import fix
 from tests.test_tui import SIZE, make_app, summary, table_rows, until
 from utdebug.agents.scripted import ScriptedModel
 from utdebug.engine import Executor, Settings

@@ -1,5 +1,5 @@
 """The app's rough edges a new user hit (issue 29, items 3 and 6-8), each driven by a Pilot
-with the scripted toy session of ``scripted_add`` and real sandbox runs:
+with the scripted toy session of ``testkit.scripted_add`` and real sandbox runs:
 
 - code that does not load stops the session after round 0 with one line, no model call;
 - the rounds panel, the status bar and the transcript count the same rounds;
@@ -17,8 +17,8 @@ import re
 from pathlib import Path
 
 import pytest
+from testkit.scripted_add import add_script, fix
 
-from tests.scripted_add import add_script, fix
 from tests.test_tui import (
     FIXED,
     SIZE,

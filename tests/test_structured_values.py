@@ -3,7 +3,7 @@ rebuilds and compares it, and expected values written as constructor calls.
 
 Every kind goes the whole way: a program returns it in the sandbox, the child encodes it, the
 parent decodes it, and it is compared (``outputs_match``, dataset semantics) with the expected
-value read from source by ``literals.expected_value``. Hostile objects (a ``__dict__`` that
+value read from source by ``expected_values.expected_value``. Hostile objects (a ``__dict__`` that
 loops, a slot that raises, deep, cyclic and huge objects) end bounded.
 """
 

@@ -1,4 +1,6 @@
-"""Typed loaders for the three debugging splits: MBPP+Fix (Hard), MBPP+Fix and HE+Fix.
+"""Typed loaders of the benchmark splits' public files: MBPP+Fix (Hard), MBPP+Fix, HE+Fix,
+HumanEval+ and a validation file in MBPP+Fix's format (ClassEval+Fix is built by
+:mod:`utdebug.data.classeval`; :mod:`utdebug.data.splits` lists all six splits).
 
 Files are found (:func:`resolve_file`) in ``data_dir``, else ``$UTDEBUG_DATA_DIR``, else
 ``<cache_dir>/datasets/`` (``cache_dir`` defaults to :func:`default_cache_dir`); a file that is

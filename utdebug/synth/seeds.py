@@ -7,7 +7,7 @@
 - the calls of the function in a repository's own test files, including rows of
   ``@pytest.mark.parametrize`` that feed a call's arguments, and module-level constants.
 
-Arguments must be literals (:func:`utdebug.literals.expected_value`: plain literals plus
+Arguments must be literals (:func:`utdebug.expected_values.expected_value`: plain literals plus
 ``date(...)``, ``Decimal('1.5')`` ...). A call with other arguments is skipped and counted in
 :attr:`Seeds.skipped` with the reason.
 """

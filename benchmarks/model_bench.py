@@ -60,7 +60,7 @@ from utdebug.benchmarks.report import (
     print_ablation,
     print_debug,
     print_intrinsic,
-    print_judge,
+    print_selection,
     print_voting,
 )
 from utdebug.benchmarks.scoring_verifiers import SETS as VERIFIER_SETS
@@ -553,7 +553,7 @@ def progress_label(text: str, params: SimParams | None) -> str:
 
 
 async def _judge_one(bench: _Bench, ls: LoadedSplit, private: PrivateTestRunner) -> dict[str, Any]:
-    from utdebug.benchmarks.judge import judge_split
+    from utdebug.benchmarks.best_of_n import select_split
 
     args = bench.args
     settings = engine_settings(args, rounds=0)
@@ -590,7 +590,7 @@ async def _judge_one(bench: _Bench, ls: LoadedSplit, private: PrivateTestRunner)
             on_record=on_record,
             ut_model=bench.ut_model,
         )
-        run = await judge_split(
+        run = await select_split(
             ctx,
             ls,
             executor=bench.executor,
@@ -599,7 +599,7 @@ async def _judge_one(bench: _Bench, ls: LoadedSplit, private: PrivateTestRunner)
             rank_kw=rank_params(args),
         )
     if args.json or run.summary["evaluated"] or not run.summary["model_errors"]["count"]:
-        print_judge(bench.out, ls.split, run, as_json=args.json)
+        print_selection(bench.out, ls.split, run, as_json=args.json)
     return run.summary
 
 

@@ -426,7 +426,7 @@ _NAMES = {
 }
 
 
-def print_judge(out: Console, split: Split, run: RunState, *, as_json: bool) -> None:
+def print_selection(out: Console, split: Split, run: RunState, *, as_json: bool) -> None:
     """Best-of-N selection: pass@1 of each strategy against one random sample."""
     s = run.summary
     if as_json:

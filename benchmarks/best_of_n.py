@@ -63,7 +63,7 @@ STRATEGIES: tuple[Strategy, ...] = (
 """The strategies compared, in table order."""
 
 
-JudgeRun = RunResult
+SelectionRun = RunResult
 """What a judge run did (records written, skipped, summary, wall time)."""
 
 
@@ -71,7 +71,7 @@ def _test_key(t: UnitTest) -> str:
     return repr((t.args, t.expected))
 
 
-async def judge_problem(
+async def select_problem(
     problem: Problem,
     model: Model,
     settings: Settings,
@@ -136,7 +136,7 @@ async def judge_problem(
     }
 
 
-def summarize_judge(records: Sequence[dict[str, Any]], n_solutions: int) -> dict[str, Any]:
+def summarize_selection(records: Sequence[dict[str, Any]], n_solutions: int) -> dict[str, Any]:
     """Mean expected pass@1 per strategy and tie rule, over all and discriminative problems."""
     records = sorted(records, key=lambda r: task_order(str(r["task_id"])))
     head = summary_head(records)
@@ -164,7 +164,7 @@ def summarize_judge(records: Sequence[dict[str, Any]], n_solutions: int) -> dict
     }
 
 
-async def judge_split(
+async def select_split(
     ctx: RunContext,
     ls: LoadedSplit,
     *,
@@ -172,14 +172,14 @@ async def judge_split(
     private: PrivateTestRunner,
     n_solutions: int,
     rank_kw: dict[str, float],
-) -> JudgeRun:
+) -> SelectionRun:
     """Judge every problem not yet recorded; rewrite the summary from the samples file."""
     t0 = time.perf_counter()
-    run = JudgeRun(ctx.out_dir)
+    run = SelectionRun(ctx.out_dir)
     settings, key_extra = ctx.settings, ctx.key_extra
     model = ctx.model if ctx.sim_params is None else make_sim(ctx.sim_params, private)
     if model is None:
-        raise ValueError("judge_split needs a model or simulation parameters")
+        raise ValueError("select_split needs a model or simulation parameters")
     simulated = bool(getattr(model, "simulated", False))
 
     def key_of(p: Problem) -> str:
@@ -206,7 +206,7 @@ async def judge_split(
         await private.add(p)
         if isinstance(model, SimModel):
             register_sim(model, p, private)
-        return await judge_problem(
+        return await select_problem(
             p,
             model,
             settings,
@@ -230,7 +230,7 @@ async def judge_split(
         run,
         dataset_errors=dataset_errors,
         jobs=jobs,
-        summarize=lambda records: summarize_judge(records, n_solutions),
+        summarize=lambda records: summarize_selection(records, n_solutions),
         extra=extra,
         loop=JobLoop(ctx.concurrency, ctx.on_record),
         started=t0,
@@ -239,4 +239,4 @@ async def judge_split(
     return run
 
 
-__all__ = ["STRATEGIES", "JudgeRun", "judge_problem", "judge_split"]
+__all__ = ["STRATEGIES", "SelectionRun", "select_problem", "select_split"]

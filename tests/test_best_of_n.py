@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from utdebug.agents.scripted import ScriptedModel
-from utdebug.benchmarks.judge import judge_problem, summarize_judge
+from utdebug.benchmarks.best_of_n import select_problem, summarize_selection
 from utdebug.data.datasets import PrivateTests as DataTests
 from utdebug.data.datasets import Problem, Provenance, Split, load_split
 from utdebug.data.private_tests import EvalSettings, ExpectedCache, PrivateTestRunner
@@ -76,7 +76,7 @@ def test_the_pipeline_on_a_toy_problem(tmp_path: Path) -> None:
             try:
                 private = PrivateTestRunner(ex, EvalSettings(), ExpectedCache(None))
                 await private.add(TOY)
-                return await judge_problem(
+                return await select_problem(
                     TOY, model, settings, ex, private, n_solutions=5, rank_kw={}
                 )
             finally:
@@ -98,7 +98,7 @@ def test_the_pipeline_on_a_toy_problem(tmp_path: Path) -> None:
     assert st["most_passed"]["first"]["selected"] == [1]
     assert st["maxpass"]["first"]["selected"] == [1, 3]
     # The summary is the per-problem mean; this problem is discriminative.
-    summary = summarize_judge([{"task_id": "he+/900", "error_kind": None, **rec}], 5)
+    summary = summarize_selection([{"task_id": "he+/900", "error_kind": None, **rec}], 5)
     assert summary["discriminative"] == 1
     assert summary["strategies"]["b4"]["pass_at_1"] == 1.0
     assert summary["strategies"]["random"]["discriminative_pass_at_1"] == pytest.approx(0.4)

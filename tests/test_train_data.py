@@ -495,3 +495,56 @@ def test_a_model_named_for_no_stage_that_uses_one_is_refused(tmp_path: Path) -> 
         "utdebug train data: --model sim: no stage uses a model (--perturb ast --inputs "
         "dataset --rationale none)"
     )
+
+
+@pytest.fixture(scope="module")
+def synth_run(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    data = _mbpp_plus(data_dir)
+    out = tmp_path_factory.mktemp("train-synth")
+    cmd = [
+        sys.executable, "-m", "utdebug", "train", "data", "--source", "mbpp+",
+        "--data-dir", str(data), "--out", str(out), "--limit", "14", "--val-fraction", "0",
+        "--inputs", "synth", "--rationale", "none",
+    ]  # fmt: skip
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=_no_model_env(out))
+    assert r.returncode == 0, r.stdout + r.stderr
+    return {
+        "out": out,
+        "card": json.loads((out / "card.json").read_text()),
+        "records": read_samples(out / SAMPLES),
+        "data": data,
+    }
+
+
+def test_stage_two_draws_inputs_from_the_synthesiser_labelled_by_the_gold_code(
+    synth_run: dict[str, Any],
+) -> None:
+    """``--inputs synth``: the source's inputs and inputs synthesised from them, each labelled
+    by the gold code; every example says where its input came from, and a synthesised one is an
+    input the source does not have, on which the gold code gives the label and the corrupted
+    code does not."""
+    card, out = synth_run["card"], synth_run["out"]
+    assert card["stages"]["inputs"] == (
+        "the source's own test inputs and inputs synthesised from them (no model)"
+    )
+    assert card["settings"]["inputs"] == "synth" and card["uses_model"] is False
+    problems = _problems(synth_run["data"])
+    examples = _examples(out)
+    assert examples
+    sources = [ex["meta"]["input_source"] for ex in examples]
+    assert all(s == "dataset" or s.startswith("synthesised (") for s in sources), sources
+    synthesised = [ex for ex in examples if ex["meta"]["input_source"] != "dataset"]
+    assert synthesised, sources
+    records = {r["key"]: r for r in synth_run["records"]}
+    with Sandbox() as sb:
+        for ex in synthesised:
+            meta = ex["meta"]
+            p = problems[meta["problem_id"]]
+            call = parse_call(ex["messages"][1]["content"], p.entry_point)
+            assert isinstance(call, ParsedCall), call
+            assert call.args not in p.inputs  # not one of the source's own inputs
+            gold = _run_gold(sb, p.code, p.entry_point, call.args)
+            assert repr(gold) == meta["gold_output"]
+            version = records[meta["key"]]["versions"][meta["version"]]
+            (bad,) = sb.run(version["code"], p.entry_point, [call.args]).outcomes
+            assert bad.status is not Status.OK or repr(bad.value) != meta["gold_output"]

@@ -110,11 +110,12 @@ def _stage_arguments(m: argparse._ArgumentGroup) -> None:
     )
     m.add_argument(
         "--inputs",
-        choices=["model", "dataset"],
+        choices=["model", "dataset", "synth"],
         default=None,
-        help="stage II: model (the model proposes test inputs) or dataset (the source's own test "
-        "inputs on which the corrupted code fails, no model); default: model when a model is "
-        "named (--model, UTDEBUG_MODEL, the config file), else dataset",
+        help="stage II: model (the model proposes test inputs), dataset (the source's own test "
+        "inputs on which the corrupted code fails, no model) or synth (those and inputs "
+        "synthesised from them, labelled by the gold code, no model); default: model when a "
+        "model is named (--model, UTDEBUG_MODEL, the config file), else dataset",
     )
     m.add_argument(
         "--rationale",
@@ -238,8 +239,8 @@ def _slug(text: str) -> str:
 
 
 def _default_out(args: argparse.Namespace, model: str, inputs: str, rationale: str) -> Path:
-    """``runs/train/<source>-<model>-<perturb>[-inputs-dataset][-no-rationale]-s<seed>``."""
-    stages = ("-inputs-dataset" if inputs == "dataset" else "") + (
+    """``runs/train/<source>-<model>-<perturb>[-inputs-dataset|synth][-no-rationale]-s<seed>``."""
+    stages = (f"-inputs-{inputs}" if inputs in ("dataset", "synth") else "") + (
         "-no-rationale" if rationale == "none" else ""
     )
     return (
@@ -261,11 +262,12 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from utdebug.train.settings import NO_MODEL, Settings
 
     explicit = args.inputs is not None and args.rationale is not None
-    if explicit and args.perturb == "ast" and args.inputs == "dataset" and args.rationale == "none":
+    model_free = args.inputs in ("dataset", "synth")
+    if explicit and args.perturb == "ast" and model_free and args.rationale == "none":
         if args.model is not None:
             print(
                 f"utdebug train data: --model {args.model}: no stage uses a model (--perturb ast "
-                "--inputs dataset --rationale none)",
+                f"--inputs {args.inputs} --rationale none)",
                 file=sys.stderr,
             )
             return Exit.USAGE
@@ -285,7 +287,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         except ConfigError as e:
             print(f"utdebug train data: {e}", file=sys.stderr)
             return Exit.USAGE
-    inputs: Literal["model", "dataset"]
+    inputs: Literal["model", "dataset", "synth"]
     rationale: Literal["model", "none"]
     if spec is None:
         model = NO_MODEL

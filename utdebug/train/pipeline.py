@@ -58,6 +58,10 @@ from utdebug.train.targets import (
 __all__ = ["MAX_KNOWN_INPUTS", "process_problem", "second_sandbox"]
 
 MAX_KNOWN_INPUTS = 100
+SYNTH_INPUTS = 200
+"""Stage II with ``--inputs synth``: candidate inputs synthesised a problem (besides its own)."""
+SYNTH_CPU_SECONDS = 2.0
+"""CPU seconds of generation a problem (CPU time: what comes out does not move with load)."""
 """Known inputs of a problem run on the gold code (for the simulated model and the validation
 file): the first ones, in the source's order."""
 
@@ -183,6 +187,8 @@ class _Work:
         self.examples: list[dict[str, Any]] = []
         self.val: dict[str, Any] | None = None
         self.known: list[tuple[tuple[Any, ...], Any]] = []
+        self.known_from: list[str] = []
+        """Where each known input came from: ``dataset``, or ``synthesised (SOURCE)``."""
         self.model: Model | None = None
         self.endpoint = ""
         self.error: str | None = None
@@ -271,7 +277,7 @@ class _Work:
             self.counts["problem"]["no corrupted version"] += 1
             return
         for v in self.versions:
-            if self.s.inputs == "dataset":
+            if self.s.inputs in ("dataset", "synth"):
                 self.find_failing_in_dataset(v)
             else:
                 self.find_failing(v)
@@ -309,7 +315,45 @@ class _Work:
                 return False
             if literal_text(o.value) is not None:
                 self.known.append((args, o.value))
+                self.known_from.append("dataset")
+        if self.s.inputs == "synth":
+            self.label_synthesised(pool)
         return True
+
+    def label_synthesised(self, pool: list[tuple[Any, ...]]) -> None:
+        """Inputs synthesised from the source's own (``utdebug.synth``: mutation and
+        Hypothesis strategies inside their envelope), labelled by the gold code as the known
+        inputs are: run in two sandboxes, kept when both return the same literal value."""
+        from utdebug.synth import synthesize
+
+        c = self.counts["inputs"]
+        made = synthesize(
+            [tuple(a) for a in pool],
+            count=len(pool) + SYNTH_INPUTS,
+            seed=_seed(self.s.seed, self.p.problem_id, "synth"),
+            time_budget=SYNTH_CPU_SECONDS,
+        )
+        fresh = [x for x in made.candidates if x.source != "seed"]
+        if not fresh:
+            c["no input synthesised"] += 1
+            return
+        args = [x.args for x in fresh]
+        outcomes, load_error = self.run(self.p.code, args)
+        if load_error is not None:
+            return
+        again, _ = self.run(self.p.code, args, second_sandbox(self.sb))
+        for x, o, o2 in zip(fresh, outcomes, again, strict=True):
+            c["synthesised inputs tried"] += 1
+            if o.status is not Status.OK or o2.status is not Status.OK:
+                c["synthesised input invalid (the gold code fails on it)"] += 1
+            elif self._hash_order(o.value) or not same_answer(o.value, o2.value):
+                c["synthesised input: gold output not deterministic"] += 1
+            elif literal_text(o.value) is None:
+                c["synthesised input: gold output is not a literal"] += 1
+            else:
+                c["synthesised inputs labelled"] += 1
+                self.known.append((x.args, o.value))
+                self.known_from.append(f"synthesised ({x.source})")
 
     def _hash_order(self, value: Any) -> bool:
         """The gold builds sets and ``value`` is a sequence of texts: its order may be a set's
@@ -452,7 +496,7 @@ class _Work:
         if load_error is not None:
             c["the corrupted code fails to load"] += 1
             return
-        failing: list[tuple[int, int, str, Any, Outcome]] = []
+        failing: list[tuple[int, int, str, Any]] = []
         for n, ((args, gold), o) in enumerate(zip(self.known, outcomes, strict=True)):
             c["dataset inputs tried"] += 1
             source = call_source(self.p.entry_point, args)
@@ -462,16 +506,27 @@ class _Work:
             if judge(o, gold, self.check, Semantics.DATASET, args).verdict is Verdict.PASS:
                 c["input does not attack"] += 1
                 continue
-            failing.append((len(source), n, source, gold, o))
+            failing.append((len(source), n, source, gold))
         failing.sort(key=lambda f: (f[0], f[1]))
-        for _, n, source, gold, o in failing[: self.s.tests_per_code]:
-            c["kept"] += 1
+        kept = 0
+        for _, n, source, gold in failing:
+            if kept == self.s.tests_per_code:
+                c["failing, not kept (enough per version)"] += 1
+                continue
             args = self.known[n][0]
+            # A test is a call on its own: it must fail alone too, not only after the batch's
+            # other inputs (state a corrupted function keeps between calls, or the batch's
+            # reduced limit after its timeouts).
+            (alone,), _ = self.run(v.code, [args])
+            if judge(alone, gold, self.check, Semantics.DATASET, args).verdict is Verdict.PASS:
+                c["fails only after other inputs"] += 1
+                continue
+            kept += 1
+            c["kept"] += 1
             lit = literal_text(gold)
             assert lit is not None
-            v.tests.append(_Test(n, "", args, source, gold, lit, _what_it_did(o)))
+            v.tests.append(_Test(n, "", args, source, gold, lit, _what_it_did(alone)))
             v.attempts.append({"attempt": n, "reply": None, "input": source, "result": "kept"})
-        c["failing, not kept (enough per version)"] += max(0, len(failing) - self.s.tests_per_code)
 
     def without_rationale(self, i: int, v: _Version, t: _Test) -> None:
         """Stage III left out (the paper's variant without rationales): the target is the
@@ -549,6 +604,11 @@ class _Work:
             "corrupted_code_did": t.corrupted,
             "model": self.model_name if self.s.uses_model else None,
             "stages": self.s.stage_sources(),
+            **(
+                {"input_source": self.known_from[t.attempt]}
+                if self.s.inputs == "synth" and not t.reply
+                else {}
+            ),
             "simulated": self.s.simulated,
             "label": SIMULATED if self.s.simulated else None,
         }

@@ -14,10 +14,16 @@ from utdebug.train.sources import TrainProblem
 
 __all__ = ["NO_MODEL", "PIPELINE_VERSION", "Job", "Settings", "job_key"]
 
-PIPELINE_VERSION = "utgen-data-1"
+PIPELINE_VERSION = "utgen-data-2"
 """Part of every record key: bump it when what a record holds for the same inputs changes."""
 NO_MODEL = "none"
 """``Settings.model`` when no stage uses a model."""
+
+
+_INPUTS_WITHOUT_MODEL = {
+    "dataset": "the source's own test inputs (no model)",
+    "synth": "the source's own test inputs and inputs synthesised from them (no model)",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,9 +34,10 @@ class Settings:
     """The model of stages I-III as ``--model`` names it (``sim``, ``scripted:PATH``, a
     configured name or a litellm model string); :data:`NO_MODEL` when no stage uses one."""
     perturb: Literal["ast", "model"] = "ast"
-    inputs: Literal["model", "dataset"] = "model"
+    inputs: Literal["model", "dataset", "synth"] = "model"
     """Stage II: the model proposes inputs, or the source's own test inputs are tried (no
-    model)."""
+    model), or those and inputs synthesised from them (``utdebug.synth``: type-aware mutation
+    and Hypothesis strategies, labelled by the gold code; no model)."""
     rationale: Literal["model", "none"] = "model"
     """Stage III: the model explains the output, or the target has no rationale (no model)."""
     corruptions: int = 2
@@ -68,9 +75,7 @@ class Settings:
         model = f"the model {self.model}" + (f" ({SIMULATED})" if self.simulated else "")
         return {
             "perturb": model if self.perturb == "model" else "AST mutation (no model)",
-            "inputs": model
-            if self.inputs == "model"
-            else "the source's own test inputs (no model)",
+            "inputs": model if self.inputs == "model" else _INPUTS_WITHOUT_MODEL[self.inputs],
             "rationale": model if self.rationale == "model" else "none (no model)",
         }
 

@@ -1,7 +1,6 @@
-"""Benchmarks: datasets, the evaluator on private tests, and run records.
+"""The benchmark front end (``utdebug bench``): one module per mode, listed in ``modes.MODES``.
 
-``utdebug.data.datasets`` loads MBPP+Fix (Hard), MBPP+Fix and HE+Fix;
-``utdebug.benchmarks.evaluator`` runs a program on a problem's private tests in the sandbox;
-``utdebug.runs.records`` writes ``samples.jsonl`` and recomputes ``summary.json``.
-Speed benchmarks are scripts under ``benchmarks/perf/``.
+Splits and private tests are the data layer's (:mod:`utdebug.data`); run folders, records and
+summaries the run layer's (:mod:`utdebug.runs`); tables are printed by ``report``. Speed
+benchmarks are scripts under ``benchmarks/perf/``. See docs/architecture.md.
 """

@@ -1,12 +1,7 @@
 """utdebug: find and fix bugs in a Python function with generated unit tests.
 
-Subpackages (imported lazily, so ``import utdebug`` stays cheap):
-
-- ``utdebug.sandbox``: runs untrusted code in confined children; verdicts are decided here,
-  in the trusted parent.
-- ``utdebug.benchmarks``: datasets (MBPP+Fix (Hard), MBPP+Fix, HE+Fix), the evaluator on
-  private tests, run records.
-- ``utdebug.agents``: the model layer.
+Subpackages are imported lazily, so ``import utdebug`` stays cheap. Their layers, from the
+sandbox at the bottom to the front ends at the top, are in docs/architecture.md.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """``utdebug bench synth``: how many buggy programs model-free input synthesis exposes.
 
 For each problem of a function split (MBPP+Fix (Hard), MBPP+Fix, HE+Fix, a validation file),
-with the base inputs (the entry point's calls in ``test_list``) as the only seeds and no model:
+with the base inputs (the entry point's calls in ``test_list``; HE+Fix: the prompt's doctest
+examples) as the only seeds and no model:
 
 1. :func:`utdebug.synth.pipeline.synthesize_valid` emits up to :data:`COUNT` candidate inputs in
    two rounds (seeds, mutation, Hypothesis strategies inferred from the seeds' values, the
@@ -57,7 +58,15 @@ from utdebug.runs.folder import Job, JobLoop, RunResult, run_folder, summary_hea
 from utdebug.runs.records import record_key, task_order
 from utdebug.sandbox.executor import Sandbox
 from utdebug.sandbox.values import describe
-from utdebug.synth import Envelope, Reference, exposing_inputs, reduce_suite, seeds_from_problem
+from utdebug.synth import (
+    Envelope,
+    Reference,
+    Seeds,
+    exposing_inputs,
+    reduce_suite,
+    seeds_from_docstring,
+    seeds_from_problem,
+)
 from utdebug.synth.oracle import PROGRAM_LIMITS
 from utdebug.synth.pipeline import synthesize_valid
 from utdebug.synth.strategies import parse_hints
@@ -93,11 +102,19 @@ def _names(signature: str) -> tuple[str, ...]:
     return tuple(a.arg for a in [*fn.args.posonlyargs, *fn.args.args])
 
 
+def _seeds(p: Problem) -> Seeds:
+    """The problem's base inputs: the entry point's calls in ``test_list`` (MBPP+Fix); a
+    problem without one (HE+Fix) has its prompt's doctest examples instead."""
+    if p.test_list:
+        return seeds_from_problem(p)
+    return seeds_from_docstring(p.prompt, p.entry_point)
+
+
 def expose_problem(sb: Sandbox, p: Problem, settings: ExposureSettings) -> dict[str, Any]:
     """Synthesise, validate on the gold code, run the buggy and the gold code: one record's
     body (see the module's text)."""
     t0, p0 = time.monotonic(), time.process_time()
-    seeds = seeds_from_problem(p)
+    seeds = _seeds(p)
     try:
         hints = parse_hints(p.signature, p.entry_point)
     except SyntaxError:
@@ -294,6 +311,14 @@ def run(ctx: ModeContext) -> int:
             "utdebug bench synth:",
             "--gold does not apply: the gold code is always run (it validates the inputs and "
             "is checked for false alarms)",
+        )
+        return Exit.USAGE
+    if "he" in (args.split or []) and args.he_variant == "body":
+        error_line(
+            err,
+            "utdebug bench synth:",
+            "--split he needs --he-variant runnable: the published body-only buggy code does "
+            "not load, so every problem would count as exposed",
         )
         return Exit.USAGE
     settings = ExposureSettings(COUNT, args.seed, PER_PROBLEM, SYNTH_SHARE)

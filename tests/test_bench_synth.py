@@ -3,6 +3,7 @@ validation file (two problems in the MBPP+Fix format), in the real sandbox."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,8 @@ import pytest
 
 from utdebug import cli
 from utdebug.benchmarks import synth_bench
+from utdebug.data.datasets import PrivateTests, Problem, Provenance, Split
+from utdebug.sandbox import CheckSpec
 
 HELPER = """def assertion(out, exp, atol):
     if out != exp and atol != 0:
@@ -118,8 +121,33 @@ def test_limit_and_model_refused(
     assert not (tmp_path / "m").exists()
 
 
+def test_he_needs_runnable_code(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["bench", "synth", "--split", "he"]) == 2
+    assert "--he-variant runnable" in capsys.readouterr().err
+
+
 def test_classeval_does_not_take_synth(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as e:
         cli.main(["bench", "synth", "--split", "classeval"])
     assert e.value.code == 2
     assert "classeval" in capsys.readouterr().err
+
+
+def test_seeds_from_the_prompt_without_test_list() -> None:
+    """HE+Fix has no ``test_list``: its prompt's doctest examples are the base inputs."""
+    p = Problem(
+        split=Split.HE,
+        task_id="he/0",
+        number=0,
+        prompt='def add(a, b):\n    """Add.\n    >>> add(1, 2)\n    3\n    """\n',
+        signature="add(a, b)",
+        entry_point="add",
+        code="def add(a, b):\n    return a - b\n",
+        gold="def add(a, b):\n    return a + b\n",
+        tests=PrivateTests(((1, 2),), (3,), CheckSpec()),
+        test_list=(),
+        provenance=Provenance("synthetic.jsonl", 0, "0" * 64),
+    )
+    assert synth_bench._seeds(p).inputs == [(1, 2)]
+    with_list = dataclasses.replace(p, test_list=("assert add(4, 5) == 9",))
+    assert synth_bench._seeds(with_list).inputs == [(4, 5)]

@@ -97,6 +97,14 @@ MODES: dict[str, Mode] = {
             with_model="verify:run",
         ),
         Mode(
+            "synth",
+            "buggy programs exposed by model-free synthesised inputs (no model; --model is "
+            "not supported yet)",
+            plain="synth_bench:run",
+            with_model="synth_bench:run_with_model",
+            with_models="synth_bench:run_with_model",
+        ),
+        Mode(
             "b4-sim",
             "the B4 paper's simulated study (no model, no sandbox)",
             plain="b4_sim:run",

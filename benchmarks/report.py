@@ -567,3 +567,88 @@ def print_verify(out: Console, vs: VerifierSet, run: RunState, *, as_json: bool)
     model_errors_footer(out, where, s["model_errors"], "problems")
     out.print(f"{where}: sha256 {vs.sha256}")
     out.print(f"{where}: samples and summary in {run.out_dir}/")
+
+
+# --- bench synth ------------------------------------------------------------------------------
+
+
+def print_synth(out: Console, runs: Sequence[tuple[str, RunState]], *, as_json: bool) -> None:
+    """Model-free input synthesis: one table row per split (exposure, false alarms, validity,
+    throughput, reduced suite), then the exposing sources and the problems not exposed."""
+    if as_json:
+        print_json(
+            [
+                {
+                    "split": split,
+                    "out_dir": str(run.out_dir),
+                    "wall_seconds": round(run.wall_seconds, 2),
+                    "evaluated_now": run.evaluated,
+                    "resumed": run.skipped,
+                    "summary": run.summary,
+                }
+                for split, run in runs
+            ]
+        )
+        return
+    t = Table(title="bench synth: buggy programs exposed by model-free synthesised inputs")
+    for c in (
+        "split",
+        "problems",
+        "exposed in env. (TNR)",
+        "exposed (any)",
+        "false alarms (TPR)",
+        "validity",
+        "valid/s",
+        "suite mean/max",
+    ):
+        t.add_column(c, justify="left" if c == "split" else "right")
+    for split, run in runs:
+        s = run.summary
+        n = s["problems"]
+        rs = s["reduced_suite"]
+        t.add_row(
+            split,
+            str(n),
+            f"{s['exposed_in_envelope']} ({100 * s['tnr']:.1f}%)",
+            str(s["exposed"]),
+            f"{s['false_alarms']} ({100 * s['tpr']:.1f}%)",
+            f"{100 * s['validity']:.1f}%",
+            f"{s['valid_inputs_per_s']:.0f}",
+            f"{rs['mean']:.2f} / {rs['max']}",
+        )
+    out.print(t)
+    for split, run in runs:
+        s = run.summary
+        src = ", ".join(f"{k} {v}" for k, v in s["by_source"].items()) or "none"
+        out.print(
+            f"{split}: {s['valid']:,} of {s['emitted']:,} inputs valid "
+            f"({s['valid_in_envelope']:,} inside the private envelope); "
+            f"{s['valid_inputs_per_s']:.0f} valid inputs/s wall clock, "
+            f"{s['valid_inputs_per_cpu_s']:.0f} per CPU second"
+        )
+        out.print(f"{split}: problems with an exposing input in the envelope, by source: {src}")
+        over = s["over_budget"]
+        per = s["settings"]["per_problem"]
+        out.print(
+            f"{split}: largest problem {s['max_cpu_seconds']:.1f} s CPU, "
+            f"{s['max_wall_seconds']:.1f} s wall; {len(over)} over {per:g} s of CPU time"
+            + (f" ({', '.join(over[:5])})" if over else "")
+        )
+        missed = s["not_exposed"]
+        if missed:
+            out.print(f"{split}: not exposed in the envelope: {', '.join(missed[:20])}")
+        if s["false_alarm_ids"]:
+            out.print(
+                f"{split}: [red]false alarms[/red] on the gold code: "
+                f"{', '.join(s['false_alarm_ids'][:20])}"
+            )
+        problem_error_lines(out, split, s["errors"])
+        out.print(
+            f"{split}: {resumed_text(run.skipped)}wall {run.wall_seconds:.1f} s (this run); "
+            f"samples and summary in {run.out_dir}/"
+        )
+    out.print(
+        "TNR: buggy programs with an exposing valid input inside the private inputs' envelope; "
+        "TPR: gold programs with no false alarm; valid/s: valid inputs per second of wall "
+        "clock (synthesis + validation); suite: the reduced suite's inputs a problem"
+    )

@@ -102,7 +102,7 @@ def _classeval(split: Split, req: LoadRequest) -> LoadedSplit:
     )
 
 
-_ALL_MODES = frozenset({"eval", "intrinsic", "ablation", "voting", "judge", "verify"})
+_ALL_MODES = frozenset({"eval", "intrinsic", "ablation", "voting", "judge", "verify", "synth"})
 
 SPLITS: dict[Split, SplitSpec] = {
     spec.split: spec

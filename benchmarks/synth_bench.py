@@ -1,0 +1,404 @@
+"""``utdebug bench synth``: how many buggy programs model-free input synthesis exposes.
+
+For each problem of a function split (MBPP+Fix (Hard), MBPP+Fix, HE+Fix, a validation file),
+with the base inputs (the entry point's calls in ``test_list``; HE+Fix: the prompt's doctest
+examples) as the only seeds and no model:
+
+1. :func:`utdebug.synth.pipeline.synthesize_valid` emits up to :data:`COUNT` candidate inputs in
+   two rounds (seeds, mutation, Hypothesis strategies inferred from the seeds' values, the
+   signature's type hints) and validates them on the gold code, run twice (the second time in
+   reverse order): an input is valid when both runs return and agree;
+2. the buggy code runs the valid inputs; it is *exposed* when some outcome differs from the
+   gold's (compared with the problem's own ``CheckSpec``);
+3. *in the envelope* counts only exposing inputs inside the envelope of the problem's private
+   inputs (base + plus: kinds, value ranges, lengths, character classes), which the
+   synthesiser never sees;
+4. the gold code runs the valid inputs once more as a program under test: any difference is a
+   false alarm;
+5. the reduced suite is the greedy cover of the in-envelope exposure (the fewest inputs that
+   expose the same programs).
+
+Budgets are CPU time (this process's and the sandbox children's), so what comes out does not
+move with the machine's load; wall-clock times are recorded beside them. One record per problem
+in ``samples.jsonl`` (resumed by key), ``summary.json`` rebuilt from the records.
+``--model`` is not supported yet (model-written generators: :mod:`utdebug.synth.generators`).
+ClassEval+Fix (methods of classes, tested by unittest methods: no base inputs to seed from)
+is not taken.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import dataclasses
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from utdebug.benchmarks.bench import (
+    error_line,
+    load_selected,
+    open_sandbox,
+    progress_bar,
+    run_mode,
+)
+from utdebug.benchmarks.debugging import error_rows
+from utdebug.benchmarks.modes import ModeContext
+from utdebug.benchmarks.report import print_synth
+from utdebug.cli_common import Exit
+from utdebug.data.datasets import LoadedSplit, Problem, default_cache_dir
+from utdebug.runs.folder import Job, JobLoop, RunResult, run_folder, summary_head
+from utdebug.runs.records import record_key, task_order
+from utdebug.sandbox.executor import Sandbox
+from utdebug.sandbox.values import describe
+from utdebug.synth import (
+    Envelope,
+    Reference,
+    Seeds,
+    exposing_inputs,
+    reduce_suite,
+    seeds_from_docstring,
+    seeds_from_problem,
+)
+from utdebug.synth.oracle import PROGRAM_LIMITS
+from utdebug.synth.pipeline import synthesize_valid
+from utdebug.synth.strategies import parse_hints
+
+COUNT = 600
+"""Candidate inputs a problem."""
+PER_PROBLEM = 10.0
+"""CPU seconds a problem (synthesis, validation and the two program runs)."""
+SYNTH_SHARE = 0.5
+"""The part of :data:`PER_PROBLEM` for synthesis and validation (the rest runs the programs)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ExposureSettings:
+    """How each problem is measured (part of every record's key)."""
+
+    count: int = COUNT
+    seed: int = 0
+    per_problem: float = PER_PROBLEM
+    synth_share: float = SYNTH_SHARE
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def _names(signature: str) -> tuple[str, ...]:
+    try:
+        tree = ast.parse(f"def {signature.strip().rstrip(':')}: pass")
+    except SyntaxError:
+        return ()
+    fn = tree.body[0]
+    assert isinstance(fn, ast.FunctionDef)
+    return tuple(a.arg for a in [*fn.args.posonlyargs, *fn.args.args])
+
+
+def _seeds(p: Problem) -> Seeds:
+    """The problem's base inputs: the entry point's calls in ``test_list`` (MBPP+Fix); a
+    problem without one (HE+Fix) has its prompt's doctest examples instead."""
+    if p.test_list:
+        return seeds_from_problem(p)
+    return seeds_from_docstring(p.prompt, p.entry_point)
+
+
+def expose_problem(sb: Sandbox, p: Problem, settings: ExposureSettings) -> dict[str, Any]:
+    """Synthesise, validate on the gold code, run the buggy and the gold code: one record's
+    body (see the module's text)."""
+    t0, p0 = time.monotonic(), time.process_time()
+    seeds = _seeds(p)
+    try:
+        hints = parse_hints(p.signature, p.entry_point)
+    except SyntaxError:
+        hints = {}
+    refs = [
+        Reference(p.gold, p.entry_point, "gold"),
+        Reference(p.gold, p.entry_point, "gold (reversed)", reverse=True),
+    ]
+    vs = synthesize_valid(
+        sb,
+        refs,
+        seeds.inputs,
+        count=settings.count,
+        seed=settings.seed,
+        hints=hints or None,
+        names=_names(p.signature),
+        time_budget=settings.per_problem * settings.synth_share,
+        check=p.tests.check,
+    )
+    val = vs.validation
+    t_valid = time.monotonic() - t0
+    cpu_valid = time.process_time() - p0 + val.cpu_seconds
+    stats: dict[str, float] = {}
+    left = max(1.0, settings.per_problem - cpu_valid)
+    exposing = exposing_inputs(
+        sb,
+        p.code,
+        p.entry_point,
+        val,
+        limits=dataclasses.replace(PROGRAM_LIMITS, batch=left / 2),
+        check=p.tests.check,
+        stats=stats,
+    )
+    alarms = exposing_inputs(
+        sb,
+        p.gold,
+        p.entry_point,
+        val,
+        limits=dataclasses.replace(PROGRAM_LIMITS, batch=max(1.0, left / 2)),
+        check=p.tests.check,
+        stats=stats,
+    )
+    private = Envelope.learn(p.tests.inputs)
+    in_env = [i for i in exposing if private.contains(val.inputs[i])]
+    valid_in_env = sum(1 for i in val.valid_indices if private.contains(val.inputs[i]))
+    suite = reduce_suite({"buggy": in_env}, val.inputs)
+    sources: dict[str, int] = {}
+    for i in in_env:
+        src = vs.candidates[i].source
+        sources[src] = sources.get(src, 0) + 1
+    cpu_total = time.process_time() - p0 + val.cpu_seconds + stats.get("cpu_seconds", 0.0)
+    return {
+        "seeds": len(seeds.inputs),
+        "emitted": len(val.inputs),
+        "valid": len(val.valid_indices),
+        "valid_in_envelope": valid_in_env,
+        "disagree": len(val.disagreements),
+        "rounds": [dataclasses.asdict(r) for r in vs.rounds],
+        "exposed": bool(exposing),
+        "exposed_in_envelope": bool(in_env),
+        "exposing_sources": sources,
+        "false_alarm": bool(alarms),
+        "alarm_inputs": [describe(val.inputs[i], 200) for i in alarms[:3]],
+        "suite": [describe(val.inputs[i], 300) for i in suite],
+        "wall_synth_valid": round(t_valid, 4),
+        "cpu_synth_valid": round(cpu_valid, 4),
+        "wall_total": round(time.monotonic() - t0, 4),
+        "cpu_total": round(cpu_total, 4),
+        "over_budget": cpu_total > settings.per_problem,
+        "notes": vs.notes,
+        "invalid_reasons": val.reason_counts(),
+    }
+
+
+def summarize_synth(
+    records: Sequence[dict[str, Any]], settings: ExposureSettings
+) -> dict[str, Any]:
+    """The run's numbers from its records (the problems a problem error ended are left out of
+    the rates and listed in ``errors``)."""
+    records = sorted(records, key=lambda r: task_order(str(r["task_id"])))
+    head = summary_head(records)
+    ok = [r for r in records if r.get("error_kind") is None]
+    n = len(ok)
+    emitted = sum(r["emitted"] for r in ok)
+    valid = sum(r["valid"] for r in ok)
+    wall = sum(r["wall_synth_valid"] for r in ok)
+    cpu = sum(r["cpu_synth_valid"] for r in ok)
+    exposed = [r for r in ok if r["exposed_in_envelope"]]
+    sizes = [len(r["suite"]) for r in exposed]
+    by_src: dict[str, int] = {}
+    for r in ok:
+        for s in r["exposing_sources"]:
+            by_src[s] = by_src.get(s, 0) + 1
+    false_alarms = sum(1 for r in ok if r["false_alarm"])
+    return head | {
+        "problems": n,
+        "exposed": sum(1 for r in ok if r["exposed"]),
+        "exposed_in_envelope": len(exposed),
+        "false_alarms": false_alarms,
+        "emitted": emitted,
+        "valid": valid,
+        "validity": valid / emitted if emitted else 0.0,
+        "valid_in_envelope": sum(r["valid_in_envelope"] for r in ok),
+        "valid_inputs_per_s": valid / wall if wall > 0 else 0.0,
+        "valid_inputs_per_cpu_s": valid / cpu if cpu > 0 else 0.0,
+        "tnr": len(exposed) / n if n else 0.0,
+        "tpr": (n - false_alarms) / n if n else 0.0,
+        "reduced_suite": {
+            "problems": len(sizes),
+            "inputs": sum(sizes),
+            "mean": statistics.mean(sizes) if sizes else 0.0,
+            "max": max(sizes, default=0),
+        },
+        "by_source": dict(sorted(by_src.items(), key=lambda kv: (-kv[1], kv[0]))),
+        "over_budget": [r["task_id"] for r in ok if r.get("over_budget")],
+        "max_cpu_seconds": max((r["cpu_total"] for r in ok), default=0.0),
+        "max_wall_seconds": max((r["wall_total"] for r in ok), default=0.0),
+        "not_exposed": [r["task_id"] for r in ok if not r["exposed_in_envelope"]][:50],
+        "false_alarm_ids": [r["task_id"] for r in ok if r["false_alarm"]][:50],
+        "settings": settings.to_json(),
+    }
+
+
+def default_out_dir(ls: LoadedSplit, settings: ExposureSettings) -> Path:
+    return Path("runs") / "bench" / f"synth-{ls.split.value}-s{settings.seed}"
+
+
+def problem_flag(rec: dict[str, Any]) -> str:
+    """``exposed`` / ``out of envelope`` / ``missed`` / ``error`` (and ``FALSE ALARM``)."""
+    if rec.get("error_kind"):
+        return "error"
+    if rec["exposed_in_envelope"]:
+        flag = "exposed"
+    else:
+        flag = "out of envelope" if rec["exposed"] else "missed"
+    return flag + (" FALSE ALARM" if rec["false_alarm"] else "")
+
+
+async def synth_split(
+    sb: Sandbox,
+    ls: LoadedSplit,
+    out_dir: Path,
+    settings: ExposureSettings,
+    loop: JobLoop,
+) -> RunResult:
+    """Measure every problem of ``ls`` not yet recorded in ``out_dir``; rewrite the summary."""
+    t0 = time.perf_counter()
+    run = RunResult(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+
+    def key_of(p: Problem) -> str:
+        return record_key(
+            {
+                "mode": "synth",
+                "split": ls.split.value,
+                "task_id": p.task_id,
+                "code": p.code,
+                "gold": p.gold,
+                "sources": sorted(ls.sources.items()),
+                "settings": settings.to_json(),
+            }
+        )
+
+    def base(task_id: str, key: str) -> dict[str, Any]:
+        return {"key": key, "split": ls.split.value, "task_id": task_id, "model": None}
+
+    async def work(p: Problem) -> dict[str, Any]:
+        return expose_problem(sb, p, settings)
+
+    dataset_errors = error_rows(
+        ls, lambda t, err: base(t, record_key({"mode": "synth", "error_row": err.row}))
+    )
+    jobs = [Job(base(p.task_id, key_of(p)), partial(work, p)) for p in ls.problems]
+    await run_folder(
+        run,
+        dataset_errors=dataset_errors,
+        jobs=jobs,
+        summarize=lambda records: summarize_synth(records, settings),
+        extra={"mode": "synth", "split": ls.split.value},
+        loop=loop,
+        started=t0,
+    )
+    return run
+
+
+def run(ctx: ModeContext) -> int:
+    """``utdebug bench synth`` (model-free): exit 0, 2 usage/data, 3 sandbox, 130 stopped."""
+    args = ctx.args
+    err = Console(stderr=True)
+    out = Console() if sys.stdout.isatty() else Console(width=120)
+    if args.gold:
+        error_line(
+            err,
+            "utdebug bench synth:",
+            "--gold does not apply: the gold code is always run (it validates the inputs and "
+            "is checked for false alarms)",
+        )
+        return Exit.USAGE
+    if "he" in (args.split or []) and args.he_variant == "body":
+        error_line(
+            err,
+            "utdebug bench synth:",
+            "--split he needs --he-variant runnable: the published body-only buggy code does "
+            "not load, so every problem would count as exposed",
+        )
+        return Exit.USAGE
+    settings = ExposureSettings(COUNT, args.seed, PER_PROBLEM, SYNTH_SHARE)
+    loaded, failed = load_selected(args, args.cache_dir or default_cache_dir(), err)
+    if not loaded:
+        return Exit.USAGE
+    return run_mode(
+        err, "utdebug bench synth", _synth(args, ctx, loaded, failed, settings, err, out)
+    )
+
+
+async def _synth(
+    args: argparse.Namespace,
+    ctx: ModeContext,
+    loaded: list[LoadedSplit],
+    failed: list[str],
+    settings: ExposureSettings,
+    err: Console,
+    out: Console,
+) -> int:
+    runs: list[RunResult] = []
+    with open_sandbox(ctx.sandbox, err) as sb:
+        for ls in loaded:
+            if args.out is None:
+                out_dir = default_out_dir(ls, settings)
+            else:  # one folder per split when several share --out
+                out_dir = args.out / ls.split.value if len(loaded) > 1 else args.out
+            runs.append(await _synth_one(sb, ls, out_dir, settings, ctx, err))
+            if ctx.stop.is_set():
+                break
+    print_synth(out, [(r.summary["split"], r) for r in runs], as_json=args.json)
+    if ctx.stop.is_set():
+        err.print("stopped early; rerun the same command to resume")
+        return Exit.INTERRUPTED
+    if failed:
+        err.print(f"[red]not evaluated:[/red] {', '.join(failed)} (see the errors above)")
+        return Exit.USAGE
+    return Exit.OK
+
+
+async def _synth_one(
+    sb: Sandbox,
+    ls: LoadedSplit,
+    out_dir: Path,
+    settings: ExposureSettings,
+    ctx: ModeContext,
+    err: Console,
+) -> RunResult:
+    """One split, with its progress bar on stderr."""
+    progress = progress_bar(f"{ls.split.value} synth", err)
+    with progress:
+        bar = progress.add_task("synth", total=len(ls.problems) + len(ls.errors), last="")
+
+        def on_record(kind: str, rec: dict[str, Any]) -> None:
+            last = str(rec["task_id"])
+            if kind != "skipped":
+                last += f" {problem_flag(rec)}"
+            progress.update(bar, advance=1, last=last)
+
+        return await synth_split(sb, ls, out_dir, settings, JobLoop(1, on_record, ctx.stop))
+
+
+def run_with_model(ctx: ModeContext) -> int:
+    """``bench synth --model M`` / ``--models``: not supported yet (a usage error)."""
+    print(
+        "utdebug bench synth: --model/--models are not supported yet: the mode is model-free "
+        "(drop --model)",
+        file=sys.stderr,
+    )
+    return Exit.USAGE
+
+
+__all__ = [
+    "COUNT",
+    "PER_PROBLEM",
+    "SYNTH_SHARE",
+    "ExposureSettings",
+    "expose_problem",
+    "run",
+    "run_with_model",
+    "summarize_synth",
+    "synth_split",
+]

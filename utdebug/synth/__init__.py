@@ -1,10 +1,10 @@
-"""Input synthesis (issue 31): seeds, an envelope learned from them, candidate inputs from
+"""Input synthesis: seeds, an envelope learned from them, candidate inputs from
 type-aware mutation and Hypothesis strategies, and their validation on references in the
 sandbox (consistency validation, outputs, exposure, a reduced suite); differential regression
 testing of two versions (``differential``) and model-written generators (``generators``).
 See docs/synth.md.
 
-Nothing else in utdebug imports this package yet.
+Used by ``bench synth``, ``train data --inputs synth`` and, through ``differential``, ``check``.
 """
 
 from __future__ import annotations

@@ -55,7 +55,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, Self, TypeVar
 
 from utdebug.sandbox import Sandbox, SandboxConfig
 from utdebug.sandbox.executor import UID_SLOTS
@@ -174,7 +174,25 @@ def _check_options(options: PoolOptions) -> None:
 # --- local ------------------------------------------------------------------------------------
 
 
-class LocalPool:
+class _Closing:
+    """A pool as a context manager: leaving the ``with`` block closes it."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class LocalPool(_Closing):
     """Threads in this process over one shared sandbox; it is its own :class:`WorkerContext`."""
 
     def __init__(self, options: PoolOptions, sandbox: Sandbox | None = None) -> None:
@@ -246,17 +264,6 @@ class LocalPool:
         if sb is not None and self._owns_sandbox:
             sb.close()
 
-    def __enter__(self) -> LocalPool:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
 
 # --- Ray ---------------------------------------------------------------------------------------
 
@@ -302,7 +309,7 @@ def _connect_error(address: str, e: BaseException) -> str:
     return f"cannot reach the Ray cluster at {address}: {first[:300]}"
 
 
-class RayPool:
+class RayPool(_Closing):
     """Jobs as Ray tasks; a sandbox per Ray worker process; the driver collects the results."""
 
     def __init__(self, address: str, options: PoolOptions) -> None:
@@ -478,17 +485,6 @@ class RayPool:
             with contextlib.suppress(Exception):
                 ray.shutdown()
         self._restore_env()
-
-    def __enter__(self) -> RayPool:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 # --- what runs in a Ray worker process ---------------------------------------------------------

@@ -115,15 +115,19 @@ def seeds_from_asserts(lines: Sequence[str], func_name: str, origin: str = "test
     """Calls of ``func_name`` in assert statements (one statement per item)."""
     out = Seeds()
     for i, line in enumerate(lines):
-        where = f"{origin}[{i}]"
-        try:
-            tree = ast.parse(line[:_MAX_SOURCE])
-        except SyntaxError as exc:
-            out.skipped.append(f"{where}: syntax error ({exc.msg})")
-            continue
-        for call in _calls_in(tree, func_name):
-            out.add_call(call, where)
+        _add_calls_in(out, line[:_MAX_SOURCE], func_name, f"{origin}[{i}]")
     return out
+
+
+def _add_calls_in(out: Seeds, source: str, func_name: str, where: str) -> None:
+    """Add ``func_name``'s calls in ``source`` to ``out`` (or say it does not parse)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        out.skipped.append(f"{where}: syntax error ({exc.msg})")
+        return
+    for call in _calls_in(tree, func_name):
+        out.add_call(call, where)
 
 
 def seeds_from_problem(problem: Any) -> Seeds:
@@ -162,14 +166,7 @@ def seeds_from_docstring(source: str, func_name: str) -> Seeds:
         while i < len(lines) and (c := _CONTINUATION.match(lines[i])):
             stmt += "\n" + c.group(1)
             i += 1
-        where = f"docstring line {start + 1}"
-        try:
-            example = ast.parse(stmt)
-        except SyntaxError as exc:
-            out.skipped.append(f"{where}: syntax error ({exc.msg})")
-            continue
-        for call in _calls_in(example, func_name):
-            out.add_call(call, where)
+        _add_calls_in(out, stmt, func_name, f"docstring line {start + 1}")
     return out
 
 

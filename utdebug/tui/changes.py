@@ -69,6 +69,12 @@ class PersonChanges(EngineEvents):
         self._tell("no test selected", "warning")
         return None
 
+    def _test_to_change(self) -> UnitTest | None:
+        """The selected session test, when a person may change it now (else say why)."""
+        if self._idle_session() is None:
+            return None
+        return self._selected_test(originals=False)
+
     def _person(
         self,
         what: str,
@@ -114,9 +120,7 @@ class PersonChanges(EngineEvents):
         self._tell(f"{message.what} failed: {message.error}", "error")
 
     def action_edit_test(self) -> None:
-        if self._idle_session() is None:
-            return
-        test = self._selected_test(originals=False)
+        test = self._test_to_change()
         if test is None:
             return
         test_id = test.id
@@ -210,9 +214,7 @@ class PersonChanges(EngineEvents):
         self.push_screen(AddTestScreen(self.debug_task.entry_point, self.state.code), added)
 
     def action_delete_test(self) -> None:
-        if self._idle_session() is None:
-            return
-        test = self._selected_test(originals=False)
+        test = self._test_to_change()
         if test is None:
             return
         test_id = test.id

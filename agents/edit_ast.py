@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from copy import deepcopy
 from dataclasses import dataclass
 
+from utdebug.mutation import drop_docstring
+
 LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 DEF = (ast.FunctionDef, ast.AsyncFunctionDef)
 DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -131,14 +133,7 @@ def without_docstrings(node: Def | ast.ClassDef) -> Def | ast.ClassDef:
     copy = deepcopy(node)
     for sub in ast.walk(copy):
         if isinstance(sub, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            body = sub.body
-            if (
-                body
-                and isinstance(body[0], ast.Expr)
-                and isinstance(body[0].value, ast.Constant)
-                and isinstance(body[0].value.value, str)
-            ):
-                sub.body = body[1:] or [ast.Pass()]
+            drop_docstring(sub)
     return copy
 
 
@@ -161,14 +156,6 @@ def is_main_guard(node: ast.stmt) -> bool:
     names = [s for s in sides if isinstance(s, ast.Name) and s.id == "__name__"]
     mains = [s for s in sides if isinstance(s, ast.Constant) and s.value == "__main__"]
     return len(names) == 1 and len(mains) == 1
-
-
-def is_docstring(node: ast.stmt) -> bool:
-    return (
-        isinstance(node, ast.Expr)
-        and isinstance(node.value, ast.Constant)
-        and isinstance(node.value.value, str)
-    )
 
 
 def assigned_names(node: ast.stmt) -> list[str] | None:

@@ -27,7 +27,6 @@ from utdebug.agents.edit_ast import (
     end_line,
     import_text,
     indent_of,
-    is_docstring,
     is_main_guard,
     last_def,
     names_in,
@@ -39,6 +38,7 @@ from utdebug.agents.edit_ast import (
 )
 from utdebug.agents.parsing import ParseFailure
 from utdebug.agents.reply_code import code_candidates, defined, find_code, parse_code
+from utdebug.mutation import is_docstring
 
 __all__ = ["MergedEdit", "find_code", "merge_edit", "take_edit"]
 

@@ -37,6 +37,8 @@ __all__ = [
     "Mutant",
     "Site",
     "apply",
+    "drop_docstring",
+    "is_docstring",
     "mutants",
     "normalized_dump",
     "parse_quietly",
@@ -202,21 +204,25 @@ def normalized_dump(code: str) -> str | None:
     if tree is None:
         return None
     for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if (
-            isinstance(node, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-            and isinstance(body, list)
-            and body
-            and _is_docstring(body[0])
-        ):
-            node.body = body[1:] or [ast.Pass()]
+        if isinstance(node, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            drop_docstring(node)
     return ast.dump(tree, annotate_fields=False, include_attributes=False)
+
+
+def drop_docstring(
+    node: ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef,
+) -> None:
+    """Remove ``node``'s docstring in place (a body left empty becomes ``pass``)."""
+    body = node.body
+    if body and is_docstring(body[0]):
+        node.body = body[1:] or [ast.Pass()]
 
 
 # --- sites ------------------------------------------------------------------------------------
 
 
-def _is_docstring(stmt: ast.stmt) -> bool:
+def is_docstring(stmt: ast.stmt) -> bool:
+    """A string constant standing alone as a statement (a docstring, when first in a body)."""
     return (
         isinstance(stmt, ast.Expr)
         and isinstance(stmt.value, ast.Constant)
@@ -237,7 +243,7 @@ def _skipped_nodes(tree: ast.Module) -> set[int]:
             drop(node)
         body = getattr(node, "body", None)
         first = body[0] if isinstance(body, list) and body else None
-        if isinstance(first, ast.stmt) and _is_docstring(first):
+        if isinstance(first, ast.stmt) and is_docstring(first):
             drop(first)
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             drop(node.returns)

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from utdebug.data.datasets import DatasetError, HeVariant, Split, load_split
-from utdebug.mutation import parse_quietly
+from utdebug.mutation import drop_docstring, parse_quietly
 from utdebug.train.sources import TrainProblem, clean_description, iter_table, mbpp_plus_file
 
 __all__ = [
@@ -180,16 +180,8 @@ def _function_key(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
             for star in (sub.args.vararg, sub.args.kwarg):
                 if star is not None:
                     star.annotation = None
-        body = getattr(sub, "body", None)
-        if (
-            isinstance(sub, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-            and isinstance(body, list)
-            and body
-            and isinstance(body[0], ast.Expr)
-            and isinstance(body[0].value, ast.Constant)
-            and isinstance(body[0].value.value, str)
-        ):
-            sub.body = body[1:] or [ast.Pass()]
+        if isinstance(sub, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            drop_docstring(sub)
     dump = ast.dump(node, annotate_fields=False, include_attributes=False)
     return hashlib.sha256(dump.encode()).hexdigest()
 

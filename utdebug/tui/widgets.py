@@ -17,6 +17,7 @@ from textual.widgets import DataTable, Static, TabbedContent, TabPane
 from textual.widgets.data_table import RowKey
 
 from utdebug.engine.model import UnitTest
+from utdebug.mutation import is_docstring
 from utdebug.tui.format import (
     StatusPart,
     column_widths,
@@ -150,12 +151,7 @@ def docstring_lines(code: str, entry_point: str) -> set[int]:
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == entry_point:
             body = node.body
-            if (
-                body
-                and isinstance(body[0], ast.Expr)
-                and isinstance(body[0].value, ast.Constant)
-                and isinstance(body[0].value.value, str)
-            ):
+            if body and is_docstring(body[0]):
                 return set(range(body[0].lineno, (body[0].end_lineno or body[0].lineno) + 1))
             return set()
     return set()

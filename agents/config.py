@@ -46,7 +46,7 @@ from __future__ import annotations
 import math
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -158,11 +158,8 @@ def load_config(env: Mapping[str, str] | None = None) -> ModelConfig:
 
 
 def parse_config(data: Mapping[str, Any], path: Path) -> ModelConfig:
-    unknown = sorted(set(data) - {"default", "models", "tui"})  # tui: the app's own section
-    if unknown:
-        raise ConfigError(
-            f"{path}: unknown top-level key(s) {', '.join(unknown)} (known: default, models, tui)"
-        )
+    # tui: the app's own section
+    reject_unknown_keys(data, ("default", "models", "tui"), str(path), "top-level key(s)")
     default = data.get("default")
     if default is not None and not isinstance(default, str):
         raise ConfigError(f"{path}: 'default' must be a string, got {_tname(default)}")
@@ -185,6 +182,17 @@ def parse_config(data: Mapping[str, Any], path: Path) -> ModelConfig:
     return ModelConfig(path=path, default=default, models=MappingProxyType(models))
 
 
+def reject_unknown_keys(
+    table: Mapping[str, Any], known: Sequence[str], where: str, what: str = "key(s)"
+) -> None:
+    """Raise :class:`ConfigError` naming ``table``'s keys that are not ``known``."""
+    unknown = sorted(set(table) - set(known))
+    if unknown:
+        raise ConfigError(
+            f"{where}: unknown {what} {', '.join(unknown)} (known: {', '.join(known)})"
+        )
+
+
 def _tname(v: object) -> str:
     return {bool: "a boolean", int: "an integer", float: "a number", str: "a string"}.get(
         type(v), type(v).__name__
@@ -192,11 +200,7 @@ def _tname(v: object) -> str:
 
 
 def _spec_from_table(name: str, table: Mapping[str, Any], where: str, path: str) -> ModelSpec:
-    unknown = sorted(set(table) - set(_KEYS))
-    if unknown:
-        raise ConfigError(
-            f"{where}: unknown key(s) {', '.join(unknown)} (known: {', '.join(_KEYS)})"
-        )
+    reject_unknown_keys(table, tuple(_KEYS), where)
     for key, value in table.items():
         types, desc = _KEYS[key]
         bad_bool = isinstance(value, bool) and bool not in types

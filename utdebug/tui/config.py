@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from utdebug.agents.base import Model
-from utdebug.agents.config import ConfigError, default_config_path
+from utdebug.agents.config import ConfigError, default_config_path, reject_unknown_keys
 from utdebug.engine.execution import Executor
 from utdebug.tui.actions import ACTIONS, BINDING_PREFIX
 from utdebug.workspace import LoadedFunction
@@ -113,11 +113,7 @@ def load_tui_config(env: Mapping[str, str] | None = None) -> TuiConfig:
 def parse_tui(section: object, path: Path) -> TuiConfig:
     if not isinstance(section, dict):
         raise ConfigError(f"{path}: [tui] must be a table")
-    unknown = sorted(set(section) - {"theme", "keys"})
-    if unknown:
-        raise ConfigError(
-            f"{path}: [tui]: unknown key(s) {', '.join(unknown)} (known: theme, keys)"
-        )
+    reject_unknown_keys(section, ("theme", "keys"), f"{path}: [tui]")
     theme = section.get("theme")
     if theme is not None and not isinstance(theme, str):
         raise ConfigError(f"{path}: [tui] theme must be a string (a Textual theme's name)")

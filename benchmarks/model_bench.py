@@ -28,6 +28,8 @@ import math
 import re
 import sys
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -552,6 +554,28 @@ def progress_label(text: str, params: SimParams | None) -> str:
     return text + (f" [yellow]{SIMULATED}[/yellow]" if params is not None else "")
 
 
+@contextmanager
+def recorded_progress(
+    label: str, err: Console, name: str, total: int, done_words: Callable[[dict[str, Any]], str]
+) -> Iterator[Callable[[str, dict[str, Any]], None]]:
+    """A progress bar on ``err`` while the block runs, and the run's ``on_record`` that
+    advances it by one and shows the record's task id, with ``done_words`` of a done record or
+    the error kind of an error record."""
+    progress = progress_bar(label, err)
+    with progress:
+        bar = progress.add_task(name, total=total, last="")
+
+        def on_record(kind: str, rec: dict[str, Any]) -> None:
+            last = str(rec.get("task_id", ""))
+            if kind == "done":
+                last += f" {done_words(rec)}"
+            elif kind == "error":
+                last += f" {rec.get('error_kind')} error"
+            progress.update(bar, advance=1, last=last)
+
+        yield on_record
+
+
 async def _judge_one(bench: _Bench, ls: LoadedSplit, private: PrivateTestRunner) -> dict[str, Any]:
     from utdebug.benchmarks.best_of_n import select_split
 
@@ -568,18 +592,13 @@ async def _judge_one(bench: _Bench, ls: LoadedSplit, private: PrivateTestRunner)
         out_dir = Path("runs") / "judge" / name
     total = len(ls.problems) + len(ls.errors)
     label = progress_label(f"[bold]{ls.split.value}[/bold] judge best-of-{args.solutions}", params)
-    progress = progress_bar(label, bench.err)
-    with progress:
-        bar = progress.add_task("judge", total=total, last="")
-
-        def on_record(kind: str, rec: dict[str, Any]) -> None:
-            last = str(rec.get("task_id", ""))
-            if kind == "done":
-                last += f" {rec['n_correct']}/{len(rec['correct'])} right"
-            elif kind == "error":
-                last += f" {rec.get('error_kind')} error"
-            progress.update(bar, advance=1, last=last)
-
+    with recorded_progress(
+        label,
+        bench.err,
+        "judge",
+        total,
+        lambda rec: f"{rec['n_correct']}/{len(rec['correct'])} right",
+    ) as on_record:
         ctx = RunContext(
             model=bench.model,
             settings=settings,
@@ -641,18 +660,7 @@ async def _debug_one(
     label = progress_label(
         f"[bold]{ls.split.value}[/bold] {tag or settings.ut_method.value}", params
     )
-    progress = progress_bar(label, bench.err)
-    with progress:
-        bar = progress.add_task("debug", total=total, last="")
-
-        def on_record(kind: str, rec: dict[str, Any]) -> None:
-            last = rec.get("task_id", "")
-            if kind == "done":
-                last = f"{last} {outcome_words(rec)}"
-            elif kind == "error":
-                last = f"{last} {rec.get('error_kind')} error"
-            progress.update(bar, advance=1, last=last)
-
+    with recorded_progress(label, bench.err, "debug", total, outcome_words) as on_record:
         ctx = RunContext(
             model=bench.model,
             settings=settings,

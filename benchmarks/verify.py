@@ -60,7 +60,6 @@ from utdebug.benchmarks.bench import (
     local_workers,
     note_line,
     open_sandbox,
-    progress_bar,
     run_mode,
 )
 from utdebug.benchmarks.context import RunContext
@@ -595,25 +594,17 @@ async def _verify_set(
     err: Console,
 ) -> VerifyRun:
     """:func:`verify_set` on the plan's problems, with a progress bar on ``err``."""
-    from utdebug.benchmarks.model_bench import key_extra, progress_label
+    from utdebug.benchmarks.model_bench import key_extra, progress_label, recorded_progress
 
     vs, settings = plan.vs, plan.settings
     include_errors = not args.problems and args.limit is None
-    label = f"[bold]verify[/bold] {vs.file_name} {settings.ut_method.value}"
-    progress = progress_bar(progress_label(label, plan.params), err)
+    label = progress_label(
+        f"[bold]verify[/bold] {vs.file_name} {settings.ut_method.value}", plan.params
+    )
     total = len(plan.problems) + (len(vs.errors) if include_errors else 0)
-    with progress:
-        bar = progress.add_task("verify", total=total, last="")
-
-        def on_record(kind: str, rec: dict[str, Any]) -> None:
-            last = str(rec.get("task_id", ""))
-            if kind == "done":
-                m = rec["metrics"]
-                last = f"{last} top-1 {m['top1']:.2f}"
-            elif kind == "error":
-                last = f"{last} {rec.get('error_kind')} error"
-            progress.update(bar, advance=1, last=last)
-
+    with recorded_progress(
+        label, err, "verify", total, lambda rec: f"top-1 {rec['metrics']['top1']:.2f}"
+    ) as on_record:
         ctx = RunContext(
             model=plan.model,
             settings=settings,

@@ -88,34 +88,7 @@ bit for bit, scores and selections alike.
 
 from __future__ import annotations
 
-from utdebug.ranking.core import (
-    DEFAULT_ALPHA_XY,
-    DEFAULT_BETA0,
-    SIM_ALPHA_XY,
-    SIM_BETA0,
-    Group,
-    Ranking,
-    RankingError,
-    Strategy,
-    TieRule,
-    as_matrix,
-    b4_scores,
-    rank,
-    rank_all,
-)
+from utdebug.ranking import core
+from utdebug.ranking.core import *  # noqa: F403  (its __all__, re-exported below)
 
-__all__ = [
-    "DEFAULT_ALPHA_XY",
-    "DEFAULT_BETA0",
-    "SIM_ALPHA_XY",
-    "SIM_BETA0",
-    "Group",
-    "Ranking",
-    "RankingError",
-    "Strategy",
-    "TieRule",
-    "as_matrix",
-    "b4_scores",
-    "rank",
-    "rank_all",
-]
+__all__ = list(core.__all__)

@@ -47,11 +47,11 @@ __all__ = [
 ]
 
 
-def _betaln(a: Any, b: Any) -> Any:
+def betaln(a: Any, b: Any) -> Any:
     """``scipy.special.betaln``, imported on first use (keeps importing this module cheap)."""
-    from scipy.special import betaln  # type: ignore[import-untyped]
+    from scipy.special import betaln as scipy_betaln  # type: ignore[import-untyped]
 
-    return betaln(a, b)
+    return scipy_betaln(a, b)
 
 
 DEFAULT_BETA0 = 1e4
@@ -403,10 +403,10 @@ def b4_log_score(
     caller gets the same bits for the same counts)."""
     e1 = (n - nx) * ny
     e0 = (n - nx) * (m - ny)
-    px = _betaln(nx + alpha_xy, n - nx + 1)
-    py = _betaln(ny + alpha_xy, m - ny + 1)
-    p1 = _betaln(n1 + 1, e1 - n1 + 1)
-    p0 = _betaln(n0 + 1, e0 - n0 + beta0)
+    px = betaln(nx + alpha_xy, n - nx + 1)
+    py = betaln(ny + alpha_xy, m - ny + 1)
+    p1 = betaln(n1 + 1, e1 - n1 + 1)
+    p0 = betaln(n0 + 1, e0 - n0 + beta0)
     return cast(NDArray[np.float64], px + py + p1 + p0)
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from itertools import compress
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from numpy.typing import ArrayLike
 
@@ -25,6 +25,7 @@ from utdebug.ranking.core import (
     Strategy,
     TieRule,
     as_matrix,
+    betaln,
     check_param,
     parse_strategy,
     parse_tie,
@@ -46,13 +47,6 @@ __all__ = [
     "select_from_groups",
     "select_loop",
 ]
-
-
-def _betaln(a: Any, b: Any) -> Any:
-    """``scipy.special.betaln``, imported on first use (keeps importing this module cheap)."""
-    from scipy.special import betaln  # type: ignore[import-untyped]
-
-    return betaln(a, b)
 
 
 Row = tuple[int, ...]
@@ -121,10 +115,10 @@ def b4_counts_loop(E: ArrayLike) -> list[SetCounts]:
 
 def b4_score_loop(c: SetCounts, n: int, m: int, beta0: float, alpha_xy: float) -> float:
     """log of Eq. (10) for one set: four scalar betaln calls, summed in the order x, y, E1, E0."""
-    px = float(_betaln(c.n_x + alpha_xy, n - c.n_x + 1))
-    py = float(_betaln(c.n_y + alpha_xy, m - c.n_y + 1))
-    p1 = float(_betaln(c.n1 + 1, c.size1 - c.n1 + 1))
-    p0 = float(_betaln(c.n0 + 1, c.size0 - c.n0 + beta0))
+    px = float(betaln(c.n_x + alpha_xy, n - c.n_x + 1))
+    py = float(betaln(c.n_y + alpha_xy, m - c.n_y + 1))
+    p1 = float(betaln(c.n1 + 1, c.size1 - c.n1 + 1))
+    p0 = float(betaln(c.n0 + 1, c.size0 - c.n0 + beta0))
     return px + py + p1 + p0
 
 

@@ -9,6 +9,7 @@ Used by ``bench synth``, ``train data --inputs synth`` and, through ``differenti
 
 from __future__ import annotations
 
+from utdebug.synth import seeds
 from utdebug.synth.envelope import Envelope
 from utdebug.synth.oracle import (
     Reference,
@@ -18,35 +19,19 @@ from utdebug.synth.oracle import (
     reduce_suite,
     validate,
 )
-from utdebug.synth.seeds import (
-    Seed,
-    Seeds,
-    seeds_from_args,
-    seeds_from_docstring,
-    seeds_from_problem,
-    seeds_from_test_source,
-    seeds_from_tests,
-    seeds_from_text,
-)
+from utdebug.synth.seeds import *  # noqa: F403  (its __all__, re-exported below)
 from utdebug.synth.synthesizer import Candidate, Synthesis, synthesize
 
 __all__ = [
     "Candidate",
     "Envelope",
     "Reference",
-    "Seed",
-    "Seeds",
     "Synthesis",
     "Validation",
     "differs",
     "exposing_inputs",
     "reduce_suite",
-    "seeds_from_args",
-    "seeds_from_docstring",
-    "seeds_from_problem",
-    "seeds_from_test_source",
-    "seeds_from_tests",
-    "seeds_from_text",
     "synthesize",
     "validate",
 ]
+__all__ += seeds.__all__

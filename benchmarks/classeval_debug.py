@@ -27,22 +27,27 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from utdebug.agents.base import Model, ModelError
+from utdebug.agents.base import Model
 from utdebug.agents.parsing import ParseFailure
 from utdebug.agents.reply_tests import ParsedProgram
 from utdebug.agents.roles import UTGenerator
 from utdebug.agents.sim import ProgramInput, SimModel, SimParams, SimProblem
 from utdebug.benchmarks.context import RunContext
 from utdebug.benchmarks.debugging import DebugRun, debug_jobs, debug_session
-from utdebug.benchmarks.intrinsic import GOLD_LIMITS, INTRINSIC_SAMPLING, IntrinsicResult
+from utdebug.benchmarks.intrinsic import (
+    GOLD_LIMITS,
+    INTRINSIC_SAMPLING,
+    IntrinsicResult,
+    count_problem,
+    proposals,
+    sampled_method,
+)
 from utdebug.data.classeval import DATA_LICENCE
 from utdebug.data.datasets import ClassFixProblem, LoadedSplit, Split
 from utdebug.data.private_tests import EvalSettings, evaluate_class_problem
 from utdebug.engine import Executor, Settings, Task, UnitTest
 from utdebug.engine.program import Raises, judge_program, setup_failed
-from utdebug.engine.session import FATAL_ERRORS
 from utdebug.literals import literal_value
-from utdebug.runs.folder import FatalRunError, one_line
 from utdebug.sandbox.compare import CheckSpec, Semantics, outputs_match
 from utdebug.sandbox.config import Limits
 from utdebug.sandbox.outcomes import Outcome, SandboxError, Status
@@ -402,31 +407,23 @@ async def run_class_intrinsic(
         if sim is None:
             raise ValueError("run_class_intrinsic needs a model or simulation parameters")
         model = _class_sim(sim, private)
-    method = args.ut_method or "utgen"
-    method = method if method != "none" else "prompted"
+    method = sampled_method(args)
     gen = UTGenerator(model, method, sampling=INTRINSIC_SAMPLING)
     res = IntrinsicResult(method, model.name, bool(getattr(model, "simulated", False)))
     sem = asyncio.Semaphore(max(1, min(args.concurrency, MAX_CONCURRENCY)))
     limits = replace(GOLD_LIMITS, kind=eval_settings.limits.kind)
 
-    async def one(p: ClassFixProblem) -> None:
+    async def samples(p: ClassFixProblem) -> IntrinsicResult:
+        await private.add(p, programs=isinstance(model, SimModel))
+        if isinstance(model, SimModel):
+            _register_sim(model, p, private)
         own = IntrinsicResult(res.method, res.model, res.simulated)
         await _class_samples(p, gen, method, executor, limits, args.samples, own)
-        res.add(own)
+        return own
 
     async def problem(p: ClassFixProblem) -> None:
         async with sem:
-            try:
-                await private.add(p, programs=isinstance(model, SimModel))
-                if isinstance(model, SimModel):
-                    _register_sim(model, p, private)
-                await one(p)
-            except FATAL_ERRORS as e:
-                raise FatalRunError(f"{type(e).__name__}: {e}") from None
-            except ModelError as e:
-                res.model_errors.append((p.task_id, one_line(f"{type(e).__name__}: {e}")))
-            except Exception as e:  # a problem that errors is recorded; the run goes on
-                res.errors.append(f"{p.task_id}: {type(e).__name__}: {e}")
+            await count_problem(res, p.task_id, samples(p))
 
     await asyncio.gather(*(problem(p) for p in problems))
     return res
@@ -444,14 +441,7 @@ async def _class_samples(
     """``samples`` test replies for ``p``, each counted in ``own``: parsed, valid (the
     canonical class runs it to an outcome), attacking, accurate."""
     task = class_task(p)
-    for i in range(samples):
-        own.samples += 1
-        prop = await gen.propose(
-            task.text(),
-            p.code,
-            sample_index=i,
-            hint={"task_id": p.task_id, "purpose": "ut", "method": method, "code": p.code},
-        )
+    async for prop in proposals(gen, task.text(), p.task_id, p.code, method, samples, own):
         t = prop.call
         if not isinstance(t, ParsedProgram):
             continue
@@ -475,6 +465,4 @@ async def _class_samples(
         b = (await executor.run_program(p.code, unit, limits)).outcomes[0]
         attack = judge_program(b, gold, CheckSpec()).verdict is not Verdict.PASS
         correct = judge_program(g, expected, CheckSpec()).verdict is Verdict.PASS
-        own.attack += attack
-        own.correct += correct
-        own.both += attack and correct
+        own.tally(attack, correct)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -29,7 +30,7 @@ from rich.console import Console
 
 from utdebug.agents import parsing
 from utdebug.agents.base import Model, ModelError, Sampling
-from utdebug.agents.roles import UTGenerator
+from utdebug.agents.roles import Proposal, TaskText, UTGenerator
 from utdebug.agents.sim import SimParams
 from utdebug.data.datasets import LoadedSplit, Problem, Split
 from utdebug.data.private_tests import (
@@ -72,6 +73,12 @@ class IntrinsicResult:
     model_errors: list[tuple[str, str]] = field(default_factory=list)
     """(task id, error) of the problems a model error cut short (not in the rates)."""
 
+    def tally(self, attack: bool, correct: bool) -> None:
+        """Count one valid sample: whether it attacks the code, whether its output is right."""
+        self.attack += attack
+        self.correct += correct
+        self.both += attack and correct
+
     def add(self, other: IntrinsicResult) -> None:
         """Count one finished problem's samples."""
         for name in ("samples", "parsed", "valid", "attack", "correct", "both"):
@@ -109,8 +116,7 @@ async def run_intrinsic(
         if sim is None:
             raise ValueError("run_intrinsic needs a model or simulation parameters")
         model = make_sim(sim, private)
-    method = args.ut_method or "utgen"
-    method = method if method != "none" else "prompted"
+    method = sampled_method(args)
     style = "reference" if args.variant == "reference" else "paper"
     gen = UTGenerator(model, method, style=style, sampling=INTRINSIC_SAMPLING)  # type: ignore[arg-type]
     res = IntrinsicResult(
@@ -119,27 +125,71 @@ async def run_intrinsic(
     sem = asyncio.Semaphore(max(1, args.concurrency))
     limits = replace(GOLD_LIMITS, kind=LimitKind(args.limit_kind))
 
+    async def samples(p: Problem) -> IntrinsicResult:
+        own = IntrinsicResult(res.method, res.model, res.simulated, he_rule=res.he_rule)
+        await private.add(p)
+        if sim is not None:
+            register_sim(model, p, private)  # type: ignore[arg-type]
+        await _one(p, gen, args.samples, executor, own, method, limits)
+        return own
+
     async def problem(p: Problem) -> None:
         async with sem:
-            own = IntrinsicResult(res.method, res.model, res.simulated, he_rule=res.he_rule)
-            try:
-                await private.add(p)
-                if sim is not None:
-                    register_sim(model, p, private)  # type: ignore[arg-type]
-                await _one(p, gen, args.samples, executor, own, method, limits)
-            except FATAL_ERRORS as e:
-                raise FatalRunError(f"{type(e).__name__}: {e}") from None
-            except ModelError as e:  # left out of the rates; the command exits 1
-                res.model_errors.append((p.task_id, one_line(f"{type(e).__name__}: {e}")))
-                return
-            except Exception as e:  # a problem that errors is recorded; the run goes on
-                res.errors.append(f"{p.task_id}: {type(e).__name__}: {e}")
-                err.print(f"[yellow]{p.task_id}:[/yellow] {type(e).__name__}: {e}")
-                return
-            res.add(own)
+            await count_problem(res, p.task_id, samples(p), err)
 
     await asyncio.gather(*(problem(p) for p in ls.problems))
     return res
+
+
+async def count_problem(
+    res: IntrinsicResult,
+    task_id: str,
+    samples: Awaitable[IntrinsicResult],
+    err: Console | None = None,
+) -> None:
+    """Add one problem's ``samples`` to ``res``. A model error leaves the problem out of the
+    rates (the command exits 1); another error is recorded (and said on ``err``) and the run
+    goes on; a fatal one stops the run."""
+    try:
+        own = await samples
+    except FATAL_ERRORS as e:
+        raise FatalRunError(f"{type(e).__name__}: {e}") from None
+    except ModelError as e:
+        res.model_errors.append((task_id, one_line(f"{type(e).__name__}: {e}")))
+        return
+    except Exception as e:  # a problem that errors is recorded; the run goes on
+        res.errors.append(f"{task_id}: {type(e).__name__}: {e}")
+        if err is not None:
+            err.print(f"[yellow]{task_id}:[/yellow] {type(e).__name__}: {e}")
+        return
+    res.add(own)
+
+
+def sampled_method(args: Any) -> str:
+    """The prompt the samples are asked with: ``--ut-method`` (default ``utgen``); ``none``
+    (no tests when debugging) samples with the ``prompted`` prompt."""
+    method: str = args.ut_method or "utgen"
+    return method if method != "none" else "prompted"
+
+
+async def proposals(
+    gen: UTGenerator,
+    task: TaskText,
+    task_id: str,
+    code: str,
+    method: str,
+    samples: int,
+    res: IntrinsicResult,
+) -> AsyncIterator[Proposal]:
+    """``samples`` test replies for ``code``, each counted in ``res.samples``."""
+    for i in range(samples):
+        res.samples += 1
+        yield await gen.propose(
+            task,
+            code,
+            sample_index=i,
+            hint={"task_id": task_id, "purpose": "ut", "method": method, "code": code},
+        )
 
 
 async def _one(
@@ -152,14 +202,7 @@ async def _one(
     limits: Limits = GOLD_LIMITS,
 ) -> None:
     task = task_from_problem(p)
-    for i in range(samples):
-        res.samples += 1
-        prop = await gen.propose(
-            task.text(),
-            p.code,
-            sample_index=i,
-            hint={"task_id": p.task_id, "purpose": "ut", "method": method, "code": p.code},
-        )
+    async for prop in proposals(gen, task.text(), p.task_id, p.code, method, samples, res):
         call = prop.call
         if isinstance(call, parsing.ParsedCall):
             call = await executor.resolve_call(call, 1.0)
@@ -186,6 +229,4 @@ async def _one(
         correct = isinstance(out, parsing.ParsedValue) and matches_gold(
             p, out.value, gold.value, args
         )
-        res.attack += attack
-        res.correct += correct
-        res.both += attack and correct
+        res.tally(attack, correct)

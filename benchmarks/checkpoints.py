@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 
 from utdebug.agents.base import Meter, Model, ModelError
 from utdebug.agents.sim import SIMULATED
@@ -36,7 +35,7 @@ from utdebug.benchmarks.bench import (
 from utdebug.benchmarks.intrinsic import IntrinsicResult, run_intrinsic
 from utdebug.benchmarks.model_bench import build_model, sim_params
 from utdebug.benchmarks.modes import ModeContext
-from utdebug.benchmarks.report import print_intrinsic
+from utdebug.benchmarks.report import columns_table, print_intrinsic, sim_title
 from utdebug.cli_common import Exit
 from utdebug.data.datasets import LoadedSplit, default_cache_dir
 from utdebug.data.private_tests import EvalSettings, ExpectedCache, PrivateTestRunner, VerdictCache
@@ -196,16 +195,18 @@ def _print_selection(out: Console, points: dict[str, list[Checkpoint]], *, as_js
     for part in payload:
         sim = part["label"] is not None
         title = f"{part['split']}: checkpoint selection on Acc. ∩ Attack"
-        t = Table(title=f"{SIMULATED}: {title}" if sim else title)
-        for c in (
-            "checkpoint",
-            "problems",
-            "samples",
-            "attack rate",
-            "output acc.",
-            "acc. ∩ attack",
-        ):
-            t.add_column(c, justify="left" if c == "checkpoint" else "right")
+        t = columns_table(
+            sim_title(title, sim),
+            (
+                "checkpoint",
+                "problems",
+                "samples",
+                "attack rate",
+                "output acc.",
+                "acc. ∩ attack",
+            ),
+            left=("checkpoint",),
+        )
         rows: list[dict[str, Any]] = part["checkpoints"]
         for row in rows:
             mark = " (best)" if row["model"] == part["best"] else ""

@@ -76,8 +76,17 @@ def print_run_json(split: Split, run: RunState) -> None:
     )
 
 
-def _title(text: str, simulated: bool) -> str:
+def sim_title(text: str, simulated: bool) -> str:
+    """A table's title, marked SIMULATED when the simulated model played."""
     return f"{SIMULATED}: {text}" if simulated else text
+
+
+def columns_table(title: str, columns: Sequence[str], left: Sequence[str] = ()) -> Table:
+    """A table titled ``title`` with ``columns``, right-aligned but for those in ``left``."""
+    t = Table(title=title)
+    for c in columns:
+        t.add_column(c, justify="left" if c in left else "right")
+    return t
 
 
 def _sim_note(out: Console, simulated: bool) -> None:
@@ -125,23 +134,23 @@ def _eval_json(runs: list[SplitRun], program: Program, settings: EvalSettings) -
 
 def _eval_table(runs: list[SplitRun], program: Program, settings: EvalSettings) -> Table:
     what = "gold" if program is Program.GOLD else "given (buggy)"
-    table = Table(
-        title=f"{what} code on the private tests ({settings.semantics.value} comparison, "
-        f"{limit_words(settings.limits)} per input)"
+    table = columns_table(
+        f"{what} code on the private tests ({settings.semantics.value} comparison, "
+        f"{limit_words(settings.limits)} per input)",
+        (
+            "split",
+            "problems",
+            "tests",
+            "mean pass fraction",
+            "pass@1",
+            "timeouts",
+            "errors",
+            "run now",
+            "resumed",
+            "wall s (this run)",
+        ),
+        left=("split",),
     )
-    for col in (
-        "split",
-        "problems",
-        "tests",
-        "mean pass fraction",
-        "pass@1",
-        "timeouts",
-        "errors",
-        "run now",
-        "resumed",
-        "wall s (this run)",
-    ):
-        table.add_column(col, justify="right" if col != "split" else "left")
     for r in runs:
         s = next(iter(r.summary.values()), None)
         if s is None:
@@ -234,7 +243,7 @@ def print_debug(out: Console, split: Split, run: RunState, *, as_json: bool) -> 
     if not s["evaluated"] and s["model_errors"]["count"]:
         return  # no problem finished: no table of zeros; the command says why on stderr
     _sim_note(out, s["simulated"])
-    title = _title(f"{split.value}, {s['model']}, {s['settings']['ut_method']}", s["simulated"])
+    title = sim_title(f"{split.value}, {s['model']}, {s['settings']['ut_method']}", s["simulated"])
     t = Table(title=title, min_width=min(len(title) + 4, 120))  # the title on one line
     t.add_column("round", justify="right")
     t.add_column("pass@1", justify="right")
@@ -304,9 +313,11 @@ def print_ablation(
         return
     _sim_note(out, sim)
     variant = runs[0][1].summary["settings"]["variant"] if runs else "?"
-    t = Table(title=_title(f"{split.value}: ablation (Table 8 design), {variant} variant", sim))
-    for c in ("UT method", "configuration", "pass@1", "Δ", "mean pass rate"):
-        t.add_column(c, justify="left" if c in ("UT method", "configuration") else "right")
+    t = columns_table(
+        sim_title(f"{split.value}: ablation (Table 8 design), {variant} variant", sim),
+        ("UT method", "configuration", "pass@1", "Δ", "mean pass rate"),
+        left=("UT method", "configuration"),
+    )
     full: dict[str, float] = {}
     for r in rows:
         if r["config"] == "full":
@@ -342,9 +353,10 @@ def print_voting(
         print_json({"split": split.value, "label": SIMULATED, "rows": list(rows.values())})
         return
     _sim_note(out, True)
-    t = Table(title=_title(f"{split.value}: output accuracy of kept tests", True))
-    for c in ("per-vote accuracy", "no voting", "voting", "effect", "tests (voting)"):
-        t.add_column(c, justify="right")
+    t = columns_table(
+        sim_title(f"{split.value}: output accuracy of kept tests", True),
+        ("per-vote accuracy", "no voting", "voting", "effect", "tests (voting)"),
+    )
     for row in rows.values():
         single = row.get("single", {}).get("output_accuracy", 0.0)
         voted = row.get("voting", {}).get("output_accuracy", 0.0)
@@ -390,13 +402,12 @@ def print_intrinsic(
         return
     if not res.problems and res.model_errors:
         return  # nothing finished: no table of zeros; the command says why on stderr
+    _sim_note(out, res.simulated)
     title = f"{split.value}: intrinsic, {res.method}, {res.model}"
-    if res.simulated:
-        title = f"{SIMULATED}: {title}"
-        out.print(simulated_note())
-    t = Table(title=title)
-    for c in ("samples", "parsed", "valid", "attack rate", "output acc.", "acc. ∩ attack"):
-        t.add_column(c, justify="right")
+    t = columns_table(
+        sim_title(title, res.simulated),
+        ("samples", "parsed", "valid", "attack rate", "output acc.", "acc. ∩ attack"),
+    )
     t.add_row(
         str(res.samples),
         f"{100 * rates['parsed']:.2f}%",
@@ -434,21 +445,22 @@ def print_selection(out: Console, split: Split, run: RunState, *, as_json: bool)
         return
     sim = bool(s["simulated"])
     label = f"{SIMULATED} " if sim else ""
-    if sim:
-        out.print(simulated_note())
+    _sim_note(out, sim)
     title = (
         f"{label}{split.value}: best-of-{s['solutions_per_problem']} selection, "
         f"{s['model']}, {s['settings']['ut_method']} tests"
     )
-    t = Table(title=title.strip())
-    for c in (
-        "strategy",
-        "pass@1",
-        "Δ vs random",
-        "ties pooled",
-        f"discriminative ({s['discriminative']})",
-    ):
-        t.add_column(c, justify="left" if c == "strategy" else "right")
+    t = columns_table(
+        title.strip(),
+        (
+            "strategy",
+            "pass@1",
+            "Δ vs random",
+            "ties pooled",
+            f"discriminative ({s['discriminative']})",
+        ),
+        left=("strategy",),
+    )
     rows = s["strategies"]
     base = rows["random"]["pass_at_1"]
     best = max(v["pass_at_1"] for v in rows.values())
@@ -519,20 +531,21 @@ def print_verify(out: Console, vs: VerifierSet, run: RunState, *, as_json: bool)
         f"{vs.name or vs.file_name}: {s['model']} as a verifier, {st['ut_method']} tests, "
         f"n={s['verify_tests']}, k={st['k']}"
     )
-    t = Table(title=f"{SIMULATED}: {title}" if sim else title)
-    for c in (
-        "Top-1 %",
-        "Spearman ρ",
-        "Bottom-1 %",
-        "MAE",
-        "Kendall τ",
-        "problems",
-        "ρ/τ over",
-        "excl. n<2",
-        "excl. const. expected",
-        "const. predicted (ρ=0)",
-    ):
-        t.add_column(c, justify="right")
+    t = columns_table(
+        sim_title(title, sim),
+        (
+            "Top-1 %",
+            "Spearman ρ",
+            "Bottom-1 %",
+            "MAE",
+            "Kendall τ",
+            "problems",
+            "ρ/τ over",
+            "excl. n<2",
+            "excl. const. expected",
+            "const. predicted (ρ=0)",
+        ),
+    )
     t.add_row(
         _pct(m["top1"]),
         _num(m["spearman"]),

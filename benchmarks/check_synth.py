@@ -371,6 +371,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     ap.add_argument("--data-dir", type=Path, default=os.environ.get("UTDEBUG_DATA_DIR"))
     ap.add_argument("--limit", type=int, default=None, help="the first N problems")
+    ap.add_argument("--start", type=int, default=0, help="skip the first N problems")
     ap.add_argument("--rewrites", type=int, default=None, help="at most N rewrites (all)")
     ap.add_argument("--count", type=int, default=200, help="inputs synthesised a function")
     ap.add_argument("--cpu", type=int, default=60, help="CPU seconds for check's process")
@@ -394,6 +395,7 @@ def main(argv: list[str] | None = None) -> int:
             print(line)
         return 0
     problems = load_split("hard", data_dir=args.data_dir, download=False).problems
+    problems = problems[args.start :]
     if args.limit:
         problems = problems[: args.limit]
     jobs: list[tuple[Problem, str, str]] = []

@@ -7,7 +7,9 @@ uncommitted changes) to the working tree touches. The report goes to stdout in t
 stderr. Exit codes: 0 no findings, 1 findings, 2 usage or environment error (including a
 function that could not be checked, unless ``--allow-errors``, and a model that does not
 answer the pre-flight probe: one tiny call before any function is checked, whatever
-``--allow-errors`` says). See ``docs/check.md``.
+``--allow-errors`` says). Each function is also compared with its base version on
+synthesised inputs (differential testing: an input whose outcome changed is a finding); with no
+model configured (or ``--no-model``) that comparison is the whole check. See ``docs/check.md``.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ def add_parser(subparsers: Any, sandbox_opts: argparse.ArgumentParser) -> None:
     )
     _target_arguments(c)
     _test_arguments(c)
+    _differential_arguments(c)
     _output_arguments(c)
 
 
@@ -105,6 +108,40 @@ def _test_arguments(c: argparse.ArgumentParser) -> None:
     )
 
 
+def _differential_arguments(c: argparse.ArgumentParser) -> None:
+    """The comparison of each function with its base version (the whole check without a
+    model)."""
+    c.add_argument(
+        "--no-model",
+        action="store_true",
+        help="use no model, even when one is configured: compare each function with its base "
+        "version on synthesised inputs only (also what happens when no model is configured)",
+    )
+    c.add_argument(
+        "--no-differential",
+        action="store_true",
+        help="with a model: do not also compare each function with its base version",
+    )
+    c.add_argument(
+        "--synth-inputs",
+        type=int,
+        default=200,
+        help="inputs synthesised per function for the comparison with its base (200)",
+    )
+    c.add_argument(
+        "--accept",
+        action="store_true",
+        help="record the changed outcomes found as intended in the accept file (they are not "
+        "reported as findings again)",
+    )
+    c.add_argument(
+        "--accept-file",
+        type=Path,
+        default=None,
+        help="the accept file (default: .utdebug/accepted.json in the repository)",
+    )
+
+
 def _output_arguments(c: argparse.ArgumentParser) -> None:
     """Where ``check``'s report goes, the results cache, the exit code and progress."""
     from utdebug.check.formats import FORMATS
@@ -142,7 +179,7 @@ def _output_arguments(c: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from utdebug.check.formats import render, write_human
     from utdebug.check.options import CheckError, CheckOptions
-    from utdebug.check.review import model_info, run_check
+    from utdebug.check.review import model_chosen, model_info, run_check
 
     def progress(msg: str) -> None:
         if not args.quiet:
@@ -171,13 +208,25 @@ def run(args: argparse.Namespace) -> int:
             use_cache=not args.no_cache,
             allow_errors=bool(args.allow_errors),
             cwd=Path.cwd(),
+            differential=not args.no_differential,
+            accept=bool(args.accept),
+            accept_file=args.accept_file,
+            synth_inputs=args.synth_inputs,
         )
         from utdebug.check.targets import locate
 
         # usage errors, a folder outside git and a missing file before a model is built
         located = locate(options)
-        model = model_info(args.model)
-        _preflight(model.model, progress)
+        model = None
+        if not args.no_model and model_chosen(args.model):
+            model = model_info(args.model)
+            _preflight(model.model, progress)
+        elif args.fix:
+            raise CheckError("--fix needs a model (--model, UTDEBUG_MODEL or the config file)")
+        else:
+            progress(
+                "no model: comparing each function with its base version on synthesised inputs"
+            )
         report = run_check(options, model, sandbox_config(args), progress=progress, located=located)
     except CheckError as e:
         print(f"utdebug check: {e}", file=sys.stderr)

@@ -7,6 +7,8 @@
 - :mod:`utdebug.check.targets`: the functions to check (named, or touched by a change).
 - :mod:`utdebug.check.review`: the run: sandbox with the module's context, engine, cache, fixes.
 - :mod:`utdebug.check.results`: a function's session (or cache entry) as its report.
+- :mod:`utdebug.check.differ`: each function against its base version on synthesised inputs
+  (the whole check without a model), and the accept file.
 
 See ``docs/check.md``.
 """

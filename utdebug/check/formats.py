@@ -22,7 +22,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import TYPE_CHECKING, Any
 
-from utdebug.check.report import CheckReport, FunctionReport, Status, TestResult, TestVerdict
+from utdebug.check.report import (
+    Change,
+    CheckReport,
+    FunctionReport,
+    Status,
+    TestResult,
+    TestVerdict,
+)
 from utdebug.cli_common import Exit
 
 if TYPE_CHECKING:
@@ -39,6 +46,9 @@ SIMULATED_NOTE = (
     "the model is scripted (its answers are replayed), not a language model; "
     "these results are not real model output."
 )
+
+HUMAN_CHANGES = 10
+"""Changed outcomes the human report shows per function (the smallest inputs)."""
 
 _EXIT_MEANING = {
     Exit.OK: "no findings",
@@ -187,8 +197,18 @@ def _summary(report: CheckReport) -> str:
 
 def _status_text(f: FunctionReport) -> str:
     found = f.status is Status.FINDINGS
-    text = _plural(len(f.findings), "finding") if found else f.status.value
+    text = _plural(len(f.findings) + len(f.changes), "finding") if found else f.status.value
     return f"{text} (cached)" if f.cached else text
+
+
+def _base_label(f: FunctionReport) -> str:
+    d = f.differential
+    return f"base {d.base[:12]}" if d is not None and d.base else "base"
+
+
+def _change_text(c: Change) -> str:
+    """``f(5): was 6, now 7``."""
+    return f"{c.call}: {c.description}"
 
 
 def _rate(x: float | None) -> str:
@@ -287,6 +307,28 @@ def write_human(report: CheckReport, console: Console) -> None:
                     f"; {v(_outcome(t))}",
                     indent=4,
                 )
+        d = f.differential
+        if d is not None:
+            if f.tests or f.fix is not None or f.message != d.message:
+                out((f"against its {_base_label(f)}: ", "bold"), v(d.message), indent=2)
+            for c in d.changes[:HUMAN_CHANGES]:
+                out(
+                    ("✗ ", "bold red"),
+                    (v(c.call), "bold"),
+                    ": ",
+                    (v(c.description), "red"),
+                    indent=2,
+                )
+            if len(d.changes) > HUMAN_CHANGES:
+                more = len(d.changes) - HUMAN_CHANGES
+                out(
+                    (f"... and {more} more (every format but this one lists them all)", "dim"),
+                    indent=2,
+                )
+            if d.accepted:
+                out((f"{_plural(len(d.accepted), 'accepted change')}:", "dim"), indent=2)
+                for c in d.accepted:
+                    out(("= ", "dim"), v(_change_text(c)), indent=4)
         if f.fix is not None:
             fix = f.fix
             patch = "patch present" if fix.patch else "no patch"
@@ -386,6 +428,7 @@ def _junit_suite(suite: ET.Element, report: CheckReport, f: FunctionReport) -> d
             ET.SubElement(case, "skipped", {"message": _one(f.message)})
             counts["skipped"] += 1
 
+    _junit_changes(suite, report, f, classname, location, counts)
     per_test = f.seconds / len(f.tests) if f.tests else 0.0
     for t in f.tests:
         case = ET.SubElement(
@@ -403,6 +446,44 @@ def _junit_suite(suite: ET.Element, report: CheckReport, f: FunctionReport) -> d
         if outcome is not None:
             counts[outcome] += 1
     return counts
+
+
+def _junit_changes(
+    suite: ET.Element,
+    report: CheckReport,
+    f: FunctionReport,
+    classname: str,
+    location: dict[str, str],
+    counts: dict[str, int],
+) -> None:
+    """The comparison with the base: a failing test case per changed outcome; one passing
+    test case when nothing changed, a skipped one when nothing was compared."""
+    d = f.differential
+    if d is None or f.status in (Status.ERROR, Status.SKIPPED):
+        return
+    prefix = _simulated_prefix(report)
+    attrs = {"classname": classname, **location, "time": "0.000"}
+    for c in d.changes:
+        name = _one(f"{f.qualname}: {c.call} against the {_base_label(f)}")
+        case = ET.SubElement(suite, "testcase", {**attrs, "name": name})
+        failure = ET.SubElement(
+            case,
+            "failure",
+            {"type": "utdebug.changed_outcome", "message": _one(prefix + c.description)},
+        )
+        failure.text = (
+            _one(f"{prefix}{f.target} (line {_line(f.line)}) changed behaviour") + "\n"
+            f"call:   {_one(c.call)}\nbefore: {_one(c.before)}\nnow:    {_one(c.after)}\n"
+        )
+        counts["tests"] += 1
+        counts["failures"] += 1
+    if not d.changes:
+        name = _one(f"{f.qualname}: against the {_base_label(f)}")
+        case = ET.SubElement(suite, "testcase", {**attrs, "name": name})
+        counts["tests"] += 1
+        if not d.compared:
+            ET.SubElement(case, "skipped", {"message": _one(d.message)})
+            counts["skipped"] += 1
 
 
 def _junit_outcome(case: ET.Element, f: FunctionReport, t: TestResult, prefix: str) -> str | None:
@@ -474,6 +555,10 @@ def _render_github(report: CheckReport) -> str:
             )
             title = f"utdebug: {f.qualname} fails a generated test"
             lines.append(_gh_command("error", message, **where, title=title))
+        for c in f.changes:
+            message = f"{prefix}{c.call}\nbefore: {c.before}\nnow: {c.after}"
+            title = f"utdebug: {f.qualname} changed behaviour: {c.description}"
+            lines.append(_gh_command("error", message, **where, title=title))
         if f.status is Status.ERROR:
             title = f"utdebug: could not check {f.qualname}"
             lines.append(_gh_command("warning", prefix + f.message, **where, title=title))
@@ -537,7 +622,26 @@ _RULES: tuple[dict[str, Any], ...] = (
         "defaultConfiguration": {"level": "note"},
     },
 )
-_RULE_INDEX = {rule["id"]: i for i, rule in enumerate(_RULES)}
+_DIFF_RULES: tuple[dict[str, Any], ...] = (
+    {
+        "id": "UTD004",
+        "name": "changed-outcome",
+        "shortDescription": {"text": "The function's outcome changed from its base version."},
+        "fullDescription": {
+            "text": "utdebug ran this function and its version at the base revision on the "
+            "same synthesised inputs: on this input they disagree (another value, or an "
+            "exception where there was none, or none where there was one)."
+        },
+        "help": {
+            "text": "If the change is intended, record it with `utdebug check --accept` (the "
+            "accept file goes into the repository); otherwise fix the regression.",
+        },
+        "defaultConfiguration": {"level": "error"},
+        "properties": {"tags": ["correctness", "regression", "differential"]},
+    },
+)
+"""Listed only when the run compared functions with their base versions."""
+_RULE_INDEX = {rule["id"]: i for i, rule in enumerate(_RULES + _DIFF_RULES)}
 
 
 def _fingerprint(*parts: str) -> str:
@@ -622,6 +726,25 @@ def _sarif(report: CheckReport) -> dict[str, Any]:
                 "actual": t.actual,
             }
             results.append(result)
+        for c in f.changes:
+            result = _sarif_result(
+                report,
+                f,
+                "UTD004",
+                "error",
+                f"{f.qualname} changed behaviour: {c.call} {c.description}",
+            )
+            result["partialFingerprints"] = {
+                FINGERPRINT_KEY: _fingerprint("UTD004", f.path, f.qualname, c.input, c.after)
+            }
+            result["properties"] = {
+                "call": c.call,
+                "input": c.input,
+                "before": c.before,
+                "after": c.after,
+                "base": f.differential.base if f.differential is not None else None,
+            }
+            results.append(result)
         if f.status in (Status.ERROR, Status.SKIPPED):
             if f.status is Status.ERROR:
                 rule_id, level = "UTD002", "warning"
@@ -636,6 +759,7 @@ def _sarif(report: CheckReport) -> dict[str, Any]:
             result["properties"] = {"status": f.status.value, "cached": f.cached}
             results.append(result)
 
+    diff_rules = _DIFF_RULES if any(f.differential for f in report.functions) else ()
     exit_code = report.exit_code()
     invocation: dict[str, Any] = {
         "executionSuccessful": exit_code != Exit.USAGE,
@@ -654,7 +778,7 @@ def _sarif(report: CheckReport) -> dict[str, Any]:
             "driver": {
                 "name": "utdebug",
                 "version": report.tool_version,
-                "rules": [dict(rule) for rule in _RULES],
+                "rules": [dict(rule) for rule in _RULES + diff_rules],
             }
         },
         "invocations": [invocation],

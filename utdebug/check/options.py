@@ -39,6 +39,15 @@ class CheckOptions:
     use_cache: bool = True
     allow_errors: bool = False
     cwd: Path = field(default_factory=Path.cwd)
+    differential: bool = True
+    """Also compare each function with its base version on synthesised inputs (always on
+    without a model: it is then the whole check)."""
+    accept: bool = False
+    """Record the changed outcomes found into the accept file (they are then not findings)."""
+    accept_file: Path | None = None
+    """The accept file (``None``: ``.utdebug/accepted.json`` in the repository)."""
+    synth_inputs: int = 200
+    """Inputs synthesised per function for the comparison with its base."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,5 +78,7 @@ def validate_options(o: CheckOptions) -> None:
         raise CheckError("--apply needs --fix")
     if o.apply and o.rev is not None:
         raise CheckError("--apply writes the working tree: it cannot be used with --rev")
+    if o.synth_inputs < 1:
+        raise CheckError("--synth-inputs must be at least 1")
     if o.paths and not o.changed:
         raise CheckError("--path limits --changed; name functions as PATH::FUNCTION instead")

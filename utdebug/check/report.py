@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 from utdebug.cli_common import Exit
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """Version of the JSON report (``schema_version``); see ``utdebug/check/report.schema.json``."""
 
 
@@ -123,6 +123,63 @@ class Refusal:
 
 
 @dataclass(frozen=True, slots=True)
+class Change:
+    """An input on which the checked version's outcome differs from the base version's (a
+    differential finding): ``was 4, now 5``, ``now raises KeyError``."""
+
+    call: str
+    """The call, e.g. ``total([1, 2], 5)``."""
+    input: str
+    """The arguments as Python literals (the accept file's text)."""
+    before: str
+    """The base's outcome in words: a value's ``repr`` or ``raises ValueError``."""
+    after: str
+    """The checked version's outcome in words (``times out``, ``crashes`` too)."""
+    description: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "call": self.call,
+            "input": self.input,
+            "before": self.before,
+            "after": self.after,
+            "description": self.description,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Differential:
+    """The function against its base version on synthesised inputs (differential testing)."""
+
+    compared: bool
+    """Whether the two versions ran at all (``False``: no base, no seed; ``message`` says why)."""
+    message: str
+    base: str | None = None
+    """The base revision compared against (``None``: there was none)."""
+    inputs: int = 0
+    """Inputs run on both versions."""
+    seeds: int = 0
+    """Seed inputs found (the function's calls in the repository's tests and docstrings)."""
+    changes: tuple[Change, ...] = ()
+    """Changed outcomes not accepted, smallest input first: the findings."""
+    accepted: tuple[Change, ...] = ()
+    """Changed outcomes the accept file covers (not findings)."""
+    notes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "compared": self.compared,
+            "message": self.message,
+            "base": self.base,
+            "inputs": self.inputs,
+            "seeds": self.seeds,
+            "changes": [c.to_json() for c in self.changes],
+            "accepted": [c.to_json() for c in self.accepted],
+            "notes": list(self.notes),
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class FunctionReport:
     """One function (``path::qualname``) and the outcome of checking it."""
 
@@ -142,6 +199,8 @@ class FunctionReport:
     fix: FixResult | None = None
     refused: tuple[Refusal, ...] = ()
     """The model's replies that were refused while checking it, by purpose and reason."""
+    differential: Differential | None = None
+    """The function against its base version on synthesised inputs (None: not run)."""
 
     @property
     def target(self) -> str:
@@ -150,6 +209,11 @@ class FunctionReport:
     @property
     def findings(self) -> tuple[TestResult, ...]:
         return tuple(t for t in self.tests if t.finding)
+
+    @property
+    def changes(self) -> tuple[Change, ...]:
+        """Changed outcomes against the base version (differential findings)."""
+        return self.differential.changes if self.differential is not None else ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -164,6 +228,7 @@ class FunctionReport:
             "tests": [t.to_json() for t in self.tests],
             "fix": self.fix.to_json() if self.fix is not None else None,
             "refused_replies": [r.to_json() for r in self.refused],
+            "differential": self.differential.to_json() if self.differential else None,
         }
 
 
@@ -192,7 +257,12 @@ class CheckReport:
 
     @property
     def findings(self) -> int:
-        return sum(len(f.findings) for f in self.functions)
+        """Findings of every kind: confident failing tests and changed outcomes."""
+        return sum(len(f.findings) + len(f.changes) for f in self.functions)
+
+    @property
+    def changes(self) -> int:
+        return sum(len(f.changes) for f in self.functions)
 
     @property
     def errors(self) -> int:
@@ -229,6 +299,7 @@ class CheckReport:
                 "errors": self.errors,
                 "skipped": self.count(Status.SKIPPED),
                 "cached": sum(f.cached for f in self.functions),
+                "changed_outcomes": self.changes,
             },
             "exit_code": self.exit_code(),
             "functions": [f.to_json() for f in self.functions],

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from utdebug.check.options import CheckError, CheckOptions, ModelInfo
-from utdebug.check.report import CheckReport, FunctionReport, Status
+from utdebug.check.report import CheckReport, Differential, FunctionReport, Status
 from utdebug.check.results import (
     from_cache,
     from_data,
@@ -60,6 +60,9 @@ SKIP_PRAGMA = re.compile(r"#\s*utdebug:\s*skip\b", re.IGNORECASE)
 
 Progress = Callable[[str], None]
 
+NO_MODEL = "none"
+"""The report's model when the check runs without one (the comparison with the base only)."""
+
 PROGRESS_SECONDS = 60.0
 """How often a function that is still being checked is said to be (progress on stderr)."""
 
@@ -72,14 +75,15 @@ def default_cache_dir() -> Path:
 
 def run_check(
     options: CheckOptions,
-    model: ModelInfo,
+    model: ModelInfo | None,
     sandbox_config: Any,
     *,
     progress: Progress | None = None,
     located: Located | None = None,
 ) -> CheckReport:
     """Run the whole check (see the module docstring); :class:`CheckError` for exit code 2.
-    ``located``: what :func:`locate` found already (else it is looked for here)."""
+    ``located``: what :func:`locate` found already (else it is looked for here). ``model``
+    ``None``: no model; each function is compared with its base version only."""
     from utdebug import __version__
     from utdebug.check import gitrepo
 
@@ -89,10 +93,13 @@ def run_check(
     found = located if located is not None else locate(options)
     repo, revision, base, targets = found.repo, found.revision, found.base, found.targets
     settings = _settings(options)
+    differ = model is None or options.differential
+    diff_base = _diff_base(options, repo, base) if differ else None
+    accepts = _read_accepts(options, repo.root) if differ else None
     report_head: dict[str, Any] = {
         "tool_version": __version__,
-        "model": model.name,
-        "simulated": model.simulated,
+        "model": model.name if model is not None else NO_MODEL,
+        "simulated": model.simulated if model is not None else False,
         "repository": str(repo.root),
         "revision": revision or "working tree",
         "base": base,
@@ -104,6 +111,8 @@ def run_check(
             "timeout": options.timeout,
             "fix": options.fix,
             "rounds": options.rounds if options.fix else 0,
+            "differential": differ,
+            "synth_inputs": options.synth_inputs if differ else 0,
         },
         "started_at": started,
         "allow_errors": options.allow_errors,
@@ -118,6 +127,12 @@ def run_check(
             say(f"copying the repository ({revision or 'working tree'}) for the sandbox")
             root = gitrepo.snapshot(repo, tmp / "repo", rev=revision)
             checker = _Checker(options, model, settings, repo, root, revision, say)
+            if differ:
+                base_root = None
+                if diff_base is not None:
+                    say(f"copying the repository at the base ({diff_base[:12]}) for the sandbox")
+                    base_root = gitrepo.snapshot(repo, tmp / "base", rev=diff_base)
+                checker.differ(base_root, diff_base, accepts)
             results |= checker.check_all(targets, sandbox_config)
         except gitrepo.GitError as e:
             raise CheckError(str(e)) from None
@@ -125,6 +140,39 @@ def run_check(
             gitrepo.remove_snapshot(tmp)
     functions = tuple(results[i] for i in range(len(targets)))
     return CheckReport(functions=functions, seconds=time.perf_counter() - t0, **report_head)
+
+
+def _diff_base(options: CheckOptions, repo: Any, base: str | None) -> str | None:
+    """The revision each function is compared with: the change's base with ``--changed``,
+    else ``--base`` itself (``None`` when the repository has no such commit)."""
+    from utdebug.check import gitrepo
+
+    if base is not None:
+        return base
+    try:
+        return gitrepo.resolve(repo, options.base)
+    except gitrepo.GitError:
+        return None
+
+
+def accept_path(options: CheckOptions, root: Path) -> Path:
+    """The accept file: ``--accept-file`` (relative to the current folder), else
+    ``.utdebug/accepted.json`` in the repository."""
+    from utdebug.check.differ import ACCEPT_FILE
+
+    if options.accept_file is None:
+        return root / ACCEPT_FILE
+    path = options.accept_file
+    return path if path.is_absolute() else options.cwd / path
+
+
+def _read_accepts(options: CheckOptions, root: Path) -> Any:
+    from utdebug.synth.differential import AcceptError, read_accepts
+
+    try:
+        return read_accepts(accept_path(options, root))
+    except AcceptError as e:
+        raise CheckError(f"the accept file cannot be read: {e}") from None
 
 
 def _settings(o: CheckOptions) -> Any:
@@ -144,7 +192,7 @@ class _Checker:
     def __init__(
         self,
         options: CheckOptions,
-        model: ModelInfo,
+        model: ModelInfo | None,
         settings: Any,
         repo: Any,
         root: Path,
@@ -169,13 +217,37 @@ class _Checker:
         self.env_paths = environment_paths([repo.root])
         """Packages outside the interpreter's prefix: mounted, and on the module's sys.path
         (the sandbox's interpreter runs isolated, without PYTHONPATH or user site-packages)."""
+        self.diff: Any = None
+        """The comparison with the base (:class:`utdebug.check.differ.DiffRun`), if any."""
+        self.accepted_now = 0
+        """Changed outcomes this run recorded into the accept file (``--accept``)."""
+
+    def differ(self, base_root: Path | None, base: str | None, accepts: Any) -> None:
+        """Compare every function with its version in ``base_root`` (at ``base``) as well."""
+        from utdebug.check.differ import DiffRun
+        from utdebug.synth.differential import DiffSettings
+
+        self.diff = DiffRun(
+            sandbox=None,
+            head_root=self.root,
+            base_root=base_root,
+            base=base,
+            head_revision=self.revision or "working tree",
+            env_paths=self.env_paths,
+            accepts=accepts,
+            settings=DiffSettings(count=self.o.synth_inputs),
+        )
 
     def check_all(self, targets: list[Target], sandbox_config: Any) -> dict[int, FunctionReport]:
         from utdebug.project import sandbox_mounts
         from utdebug.sandbox import Sandbox
 
         mounts = sandbox_mounts(self.root, self.env_paths)
+        if self.diff is not None and self.diff.base_root is not None:
+            mounts = (*mounts, str(self.diff.base_root))
         sb = Sandbox(replace(sandbox_config, mounts=mounts))  # started on first use
+        if self.diff is not None:
+            self.diff.sandbox = sb
         out: dict[int, FunctionReport] = {}
         todo = [(i, t) for i, t in enumerate(targets) if t.problem is None]
         try:
@@ -190,7 +262,9 @@ class _Checker:
                 out[i] = rep
         finally:
             sb.close()
-        if not self.model.simulated:
+        if self.o.accept and self.diff is not None:
+            self._write_accepts()
+        if self.model is not None and not self.model.simulated:
             from utdebug.runs.folder import reply_warning, sum_usage
 
             warning = reply_warning(sum_usage(self.usages))
@@ -253,8 +327,77 @@ class _Checker:
             raise CheckError(f"cannot write the patch file {path}: {e}") from None
         self.say(f"patch with {len(self.patches)} fix(es) written to {path}")
 
+    def _write_accepts(self) -> None:
+        from utdebug.synth.differential import write_accepts
+
+        path = accept_path(self.o, self.repo.root)
+        if not self.accepted_now:
+            self.say(f"--accept: no changed outcome to record ({path} left as it was)")
+            return
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_accepts(path, self.diff.accepts)
+        except OSError as e:
+            raise CheckError(f"cannot write the accept file {path}: {e}") from None
+        self.say(f"--accept: {self.accepted_now} changed outcome(s) recorded in {path}")
+
     async def _check(self, sb: Any, t: Target) -> FunctionReport:
+        if self.model is None:
+            rep = self._without_model(t)
+        else:
+            rep = await self._check_model(sb, t)
+        if self.diff is None or rep.status not in (Status.OK, Status.FINDINGS):
+            return rep
+        diff = self._compare(sb, t)
+        status = Status.FINDINGS if diff.changes else rep.status
+        message = diff.message if self.model is None else rep.message
+        return replace(rep, status=status, message=message, differential=diff)
+
+    def _without_model(self, t: Target) -> FunctionReport:
+        """The function's report before its comparison with the base: an error when it does
+        not load, skipped with ``# utdebug: skip``."""
         from utdebug.workspace import WorkspaceError, load_function
+
+        file = self.root / t.path
+        try:
+            loaded = load_function(file, t.qualname, task=self.o.task)
+        except WorkspaceError as e:
+            msg = str(e).replace(str(file), t.path)
+            return function_report(t.path, t.qualname, Status.ERROR, msg, t.line, t.end_line)
+        line, end = loaded.start_line, loaded.end_line
+        if _has_skip_pragma(loaded):
+            return function_report(
+                t.path, t.qualname, Status.SKIPPED, "skipped: '# utdebug: skip'", line, end
+            )
+        return function_report(t.path, t.qualname, Status.OK, "", line, end)
+
+    def _compare(self, sb: Any, t: Target) -> Differential:
+        """The function against its base version; with ``--accept`` its changed outcomes are
+        recorded (and reported as accepted, not as findings)."""
+        from utdebug.check.differ import compare_function
+        from utdebug.sandbox import SandboxError, SandboxUnavailable
+
+        try:
+            sb.start()
+        except (SandboxUnavailable, SandboxError) as e:
+            raise CheckError(f"sandbox: {e}") from None
+        diff, found = compare_function(self.diff, t.path, t.qualname)
+        if self.o.accept and found:
+            for f in found:
+                self.diff.accepts.accept(f)
+            self.accepted_now += len(found)
+            diff = replace(
+                diff,
+                changes=(),
+                accepted=diff.accepted + diff.changes,
+                message=f"{diff.message}; {len(found)} recorded as intended (--accept)",
+            )
+        return diff
+
+    async def _check_model(self, sb: Any, t: Target) -> FunctionReport:
+        from utdebug.workspace import WorkspaceError, load_function
+
+        assert self.model is not None
 
         file = self.root / t.path
         try:
@@ -405,6 +548,7 @@ class _Checker:
 
     def _key(self, loaded: Any, module: str) -> str:
         o = self.o
+        assert self.model is not None
         blob = {
             "v": CACHE_VERSION,
             "model": self.model.key,
@@ -500,6 +644,20 @@ def _description(loaded: Any, module: str) -> str:
     if doc.strip():
         context += f", described as: {doc.strip().split(chr(10) + chr(10))[0]}"
     return f"{text}\n\n({context}.)"
+
+
+def model_chosen(spec_value: str | None) -> bool:
+    """Whether ``--model``, ``UTDEBUG_MODEL`` or the config file names a model (when none does,
+    ``check`` runs without one); :class:`CheckError` for a broken config file."""
+    from utdebug.agents.config import ConfigError, resolve_model_spec
+
+    try:
+        resolve_model_spec(spec_value)
+    except ConfigError as e:
+        if str(e).startswith("no model chosen"):
+            return False
+        raise CheckError(str(e)) from None
+    return True
 
 
 def model_info(spec_value: str | None) -> ModelInfo:

@@ -1,0 +1,204 @@
+"""Differential regression testing in ``utdebug check``: the checked version of each function
+against its base version on synthesised inputs (:mod:`utdebug.synth.differential`), with no
+model at all.
+
+Both versions run in the sandbox *as their module* (the same module context as every other
+check: package, ``__file__``, the repository's import roots), each from a read-only copy of the
+repository at its revision. Seeds are the function's calls in the repository's test files and
+the ``>>>`` examples of its docstring (base and head); without any, fully typed parameters are
+drawn from their type hints. An input whose outcome changed is a finding (``was 4, now 5``,
+``now raises KeyError``), smallest input first. Intended changes are recorded in the accept file
+(:data:`ACCEPT_FILE`, in the repository) and are not reported again.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from utdebug.check.report import Change, Differential
+from utdebug.synth.differential import Accepts, DiffSettings, Finding, Version, differential
+
+__all__ = ["ACCEPT_FILE", "DiffRun", "compare_function", "test_files"]
+
+ACCEPT_FILE = ".utdebug/accepted.json"
+"""Where intended changes are recorded, relative to the repository root (``--accept``)."""
+
+MAX_TEST_FILES = 2000
+"""Test files read for seeds at most (the first ones in path order)."""
+
+_SKIP_DIRS = {".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".utdebug"}
+
+
+@dataclass
+class DiffRun:
+    """What every function's comparison in one run shares."""
+
+    sandbox: Any
+    head_root: Path
+    """The read-only copy of the checked revision."""
+    base_root: Path | None
+    """The read-only copy of the base revision (``None``: there is no base)."""
+    base: str | None
+    """The base revision's sha."""
+    head_revision: str
+    """The checked revision (a sha, or ``working tree``): what a function-level accept names."""
+    env_paths: Sequence[str] = ()
+    accepts: Accepts = field(default_factory=Accepts)
+    settings: DiffSettings = field(default_factory=DiffSettings)
+    tests: list[Path] | None = None
+    """The head's test files (found on first use)."""
+
+
+def test_files(root: Path) -> list[Path]:
+    """The repository's test files: ``test_*.py`` and ``*_test.py``, and every ``.py`` file
+    under a ``tests`` or ``test`` folder (hidden folders and virtual environments left out)."""
+    out: list[Path] = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
+        rel = Path(folder).relative_to(root)
+        in_tests = any(p in ("tests", "test") for p in rel.parts)
+        for name in sorted(files):
+            if name.endswith(".py") and (
+                in_tests or name.startswith("test_") or name.endswith("_test.py")
+            ):
+                out.append(Path(folder) / name)
+                if len(out) >= MAX_TEST_FILES:
+                    return out
+    return out
+
+
+def _not_compared(why: str, base: str | None, seeds: int = 0) -> Differential:
+    return Differential(False, f"nothing was compared: {why}", base, seeds=seeds)
+
+
+def _module_function(text: str, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    found = None
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name:
+            found = node  # the last definition wins, as in Python
+    return found
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def compare_function(run: DiffRun, path: str, qualname: str) -> tuple[Differential, list[Finding]]:
+    """Compare ``path::qualname`` at the checked revision with its base version: the report's
+    :class:`Differential` and the findings as the library gives them (for ``--accept``)."""
+    from utdebug.check.review import module_context
+    from utdebug.project import sandbox_context
+    from utdebug.synth.seeds import seeds_from_docstring, seeds_from_tests
+    from utdebug.synth.strategies import parse_hints
+
+    base = run.base
+    if "." in qualname:
+        return _not_compared("only module-level functions are compared with their base", base), []
+    head_text = _read(run.head_root / path)
+    head_fn = _module_function(head_text or "", qualname)
+    if head_text is None or head_fn is None:
+        return _not_compared(f"{qualname} is not a module-level function of {path}", base), []
+    if isinstance(head_fn, ast.AsyncFunctionDef):
+        return _not_compared("async functions are not compared with their base", base), []
+    if run.base_root is None or base is None:
+        return _not_compared("there is no base revision", None), []
+    base_file = run.base_root / path
+    base_text = _read(base_file)
+    if base_text is None:
+        return _not_compared(f"new file (no base version of {path})", base), []
+    base_fn = _module_function(base_text, qualname)
+    if base_fn is None:
+        return _not_compared("new function (no base version)", base), []
+    if ast.dump(base_fn) == ast.dump(head_fn) and module_context(
+        base_text, qualname
+    ) == module_context(head_text, qualname):
+        return _not_compared("unchanged since the base (function and module context)", base), []
+
+    if run.tests is None:
+        run.tests = test_files(run.head_root)
+    seeds = seeds_from_tests(run.tests, qualname, run.head_root)
+    seeds.extend(seeds_from_docstring(head_text, qualname))
+    seeds.extend(seeds_from_docstring(base_text, qualname))
+    args = [*head_fn.args.posonlyargs, *head_fn.args.args]
+    names = [a.arg for a in args]
+    inputs = [s for s in seeds.inputs if _fits(head_fn, len(s))]
+    if not names and not inputs:
+        inputs = [()]
+    try:
+        hints = parse_hints(head_text, qualname)
+    except SyntaxError:
+        hints = {}
+    typed = bool(names) and all(n in hints for n in names)
+    if not inputs and not typed:
+        untyped = ", ".join(n for n in names if n not in hints)
+        return _not_compared(
+            "no seed input (no call of it with literal arguments in the repository's tests or "
+            f"its docstring) and its parameters cannot be typed ({untyped} without a usable "
+            "type hint)",
+            base,
+        ), []
+
+    head_file = run.head_root / path
+    res = differential(
+        run.sandbox,
+        f"{path}::{qualname}",
+        Version(
+            base_text,
+            qualname,
+            base,
+            sandbox_context(base_file, run.base_root, program=False, env_paths=run.env_paths),
+        ),
+        Version(
+            head_text,
+            qualname,
+            run.head_revision,
+            sandbox_context(head_file, run.head_root, program=False, env_paths=run.env_paths),
+        ),
+        inputs,
+        settings=run.settings,
+        hints=hints if typed else None,
+        names=names,
+        accepts=run.accepts,
+    )
+    message = res.message if res.compared else f"nothing was compared: {res.message}"
+    return (
+        Differential(
+            res.compared,
+            message,
+            base,
+            res.inputs,
+            len(inputs),
+            tuple(change(f, qualname) for f in res.findings),
+            tuple(change(f, qualname) for f in res.accepted),
+            tuple(res.notes),
+        ),
+        list(res.findings),
+    )
+
+
+def _fits(fn: ast.FunctionDef | ast.AsyncFunctionDef, n: int) -> bool:
+    """Whether ``n`` positional arguments fit the function's signature."""
+    a = fn.args
+    positional = len(a.posonlyargs) + len(a.args)
+    required = positional - len(a.defaults)
+    return required <= n and (n <= positional or a.vararg is not None)
+
+
+def change(f: Finding, name: str) -> Change:
+    """A library finding as the report's :class:`Change`."""
+    from utdebug.synth.values import canonical
+
+    call = f"{name}({', '.join(canonical(a) for a in f.args)})"
+    return Change(call, f.input_text, f.before, f.after, f.description)

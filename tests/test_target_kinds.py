@@ -172,13 +172,13 @@ async def test_debug_each_kind_of_target(executor: Executor, tmp_path: Path, tar
     loaded = load_function(path, target)
     app = make_app(loaded, session_model(target), executor, Settings(n=1, rounds=1))
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.phase == "finished", "the session finished")
-        (test,) = app.tests
+        await until(pilot, lambda: app.state.phase == "finished", "the session finished")
+        (test,) = app.state.tests
         assert test.program == (SPECS[target][0] == "program")
         assert test.share == 1.0 and test.draws == 8
         assert "1/1" in summary(app), (target, summary(app), table_rows(app))
         before, _ = BUGS[target]
-        assert before in app.code  # the fix is in force
+        assert before in app.state.code  # the fix is in force
         assert table_rows(app)[0][3] == "pass"
 
 

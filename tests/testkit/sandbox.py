@@ -45,7 +45,7 @@ HAS_SECCOMP_BINDING = seccomp_binding() is not None
 UID_SPAN = 4096
 """The sandbox cycles its children's uids through ``uid_base + (0 .. 4095)``."""
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 # The offline datasets (as tests/conftest.py finds them); they may be absent (then the checks
 # that their content never reaches a child are vacuous, the "cannot open" checks still hold).
 DATASET_DIR = Path(os.environ.get("UTDEBUG_DATA_DIR") or REPO.parent / "shared" / "datasets")

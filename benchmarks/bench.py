@@ -331,6 +331,12 @@ def run(ctx: ModeContext) -> int:
     except (SandboxUnavailable, SandboxError) as e:
         return sandbox_exit(err, "utdebug bench", e)
     print_eval(out, runs, program, settings, as_json=args.json)
+    return run_exit(err, stop, failed)
+
+
+def run_exit(err: Console, stop: threading.Event, failed: list[str]) -> Exit:
+    """A run's exit code once its tables are printed: interrupted, splits not evaluated, or
+    OK, each with its line on stderr."""
     if stop.is_set():
         err.print("stopped early; rerun the same command to resume")
         return Exit.INTERRUPTED

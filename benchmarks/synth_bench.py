@@ -47,6 +47,7 @@ from utdebug.benchmarks.bench import (
     load_selected,
     open_sandbox,
     progress_bar,
+    run_exit,
     run_mode,
 )
 from utdebug.benchmarks.debugging import error_rows
@@ -350,13 +351,7 @@ async def _synth(
             if ctx.stop.is_set():
                 break
     print_synth(out, [(r.summary["split"], r) for r in runs], as_json=args.json)
-    if ctx.stop.is_set():
-        err.print("stopped early; rerun the same command to resume")
-        return Exit.INTERRUPTED
-    if failed:
-        err.print(f"[red]not evaluated:[/red] {', '.join(failed)} (see the errors above)")
-        return Exit.USAGE
-    return Exit.OK
+    return run_exit(err, ctx.stop, failed)
 
 
 async def _synth_one(

@@ -37,7 +37,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from utdebug.check.options import CheckError, CheckOptions, ModelInfo
 from utdebug.check.report import CheckReport, Differential, FunctionReport, Status
@@ -65,6 +65,9 @@ NO_MODEL = "none"
 
 PROGRESS_SECONDS = 60.0
 """How often a function that is still being checked is said to be (progress on stderr)."""
+
+if TYPE_CHECKING:
+    from utdebug.workspace import LoadedFunction
 
 
 def default_cache_dir() -> Path:
@@ -353,17 +356,24 @@ class _Checker:
         message = diff.message if self.model is None else rep.message
         return replace(rep, status=status, message=message, differential=diff)
 
-    def _without_model(self, t: Target) -> FunctionReport:
-        """The function's report before its comparison with the base: an error when it does
-        not load, skipped with ``# utdebug: skip``."""
+    def _load(self, t: Target) -> LoadedFunction | FunctionReport:
+        """The target's function as loaded from the head's copy, or its error report when it
+        does not load (paths in the message as the repository names them)."""
         from utdebug.workspace import WorkspaceError, load_function
 
         file = self.root / t.path
         try:
-            loaded = load_function(file, t.qualname, task=self.o.task)
+            return load_function(file, t.qualname, task=self.o.task)
         except WorkspaceError as e:
             msg = str(e).replace(str(file), t.path)
             return function_report(t.path, t.qualname, Status.ERROR, msg, t.line, t.end_line)
+
+    def _without_model(self, t: Target) -> FunctionReport:
+        """The function's report before its comparison with the base: an error when it does
+        not load, skipped with ``# utdebug: skip``."""
+        loaded = self._load(t)
+        if isinstance(loaded, FunctionReport):
+            return loaded
         line, end = loaded.start_line, loaded.end_line
         if _has_skip_pragma(loaded):
             return function_report(
@@ -395,16 +405,12 @@ class _Checker:
         return diff
 
     async def _check_model(self, sb: Any, t: Target) -> FunctionReport:
-        from utdebug.workspace import WorkspaceError, load_function
-
         assert self.model is not None
 
         file = self.root / t.path
-        try:
-            loaded = load_function(file, t.qualname, task=self.o.task)
-        except WorkspaceError as e:
-            msg = str(e).replace(str(file), t.path)
-            return function_report(t.path, t.qualname, Status.ERROR, msg, t.line, t.end_line)
+        loaded = self._load(t)
+        if isinstance(loaded, FunctionReport):
+            return loaded
         line, end = loaded.start_line, loaded.end_line
         loaded = replace(loaded, path=Path(t.path))  # diffs labelled a/PATH, b/PATH
         if _has_skip_pragma(loaded):

@@ -117,3 +117,26 @@ def test_records_that_are_not_tests_are_refused() -> None:
         UnitTest.from_json(good | {"args": "[1]"})
     with pytest.raises(LiteralError):
         UnitTest.from_json(good | {"args": "(__import__('os'),)"})
+
+
+@pytest.mark.parametrize(
+    ("origin", "source", "written"),
+    [
+        ("model", "model", None),
+        ("person", "person", None),
+        ("model", "synth:mutation", "synth:mutation"),
+        ("person", "synth:hypothesis", "synth:hypothesis"),
+        ("person", "model", "model"),  # a model's test whose expected value a person set
+    ],
+)
+def test_where_the_input_came_from_reads_back(origin: str, source: str, written: Any) -> None:
+    t = UnitTest(4, (3,), "f(3)", 9, origin=origin, input_source=source)  # type: ignore[arg-type]
+    record = json.loads(json.dumps(t.to_json()))
+    assert record.get("input_source") == written  # the default for the origin is not written
+    assert UnitTest.from_json(record).input_source == source
+
+
+def test_an_unknown_input_source_is_refused() -> None:
+    record = UnitTest(4, (3,), "f(3)", 9).to_json() | {"input_source": "oracle"}
+    with pytest.raises(ValueError, match="input source"):
+        UnitTest.from_json(record)

@@ -207,6 +207,16 @@ class Settings:
         }
 
 
+def _default_source(origin: str) -> str:
+    return "person" if origin == "person" else "model"
+
+
+def _valid_source(source: str) -> bool:
+    return source in ("model", "person") or (
+        source.startswith("synth:") and len(source) > len("synth:")
+    )
+
+
 def code_id(code: str) -> str:
     return hashlib.sha256(code.encode()).hexdigest()[:12]
 
@@ -232,6 +242,10 @@ class UnitTest:
     :class:`~utdebug.engine.program.Raises`."""
     then: str | None = None
     """A program test's follow-up expression: its value after the call is what is compared."""
+    input_source: str = "model"
+    """Where the test's input came from: ``model`` (UTGen), ``person``, or ``synth:<source>``
+    (:mod:`utdebug.synth`: ``synth:seed``, ``synth:mutation``, ``synth:hypothesis`` ...).
+    ``origin`` says who gave the expected value; this says who gave the input."""
 
     @property
     def program(self) -> bool:
@@ -266,7 +280,14 @@ class UnitTest:
             "origin": self.origin,
             "round": self.round,
             "target": self.target,
-        } | self._record_json()
+        } | self._source_json() | self._record_json()
+
+    def _source_json(self) -> dict[str, Any]:
+        """``input_source`` when it is not the default for the test's origin (so records of
+        model and person tests read as they did before the field existed)."""
+        if self.input_source == _default_source(self.origin):
+            return {}
+        return {"input_source": self.input_source}
 
     def _record_json(self) -> dict[str, Any]:
         return self._exact_json() | self._program_json()
@@ -317,6 +338,9 @@ class UnitTest:
         origin = data.get("origin", "model")
         if origin not in ("model", "person"):
             raise ValueError(f"unknown test origin {origin!r}")
+        source = str(data.get("input_source", _default_source(origin)))
+        if not _valid_source(source):
+            raise ValueError(f"unknown test input source {source!r}")
         setup = data.get("setup")
         then = data.get("then")
         votes = {str(k): int(v) for k, v in dict(data.get("votes", {})).items()}
@@ -337,4 +361,5 @@ class UnitTest:
             target=str(data.get("target", "")),
             setup=None if setup is None else str(setup),
             then=None if then is None else str(then),
+            input_source=source,
         )

@@ -250,8 +250,12 @@ class SessionState:
         self.emit(TestChanged(self._round, "edited", t))
         return await self._rerun()
 
-    async def add_test(self, args: Sequence[Any], expected: Any) -> TestRun:
-        """A person's own test of the code in force; the tests run again."""
+    async def add_test(
+        self, args: Sequence[Any], expected: Any, input_source: str = "person"
+    ) -> TestRun:
+        """A person's own test of the code in force; the tests run again. ``input_source``:
+        where its input came from (``person``, or ``synth:<source>`` for a synthesised input
+        whose expected value the person wrote)."""
         self._check_idle()
         args = tuple(args)
         call = f"{self.task.entry_point}({', '.join(repr(a) for a in args)})"
@@ -263,6 +267,7 @@ class SessionState:
             origin="person",
             round=self._round,
             target=code_id(self.code),
+            input_source=input_source,
         )
         self.tests.append(t)
         self.emit(TestChanged(self._round, "added", t))

@@ -251,15 +251,28 @@ class OutputPredictor(_Role):
                 msgs, n=k, prefill=prefill, sample_index=sample_index, hint=hint, end="vote"
             )
         else:
-            text = prompts.output_prediction_prompt(
-                signature=task.signature,
-                description=task.description,
-                call_source=call_source,
-                entry_point=task.entry_point,
+            return await self.predict_call(
+                task, call_source, k, sample_index=sample_index, hint=hint
             )
-            out = await self._ask(
-                (Message("user", text),), n=k, sample_index=sample_index, hint=hint, end="vote"
-            )
+        return self._votes(out, call_source)
+
+    async def predict_call(
+        self, task: TaskText, call_source: str, k: int, *, sample_index: int = 0, hint: Any = None
+    ) -> list[Vote]:
+        """``k`` predictions of ``call_source``'s output from the task and the call alone (the
+        single-turn prompt): for inputs no test generator wrote (synthesised inputs)."""
+        text = prompts.output_prediction_prompt(
+            signature=task.signature,
+            description=task.description,
+            call_source=call_source,
+            entry_point=task.entry_point,
+        )
+        out = await self._ask(
+            (Message("user", text),), n=k, sample_index=sample_index, hint=hint, end="vote"
+        )
+        return self._votes(out, call_source)
+
+    def _votes(self, out: Sequence[Completion], call_source: str) -> list[Vote]:
         return [
             Vote(
                 c.text,

@@ -34,6 +34,12 @@ For the training-data pipeline (:mod:`utdebug.train`) it also plays two more rol
   ``rationale_error`` it states a near miss of that output instead, as a model that argues
   itself into another answer. It works nothing out: its rationales carry no reasoning.
 
+Synthesised inputs (``bench --synth-inputs``) are no private inputs: the run gives it the gold
+outputs on them (:meth:`SimModel.register_outputs`), and its votes on them follow the same
+accuracy (right with probability ``out_acc``, else a near miss of the gold output); on an
+input with no known output (the gold code raised) every vote says it cannot tell, with no
+answer, so the input is dropped.
+
 What it knows that a real model does not: as a test generator it draws inputs from the
 problem's own test inputs and, with probability ``attack``, picks one on which the code under
 test fails (it ran the code on all of them). Training labels never come from it: the pipeline
@@ -183,10 +189,20 @@ class SimModel:
         """P(a rationale states another output than the one it was given)."""
         self._problems: dict[str, SimProblem] = {}
         self._index: dict[str, dict[str, int]] = {}
+        self._extra: dict[str, dict[str, Any]] = {}
+        self._unknown: dict[str, set[str]] = {}
 
     def register(self, problem: SimProblem) -> None:
         self._problems[problem.task_id] = problem
         self._index[problem.task_id] = {_args_key(a): i for i, a in enumerate(problem.inputs)}
+
+    def register_outputs(
+        self, task_id: str, known: Sequence[tuple[Sequence[Any], Any]], unknown: Sequence[Any]
+    ) -> None:
+        """Gold outputs on inputs that are not the problem's private ones (synthesised inputs):
+        ``known`` as (args, gold output); ``unknown``: inputs with no gold output."""
+        self._extra[task_id] = {_args_key(a): v for a, v in known}
+        self._unknown[task_id] = {_args_key(a) for a in unknown}
 
     async def complete(self, request: ModelRequest) -> list[Completion]:
         ctx = request.context if isinstance(request.context, dict) else {}
@@ -302,6 +318,19 @@ class SimModel:
     async def _vote(self, p: SimProblem, code: str, ctx: dict[str, Any], rng: random.Random) -> str:
         key = ctx.get("args_key") or _args_key(ctx.get("args", ()))
         i = self._index[p.task_id].get(key)
+        extra = self._extra.get(p.task_id, {})
+        if i is None and key in extra:
+            gold = extra[key]
+            if rng.random() < self.params.out_acc:
+                value = gold
+            else:
+                value = _perturb(gold, 1 if rng.random() < self.params.wrong_focus else 2)
+            return (
+                f" [{SIMULATED}] Working through the input step by step.\n"
+                f"Output: ```{_outcome(value)}```"
+            )
+        if i is None and key in self._unknown.get(p.task_id, set()):
+            return f"[{SIMULATED}] I cannot tell what a correct function returns here."
         if i is None:
             return f"[{SIMULATED}] I cannot tell.\nOutput: ```None```"
         verdicts = await self.oracle(p.task_id, code)

@@ -33,6 +33,9 @@ class RunContext:
     """A separate model for test generation and voting."""
     stop: threading.Event | None = None
     """Set: start no new problem (an interrupted run keeps what it finished)."""
+    synth_inputs: int = 0
+    """Synthesised candidate inputs a problem's session votes on besides the model's
+    proposals (``--synth-inputs``; 0: none, the loop as before)."""
 
 
 __all__ = ["RunContext"]

@@ -11,10 +11,18 @@ server that stopped) is recorded as a model error with its partial trace: it is 
 pass@1 and the other numbers, reported apart (``model_errors``), and a rerun tries it again.
 
 Runs with the simulated model say SIMULATED in the records, the summary and every table.
+
+With ``--synth-inputs N`` (``RunContext.synth_inputs``) each problem's session also gets up to N
+synthesised candidate inputs (:func:`utdebug.synth.candidate_inputs`, seeded with the problem's
+base inputs only, never its private tests); the record's ``synth_inputs`` says how many by
+source, each kept test's score its ``input_source`` when it is synthesised, and the summary's
+``input_sources`` the intrinsic metrics per source. The simulated model is given the gold
+outputs on those inputs to vote with (:meth:`utdebug.agents.sim.SimModel.register_outputs`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -46,7 +54,7 @@ from utdebug.engine import (
     event_to_json,
 )
 from utdebug.engine.events import RoundFinished, TestKept
-from utdebug.engine.model import code_id
+from utdebug.engine.model import CandidateInput, code_id
 from utdebug.runs.folder import (
     FatalRunError,
     Job,
@@ -65,6 +73,7 @@ from utdebug.sandbox.config import Limits
 from utdebug.sandbox.executor import Sandbox
 from utdebug.sandbox.outcomes import SandboxError, Status
 from utdebug.sandbox.verdicts import Verdict, judge
+from utdebug.synth import candidate_inputs, seeds_from_docstring, seeds_from_problem
 
 # --- intrinsic metrics of the kept tests ------------------------------------------------------
 
@@ -178,12 +187,16 @@ async def debug_session(
     judge_round: Callable[[str], Awaitable[dict[str, Any]]],
     score: Callable[[list[UnitTest], dict[str, str]], Awaitable[list[dict[str, Any]]]],
     ut_model: Model | None = None,
+    candidate_inputs: Sequence[CandidateInput] = (),
 ) -> dict[str, Any]:
     """One session on ``task`` (whose given code is ``given``), then the record's body: the
     code in force after every round judged by ``judge_round(code)`` (round 0 is the given
     code), and the kept tests scored by ``score(tests, targets)`` (``targets``: each code a
-    test may target, by its code id)."""
-    session = Session(task, model, executor, settings, ut_model=ut_model)
+    test may target, by its code id). ``candidate_inputs``: synthesised inputs for the
+    session's test sets (``Session(candidate_inputs=...)``)."""
+    session = Session(
+        task, model, executor, settings, ut_model=ut_model, candidate_inputs=candidate_inputs
+    )
     t0 = time.perf_counter()
     result = await session.run()
     seconds = time.perf_counter() - t0
@@ -222,6 +235,9 @@ async def debug_session(
     texts = [getattr(ev, "code", None) for ev in result.events]
     targets = {code_id(c): c for c in [given, *texts] if isinstance(c, str)}
     scores = await score(kept, targets)
+    for t, sc in zip(kept, scores, strict=True):
+        if t.input_source != "model":
+            sc["input_source"] = t.input_source
     said = {}
     if result.load_error is not None:  # stopped after round 0: no model call was made
         from utdebug.engine.events import does_not_load_line
@@ -247,6 +263,7 @@ async def debug_problem(
     private: PrivateTestRunner,
     *,
     ut_model: Model | None = None,
+    candidate_inputs: Sequence[CandidateInput] = (),
 ) -> dict[str, Any]:
     async def judge_round(code: str) -> dict[str, Any]:
         pr = await private.evaluate(problem.task_id, code)
@@ -268,7 +285,60 @@ async def debug_problem(
         judge_round=judge_round,
         score=score,
         ut_model=ut_model,
+        candidate_inputs=candidate_inputs,
     )
+
+
+# --- synthesised candidate inputs -------------------------------------------------------------
+
+SYNTH_INPUTS_MODES = ("eval", "ablation", "voting")
+SYNTH_INPUTS_HELP = (
+    "up to N synthesised inputs a problem that the test sets vote on too (eval, ablation, "
+    "voting; function splits; default 0: none; docs/synth.md)"
+)
+
+
+def problem_seeds(problem: Problem) -> list[tuple[Any, ...]]:
+    """A problem's base inputs (its ``test_list`` calls; HE+Fix: its prompt's doctest
+    examples): the only seeds synthesis gets (the private tests are never read)."""
+    if problem.test_list:
+        return seeds_from_problem(problem).inputs
+    return seeds_from_docstring(problem.prompt, problem.entry_point).inputs
+
+
+async def synth_candidates(
+    executor: Executor, problem: Problem, count: int, seed: int = 0
+) -> tuple[list[CandidateInput], dict[str, Any]]:
+    """Up to ``count`` candidate inputs for ``problem``'s given code, and what the record
+    says of them (how many, by source, dropped)."""
+    made = await asyncio.to_thread(
+        candidate_inputs,
+        executor.sandbox,
+        problem.code,
+        problem.entry_point,
+        problem_seeds(problem),
+        count=count,
+        seed=seed,
+    )
+    by_source: dict[str, int] = {}
+    for _, source in made.inputs:
+        by_source[source] = by_source.get(source, 0) + 1
+    about = {"count": len(made.inputs), "by_source": by_source, "dropped": made.dropped}
+    return made.inputs, about
+
+
+async def tell_sim(
+    sim: SimModel, executor: Executor, problem: Problem, inputs: Sequence[CandidateInput]
+) -> None:
+    """The gold outputs on ``inputs`` for the simulated model's votes (it knows the gold
+    outputs of the private inputs the same way)."""
+    if not inputs:
+        return
+    args = [a for a, _ in inputs]
+    res = await executor.batch(problem.gold, problem.entry_point, args, Limits(per_input=2.0))
+    known = [(a, o.value) for a, o in zip(args, res.outcomes, strict=True) if o.status is Status.OK]
+    unknown = [a for a, o in zip(args, res.outcomes, strict=True) if o.status is not Status.OK]
+    sim.register_outputs(problem.task_id, known, unknown)
 
 
 # --- a whole split ----------------------------------------------------------------------------
@@ -295,20 +365,42 @@ def summarize_debug(records: Sequence[dict[str, Any]], rounds: int) -> dict[str,
         )
     tests = [t for r in ok for t in r["tests"]]
     n = len(tests)
-    return head | {
-        "rounds": per_round,
-        "intrinsic": {
+    sources = _by_source(tests) if any("synth_inputs" in r for r in ok) else {}
+    return (
+        head
+        | sources
+        | {
+            "rounds": per_round,
+            "intrinsic": {
+                "tests": n,
+                "attack_rate": sum(t["attack"] for t in tests) / n if n else 0.0,
+                "output_accuracy": sum(t["correct"] for t in tests) / n if n else 0.0,
+                "accuracy_and_attack": sum(t["attack"] and t["correct"] for t in tests) / n
+                if n
+                else 0.0,
+                "valid": sum(t["valid"] for t in tests) / n if n else 0.0,
+                "tests_per_problem": n / len(ok) if ok else 0.0,
+            },
+            "finish": _count(r.get("finish") for r in ok),
+        }
+    )
+
+
+def _by_source(tests: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """With synthesised inputs: the kept tests' intrinsic metrics per input source."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for t in tests:
+        groups.setdefault(str(t.get("input_source", "model")), []).append(t)
+    out = {}
+    for source, ts in sorted(groups.items()):
+        n = len(ts)
+        out[source] = {
             "tests": n,
-            "attack_rate": sum(t["attack"] for t in tests) / n if n else 0.0,
-            "output_accuracy": sum(t["correct"] for t in tests) / n if n else 0.0,
-            "accuracy_and_attack": sum(t["attack"] and t["correct"] for t in tests) / n
-            if n
-            else 0.0,
-            "valid": sum(t["valid"] for t in tests) / n if n else 0.0,
-            "tests_per_problem": n / len(ok) if ok else 0.0,
-        },
-        "finish": _count(r.get("finish") for r in ok),
-    }
+            "attack_rate": sum(t["attack"] for t in ts) / n,
+            "output_accuracy": sum(t["correct"] for t in ts) / n,
+            "accuracy_and_attack": sum(t["attack"] and t["correct"] for t in ts) / n,
+        }
+    return {"input_sources": out}
 
 
 def _count(items: Any) -> dict[str, int]:
@@ -423,7 +515,23 @@ async def debug_split(
         await private.add(p)
         if isinstance(model, SimModel):
             register_sim(model, p, private)
-        return await debug_problem(p, model, ctx.settings, executor, private, ut_model=ctx.ut_model)
+        if not ctx.synth_inputs:
+            return await debug_problem(
+                p, model, ctx.settings, executor, private, ut_model=ctx.ut_model
+            )
+        inputs, about = await synth_candidates(executor, p, ctx.synth_inputs)
+        if isinstance(model, SimModel):
+            await tell_sim(model, executor, p, inputs)
+        rec = await debug_problem(
+            p,
+            model,
+            ctx.settings,
+            executor,
+            private,
+            ut_model=ctx.ut_model,
+            candidate_inputs=inputs,
+        )
+        return {"synth_inputs": about, **rec}
 
     await debug_jobs(
         run,

@@ -52,6 +52,8 @@ from utdebug.benchmarks.bench import (
 )
 from utdebug.benchmarks.context import RunContext
 from utdebug.benchmarks.debugging import (
+    SYNTH_INPUTS_HELP,
+    SYNTH_INPUTS_MODES,
     DebugRun,
     FatalRunError,
     debug_split,
@@ -158,6 +160,7 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
         "private-test results of earlier runs (<cache-dir>/private-verdicts/)",
     )
     g.add_argument("--samples", type=int, default=3, help="intrinsic: UT samples per problem")
+    g.add_argument("--synth-inputs", type=int, default=0, metavar="N", help=SYNTH_INPUTS_HELP)
     r = bench.add_argument_group("ranking (--candidates, bench judge, bench b4-sim)")
     r.add_argument(
         "--candidates",
@@ -258,6 +261,8 @@ def check_arguments(args: argparse.Namespace, parser: argparse.ArgumentParser) -
         parser.error("--cost-limit must be 0 or a positive number of US dollars")
     if args.samples < 1:
         parser.error("--samples must be at least 1")
+    if args.synth_inputs < 0 or (args.synth_inputs and args.mode not in SYNTH_INPUTS_MODES):
+        parser.error("--synth-inputs applies to bench eval, ablation and voting (N >= 0)")
     if args.candidates < 1:
         parser.error("--candidates must be at least 1")
     if args.candidates > 1 and (args.variant != "paper" or args.ut_method == "none"):
@@ -366,6 +371,7 @@ def out_dir_for(args: argparse.Namespace, split: Split, settings: Settings, tag:
         f"{settings.variant.value}-r{settings.rounds}-n{settings.n}-k{settings.k}"
         f"{'' if settings.backtrack else '-nobt'}"
         f"{_ranking_tag(settings)}"
+        f"{f'-s{args.synth_inputs}' if args.synth_inputs else ''}"
     )
     return Path("runs") / "debug" / (f"{name}-{tag}" if tag else name)
 
@@ -546,6 +552,8 @@ def key_extra(args: argparse.Namespace, params: SimParams | None) -> dict[str, A
     key_extra: dict[str, Any] = {"model": args.model, "ut_model": args.ut_model}
     if params is not None:
         key_extra["sim"] = params.to_json()
+    if getattr(args, "synth_inputs", 0):
+        key_extra["synth_inputs"] = args.synth_inputs
     return key_extra
 
 
@@ -670,6 +678,7 @@ async def _debug_one(
             sim_params=params,
             on_record=on_record,
             ut_model=bench.ut_model,
+            synth_inputs=args.synth_inputs,
         )
         if splits.spec(ls.split).kind is ProblemKind.METHOD:
             from utdebug.benchmarks.classeval_debug import MAX_CONCURRENCY, debug_classeval_split

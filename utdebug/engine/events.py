@@ -17,6 +17,9 @@ if TYPE_CHECKING:
 class Event:
     kind: ClassVar[str] = "event"
     __test__: ClassVar[bool] = False  # "Test..." event names are not pytest classes
+    quiet_defaults: ClassVar[tuple[str, ...]] = ()
+    """Fields left out of :func:`event_to_json` while they hold their default (fields added
+    later: records made before them read as before)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +58,14 @@ class TestProposed(Event):
     was cut)."""
     finish_reason: str = "stop"
     """As the model reported it (``length``: cut at the token limit)."""
+    input_source: str = "model"
+    """Where the input came from: ``model`` (the generator's reply) or ``synth:<source>``
+    (a synthesised input: no generator call, ``reply`` says so; its output is voted)."""
+    quiet_defaults: ClassVar[tuple[str, ...]] = ("input_source",)
+
+    @property
+    def synthesised(self) -> bool:
+        return self.input_source.startswith("synth:")
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +173,21 @@ class CandidatesRanked(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class DisagreementsFound(Event):
+    """The round's candidate edits and the code in force ran on synthesised inputs not yet
+    tried: ``found`` of the ``checked`` inputs gave different outcomes across the ``programs``
+    and go first in the queue of inputs to vote on (they can tell the candidates apart)."""
+
+    kind: ClassVar[str] = "disagreements_found"
+    round: int
+    programs: int
+    checked: int
+    found: int
+    inputs: list[str] = field(default_factory=list)
+    """The calls of the first few disagreement inputs, as a test shows them."""
+
+
+@dataclass(frozen=True, slots=True)
 class EditAccepted(Event):
     kind: ClassVar[str] = "edit_accepted"
     round: int
@@ -259,8 +285,12 @@ class Finished(Event):
 
 def event_to_json(event: Event) -> dict[str, Any]:
     out: dict[str, Any] = {"kind": event.kind}
+    quiet = event.quiet_defaults
     for f in fields(event):
-        out[f.name] = _plain(getattr(event, f.name))
+        value = getattr(event, f.name)
+        if f.name in quiet and value == f.default:
+            continue
+        out[f.name] = _plain(value)
     return out
 
 

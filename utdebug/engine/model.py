@@ -129,6 +129,15 @@ class Settings:
     """B4's beta0 (``None``: the ranking default)."""
     alpha_xy: float | None = None
     """B4's alpha_xy (``None``: the ranking default)."""
+    synth_share: float = 0.5
+    """With synthesised candidate inputs (``Session(candidate_inputs=...)``): the share of a
+    set's attempts that vote on one of them instead of asking the generator, while any are
+    left (0: never, 1: every attempt until they run out). Without candidate inputs it changes
+    nothing."""
+    disagreement_inputs: int = 64
+    """With ``candidates > 1`` and synthesised inputs: how many of the inputs not yet tried
+    the round's candidate edits and the code in force are run on, to put the inputs on which
+    they disagree first (0: off)."""
 
     def __post_init__(self) -> None:
         if self.n < 1:
@@ -161,6 +170,12 @@ class Settings:
             v = getattr(self, name)
             if v is not None and not (math.isfinite(v) and v > 0):
                 raise ValueError(f"{name} must be a positive number, got {v}")
+        if not 0.0 <= self.synth_share <= 1.0:
+            raise ValueError(f"synth_share must be in [0, 1], got {self.synth_share}")
+        if self.disagreement_inputs < 0:
+            raise ValueError(
+                f"disagreement_inputs must be 0 or more, got {self.disagreement_inputs}"
+            )
 
     @property
     def tries(self) -> int:
@@ -192,7 +207,7 @@ class Settings:
             "per_input": self.limits.per_input,
             "limit_kind": self.limits.kind.value,
             "rules": RULES_VERSION,
-        } | self._ranking_json()
+        } | (self._ranking_json() | self._synth_json())
 
     def _ranking_json(self) -> dict[str, Any]:
         """The candidate settings, only when in use (C = 1 is the paper: keys unchanged)."""
@@ -205,6 +220,28 @@ class Settings:
             "beta0": self.beta0,
             "alpha_xy": self.alpha_xy,
         }
+
+    def _synth_json(self) -> dict[str, Any]:
+        """The synthesised-input settings, only when not the defaults (records made before
+        they existed read as before)."""
+        out: dict[str, Any] = {}
+        if self.synth_share != 0.5:
+            out["synth_share"] = self.synth_share
+        if self.disagreement_inputs != 64:
+            out["disagreement_inputs"] = self.disagreement_inputs
+        return out
+
+
+CandidateInput = tuple[tuple[Any, ...], str]
+"""A synthesised input as the engine takes it: its positional arguments and its source
+(``synth:<source>``, e.g. ``synth:mutation``). Front ends make them with :mod:`utdebug.synth`
+(``utdebug.synth.candidates.candidate_inputs``); the engine never imports that package."""
+
+
+def valid_input_source(source: str) -> bool:
+    """Whether ``source`` names where a test's input came from (``model``, ``person``,
+    ``synth:<source>``)."""
+    return _valid_source(source)
 
 
 def _default_source(origin: str) -> str:
@@ -270,17 +307,21 @@ class UnitTest:
         return CheckSpec()
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "call": self.call,
-            "expected": describe(self.expected, 2000),
-            "share": round(self.share, 4),
-            "draws": self.draws,
-            "votes": dict(self.votes),
-            "origin": self.origin,
-            "round": self.round,
-            "target": self.target,
-        } | self._source_json() | self._record_json()
+        return (
+            {
+                "id": self.id,
+                "call": self.call,
+                "expected": describe(self.expected, 2000),
+                "share": round(self.share, 4),
+                "draws": self.draws,
+                "votes": dict(self.votes),
+                "origin": self.origin,
+                "round": self.round,
+                "target": self.target,
+            }
+            | self._source_json()
+            | self._record_json()
+        )
 
     def _source_json(self) -> dict[str, Any]:
         """``input_source`` when it is not the default for the test's origin (so records of

@@ -11,13 +11,21 @@ edit leaves no trace in the chat. The ``reference`` variant reproduces the publi
 every new candidate before it is judged, ties are accepted, the *first* failing test is the
 feedback, a reply's first code block is the whole new program, a rejected reply stays in the
 chat, a set with no tests keeps resampling.
+
+Synthesised inputs (``candidate_inputs``, made by a front end with :mod:`utdebug.synth`) wait
+in a queue: each test set's builder takes its share of attempts from the front
+(:mod:`utdebug.engine.utgen`), and an input is taken once per session. With ``candidates > 1``
+the round's candidate edits and the code in force first run on the inputs not yet taken (at
+most ``disagreement_inputs``); those on which their outcomes differ move to the front of the
+queue, so the next set votes on the inputs that tell the candidates apart
+(:class:`~utdebug.engine.events.DisagreementsFound`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,9 +50,11 @@ from utdebug.agents.roles import (
     program_listing,
 )
 from utdebug.engine.control import Control, SessionBusy, SessionCancelled
+from utdebug.engine.disagreement import disagreements_first
 from utdebug.engine.events import (
     Backtracked,
     CandidatesRanked,
+    DisagreementsFound,
     DoesNotLoad,
     EditAccepted,
     EditProposed,
@@ -59,9 +69,18 @@ from utdebug.engine.events import (
     does_not_load_line,
 )
 from utdebug.engine.execution import Executor, TestRun
-from utdebug.engine.model import Settings, Task, UnitTest, UTMethod, Variant, code_id
+from utdebug.engine.model import (
+    CandidateInput,
+    Settings,
+    Task,
+    UnitTest,
+    UTMethod,
+    Variant,
+    code_id,
+    valid_input_source,
+)
 from utdebug.engine.state import Interruptible, Listener, SessionState, Version
-from utdebug.engine.utgen import build_tests
+from utdebug.engine.utgen import build_tests, call_text
 from utdebug.sandbox.verdicts import Verdict
 
 
@@ -110,9 +129,15 @@ class Session(SessionState):
         listeners: list[Listener] | None = None,
         ut_model: Model | None = None,
         review: Reviewer | None = None,
+        candidate_inputs: Sequence[CandidateInput] = (),
     ) -> None:
         super().__init__(task, executor, settings, control, listeners)
         self.model = model
+        for _, source in candidate_inputs:
+            if not source.startswith("synth:") or not valid_input_source(source):
+                raise ValueError(f"a candidate input's source must be synth:<name>, got {source!r}")
+        self.synth_queue: list[CandidateInput] = [(tuple(a), s) for a, s in candidate_inputs]
+        """Synthesised inputs not yet taken by a test set, in the order they are taken."""
         self._last_fb: UnitTest | None = None
         """Reference variant: the test of the last feedback turn."""
         style = "reference" if self.settings.variant is Variant.REFERENCE else "paper"
@@ -145,10 +170,15 @@ class Session(SessionState):
 
     async def _build(self, code: str, round_no: int) -> list[UnitTest]:
         kept: list[UnitTest] = []
+        queue = self.synth_queue
+        taken = 0
 
         def emit(event: Event) -> None:
+            nonlocal taken
             if isinstance(event, TestKept):
                 kept.append(event.test)
+            elif isinstance(event, TestProposed) and event.synthesised:
+                taken += 1
             self.emit(event)
 
         try:
@@ -164,8 +194,10 @@ class Session(SessionState):
                 checkpoint=self._checkpoint,
                 next_id=self._next_id,
                 hint=self.hint,
+                candidate_inputs=tuple(queue),
             )
         except (SessionCancelled, ModelError):
+            self.synth_queue = queue[taken:]
             # Cut short: the tests kept so far become the set (a session that goes on uses
             # them; the code in force runs on them again first).
             if kept:
@@ -173,6 +205,7 @@ class Session(SessionState):
                 self.current_run, self._rebuild = None, False
                 self.emit(TestsBuilt(round_no, code_id(code), list(self.tests), len(kept)))
             raise
+        self.synth_queue = queue[taken:]
         # A person's tests stay when the model's are rebuilt.
         tests = [*res.tests, *(t for t in self.tests if t.origin == "person")]
         self.emit(TestsBuilt(round_no, code_id(code), tests, res.attempts))
@@ -494,6 +527,7 @@ class Session(SessionState):
                 distinct.append((p.reply, p.code))
         if not distinct:
             return "no new code in any candidate"
+        await self._disagreements(r, [self.code, *(new for _, new in distinct)])
         runs = await asyncio.gather(
             *(self.run_tests(new, self.tests, r, "candidate") for _, new in distinct)
         )
@@ -523,6 +557,19 @@ class Session(SessionState):
             return f"the {s.ranker} ranking selected the code in force"
         reply, new = distinct[chosen - 1]
         return reply, new, runs[chosen - 1]
+
+    async def _disagreements(self, r: int, programs: list[str]) -> None:
+        """The inputs of the queue the code in force and the candidates disagree on go first
+        (:mod:`utdebug.engine.disagreement`)."""
+        n, entry = self.settings.disagreement_inputs, self.task.entry_point
+        if not self.synth_queue[:n] or len(programs) < 2 or self.task.program:
+            return
+        got = await disagreements_first(
+            self.executor, entry, programs, self.synth_queue, n, self.settings.limits
+        )
+        self.synth_queue = got.queue
+        shown = [call_text(entry, args) for args, _ in got.found[:5]]
+        self.emit(DisagreementsFound(r, got.programs, got.checked, len(got.found), shown))
 
     async def _run_reference(self) -> str:
         s = self.settings

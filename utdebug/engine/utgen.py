@@ -10,10 +10,21 @@ wrote itself is the expected value.
 ``reference`` variant: at most 4n attempts; like the published code, a set is "fulfilled" only
 by one more kept test after it already holds n (so it keeps sampling), and the search stops
 after ``patience`` attempts in a row that keep nothing once a first test was kept.
+
+Synthesised candidate inputs (``candidate_inputs``: argument tuples with their
+``synth:<source>``, made by a front end with :mod:`utdebug.synth`) take ``synth_share`` of the
+attempts while any are left, first attempt first (0.5: every other attempt): such an attempt
+skips the generator, and the input goes straight to the output predictor (the single-turn
+prompt; ``k`` votes, the same threshold and the same duplicate rule). An attempt on a
+synthesised input counts in the budget above like a proposal (the set still has at most
+``tries`` attempts; the reference variant's patience counts it too). Inputs are taken in the
+given order; without voting (``k = 0``) or for tasks tested with programs there is no output
+for them, so none is taken. With no candidate inputs every attempt is as before.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,9 +43,10 @@ from utdebug.agents.roles import (
 from utdebug.engine.admission import call_problem, setup_problem
 from utdebug.engine.events import Event, TestDropped, TestKept, TestProposed, VoteCast
 from utdebug.engine.execution import Executor
-from utdebug.engine.model import Settings, Task, UnitTest, Variant, code_id
+from utdebug.engine.model import CandidateInput, Settings, Task, UnitTest, Variant, code_id
 from utdebug.engine.program import Raises, check_shape
 from utdebug.engine.voting import Tally, answer_key, keeps, tally
+from utdebug.literals import canonical_repr
 from utdebug.sandbox.values import describe
 
 Emit = Callable[[Event], None]
@@ -51,6 +63,8 @@ def cut_reason(reason: str, finish_reason: str) -> str:
 class BuildResult:
     tests: list[UnitTest] = field(default_factory=list)
     attempts: int = 0
+    synth_taken: int = 0
+    """How many of the candidate inputs (from the front) the attempts took."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +80,7 @@ class _Round:
     executor: Executor
     emit: Emit
     hint: HintFn
+    candidates: Sequence[CandidateInput] = ()
 
     @property
     def style(self) -> Style:
@@ -85,9 +100,18 @@ async def build_tests(
     checkpoint: Checkpoint,
     next_id: Callable[[], int],
     hint: HintFn,
+    candidate_inputs: Sequence[CandidateInput] = (),
 ) -> BuildResult:
-    r = _Round(task, code, round_no, settings, generator, predictor, executor, emit, hint)
+    """One set of up to ``settings.n`` tests for ``code`` (see the module's text);
+    ``candidate_inputs``: synthesised inputs to vote on, in order."""
+    usable = () if task.program or settings.k == 0 else tuple(candidate_inputs)
+    r = _Round(task, code, round_no, settings, generator, predictor, executor, emit, hint, usable)
     return await _Builder(r, next_id).run(checkpoint)
+
+
+def call_text(entry_point: str, args: Sequence[Any]) -> str:
+    """A synthesised input's call as tests show it: ``f(1, [2, 3])``."""
+    return f"{entry_point}({', '.join(canonical_repr(a) for a in args)})"
 
 
 class _Builder:
@@ -114,18 +138,59 @@ class _Builder:
                 break
             await checkpoint()
             self.out.attempts += 1
-            sample = r.round_no * 1000 + attempt
-            hint = r.hint("ut", code=r.code)
-            prop = await r.generator.propose(text, r.code, sample_index=sample, hint=hint)
-            if isinstance(prop.call, ParsedProgram):
-                progress = await self._programs(prop, prop.call, attempt)
+            if self._synth_turn(attempt):
+                progress = await self._synth(attempt)
             else:
-                progress = await self._call(prop, attempt)
+                sample = r.round_no * 1000 + attempt
+                hint = r.hint("ut", code=r.code)
+                prop = await r.generator.propose(text, r.code, sample_index=sample, hint=hint)
+                if isinstance(prop.call, ParsedProgram):
+                    progress = await self._programs(prop, prop.call, attempt)
+                else:
+                    progress = await self._call(prop, attempt)
             if self.reference and self.out.tests and not progress:
                 patience -= 1
                 if patience <= 0:
                     break
         return self.out
+
+    def _synth_turn(self, attempt: int) -> bool:
+        """Whether ``attempt`` takes a synthesised input: ``synth_share`` of the attempts,
+        the first one first, while any are left."""
+        if self.out.synth_taken >= len(self.r.candidates):
+            return False
+        share = self.r.settings.synth_share
+        return math.ceil((attempt + 1) * share - 1e-9) > math.ceil(attempt * share - 1e-9)
+
+    async def _synth(self, attempt: int) -> bool:
+        """The next synthesised input: no generator call; its output is voted (a duplicate
+        of an input already in the set is dropped before any vote)."""
+        r = self.r
+        args, source = r.candidates[self.out.synth_taken]
+        self.out.synth_taken += 1
+        args = tuple(args)
+        call = call_text(r.task.entry_point, args)
+        reply = f"synthesised input ({source.removeprefix('synth:')})"
+        r.emit(TestProposed(r.round_no, attempt, call, reply, input_source=source))
+        key = answer_key(list(args), r.style)
+        if key in self.seen and len(self.out.tests) < r.settings.n:
+            r.emit(TestDropped(r.round_no, attempt, call, "duplicate input"))
+            return False
+        votes = await r.predictor.predict_call(
+            r.task.text(),
+            call,
+            r.settings.k,
+            sample_index=r.round_no * 100_000 + attempt * 100,
+            hint=r.hint("vote", code=r.code, args=args),
+        )
+        t = await _vote(r, votes, attempt, call)
+        if t is None:
+            return False
+        kept = UnitTest(
+            0, args, call, t.value, dict(t.counts), t.draws, t.share, "model", r.round_no,
+            input_source=source,
+        )  # fmt: skip
+        return self.admit(kept, attempt, key, call, "duplicate input")
 
     def admit(self, kept: UnitTest, attempt: int, key: str, source: str | None, dup: str) -> bool:
         """Keep a test that passed its vote unless the set is already full (then the reference

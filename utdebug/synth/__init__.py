@@ -4,12 +4,15 @@ sandbox (consistency validation, outputs, exposure, a reduced suite); differenti
 testing of two versions (``differential``) and model-written generators (``generators``).
 See docs/synth.md.
 
-Used by ``bench synth``, ``train data --inputs synth`` and, through ``differential``, ``check``.
+Used by ``bench synth``, ``train data --inputs synth``, through ``differential`` by ``check``,
+and through ``candidates`` (:func:`candidate_inputs`) by the debugging loop's front ends (``bench
+--synth-inputs``), which hand them to the engine's ``Session(candidate_inputs=...)``.
 """
 
 from __future__ import annotations
 
 from utdebug.synth import seeds
+from utdebug.synth.candidates import CandidateInputs, candidate_inputs
 from utdebug.synth.envelope import Envelope
 from utdebug.synth.oracle import (
     Reference,
@@ -24,10 +27,12 @@ from utdebug.synth.synthesizer import Candidate, Synthesis, synthesize
 
 __all__ = [
     "Candidate",
+    "CandidateInputs",
     "Envelope",
     "Reference",
     "Synthesis",
     "Validation",
+    "candidate_inputs",
     "differs",
     "exposing_inputs",
     "reduce_suite",

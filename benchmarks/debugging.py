@@ -73,7 +73,8 @@ from utdebug.sandbox.config import Limits
 from utdebug.sandbox.executor import Sandbox
 from utdebug.sandbox.outcomes import SandboxError, Status
 from utdebug.sandbox.verdicts import Verdict, judge
-from utdebug.synth import candidate_inputs, seeds_from_docstring, seeds_from_problem
+from utdebug.synth import seeds_from_docstring, seeds_from_problem
+from utdebug.synth.candidates import screen, synthesise_for
 
 # --- intrinsic metrics of the kept tests ------------------------------------------------------
 
@@ -311,15 +312,11 @@ async def synth_candidates(
 ) -> tuple[list[CandidateInput], dict[str, Any]]:
     """Up to ``count`` candidate inputs for ``problem``'s given code, and what the record
     says of them (how many, by source, dropped)."""
-    made = await asyncio.to_thread(
-        candidate_inputs,
-        executor.sandbox,
-        problem.code,
-        problem.entry_point,
-        problem_seeds(problem),
-        count=count,
-        seed=seed,
-    )
+    # synthesis in this thread (its ast work next to the loop's: CPython gh-106905), the
+    # sandbox run in a worker thread
+    code, entry = problem.code, problem.entry_point
+    syn = synthesise_for(code, entry, problem_seeds(problem), count=count, seed=seed)
+    made = await asyncio.to_thread(screen, executor.sandbox, code, entry, syn)
     by_source: dict[str, int] = {}
     for _, source in made.inputs:
         by_source[source] = by_source.get(source, 0) + 1

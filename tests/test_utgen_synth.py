@@ -164,7 +164,9 @@ def test_candidate_inputs_keep_raising_and_drop_hanging(executor: Executor) -> N
         executor.sandbox, code, "f", [([1, 2, 3, 4], 1), ([5, 6], 0)], count=40, seed=1
     )
     args = [a for a, _ in made.inputs]
-    assert made.inputs[0] == (([1, 2, 3, 4], 1), "synth:seed")
+    seeds = [(([1, 2, 3, 4], 1), "synth:seed"), (([5, 6], 0), "synth:seed")]
+    assert made.inputs[-2:] == seeds  # the examples last: the least likely to expose a bug
+    assert "synth:seed" not in [s for _, s in made.inputs[:-2]]
     assert all(src.startswith("synth:") for _, src in made.inputs)
     assert all(a[1] != 3 for a in args)  # the code loops there: dropped
     assert made.dropped.get("timed out", 0) >= 1
@@ -173,6 +175,13 @@ def test_candidate_inputs_keep_raising_and_drop_hanging(executor: Executor) -> N
         executor.sandbox, code, "f", [([1, 2, 3, 4], 1), ([5, 6], 0)], count=40, seed=1
     )
     assert again.inputs == made.inputs
+    first = candidate_inputs(
+        executor.sandbox, code, "f", [([1, 2, 3, 4], 1), ([5, 6], 0)], count=40, seed=1,
+        seeds_last=False,
+    )  # fmt: skip
+    assert first.inputs[:2] == seeds and sorted(map(repr, first.inputs)) == sorted(
+        map(repr, made.inputs)
+    )
     assert candidate_inputs(executor.sandbox, code, "f", [], count=0).inputs == []
 
 
@@ -210,3 +219,23 @@ def test_bench_synth_inputs_records_the_sources(data_dir: Path, tmp_path: Path) 
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert bad.returncode == 2 and "--synth-inputs applies to bench eval" in bad.stderr
+
+
+def test_the_queue_left_goes_into_the_snapshot(executor: Executor) -> None:
+    inputs = [
+        ((4, 5), "synth:mutation"),
+        (([1, 2], "x"), "synth:hypothesis"),
+        ((0, 0), "synth:seed"),
+    ]
+    s = Settings(n=1, k=4, rounds=0)
+    session = Session(TASK, responder(), executor, s, candidate_inputs=inputs)
+    asyncio.run(session.run())
+    assert session.synth_queue == inputs[1:]
+    state = json.loads(json.dumps(session.snapshot()))
+    assert state["synth_queue"] == [["([1, 2], 'x')", "synth:hypothesis"], ["(0, 0)", "synth:seed"]]
+    again = Session(TASK, responder(), executor, s)
+    again.restore(state)
+    assert again.synth_queue == inputs[1:]
+    plain = Session(TASK, responder(), executor, s)
+    asyncio.run(plain.run())
+    assert "synth_queue" not in plain.snapshot()

@@ -12,13 +12,9 @@ every new candidate before it is judged, ties are accepted, the *first* failing 
 feedback, a reply's first code block is the whole new program, a rejected reply stays in the
 chat, a set with no tests keeps resampling.
 
-Synthesised inputs (``candidate_inputs``, made by a front end with :mod:`utdebug.synth`) wait
-in a queue: each test set's builder takes its share of attempts from the front
-(:mod:`utdebug.engine.utgen`), and an input is taken once per session. With ``candidates > 1``
-the round's candidate edits and the code in force first run on the inputs not yet taken (at
-most ``disagreement_inputs``); those on which their outcomes differ move to the front of the
-queue, so the next set votes on the inputs that tell the candidates apart
-(:class:`~utdebug.engine.events.DisagreementsFound`).
+Synthesised inputs (``candidate_inputs``) wait in a queue each test set takes from, once per
+session; with ``candidates > 1`` those the candidates disagree on go first
+(:mod:`utdebug.engine.synthesised`, docs/synth.md).
 """
 
 from __future__ import annotations
@@ -49,8 +45,8 @@ from utdebug.agents.roles import (
     UTGenerator,
     program_listing,
 )
+from utdebug.engine import synthesised
 from utdebug.engine.control import Control, SessionBusy, SessionCancelled
-from utdebug.engine.disagreement import disagreements_first
 from utdebug.engine.events import (
     Backtracked,
     CandidatesRanked,
@@ -77,7 +73,6 @@ from utdebug.engine.model import (
     UTMethod,
     Variant,
     code_id,
-    valid_input_source,
 )
 from utdebug.engine.state import Interruptible, Listener, SessionState, Version
 from utdebug.engine.utgen import build_tests, call_text
@@ -133,10 +128,7 @@ class Session(SessionState):
     ) -> None:
         super().__init__(task, executor, settings, control, listeners)
         self.model = model
-        for _, source in candidate_inputs:
-            if not source.startswith("synth:") or not valid_input_source(source):
-                raise ValueError(f"a candidate input's source must be synth:<name>, got {source!r}")
-        self.synth_queue: list[CandidateInput] = [(tuple(a), s) for a, s in candidate_inputs]
+        self.synth_queue: list[CandidateInput] = synthesised.checked_queue(candidate_inputs)
         """Synthesised inputs not yet taken by a test set, in the order they are taken."""
         self._last_fb: UnitTest | None = None
         """Reference variant: the test of the last feedback turn."""
@@ -167,6 +159,17 @@ class Session(SessionState):
         """Code id -> why it does not load in the sandbox (``None``: it loads)."""
         self.load_error: str | None = None
         """Why the given code does not load (the session stopped after round 0), else None."""
+
+    def snapshot(self) -> dict[str, Any]:
+        """:meth:`SessionState.snapshot`, with the synthesised inputs not yet taken (if any)."""
+        queue = (
+            {"synth_queue": synthesised.queue_json(self.synth_queue)} if self.synth_queue else {}
+        )
+        return super().snapshot() | queue
+
+    def restore(self, state: dict[str, Any]) -> None:
+        super().restore(state)
+        self.synth_queue = synthesised.queue_from_json(state.get("synth_queue"), self.code)
 
     async def _build(self, code: str, round_no: int) -> list[UnitTest]:
         kept: list[UnitTest] = []
@@ -560,11 +563,11 @@ class Session(SessionState):
 
     async def _disagreements(self, r: int, programs: list[str]) -> None:
         """The inputs of the queue the code in force and the candidates disagree on go first
-        (:mod:`utdebug.engine.disagreement`)."""
+        (:mod:`utdebug.engine.synthesised`)."""
         n, entry = self.settings.disagreement_inputs, self.task.entry_point
         if not self.synth_queue[:n] or len(programs) < 2 or self.task.program:
             return
-        got = await disagreements_first(
+        got = await synthesised.disagreements_first(
             self.executor, entry, programs, self.synth_queue, n, self.settings.limits
         )
         self.synth_queue = got.queue

@@ -4,8 +4,10 @@ on (``Session(candidate_inputs=...)``, :mod:`utdebug.engine.utgen`).
 The code under test may be the buggy one, so it is no reference: an input is kept unless the
 code under test times out or crashes on it (an input on which it raises may be just the test
 that shows the bug: the model predicts what a correct function returns). Inputs the sandbox
-cannot run in time are dropped, so a session never waits on them. The seeds come first, then
-the synthesiser's order; the result is the same for the same arguments and ``seed``.
+cannot run in time are dropped, so a session never waits on them. The synthesised inputs come
+in the synthesiser's order and the seeds last (``seeds_last``): a seed is an example the task
+already shows and the given code usually passes, the least likely input to expose a bug. The
+result is the same for the same arguments and ``seed``.
 """
 
 from __future__ import annotations
@@ -20,9 +22,16 @@ from utdebug.sandbox.executor import Sandbox
 from utdebug.sandbox.outcomes import Status
 from utdebug.synth.oracle import run_batch
 from utdebug.synth.strategies import parse_hints
-from utdebug.synth.synthesizer import synthesize
+from utdebug.synth.synthesizer import Synthesis, synthesize
 
-__all__ = ["CANDIDATE_LIMITS", "CandidateInputs", "candidate_inputs", "parameter_names"]
+__all__ = [
+    "CANDIDATE_LIMITS",
+    "CandidateInputs",
+    "candidate_inputs",
+    "parameter_names",
+    "screen",
+    "synthesise_for",
+]
 
 CANDIDATE_LIMITS = Limits(per_input=1.0, load=5.0, batch=30.0, cut_after=2, cut_limit=0.1)
 """The code under test gets 1 s of CPU an input; after two time-outs 0.1 s each."""
@@ -68,18 +77,40 @@ def candidate_inputs(
     time_budget: float = 2.0,
     limits: Limits = CANDIDATE_LIMITS,
     context: ModuleContext | None = None,
+    seeds_last: bool = True,
 ) -> CandidateInputs:
     """Up to ``count`` synthesised inputs for ``entry_point`` of ``source`` (the code under
     test), from ``seeds`` (example argument tuples) and the function's type hints; each run
     once on ``source`` in the sandbox, and kept unless it timed out or crashed there.
-    ``time_budget``: CPU seconds of synthesis (:func:`utdebug.synth.synthesize`)."""
+    ``time_budget``: CPU seconds of synthesis (:func:`utdebug.synth.synthesize`);
+    ``seeds_last``: the seeds after the synthesised inputs (else first). The two steps are
+    :func:`synthesise_for` and :func:`screen`."""
+    syn = synthesise_for(
+        source, entry_point, seeds, count=count, seed=seed, time_budget=time_budget
+    )
+    return screen(sandbox, source, entry_point, syn, limits, context, seeds_last)
+
+
+def synthesise_for(
+    source: str,
+    entry_point: str,
+    seeds: Sequence[Sequence[Any]],
+    *,
+    count: int = 32,
+    seed: int = 0,
+    time_budget: float = 2.0,
+) -> Synthesis:
+    """The synthesis step alone (no sandbox). It reads source with ``ast``: on Python 3.11,
+    call it from the thread that does the program's other ``ast`` work (the event loop's),
+    not from a worker thread (CPython gh-106905: concurrent ``ast`` use can fail with
+    ``SystemError: AST constructor recursion depth mismatch``)."""
     if count <= 0:
-        return CandidateInputs()
+        return synthesize([], count=0)
     try:
         hints = parse_hints(source, entry_point)
     except SyntaxError:
         hints = {}
-    syn = synthesize(
+    return synthesize(
         [tuple(s) for s in seeds],
         count=count,
         seed=seed,
@@ -87,6 +118,19 @@ def candidate_inputs(
         names=parameter_names(source, entry_point),
         time_budget=time_budget,
     )
+
+
+def screen(
+    sandbox: Sandbox,
+    source: str,
+    entry_point: str,
+    syn: Synthesis,
+    limits: Limits = CANDIDATE_LIMITS,
+    context: ModuleContext | None = None,
+    seeds_last: bool = True,
+) -> CandidateInputs:
+    """The sandbox step alone: ``syn``'s inputs run once on ``source``; those it times out or
+    crashes on are dropped (safe to call from a worker thread)."""
     out = CandidateInputs(notes=list(syn.notes))
     if not syn.candidates:
         return out
@@ -102,4 +146,7 @@ def candidate_inputs(
             out.dropped[why] = out.dropped.get(why, 0) + 1
             continue
         out.inputs.append((cand.args, f"synth:{cand.source}"))
+    if seeds_last:
+        seeded = [c for c in out.inputs if c[1] == "synth:seed"]
+        out.inputs = [c for c in out.inputs if c[1] != "synth:seed"] + seeded
     return out

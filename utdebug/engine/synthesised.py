@@ -1,21 +1,52 @@
-"""Synthesised inputs that tell candidate edits apart (``Settings.candidates > 1``).
+"""A session's synthesised inputs: the queue the test sets take from, its snapshot, and the
+inputs that tell candidate edits apart (``Settings.candidates > 1``).
 
-The code in force and a round's distinct candidate edits run on the first inputs of the
-session's queue of synthesised inputs; the inputs on which their outcomes differ move to the
-front, so the next test set votes on them first. See docs/synth.md.
+The code in force and a round's distinct candidate edits run on the first inputs of the queue;
+the inputs on which their outcomes differ move to the front, so the next test set votes on them
+first. See docs/synth.md.
 """
 
 from __future__ import annotations
 
+import contextlib
 from asyncio import gather
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from utdebug.engine.execution import Executor
-from utdebug.engine.model import CandidateInput
+from utdebug.engine.model import CandidateInput, valid_input_source
 from utdebug.engine.voting import answer_key
+from utdebug.expected_values import expected_value
+from utdebug.literals import canonical_repr
 from utdebug.sandbox.config import Limits
 from utdebug.sandbox.outcomes import Outcome, Status
+
+
+def checked_queue(inputs: Sequence[CandidateInput]) -> list[CandidateInput]:
+    """``inputs`` as a session's queue; ``ValueError`` for a source that is not
+    ``synth:<name>``."""
+    for _, source in inputs:
+        if not source.startswith("synth:") or not valid_input_source(source):
+            raise ValueError(f"a candidate input's source must be synth:<name>, got {source!r}")
+    return [(tuple(a), s) for a, s in inputs]
+
+
+def queue_json(queue: Sequence[CandidateInput]) -> list[list[str]]:
+    """The queue in a snapshot: each input's canonical text and its source."""
+    return [[canonical_repr(a), s] for a, s in queue]
+
+
+def queue_from_json(data: Any, code: str) -> list[CandidateInput]:
+    """A snapshot's queue read back (values as expected values are, with ``code``'s classes;
+    an input that does not read back is left out)."""
+    queue: list[CandidateInput] = []
+    for text, source in data or []:
+        with contextlib.suppress(ValueError, TypeError):
+            args = expected_value(str(text), module_source=code)
+            if isinstance(args, tuple) and valid_input_source(str(source)):
+                queue.append((args, str(source)))
+    return queue
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,7 +38,8 @@ Synthesised inputs (``bench --synth-inputs``) are no private inputs: the run giv
 outputs on them (:meth:`SimModel.register_outputs`), and its votes on them follow the same
 accuracy (right with probability ``out_acc``, else a near miss of the gold output); on an
 input with no known output (the gold code raised) every vote says it cannot tell, with no
-answer, so the input is dropped.
+answer, so the input is dropped. As the debugger it judges feedback on them against those gold
+outputs, as it does on private inputs.
 
 What it knows that a real model does not: as a test generator it draws inputs from the
 problem's own test inputs and, with probability ``attack``, picks one on which the code under
@@ -340,6 +341,17 @@ class SimModel:
             f"Output: ```{_outcome(value)}```"
         )
 
+    def _right(self, p: SimProblem, args: tuple[Any, ...], expected: Any) -> bool:
+        """Whether ``expected`` is the gold output on ``args`` (a private input, or one whose
+        gold output was registered: :meth:`register_outputs`); unknown: not right."""
+        key = _args_key(args)
+        i = self._index[p.task_id].get(key)
+        extra = self._extra.get(p.task_id, {})
+        if i is None and key not in extra:
+            return False
+        gold = p.expected[i] if i is not None else extra[key]
+        return self.matcher(p.task_id, expected, gold, args)
+
     async def _debug(
         self, p: SimProblem, code: str, ctx: dict[str, Any], rng: random.Random
     ) -> str:
@@ -356,8 +368,7 @@ class SimModel:
             new = p.gold if right and rng.random() < self.params.fix else code
         else:
             args, expected = tuple(fb.args), fb.expected
-            i = self._index[p.task_id].get(_args_key(args))
-            right = i is not None and self.matcher(p.task_id, expected, p.expected[i], args)
+            right = self._right(p, args, expected)
             if right and rng.random() < self.params.fix:
                 new = p.gold
             elif right:  # a narrow patch that makes the feedback test pass (overfitting)

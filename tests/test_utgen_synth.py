@@ -239,3 +239,30 @@ def test_the_queue_left_goes_into_the_snapshot(executor: Executor) -> None:
     plain = Session(TASK, responder(), executor, s)
     asyncio.run(plain.run())
     assert "synth_queue" not in plain.snapshot()
+
+
+def test_the_simulated_model_knows_the_registered_gold_outputs() -> None:
+    from utdebug.agents.base import Message
+    from utdebug.agents.sim import SimModel, SimParams, SimProblem
+    from utdebug.engine import UnitTest
+
+    async def oracle(task_id: str, code: str) -> list[tuple[bool, Any]]:
+        return [(code == FIXED, 3)]
+
+    params = SimParams(out_acc=1.0, fix=1.0, regress=0.0, seed=1)
+    sim = SimModel(params, oracle, lambda _t, value, gold, _a: value == gold)
+    sim.register(SimProblem("toy/add", "add", FIXED, BUGGY, ((1, 2),), (3,)))
+    sim.register_outputs("toy/add", [((4, 5), 9)], [(0, 0)])
+
+    def ask(purpose: Any, **ctx: Any) -> str:
+        context = {"task_id": "toy/add", "code": BUGGY, **ctx}
+        req = ModelRequest((Message("user", "?"),), purpose=purpose, context=context)
+        return asyncio.run(sim.complete(req))[0].text
+
+    assert "Output: ```9```" in ask("vote", args=(4, 5))  # votes from the gold output
+    assert "Output" not in ask("vote", args=(0, 0))  # the gold code raised: no answer
+    assert "Output: ```None```" in ask("vote", args=(8, 8))  # unknown: as before
+    right = UnitTest(1, (4, 5), "add(4, 5)", 9)
+    assert "return a + b" in ask("debug", feedback=right)  # right feedback: the fix
+    wrong = UnitTest(1, (4, 5), "add(4, 5)", 10)
+    assert "return a + b" not in ask("debug", feedback=wrong)

@@ -270,17 +270,21 @@ class UnitTest:
         return CheckSpec()
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "call": self.call,
-            "expected": describe(self.expected, 2000),
-            "share": round(self.share, 4),
-            "draws": self.draws,
-            "votes": dict(self.votes),
-            "origin": self.origin,
-            "round": self.round,
-            "target": self.target,
-        } | self._source_json() | self._record_json()
+        return (
+            {
+                "id": self.id,
+                "call": self.call,
+                "expected": describe(self.expected, 2000),
+                "share": round(self.share, 4),
+                "draws": self.draws,
+                "votes": dict(self.votes),
+                "origin": self.origin,
+                "round": self.round,
+                "target": self.target,
+            }
+            | self._source_json()
+            | self._record_json()
+        )
 
     def _source_json(self) -> dict[str, Any]:
         """``input_source`` when it is not the default for the test's origin (so records of

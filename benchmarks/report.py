@@ -18,7 +18,7 @@ from utdebug.benchmarks.evaluator import SplitRun
 from utdebug.benchmarks.intrinsic import IntrinsicResult
 from utdebug.benchmarks.scoring_verifiers import VerifierSet
 from utdebug.data.datasets import Split
-from utdebug.data.private_tests import EvalSettings, Program
+from utdebug.data.private_tests import EvalSettings, WhichCode
 from utdebug.runs.folder import (
     RunState,
     merge_model_errors,
@@ -98,7 +98,7 @@ def _sim_note(out: Console, simulated: bool) -> None:
 
 
 def print_eval(
-    out: Console, runs: list[SplitRun], program: Program, settings: EvalSettings, *, as_json: bool
+    out: Console, runs: list[SplitRun], program: WhichCode, settings: EvalSettings, *, as_json: bool
 ) -> None:
     """Plain evaluation of the given or gold code: one table row per split, then its notes."""
     if as_json:
@@ -111,7 +111,7 @@ def print_eval(
             _eval_notes(out, r, s)
 
 
-def _eval_json(runs: list[SplitRun], program: Program, settings: EvalSettings) -> dict[str, Any]:
+def _eval_json(runs: list[SplitRun], program: WhichCode, settings: EvalSettings) -> dict[str, Any]:
     return {
         "program": program.value,
         "semantics": settings.semantics.value,
@@ -132,8 +132,8 @@ def _eval_json(runs: list[SplitRun], program: Program, settings: EvalSettings) -
     }
 
 
-def _eval_table(runs: list[SplitRun], program: Program, settings: EvalSettings) -> Table:
-    what = "gold" if program is Program.GOLD else "given (buggy)"
+def _eval_table(runs: list[SplitRun], program: WhichCode, settings: EvalSettings) -> Table:
+    what = "gold" if program is WhichCode.GOLD else "given (buggy)"
     table = columns_table(
         f"{what} code on the private tests ({settings.semantics.value} comparison, "
         f"{limit_words(settings.limits)} per input)",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -13,6 +14,7 @@ from typing import Any
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
+from textual.timer import Timer
 from textual.widgets import Footer, TabbedContent, TabPane
 
 from utdebug.agents.base import Model
@@ -142,6 +144,10 @@ class AppBase(App[None]):
         self._last_call: ModelCalled | None = None
         """The model call that just ended (its time goes on the reply's line)."""
         self._save_failed = False
+        self._saved_at: float | None = None
+        """When the session file was last written (``time.monotonic``)."""
+        self._save_timer: Timer | None = None
+        """The write folded into a later one while the session works."""
         self.copied: str | None = None
         """What was copied last (tests read it; the terminal's clipboard is not readable)."""
 
@@ -170,16 +176,39 @@ class AppBase(App[None]):
         return self.state.saved(self.session.snapshot())
 
     def _save(self) -> None:
+        """Save the session: at once when it is not working (stopped, paused, waiting for a
+        person); while it works, at most every ``config.save_every_s`` seconds (a session's
+        events come by the hundred and its file grows with them)."""
+        if self.config.session_file is None or self.session is None:
+            return
+        if self.state.phase.busy and self._saved_at is not None:
+            wait = self._saved_at + self.config.save_every_s - time.monotonic()
+            if wait > 0:
+                if self._save_timer is None:
+                    self._save_timer = self.set_timer(wait, self._write_session)
+                return
+        self._write_session()
+
+    def _write_session(self) -> None:
+        if self._save_timer is not None:
+            self._save_timer.stop()
+            self._save_timer = None
         if self.config.session_file is None or self.session is None:
             return
         from utdebug.runs.records import RunFolderError, write_text_atomic
 
+        self._saved_at = time.monotonic()
         try:
             write_text_atomic(self.config.session_file, json.dumps(self.saved()))
         except (RunFolderError, OSError, TypeError, ValueError) as exc:
             if not self._save_failed:
                 self._save_failed = True
                 self._tell(f"the session cannot be saved: {exc}", "error")
+
+    def on_unmount(self) -> None:
+        """The app closes: a write folded into a later one is done now."""
+        if self._save_timer is not None:
+            self._write_session()
 
     def _tick(self) -> None:
         """Redraw the activity (spinner, elapsed time) while the session works."""

@@ -82,6 +82,10 @@ class AppConfig:
     a :class:`StartupFailed` ends the app with its line and exit code."""
     session_file: Path | None = None
     """Where the session is saved as it happens (``None``: nowhere)."""
+    save_every_s: float = 1.0
+    """While the session works, the file is written at most this often (the events between
+    are folded into the next write); it is written at once when the session stops, pauses or
+    waits for a person, and when the app closes."""
     resume: dict[str, Any] | None = None
     """A saved session to take back instead of starting a new one."""
     keymap: dict[str, str] | None = None

@@ -353,6 +353,29 @@ def test_seeds_from_docstring_examples() -> None:
     assert "docstring line 9" in seeds.skipped[0]
 
 
+def test_seeds_from_examples_written_without_doctest() -> None:
+    """HumanEval's later prompts write ``f(x) => y`` / ``f(x) ➞ y``: with no ``>>>`` example,
+    the calls in the docstring's text are the seeds (86 of HE+Fix's 158 prompts had none)."""
+    source = textwrap.dedent(
+        '''
+        def digitSum(s):
+            """Sum of the upper characters' codes.
+
+            Examples:
+                digitSum("") => 0
+                digitSum("abAB") => 131
+                digitSum(s) for a string s ➞ an int
+            """
+        '''
+    )
+    seeds = seeds_from_docstring(source, "digitSum")
+    assert seeds.inputs == [("",), ("abAB",)]
+    assert all(s.origin.startswith("docstring offset") for s in seeds.items)
+    assert len(seeds.skipped) == 1  # digitSum(s): not a literal
+    with_doctest = source.replace('digitSum("") => 0', '>>> digitSum("x")')
+    assert seeds_from_docstring(with_doctest, "digitSum").inputs == [("x",)]
+
+
 def test_seeds_from_test_files(tmp_path: Path) -> None:
     test = textwrap.dedent(
         """

@@ -142,7 +142,9 @@ _CONTINUATION = re.compile(r"^\s*\.\.\.\s?(.*)$")
 
 def seeds_from_docstring(source: str, func_name: str) -> Seeds:
     """``>>> func(...)`` examples in ``func_name``'s docstring (or in every docstring and
-    comment-free text of ``source`` when no such function is defined there)."""
+    comment-free text of ``source`` when no such function is defined there). A docstring
+    without doctest examples gives the calls written in its text instead (``digitSum("abAB")
+    => 131``, ``f(3) ➞ 9``, ``for f(2) the output should be ...``: :func:`seeds_from_text`)."""
     text = source
     try:
         tree = ast.parse(source[:_MAX_SOURCE])
@@ -167,6 +169,8 @@ def seeds_from_docstring(source: str, func_name: str) -> Seeds:
             stmt += "\n" + c.group(1)
             i += 1
         _add_calls_in(out, stmt, func_name, f"docstring line {start + 1}")
+    if not out.inputs and not out.skipped:
+        return seeds_from_text(text, func_name, "docstring")
     return out
 
 

@@ -215,8 +215,8 @@ def seeds_from_examples(text: str, func_name: str, params: Sequence[str]) -> See
                     named[m.group(1)] = value
         if len(named) == len(params):
             parts = [named[p] for p in params]
-        elif (m := _INPUT_LINE.match(line)) and not named:
-            parts = [m.group(1).rstrip(".")]
+        elif (unnamed := _INPUT_LINE.match(line)) and not named:
+            parts = [unnamed.group(1).rstrip(".")]
         else:
             continue
         try:

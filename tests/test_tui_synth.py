@@ -124,7 +124,9 @@ async def test_without_a_model_the_app_lists_synthesised_inputs_and_their_outcom
         sizes = [len(r.call) for r in synth.rows]
         assert sizes[0] == min(sizes)  # smallest first
         hint = str(app.query_one("#inputs-hint", Static).content)
-        assert "synthesised inputs from 1 seeds (docstring)" in hint and "m marks" in hint
+        assert (
+            hint == f"{len(synth.rows)} inputs synthesised from 1 seed (docstring), smallest first"
+        )
         status = app.query_one(StatusBar).plain
         assert "no model" in status and "m: an outcome is wrong" in status
         assert not app.state.started and app.state.tests == []
@@ -369,3 +371,19 @@ def test_a_problem_without_a_model_is_seeded_by_its_base_inputs(
     result = synthesize_outcomes(plan, app.debug_task.code, executor.sandbox)
     assert result.seed_origins == ["the problem's base inputs"] and result.seeds >= 1
     assert len(result.rows) >= 10 and all(r.outcome for r in result.rows)
+
+
+async def test_the_inputs_tab_comes_back_with_7_and_fits_a_small_terminal(
+    executor: Executor, mean_fn: LoadedFunction
+) -> None:
+    app = free_app(mean_fn, executor)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.state.synth is not None, "inputs synthesised")
+        tabs = app.query_one("#bottom-tabs")
+        await pilot.press("6")
+        assert tabs.active == "tab-transcript"  # type: ignore[attr-defined]
+        await pilot.press("7")
+        assert tabs.active == "tab-inputs"  # type: ignore[attr-defined]
+        assert app.focused is app.query_one(InputsPanel).table
+        await pilot.pause()
+        assert app.query_one(InputsPanel).table.size.height >= 4  # rows to choose from

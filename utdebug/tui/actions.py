@@ -190,6 +190,14 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "Show every prompt reply, vote and decision",
     ),
     ActionSpec(
+        "panel-inputs",
+        "7",
+        "panel('inputs')",
+        "Inputs panel",
+        "Without a model: show the synthesised inputs and their outcomes",
+        with_model=False,
+    ),
+    ActionSpec(
         "info",
         "I",
         "session_info",

@@ -57,6 +57,8 @@ class DebugApp(PersonChanges):
         if self.theme_problem is not None:
             self._tell(self.theme_problem, "warning")
         self.set_interval(TICK_SECONDS, self._tick)
+        if self.model_free:  # the inputs are what a person works on: full height when short
+            self.query_one("#bottom-tabs").add_class("-full")
         if self.config.starting is not None:
             self.state.move(Phase.STARTING)
             self._draw_status()
@@ -423,7 +425,10 @@ class DebugApp(PersonChanges):
 
     def action_panel(self, name: str) -> None:
         """Show a panel: ``code``, ``diff``, ``tests``, ``rounds``, ``candidates``,
-        ``transcript`` (keys 1 to 6)."""
+        ``transcript`` (keys 1 to 6), ``inputs`` (7, without a model)."""
+        if PANELS[name].model_free and not self.model_free:
+            self._tell("only a session without a model has synthesised inputs", "warning")
+            return
         if name == "tests":  # the bottom tabs give back the room 4 to 6 took
             self.query_one("#bottom-tabs").remove_class("-full")
             self.query_one(TestsPanel).table.focus()
@@ -437,6 +442,8 @@ class DebugApp(PersonChanges):
             self.query_one("#bottom-tabs").remove_class("-full")
         if name == "transcript":
             self.query_one(Transcript).focus()
+        elif name == "inputs":
+            self.query_one(InputsPanel).table.focus()
 
     def action_toggle_review(self) -> None:
         if self._no_model():

@@ -365,7 +365,8 @@ class AppBase(App[None]):
         if self.state.phase is Phase.READY:
             return "ready: r runs, s runs one round"
         if self.state.phase is Phase.STARTING:
-            return f"{spinner(self.config.clock())} starting: the sandbox and the model's probe"
+            what = "the sandbox" if self.model_free else "the sandbox and the model's probe"
+            return f"{spinner(self.config.clock())} starting: {what}"
         return self._activity()  # running or pausing
 
     def _model_free_text(self) -> str:

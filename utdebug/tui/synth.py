@@ -92,10 +92,8 @@ class SynthResult:
             why = "; ".join(self.notes) or "no input could be made"
             return f"nothing could be synthesised: {why}. a adds a test by hand"
         where = ", ".join(self.seed_origins) or "type hints"
-        return (
-            f"{len(self.rows)} synthesised inputs from {self.seeds} seeds ({where}), smallest "
-            "first: m marks an outcome wrong, g keeps it as a test, a adds one by hand"
-        )
+        seeds = f"{self.seeds} seed{'' if self.seeds == 1 else 's'}"
+        return f"{len(self.rows)} inputs synthesised from {seeds} ({where}), smallest first"
 
 
 def plan_for(

@@ -23,6 +23,7 @@ from utdebug.engine.events import ModelCalled
 from utdebug.engine.execution import Executor, TestRun
 from utdebug.engine.model import Settings, Task, code_id
 from utdebug.engine.session import Session
+from utdebug.tui.actions import bindings
 from utdebug.tui.activity import CallTracker, Progress, describe, spinner, traffic_line
 from utdebug.tui.config import AppConfig, StartupFailed
 from utdebug.tui.format import StatusPart, finish_words, shorten, verdict_status
@@ -104,6 +105,8 @@ class AppBase(App[None]):
         super().__init__()
         config = config or AppConfig()
         self.config = config
+        if config.model_free:  # the footer offers what a session without a model can do
+            self._offer_model_free_keys()
         if config.keymap:
             self.set_keymap(config.keymap)
         self.theme_problem: str | None = None
@@ -151,6 +154,20 @@ class AppBase(App[None]):
         self.copied: str | None = None
         """What was copied last (tests read it; the terminal's clipboard is not readable)."""
 
+    @property
+    def model_free(self) -> bool:
+        """A session without a model: synthesised inputs, a person is the oracle."""
+        return self.config.model_free
+
+    def _offer_model_free_keys(self) -> None:
+        """The same keys, shown in the footer as a session without a model needs them (its
+        own actions; not the model's loop, whose keys say why not)."""
+        free = {b.id: b for b in bindings(model_free=True)}
+        # The map's lists are shared with the class: new lists, never changed in place.
+        table = self._bindings.key_to_bindings
+        for key, items in list(table.items()):
+            table[key] = [free.get(b.id or "", b) for b in items]
+
     def compose(self) -> ComposeResult:
         with Frame(
             (MIN_WIDTH, MIN_HEIGHT),
@@ -162,8 +179,9 @@ class AppBase(App[None]):
                 with Horizontal(id="top"):
                     yield CodePanel(id="code-panel")
                     yield TestsPanel(id="tests-panel")
-                with TabbedContent(id="bottom-tabs", initial="tab-rounds"):
-                    for title, pane, widget in bottom_tabs():
+                first = "tab-inputs" if self.model_free else "tab-rounds"
+                with TabbedContent(id="bottom-tabs", initial=first):
+                    for title, pane, widget in bottom_tabs(self.model_free):
                         with TabPane(title, id=pane):
                             yield widget
                 yield StatusBar(id="status")
@@ -212,7 +230,7 @@ class AppBase(App[None]):
 
     def _tick(self) -> None:
         """Redraw the activity (spinner, elapsed time) while the session works."""
-        if self.state.phase.busy:
+        if self.state.phase.busy or self.state.synthesising:
             with contextlib.suppress(NoMatches):  # the app is closing: nothing to draw on
                 self._draw_status()
 
@@ -314,6 +332,8 @@ class AppBase(App[None]):
         return self.model.name + (" SIMULATED" if simulated else "")
 
     def _state_text(self) -> str:
+        if self.model_free and self.state.phase not in (Phase.STARTING, Phase.ERROR):
+            return self._model_free_text()
         if self.state.phase is Phase.PAUSED:
             r = self.state.paused_round
             if (
@@ -345,8 +365,20 @@ class AppBase(App[None]):
         if self.state.phase is Phase.READY:
             return "ready: r runs, s runs one round"
         if self.state.phase is Phase.STARTING:
-            return f"{spinner(self.config.clock())} starting: the sandbox and the model's probe"
+            what = "the sandbox" if self.model_free else "the sandbox and the model's probe"
+            return f"{spinner(self.config.clock())} starting: {what}"
         return self._activity()  # running or pausing
+
+    def _model_free_text(self) -> str:
+        """What a session without a model is doing: synthesising, or waiting for a person."""
+        if self.state.synthesising:
+            return f"{spinner(self.config.clock())} no model · synthesising inputs"
+        synth = self.state.synth
+        if synth is None:
+            return "no model · a adds a test"
+        if not synth.rows:
+            return "no model · nothing synthesised: a adds a test"
+        return "no model · m: an outcome is wrong · g: keep it as a test · a: add a test"
 
     def _activity(self) -> str:
         """``⠋ round 0 · proposing test 2 of 3 (proposal 2 of 9) · 4.1 s``: what the session
@@ -375,10 +407,11 @@ class AppBase(App[None]):
         parts = [StatusPart(self._state_text(), style=style)]
         done = "—" if self.state.rounds_done is None else str(self.state.rounds_done)
         limit = max(self.state.round_limit, self.state.rounds_done or 0)
-        parts.append(StatusPart(f"round {done} of {limit}", f"round {done}/{limit}"))
+        if not self.model_free:
+            parts.append(StatusPart(f"round {done} of {limit}", f"round {done}/{limit}"))
         simulated = " SIMULATED" if getattr(self.model, "simulated", False) else ""
         parts.append(StatusPart(self._model_label(), shorten(self.model.name, 18) + simulated))
-        if self.session is not None:
+        if self.session is not None and not self.model_free:
             u = self.session.usage
             tokens_in, tokens_out = _count(u.prompt_tokens), _count(u.completion_tokens)
             parts.append(
@@ -410,6 +443,8 @@ class AppBase(App[None]):
     def _draw(self, name: str) -> None:
         """Draw the panel ``name`` (of :data:`~utdebug.tui.panels.PANELS`) from the state."""
         panel = PANELS[name]
+        if panel.model_free and not self.model_free:
+            return
         if panel.draw is not None:
             panel.draw(self.query_one(panel.widget), self.state)
         if name == "code":  # the layout follows the code's width
@@ -420,6 +455,8 @@ class AppBase(App[None]):
 
     def _draw_tests(self) -> None:
         self._draw("tests")
+        if self.model_free:  # the inputs say which test a person made of each
+            self._draw("inputs")
 
     def _draw_timeline(self) -> None:
         self._draw("rounds")

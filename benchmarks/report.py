@@ -647,6 +647,12 @@ def print_synth(out: Console, runs: Sequence[tuple[str, RunState]], *, as_json: 
             f"{s['max_wall_seconds']:.1f} s wall; {len(over)} over {per:g} s of CPU time"
             + (f" ({', '.join(over[:5])})" if over else "")
         )
+        if s.get("not_synthesisable"):
+            out.print(
+                f"{split}: {s['not_synthesisable']} not synthesisable (no test gives a call of "
+                f"the method to vary; the reasons are in the records): "
+                f"{', '.join(s['not_synthesisable_ids'][:10])}"
+            )
         missed = s["not_exposed"]
         if missed:
             out.print(f"{split}: not exposed in the envelope: {', '.join(missed[:20])}")

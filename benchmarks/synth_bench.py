@@ -21,9 +21,9 @@ examples) as the only seeds and no model:
 Budgets are CPU time (this process's and the sandbox children's), so what comes out does not
 move with the machine's load; wall-clock times are recorded beside them. One record per problem
 in ``samples.jsonl`` (resumed by key), ``summary.json`` rebuilt from the records.
+ClassEval+Fix (a method of a class, tested by unittest methods) is measured the same way on
+the method's call sites in its tests: :mod:`utdebug.benchmarks.synth_classeval`.
 ``--model`` is not supported yet (model-written generators: :mod:`utdebug.synth.generators`).
-ClassEval+Fix (methods of classes, tested by unittest methods: no base inputs to seed from)
-is not taken.
 """
 
 from __future__ import annotations
@@ -44,19 +44,23 @@ from rich.console import Console
 
 from utdebug.benchmarks.bench import (
     error_line,
+    eval_settings,
     load_selected,
     open_sandbox,
     progress_bar,
     run_exit,
     run_mode,
+    sandbox_exit,
 )
 from utdebug.benchmarks.debugging import error_rows
 from utdebug.benchmarks.modes import ModeContext
 from utdebug.benchmarks.report import print_synth
+from utdebug.benchmarks.synth_classeval import expose_class_problem
 from utdebug.cli_common import Exit
-from utdebug.data.datasets import LoadedSplit, Problem, default_cache_dir
+from utdebug.data.datasets import ClassFixProblem, LoadedSplit, Problem, default_cache_dir
 from utdebug.runs.folder import Job, JobLoop, RunResult, run_folder, summary_head
 from utdebug.runs.records import record_key, task_order
+from utdebug.sandbox import SandboxError, SandboxUnavailable
 from utdebug.sandbox.executor import Sandbox
 from utdebug.sandbox.values import describe
 from utdebug.synth import (
@@ -210,8 +214,11 @@ def summarize_synth(
         for s in r["exposing_sources"]:
             by_src[s] = by_src.get(s, 0) + 1
     false_alarms = sum(1 for r in ok if r["false_alarm"])
+    unsynth = [r for r in ok if r.get("not_synthesisable")]
     return head | {
         "problems": n,
+        "not_synthesisable": len(unsynth),
+        "not_synthesisable_ids": [r["task_id"] for r in unsynth][:50],
         "exposed": sum(1 for r in ok if r["exposed"]),
         "exposed_in_envelope": len(exposed),
         "false_alarms": false_alarms,
@@ -282,13 +289,33 @@ async def synth_split(
     def base(task_id: str, key: str) -> dict[str, Any]:
         return {"key": key, "split": ls.split.value, "task_id": task_id, "model": None}
 
+    def class_key(p: ClassFixProblem) -> str:
+        return record_key(
+            {
+                "mode": "synth",
+                "split": ls.split.value,
+                "task_id": p.task_id,
+                "code": p.code,
+                "gold": p.gold,
+                "tests": [p.test_code, list(p.tests), list(p.target_tests)],
+                "sources": sorted(ls.sources.items()),
+                "settings": settings.to_json(),
+            }
+        )
+
     async def work(p: Problem) -> dict[str, Any]:
         return expose_problem(sb, p, settings)
+
+    async def work_class(p: ClassFixProblem) -> dict[str, Any]:
+        return expose_class_problem(
+            sb, p, settings.count, settings.seed, settings.per_problem, settings.synth_share
+        )
 
     dataset_errors = error_rows(
         ls, lambda t, err: base(t, record_key({"mode": "synth", "error_row": err.row}))
     )
     jobs = [Job(base(p.task_id, key_of(p)), partial(work, p)) for p in ls.problems]
+    jobs += [Job(base(c.task_id, class_key(c)), partial(work_class, c)) for c in ls.classes]
     await run_folder(
         run,
         dataset_errors=dataset_errors,
@@ -323,7 +350,16 @@ def run(ctx: ModeContext) -> int:
         )
         return Exit.USAGE
     settings = ExposureSettings(COUNT, args.seed, PER_PROBLEM, SYNTH_SHARE)
-    loaded, failed = load_selected(args, args.cache_dir or default_cache_dir(), err)
+    try:  # ClassEval+Fix is built in the sandbox the first time, as plain evaluation builds it
+        loaded, failed = load_selected(
+            args,
+            args.cache_dir or default_cache_dir(),
+            err,
+            ctx.sandbox,
+            eval_settings(args).limits,
+        )
+    except (SandboxUnavailable, SandboxError) as e:  # building ClassEval+Fix
+        return sandbox_exit(err, "utdebug bench synth", e)
     if not loaded:
         return Exit.USAGE
     return run_mode(
@@ -365,7 +401,8 @@ async def _synth_one(
     """One split, with its progress bar on stderr."""
     progress = progress_bar(f"{ls.split.value} synth", err)
     with progress:
-        bar = progress.add_task("synth", total=len(ls.problems) + len(ls.errors), last="")
+        total = len(ls.problems) + len(ls.classes) + len(ls.errors)
+        bar = progress.add_task("synth", total=total, last="")
 
         def on_record(kind: str, rec: dict[str, Any]) -> None:
             last = str(rec["task_id"])

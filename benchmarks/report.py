@@ -603,7 +603,16 @@ def print_synth(out: Console, runs: Sequence[tuple[str, RunState]], *, as_json: 
             ]
         )
         return
-    t = Table(title="bench synth: buggy programs exposed by model-free synthesised inputs")
+    sim = any(run.summary.get("simulated") for _, run in runs)
+    models = sorted({str(run.summary["model"]) for _, run in runs if run.summary.get("model")})
+    title = (
+        f"bench synth: buggy programs exposed by synthesised inputs and {', '.join(models)}'s "
+        "generator programs"
+        if models
+        else "bench synth: buggy programs exposed by model-free synthesised inputs"
+    )
+    _sim_note(out, sim)
+    t = Table(title=sim_title(title, sim))
     for c in (
         "split",
         "problems",
@@ -640,6 +649,15 @@ def print_synth(out: Console, runs: Sequence[tuple[str, RunState]], *, as_json: 
             f"{s['valid_inputs_per_cpu_s']:.0f} per CPU second"
         )
         out.print(f"{split}: problems with an exposing input in the envelope, by source: {src}")
+        if s.get("model"):
+            g, tok = s["generator_inputs"], s["tokens"]
+            label = f"{s['label']} " if s.get("label") else ""
+            out.print(
+                f"{split}: {label}{s['model']}'s generators: {g['valid']:,} valid of "
+                f"{g['new']:,} new inputs ({g['emitted']:,} emitted), repaired on "
+                f"{g['problems_repaired']} problems; {s['model_calls']} model calls, "
+                f"{tok['prompt']:,} prompt + {tok['completion']:,} completion tokens"
+            )
         over = s["over_budget"]
         per = s["settings"]["per_problem"]
         out.print(

@@ -217,3 +217,13 @@ def test_the_published_split_with_limit_2(data_dir: Path, tmp_path: Path) -> Non
     recs = _records(out)
     assert len(recs) == 2 and not any(r["false_alarm"] for r in recs)
     assert all(r["valid"] > 0 for r in recs)
+
+
+def test_a_model_is_refused_with_classeval(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"generate": []}))
+    argv = ["bench", "synth", "--split", "classeval", "--model", f"scripted:{script}"]
+    assert cli.main(argv) == 2
+    assert "--split classeval runs model-free" in capsys.readouterr().err

@@ -13,6 +13,8 @@ unit synthesised for is one *call site* of the method in a test:
   the literal values assigned to its attributes (``obj.limit = 3``) and to names
   (``request = {"path": "/api"}``, then ``obj.filter(request)``) are synthesised as well: they
   are how a test puts the object in a state and builds the call's arguments;
+- the test code's own imports (``from tempfile import gettempdir``; ``unittest`` aside) run
+  before the setup, as they do before ClassEval's tests;
 - sites with the same setup and call, literal arguments aside, form one **group**: one
   :class:`~utdebug.sandbox.config.StagedTest` whose setup and call read the input's values
   from ``_utd_a`` (``obj = Cls(_utd_a[0]); obj.m(_utd_a[1])``), synthesised from the group's
@@ -127,6 +129,8 @@ class Site:
     """The literal values, in ``_utd_a`` order: the constructor's, then the call's."""
     labels: tuple[str, ...]
     """What each value is: ``init:0``, ``init:name`` (a keyword), ``call:0`` ..."""
+    imports: str = ""
+    """The test code's own imports (``unittest`` aside): what its setup may use."""
 
 
 @dataclass
@@ -138,9 +142,11 @@ class Group:
     labels: tuple[str, ...]
     seeds: list[tuple[Any, ...]] = field(default_factory=list)
     tests: list[str] = field(default_factory=list)
+    imports: str = ""
 
     def staged(self) -> StagedTest:
-        return StagedTest(setup=_HELPERS + "\n" + self.setup, call=self.call, bound=100, args=ARGS)
+        setup = "\n".join(x for x in (_HELPERS, self.imports, self.setup) if x)
+        return StagedTest(setup=setup, call=self.call, bound=100, args=ARGS)
 
     def text(self, args: Sequence[Any], width: int = 300) -> str:
         """The setup and call with ``args`` written in (for records)."""
@@ -364,6 +370,12 @@ def sites_of(
     wanted = set(tests)
     out: list[Site] = []
     skipped: dict[str, int] = {}
+    imports = "\n".join(
+        ast.unparse(n)
+        for n in tree.body
+        if (isinstance(n, ast.Import) and all(a.name != "unittest" for a in n.names))
+        or (isinstance(n, ast.ImportFrom) and n.module != "unittest")
+    )
     for cls in tree.body:
         if not isinstance(cls, ast.ClassDef):
             continue
@@ -390,7 +402,7 @@ def sites_of(
             if isinstance(found, str):
                 skipped[found] = skipped.get(found, 0) + 1
             else:
-                out.append(found)
+                out.append(dataclasses.replace(found, imports=imports))
     return out, skipped
 
 
@@ -399,7 +411,9 @@ def groups_of(sites: Sequence[Site]) -> list[Group]:
     most seeds first; each seed once."""
     groups: dict[tuple[str, str], Group] = {}
     for s in sites:
-        g = groups.setdefault((s.setup, s.call), Group(s.setup, s.call, s.labels))
+        g = groups.setdefault(
+            (s.setup, s.call), Group(s.setup, s.call, s.labels, imports=s.imports)
+        )
         if s.args not in g.seeds:
             g.seeds.append(s.args)
         g.tests.append(s.test)

@@ -45,6 +45,7 @@ COUNTER = """class Counter:
 """
 
 COUNTER_TESTS = """import unittest
+from math import floor
 
 
 class CounterTestAdd(unittest.TestCase):
@@ -53,7 +54,7 @@ class CounterTestAdd(unittest.TestCase):
         self.assertEqual(c.add(3), 5)
 
     def test_add_2(self):
-        c = Counter()
+        c = Counter(floor(0.5))
         c.add(1)
         self.assertEqual(c.value, 1)
 
@@ -118,7 +119,9 @@ def test_sites_keep_the_setup_and_take_out_the_literal_arguments() -> None:
     assert first.setup == "c = Counter(_utd_a[0])"
     assert first.call == "(c.add(_utd_a[1]), _utd_state(c))"
     assert first.args == (2, 3) and first.labels == ("init:0", "call:0")
-    assert second.setup == "c = Counter()" and second.args == (1,)
+    # a value that is not a literal stays code; the test code's imports come with the site
+    assert second.setup == "c = Counter(floor(0.5))" and second.args == (1,)
+    assert second.imports == "from math import floor"
     # a test that still needs the TestCase gives no site, with the reason
     assert skipped == {"the setup needs the TestCase (self)": 1}
     groups = groups_of(sites)
@@ -141,6 +144,8 @@ def test_a_corrupted_method_is_exposed_and_the_gold_class_is_not() -> None:
     assert bug["valid"] > bug["seeds"] == 2 and bug["emitted"] <= 80
     assert 1 <= len(bug["suite"]) <= 2 and "Counter(" in bug["suite"][0]
     assert not bug["false_alarm"]
+    # both setups ran on the gold class (the second needs the test code's import)
+    assert [g["valid"] > 0 for g in bug["groups"]] == [True, True]
     assert not same["exposed"] and not same["false_alarm"] and same["valid"] > 2
     assert none["not_synthesisable"] and "does not call _valid" in none["not_synthesisable"]
     assert none["emitted"] == 0 and not none["exposed"]

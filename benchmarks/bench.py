@@ -37,7 +37,7 @@ from utdebug.data.datasets import (
     Split,
     default_cache_dir,
 )
-from utdebug.data.private_tests import EvalSettings, ExpectedCache, Program
+from utdebug.data.private_tests import EvalSettings, ExpectedCache, WhichCode
 from utdebug.data.splits import LoadRequest, ProblemKind
 from utdebug.distributed import JobPool, PoolOptions, PoolUnavailable, WorkerLost, make_pool
 from utdebug.sandbox import (
@@ -51,8 +51,8 @@ from utdebug.sandbox import (
 )
 
 
-def default_out_dir(split: Split, program: Program, args: argparse.Namespace) -> Path:
-    variant = f"-{args.he_variant}" if split is Split.HE and program is Program.CODE else ""
+def default_out_dir(split: Split, program: WhichCode, args: argparse.Namespace) -> Path:
+    variant = f"-{args.he_variant}" if split is Split.HE and program is WhichCode.CODE else ""
     kind = "" if args.limit_kind == LimitKind.CPU.value else f"-{args.limit_kind}"
     return (
         Path("runs")
@@ -296,7 +296,7 @@ def run(ctx: ModeContext) -> int:
     err = Console(stderr=True)
     # Results on stdout: a file or pipe gets a table wide enough not to wrap.
     out = Console() if sys.stdout.isatty() else Console(width=120)
-    program = Program.GOLD if args.gold else Program.CODE
+    program = WhichCode.GOLD if args.gold else WhichCode.CODE
     cache_dir = args.cache_dir or default_cache_dir()
     settings = eval_settings(args, cut_after=args.cut_after or None, cut_limit=args.cut_limit)
     try:
@@ -369,7 +369,7 @@ def _evaluator(
 def _run_one(
     sb: Sandbox | JobPool,
     ls: LoadedSplit,
-    program: Program,
+    program: WhichCode,
     settings: EvalSettings,
     out_dir: Path,
     args: argparse.Namespace,

@@ -251,6 +251,41 @@ def comprehensions_to_loops(code: str) -> str | None:
     return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
 
 
+def name_returned_values(code: str) -> str | None:
+    """Each ``return <expression>`` of a module-level function (not a bare name or a constant)
+    as ``resultN_ = <expression>`` then ``return resultN_`` (an explaining variable; the
+    expression is evaluated once, as before); ``None`` when there is none."""
+    tree = ast.parse(code)
+    taken = _names(tree)
+    n = 0
+    for fn in tree.body:
+        if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for block in [x for x in ast.walk(fn) if hasattr(x, "body") and isinstance(x.body, list)]:
+            for field in ("body", "orelse", "finalbody"):
+                body = getattr(block, field, None)
+                if not isinstance(body, list):
+                    continue
+                i = 0
+                while i < len(body):
+                    stmt = body[i]
+                    if isinstance(stmt, ast.Return) and not isinstance(
+                        stmt.value, ast.Name | ast.Constant | type(None)
+                    ):
+                        name = f"result{n}_"
+                        while name in taken:
+                            name = "_" + name
+                        taken.add(name)
+                        assign = ast.Assign([ast.Name(name, ast.Store())], stmt.value, lineno=0)
+                        body[i : i + 1] = [assign, ast.Return(ast.Name(name, ast.Load()))]
+                        n += 1
+                        i += 1
+                    i += 1
+    if not n:
+        return None
+    return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+
+
 REWRITES: dict[str, Callable[[str], str | None]] = {
     "rename": rename_locals,
     "reformat": reformat,
@@ -259,6 +294,7 @@ REWRITES: dict[str, Callable[[str], str | None]] = {
     "rename+loop": lambda c: (
         rename_locals(r) if (r := comprehensions_to_loops(c)) is not None else None
     ),
+    "name-returns": name_returned_values,
 }
 
 

@@ -29,11 +29,11 @@ from utdebug.data.private_tests import (
     EvalSettings,
     ExpectedCache,
     ExpectedUnavailable,
-    Program,
+    WhichCode,
+    code_text,
     evaluate_class_problem,
     evaluate_problem,
     expected_values,
-    program_text,
 )
 from utdebug.distributed import JobPool, LocalPool, PoolOptions, WorkerContext
 from utdebug.runs.records import (
@@ -57,7 +57,7 @@ class EvalJob:
     key: str
     """The record key: the driver writes one record per key and resumes by it."""
     problem: Problem | ClassFixProblem
-    program: Program
+    program: WhichCode
     settings: EvalSettings
     record: dict[str, Any]
     """The record's fields known before the run (key, split, task id, settings, sources)."""
@@ -77,7 +77,7 @@ def evaluate_job(job: EvalJob, ctx: WorkerContext) -> dict[str, Any]:
     p = job.problem
     try:
         sb = ctx.sandbox()
-        code = program_text(p, job.program)
+        code = code_text(p, job.program)
         if isinstance(p, ClassFixProblem):  # unittest methods: no expected values
             body = evaluate_class_problem(sb, p, code, job.settings)
         else:
@@ -102,7 +102,7 @@ def worker_sandbox_layers(_: object, ctx: WorkerContext) -> tuple[str, list[str]
 @dataclass(slots=True)
 class SplitRun:
     split: Split
-    program: Program
+    program: WhichCode
     out_dir: Path
     evaluated: int = 0
     skipped: int = 0
@@ -120,7 +120,7 @@ class _SplitKeys:
     """The record keys and fixed record fields of one evaluation of a split."""
 
     split: Split
-    program: Program
+    program: WhichCode
     settings: EvalSettings
     sources: list[tuple[str, str]]
     about: dict[str, Any] | None
@@ -170,7 +170,7 @@ class SplitData:
 def evaluate_split(
     sb: Sandbox | JobPool,
     data: SplitData,
-    program: Program,
+    program: WhichCode,
     settings: EvalSettings,
     out_dir: Path,
     *,
@@ -211,7 +211,7 @@ def evaluate_split(
                 on_record("error", rec)
         todo: list[EvalJob] = []
         for p in problems:
-            key = keys.key(p.task_id, program_text(p, program))
+            key = keys.key(p.task_id, code_text(p, program))
             current.add(key)
             if key in done:
                 run.skipped += 1

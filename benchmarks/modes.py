@@ -98,8 +98,8 @@ MODES: dict[str, Mode] = {
         ),
         Mode(
             "synth",
-            "buggy programs exposed by model-free synthesised inputs (no model; --model is "
-            "not supported yet)",
+            "buggy programs exposed by model-free synthesised inputs (--model M adds its "
+            "generator programs)",
             plain="synth_bench:run",
             with_model="synth_bench:run_with_model",
             with_models="synth_bench:run_with_model",

@@ -18,7 +18,7 @@ from utdebug.benchmarks.evaluator import SplitRun
 from utdebug.benchmarks.intrinsic import IntrinsicResult
 from utdebug.benchmarks.scoring_verifiers import VerifierSet
 from utdebug.data.datasets import Split
-from utdebug.data.private_tests import EvalSettings, Program
+from utdebug.data.private_tests import EvalSettings, WhichCode
 from utdebug.runs.folder import (
     RunState,
     merge_model_errors,
@@ -98,7 +98,7 @@ def _sim_note(out: Console, simulated: bool) -> None:
 
 
 def print_eval(
-    out: Console, runs: list[SplitRun], program: Program, settings: EvalSettings, *, as_json: bool
+    out: Console, runs: list[SplitRun], program: WhichCode, settings: EvalSettings, *, as_json: bool
 ) -> None:
     """Plain evaluation of the given or gold code: one table row per split, then its notes."""
     if as_json:
@@ -111,7 +111,7 @@ def print_eval(
             _eval_notes(out, r, s)
 
 
-def _eval_json(runs: list[SplitRun], program: Program, settings: EvalSettings) -> dict[str, Any]:
+def _eval_json(runs: list[SplitRun], program: WhichCode, settings: EvalSettings) -> dict[str, Any]:
     return {
         "program": program.value,
         "semantics": settings.semantics.value,
@@ -132,8 +132,8 @@ def _eval_json(runs: list[SplitRun], program: Program, settings: EvalSettings) -
     }
 
 
-def _eval_table(runs: list[SplitRun], program: Program, settings: EvalSettings) -> Table:
-    what = "gold" if program is Program.GOLD else "given (buggy)"
+def _eval_table(runs: list[SplitRun], program: WhichCode, settings: EvalSettings) -> Table:
+    what = "gold" if program is WhichCode.GOLD else "given (buggy)"
     table = columns_table(
         f"{what} code on the private tests ({settings.semantics.value} comparison, "
         f"{limit_words(settings.limits)} per input)",
@@ -603,7 +603,16 @@ def print_synth(out: Console, runs: Sequence[tuple[str, RunState]], *, as_json: 
             ]
         )
         return
-    t = Table(title="bench synth: buggy programs exposed by model-free synthesised inputs")
+    sim = any(run.summary.get("simulated") for _, run in runs)
+    models = sorted({str(run.summary["model"]) for _, run in runs if run.summary.get("model")})
+    title = (
+        f"bench synth: buggy programs exposed by synthesised inputs and {', '.join(models)}'s "
+        "generator programs"
+        if models
+        else "bench synth: buggy programs exposed by model-free synthesised inputs"
+    )
+    _sim_note(out, sim)
+    t = Table(title=sim_title(title, sim))
     for c in (
         "split",
         "problems",
@@ -640,6 +649,15 @@ def print_synth(out: Console, runs: Sequence[tuple[str, RunState]], *, as_json: 
             f"{s['valid_inputs_per_cpu_s']:.0f} per CPU second"
         )
         out.print(f"{split}: problems with an exposing input in the envelope, by source: {src}")
+        if s.get("model"):
+            g, tok = s["generator_inputs"], s["tokens"]
+            label = f"{s['label']} " if s.get("label") else ""
+            out.print(
+                f"{split}: {label}{s['model']}'s generators: {g['valid']:,} valid of "
+                f"{g['new']:,} new inputs ({g['emitted']:,} emitted), repaired on "
+                f"{g['problems_repaired']} problems; {s['model_calls']} model calls, "
+                f"{tok['prompt']:,} prompt + {tok['completion']:,} completion tokens"
+            )
         over = s["over_budget"]
         per = s["settings"]["per_problem"]
         out.print(
@@ -647,6 +665,12 @@ def print_synth(out: Console, runs: Sequence[tuple[str, RunState]], *, as_json: 
             f"{s['max_wall_seconds']:.1f} s wall; {len(over)} over {per:g} s of CPU time"
             + (f" ({', '.join(over[:5])})" if over else "")
         )
+        if s.get("not_synthesisable"):
+            out.print(
+                f"{split}: {s['not_synthesisable']} not synthesisable (no test gives a call of "
+                f"the method to vary; the reasons are in the records): "
+                f"{', '.join(s['not_synthesisable_ids'][:10])}"
+            )
         missed = s["not_exposed"]
         if missed:
             out.print(f"{split}: not exposed in the envelope: {', '.join(missed[:20])}")

@@ -21,9 +21,10 @@ examples) as the only seeds and no model:
 Budgets are CPU time (this process's and the sandbox children's), so what comes out does not
 move with the machine's load; wall-clock times are recorded beside them. One record per problem
 in ``samples.jsonl`` (resumed by key), ``summary.json`` rebuilt from the records.
-``--model`` is not supported yet (model-written generators: :mod:`utdebug.synth.generators`).
-ClassEval+Fix (methods of classes, tested by unittest methods: no base inputs to seed from)
-is not taken.
+ClassEval+Fix (a method of a class, tested by unittest methods) is measured the same way on
+the method's call sites in its tests: :mod:`utdebug.benchmarks.synth_classeval`.
+With ``--model M`` (function splits), the model's generator programs are one more source
+(:mod:`utdebug.benchmarks.synth_model`); the SIMULATED model cannot write them and is refused.
 """
 
 from __future__ import annotations
@@ -42,21 +43,35 @@ from typing import Any
 
 from rich.console import Console
 
+from utdebug.agents.base import Model
+from utdebug.agents.synth_prompts import SynthProblem
 from utdebug.benchmarks.bench import (
     error_line,
+    eval_settings,
     load_selected,
     open_sandbox,
     progress_bar,
     run_exit,
     run_mode,
+    sandbox_exit,
 )
 from utdebug.benchmarks.debugging import error_rows
 from utdebug.benchmarks.modes import ModeContext
 from utdebug.benchmarks.report import print_synth
+from utdebug.benchmarks.synth_classeval import expose_class_problem
+from utdebug.benchmarks.synth_model import merge, model_inputs, source_counts
 from utdebug.cli_common import Exit
-from utdebug.data.datasets import LoadedSplit, Problem, default_cache_dir
-from utdebug.runs.folder import Job, JobLoop, RunResult, run_folder, summary_head
+from utdebug.data.datasets import ClassFixProblem, LoadedSplit, Problem, default_cache_dir
+from utdebug.runs.folder import (
+    Job,
+    JobLoop,
+    RunResult,
+    model_fields,
+    run_folder,
+    summary_head,
+)
 from utdebug.runs.records import record_key, task_order
+from utdebug.sandbox import SandboxError, SandboxUnavailable
 from utdebug.sandbox.executor import Sandbox
 from utdebug.sandbox.values import describe
 from utdebug.synth import (
@@ -68,8 +83,9 @@ from utdebug.synth import (
     seeds_from_docstring,
     seeds_from_problem,
 )
-from utdebug.synth.oracle import PROGRAM_LIMITS
-from utdebug.synth.pipeline import synthesize_valid
+from utdebug.synth.generators import GVSettings
+from utdebug.synth.oracle import PROGRAM_LIMITS, Validation
+from utdebug.synth.pipeline import ValidSynthesis, synthesize_valid
 from utdebug.synth.strategies import parse_hints
 
 COUNT = 600
@@ -88,9 +104,22 @@ class ExposureSettings:
     seed: int = 0
     per_problem: float = PER_PROBLEM
     synth_share: float = SYNTH_SHARE
+    model: str | None = None
+    """The model that writes generator programs (``None``: model-free)."""
+    generators: tuple[int, int, int] = (80, 20, 3)
+    """With a model: inputs asked of the regular and the corner generator, repair rounds."""
 
     def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        out = dataclasses.asdict(self)
+        if self.model is None:  # a model-free run's key is what it was before models
+            del out["model"], out["generators"]
+        else:
+            out["generators"] = list(self.generators)
+        return out
+
+    def gv(self) -> GVSettings:
+        regular, corner, repairs = self.generators
+        return GVSettings(regular=regular, corner=corner, repairs=repairs)
 
 
 def _names(signature: str) -> tuple[str, ...]:
@@ -111,9 +140,22 @@ def _seeds(p: Problem) -> Seeds:
     return seeds_from_docstring(p.prompt, p.entry_point)
 
 
-def expose_problem(sb: Sandbox, p: Problem, settings: ExposureSettings) -> dict[str, Any]:
-    """Synthesise, validate on the gold code, run the buggy and the gold code: one record's
-    body (see the module's text)."""
+@dataclass
+class _Synthesised:
+    """A problem's inputs before the programs run: the synthesised ones, then (with a model)
+    the generators'."""
+
+    seeds: Seeds
+    refs: list[Reference]
+    vs: ValidSynthesis
+    val: Validation
+    sources: list[str]
+    t0: float
+    p0: float
+    model: dict[str, Any] | None = None
+
+
+def _synthesise(sb: Sandbox, p: Problem, settings: ExposureSettings) -> _Synthesised:
     t0, p0 = time.monotonic(), time.process_time()
     seeds = _seeds(p)
     try:
@@ -135,7 +177,41 @@ def expose_problem(sb: Sandbox, p: Problem, settings: ExposureSettings) -> dict[
         time_budget=settings.per_problem * settings.synth_share,
         check=p.tests.check,
     )
-    val = vs.validation
+    sources = [c.source for c in vs.candidates]
+    return _Synthesised(seeds, refs, vs, vs.validation, sources, t0, p0)
+
+
+async def _add_generators(
+    sb: Sandbox, p: Problem, s: _Synthesised, model: Model, gv: GVSettings
+) -> None:
+    """The model's generator programs' inputs after the synthesised ones (source
+    ``generator``)."""
+    problem = SynthProblem(
+        entry_point=p.entry_point,
+        signature=p.signature,
+        description=p.prompt,
+        examples=s.seeds.inputs[:10],
+        envelope=s.vs.envelope.describe(),
+    )
+    mi = await model_inputs(
+        model,
+        sb,
+        problem,
+        s.refs,
+        bounds=s.vs.envelope.widened(outer=True) if s.seeds.inputs else None,
+        known=s.val.inputs,
+        settings=dataclasses.replace(gv, check=p.tests.check),
+    )
+    s.val = merge(s.val, mi.validation)
+    s.sources += mi.sources
+    s.model = mi.record
+
+
+def _measure(
+    sb: Sandbox, p: Problem, settings: ExposureSettings, s: _Synthesised
+) -> dict[str, Any]:
+    """Run the buggy and the gold code on the valid inputs: one record's body."""
+    val, vs, t0, p0 = s.val, s.vs, s.t0, s.p0
     t_valid = time.monotonic() - t0
     cpu_valid = time.process_time() - p0 + val.cpu_seconds
     stats: dict[str, float] = {}
@@ -164,11 +240,11 @@ def expose_problem(sb: Sandbox, p: Problem, settings: ExposureSettings) -> dict[
     suite = reduce_suite({"buggy": in_env}, val.inputs)
     sources: dict[str, int] = {}
     for i in in_env:
-        src = vs.candidates[i].source
+        src = s.sources[i]
         sources[src] = sources.get(src, 0) + 1
     cpu_total = time.process_time() - p0 + val.cpu_seconds + stats.get("cpu_seconds", 0.0)
-    return {
-        "seeds": len(seeds.inputs),
+    rec: dict[str, Any] = {
+        "seeds": len(s.seeds.inputs),
         "emitted": len(val.inputs),
         "valid": len(val.valid_indices),
         "valid_in_envelope": valid_in_env,
@@ -187,7 +263,28 @@ def expose_problem(sb: Sandbox, p: Problem, settings: ExposureSettings) -> dict[
         "over_budget": cpu_total > settings.per_problem,
         "notes": vs.notes,
         "invalid_reasons": val.reason_counts(),
+        "source_counts": source_counts(s.sources, val.valid),
     }
+    if s.model is not None:
+        rec["generator"] = s.model
+    return rec
+
+
+def expose_problem(sb: Sandbox, p: Problem, settings: ExposureSettings) -> dict[str, Any]:
+    """Synthesise, validate on the gold code, run the buggy and the gold code: one record's
+    body (see the module's text)."""
+    return _measure(sb, p, settings, _synthesise(sb, p, settings))
+
+
+async def expose_problem_with_model(
+    sb: Sandbox, p: Problem, settings: ExposureSettings, model: Model, gv: GVSettings
+) -> dict[str, Any]:
+    """:func:`expose_problem` with the model's generator programs as one more source (the
+    time they take is in the wall-clock and CPU figures; the model's own time is wall clock
+    only)."""
+    s = _synthesise(sb, p, settings)
+    await _add_generators(sb, p, s, model, gv)
+    return _measure(sb, p, settings, s)
 
 
 def summarize_synth(
@@ -210,33 +307,66 @@ def summarize_synth(
         for s in r["exposing_sources"]:
             by_src[s] = by_src.get(s, 0) + 1
     false_alarms = sum(1 for r in ok if r["false_alarm"])
-    return head | {
-        "problems": n,
-        "exposed": sum(1 for r in ok if r["exposed"]),
-        "exposed_in_envelope": len(exposed),
-        "false_alarms": false_alarms,
-        "emitted": emitted,
-        "valid": valid,
-        "validity": valid / emitted if emitted else 0.0,
-        "valid_in_envelope": sum(r["valid_in_envelope"] for r in ok),
-        "valid_inputs_per_s": valid / wall if wall > 0 else 0.0,
-        "valid_inputs_per_cpu_s": valid / cpu if cpu > 0 else 0.0,
-        "tnr": len(exposed) / n if n else 0.0,
-        "tpr": (n - false_alarms) / n if n else 0.0,
-        "reduced_suite": {
-            "problems": len(sizes),
-            "inputs": sum(sizes),
-            "mean": statistics.mean(sizes) if sizes else 0.0,
-            "max": max(sizes, default=0),
-        },
-        "by_source": dict(sorted(by_src.items(), key=lambda kv: (-kv[1], kv[0]))),
-        "over_budget": [r["task_id"] for r in ok if r.get("over_budget")],
-        "max_cpu_seconds": max((r["cpu_total"] for r in ok), default=0.0),
-        "max_wall_seconds": max((r["wall_total"] for r in ok), default=0.0),
-        "not_exposed": [r["task_id"] for r in ok if not r["exposed_in_envelope"]][:50],
-        "false_alarm_ids": [r["task_id"] for r in ok if r["false_alarm"]][:50],
-        "settings": settings.to_json(),
-    }
+    unsynth = [r for r in ok if r.get("not_synthesisable")]
+    gens = [r["generator"] for r in ok if r.get("generator")]
+    model: dict[str, Any] = {}
+    if settings.model is not None:
+        first = next((r for r in records if r.get("model")), {})
+        model = {
+            "model": settings.model,
+            "simulated": bool(first.get("simulated")),
+            "label": first.get("label"),
+            "tokens": {
+                k: sum(g["tokens"][k] for g in gens) for k in ("prompt", "completion", "total")
+            },
+            "model_calls": sum(g["model_calls"] for g in gens),
+            "generator_inputs": {
+                "emitted": sum(g["emitted"] for g in gens),
+                "new": sum(g["new"] for g in gens),
+                "valid": sum(g["valid"] for g in gens),
+                "problems_repaired": sum(1 for g in gens if g["repaired"]),
+            },
+        }
+    by_count: dict[str, dict[str, int]] = {}
+    for r in ok:
+        for src, c in r.get("source_counts", {}).items():
+            tot = by_count.setdefault(src, {"emitted": 0, "valid": 0})
+            tot["emitted"] += c["emitted"]
+            tot["valid"] += c["valid"]
+    return (
+        head
+        | model
+        | {
+            "problems": n,
+            "not_synthesisable": len(unsynth),
+            "not_synthesisable_ids": [r["task_id"] for r in unsynth][:50],
+            "exposed": sum(1 for r in ok if r["exposed"]),
+            "exposed_in_envelope": len(exposed),
+            "false_alarms": false_alarms,
+            "emitted": emitted,
+            "valid": valid,
+            "validity": valid / emitted if emitted else 0.0,
+            "valid_in_envelope": sum(r["valid_in_envelope"] for r in ok),
+            "valid_inputs_per_s": valid / wall if wall > 0 else 0.0,
+            "valid_inputs_per_cpu_s": valid / cpu if cpu > 0 else 0.0,
+            "tnr": len(exposed) / n if n else 0.0,
+            "tpr": (n - false_alarms) / n if n else 0.0,
+            "reduced_suite": {
+                "problems": len(sizes),
+                "inputs": sum(sizes),
+                "mean": statistics.mean(sizes) if sizes else 0.0,
+                "max": max(sizes, default=0),
+            },
+            "by_source": dict(sorted(by_src.items(), key=lambda kv: (-kv[1], kv[0]))),
+            "source_counts": dict(sorted(by_count.items())),
+            "over_budget": [r["task_id"] for r in ok if r.get("over_budget")],
+            "max_cpu_seconds": max((r["cpu_total"] for r in ok), default=0.0),
+            "max_wall_seconds": max((r["wall_total"] for r in ok), default=0.0),
+            "not_exposed": [r["task_id"] for r in ok if not r["exposed_in_envelope"]][:50],
+            "false_alarm_ids": [r["task_id"] for r in ok if r["false_alarm"]][:50],
+            "settings": settings.to_json(),
+        }
+    )
 
 
 def default_out_dir(ls: LoadedSplit, settings: ExposureSettings) -> Path:
@@ -260,8 +390,10 @@ async def synth_split(
     out_dir: Path,
     settings: ExposureSettings,
     loop: JobLoop,
+    model: Model | None = None,
 ) -> RunResult:
-    """Measure every problem of ``ls`` not yet recorded in ``out_dir``; rewrite the summary."""
+    """Measure every problem of ``ls`` not yet recorded in ``out_dir``; rewrite the summary.
+    ``model``: its generator programs are one more source (function splits)."""
     t0 = time.perf_counter()
     run = RunResult(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -280,15 +412,38 @@ async def synth_split(
         )
 
     def base(task_id: str, key: str) -> dict[str, Any]:
-        return {"key": key, "split": ls.split.value, "task_id": task_id, "model": None}
+        who = {"model": None} if model is None else model_fields(model.name, model.simulated)
+        return {"key": key, "split": ls.split.value, "task_id": task_id} | who
+
+    def class_key(p: ClassFixProblem) -> str:
+        return record_key(
+            {
+                "mode": "synth",
+                "split": ls.split.value,
+                "task_id": p.task_id,
+                "code": p.code,
+                "gold": p.gold,
+                "tests": [p.test_code, list(p.tests), list(p.target_tests)],
+                "sources": sorted(ls.sources.items()),
+                "settings": settings.to_json(),
+            }
+        )
 
     async def work(p: Problem) -> dict[str, Any]:
+        if model is not None:
+            return await expose_problem_with_model(sb, p, settings, model, settings.gv())
         return expose_problem(sb, p, settings)
+
+    async def work_class(p: ClassFixProblem) -> dict[str, Any]:
+        return expose_class_problem(
+            sb, p, settings.count, settings.seed, settings.per_problem, settings.synth_share
+        )
 
     dataset_errors = error_rows(
         ls, lambda t, err: base(t, record_key({"mode": "synth", "error_row": err.row}))
     )
     jobs = [Job(base(p.task_id, key_of(p)), partial(work, p)) for p in ls.problems]
+    jobs += [Job(base(c.task_id, class_key(c)), partial(work_class, c)) for c in ls.classes]
     await run_folder(
         run,
         dataset_errors=dataset_errors,
@@ -301,8 +456,9 @@ async def synth_split(
     return run
 
 
-def run(ctx: ModeContext) -> int:
-    """``utdebug bench synth`` (model-free): exit 0, 2 usage/data, 3 sandbox, 130 stopped."""
+def run(ctx: ModeContext, model: Model | None = None) -> int:
+    """``utdebug bench synth`` (model-free, or with ``model``'s generator programs): exit 0, 2
+    usage/data, 3 sandbox, 130 stopped."""
     args = ctx.args
     err = Console(stderr=True)
     out = Console() if sys.stdout.isatty() else Console(width=120)
@@ -322,12 +478,23 @@ def run(ctx: ModeContext) -> int:
             "not load, so every problem would count as exposed",
         )
         return Exit.USAGE
-    settings = ExposureSettings(COUNT, args.seed, PER_PROBLEM, SYNTH_SHARE)
-    loaded, failed = load_selected(args, args.cache_dir or default_cache_dir(), err)
+    settings = ExposureSettings(
+        COUNT, args.seed, PER_PROBLEM, SYNTH_SHARE, None if model is None else model.name
+    )
+    try:  # ClassEval+Fix is built in the sandbox the first time, as plain evaluation builds it
+        loaded, failed = load_selected(
+            args,
+            args.cache_dir or default_cache_dir(),
+            err,
+            ctx.sandbox,
+            eval_settings(args).limits,
+        )
+    except (SandboxUnavailable, SandboxError) as e:  # building ClassEval+Fix
+        return sandbox_exit(err, "utdebug bench synth", e)
     if not loaded:
         return Exit.USAGE
     return run_mode(
-        err, "utdebug bench synth", _synth(args, ctx, loaded, failed, settings, err, out)
+        err, "utdebug bench synth", _synth(args, ctx, loaded, failed, settings, err, out, model)
     )
 
 
@@ -339,6 +506,7 @@ async def _synth(
     settings: ExposureSettings,
     err: Console,
     out: Console,
+    model: Model | None,
 ) -> int:
     runs: list[RunResult] = []
     with open_sandbox(ctx.sandbox, err) as sb:
@@ -347,7 +515,7 @@ async def _synth(
                 out_dir = default_out_dir(ls, settings)
             else:  # one folder per split when several share --out
                 out_dir = args.out / ls.split.value if len(loaded) > 1 else args.out
-            runs.append(await _synth_one(sb, ls, out_dir, settings, ctx, err))
+            runs.append(await _synth_one(sb, ls, out_dir, settings, ctx, err, model))
             if ctx.stop.is_set():
                 break
     print_synth(out, [(r.summary["split"], r) for r in runs], as_json=args.json)
@@ -361,11 +529,13 @@ async def _synth_one(
     settings: ExposureSettings,
     ctx: ModeContext,
     err: Console,
+    model: Model | None,
 ) -> RunResult:
     """One split, with its progress bar on stderr."""
     progress = progress_bar(f"{ls.split.value} synth", err)
     with progress:
-        bar = progress.add_task("synth", total=len(ls.problems) + len(ls.errors), last="")
+        total = len(ls.problems) + len(ls.classes) + len(ls.errors)
+        bar = progress.add_task("synth", total=total, last="")
 
         def on_record(kind: str, rec: dict[str, Any]) -> None:
             last = str(rec["task_id"])
@@ -373,17 +543,51 @@ async def _synth_one(
                 last += f" {problem_flag(rec)}"
             progress.update(bar, advance=1, last=last)
 
-        return await synth_split(sb, ls, out_dir, settings, JobLoop(1, on_record, ctx.stop))
+        loop = JobLoop(1, on_record, ctx.stop)
+        return await synth_split(sb, ls, out_dir, settings, loop, model)
 
 
 def run_with_model(ctx: ModeContext) -> int:
-    """``bench synth --model M`` / ``--models``: not supported yet (a usage error)."""
-    print(
-        "utdebug bench synth: --model/--models are not supported yet: the mode is model-free "
-        "(drop --model)",
-        file=sys.stderr,
-    )
-    return Exit.USAGE
+    """``bench synth --model M``: the model-free sources plus the model's generator programs
+    (function splits). ``--models``, ``--model sim`` (the SIMULATED model cannot write
+    programs) and ``--split classeval`` with a model are usage errors (exit 2)."""
+    from utdebug.agents import factory
+    from utdebug.agents.base import Meter
+    from utdebug.agents.config import ConfigError, resolve_model_spec
+    from utdebug.benchmarks.model_bench import build_model
+
+    args = ctx.args
+    err = Console(stderr=True)
+    say = partial(error_line, err, "utdebug bench synth:")
+    if args.models is not None:
+        say("--models is not supported: name one model with --model")
+        return Exit.USAGE
+    try:
+        spec = resolve_model_spec(args.model)
+    except ConfigError as e:
+        say(str(e))
+        return Exit.USAGE
+    if factory.kind_of(spec).answers_from_gold:
+        say(
+            "--model sim: the SIMULATED model answers from the private tests and cannot write "
+            "generator programs; use a model of yours or scripted:FILE, or drop --model for "
+            "the model-free run"
+        )
+        return Exit.USAGE
+    if "classeval" in (args.split or []):
+        say(
+            "--model takes the function splits (hard, mbpp, he, val); --split classeval runs "
+            "model-free (drop --model)"
+        )
+        return Exit.USAGE
+    cache_dir = args.cache_dir or default_cache_dir()
+    try:
+        model = build_model(args.model, args, Meter(cost_limit=args.cost_limit), cache_dir)
+    except (ConfigError, ValueError) as e:
+        say(str(e))
+        return Exit.USAGE
+    assert model is not None  # sim was refused above
+    return run(ctx, model)
 
 
 __all__ = [
@@ -392,6 +596,7 @@ __all__ = [
     "SYNTH_SHARE",
     "ExposureSettings",
     "expose_problem",
+    "expose_problem_with_model",
     "run",
     "run_with_model",
     "summarize_synth",

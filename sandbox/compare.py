@@ -86,7 +86,7 @@ def _is_floats(x: object) -> bool:
     return False
 
 
-def _contains_opaque(value: object) -> bool:
+def contains_opaque(value: object) -> bool:
     """Whether ``value`` is or contains (at any depth) an :class:`Opaque`, also inside arrays
     of objects."""
     return _contains(value, Opaque, arrays=True)
@@ -214,7 +214,7 @@ def compared_by_repr(actual: object, expected: object) -> bool:
     """Whether ``actual`` and ``expected`` are compared by their repr: the result holds a
     value the sandbox could not encode (an :class:`Opaque`), or the expected value holds one
     known only by its source text (a :class:`ByRepr`)."""
-    return _contains_opaque(actual) or _contains_by_repr(expected)
+    return contains_opaque(actual) or _contains_by_repr(expected)
 
 
 def _repr_match(actual: object, expected: object) -> bool:
@@ -307,7 +307,7 @@ def _dataset_match(
     actual: object, expected: object, check: CheckSpec, args: Sequence[object]
 ) -> bool:
     if check.poly_root:
-        return not _contains_opaque(actual) and _poly_root_check(actual, args, check.atol)
+        return not contains_opaque(actual) and _poly_root_check(actual, args, check.atol)
     if check.never_asserts:
         # MBPP 737, 794: the helper computes ``exact_match`` and never asserts it, so any
         # value the function returns (a ``re.Match``, None, a wrong bool) passes.

@@ -117,8 +117,51 @@ def test_limit_and_model_refused(
     assert [r["task_id"] for r in _records(out)] == ["val/1"]
     capsys.readouterr()
     assert _bench(val_file, tmp_path / "m", "--model", "sim") == 2
-    assert "not supported yet" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "SIMULATED model" in err and "cannot write generator programs" in err
     assert not (tmp_path / "m").exists()
+
+
+def _generator(body: str) -> str:
+    return f"```python\ndef generate():\n    {body}\n```\n"
+
+
+def test_a_scripted_models_generators_are_one_more_source(
+    val_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--model scripted:FILE``: the generator programs (one repaired from its error) add
+    inputs with the source ``generator``; tokens and calls are in the records and the summary."""
+    script = tmp_path / "script.json"
+    replies = [
+        _generator("return [(a, rnd(b)) for a in range(6, 11) for b in range(3)]"),
+        _generator("return [(a, b) for a in range(6, 11) for b in range(-3, 4)]"),
+        _generator("return [(0, 0), (10, -3), (-1, 1)]"),
+        _generator("return [(2, 2), (9, 9)]"),
+        _generator("return [(10, 7)]"),
+    ]
+    script.write_text(json.dumps({"generate": replies}))
+    out = tmp_path / "gen"
+    assert _bench(val_file, out, "--model", f"scripted:{script}", "--limit", "2", "--json") == 0
+    summary = json.loads(capsys.readouterr().out)[0]["summary"]
+    recs = {r["task_id"]: r for r in _records(out)}
+    first = recs["val/1"]
+    gen = first["generator"]
+    assert gen["model_calls"] == 3 and gen["repaired"] == ["regular"]
+    assert gen["feedback"][0].startswith("regular #0: generate() raised NameError")
+    assert gen["tokens"]["total"] > 0 and gen["valid"] > 0
+    assert first["source_counts"]["generator"]["valid"] == gen["valid"]
+    assert first["source_counts"]["generator"]["emitted"] == gen["new"]
+    assert first["label"] == "SIMULATED" and first["model"].startswith("scripted:")
+    assert recs["val/2"]["generator"]["model_calls"] == 2
+    assert not any(r["false_alarm"] for r in recs.values())
+    assert summary["model_calls"] == 5 and summary["tokens"]["total"] > 0
+    assert summary["generator_inputs"]["valid"] == sum(
+        r["generator"]["valid"] for r in recs.values()
+    )
+    assert summary["source_counts"]["generator"]["valid"] > 0
+    assert summary["label"] == "SIMULATED"
+    # the model-free key is unchanged; a model's run is keyed by the model
+    assert "model" not in synth_bench.ExposureSettings().to_json()
 
 
 def test_he_needs_runnable_code(capsys: pytest.CaptureFixture[str]) -> None:
@@ -126,11 +169,12 @@ def test_he_needs_runnable_code(capsys: pytest.CaptureFixture[str]) -> None:
     assert "--he-variant runnable" in capsys.readouterr().err
 
 
-def test_classeval_does_not_take_synth(capsys: pytest.CaptureFixture[str]) -> None:
+def test_he_plus_does_not_take_synth(capsys: pytest.CaptureFixture[str]) -> None:
+    """HumanEval+ has no buggy code; ClassEval+Fix takes synth (test_bench_synth_classeval)."""
     with pytest.raises(SystemExit) as e:
-        cli.main(["bench", "synth", "--split", "classeval"])
+        cli.main(["bench", "synth", "--split", "he+"])
     assert e.value.code == 2
-    assert "classeval" in capsys.readouterr().err
+    assert "he+" in capsys.readouterr().err
 
 
 def test_seeds_from_the_prompt_without_test_list() -> None:

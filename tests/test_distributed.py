@@ -46,7 +46,7 @@ from testkit.distributed_jobs import (
 
 from utdebug.benchmarks.evaluator import SplitData, evaluate_split
 from utdebug.data.datasets import Split, load_split
-from utdebug.data.private_tests import EvalSettings, Program
+from utdebug.data.private_tests import EvalSettings, WhichCode
 from utdebug.distributed import (
     LocalPool,
     PoolOptions,
@@ -375,7 +375,7 @@ def test_evaluation_loses_nothing_when_a_worker_is_killed_mid_problem(
         killer.start()
         try:
             run = evaluate_split(
-                runner, SplitData(Split.HARD, problems, loaded.sources), Program.CODE, settings,
+                runner, SplitData(Split.HARD, problems, loaded.sources), WhichCode.CODE, settings,
                 tmp_path / "ray",
             )  # fmt: skip
         finally:
@@ -385,7 +385,7 @@ def test_evaluation_loses_nothing_when_a_worker_is_killed_mid_problem(
     assert killed[0][1].startswith("ray::_run_in_worker")
     with Sandbox() as sb:
         evaluate_split(
-            sb, SplitData(Split.HARD, problems, loaded.sources), Program.CODE, settings,
+            sb, SplitData(Split.HARD, problems, loaded.sources), WhichCode.CODE, settings,
             tmp_path / "local", workers=2,
         )  # fmt: skip
     assert run.evaluated == len(SLOWER)

@@ -18,7 +18,7 @@ from utdebug.data.datasets import (
     Provenance,
     Split,
 )
-from utdebug.data.private_tests import EvalSettings, ExpectedCache, Program
+from utdebug.data.private_tests import EvalSettings, ExpectedCache, WhichCode
 from utdebug.runs.records import (
     SAMPLES,
     SUMMARY,
@@ -79,7 +79,7 @@ def run(sb: Sandbox, problems: list[Problem], out: Path, **kw: object) -> dict[s
     res = evaluate_split(
         sb,
         data,
-        kw.pop("program", Program.CODE),  # type: ignore[arg-type]
+        kw.pop("program", WhichCode.CODE),  # type: ignore[arg-type]
         kw.pop("settings", SETTINGS),  # type: ignore[arg-type]
         out,
         workers=kw.pop("workers", 2),  # type: ignore[arg-type]
@@ -191,14 +191,14 @@ def test_gold_program_and_expected_from_gold(sb: Sandbox, tmp_path: Path) -> Non
     p = make_problem(5, "def add(a, b):\n    return a * b\n", expected=None, split=Split.HE)
     cache = ExpectedCache(tmp_path / "cache")
     res = evaluate_split(
-        sb, SplitData(Split.HE, [p], {}), Program.CODE, SETTINGS, tmp_path / "run",
+        sb, SplitData(Split.HE, [p], {}), WhichCode.CODE, SETTINGS, tmp_path / "run",
         expected_cache=cache,
     )  # fmt: skip
     rec = read_samples(tmp_path / "run" / SAMPLES)[0]
     assert rec["verdicts"] == "FFF"  # 2, 12, -30 against 3, 7, 7
     assert cache.get(p) == [3, 7, 7]
     gold = evaluate_split(
-        sb, SplitData(Split.HE, [p], {}), Program.GOLD, SETTINGS, tmp_path / "gold",
+        sb, SplitData(Split.HE, [p], {}), WhichCode.GOLD, SETTINGS, tmp_path / "gold",
         expected_cache=cache,
     )  # fmt: skip
     assert next(iter(gold.summary.values()))["pass_at_1"] == 1.0
@@ -210,7 +210,7 @@ def test_gold_that_fails_is_a_problem_error(sb: Sandbox, tmp_path: Path) -> None
         6, GOLD_ADD, expected=None, gold="def add(a, b):\n    raise ValueError('no')\n"
     )
     res = evaluate_split(
-        sb, SplitData(Split.HE, [p], {}), Program.CODE, SETTINGS, tmp_path,
+        sb, SplitData(Split.HE, [p], {}), WhichCode.CODE, SETTINGS, tmp_path,
         expected_cache=ExpectedCache(None),
     )  # fmt: skip
     rec = read_samples(tmp_path / SAMPLES)[0]

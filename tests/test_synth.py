@@ -353,6 +353,54 @@ def test_seeds_from_docstring_examples() -> None:
     assert "docstring line 9" in seeds.skipped[0]
 
 
+def test_seeds_from_examples_written_without_doctest() -> None:
+    """HumanEval's later prompts write ``f(x) => y`` / ``f(x) ➞ y``: with no ``>>>`` example,
+    the calls in the docstring's text are the seeds (86 of HE+Fix's 158 prompts had none)."""
+    source = textwrap.dedent(
+        '''
+        def digitSum(s):
+            """Sum of the upper characters' codes.
+
+            Examples:
+                digitSum("") => 0
+                digitSum("abAB") => 131
+                digitSum(s) for a string s ➞ an int
+            """
+        '''
+    )
+    seeds = seeds_from_docstring(source, "digitSum")
+    assert seeds.inputs == [("",), ("abAB",)]
+    assert all(s.origin.startswith("docstring offset") for s in seeds.items)
+    assert len(seeds.skipped) == 1  # digitSum(s): not a literal
+    with_doctest = source.replace('digitSum("") => 0', '>>> digitSum("x")')
+    assert seeds_from_docstring(with_doctest, "digitSum").inputs == [("x",)]
+
+
+def test_seeds_from_examples_written_as_prose() -> None:
+    """LeetCode-style and HumanEval-style examples: every parameter named with a literal on
+    one line, or an ``Input:`` line with the arguments in order."""
+    source = textwrap.dedent(
+        '''
+        def top(arr, k):
+            """The k largest.
+
+            Example 1:
+                Input: arr = [-3, -4, 5], k = 3
+                Output: [-4, -3, 5]
+            For arr = [4, -4, 4] and k = 2 the output should be [4, 4]
+            Input: [1, 2], 1
+            Input: arr = unknown, k = 1
+            Note: 0 <= k <= len(arr)
+            """
+        '''
+    )
+    seeds = seeds_from_docstring(source, "top")
+    assert seeds.inputs == [([-3, -4, 5], 3), ([4, -4, 4], 2), ([1, 2], 1)]
+    assert seeds.items[0].origin == "docstring example line 4"  # of the docstring
+    one = 'def count(s):\n    """Examples:\n    For s = "AB" the output should be 1.\n    """\n'
+    assert seeds_from_docstring(one, "count").inputs == [("AB",)]
+
+
 def test_seeds_from_test_files(tmp_path: Path) -> None:
     test = textwrap.dedent(
         """

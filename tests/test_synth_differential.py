@@ -246,3 +246,36 @@ def test_a_rewrite_that_is_not_quite_the_same_is_caught(sb: Sandbox) -> None:
     assert res.findings
     assert {f.description for f in res.findings} == {"now raises TypeError"}
     assert all(isinstance(f.args[0], float) for f in res.findings)
+
+
+MATCH = "import re\n\n\ndef f(s):\n    return re.search('a+', s)\n"
+MATCH_NAMED = "import re\n\n\ndef f(s):\n    found = re.search('a+', s)\n    return found\n"
+
+
+def test_objects_the_sandbox_cannot_send_back_are_not_comparable(sb: Sandbox) -> None:
+    """Both versions return ``re.Match`` objects (known only by their repr, which the program
+    writes): no finding on them, they are counted and noted; a match that became a plain value
+    is still a change."""
+    seeds = [("xaay",), ("bbb",)]
+    res = differential(sb, FN, v(MATCH), v(MATCH_NAMED), seeds, settings=SMALL)
+    assert res.compared and not res.findings, [f.description for f in res.findings]
+    assert res.incomparable > 0
+    assert "not comparable" in res.message
+    assert any("cannot send back" in n for n in res.notes)
+    as_text = "import re\n\n\ndef f(s):\n    m = re.search('a+', s)\n    return m and m.group()\n"
+    res = differential(sb, FN, v(MATCH), v(as_text), seeds, settings=SMALL)
+    assert any(f.description.startswith("was <re.Match") for f in res.findings)
+
+
+def test_only_objects_the_sandbox_cannot_send_back_compare_nothing(sb: Sandbox) -> None:
+    code = "def f(x):\n    return object()\n"
+    res = differential(
+        sb,
+        FN,
+        v(code),
+        v(code.replace("object()", "(lambda: x)")),
+        [(1,), (2,)],
+        settings=SMALL,
+    )
+    assert not res.compared and res.incomparable > 0
+    assert res.message.startswith("no output could be compared")

@@ -977,6 +977,51 @@ async def test_a_model_that_cannot_be_used_ends_the_app_with_one_line(
     assert app.startup_failure.line == "utdebug debug: the model cannot be used: 401 no key"
 
 
+async def test_the_session_file_is_not_rewritten_after_every_event(
+    executor: Executor, calc: LoadedFunction, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While the session works its events are folded into one write (``save_every_s``, here
+    an hour); the file is written when the session stops, and holds its end state."""
+    import json
+
+    from utdebug.runs import records
+
+    writes: list[str] = []
+    real = records.write_text_atomic
+
+    def counted(path: Path, text: str) -> None:
+        writes.append(app.state.phase.value)
+        real(path, text)
+
+    monkeypatch.setattr(records, "write_text_atomic", counted)
+    saved = tmp_path / "add.session.json"
+    events = 0
+    app = make_app(
+        calc,
+        add_script([fix(FIXED)], third="5"),
+        executor,
+        Settings(rounds=1),
+        session_file=saved,
+        save_every_s=3600.0,
+    )
+
+    async with app.run_test(size=SIZE) as pilot:
+        assert app.session is not None
+
+        def count(_event: object) -> None:
+            nonlocal events
+            events += 1
+
+        app.session.listeners.append(count)
+        await until(pilot, lambda: app.state.phase == "finished", "the end")
+        await pilot.pause()
+        assert json.loads(saved.read_text()) == json.loads(json.dumps(app.saved()))
+    busy = [w for w in writes if w in ("running", "pausing", "starting")]
+    assert events >= 10  # votes, runs, the edit ...: each was a whole write before
+    assert len(busy) <= 1, writes  # the first write; the rest were folded into the end's
+    assert writes[-1] == "finished"
+
+
 async def test_a_saved_session_is_taken_back_whole(
     executor: Executor, calc: LoadedFunction, tmp_path: Path
 ) -> None:

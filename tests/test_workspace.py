@@ -535,6 +535,18 @@ def run_pytest(test_file: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+def test_an_exported_test_says_its_input_was_synthesised(tmp_path: Path) -> None:
+    f = load_function(write(tmp_path, "buggy.py", BUGGY), "add")
+    tests = [
+        UnitTest(1, (2, 2), "add(2, 2)", 4, origin="person", input_source="synth:mutation"),
+        UnitTest(2, (1, 2), "add(1, 2)", 3, share=0.75),
+    ]
+    text = render_pytest(f, tests, tmp_path / "test_add_exported.py").text
+    note = "# origin: person (the expected value is a person's), input: synth:mutation, id 1"
+    assert note in text
+    assert "# origin: model, vote share 0.75, id 2, call" in text  # a model's input: as before
+
+
 def test_export_pytest_end_to_end(tmp_path: Path) -> None:
     src = tmp_path / "src"
     src.mkdir()

@@ -3,7 +3,10 @@ interactive session (the Textual app in :mod:`utdebug.tui`).
 
 ``debug`` loads one function from a file (its docstring, signature and ``--task`` make the
 task; fixes are written back there) or one benchmark problem, picks a model (``--model``, else
-``UTDEBUG_MODEL``, else the config default), starts the sandbox and opens the app. ``demo``
+``UTDEBUG_MODEL``, else the config default), starts the sandbox and opens the app. With no
+model chosen, or ``--model none``, the app opens without one: it synthesises inputs
+(:mod:`utdebug.tui.synth`), shows what the code does on each, and a person marks the wrong
+outcomes and writes the expected values (a person is the oracle); nothing calls a model. ``demo``
 copies a bundled buggy function into a folder (``--dir``, else the same one in the cache)
 and opens it with a scripted model that replays recorded replies: it works offline on a
 fresh machine.
@@ -51,8 +54,9 @@ def add_parsers(subparsers: Any, sandbox_opts: argparse.ArgumentParser) -> None:
     d.add_argument(
         "--model",
         default=None,
-        help="a configured model name, a litellm model string, 'sim' (--problem only) or "
-        "'scripted:FILE' (default: UTDEBUG_MODEL, then the config file's default)",
+        help="a configured model name, a litellm model string, 'sim' (--problem only), "
+        "'scripted:FILE', or 'none': no model, the app synthesises inputs and you judge their "
+        "outcomes (default: UTDEBUG_MODEL, then the config file's default, else none)",
     )
     d.add_argument("--rounds", type=int, default=3, help="debugging rounds (default 3)")
     d.add_argument("-n", "--tests", type=int, default=3, help="generated tests per set (3)")
@@ -159,6 +163,8 @@ class Prepared:
     loaded: Any
     settings: Any
     note: str | None = None
+    problem: Any = None
+    """The benchmark problem of ``--problem`` (its base inputs seed a session without a model)."""
 
 
 def run_debug(args: argparse.Namespace) -> int:
@@ -289,30 +295,31 @@ def _prepare_debug(args: argparse.Namespace) -> Prepared:
     return _prepare_problem(args, settings)
 
 
+NO_MODEL_NAME = "none"
+"""``--model none``: a session without a model."""
+
+
 def _later(args: argparse.Namespace) -> tuple[str, Any]:
     """The model, made behind the app's first screen (checking its provider imports litellm,
-    which takes seconds): the name it is known by until then."""
+    which takes seconds): the name it is known by until then. ``("none", None)``: no model
+    is chosen (or ``--model none``): the app opens without one."""
+    import os
+
     from utdebug.agents.config import ConfigError, resolve_model_spec
 
+    if (args.model or os.environ.get("UTDEBUG_MODEL")) == NO_MODEL_NAME:
+        return ("none", None)
     try:
         spec = resolve_model_spec(args.model)
     except (ConfigError, ValueError) as e:
-        if str(e).startswith("no model chosen"):
-            raise _UsageError(NO_MODEL) from None
+        if args.model is None and str(e).startswith("no model chosen"):
+            return ("none", None)
         raise _UsageError(f"{e} (for an offline try: 'utdebug demo')") from None
     from utdebug.agents.factory import kind_of
 
     if kind_of(spec).replays_file:  # nothing to wait for
         return ("ready", _model(args))
     return ("later", args)
-
-
-NO_MODEL = (
-    "no model chosen: pass --model M (a model of yours: docs/models.md, 'Connect your first "
-    "model'), or try the app offline with 'utdebug demo'"
-)
-"""What ``debug`` says, in one line, when no model is chosen (until a model-free way to try
-the app on one's own code exists)."""
 
 
 def _model(args: argparse.Namespace) -> Any:
@@ -365,7 +372,7 @@ def _prepare_problem(args: argparse.Namespace, settings: Any) -> Prepared:
     task = task_from_problem(problem)
     if args.model == "sim":
         return Prepared(task, ("sim", problem), None, settings)
-    return Prepared(task, _later(args), None, settings)
+    return Prepared(task, _later(args), None, settings, problem=problem)
 
 
 def no_terminal() -> str | None:
@@ -390,7 +397,7 @@ def _open(
     (exit 1) ends the app with one line, said again here on exit."""
     from utdebug.cli_common import Exit, sandbox_config
     from utdebug.tui.app import DebugApp
-    from utdebug.tui.config import Started, StartupFailed
+    from utdebug.tui.config import NoModel, Started, StartupFailed
 
     why = no_terminal()
     if why is not None:
@@ -415,6 +422,8 @@ def _open(
             model = _sim_for(model[1], executor)
         elif isinstance(model, tuple) and model[0] == "ready":
             model = model[1]
+        elif isinstance(model, tuple) and model[0] == "none":  # nothing calls it
+            return Started(NoModel(), executor, sorted(report.active()), len(report.states))
         elif isinstance(model, tuple):  # ("later", args): a litellm model, made here
             try:
                 model = _model(model[1])
@@ -433,7 +442,9 @@ def _open(
     if isinstance(config, int):
         return config
     model = prep.model
-    if isinstance(model, tuple):  # made by the start-up work; its name until then
+    if isinstance(model, tuple) and model[0] == "none":
+        model = NoModel()
+    elif isinstance(model, tuple):  # made by the start-up work; its name until then
         model = model[1] if model[0] == "ready" else _Pending(_pending_name(model))
     app = DebugApp(
         prep.task,
@@ -491,6 +502,28 @@ def _app_config(
         resume=resume,
         keymap=tui.keys,
         theme=tui.theme,
+        synth=_synth_plan(prep),
+    )
+
+
+def _synth_plan(prep: Prepared) -> Any:
+    """What a session without a model synthesises inputs from (``None``: it has a model)."""
+    if not (isinstance(prep.model, tuple) and prep.model[0] == "none"):
+        return None
+    from utdebug.tui.synth import plan_for
+
+    task = prep.task
+    if prep.loaded is None:
+        return plan_for(task.entry_point, problem=prep.problem, program=task.program)
+    from utdebug.project import project_folder
+
+    path = Path(prep.loaded.path).resolve()
+    return plan_for(
+        task.entry_point,
+        path=path,
+        project=project_folder(path),
+        class_name=task.class_name,
+        program=task.program,
     )
 
 

@@ -185,10 +185,15 @@ def _program_block(entry: str, n: int, test: UnitTest) -> str:
 
 
 def _origin_note(test: UnitTest) -> str:
-    """Who stands behind the expected value: the model's vote share, or a person."""
+    """Who stands behind the expected value (the model's vote share, or a person), and where
+    a synthesised input came from."""
     if test.origin == "person":
-        return "person (the expected value is a person's)"
-    return f"model, vote share {test.share:.2f}"
+        note = "person (the expected value is a person's)"
+    else:
+        note = f"model, vote share {test.share:.2f}"
+    if test.input_source.startswith("synth:"):
+        return f"{note}, input: {test.input_source}"
+    return note
 
 
 def _relative(target: Path, start: Path) -> str:

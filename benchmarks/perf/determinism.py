@@ -58,7 +58,7 @@ from typing import Any
 
 from utdebug.benchmarks.evaluator import SplitData, evaluate_split
 from utdebug.data.datasets import DatasetError, Problem, Split, load_split
-from utdebug.data.private_tests import EvalSettings, Program
+from utdebug.data.private_tests import EvalSettings, WhichCode
 from utdebug.runs.records import SAMPLES, read_samples
 from utdebug.sandbox import LimitKind, Limits, Sandbox, SandboxUnavailable, Semantics
 
@@ -124,7 +124,7 @@ def cpu_hogs(n: int) -> Iterator[list[int]]:
 
 
 def evaluate(
-    sb: Sandbox, problems: Sequence[Problem], program: Program, lim: Limits, workers: int
+    sb: Sandbox, problems: Sequence[Problem], program: WhichCode, lim: Limits, workers: int
 ) -> dict[str, Any]:
     """Letters per problem, mean pass fraction, pass@1, timeouts and wall time of one run."""
     settings = EvalSettings(semantics=Semantics.DATASET, limits=lim, max_details=0)
@@ -223,7 +223,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     hogs = 4 * cores if args.hogs is None else args.hogs
     n_inputs = sum(len(p.tests.inputs) for p in problems)
     base = Limits(per_input=args.timeout, batch=args.budget or None)
-    programs = [Program.CODE, Program.GOLD]
+    programs = [WhichCode.CODE, WhichCode.GOLD]
     say(
         f"determinism: MBPP+Fix (Hard) from {data_dir}: {len(problems)} problems, "
         f"{n_inputs:,} inputs per program; {cores} cores; {hogs} hogs; {args.workers} workers; "
@@ -236,7 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     runs: dict[str, dict[str, dict[str, Any]]] = {}
     cpu = replace(base, kind=LimitKind.CPU)
 
-    def record(cond: str, program: Program, r: dict[str, Any]) -> None:
+    def record(cond: str, program: WhichCode, r: dict[str, Any]) -> None:
         runs.setdefault(cond, {})[program.value] = r
         say(
             f"RUN {cond:9} {program.value:4} wall {r['wall_seconds']:7.1f} s  mean pass "
@@ -276,7 +276,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _pair(
-    problems: Sequence[Problem], program: Program, lim: Limits, workers: int
+    problems: Sequence[Problem], program: WhichCode, lim: Limits, workers: int
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Two runs of one evaluation started at the same time, each with its own sandbox."""
     out: list[dict[str, Any] | BaseException | None] = [None, None]
@@ -311,7 +311,7 @@ def _numbers(
     runs: dict[str, dict[str, dict[str, Any]]],
     problems: Sequence[Problem],
     n_inputs: int,
-    programs: Sequence[Program],
+    programs: Sequence[WhichCode],
     args: argparse.Namespace,
     cores: int,
     hogs: int,

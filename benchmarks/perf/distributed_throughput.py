@@ -43,7 +43,7 @@ from typing import Any
 
 from utdebug.benchmarks.evaluator import SplitData, evaluate_split
 from utdebug.data.datasets import DatasetError, Problem, Split, load_split
-from utdebug.data.private_tests import EvalSettings, Program
+from utdebug.data.private_tests import EvalSettings, WhichCode
 from utdebug.distributed import JobPool, PoolOptions, PoolUnavailable, make_pool
 from utdebug.runs.records import SAMPLES, read_samples
 from utdebug.sandbox import Limits, Sandbox, SandboxConfig, SandboxUnavailable
@@ -82,7 +82,7 @@ def one_pass(
     name: str,
     target: Sandbox | JobPool,
     problems: list[Problem],
-    program: Program,
+    program: WhichCode,
     settings: EvalSettings,
     sources: dict[str, str],
     workers: int,
@@ -159,7 +159,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"dataset error: {e}", file=sys.stderr)
         return EXIT_USAGE
     problems = loaded.problems[: args.problems] if args.problems else loaded.problems
-    program = Program.CODE if args.buggy else Program.GOLD
+    program = WhichCode.CODE if args.buggy else WhichCode.GOLD
     settings = EvalSettings(limits=Limits(per_input=args.timeout))
     print(
         f"distributed_throughput: MBPP+Fix (Hard) {program.value} code, {len(problems)} problems; "

@@ -49,7 +49,7 @@ from typing import Any
 
 from utdebug.benchmarks.evaluator import SplitData, evaluate_split
 from utdebug.data.datasets import DatasetError, Problem, Split, load_split
-from utdebug.data.private_tests import EvalSettings, Program
+from utdebug.data.private_tests import EvalSettings, WhichCode
 from utdebug.sandbox import _runner
 from utdebug.sandbox.compare import Semantics
 from utdebug.sandbox.config import REFERENCE_PRELUDE, Limits
@@ -61,7 +61,7 @@ from utdebug.sandbox.verdicts import Verdict, judge
 
 REPO = Path(__file__).resolve().parents[2]
 EXIT_OK, EXIT_USAGE, EXIT_SANDBOX = 0, 2, 3
-TARGETS = {Program.GOLD: 5.0, Program.CODE: 2.5}
+TARGETS = {WhichCode.GOLD: 5.0, WhichCode.CODE: 2.5}
 CODEC_SOURCE = Path(_runner.__file__).read_text(encoding="utf-8")
 
 # ---------------------------------------------------------------------------------------------
@@ -384,7 +384,7 @@ def _self_cpu() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
-def run_ours(problems: list[Problem], program: Program, lim: Limits, workers: int) -> SideRun:
+def run_ours(problems: list[Problem], program: WhichCode, lim: Limits, workers: int) -> SideRun:
     side = SideRun("ours")
     c0, t0 = _self_cpu(), time.perf_counter()
     with Sandbox() as sb:
@@ -427,11 +427,11 @@ def run_ours(problems: list[Problem], program: Program, lim: Limits, workers: in
     return side
 
 
-def run_naive(problems: list[Problem], program: Program, lim: Limits) -> SideRun:
+def run_naive(problems: list[Problem], program: WhichCode, lim: Limits) -> SideRun:
     side = SideRun("naive")
     c0, t0 = _self_cpu(), time.perf_counter()
     for p in problems:
-        code = p.gold if program is Program.GOLD else p.code
+        code = p.gold if program is WhichCode.GOLD else p.code
         res = naive_run(code, p.entry_point, p.tests.inputs, lim)
         expected = p.tests.expected
         assert expected is not None
@@ -626,9 +626,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     phases = []
     if not args.skip_gold:
-        phases.append((Program.GOLD, "gold code (canonical_solution)"))
+        phases.append((WhichCode.GOLD, "gold code (canonical_solution)"))
     if not args.skip_buggy:
-        phases.append((Program.CODE, "buggy code"))
+        phases.append((WhichCode.CODE, "buggy code"))
     results: dict[str, dict[str, Any]] = {}
     for program, label in phases:
         try:
@@ -647,7 +647,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("\n== summary ==")
     names = {"gold": "gold", "code": "buggy"}
     for key, r in results.items():
-        target = TARGETS[Program(key)]
+        target = TARGETS[WhichCode(key)]
         verdict = "PASS" if r["ratio"] >= target else "MISS"
         print(
             f"RATIO {names[key]} {r['ratio']:.2f}x (target >= {target:g}x): {verdict} "

@@ -46,10 +46,13 @@ from utdebug.sandbox.outcomes import BatchResult, Status
 from utdebug.sandbox.verdicts import Judged, Verdict, judge
 
 
-class Program(StrEnum):
+class WhichCode(StrEnum):
+    """Which of a problem's two codes a plain evaluation runs (records call it ``program``)."""
+
     CODE = "code"
     """The dataset's given (buggy) code."""
     GOLD = "gold"
+    """The dataset's reference solution."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,8 +81,8 @@ class ExpectedUnavailable(Exception):
     pass
 
 
-def program_text(problem: BenchProblem, program: Program) -> str:
-    return problem.gold if program is Program.GOLD else problem.code
+def code_text(problem: BenchProblem, which: WhichCode) -> str:
+    return problem.gold if which is WhichCode.GOLD else problem.code
 
 
 def evaluate_problem(

@@ -124,10 +124,11 @@ SPLITS: dict[Split, SplitSpec] = {
             Split.CLASSEVAL,
             ProblemKind.METHOD,
             _classeval,
-            frozenset({"eval", "intrinsic"}),
+            frozenset({"eval", "intrinsic", "synth"}),
             checkpoints=False,
             refusal="--split classeval runs plain evaluation, --gold, the debugging loop (bench "
-            "--model ...) and bench intrinsic; the other modes and --models do not take it",
+            "--model ...), bench intrinsic and bench synth; the other modes and --models do not "
+            "take it",
         ),
     )
 }

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from utdebug.sandbox.compare import CheckSpec, Semantics
+from utdebug.sandbox.compare import CheckSpec, Semantics, contains_opaque
 from utdebug.sandbox.config import Limits, ModuleContext
 from utdebug.sandbox.executor import Sandbox
 from utdebug.sandbox.frames import encode_inputs
@@ -125,6 +125,9 @@ class DiffResult:
     emitted: int = 0
     """Inputs synthesised (valid or not)."""
     notes: list[str] = field(default_factory=list)
+    incomparable: int = 0
+    """Inputs on which a version returned a value the sandbox cannot send back (an object
+    known only by its ``repr``, which the program writes): neither a change nor a match."""
 
 
 class AcceptError(ValueError):
@@ -254,19 +257,53 @@ def differential(
     )
     if load_error:
         notes.append(f"the head version does not load: {load_error}")
+    pairs = [(i, base_out[i], o) for i, o in zip(chosen, head_out, strict=True)]
+    opaque = [i for i, was, now in pairs if _incomparable(was, now)]
+    if opaque:
+        notes.append(
+            f"{len(opaque)} input(s) not compared: a version returned a value the sandbox "
+            f"cannot send back (e.g. {_words(base_out[opaque[0]])}), known only by its repr"
+        )
     found = [
         f
-        for i, o in zip(chosen, head_out, strict=True)
-        if (f := _finding(function, val.inputs[i], base_out[i], o, cfg)) is not None
+        for i, was, now in pairs
+        if not _incomparable(was, now)
+        and (f := _finding(function, val.inputs[i], was, now, cfg)) is not None
     ]
     found.sort(key=lambda f: (f.size, input_key(f.args)))
     acc = accepts or Accepts()
     new = [f for f in found if not acc.covers(f, head.revision)]
     old = [f for f in found if acc.covers(f, head.revision)]
-    message = f"{len(new)} changed outcome(s) on {len(chosen)} inputs" + (
-        f" ({len(old)} accepted)" if old else ""
+    ran = len(chosen) - len(opaque)
+    message = (
+        f"{len(new)} changed outcome(s) on {ran} inputs"
+        + (f" ({len(old)} accepted)" if old else "")
+        + (f" ({len(opaque)} not comparable)" if opaque else "")
     )
-    return DiffResult(function, True, message, new, old, len(chosen), len(syn.inputs), notes)
+    if not ran:
+        return DiffResult(
+            function,
+            False,
+            f"no output could be compared: every value returned is one the sandbox cannot "
+            f"send back ({len(opaque)} inputs)",
+            emitted=len(syn.inputs),
+            notes=notes,
+            incomparable=len(opaque),
+        )
+    return DiffResult(function, True, message, new, old, ran, len(syn.inputs), notes, len(opaque))
+
+
+def _incomparable(was: Outcome, now: Outcome) -> bool:
+    """Both versions returned values that hold an object the sandbox could not encode: its
+    text is the program's ``repr``, which proves neither a change nor a match (an ``Opaque``
+    never equals anything, so each such input would read as a change). A plain value on one
+    side and such an object on the other is a change."""
+    return (
+        was.status is Status.OK
+        and now.status is Status.OK
+        and contains_opaque(was.value)
+        and contains_opaque(now.value)
+    )
 
 
 def _raised(reason: str | None, cfg: DiffSettings) -> bool:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from utdebug.sandbox.compare import CheckSpec, Semantics, outputs_match
-from utdebug.sandbox.config import Limits, ModuleContext
+from utdebug.sandbox.config import Limits, ModuleContext, StagedTest
 from utdebug.sandbox.executor import Sandbox
 from utdebug.sandbox.frames import encode_inputs
 from utdebug.sandbox.outcomes import Outcome, Status
@@ -55,6 +55,9 @@ class Reference:
     inputs."""
     context: ModuleContext | None = None
     """Run it as a module of a project (:class:`~utdebug.sandbox.config.ModuleContext`)."""
+    test: StagedTest | None = None
+    """A test with setup that runs each input instead of calling ``entry_point`` (a method of a
+    class: build the object, call the method; the input's arguments under ``test.args``)."""
 
 
 @dataclass
@@ -101,16 +104,17 @@ def run_batch(
     limits: Limits,
     reverse: bool = False,
     context: ModuleContext | None = None,
+    test: StagedTest | None = None,
 ) -> tuple[list[Outcome], str | None, float, float]:
-    """One ``Sandbox.run`` of ``entry`` over ``inputs``: the outcomes in ``inputs`` order, the
-    load error, the wall and the CPU seconds."""
+    """One ``Sandbox.run`` of ``entry`` (or of ``test``, a test with setup) over ``inputs``: the
+    outcomes in ``inputs`` order, the load error, the wall and the CPU seconds."""
     # smallest first: what a spent batch budget or the reduced limit after time-outs costs is
     # then the largest inputs
     order = cost_order(list(inputs))
     if reverse:
         order.reverse()
     enc = encode_inputs([inputs[i] for i in order])
-    res = sandbox.run(code, entry, enc, limits, context)
+    res = sandbox.run(code, entry, enc, limits, context, test)
     outcomes: list[Outcome] = [Outcome(Status.CRASH)] * len(inputs)
     for pos, i in enumerate(order):
         outcomes[i] = res.outcomes[pos]
@@ -151,6 +155,7 @@ def validate(
                 limits,
                 ref.reverse,
                 ref.context,
+                ref.test,
             )
             seconds += wall
             cpu_seconds += cpu
@@ -232,10 +237,12 @@ def exposing_inputs(
     check: CheckSpec | None = None,
     semantics: Semantics = Semantics.DATASET,
     stats: dict[str, float] | None = None,
+    test: StagedTest | None = None,
 ) -> list[int]:
     """Indices (into ``validation.inputs``) of the valid inputs on which the program's outcome
     differs from the reference's. ``indices`` narrows the inputs run (default: all valid);
-    ``stats`` (if given) gets the run's ``cpu_seconds`` and ``wall_seconds`` added."""
+    ``stats`` (if given) gets the run's ``cpu_seconds`` and ``wall_seconds`` added; ``test``
+    runs each input as that test with setup (as :attr:`Reference.test`)."""
     chosen = [
         i
         for i in (indices if indices is not None else validation.valid_indices)
@@ -244,7 +251,13 @@ def exposing_inputs(
     if not chosen:
         return []
     outcomes, _, wall, cpu = run_batch(
-        sandbox, code, entry_point, [validation.inputs[i] for i in chosen], limits, False
+        sandbox,
+        code,
+        entry_point,
+        [validation.inputs[i] for i in chosen],
+        limits,
+        False,
+        test=test,
     )
     if stats is not None:
         stats["cpu_seconds"] = stats.get("cpu_seconds", 0.0) + cpu

@@ -29,6 +29,7 @@ __all__ = [
     "Seeds",
     "seeds_from_args",
     "seeds_from_docstring",
+    "seeds_from_examples",
     "seeds_from_problem",
     "seeds_from_test_source",
     "seeds_from_tests",
@@ -142,16 +143,21 @@ _CONTINUATION = re.compile(r"^\s*\.\.\.\s?(.*)$")
 
 def seeds_from_docstring(source: str, func_name: str) -> Seeds:
     """``>>> func(...)`` examples in ``func_name``'s docstring (or in every docstring and
-    comment-free text of ``source`` when no such function is defined there)."""
+    comment-free text of ``source`` when no such function is defined there). A docstring
+    without doctest examples gives the calls written in its text instead (``digitSum("abAB")
+    => 131``, ``f(3) ➞ 9``, ``for f(2) the output should be ...``: :func:`seeds_from_text`)."""
     text = source
     try:
         tree = ast.parse(source[:_MAX_SOURCE])
     except SyntaxError:
         tree = None
+    node_params: list[str] | None = None
     if tree is not None:
         for node in ast.walk(tree):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == func_name:
                 text = ast.get_docstring(node) or ""
+                a = node.args
+                node_params = [x.arg for x in [*a.posonlyargs, *a.args] if x.arg != "self"]
                 break
     out = Seeds()
     lines = text.splitlines()
@@ -167,6 +173,58 @@ def seeds_from_docstring(source: str, func_name: str) -> Seeds:
             stmt += "\n" + c.group(1)
             i += 1
         _add_calls_in(out, stmt, func_name, f"docstring line {start + 1}")
+    if not out.inputs and not out.skipped:
+        out = seeds_from_text(text, func_name, "docstring")
+    if not out.inputs and node_params is not None:
+        out.extend(seeds_from_examples(text, func_name, node_params))
+    return out
+
+
+_INPUT_LINE = re.compile(r"^\s*(?:[-*]\s*)?(?:Input|Inputs|Example input)\s*:\s*(.+?)\s*$", re.I)
+_NAMED = re.compile(r"\b([A-Za-z_]\w*)\s*=\s*(?!=)")
+_SCALAR = re.compile(r"-?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|True|False|None")
+_QUOTED = re.compile(r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'")
+
+
+def _literal_text(line: str, i: int) -> str | None:
+    """The literal's text that starts at ``line[i]`` (a bracketed value, a quoted string, a
+    number, ``True``/``False``/``None``), or ``None``."""
+    if i >= len(line):
+        return None
+    if line[i] in "[({":
+        end = closing_bracket(line, i)
+        return None if end is None else line[i : end + 1]
+    m = _QUOTED.match(line, i) or _SCALAR.match(line, i)
+    return m.group(0) if m else None
+
+
+def seeds_from_examples(text: str, func_name: str, params: Sequence[str]) -> Seeds:
+    """Examples written as prose, line by line: ``Input: arr = [-3, -4, 5], k = 3`` or ``For
+    lst = [1, 2] the output should be 3`` (every parameter named with a literal on one line),
+    and ``Input: [5, 0, 3]`` (the arguments in order, unnamed)."""
+    out = Seeds()
+    if not params:
+        return out
+    for n, line in enumerate(text.splitlines(), 1):
+        where = f"docstring example line {n}"
+        named: dict[str, str] = {}
+        for m in _NAMED.finditer(line):
+            if m.group(1) in params and m.group(1) not in named:
+                value = _literal_text(line, m.end())
+                if value is not None:
+                    named[m.group(1)] = value
+        if len(named) == len(params):
+            parts = [named[p] for p in params]
+        elif (unnamed := _INPUT_LINE.match(line)) and not named:
+            parts = [unnamed.group(1).rstrip(".")]
+        else:
+            continue
+        try:
+            node = ast.parse(f"{func_name}({', '.join(parts)})", mode="eval").body
+        except SyntaxError:
+            continue
+        if isinstance(node, ast.Call) and len(node.args) == len(params):
+            out.add_call(node, where)
     return out
 
 

@@ -20,6 +20,12 @@ class ActionSpec:
     """Short label in the footer (``None``: not there; every action is in the help screen
     and the command palette)."""
     key_display: str | None = None
+    free_footer: str | None = None
+    """Its footer label in a session without a model (where it matters more)."""
+    with_model: bool | None = None
+    """``True``: an action of the model's loop (a session without a model does not show it in
+    the footer and says why when its key is pressed); ``False``: only a session without a
+    model has it (synthesised inputs); ``None``: every session."""
 
 
 ACTIONS: tuple[ActionSpec, ...] = (
@@ -31,6 +37,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "Start the session, resume it when paused, or go on after it ended (new or "
         "corrected tests start more rounds)",
         "Run",
+        with_model=True,
     ),
     ActionSpec(
         "pause",
@@ -39,11 +46,20 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "Pause",
         "Pause now: a model call in flight is cancelled and asked again on resume",
         "Pause",
+        with_model=True,
     ),
     ActionSpec(
-        "step", "s", "step", "Step", "Run one more round, then pause (also after the end)", "Step"
+        "step",
+        "s",
+        "step",
+        "Step",
+        "Run one more round, then pause (also after the end)",
+        "Step",
+        with_model=True,
     ),
-    ActionSpec("cancel", "x", "cancel_session", "Cancel", "Cancel the session (at once)"),
+    ActionSpec(
+        "cancel", "x", "cancel_session", "Cancel", "Cancel the session (at once)", with_model=True
+    ),
     ActionSpec(
         "detail",
         "i",
@@ -56,7 +72,28 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec(
         "edit-test", "e", "edit_test", "Edit expected", "Correct the selected test's output", "Edit"
     ),
-    ActionSpec("add-test", "a", "add_test", "Add test", "Add a test of your own"),
+    ActionSpec(
+        "add-test", "a", "add_test", "Add test", "Add a test of your own", free_footer="Add"
+    ),
+    ActionSpec(
+        "mark-wrong",
+        "m",
+        "mark_wrong",
+        "Mark wrong",
+        "Without a model: the selected synthesised input's outcome is wrong; write what it "
+        "should be (it becomes a test)",
+        "Wrong",
+        with_model=False,
+    ),
+    ActionSpec(
+        "keep-test",
+        "g",
+        "keep_test",
+        "Keep as test",
+        "Without a model: the selected synthesised input's outcome is right; keep it as a test",
+        "Keep",
+        with_model=False,
+    ),
     ActionSpec(
         "copy-call",
         "c",
@@ -90,9 +127,21 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "Undo",
     ),
     ActionSpec(
-        "toggle-review", "v", "toggle_review", "Review by hand", "Review each edit by hand (on/off)"
+        "toggle-review",
+        "v",
+        "toggle_review",
+        "Review by hand",
+        "Review each edit by hand (on/off)",
+        with_model=True,
     ),
-    ActionSpec("accept", "y", "accept_edit", "Accept edit", "Accept the edit awaiting review"),
+    ActionSpec(
+        "accept",
+        "y",
+        "accept_edit",
+        "Accept edit",
+        "Accept the edit awaiting review",
+        with_model=True,
+    ),
     ActionSpec(
         "reject",
         "n",
@@ -141,6 +190,14 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "Show every prompt reply, vote and decision",
     ),
     ActionSpec(
+        "panel-inputs",
+        "7",
+        "panel('inputs')",
+        "Inputs panel",
+        "Without a model: show the synthesised inputs and their outcomes",
+        with_model=False,
+    ),
+    ActionSpec(
         "info",
         "I",
         "session_info",
@@ -153,6 +210,12 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("quit", "q", "quit", "Quit", "Leave utdebug", "Quit"),
 )
 """Every action of :class:`~utdebug.tui.app.DebugApp`, in the order the help screen lists them."""
+
+
+def session_actions(model_free: bool) -> list[ActionSpec]:
+    """The actions a session of this kind offers (``model_free``: without a model)."""
+    return [a for a in ACTIONS if a.with_model is not model_free]
+
 
 TRANSCRIPT_KEYS: tuple[tuple[str, str, str], ...] = (
     ("↑ ↓, k j", "Transcript cursor", "In the transcript (6): move the cursor entry by entry"),
@@ -174,21 +237,25 @@ FOOTER_FIRST = ("help",)
 """Shown first in the footer, so that a narrow terminal (80 columns) keeps them."""
 
 
-def bindings() -> list[Binding]:
-    """The key bindings, in the footer's order: :data:`FOOTER_FIRST`, then the table's."""
+def bindings(model_free: bool = False) -> list[Binding]:
+    """The key bindings, in the footer's order: :data:`FOOTER_FIRST`, then the table's. The
+    footer shows the actions of the session's kind (``model_free``: without a model)."""
     first = [a for a in ACTIONS if a.id in FOOTER_FIRST]
     rest = [a for a in ACTIONS if a.id not in FOOTER_FIRST]
-    return [
-        Binding(
-            a.key,
-            a.action,
-            a.footer or a.title,
-            show=a.footer is not None,
-            key_display=a.key_display,
-            id=BINDING_PREFIX + a.id,
+    out = []
+    for a in (*first, *rest):
+        footer = a.footer or (a.free_footer if model_free else None)
+        out.append(
+            Binding(
+                a.key,
+                a.action,
+                footer or a.title,
+                show=footer is not None and a.with_model is not model_free,
+                key_display=a.key_display,
+                id=BINDING_PREFIX + a.id,
+            )
         )
-        for a in (*first, *rest)
-    ]
+    return out
 
 
 def display_keys(spec: ActionSpec) -> str:

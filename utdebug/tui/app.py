@@ -24,15 +24,16 @@ from utdebug.tui.activity import CallTracker, traffic_line
 from utdebug.tui.base import TICK_SECONDS
 from utdebug.tui.changes import PersonChanges
 from utdebug.tui.commands import DebugCommands
-from utdebug.tui.config import Started, StartupFailed
+from utdebug.tui.config import NO_MODEL_LINE, Started, StartupFailed
 from utdebug.tui.details import SessionInfoScreen
 from utdebug.tui.format import finish_words, plural, pre_post
 from utdebug.tui.messages import EngineEvent, ReviewRequested
-from utdebug.tui.panels import PANELS
+from utdebug.tui.panels import PANELS, panels
 from utdebug.tui.screens import HelpScreen, ReviewScreen, SearchScreen
 from utdebug.tui.state import Phase
+from utdebug.tui.synth import SynthResult, synthesize_outcomes
 from utdebug.tui.transcript import Transcript
-from utdebug.tui.widgets import CodePanel, Frame, TestsPanel
+from utdebug.tui.widgets import CodePanel, Frame, InputsPanel, TestsPanel
 
 
 class DebugApp(PersonChanges):
@@ -50,12 +51,14 @@ class DebugApp(PersonChanges):
         self.query_one("#tests-panel", TestsPanel).border_title = "tests"
         self.query_one(Frame).fit()
         self.query_one(CodePanel).show_task(self.debug_task.task_id, self.debug_task.description)
-        for name in PANELS:
+        for name in panels(self.model_free):
             self._draw(name)
         self.query_one(TestsPanel).table.focus()
         if self.theme_problem is not None:
             self._tell(self.theme_problem, "warning")
         self.set_interval(TICK_SECONDS, self._tick)
+        if self.model_free:  # the inputs are what a person works on: full height when short
+            self.query_one("#bottom-tabs").add_class("-full")
         if self.config.starting is not None:
             self.state.move(Phase.STARTING)
             self._draw_status()
@@ -84,11 +87,74 @@ class DebugApp(PersonChanges):
             review=self._review if self.review_by_hand else None,
         )
         self._draw_status()
+        if self.model_free:  # nothing runs by itself: the inputs are made, a person judges
+            if self.config.resume is not None:
+                self._take_back(self.config.resume)
+            self._synthesise()
+            return
         if self.config.resume is not None:
             self._take_back(self.config.resume)
             return
         if self.config.autostart:
             self._start()
+
+    def _synthesise(self) -> None:
+        """Make the inputs and run them on the code in force, in a thread (the app stays
+        live; the status line says it is at work)."""
+        plan = self.config.synth
+        if plan is None:
+            return
+        code, executor = self.state.code, self.executor
+        self.state.synthesising = True
+        self._note(
+            "no model: synthesising inputs from the docstring's examples, the project's tests "
+            "and the type hints; their outcomes on the code in force follow",
+            "bold",
+        )
+        self._draw("inputs")
+        self._draw_status()
+
+        def work() -> SynthResult:
+            return synthesize_outcomes(plan, code, executor.sandbox, executor.context)
+
+        self.run_worker(work, name="synth", group="synth", thread=True, exit_on_error=False)
+
+    def _synthesised(self, event: Worker.StateChanged) -> None:
+        if event.state is WorkerState.SUCCESS:
+            result = event.worker.result
+            assert isinstance(result, SynthResult)
+        elif event.state is WorkerState.ERROR:
+            error = event.worker.error
+            result = SynthResult(notes=[f"the synthesiser failed: {type(error).__name__}: {error}"])
+        else:
+            return
+        self.state.synthesising = False
+        self.state.synth = result
+        for row in result.rows:  # tests made of these inputs before (a session taken back)
+            made = next(
+                (
+                    t.id
+                    for t in self.state.tests
+                    if t.input_source == row.input_source and t.args == row.args
+                ),
+                None,
+            )
+            if made is not None:
+                self.state.synth_tests[row.number] = made
+        self._draw("inputs")
+        self._draw_status()
+        self._note(result.headline(), "bold")
+        for note in result.notes:
+            self._note(f"synth: {note}", "dim")
+        if result.rows and self.focused is self.query_one(TestsPanel).table:
+            self.query_one(InputsPanel).table.focus()
+
+    def _no_model(self) -> bool:
+        """A session without a model: say so in one line (the model's actions do nothing)."""
+        if self.model_free:
+            self._tell(NO_MODEL_LINE, "warning")
+            return True
+        return False
 
     def _take_back(self, saved: dict[str, Any]) -> None:
         """Restore a saved session: tests, votes, edits, rounds and transcript."""
@@ -96,7 +162,11 @@ class DebugApp(PersonChanges):
         self.session.restore(saved["engine"])
         self.state.take_back(saved, self.session.code, list(self.session.tests))
         self._show_transcript()
-        self._note("session taken back from its file: r goes on, s runs one round", "bold")
+        self._note(
+            "session taken back from its file"
+            + ("" if self.model_free else ": r goes on, s runs one round"),
+            "bold",
+        )
         self.state.move(Phase.FINISHED)
         self.state.finish_reason = "resumed"
         self._draw_code()
@@ -136,6 +206,9 @@ class DebugApp(PersonChanges):
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "startup":
             self._started(event)
+            return
+        if event.worker.group == "synth":
+            self._synthesised(event)
             return
         if event.worker.group != "session" or event.state is not WorkerState.ERROR:
             return
@@ -241,7 +314,7 @@ class DebugApp(PersonChanges):
         return False
 
     def action_run(self) -> None:
-        if self._still_starting():
+        if self._no_model() or self._still_starting():
             return
         if not self.state.started:
             self._start()
@@ -257,6 +330,8 @@ class DebugApp(PersonChanges):
         self._draw_status()
 
     def action_pause(self) -> None:
+        if self._no_model():
+            return
         if not self.state.started:
             self._tell("the session has not started: r runs it, s runs one round", "warning")
             return
@@ -271,7 +346,7 @@ class DebugApp(PersonChanges):
         self._draw_status()
 
     def action_step(self) -> None:
-        if self._still_starting() or self.control is None:
+        if self._no_model() or self._still_starting() or self.control is None:
             return
         if not self.state.started:
             self.control.step(1)
@@ -288,6 +363,8 @@ class DebugApp(PersonChanges):
         self._draw_status()
 
     def action_cancel_session(self) -> None:
+        if self._no_model():
+            return
         if not self.state.started or self.control is None:
             self._tell("the session has not started", "warning")
             return
@@ -348,7 +425,10 @@ class DebugApp(PersonChanges):
 
     def action_panel(self, name: str) -> None:
         """Show a panel: ``code``, ``diff``, ``tests``, ``rounds``, ``candidates``,
-        ``transcript`` (keys 1 to 6)."""
+        ``transcript`` (keys 1 to 6), ``inputs`` (7, without a model)."""
+        if PANELS[name].model_free and not self.model_free:
+            self._tell("only a session without a model has synthesised inputs", "warning")
+            return
         if name == "tests":  # the bottom tabs give back the room 4 to 6 took
             self.query_one("#bottom-tabs").remove_class("-full")
             self.query_one(TestsPanel).table.focus()
@@ -362,8 +442,12 @@ class DebugApp(PersonChanges):
             self.query_one("#bottom-tabs").remove_class("-full")
         if name == "transcript":
             self.query_one(Transcript).focus()
+        elif name == "inputs":
+            self.query_one(InputsPanel).table.focus()
 
     def action_toggle_review(self) -> None:
+        if self._no_model():
+            return
         self.review_by_hand = not self.review_by_hand
         if self.session is not None:
             self.session.review = self._review if self.review_by_hand else None
@@ -373,6 +457,8 @@ class DebugApp(PersonChanges):
         self._draw_status()
 
     def action_accept_edit(self) -> None:
+        if self._no_model():
+            return
         self._decide(True)
 
     def action_reject_edit(self) -> None:
@@ -437,4 +523,4 @@ class DebugApp(PersonChanges):
 
     def action_show_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+            self.push_screen(HelpScreen(self.model_free))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -13,6 +14,7 @@ from typing import Any
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
+from textual.timer import Timer
 from textual.widgets import Footer, TabbedContent, TabPane
 
 from utdebug.agents.base import Model
@@ -21,6 +23,7 @@ from utdebug.engine.events import ModelCalled
 from utdebug.engine.execution import Executor, TestRun
 from utdebug.engine.model import Settings, Task, code_id
 from utdebug.engine.session import Session
+from utdebug.tui.actions import bindings
 from utdebug.tui.activity import CallTracker, Progress, describe, spinner, traffic_line
 from utdebug.tui.config import AppConfig, StartupFailed
 from utdebug.tui.format import StatusPart, finish_words, shorten, verdict_status
@@ -102,6 +105,8 @@ class AppBase(App[None]):
         super().__init__()
         config = config or AppConfig()
         self.config = config
+        if config.model_free:  # the footer offers what a session without a model can do
+            self._offer_model_free_keys()
         if config.keymap:
             self.set_keymap(config.keymap)
         self.theme_problem: str | None = None
@@ -142,8 +147,26 @@ class AppBase(App[None]):
         self._last_call: ModelCalled | None = None
         """The model call that just ended (its time goes on the reply's line)."""
         self._save_failed = False
+        self._saved_at: float | None = None
+        """When the session file was last written (``time.monotonic``)."""
+        self._save_timer: Timer | None = None
+        """The write folded into a later one while the session works."""
         self.copied: str | None = None
         """What was copied last (tests read it; the terminal's clipboard is not readable)."""
+
+    @property
+    def model_free(self) -> bool:
+        """A session without a model: synthesised inputs, a person is the oracle."""
+        return self.config.model_free
+
+    def _offer_model_free_keys(self) -> None:
+        """The same keys, shown in the footer as a session without a model needs them (its
+        own actions; not the model's loop, whose keys say why not)."""
+        free = {b.id: b for b in bindings(model_free=True)}
+        # The map's lists are shared with the class: new lists, never changed in place.
+        table = self._bindings.key_to_bindings
+        for key, items in list(table.items()):
+            table[key] = [free.get(b.id or "", b) for b in items]
 
     def compose(self) -> ComposeResult:
         with Frame(
@@ -156,8 +179,9 @@ class AppBase(App[None]):
                 with Horizontal(id="top"):
                     yield CodePanel(id="code-panel")
                     yield TestsPanel(id="tests-panel")
-                with TabbedContent(id="bottom-tabs", initial="tab-rounds"):
-                    for title, pane, widget in bottom_tabs():
+                first = "tab-inputs" if self.model_free else "tab-rounds"
+                with TabbedContent(id="bottom-tabs", initial=first):
+                    for title, pane, widget in bottom_tabs(self.model_free):
                         with TabPane(title, id=pane):
                             yield widget
                 yield StatusBar(id="status")
@@ -170,10 +194,28 @@ class AppBase(App[None]):
         return self.state.saved(self.session.snapshot())
 
     def _save(self) -> None:
+        """Save the session: at once when it is not working (stopped, paused, waiting for a
+        person); while it works, at most every ``config.save_every_s`` seconds (a session's
+        events come by the hundred and its file grows with them)."""
+        if self.config.session_file is None or self.session is None:
+            return
+        if self.state.phase.busy and self._saved_at is not None:
+            wait = self._saved_at + self.config.save_every_s - time.monotonic()
+            if wait > 0:
+                if self._save_timer is None:
+                    self._save_timer = self.set_timer(wait, self._write_session)
+                return
+        self._write_session()
+
+    def _write_session(self) -> None:
+        if self._save_timer is not None:
+            self._save_timer.stop()
+            self._save_timer = None
         if self.config.session_file is None or self.session is None:
             return
         from utdebug.runs.records import RunFolderError, write_text_atomic
 
+        self._saved_at = time.monotonic()
         try:
             write_text_atomic(self.config.session_file, json.dumps(self.saved()))
         except (RunFolderError, OSError, TypeError, ValueError) as exc:
@@ -181,9 +223,14 @@ class AppBase(App[None]):
                 self._save_failed = True
                 self._tell(f"the session cannot be saved: {exc}", "error")
 
+    def on_unmount(self) -> None:
+        """The app closes: a write folded into a later one is done now."""
+        if self._save_timer is not None:
+            self._write_session()
+
     def _tick(self) -> None:
         """Redraw the activity (spinner, elapsed time) while the session works."""
-        if self.state.phase.busy:
+        if self.state.phase.busy or self.state.synthesising:
             with contextlib.suppress(NoMatches):  # the app is closing: nothing to draw on
                 self._draw_status()
 
@@ -285,6 +332,8 @@ class AppBase(App[None]):
         return self.model.name + (" SIMULATED" if simulated else "")
 
     def _state_text(self) -> str:
+        if self.model_free and self.state.phase not in (Phase.STARTING, Phase.ERROR):
+            return self._model_free_text()
         if self.state.phase is Phase.PAUSED:
             r = self.state.paused_round
             if (
@@ -316,8 +365,20 @@ class AppBase(App[None]):
         if self.state.phase is Phase.READY:
             return "ready: r runs, s runs one round"
         if self.state.phase is Phase.STARTING:
-            return f"{spinner(self.config.clock())} starting: the sandbox and the model's probe"
+            what = "the sandbox" if self.model_free else "the sandbox and the model's probe"
+            return f"{spinner(self.config.clock())} starting: {what}"
         return self._activity()  # running or pausing
+
+    def _model_free_text(self) -> str:
+        """What a session without a model is doing: synthesising, or waiting for a person."""
+        if self.state.synthesising:
+            return f"{spinner(self.config.clock())} no model · synthesising inputs"
+        synth = self.state.synth
+        if synth is None:
+            return "no model · a adds a test"
+        if not synth.rows:
+            return "no model · nothing synthesised: a adds a test"
+        return "no model · m: an outcome is wrong · g: keep it as a test · a: add a test"
 
     def _activity(self) -> str:
         """``⠋ round 0 · proposing test 2 of 3 (proposal 2 of 9) · 4.1 s``: what the session
@@ -346,10 +407,11 @@ class AppBase(App[None]):
         parts = [StatusPart(self._state_text(), style=style)]
         done = "—" if self.state.rounds_done is None else str(self.state.rounds_done)
         limit = max(self.state.round_limit, self.state.rounds_done or 0)
-        parts.append(StatusPart(f"round {done} of {limit}", f"round {done}/{limit}"))
+        if not self.model_free:
+            parts.append(StatusPart(f"round {done} of {limit}", f"round {done}/{limit}"))
         simulated = " SIMULATED" if getattr(self.model, "simulated", False) else ""
         parts.append(StatusPart(self._model_label(), shorten(self.model.name, 18) + simulated))
-        if self.session is not None:
+        if self.session is not None and not self.model_free:
             u = self.session.usage
             tokens_in, tokens_out = _count(u.prompt_tokens), _count(u.completion_tokens)
             parts.append(
@@ -381,6 +443,8 @@ class AppBase(App[None]):
     def _draw(self, name: str) -> None:
         """Draw the panel ``name`` (of :data:`~utdebug.tui.panels.PANELS`) from the state."""
         panel = PANELS[name]
+        if panel.model_free and not self.model_free:
+            return
         if panel.draw is not None:
             panel.draw(self.query_one(panel.widget), self.state)
         if name == "code":  # the layout follows the code's width
@@ -391,6 +455,8 @@ class AppBase(App[None]):
 
     def _draw_tests(self) -> None:
         self._draw("tests")
+        if self.model_free:  # the inputs say which test a person made of each
+            self._draw("inputs")
 
     def _draw_timeline(self) -> None:
         self._draw("rounds")

@@ -4,6 +4,7 @@ app writes from it (write back, patch, pytest file, the clipboard)."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from textual.widgets import DataTable
 
@@ -11,6 +12,7 @@ from utdebug.engine.execution import TestRun
 from utdebug.engine.model import UnitTest, code_id
 from utdebug.engine.session import Session
 from utdebug.pytest_export import export_pytest, render_pytest
+from utdebug.sandbox.values import Opaque
 from utdebug.tui.base import Undo
 from utdebug.tui.details import TestDetail, TestDetailScreen
 from utdebug.tui.engine_events import EngineEvents
@@ -26,8 +28,9 @@ from utdebug.tui.screens import (
     RollbackScreen,
     WriteBackScreen,
 )
+from utdebug.tui.synth import SynthRow
 from utdebug.tui.transcript import Transcript
-from utdebug.tui.widgets import TestsPanel
+from utdebug.tui.widgets import InputsPanel, TestsPanel
 from utdebug.workspace import LoadedFunction, WorkspaceError
 from utdebug.writeback import changed_on_disk, export_patch, function_diff, write_back
 
@@ -212,6 +215,84 @@ class PersonChanges(EngineEvents):
                 self._person("test added", lambda s: s.add_test(args, expected), undo)
 
         self.push_screen(AddTestScreen(self.debug_task.entry_point, self.state.code), added)
+
+    def _synth_row(self) -> SynthRow | None:
+        """The selected synthesised input, when a person may make a test of it now (else
+        say why and return None)."""
+        if not self.model_free:
+            self._tell(
+                "only a session without a model lists synthesised inputs (utdebug debug "
+                "FILE::FUNCTION --model none)",
+                "warning",
+            )
+            return None
+        if self.state.synth is None:
+            self._tell("the inputs are being synthesised: a moment", "warning")
+            return None
+        row = self.query_one(InputsPanel).selected()
+        if row is None:
+            self._tell("no synthesised input to judge: a adds a test by hand", "warning")
+            return None
+        made = self.state.synth_tests.get(row.number)
+        if made is not None and any(t.id == made for t in self.state.tests):
+            self._tell(f"input {row.number} is test #{made} already (e edits it)", "warning")
+            return None
+        if self._idle_session() is None:
+            return None
+        return row
+
+    def _test_of(self, row: SynthRow, expected: Any, what: str) -> None:
+        """Make a session test of the synthesised input ``row`` expecting ``expected``."""
+
+        def undo(s: Session) -> Undo | None:
+            added = s.tests[-1].id if s.tests else None
+            if added is None:
+                return None
+            self.state.synth_tests[row.number] = added
+            self.call_later(self._draw, "inputs")
+            return Undo(f"adding test #{added}", lambda s2: s2.delete_test(added))
+
+        self._person(
+            what, lambda s: s.add_test(row.args, expected, input_source=row.input_source), undo
+        )
+
+    def action_mark_wrong(self) -> None:
+        """The selected synthesised input's outcome is wrong: a person writes the expected
+        value, and the input becomes a test (``input_source`` ``synth:<source>``)."""
+        row = self._synth_row()
+        if row is None:
+            return
+
+        def edited(result: Edited | None) -> None:
+            if result is not None:
+                self._test_of(row, result.value, f"input {row.number} marked wrong: test added")
+
+        self.push_screen(
+            EditExpectedScreen(
+                0,
+                row.call,
+                row.value,
+                self.state.code,
+                title=f"What should synthesised input {row.number} give?",
+                now=("the code in force gives: ", row.outcome),
+                prefill=safe_repr(row.value) if row.status == "ok" else "",
+            ),
+            edited,
+        )
+
+    def action_keep_test(self) -> None:
+        """The selected synthesised input's outcome is right: keep it as a test."""
+        row = self._synth_row()
+        if row is None:
+            return
+        if row.status != "ok" or isinstance(row.value, Opaque):
+            self._tell(
+                f"input {row.number}: the code {row.outcome}, not a value a test can expect; "
+                "m writes what it should give",
+                "warning",
+            )
+            return
+        self._test_of(row, row.value, f"input {row.number} kept as a test")
 
     def action_delete_test(self) -> None:
         test = self._test_to_change()

@@ -25,10 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from utdebug.agents.base import Model
+from utdebug.agents.base import Completion, Model, ModelError, ModelRequest
 from utdebug.agents.config import ConfigError, default_config_path, reject_unknown_keys
 from utdebug.engine.execution import Executor
 from utdebug.tui.actions import ACTIONS, BINDING_PREFIX
+from utdebug.tui.synth import SynthPlan
 from utdebug.workspace import LoadedFunction
 
 
@@ -53,6 +54,25 @@ class StartupFailed(Exception):
         super().__init__(line)
         self.line = line
         self.exit_code = exit_code
+
+
+NO_MODEL_LINE = (
+    "no model is configured: this session synthesises inputs and you judge their outcomes "
+    "(m, g, a); for generated tests and fixes open it again with --model M (docs/models.md)"
+)
+"""What a model action (run, step, pause, cancel, review) says in a session without a model."""
+
+
+class NoModel:
+    """The model of a session without one: nothing asks it (the app offers no model
+    action); a call that reaches it anyway fails with :data:`NO_MODEL_LINE`."""
+
+    name = "no model"
+    simulated = False
+    supports_prefill = False
+
+    async def complete(self, request: ModelRequest) -> list[Completion]:
+        raise ModelError(NO_MODEL_LINE, model=self.name)
 
 
 def _wall_clock() -> str:
@@ -82,10 +102,21 @@ class AppConfig:
     a :class:`StartupFailed` ends the app with its line and exit code."""
     session_file: Path | None = None
     """Where the session is saved as it happens (``None``: nowhere)."""
+    save_every_s: float = 1.0
+    """While the session works, the file is written at most this often (the events between
+    are folded into the next write); it is written at once when the session stops, pauses or
+    waits for a person, and when the app closes."""
     resume: dict[str, Any] | None = None
     """A saved session to take back instead of starting a new one."""
     keymap: dict[str, str] | None = None
     theme: str | None = None
+    synth: SynthPlan | None = None
+    """A session without a model (``None``: with one): inputs are synthesised from this
+    plan, their outcomes on the code in force listed, and a person says which are wrong."""
+
+    @property
+    def model_free(self) -> bool:
+        return self.synth is not None
 
 
 @dataclass(frozen=True, slots=True)

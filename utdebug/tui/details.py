@@ -86,6 +86,13 @@ def detail_renderable(d: TestDetail) -> RenderableType:
 
 def _origin_line(t: UnitTest) -> str:
     who = origin_text(t)
+    if who == "synth":
+        source = t.input_source.partition(":")[2] or "?"
+        expected = "a person's" if t.origin == "person" else "the model's vote"
+        return (
+            f"synth (test #{t.id}): the input was synthesised ({source}, no model); the "
+            f"expected value is {expected}"
+        )
     if who == "person":
         return f"person (test #{t.id}; the expected value is a person's, not the model's vote)"
     return f"model (round {t.round}, generated against code {t.target or '?'})"

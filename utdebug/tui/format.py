@@ -128,7 +128,11 @@ def parse_arguments(text: str, entry_point: str) -> tuple[Any, ...]:
 
 
 def origin_text(test: UnitTest) -> str:
-    """``person`` for a test a person added or whose expected value a person set."""
+    """Where the test came from: ``synth`` for a synthesised input (whose expected value a
+    person gave), ``person`` for a test a person added or whose expected value a person set,
+    else ``model``."""
+    if test.input_source.startswith("synth:"):
+        return "synth"
     return "person" if test.origin == "person" else "model"
 
 

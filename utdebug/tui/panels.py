@@ -12,7 +12,7 @@ from textual.widget import Widget
 
 from utdebug.tui.state import AppState
 from utdebug.tui.transcript import Transcript
-from utdebug.tui.widgets import CandidatesPanel, CodePanel, RoundsTable, TestsPanel
+from utdebug.tui.widgets import CandidatesPanel, CodePanel, InputsPanel, RoundsTable, TestsPanel
 
 CANDIDATES_HINT = "run with --candidates C to rank several edits"
 
@@ -45,6 +45,20 @@ def draw_candidates(panel: CandidatesPanel, state: AppState) -> None:
     panel.show(state.candidate_rows, hint)
 
 
+def draw_inputs(panel: InputsPanel, state: AppState) -> None:
+    if state.synth is None:
+        hint = (
+            "synthesising inputs from the docstring's examples and the project's tests…"
+            if state.synthesising
+            else "no synthesised inputs yet"
+        )
+        panel.show(hint, [], {})
+        return
+    ids = {t.id for t in state.tests}
+    made = {n: i for n, i in state.synth_tests.items() if i in ids}  # an undone one is not
+    panel.show(state.synth.headline(), state.synth.rows, made)
+
+
 def draw_transcript(transcript: Transcript, state: AppState) -> None:
     """Append the state's entries the transcript does not show yet."""
     transcript.add_entries(state.transcript[len(transcript.entries) :])
@@ -61,6 +75,8 @@ class Panel:
     title: str = ""
     widget_id: str = ""
     draw: Callable[[Any, AppState], None] | None = None
+    model_free: bool = False
+    """Only a session without a model has it."""
 
 
 BOTTOM = "bottom-tabs"
@@ -75,14 +91,21 @@ PANELS: dict[str, Panel] = {
     "transcript": Panel(
         Transcript, BOTTOM, "tab-transcript", "Transcript", "transcript", draw_transcript
     ),
+    "inputs": Panel(
+        InputsPanel, BOTTOM, "tab-inputs", "Inputs", "inputs-panel", draw_inputs, model_free=True
+    ),
 }
 """Every panel by the name its key shows it by (``panel('rounds')``), in drawing order."""
 
 
-def bottom_tabs() -> list[tuple[str, str, Widget]]:
-    """The bottom tabs: each one's title, tab id and a new widget for it."""
-    return [
-        (p.title, p.pane or "", p.widget(id=p.widget_id))
-        for p in PANELS.values()
-        if p.tabs == BOTTOM
-    ]
+def panels(model_free: bool) -> list[str]:
+    """The panels of a session of this kind (``model_free``: without a model)."""
+    return [name for name, p in PANELS.items() if model_free or not p.model_free]
+
+
+def bottom_tabs(model_free: bool = False) -> list[tuple[str, str, Widget]]:
+    """The bottom tabs: each one's title, tab id and a new widget for it (a session without
+    a model: its synthesised inputs first)."""
+    tabs = [PANELS[name] for name in panels(model_free) if PANELS[name].tabs == BOTTOM]
+    tabs.sort(key=lambda p: not p.model_free)
+    return [(p.title, p.pane or "", p.widget(id=p.widget_id)) for p in tabs]

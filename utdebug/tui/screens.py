@@ -18,7 +18,7 @@ from textual.widgets.option_list import Option
 
 from utdebug.engine.program import Raises, check_shape
 from utdebug.literals import LiteralError
-from utdebug.tui.actions import ACTIONS, TRANSCRIPT_KEYS, display_keys
+from utdebug.tui.actions import TRANSCRIPT_KEYS, display_keys, session_actions
 from utdebug.tui.format import parse_arguments, parse_expected, pre_post, safe_repr, unified_diff
 from utdebug.tui.widgets import SYNTAX_THEME
 
@@ -56,11 +56,15 @@ class HelpScreen(ModalScreen[None]):
         Binding("escape,q,question_mark,f1", "close", "Close", id="utdebug.help.close"),
     ]
 
+    def __init__(self, model_free: bool = False) -> None:
+        super().__init__()
+        self.model_free = model_free
+
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Static("utdebug: keys", classes="title")
             with VerticalScroll(classes="scroll", id="help-body"):
-                yield Static(help_table(), id="help-table")
+                yield Static(help_table(self.model_free), id="help-table")
             yield Static(
                 "ctrl+p opens the command palette with every action. escape closes this help.",
                 classes="hint",
@@ -70,13 +74,14 @@ class HelpScreen(ModalScreen[None]):
         self.dismiss(None)
 
 
-def help_table() -> Table:
-    """Every action with its keys; the descriptions wrap at any width."""
+def help_table(model_free: bool = False) -> Table:
+    """Every action of the session's kind with its keys (``model_free``: a session without a
+    model); the descriptions wrap at any width."""
     table = Table(box=None, expand=True, show_edge=False, pad_edge=False, header_style="bold")
     table.add_column("keys", no_wrap=True, style="bold")
     table.add_column("action", no_wrap=True)
     table.add_column("what it does", ratio=1)
-    for spec in ACTIONS:
+    for spec in session_actions(model_free):
         table.add_row(display_keys(spec), spec.title, spec.help)
     for keys, title, what in TRANSCRIPT_KEYS:
         table.add_row(keys, title, what)
@@ -100,23 +105,36 @@ class EditExpectedScreen(ModalScreen[Edited | None]):
     ]
 
     def __init__(
-        self, test_id: int, call: str, expected: Any, module_source: str | None = None
+        self,
+        test_id: int,
+        call: str,
+        expected: Any,
+        module_source: str | None = None,
+        *,
+        title: str | None = None,
+        now: tuple[str, str] | None = None,
+        prefill: str | None = None,
     ) -> None:
+        """``title``, ``now`` (label, text) and ``prefill`` replace the test's own (a
+        synthesised input's outcome that a person marks wrong)."""
         super().__init__()
         self.test_id = test_id
         self.call = call
         self.expected = expected
         self.module_source = module_source
+        self.heading = title or f"Expected output of test #{test_id}"
+        self.now = now or ("now expects: ", safe_repr(expected))
+        self.prefill = safe_repr(expected) if prefill is None else prefill
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Static(f"Expected output of test #{self.test_id}", classes="title")
+            yield Static(self.heading, classes="title")
             yield Static(Text.assemble(("call: ", "dim"), self.call))
-            yield Static(Text.assemble(("now expects: ", "dim"), safe_repr(self.expected)))
+            yield Static(Text.assemble((self.now[0], "dim"), self.now[1]))
             # Pre-filled with the value now and selected: typing replaces it, an arrow key
             # keeps it to change a part.
             box = Input(
-                safe_repr(self.expected),
+                self.prefill,
                 placeholder="the correct output, as a Python literal",
                 id="expected-input",
                 select_on_focus=True,

@@ -15,6 +15,7 @@ from utdebug.engine.events import CandidatesRanked, TestChanged, TestsBuilt, Tes
 from utdebug.engine.model import Settings, Task, UnitTest
 from utdebug.tui.format import percent, plural, verdict_status
 from utdebug.tui.records import HistoryEntry, TestRecords, Votes
+from utdebug.tui.synth import SynthResult
 
 
 class Phase(StrEnum):
@@ -188,6 +189,12 @@ class AppState:
     records: TestRecords = field(default_factory=TestRecords)
     """Votes, results and history per test (the detail view)."""
     transcript: list[Entry] = field(default_factory=list)
+    synth: SynthResult | None = None
+    """A session without a model: the synthesised inputs and their outcomes (``None``: not
+    made yet)."""
+    synthesising: bool = False
+    synth_tests: dict[int, int] = field(default_factory=dict)
+    """A synthesised input's number -> the test a person made of it."""
 
     def __post_init__(self) -> None:
         self.code = self.code or self.task.code

@@ -29,6 +29,7 @@ from utdebug.tui.format import (
     vote_cell,
 )
 from utdebug.tui.state import CandidateRow, TimelineRow
+from utdebug.tui.synth import SynthRow
 
 SYNTAX_THEME = "monokai"
 OUTCOME_STYLES = {"accepted": "bold green", "backtracked": "bold yellow", "given code": "bold"}
@@ -313,6 +314,84 @@ class TestsPanel(Vertical):
         row = min(max(table.cursor_row, 0), table.row_count - 1)
         key: RowKey = table.coordinate_to_cell_key(Coordinate(row, 0)).row_key
         return int(key.value) if key.value is not None else None
+
+
+INPUT_COLUMNS_FIXED = (("#", 3), ("source", 10), ("test", 6))
+INPUT_COLUMNS_FLEX = (("input", 3.0, 10), ("outcome", 2.0, 10))
+INPUT_COLUMN_ORDER = ("#", "input", "outcome", "source", "test")
+OUTCOME_ERROR_STYLE = "bold red"
+
+
+class InputsPanel(Vertical):
+    """A session without a model: the synthesised inputs, smallest first, with what the code
+    in force does on each (a value, ``raises X``) and the test a person made of it."""
+
+    def compose(self) -> ComposeResult:
+        yield Static("no synthesised inputs yet", id="inputs-hint")
+        table: DataTable[str | Text] = DataTable(id="inputs-table", cursor_type="row")
+        yield table
+
+    def on_mount(self) -> None:
+        self._rows: list[SynthRow] = []
+        self._made: dict[int, int] = {}
+        self._widths: dict[str, int] = {}
+        self._fit_columns()
+
+    @property
+    def table(self) -> DataTable[str | Text]:
+        return self.query_one("#inputs-table", DataTable)
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self._fit_columns():
+            self._fill()
+
+    def _fit_columns(self) -> bool:
+        width = self.table.size.width or self.size.width or 80
+        widths = column_widths(width - SCROLLBAR, INPUT_COLUMNS_FIXED, INPUT_COLUMNS_FLEX)
+        if widths == self._widths:
+            return False
+        self._widths = widths
+        self.table.clear(columns=True)
+        for name in INPUT_COLUMN_ORDER:
+            self.table.add_column(name, key=name, width=widths[name])
+        return True
+
+    def show(self, hint: str, rows: Sequence[SynthRow], made: dict[int, int]) -> None:
+        """``made``: the row number -> the test a person made of it."""
+        self.query_one("#inputs-hint", Static).update(Text(hint, style="dim"))
+        self._rows, self._made = list(rows), dict(made)
+        self._fill()
+
+    def _fill(self) -> None:
+        table = self.table
+        keep = self.selected_number()
+        table.clear()
+        w = self._widths
+        for r in self._rows:
+            style = "" if r.status == "ok" else OUTCOME_ERROR_STYLE
+            made = self._made.get(r.number)
+            table.add_row(
+                str(r.number),
+                shorten(r.call, w["input"]),
+                Text(shorten(r.outcome, w["outcome"]), style=style),
+                r.source,
+                f"#{made}" if made is not None else "",
+                key=str(r.number),
+            )
+        if keep is not None and any(r.number == keep for r in self._rows):
+            table.move_cursor(row=table.get_row_index(str(keep)), animate=False)
+
+    def selected_number(self) -> int | None:
+        table = self.table
+        if table.row_count == 0:
+            return None
+        row = min(max(table.cursor_row, 0), table.row_count - 1)
+        key: RowKey = table.coordinate_to_cell_key(Coordinate(row, 0)).row_key
+        return int(key.value) if key.value is not None else None
+
+    def selected(self) -> SynthRow | None:
+        number = self.selected_number()
+        return next((r for r in self._rows if r.number == number), None)
 
 
 ROUND_COLUMNS_FIXED = (("round", 5), ("pass rate", 11), ("outcome", 12))

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import shutil
 import sys
 from dataclasses import dataclass
@@ -63,6 +64,14 @@ def add_parsers(subparsers: Any, sandbox_opts: argparse.ArgumentParser) -> None:
     d.add_argument("-k", "--votes", type=int, default=8, help="output votes per test (8)")
     d.add_argument(
         "--candidates", type=int, default=1, help="edits sampled and ranked per round (1)"
+    )
+    d.add_argument(
+        "--synth-inputs",
+        type=int,
+        default=32,
+        metavar="N",
+        help="with a model: up to N synthesised inputs join UTGen's candidates, their outputs "
+        "voted on by the model (32; 0: the model's inputs only; not with --model sim)",
     )
     d.add_argument("--review", action="store_true", help="accept or reject every edit by hand")
     d.add_argument("--step", action="store_true", help="pause after round 0 (the first test set)")
@@ -503,6 +512,7 @@ def _app_config(
         keymap=tui.keys,
         theme=tui.theme,
         synth=_synth_plan(prep),
+        candidates=_candidates_plan(prep, getattr(args, "synth_inputs", 0)),
     )
 
 
@@ -510,6 +520,20 @@ def _synth_plan(prep: Prepared) -> Any:
     """What a session without a model synthesises inputs from (``None``: it has a model)."""
     if not (isinstance(prep.model, tuple) and prep.model[0] == "none"):
         return None
+    return _plan(prep)
+
+
+def _candidates_plan(prep: Prepared, count: int) -> Any:
+    """What a session with a model synthesises UTGen's candidate inputs from (``None``: none,
+    without a model, with ``--synth-inputs 0`` or with the SIMULATED model, which knows the
+    gold outputs of the private inputs only)."""
+    model = prep.model
+    if count <= 0 or (isinstance(model, tuple) and model[0] in ("none", "sim")):
+        return None
+    return dataclasses.replace(_plan(prep), count=count)
+
+
+def _plan(prep: Prepared) -> Any:
     from utdebug.tui.synth import plan_for
 
     task = prep.task

@@ -19,6 +19,8 @@ from textual.worker import Worker, WorkerState
 from utdebug.engine.control import Control
 from utdebug.engine.events import Event
 from utdebug.engine.session import EditReview, Session
+from utdebug.engine.synthesised import checked_queue
+from utdebug.synth.candidates import CandidateInputs, screen, synthesise_for
 from utdebug.tui.actions import bindings
 from utdebug.tui.activity import CallTracker, traffic_line
 from utdebug.tui.base import TICK_SECONDS
@@ -31,7 +33,13 @@ from utdebug.tui.messages import EngineEvent, ReviewRequested
 from utdebug.tui.panels import PANELS, panels
 from utdebug.tui.screens import HelpScreen, ReviewScreen, SearchScreen
 from utdebug.tui.state import Phase
-from utdebug.tui.synth import SynthResult, synthesize_outcomes
+from utdebug.tui.synth import (
+    SynthPlan,
+    SynthResult,
+    collect_seeds,
+    run_outcomes,
+    synthesise_inputs,
+)
 from utdebug.tui.transcript import Transcript
 from utdebug.tui.widgets import CodePanel, Frame, InputsPanel, TestsPanel
 
@@ -95,7 +103,66 @@ class DebugApp(PersonChanges):
         if self.config.resume is not None:
             self._take_back(self.config.resume)
             return
+        if self.config.candidates is not None:
+            self._make_candidates(self.config.candidates)  # starts the session when done
+            return
         if self.config.autostart:
+            self._start()
+
+    def _make_candidates(self, plan: SynthPlan) -> None:
+        """Synthesise UTGen's candidate inputs (here: the ast work, CPython gh-106905) and run
+        them once on the code in force (in a thread); the session starts when they are in its
+        queue."""
+        code, executor = self.state.code, self.executor
+        self._note(f"synthesising up to {plan.count} candidate inputs for UTGen", "dim")
+
+        def now() -> None:
+            if plan.refusal is not None:
+                self._candidates_ready(None, f"no synthesised inputs: {plan.refusal}")
+                return
+            try:
+                seeds, _ = collect_seeds(plan)
+                syn = synthesise_for(
+                    code,
+                    plan.entry_point,
+                    seeds.inputs,
+                    count=plan.count,
+                    seed=plan.seed,
+                    time_budget=plan.time_budget,
+                )
+            except Exception as exc:  # the synthesiser failed: said, the session goes on
+                self._candidates_ready(None, f"no synthesised inputs: {exc!r}")
+                return
+
+            def work() -> CandidateInputs:
+                return screen(
+                    executor.sandbox, code, plan.entry_point, syn, context=executor.context
+                )
+
+            self.run_worker(
+                work, name="candidates", group="candidates", thread=True, exit_on_error=False
+            )
+
+        self.call_after_refresh(now)
+
+    def _candidates_ready(self, made: CandidateInputs | None, why: str = "") -> None:
+        """Put the synthesised inputs in the session's queue, say so, and start."""
+        if made is not None and self.session is not None:
+            self.session.synth_queue = checked_queue(made.inputs)
+            by: dict[str, int] = {}
+            for _, source in made.inputs:
+                by[source.removeprefix("synth:")] = by.get(source.removeprefix("synth:"), 0) + 1
+            parts = ", ".join(f"{k} {v}" for k, v in sorted(by.items(), key=lambda kv: -kv[1]))
+            dropped = ", ".join(f"{v} {k}" for k, v in sorted(made.dropped.items()))
+            why = (
+                f"{len(made.inputs)} synthesised inputs join UTGen's candidates"
+                + (f" ({parts})" if parts else "")
+                + (f"; left out: {dropped}" if dropped else "")
+            )
+            for note in made.notes:
+                self._note(f"synth: {note}", "dim")
+        self._note(why, "dim")
+        if self.config.autostart and self.state.phase is Phase.READY and not self.state.started:
             self._start()
 
     def _synthesise(self) -> None:
@@ -114,10 +181,18 @@ class DebugApp(PersonChanges):
         self._draw("inputs")
         self._draw_status()
 
-        def work() -> SynthResult:
-            return synthesize_outcomes(plan, code, executor.sandbox, executor.context)
+        def now() -> None:  # the ast work on this thread (CPython gh-106905), after a redraw
+            try:
+                result, cands = synthesise_inputs(plan, code)
+            except Exception as exc:  # the synthesiser failed: said, the app stays
+                result, cands = SynthResult(notes=[f"the synthesiser failed: {exc!r}"]), []
 
-        self.run_worker(work, name="synth", group="synth", thread=True, exit_on_error=False)
+            def work() -> SynthResult:
+                return run_outcomes(result, cands, plan, executor.sandbox, executor.context)
+
+            self.run_worker(work, name="synth", group="synth", thread=True, exit_on_error=False)
+
+        self.call_after_refresh(now)
 
     def _synthesised(self, event: Worker.StateChanged) -> None:
         if event.state is WorkerState.SUCCESS:
@@ -209,6 +284,14 @@ class DebugApp(PersonChanges):
             return
         if event.worker.group == "synth":
             self._synthesised(event)
+            return
+        if event.worker.group == "candidates":
+            if event.state is WorkerState.SUCCESS:
+                result = event.worker.result
+                assert isinstance(result, CandidateInputs)
+                self._candidates_ready(result)
+            elif event.state is WorkerState.ERROR:
+                self._candidates_ready(None, f"no synthesised inputs: {event.worker.error!r}")
             return
         if event.worker.group != "session" or event.state is not WorkerState.ERROR:
             return

@@ -114,6 +114,10 @@ class AppConfig:
     """A session without a model (``None``: with one): inputs are synthesised from this
     plan, their outcomes on the code in force listed, and a person says which are wrong."""
 
+    candidates: SynthPlan | None = None
+    """A session with a model: up to ``candidates.count`` inputs synthesised from this plan
+    join UTGen's candidates before the session starts (``Session.synth_queue``)."""
+
     @property
     def model_free(self) -> bool:
         return self.synth is not None

@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 from utdebug.engine.events import (
     Backtracked,
     CandidatesRanked,
+    DisagreementsFound,
     DoesNotLoad,
     EditAccepted,
     EditProposed,
@@ -146,6 +147,15 @@ class EngineEvents(AppBase):
         )
         self._draw_candidates()
 
+    def _disagreements_found(self, ev: DisagreementsFound) -> None:
+        first = f": {', '.join(ev.inputs)}" if ev.inputs else ""
+        self._note(
+            f"[round {ev.round}] the {ev.programs} programs (the code in force and the "
+            f"candidates) disagree on {ev.found} of {ev.checked} synthesised inputs, voted on "
+            f"first{first}",
+            "cyan",
+        )
+
     def _edit_accepted(self, ev: EditAccepted) -> None:
         taken = self.state.candidate_runs.get(ev.code_id)
         if taken is not None:
@@ -231,6 +241,7 @@ class EngineEvents(AppBase):
         TestsRun: _tests_run,
         EditProposed: _edit_proposed,
         CandidatesRanked: _candidates_ranked,
+        DisagreementsFound: _disagreements_found,
         EditAccepted: _edit_accepted,
         Backtracked: _backtracked,
         RoundFinished: _round_finished,

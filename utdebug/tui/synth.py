@@ -24,7 +24,7 @@ from utdebug.sandbox.values import describe
 from utdebug.synth.oracle import run_batch
 from utdebug.synth.seeds import Seeds, seeds_from_docstring, seeds_from_problem, seeds_from_tests
 from utdebug.synth.strategies import parse_hints
-from utdebug.synth.synthesizer import synthesize
+from utdebug.synth.synthesizer import Candidate, synthesize
 from utdebug.synth.values import input_key, size_of
 
 SYNTH_LIMITS = Limits(per_input=1.0, load=5.0, batch=20.0, cut_after=2, cut_limit=0.1)
@@ -190,11 +190,21 @@ def synthesize_outcomes(
     plan: SynthPlan, code: str, sandbox: Sandbox, context: ModuleContext | None = None
 ) -> SynthResult:
     """Seeds, candidates and their outcomes on ``code`` (run in ``sandbox``), smallest first.
-    Never raises for bad input: what could not be done is in the result's notes."""
+    Never raises for bad input: what could not be done is in the result's notes. The two
+    steps are :func:`synthesise_inputs` and :func:`run_outcomes`."""
+    result, cands = synthesise_inputs(plan, code)
+    return run_outcomes(result, cands, plan, sandbox, context)
+
+
+def synthesise_inputs(plan: SynthPlan, code: str) -> tuple[SynthResult, list[Candidate]]:
+    """The synthesis step (seeds, type hints, candidates; no sandbox). It reads source with
+    ``ast``: on Python 3.11 call it from the event loop's thread, never from a worker thread
+    beside it (CPython gh-106905: concurrent ``ast`` use can fail with ``SystemError: AST
+    constructor recursion depth mismatch``)."""
     out = SynthResult(code=code)
     if plan.refusal is not None:
         out.notes.append(plan.refusal)
-        return out
+        return out, []
     seeds, out.seed_origins = collect_seeds(plan)
     names = _parameters(plan.module_source or code, plan.entry_point) or []
     inputs = [s for s in seeds.inputs if not names or len(s) == len(names)]
@@ -210,7 +220,7 @@ def synthesize_outcomes(
             "no seed input (no doctest example, no call with literal arguments in the "
             f"project's tests) and {untyped} cannot be typed (no usable type hint)"
         )
-        return out
+        return out, []
     syn = synthesize(
         inputs,
         count=plan.count,
@@ -220,21 +230,37 @@ def synthesize_outcomes(
         time_budget=plan.time_budget,
     )
     out.notes += syn.notes
-    cands = syn.candidates
+    return out, list(syn.candidates)
+
+
+def run_outcomes(
+    result: SynthResult,
+    cands: list[Candidate],
+    plan: SynthPlan,
+    sandbox: Sandbox,
+    context: ModuleContext | None = None,
+) -> SynthResult:
+    """The sandbox step: ``cands`` run once on ``result.code``; the rows, smallest first (safe
+    in a worker thread)."""
     if not cands:
-        return out
+        return result
     outcomes, load_error, _wall, _cpu = run_batch(
-        sandbox, code, plan.entry_point, [c.args for c in cands], SYNTH_LIMITS, context=context
+        sandbox,
+        result.code,
+        plan.entry_point,
+        [c.args for c in cands],
+        SYNTH_LIMITS,
+        context=context,
     )
     if load_error:
-        out.notes.append(f"the code does not load: {load_error}")
+        result.notes.append(f"the code does not load: {load_error}")
     order = sorted(
         range(len(cands)), key=lambda i: (size_of(cands[i].args), input_key(cands[i].args))
     )
     for n, i in enumerate(order, start=1):
         c, o = cands[i], outcomes[i]
         call = f"{plan.entry_point}({', '.join(describe(a, 2000) for a in c.args)})"
-        out.rows.append(
+        result.rows.append(
             SynthRow(n, c.args, call, c.source, o.status.value, o.value, outcome_text(o))
         )
-    return out
+    return result

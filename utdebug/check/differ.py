@@ -14,7 +14,6 @@ drawn from their type hints. An input whose outcome changed is a finding (``was 
 from __future__ import annotations
 
 import ast
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,16 +21,12 @@ from typing import Any
 
 from utdebug.check.report import Change, Differential
 from utdebug.synth.differential import Accepts, DiffSettings, Finding, Version, differential
+from utdebug.synth.seeds import find_test_files
 
-__all__ = ["ACCEPT_FILE", "DiffRun", "compare_function", "test_files"]
+__all__ = ["ACCEPT_FILE", "DiffRun", "compare_function"]
 
 ACCEPT_FILE = ".utdebug/accepted.json"
 """Where intended changes are recorded, relative to the repository root (``--accept``)."""
-
-MAX_TEST_FILES = 2000
-"""Test files read for seeds at most (the first ones in path order)."""
-
-_SKIP_DIRS = {".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".utdebug"}
 
 
 @dataclass
@@ -52,24 +47,6 @@ class DiffRun:
     settings: DiffSettings = field(default_factory=DiffSettings)
     tests: list[Path] | None = None
     """The head's test files (found on first use)."""
-
-
-def test_files(root: Path) -> list[Path]:
-    """The repository's test files: ``test_*.py`` and ``*_test.py``, and every ``.py`` file
-    under a ``tests`` or ``test`` folder (hidden folders and virtual environments left out)."""
-    out: list[Path] = []
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
-        rel = Path(folder).relative_to(root)
-        in_tests = any(p in ("tests", "test") for p in rel.parts)
-        for name in sorted(files):
-            if name.endswith(".py") and (
-                in_tests or name.startswith("test_") or name.endswith("_test.py")
-            ):
-                out.append(Path(folder) / name)
-                if len(out) >= MAX_TEST_FILES:
-                    return out
-    return out
 
 
 def _not_compared(why: str, base: str | None, seeds: int = 0) -> Differential:
@@ -127,7 +104,7 @@ def compare_function(run: DiffRun, path: str, qualname: str) -> tuple[Differenti
         return _not_compared("unchanged since the base (function and module context)", base), []
 
     if run.tests is None:
-        run.tests = test_files(run.head_root)
+        run.tests = find_test_files(run.head_root)
     seeds = seeds_from_tests(run.tests, qualname, run.head_root)
     seeds.extend(seeds_from_docstring(head_text, qualname))
     seeds.extend(seeds_from_docstring(base_text, qualname))

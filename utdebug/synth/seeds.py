@@ -15,6 +15,7 @@ Arguments must be literals (:func:`utdebug.expected_values.expected_value`: plai
 from __future__ import annotations
 
 import ast
+import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from utdebug.literals import LiteralError, closing_bracket
 __all__ = [
     "Seed",
     "Seeds",
+    "find_test_files",
     "seeds_from_args",
     "seeds_from_docstring",
     "seeds_from_examples",
@@ -328,4 +330,28 @@ def seeds_from_tests(paths: Iterable[Path], func_name: str, root: Path | None = 
             out.skipped.append(f"{name}: unreadable ({exc.__class__.__name__})")
             continue
         out.extend(seeds_from_test_source(source, func_name, name))
+    return out
+
+
+TEST_FILES_LIMIT = 2000
+"""At most this many test files are read from one project."""
+_NOT_SOURCES = {"__pycache__", "node_modules", "venv", "env", "build", "dist", "site-packages"}
+
+
+def find_test_files(root: Path, limit: int = TEST_FILES_LIMIT) -> list[Path]:
+    """A project's test files, in a stable order: ``test_*.py``, ``*_test.py`` and every
+    ``.py`` file under a ``tests`` or ``test`` folder (hidden folders, virtual environments
+    and build output left out; at most ``limit``)."""
+    out: list[Path] = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in _NOT_SOURCES and not d.startswith("."))
+        rel = Path(folder).relative_to(root)
+        in_tests = any(p in ("tests", "test") for p in rel.parts)
+        for name in sorted(files):
+            if name.endswith(".py") and (
+                in_tests or name.startswith("test_") or name.endswith("_test.py")
+            ):
+                out.append(Path(folder) / name)
+                if len(out) >= limit:
+                    return out
     return out

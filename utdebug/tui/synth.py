@@ -12,7 +12,6 @@ and writes the expected value, or keeps a right one, and either becomes a sessio
 from __future__ import annotations
 
 import ast
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,13 @@ from utdebug.sandbox.executor import Sandbox
 from utdebug.sandbox.outcomes import Outcome, Status
 from utdebug.sandbox.values import describe
 from utdebug.synth.oracle import run_batch
-from utdebug.synth.seeds import Seeds, seeds_from_docstring, seeds_from_problem, seeds_from_tests
+from utdebug.synth.seeds import (
+    Seeds,
+    find_test_files,
+    seeds_from_docstring,
+    seeds_from_problem,
+    seeds_from_tests,
+)
 from utdebug.synth.strategies import parse_hints
 from utdebug.synth.synthesizer import Candidate, synthesize
 from utdebug.synth.values import input_key, size_of
@@ -32,7 +37,7 @@ SYNTH_LIMITS = Limits(per_input=1.0, load=5.0, batch=20.0, cut_after=2, cut_limi
 time-outs, 20 s for the whole batch."""
 
 MAX_TEST_FILES = 200
-_SKIP_DIRS = {"__pycache__", "node_modules", "venv", "env", "build", "dist", "site-packages"}
+"""At most this many test files of the project are read for seeds."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,24 +126,6 @@ def plan_for(
     return SynthPlan(entry_point, source, project, problem, refusal=refusal)
 
 
-def test_files(root: Path) -> list[Path]:
-    """A project's test files: ``test_*.py``, ``*_test.py`` and the ``.py`` files under a
-    ``tests`` or ``test`` folder (hidden folders and virtual environments left out)."""
-    out: list[Path] = []
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
-        rel = Path(folder).relative_to(root)
-        in_tests = any(p in ("tests", "test") for p in rel.parts)
-        for name in sorted(files):
-            if name.endswith(".py") and (
-                in_tests or name.startswith("test_") or name.endswith("_test.py")
-            ):
-                out.append(Path(folder) / name)
-                if len(out) >= MAX_TEST_FILES:
-                    return out
-    return out
-
-
 def collect_seeds(plan: SynthPlan) -> tuple[Seeds, list[str]]:
     """The plan's seeds and where they came from, in short."""
     seeds = Seeds()
@@ -149,7 +136,9 @@ def collect_seeds(plan: SynthPlan) -> tuple[Seeds, list[str]]:
             origins.append("docstring")
         seeds.extend(found)
     if plan.project is not None:
-        found = seeds_from_tests(test_files(plan.project), plan.entry_point, plan.project)
+        found = seeds_from_tests(
+            find_test_files(plan.project, MAX_TEST_FILES), plan.entry_point, plan.project
+        )
         files = sorted({s.origin.rsplit(":", 1)[0] for s in found.items})
         origins += files[:3] + ([f"{len(files) - 3} more test files"] if len(files) > 3 else [])
         seeds.extend(found)

@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from utdebug.check.review import module_context
+from utdebug.check.targets import module_context
 from utdebug.cli import build_parser
 
 ROOT = Path(__file__).resolve().parent.parent

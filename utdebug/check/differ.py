@@ -75,7 +75,7 @@ def _read(path: Path) -> str | None:
 def compare_function(run: DiffRun, path: str, qualname: str) -> tuple[Differential, list[Finding]]:
     """Compare ``path::qualname`` at the checked revision with its base version: the report's
     :class:`Differential` and the findings as the library gives them (for ``--accept``)."""
-    from utdebug.check.review import module_context
+    from utdebug.check.targets import module_context
     from utdebug.project import sandbox_context
     from utdebug.synth.seeds import seeds_from_docstring, seeds_from_tests
     from utdebug.synth.strategies import parse_hints

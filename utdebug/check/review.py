@@ -49,7 +49,7 @@ from utdebug.check.results import (
     refused_replies,
     result_json,
 )
-from utdebug.check.targets import Located, Target, locate
+from utdebug.check.targets import Located, Target, locate, module_context
 
 CACHE_VERSION = 2
 """Bumped when what a cached result means changes (old entries are then ignored). 2: fixes
@@ -597,34 +597,6 @@ class _Checker:
             os.replace(tmp, path)
         except OSError as e:  # a read-only cache must not fail the check
             self.say(f"warning: cannot write the cache entry {path}: {e}")
-
-
-def module_context(module_code: str, entry_point: str) -> str:
-    """What of its module a function's behaviour can depend on, for the cache key: every
-    module-level statement that is not a definition (imports, constants, setup code), and the
-    module-level functions and classes the function uses, directly or through each other.
-    Editing an unrelated function of the same module leaves this unchanged."""
-    try:
-        tree = ast.parse(module_code)
-    except (SyntaxError, ValueError):
-        return module_code
-    defs: dict[str, ast.stmt] = {}
-    rest: list[str] = []
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            defs[node.name] = node  # the last definition wins, as in Python
-        else:
-            rest.append(ast.dump(node))
-    used: list[str] = []
-    todo = [entry_point]
-    while todo:
-        name = todo.pop()
-        found = defs.get(name)
-        if found is None or name in used:
-            continue
-        used.append(name)
-        todo += [n.id for n in ast.walk(found) if isinstance(n, ast.Name) and n.id in defs]
-    return "\n".join([*rest, *(ast.dump(defs[n]) for n in sorted(used))])
 
 
 def _has_skip_pragma(loaded: Any) -> bool:

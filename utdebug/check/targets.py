@@ -3,6 +3,7 @@ ones a change touches (``--changed``), found before any model is made."""
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -102,3 +103,31 @@ def _named_target(repo: Any, spec: str, cwd: Path, *, in_tree: bool = True) -> T
         raise CheckError(f"{path} {what} ({spec})")
     rel = gitrepo.relative_path(repo, full)
     return Target(rel, qualname)
+
+
+def module_context(module_code: str, entry_point: str) -> str:
+    """What of its module a function's behaviour can depend on, for the cache key: every
+    module-level statement that is not a definition (imports, constants, setup code), and the
+    module-level functions and classes the function uses, directly or through each other.
+    Editing an unrelated function of the same module leaves this unchanged."""
+    try:
+        tree = ast.parse(module_code)
+    except (SyntaxError, ValueError):
+        return module_code
+    defs: dict[str, ast.stmt] = {}
+    rest: list[str] = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            defs[node.name] = node  # the last definition wins, as in Python
+        else:
+            rest.append(ast.dump(node))
+    used: list[str] = []
+    todo = [entry_point]
+    while todo:
+        name = todo.pop()
+        found = defs.get(name)
+        if found is None or name in used:
+            continue
+        used.append(name)
+        todo += [n.id for n in ast.walk(found) if isinstance(n, ast.Name) and n.id in defs]
+    return "\n".join([*rest, *(ast.dump(defs[n]) for n in sorted(used))])

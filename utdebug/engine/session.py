@@ -25,6 +25,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import utdebug.engine.synthesised as synthesised
 from utdebug.agents import prompts
 from utdebug.agents.base import (
     CostLimitExceeded,
@@ -45,7 +46,6 @@ from utdebug.agents.roles import (
     UTGenerator,
     program_listing,
 )
-from utdebug.engine import synthesised
 from utdebug.engine.control import Control, SessionBusy, SessionCancelled
 from utdebug.engine.events import (
     Backtracked,
@@ -75,7 +75,7 @@ from utdebug.engine.model import (
     code_id,
 )
 from utdebug.engine.state import Interruptible, Listener, SessionState, Version
-from utdebug.engine.utgen import build_tests, call_text
+from utdebug.engine.utgen import TestRound, build_tests, call_text
 from utdebug.sandbox.verdicts import Verdict
 
 
@@ -185,20 +185,19 @@ class Session(SessionState):
             self.emit(event)
 
         try:
-            res = await build_tests(
-                task=self.task,
-                code=code,
-                round_no=round_no,
-                settings=self.settings,
-                generator=self.generator,
-                predictor=self.predictor,
-                executor=self.executor,
-                emit=emit,
-                checkpoint=self._checkpoint,
-                next_id=self._next_id,
-                hint=self.hint,
-                candidate_inputs=tuple(queue),
+            r = TestRound(
+                self.task,
+                code,
+                round_no,
+                self.settings,
+                self.generator,
+                self.predictor,
+                self.executor,
+                emit,
+                self.hint,
+                tuple(queue),
             )
+            res = await build_tests(r, checkpoint=self._checkpoint, next_id=self._next_id)
         except (SessionCancelled, ModelError):
             self.synth_queue = queue[taken:]
             # Cut short: the tests kept so far become the set (a session that goes on uses

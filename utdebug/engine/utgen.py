@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from utdebug.agents import parsing
@@ -68,8 +68,8 @@ class BuildResult:
 
 
 @dataclass(frozen=True, slots=True)
-class _Round:
-    """What every attempt of one round's test building shares."""
+class TestRound:
+    """What every attempt of one round's test building shares (:func:`build_tests`)."""
 
     task: Task
     code: str
@@ -88,24 +88,13 @@ class _Round:
 
 
 async def build_tests(
-    *,
-    task: Task,
-    code: str,
-    round_no: int,
-    settings: Settings,
-    generator: UTGenerator,
-    predictor: OutputPredictor,
-    executor: Executor,
-    emit: Emit,
-    checkpoint: Checkpoint,
-    next_id: Callable[[], int],
-    hint: HintFn,
-    candidate_inputs: Sequence[CandidateInput] = (),
+    r: TestRound, *, checkpoint: Checkpoint, next_id: Callable[[], int]
 ) -> BuildResult:
-    """One set of up to ``settings.n`` tests for ``code`` (see the module's text);
-    ``candidate_inputs``: synthesised inputs to vote on, in order."""
-    usable = () if task.program or settings.k == 0 else tuple(candidate_inputs)
-    r = _Round(task, code, round_no, settings, generator, predictor, executor, emit, hint, usable)
+    """One set of up to ``settings.n`` tests for ``r.code`` (see the module's text);
+    ``r.candidates``: synthesised inputs to vote on, in order (none are taken for a task
+    tested with programs, or without voting)."""
+    if r.candidates and (r.task.program or r.settings.k == 0):
+        r = replace(r, candidates=())
     return await _Builder(r, next_id).run(checkpoint)
 
 
@@ -117,7 +106,7 @@ def call_text(entry_point: str, args: Sequence[Any]) -> str:
 class _Builder:
     """One round's attempts and the set of tests they keep."""
 
-    def __init__(self, r: _Round, next_id: Callable[[], int]) -> None:
+    def __init__(self, r: TestRound, next_id: Callable[[], int]) -> None:
         self.r = r
         self.next_id = next_id
         self.reference = r.settings.variant is Variant.REFERENCE
@@ -249,7 +238,7 @@ class _Builder:
 
 
 async def _judge_program(
-    r: _Round, test: ParsedProgram, prop: Proposal, attempt: int
+    r: TestRound, test: ParsedProgram, prop: Proposal, attempt: int
 ) -> UnitTest | None:
     """A test program's shape checked (parsed only), whether it calls the target as written
     and whether its setup runs (:mod:`utdebug.engine.admission`: dropped with the reason,
@@ -296,7 +285,7 @@ async def _judge_program(
     return None if t is None else made(t.value, dict(t.counts), t.draws, t.share)
 
 
-async def _unusable(r: _Round, test: ParsedProgram, shown: str, attempt: int) -> bool:
+async def _unusable(r: TestRound, test: ParsedProgram, shown: str, attempt: int) -> bool:
     """Before any vote: the test must call the target as written and its setup must run
     (else it is dropped with the reason)."""
     broken = call_problem(
@@ -319,7 +308,7 @@ async def _unusable(r: _Round, test: ParsedProgram, shown: str, attempt: int) ->
 
 
 async def _judge_outputs(
-    r: _Round, call: parsing.ParsedCall, prop: Proposal, attempt: int
+    r: TestRound, call: parsing.ParsedCall, prop: Proposal, attempt: int
 ) -> UnitTest | None:
     """The voted (or, without voting, the generator's own) expected output; None: dropped."""
     args = tuple(call.args)
@@ -350,7 +339,7 @@ async def _judge_outputs(
 
 
 async def _vote(
-    r: _Round, votes: Sequence[Vote | ProgramVote], attempt: int, shown: str
+    r: TestRound, votes: Sequence[Vote | ProgramVote], attempt: int, shown: str
 ) -> Tally | None:
     """The draws resolved and tallied, one :class:`VoteCast` each (a ``str`` value: the
     exception a program's call raises); ``None``: the top answer has too few votes."""

@@ -124,18 +124,23 @@ def _uses_self(node: ast.AST) -> bool:
     return any(isinstance(n, ast.Name) and n.id == "self" for n in ast.walk(node))
 
 
+def method_call_in(stmt: ast.stmt, method: str) -> ast.Call | None:
+    """The first call ``<receiver>.method(...)`` in ``stmt`` (``ast.walk`` order), else None."""
+    return next(
+        (
+            n
+            for n in ast.walk(stmt)
+            if isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and n.func.attr == method
+        ),
+        None,
+    )
+
+
 def _program_of(body: list[ast.stmt], method: str) -> ProgramInput | None:
     for i, stmt in enumerate(body):
-        call = next(
-            (
-                n
-                for n in ast.walk(stmt)
-                if isinstance(n, ast.Call)
-                and isinstance(n.func, ast.Attribute)
-                and n.func.attr == method
-            ),
-            None,
-        )
+        call = method_call_in(stmt, method)
         if call is None:
             continue
         setup = body[:i]

@@ -398,7 +398,12 @@ async def synth_split(
     run = RunResult(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
 
-    def key_of(p: Problem) -> str:
+    def key_of(p: Problem | ClassFixProblem) -> str:
+        tests = (
+            {"tests": [p.test_code, list(p.tests), list(p.target_tests)]}
+            if isinstance(p, ClassFixProblem)
+            else {}
+        )
         return record_key(
             {
                 "mode": "synth",
@@ -406,6 +411,7 @@ async def synth_split(
                 "task_id": p.task_id,
                 "code": p.code,
                 "gold": p.gold,
+                **tests,
                 "sources": sorted(ls.sources.items()),
                 "settings": settings.to_json(),
             }
@@ -414,20 +420,6 @@ async def synth_split(
     def base(task_id: str, key: str) -> dict[str, Any]:
         who = {"model": None} if model is None else model_fields(model.name, model.simulated)
         return {"key": key, "split": ls.split.value, "task_id": task_id} | who
-
-    def class_key(p: ClassFixProblem) -> str:
-        return record_key(
-            {
-                "mode": "synth",
-                "split": ls.split.value,
-                "task_id": p.task_id,
-                "code": p.code,
-                "gold": p.gold,
-                "tests": [p.test_code, list(p.tests), list(p.target_tests)],
-                "sources": sorted(ls.sources.items()),
-                "settings": settings.to_json(),
-            }
-        )
 
     async def work(p: Problem) -> dict[str, Any]:
         if model is not None:
@@ -443,7 +435,7 @@ async def synth_split(
         ls, lambda t, err: base(t, record_key({"mode": "synth", "error_row": err.row}))
     )
     jobs = [Job(base(p.task_id, key_of(p)), partial(work, p)) for p in ls.problems]
-    jobs += [Job(base(c.task_id, class_key(c)), partial(work_class, c)) for c in ls.classes]
+    jobs += [Job(base(c.task_id, key_of(c)), partial(work_class, c)) for c in ls.classes]
     await run_folder(
         run,
         dataset_errors=dataset_errors,

@@ -46,6 +46,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from utdebug.benchmarks.classeval_debug import method_call_in
 from utdebug.data.datasets import ClassFixProblem
 from utdebug.expected_values import expected_value
 from utdebug.literals import LiteralError
@@ -297,16 +298,7 @@ def _take_setup(stmt: ast.stmt, receiver: str, params: _Params) -> None:
 
 def _site(body: list[ast.stmt], test: str, class_name: str, method: str) -> Site | str:
     for i, stmt in enumerate(body):
-        call = next(
-            (
-                n
-                for n in ast.walk(stmt)
-                if isinstance(n, ast.Call)
-                and isinstance(n.func, ast.Attribute)
-                and n.func.attr == method
-            ),
-            None,
-        )
+        call = method_call_in(stmt, method)
         if call is None:
             continue
         setup: list[ast.stmt] = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import difflib
 from collections.abc import Sequence
+from typing import ClassVar
 
 from rich.cells import cell_len
 from rich.syntax import Syntax
@@ -215,7 +216,46 @@ ORIGINAL_MARK, ORIGINAL_STYLE = "orig", "bold italic yellow"
 means: ``orig: the first tests, 3/3 pass``)."""
 
 
-class TestsPanel(Vertical):
+class FittedTable(Vertical):
+    """A panel around one row-cursor table whose columns share the width the terminal gives:
+    the fixed ones as they are, the flexible ones by weight (:func:`column_widths`); a resize
+    that changes the widths remakes the columns and fills the rows again (``_fill``)."""
+
+    TABLE_ID: ClassVar[str]
+    COLUMNS_FIXED: ClassVar[tuple[tuple[str, int], ...]]
+    COLUMNS_FLEX: ClassVar[tuple[tuple[str, float, int], ...]]
+    COLUMN_ORDER: ClassVar[tuple[str, ...]]
+
+    def on_mount(self) -> None:
+        self._widths: dict[str, int] = {}
+        self._fit_columns()
+
+    @property
+    def table(self) -> DataTable[str | Text]:
+        return self.query_one(f"#{self.TABLE_ID}", DataTable)
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self._fit_columns():
+            self._fill()
+
+    def _fit_columns(self) -> bool:
+        """(Re)make the columns for the table's width; whether they changed."""
+        width = self.table.size.width or self.size.width or 80
+        widths = column_widths(width - SCROLLBAR, self.COLUMNS_FIXED, self.COLUMNS_FLEX)
+        if widths == self._widths:
+            return False
+        self._widths = widths
+        table = self.table
+        table.clear(columns=True)
+        for name in self.COLUMN_ORDER:
+            table.add_column(name, key=name, width=widths[name])
+        return True
+
+    def _fill(self) -> None:
+        raise NotImplementedError
+
+
+class TestsPanel(FittedTable):
     """The generated (and a person's) tests with their votes and status on the code in force.
 
     The input and expected columns share the width the terminal gives (an ellipsis marks a
@@ -228,6 +268,11 @@ class TestsPanel(Vertical):
         table: DataTable[str | Text] = DataTable(id="tests-table", cursor_type="row")
         yield table
 
+    TABLE_ID = "tests-table"
+    COLUMNS_FIXED = TEST_COLUMNS_FIXED
+    COLUMNS_FLEX = TEST_COLUMNS_FLEX
+    COLUMN_ORDER = TEST_COLUMN_ORDER
+
     def on_mount(self) -> None:
         self._tests: list[UnitTest] = []
         self._summary = "no tests yet"
@@ -235,29 +280,7 @@ class TestsPanel(Vertical):
         """The search (``/``): only the tests that hold it are shown."""
         self._statuses: dict[int, str] = {}
         self._originals: set[int] = set()
-        self._widths: dict[str, int] = {}
-        self._fit_columns()
-
-    @property
-    def table(self) -> DataTable[str | Text]:
-        return self.query_one("#tests-table", DataTable)
-
-    def on_resize(self, event: events.Resize) -> None:
-        if self._fit_columns():
-            self._fill()
-
-    def _fit_columns(self) -> bool:
-        """(Re)make the columns for the table's width; whether they changed."""
-        width = self.table.size.width or self.size.width or 80
-        widths = column_widths(width - SCROLLBAR, TEST_COLUMNS_FIXED, TEST_COLUMNS_FLEX)
-        if widths == self._widths:
-            return False
-        self._widths = widths
-        table = self.table
-        table.clear(columns=True)
-        for name in TEST_COLUMN_ORDER:
-            table.add_column(name, key=name, width=widths[name])
-        return True
+        super().on_mount()
 
     def show(
         self,
@@ -322,7 +345,7 @@ INPUT_COLUMN_ORDER = ("#", "input", "outcome", "source", "test")
 OUTCOME_ERROR_STYLE = "bold red"
 
 
-class InputsPanel(Vertical):
+class InputsPanel(FittedTable):
     """A session without a model: the synthesised inputs, smallest first, with what the code
     in force does on each (a value, ``raises X``) and the test a person made of it."""
 
@@ -331,30 +354,15 @@ class InputsPanel(Vertical):
         table: DataTable[str | Text] = DataTable(id="inputs-table", cursor_type="row")
         yield table
 
+    TABLE_ID = "inputs-table"
+    COLUMNS_FIXED = INPUT_COLUMNS_FIXED
+    COLUMNS_FLEX = INPUT_COLUMNS_FLEX
+    COLUMN_ORDER = INPUT_COLUMN_ORDER
+
     def on_mount(self) -> None:
         self._rows: list[SynthRow] = []
         self._made: dict[int, int] = {}
-        self._widths: dict[str, int] = {}
-        self._fit_columns()
-
-    @property
-    def table(self) -> DataTable[str | Text]:
-        return self.query_one("#inputs-table", DataTable)
-
-    def on_resize(self, event: events.Resize) -> None:
-        if self._fit_columns():
-            self._fill()
-
-    def _fit_columns(self) -> bool:
-        width = self.table.size.width or self.size.width or 80
-        widths = column_widths(width - SCROLLBAR, INPUT_COLUMNS_FIXED, INPUT_COLUMNS_FLEX)
-        if widths == self._widths:
-            return False
-        self._widths = widths
-        self.table.clear(columns=True)
-        for name in INPUT_COLUMN_ORDER:
-            self.table.add_column(name, key=name, width=widths[name])
-        return True
+        super().on_mount()
 
     def show(self, hint: str, rows: Sequence[SynthRow], made: dict[int, int]) -> None:
         """``made``: the row number -> the test a person made of it."""

@@ -64,21 +64,15 @@ async def model_inputs(
     valid: list[bool] = []
     outputs: list[Any] = []
     reasons: list[str | None] = []
-    for args, out in zip(res.inputs, res.outputs, strict=True):
+    kept = [(args, True, out, None) for args, out in zip(res.inputs, res.outputs, strict=True)]
+    dropped = [(args, False, None, why) for args, why in res.dropped]
+    for args, ok, out, why in [*kept, *dropped]:
         key = input_key(args)
         if key not in seen:
             seen.add(key)
             inputs.append(args)
-            valid.append(True)
+            valid.append(ok)
             outputs.append(out)
-            reasons.append(None)
-    for args, why in res.dropped:
-        key = input_key(args)
-        if key not in seen:
-            seen.add(key)
-            inputs.append(args)
-            valid.append(False)
-            outputs.append(None)
             reasons.append(why)
     val = Validation(inputs, valid, outputs, reasons, costs=[0.0] * len(inputs))
     record = {

@@ -231,3 +231,20 @@ def test_with_a_model_the_changes_are_reported_beside_its_tests(
     assert data["functions"][0]["tests"] and data["functions"][0]["differential"]["changes"]
     off = check(shop, tmp_path, Replies(specs).info(), differential=False)
     assert off.functions[0].differential is None and off.exit_code() == Exit.OK
+
+
+def test_with_a_model_its_tests_inputs_seed_the_comparison(shop: git.Repo, tmp_path: Path) -> None:
+    """An untyped function with no call in the repository's tests and no doctest: without a
+    model nothing is compared; with one, its tests' inputs are the seeds."""
+    text = "def scale(x):\n    return x * 2\n"
+    commit(shop, {"calc.py": text}, "calc")
+    (Path(shop.working_tree_dir or ".") / "calc.py").write_text(
+        text.replace("x * 2", "x * 2 if x < 5 else x * 3")
+    )
+    (f,) = check(shop, tmp_path).functions
+    assert f.differential is not None and not f.differential.compared
+    specs = {"scale": [("scale(1)", "2"), ("scale(3)", "6"), ("scale(4)", "8")]}
+    (f,) = check(shop, tmp_path, Replies(specs).info()).functions
+    assert f.differential is not None and f.differential.compared
+    assert f.differential.seeds == 3
+    assert f.changes  # mutation of 1, 3, 4 reaches x >= 5

@@ -72,12 +72,16 @@ def _read(path: Path) -> str | None:
         return None
 
 
-def compare_function(run: DiffRun, path: str, qualname: str) -> tuple[Differential, list[Finding]]:
+def compare_function(
+    run: DiffRun, path: str, qualname: str, model_calls: Sequence[str] = ()
+) -> tuple[Differential, list[Finding]]:
     """Compare ``path::qualname`` at the checked revision with its base version: the report's
-    :class:`Differential` and the findings as the library gives them (for ``--accept``)."""
+    :class:`Differential` and the findings as the library gives them (for ``--accept``).
+    ``model_calls``: the calls of a model's tests of the function (``f(1, [2])``), seeds as
+    well."""
     from utdebug.check.targets import module_context
     from utdebug.project import sandbox_context
-    from utdebug.synth.seeds import seeds_from_docstring, seeds_from_tests
+    from utdebug.synth.seeds import seeds_from_docstring, seeds_from_tests, seeds_from_text
     from utdebug.synth.strategies import parse_hints
 
     base = run.base
@@ -108,6 +112,8 @@ def compare_function(run: DiffRun, path: str, qualname: str) -> tuple[Differenti
     seeds = seeds_from_tests(run.tests, qualname, run.head_root)
     seeds.extend(seeds_from_docstring(head_text, qualname))
     seeds.extend(seeds_from_docstring(base_text, qualname))
+    for call in model_calls:
+        seeds.extend(seeds_from_text(call, qualname, "the model's tests"))
     args = [*head_fn.args.posonlyargs, *head_fn.args.args]
     names = [a.arg for a in args]
     inputs = [s for s in seeds.inputs if _fits(head_fn, len(s))]

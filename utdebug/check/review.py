@@ -33,7 +33,7 @@ import os
 import re
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -351,7 +351,9 @@ class _Checker:
             rep = await self._check_model(sb, t)
         if self.diff is None or rep.status not in (Status.OK, Status.FINDINGS):
             return rep
-        diff = self._compare(sb, t)
+        # with a model, the calls of its literal-argument tests are seeds as well
+        calls = [x.call for x in rep.tests if x.code is None]
+        diff = self._compare(sb, t, calls)
         status = Status.FINDINGS if diff.changes else rep.status
         message = diff.message if self.model is None else rep.message
         return replace(rep, status=status, message=message, differential=diff)
@@ -381,7 +383,7 @@ class _Checker:
             )
         return function_report(t.path, t.qualname, Status.OK, "", line, end)
 
-    def _compare(self, sb: Any, t: Target) -> Differential:
+    def _compare(self, sb: Any, t: Target, model_calls: Sequence[str] = ()) -> Differential:
         """The function against its base version; with ``--accept`` its changed outcomes are
         recorded (and reported as accepted, not as findings)."""
         from utdebug.check.differ import compare_function
@@ -391,7 +393,7 @@ class _Checker:
             sb.start()
         except (SandboxUnavailable, SandboxError) as e:
             raise CheckError(f"sandbox: {e}") from None
-        diff, found = compare_function(self.diff, t.path, t.qualname)
+        diff, found = compare_function(self.diff, t.path, t.qualname, model_calls)
         if self.o.accept and found:
             for f in found:
                 self.diff.accepts.accept(f)

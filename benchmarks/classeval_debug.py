@@ -21,7 +21,7 @@ import ast
 import asyncio
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -89,6 +89,19 @@ def program_inputs(problem: ClassFixProblem) -> list[ProgramInput]:
     tree = ast.parse(problem.test_code)
     wanted = {problem.tests[i] for i in problem.target_tests}
     out: list[ProgramInput] = []
+    for _cls, _fn, stmts in unittest_methods(tree, wanted):
+        body = [_Unself().visit(s) for s in stmts]
+        found = _program_of(body, problem.target.method)
+        if found is not None and found not in out:
+            out.append(found)
+    return out
+
+
+def unittest_methods(
+    tree: ast.Module, wanted: set[tuple[str, str]]
+) -> Iterator[tuple[ast.ClassDef, ast.FunctionDef, list[ast.stmt]]]:
+    """The ``wanted`` (class, method) test methods of a unittest module, in order, each with
+    its statements after its class's ``setUp`` body."""
     for cls in tree.body:
         if not isinstance(cls, ast.ClassDef):
             continue
@@ -98,11 +111,7 @@ def program_inputs(problem: ClassFixProblem) -> list[ProgramInput]:
         )
         for fn in cls.body:
             if isinstance(fn, ast.FunctionDef) and (cls.name, fn.name) in wanted:
-                body = [_Unself().visit(s) for s in [*set_up, *fn.body]]
-                found = _program_of(body, problem.target.method)
-                if found is not None and found not in out:
-                    out.append(found)
-    return out
+                yield cls, fn, [*set_up, *fn.body]
 
 
 class _Unself(ast.NodeTransformer):

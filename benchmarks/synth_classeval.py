@@ -46,7 +46,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from utdebug.benchmarks.classeval_debug import method_call_in
+from utdebug.benchmarks.classeval_debug import method_call_in, unittest_methods
 from utdebug.data.datasets import ClassFixProblem
 from utdebug.expected_values import expected_value
 from utdebug.literals import LiteralError
@@ -368,33 +368,23 @@ def sites_of(
         if (isinstance(n, ast.Import) and all(a.name != "unittest" for a in n.names))
         or (isinstance(n, ast.ImportFrom) and n.module != "unittest")
     )
-    for cls in tree.body:
-        if not isinstance(cls, ast.ClassDef):
-            continue
-        set_up = next(
-            (f.body for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "setUp"),
-            [],
-        )
-        for fn in cls.body:
-            if not (isinstance(fn, ast.FunctionDef) and (cls.name, fn.name) in wanted):
-                continue
-            stmts = [*set_up, *fn.body]
-            assigned = {
-                t.attr
-                for s in stmts
-                for n in ast.walk(s)
-                if isinstance(n, ast.Assign | ast.AnnAssign | ast.AugAssign)
-                for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
-                if isinstance(t, ast.Attribute)
-                and isinstance(t.value, ast.Name)
-                and t.value.id == "self"
-            }
-            body = [_Unself(assigned).visit(copy.deepcopy(s)) for s in stmts]
-            found = _site(body, f"{cls.name}.{fn.name}", class_name, method)
-            if isinstance(found, str):
-                skipped[found] = skipped.get(found, 0) + 1
-            else:
-                out.append(dataclasses.replace(found, imports=imports))
+    for cls, fn, stmts in unittest_methods(tree, wanted):
+        assigned = {
+            t.attr
+            for s in stmts
+            for n in ast.walk(s)
+            if isinstance(n, ast.Assign | ast.AnnAssign | ast.AugAssign)
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+            if isinstance(t, ast.Attribute)
+            and isinstance(t.value, ast.Name)
+            and t.value.id == "self"
+        }
+        body = [_Unself(assigned).visit(copy.deepcopy(s)) for s in stmts]
+        found = _site(body, f"{cls.name}.{fn.name}", class_name, method)
+        if isinstance(found, str):
+            skipped[found] = skipped.get(found, 0) + 1
+        else:
+            out.append(dataclasses.replace(found, imports=imports))
     return out, skipped
 
 

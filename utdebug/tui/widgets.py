@@ -221,10 +221,18 @@ class FittedTable(Vertical):
     the fixed ones as they are, the flexible ones by weight (:func:`column_widths`); a resize
     that changes the widths remakes the columns and fills the rows again (``_fill``)."""
 
+    HINT_ID: ClassVar[str]
+    HINT: ClassVar[str]
+    """The line over the table until there is something to show."""
     TABLE_ID: ClassVar[str]
     COLUMNS_FIXED: ClassVar[tuple[tuple[str, int], ...]]
     COLUMNS_FLEX: ClassVar[tuple[tuple[str, float, int], ...]]
     COLUMN_ORDER: ClassVar[tuple[str, ...]]
+
+    def compose(self) -> ComposeResult:
+        yield Static(self.HINT, id=self.HINT_ID)
+        table: DataTable[str | Text] = DataTable(id=self.TABLE_ID, cursor_type="row")
+        yield table
 
     def on_mount(self) -> None:
         self._widths: dict[str, int] = {}
@@ -263,11 +271,8 @@ class TestsPanel(FittedTable):
 
     __test__ = False  # not a pytest class
 
-    def compose(self) -> ComposeResult:
-        yield Static("no tests yet", id="tests-summary")
-        table: DataTable[str | Text] = DataTable(id="tests-table", cursor_type="row")
-        yield table
-
+    HINT_ID = "tests-summary"
+    HINT = "no tests yet"
     TABLE_ID = "tests-table"
     COLUMNS_FIXED = TEST_COLUMNS_FIXED
     COLUMNS_FLEX = TEST_COLUMNS_FLEX
@@ -349,11 +354,8 @@ class InputsPanel(FittedTable):
     """A session without a model: the synthesised inputs, smallest first, with what the code
     in force does on each (a value, ``raises X``) and the test a person made of it."""
 
-    def compose(self) -> ComposeResult:
-        yield Static("no synthesised inputs yet", id="inputs-hint")
-        table: DataTable[str | Text] = DataTable(id="inputs-table", cursor_type="row")
-        yield table
-
+    HINT_ID = "inputs-hint"
+    HINT = "no synthesised inputs yet"
     TABLE_ID = "inputs-table"
     COLUMNS_FIXED = INPUT_COLUMNS_FIXED
     COLUMNS_FLEX = INPUT_COLUMNS_FLEX

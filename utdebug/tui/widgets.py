@@ -262,6 +262,15 @@ class FittedTable(Vertical):
     def _fill(self) -> None:
         raise NotImplementedError
 
+    def _selected_key(self) -> int | None:
+        """The row under the cursor, by its key (an int: a test's id, an input's number)."""
+        table = self.table
+        if table.row_count == 0:
+            return None
+        row = min(max(table.cursor_row, 0), table.row_count - 1)
+        key: RowKey = table.coordinate_to_cell_key(Coordinate(row, 0)).row_key
+        return int(key.value) if key.value is not None else None
+
 
 class TestsPanel(FittedTable):
     """The generated (and a person's) tests with their votes and status on the code in force.
@@ -336,12 +345,7 @@ class TestsPanel(FittedTable):
             table.move_cursor(row=table.get_row_index(str(keep)), animate=False)
 
     def selected_id(self) -> int | None:
-        table = self.table
-        if table.row_count == 0:
-            return None
-        row = min(max(table.cursor_row, 0), table.row_count - 1)
-        key: RowKey = table.coordinate_to_cell_key(Coordinate(row, 0)).row_key
-        return int(key.value) if key.value is not None else None
+        return self._selected_key()
 
 
 INPUT_COLUMNS_FIXED = (("#", 3), ("source", 10), ("test", 6))
@@ -392,12 +396,7 @@ class InputsPanel(FittedTable):
             table.move_cursor(row=table.get_row_index(str(keep)), animate=False)
 
     def selected_number(self) -> int | None:
-        table = self.table
-        if table.row_count == 0:
-            return None
-        row = min(max(table.cursor_row, 0), table.row_count - 1)
-        key: RowKey = table.coordinate_to_cell_key(Coordinate(row, 0)).row_key
-        return int(key.value) if key.value is not None else None
+        return self._selected_key()
 
     def selected(self) -> SynthRow | None:
         number = self.selected_number()

@@ -122,7 +122,21 @@ def test_debug_with_a_model_plans_synthesised_candidates(
     assert main(["debug", target, "--model", f"scripted:{script}", "--synth-inputs", "0"]) == 0
     assert main(["debug", target, "--model", "none"]) == 0
     plans = [c.candidates for c in configs]
-    assert plans[0] is not None and plans[0].count == 32 and plans[0].entry_point == "add"
-    assert plans[1] is not None and plans[1].count == 5
+    assert plans[0] is None  # a scripted model replays its replies as recorded: none unless asked
+    assert plans[1] is not None and plans[1].count == 5 and plans[1].entry_point == "add"
     assert plans[2] is None and plans[3] is None  # --synth-inputs 0; no model
     assert configs[3].synth is not None
+
+
+def test_a_live_model_gets_32_synthesised_inputs_unless_told(add_fn: LoadedFunction) -> None:
+    from utdebug import debug_cmd
+
+    def prep(model: tuple[str, Any]) -> Any:
+        return debug_cmd.Prepared(add_fn.to_task(), model, add_fn, Settings())
+
+    live = prep(("later", None))  # a litellm model, made behind the first screen
+    plan = debug_cmd._candidates_plan(live, None)
+    assert plan is not None and plan.count == debug_cmd.DEFAULT_SYNTH_INPUTS == 32
+    assert debug_cmd._candidates_plan(live, 0) is None
+    assert debug_cmd._candidates_plan(prep(("ready", None)), None) is None  # scripted
+    assert debug_cmd._candidates_plan(prep(("sim", None)), 8) is None

@@ -37,6 +37,8 @@ DEMO_DIR = Path(__file__).resolve().parent / "demo"
 DEMO_FILE = "median.py"
 DEMO_FUNCTION = "median"
 DEMO_SCRIPT = "script.json"
+DEFAULT_SYNTH_INPUTS = 32
+"""Synthesised inputs a session with a live model adds to UTGen's candidates."""
 
 
 def add_parsers(subparsers: Any, sandbox_opts: argparse.ArgumentParser) -> None:
@@ -68,10 +70,11 @@ def add_parsers(subparsers: Any, sandbox_opts: argparse.ArgumentParser) -> None:
     d.add_argument(
         "--synth-inputs",
         type=int,
-        default=32,
+        default=None,
         metavar="N",
         help="with a model: up to N synthesised inputs join UTGen's candidates, their outputs "
-        "voted on by the model (32; 0: the model's inputs only; not with --model sim)",
+        "voted on by the model (32; 0: the model's inputs only; not with --model sim; a "
+        "scripted model replays its recorded replies as recorded: 0 unless given)",
     )
     d.add_argument("--review", action="store_true", help="accept or reject every edit by hand")
     d.add_argument("--step", action="store_true", help="pause after round 0 (the first test set)")
@@ -523,11 +526,14 @@ def _synth_plan(prep: Prepared) -> Any:
     return _plan(prep)
 
 
-def _candidates_plan(prep: Prepared, count: int) -> Any:
+def _candidates_plan(prep: Prepared, asked: int | None) -> Any:
     """What a session with a model synthesises UTGen's candidate inputs from (``None``: none,
     without a model, with ``--synth-inputs 0`` or with the SIMULATED model, which knows the
-    gold outputs of the private inputs only)."""
+    gold outputs of the private inputs only). Unless asked, 32, and none for a scripted model
+    (its recorded replies answer the requests of the run they were recorded in)."""
     model = prep.model
+    replays = isinstance(model, tuple) and model[0] == "ready"
+    count = asked if asked is not None else (0 if replays else DEFAULT_SYNTH_INPUTS)
     if count <= 0 or (isinstance(model, tuple) and model[0] in ("none", "sim")):
         return None
     return dataclasses.replace(_plan(prep), count=count)

@@ -73,7 +73,7 @@ from utdebug.sandbox.config import Limits
 from utdebug.sandbox.executor import Sandbox
 from utdebug.sandbox.outcomes import SandboxError, Status
 from utdebug.sandbox.verdicts import Verdict, judge
-from utdebug.synth import seeds_from_docstring, seeds_from_problem
+from utdebug.synth import seeds_from_problem
 from utdebug.synth.candidates import screen, synthesise_for
 
 # --- intrinsic metrics of the kept tests ------------------------------------------------------
@@ -299,14 +299,6 @@ SYNTH_INPUTS_HELP = (
 )
 
 
-def problem_seeds(problem: Problem) -> list[tuple[Any, ...]]:
-    """A problem's base inputs (its ``test_list`` calls; HE+Fix: its prompt's doctest
-    examples): the only seeds synthesis gets (the private tests are never read)."""
-    if problem.test_list:
-        return seeds_from_problem(problem).inputs
-    return seeds_from_docstring(problem.prompt, problem.entry_point).inputs
-
-
 async def synth_candidates(
     executor: Executor, problem: Problem, count: int, seed: int = 0
 ) -> tuple[list[CandidateInput], dict[str, Any]]:
@@ -315,7 +307,7 @@ async def synth_candidates(
     # synthesis in this thread (its ast work next to the loop's: CPython gh-106905), the
     # sandbox run in a worker thread
     code, entry = problem.code, problem.entry_point
-    syn = synthesise_for(code, entry, problem_seeds(problem), count=count, seed=seed)
+    syn = synthesise_for(code, entry, seeds_from_problem(problem).inputs, count=count, seed=seed)
     made = await asyncio.to_thread(screen, executor.sandbox, code, entry, syn)
     by_source: dict[str, int] = {}
     for _, source in made.inputs:

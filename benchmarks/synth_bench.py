@@ -80,7 +80,6 @@ from utdebug.synth import (
     Seeds,
     exposing_inputs,
     reduce_suite,
-    seeds_from_docstring,
     seeds_from_problem,
 )
 from utdebug.synth.generators import GVSettings
@@ -132,14 +131,6 @@ def _names(signature: str) -> tuple[str, ...]:
     return tuple(a.arg for a in [*fn.args.posonlyargs, *fn.args.args])
 
 
-def _seeds(p: Problem) -> Seeds:
-    """The problem's base inputs: the entry point's calls in ``test_list`` (MBPP+Fix); a
-    problem without one (HE+Fix) has its prompt's doctest examples instead."""
-    if p.test_list:
-        return seeds_from_problem(p)
-    return seeds_from_docstring(p.prompt, p.entry_point)
-
-
 @dataclass
 class _Synthesised:
     """A problem's inputs before the programs run: the synthesised ones, then (with a model)
@@ -157,7 +148,7 @@ class _Synthesised:
 
 def _synthesise(sb: Sandbox, p: Problem, settings: ExposureSettings) -> _Synthesised:
     t0, p0 = time.monotonic(), time.process_time()
-    seeds = _seeds(p)
+    seeds = seeds_from_problem(p)
     try:
         hints = parse_hints(p.signature, p.entry_point)
     except SyntaxError:

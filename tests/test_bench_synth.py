@@ -14,6 +14,7 @@ from utdebug import cli
 from utdebug.benchmarks import synth_bench
 from utdebug.data.datasets import PrivateTests, Problem, Provenance, Split
 from utdebug.sandbox import CheckSpec
+from utdebug.synth import seeds_from_problem
 
 HELPER = """def assertion(out, exp, atol):
     if out != exp and atol != 0:
@@ -192,6 +193,6 @@ def test_seeds_from_the_prompt_without_test_list() -> None:
         test_list=(),
         provenance=Provenance("synthetic.jsonl", 0, "0" * 64),
     )
-    assert synth_bench._seeds(p).inputs == [(1, 2)]
+    assert seeds_from_problem(p).inputs == [(1, 2)]
     with_list = dataclasses.replace(p, test_list=("assert add(4, 5) == 9",))
-    assert synth_bench._seeds(with_list).inputs == [(4, 5)]
+    assert seeds_from_problem(with_list).inputs == [(4, 5)]

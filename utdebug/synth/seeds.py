@@ -135,8 +135,11 @@ def _add_calls_in(out: Seeds, source: str, func_name: str, where: str) -> None:
 
 def seeds_from_problem(problem: Any) -> Seeds:
     """A benchmark problem's base inputs: the entry point's calls in its ``test_list``
-    (MBPP+Fix; 3.1 a problem on Hard). The private ``tests`` are never read."""
-    return seeds_from_asserts(list(problem.test_list), problem.entry_point)
+    (MBPP+Fix; 3.1 a problem on Hard); a problem without one (HE+Fix) has its prompt's
+    examples instead (:func:`seeds_from_docstring`). The private ``tests`` are never read."""
+    if problem.test_list:
+        return seeds_from_asserts(list(problem.test_list), problem.entry_point)
+    return seeds_from_docstring(getattr(problem, "prompt", "") or "", problem.entry_point)
 
 
 _DOCTEST = re.compile(r"^\s*>>>\s?(.*)$")

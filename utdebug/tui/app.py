@@ -9,6 +9,7 @@ changes go through the engine's own coroutines (``set_expected``, ``add_test``,
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from typing import Any, ClassVar
 
 from textual.app import App
@@ -149,9 +150,7 @@ class DebugApp(PersonChanges):
         """Put the synthesised inputs in the session's queue, say so, and start."""
         if made is not None and self.session is not None:
             self.session.synth_queue = checked_queue(made.inputs)
-            by: dict[str, int] = {}
-            for _, source in made.inputs:
-                by[source.removeprefix("synth:")] = by.get(source.removeprefix("synth:"), 0) + 1
+            by = Counter(source.removeprefix("synth:") for _, source in made.inputs)
             parts = ", ".join(f"{k} {v}" for k, v in sorted(by.items(), key=lambda kv: -kv[1]))
             dropped = ", ".join(f"{v} {k}" for k, v in sorted(made.dropped.items()))
             why = (

@@ -11,7 +11,6 @@ and writes the expected value, or keeps a right one, and either becomes a sessio
 
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from utdebug.sandbox.config import Limits, ModuleContext
 from utdebug.sandbox.executor import Sandbox
 from utdebug.sandbox.outcomes import Outcome, Status
 from utdebug.sandbox.values import describe
+from utdebug.synth.candidates import parameter_names
 from utdebug.synth.oracle import run_batch
 from utdebug.synth.seeds import (
     Seeds,
@@ -150,19 +150,6 @@ def collect_seeds(plan: SynthPlan) -> tuple[Seeds, list[str]]:
     return seeds, origins
 
 
-def _parameters(source: str | None, entry_point: str) -> list[str] | None:
-    if source is None:
-        return None
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return None
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == entry_point:
-            return [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
-    return None
-
-
 def outcome_text(o: Outcome) -> str:
     if o.status is Status.OK:
         return describe(o.value, 400)
@@ -195,7 +182,7 @@ def synthesise_inputs(plan: SynthPlan, code: str) -> tuple[SynthResult, list[Can
         out.notes.append(plan.refusal)
         return out, []
     seeds, out.seed_origins = collect_seeds(plan)
-    names = _parameters(plan.module_source or code, plan.entry_point) or []
+    names = list(parameter_names(plan.module_source or code, plan.entry_point))
     inputs = [s for s in seeds.inputs if not names or len(s) == len(names)]
     out.seeds = len(inputs)
     try:

@@ -26,11 +26,8 @@ from .servers import is_local_url, provider_of
 
 @dataclass(frozen=True, slots=True)
 class ModelStatus:
-    name: str
-    kind: Kind
-    litellm_model: str | None
-    api_base: str | None
-    source: str
+    spec: ModelSpec
+    """The model listed (a built-in's spec names it and says where it comes from)."""
     ok: bool | None
     """``True`` usable, ``False`` not (missing key, unreachable), ``None`` not checked/unknown."""
     verdict: str
@@ -40,12 +37,13 @@ class ModelStatus:
     (``kind``, ``slots``, ``prefill``, ``limit``: the requests it will be sent at once)."""
 
     def to_json(self) -> dict[str, Any]:
+        spec = self.spec
         return {
-            "name": self.name,
-            "kind": self.kind,
-            "litellm_model": self.litellm_model,
-            "api_base": self.api_base,
-            "source": self.source,
+            "name": spec.name,
+            "kind": spec.kind,
+            "litellm_model": spec.litellm_model,
+            "api_base": spec.api_base,
+            "source": spec.source,
             "ok": self.ok,
             "verdict": self.verdict,
             "default": self.default,
@@ -74,22 +72,14 @@ def list_models(check: bool = False, *, env: Mapping[str, str] | None = None) ->
     scripted_name = (
         chosen.name if chosen is not None and chosen.kind == "scripted" else "scripted:PATH"
     )
-    for name, kind, desc in (
+    builtins: tuple[tuple[str, Kind, str], ...] = (
         (BUILTIN_SIM, "sim", "simulated model"),
         (scripted_name, "scripted", "replays a JSON file of replies"),
-    ):
-        out.append(
-            ModelStatus(
-                name=name,
-                kind=kind,  # type: ignore[arg-type]
-                litellm_model=None,
-                api_base=None,
-                source=f"built-in ({desc})",
-                ok=True,
-                verdict="built-in, offline",
-                default=chosen is not None and chosen.name == name,
-            )
-        )
+    )
+    for name, kind, desc in builtins:
+        builtin = ModelSpec(name=name, kind=kind, source=f"built-in ({desc})")
+        is_default = chosen is not None and chosen.name == name
+        out.append(ModelStatus(builtin, ok=True, verdict="built-in, offline", default=is_default))
     return out
 
 
@@ -114,17 +104,8 @@ def _status(
             ok, verdict = None, "not checked (use --check)"
     else:
         ok, verdict = _key_verdict(model, spec.api_key_env, env)
-    return ModelStatus(
-        name=spec.name,
-        kind=spec.kind,
-        litellm_model=spec.litellm_model,
-        api_base=spec.api_base,
-        source=spec.source,
-        ok=ok,
-        verdict=verdict,
-        default=chosen is not None and chosen.name == spec.name,
-        server=server,
-    )
+    is_default = chosen is not None and chosen.name == spec.name
+    return ModelStatus(spec, ok=ok, verdict=verdict, default=is_default, server=server)
 
 
 def _server_verdict(spec: ModelSpec, reachable: str) -> tuple[bool, str, dict[str, Any] | None]:

@@ -262,7 +262,7 @@ def test_list_models_probes_local_servers(
     )
     write_config(tmp_path, monkeypatch, text)
     monkeypatch.setenv("MY_CLAUDE_KEY", "sk-test")
-    by_name = {s.name: s for s in list_models(check=True)}
+    by_name = {s.spec.name: s for s in list_models(check=True)}
     assert set(by_name) == {"local", "claude", "down", "sim", "scripted:PATH"}
     # The stub lists its model but answers no completion: reachable, yet not usable (the
     # probe's tiny completion fails). A server that answers is in test_model_failures.py.
@@ -273,17 +273,17 @@ def test_list_models_probes_local_servers(
     assert by_name["claude"].ok is True and "MY_CLAUDE_KEY" in by_name["claude"].verdict
     assert by_name["sim"].verdict == "built-in, offline" and by_name["sim"].ok
 
-    unchecked = {s.name: s for s in list_models(check=False)}
+    unchecked = {s.spec.name: s for s in list_models(check=False)}
     assert unchecked["local"].ok is None and "not checked" in unchecked["local"].verdict
 
 
 def test_list_models_hosted_key_verdicts(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("UTDEBUG_MODEL", "openai/gpt-4o-mini")
-    (status,) = [s for s in list_models() if s.kind == "litellm"]
-    assert status.name == "openai/gpt-4o-mini" and status.default
+    (status,) = [s for s in list_models() if s.spec.kind == "litellm"]
+    assert status.spec.name == "openai/gpt-4o-mini" and status.default
     assert status.ok is False and status.verdict == "missing API key: set OPENAI_API_KEY"
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    (status,) = [s for s in list_models() if s.kind == "litellm"]
+    (status,) = [s for s in list_models() if s.spec.kind == "litellm"]
     assert status.ok is True
 
 

@@ -69,9 +69,10 @@ def run(args: argparse.Namespace) -> int:
         colour = {True: "green", False: "red", None: "yellow"}[s.ok]
         table.add_row(
             "*" if s.default else "",
-            escape(s.name),
-            escape(s.litellm_model or "-") + (f"\n{escape(s.api_base)}" if s.api_base else ""),
-            escape(s.source),
+            escape(s.spec.name),
+            escape(s.spec.litellm_model or "-")
+            + (f"\n{escape(s.spec.api_base)}" if s.spec.api_base else ""),
+            escape(s.spec.source),
             f"[{colour}]{escape(s.verdict)}[/{colour}]",
         )
     console = Console()
@@ -82,7 +83,8 @@ def run(args: argparse.Namespace) -> int:
         console.print("* = the model used when --model is not given")
     if unusable and default is not None:
         print(
-            f"utdebug models: the default model {default.name} cannot be used: {default.verdict}",
+            f"utdebug models: the default model {default.spec.name} cannot be used: "
+            f"{default.verdict}",
             file=sys.stderr,
         )
     elif unusable:

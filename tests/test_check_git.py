@@ -213,8 +213,11 @@ def test_rev_is_diffed_against_base_and_read_at_that_commit(repo: Repo) -> None:
     assert "return 1" in read_text(r, "m.py", "HEAD~2")
     with pytest.raises(GitError, match=r"no file nope\.py"):
         read_text(r, "nope.py", second)
-    with pytest.raises(GitError, match=r"no file nope\.py"):
+    with pytest.raises(GitError, match=r"no file nope\.py in the working tree "):
         read_text(r, "nope.py")
+    (r.root / "pkg.py").mkdir()
+    with pytest.raises(GitError, match=r"^pkg\.py is a folder, not a file$"):
+        read_text(r, "pkg.py")
 
 
 # --- changed functions: the working tree --------------------------------------------------

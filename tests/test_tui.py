@@ -308,7 +308,7 @@ async def test_the_review_shows_the_edit_merged_into_the_module(
         await until(pilot, lambda: isinstance(app.screen, ReviewScreen), "the review dialog")
         screen = app.screen
         assert isinstance(screen, ReviewScreen)
-        diff = unified_diff(screen.code, screen.proposed)
+        diff = unified_diff(screen.code, screen.review.code)
         changed = [x for x in diff.splitlines() if x[:1] in "+-" and x[:3] not in ("---", "+++")]
         assert changed == ["-    return a - b", "+    return a + b"]
         await pilot.press("y")

@@ -365,6 +365,9 @@ def test_every_target_kind_loads(tmp_path: Path, name: str, kind: str, program: 
 
 def test_file_problems(tmp_path: Path) -> None:
     raises("file not found", load_function, tmp_path / "nope.py", "f")
+    (tmp_path / "pkg.py").mkdir()
+    message = raises("is a folder, not a Python file$", load_function, tmp_path / "pkg.py", "f")
+    assert message == f"{tmp_path / 'pkg.py'} is a folder, not a Python file"
     bad = tmp_path / "latin.py"
     bad.write_bytes(b"def f():\n    return '\xe9'\n")
     raises("not UTF-8", load_function, bad, "f")

@@ -49,7 +49,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Collection, Generator, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
@@ -74,6 +74,8 @@ __all__ = [
 
 J = TypeVar("J")
 R = TypeVar("R")
+H = TypeVar("H")
+"""A job in flight: a future (local) or an object reference (Ray)."""
 
 RAY_HINT = "pip install 'utdebug[ray]'"
 LOCAL_CLUSTER = "local-cluster"
@@ -171,6 +173,42 @@ def _check_options(options: PoolOptions) -> None:
         raise ValueError("lease_seconds must be positive")
 
 
+def _keep_busy(
+    jobs: Sequence[J],
+    width: int,
+    stop: threading.Event | None,
+    *,
+    start: Callable[[J], H],
+    finished: Callable[[list[H]], Iterable[H]],
+    outcome: Callable[[H, int], R | BaseException],
+    abandon: Callable[[Collection[H]], None],
+) -> Generator[tuple[J, R | BaseException], None, None]:
+    """:meth:`JobPool.map`'s loop for either pool: up to ``width`` jobs in flight (none
+    started once ``stop`` is set), each yielded once with its outcome as it finishes.
+
+    ``start`` runs a job and gives its handle; ``finished`` waits for some of the handles in
+    flight and gives those that are done (it may give none); ``outcome`` reads a finished
+    handle's result (``i``: the job's position); ``abandon`` gets the handles still in flight
+    when the loop ends, also when it is closed early.
+    """
+    inflight: dict[H, int] = {}
+    todo = iter(range(len(jobs)))
+    try:
+        while True:
+            while len(inflight) < width and not (stop is not None and stop.is_set()):
+                i = next(todo, None)
+                if i is None:
+                    break
+                inflight[start(jobs[i])] = i
+            if not inflight:
+                break
+            for handle in finished(list(inflight)):
+                i = inflight.pop(handle)
+                yield jobs[i], outcome(handle, i)
+    finally:
+        abandon(inflight)
+
+
 # --- local ------------------------------------------------------------------------------------
 
 
@@ -234,26 +272,22 @@ class LocalPool(_Closing):
     ) -> Generator[tuple[J, R | BaseException], None, None]:
         width = max(1, self.concurrency)
         pool = ThreadPoolExecutor(max_workers=width, thread_name_prefix="utdebug-job")
-        pending: dict[Future[R], int] = {}
-        todo = iter(range(len(jobs)))
-        try:
-            while True:
-                while len(pending) < width and not (stop is not None and stop.is_set()):
-                    i = next(todo, None)
-                    if i is None:
-                        break
-                    pending[pool.submit(fn, jobs[i], self)] = i
-                if not pending:
-                    break
-                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in finished:
-                    i = pending.pop(fut)
-                    exc = fut.exception()
-                    yield jobs[i], (exc if exc is not None else fut.result())
-        finally:
+
+        def outcome(fut: Future[R], i: int) -> R | BaseException:
+            exc = fut.exception()
+            return exc if exc is not None else fut.result()
+
+        yield from _keep_busy(
+            jobs,
+            width,
+            stop,
+            start=lambda job: pool.submit(fn, job, self),
+            finished=lambda futs: wait(futs, return_when=FIRST_COMPLETED)[0],
+            outcome=outcome,
             # Closed early (Ctrl-C, a record that cannot be written): do not wait for the jobs
             # in flight.
-            pool.shutdown(wait=not pending, cancel_futures=True)
+            abandon=lambda left: pool.shutdown(wait=not left, cancel_futures=True),
+        )
 
     def describe(self) -> str:
         return f"local: {self.concurrency} threads over one sandbox in this process"
@@ -406,31 +440,21 @@ class RayPool(_Closing):
         stop: threading.Event | None = None,
     ) -> Generator[tuple[J, R | BaseException], None, None]:
         ray = self._ray
-        width = max(1, self.concurrency)
-        inflight: dict[Any, int] = {}
-        todo = iter(range(len(jobs)))
-        yielded: set[int] = set()
-        try:
-            while True:
-                while len(inflight) < width and not (stop is not None and stop.is_set()):
-                    i = next(todo, None)
-                    if i is None:
-                        break
-                    inflight[self._task.remote(fn, self._spec, jobs[i])] = i
-                if not inflight:
-                    break
-                ready, _ = ray.wait(list(inflight), num_returns=1, timeout=1.0)
-                for ref in ready:
-                    i = inflight.pop(ref)
-                    outcome = self._outcome(ref, i)
-                    if i in yielded:  # never expected: each task's result is one object
-                        continue
-                    yielded.add(i)
-                    yield jobs[i], outcome
-        finally:
-            for ref in inflight:
+
+        def abandon(refs: Collection[Any]) -> None:
+            for ref in refs:
                 with contextlib.suppress(Exception):
                     ray.cancel(ref)
+
+        yield from _keep_busy(
+            jobs,
+            max(1, self.concurrency),
+            stop,
+            start=lambda job: self._task.remote(fn, self._spec, job),
+            finished=lambda refs: ray.wait(refs, num_returns=1, timeout=1.0)[0],
+            outcome=self._outcome,
+            abandon=abandon,
+        )
 
     def _outcome(self, ref: Any, i: int) -> Any:
         ray = self._ray

@@ -17,7 +17,7 @@ import ast
 import difflib
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -147,15 +147,28 @@ def load_function(path: Path, qualname: str, *, task: str | None = None) -> Load
     return load_text(path, qualname, text, hashlib.sha256(raw).hexdigest(), task)
 
 
-def read_bytes(path: Path) -> bytes:
+def read_bytes(
+    path: Path,
+    *,
+    name: str | Path | None = None,
+    missing: str | None = None,
+    kind: str = "a Python file",
+    error: Callable[[str], Exception] = WorkspaceError,
+) -> bytes:
+    """``path``'s bytes, or ``error`` with a one-line message that says why they cannot be read.
+
+    ``name`` is how the messages show the file (``path`` itself by default), ``missing`` the
+    whole message for a file that does not exist, ``kind`` what the file should have been.
+    """
+    shown = path if name is None else name
     try:
         return path.read_bytes()
     except FileNotFoundError:
-        raise WorkspaceError(f"file not found: {path}") from None
+        raise error(missing or f"file not found: {shown}") from None
     except IsADirectoryError:
-        raise WorkspaceError(f"{path} is a folder, not a Python file") from None
+        raise error(f"{shown} is a folder, not {kind}") from None
     except OSError as exc:
-        raise WorkspaceError(f"cannot read {path}: {exc.strerror or exc}") from None
+        raise error(f"cannot read {shown}: {exc.strerror or exc}") from None
 
 
 def parse_module(text: str, where: str) -> ast.Module:

@@ -205,15 +205,15 @@ def _merge_base(repo: Repository, base: str, head: str, base_ref: str, head_ref:
 
 def _read_bytes(repo: Repository, path: str, rev: str | None) -> bytes:
     if rev is None:
-        target = repo.root / path
-        try:
-            return target.read_bytes()
-        except FileNotFoundError:
-            raise GitError(f"no file {path} in the working tree {repo.root}") from None
-        except IsADirectoryError:
-            raise GitError(f"{path} is a folder, not a file") from None
-        except OSError as exc:
-            raise GitError(f"cannot read {path}: {exc.strerror or exc}") from None
+        from utdebug.workspace import read_bytes
+
+        return read_bytes(
+            repo.root / path,
+            name=path,
+            missing=f"no file {path} in the working tree {repo.root}",
+            kind="a file",
+            error=GitError,
+        )
     import git
 
     sha = resolve(repo, rev)

@@ -338,9 +338,7 @@ class DebugApp(PersonChanges):
             if accept is not None and self.pending_review is message:
                 self._resolve_review(accept)
 
-        self.push_screen(
-            ReviewScreen(r.round, self.state.code, r.code, r.pre, r.post, r.rule_accepts), decided
-        )
+        self.push_screen(ReviewScreen(r, self.state.code), decided)
 
     def _can_drive(self) -> bool:
         if self.state.phase.ended:

@@ -17,6 +17,7 @@ from textual.widgets import Input, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
 from utdebug.engine.program import Raises, check_shape
+from utdebug.engine.session import EditReview
 from utdebug.literals import LiteralError
 from utdebug.tui.actions import TRANSCRIPT_KEYS, display_keys, session_actions
 from utdebug.tui.format import parse_arguments, parse_expected, pre_post, safe_repr, unified_diff
@@ -411,32 +412,23 @@ class ReviewScreen(ModalScreen[bool | None]):
         Binding("escape", "later", "Later", id="utdebug.review.later"),
     ]
 
-    def __init__(
-        self,
-        round_no: int,
-        code: str,
-        proposed: str,
-        pre: float | None,
-        post: float | None,
-        rule_accepts: bool,
-    ) -> None:
+    def __init__(self, review: EditReview, code: str) -> None:
         super().__init__()
-        self.round_no = round_no
+        self.review = review
+        """The proposed edit (its code, round and pass rates)."""
         self.code = code
-        self.proposed = proposed
-        self.pre = pre
-        self.post = post
-        self.rule_accepts = rule_accepts
+        """The code in force, which the edit would replace."""
 
     def compose(self) -> ComposeResult:
-        rule = "accept it" if self.rule_accepts else "backtrack"
+        r = self.review
+        rule = "accept it" if r.rule_accepts else "backtrack"
         with Vertical(id="dialog"):
-            yield Static(f"Round {self.round_no}: review the proposed edit", classes="title")
+            yield Static(f"Round {r.round}: review the proposed edit", classes="title")
             yield Static(
-                f"pass rate on the tests {pre_post(self.pre, self.post)}; "
+                f"pass rate on the tests {pre_post(r.pre, r.post)}; "
                 f"the backtracking rule alone would {rule}"
             )
-            diff = unified_diff(self.code, self.proposed, "in force", "proposed")
+            diff = unified_diff(self.code, r.code, "in force", "proposed")
             with VerticalScroll(classes="scroll"):
                 yield Static(
                     Syntax(diff, "diff", theme=SYNTAX_THEME)

@@ -20,10 +20,8 @@ from __future__ import annotations
 import ast
 import asyncio
 import tempfile
-import time
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +41,7 @@ from utdebug.benchmarks.intrinsic import (
     sampled_method,
 )
 from utdebug.data.classeval import DATA_LICENCE
-from utdebug.data.datasets import ClassFixProblem, LoadedSplit, Split
+from utdebug.data.datasets import ClassFixProblem, LoadedSplit
 from utdebug.data.private_tests import EvalSettings, evaluate_class_problem
 from utdebug.engine import Executor, Settings, Task, UnitTest
 from utdebug.engine.program import Raises, judge_program, setup_failed
@@ -366,17 +364,11 @@ async def debug_class_problem(
 async def debug_classeval_split(
     ctx: RunContext, ls: LoadedSplit, *, executor: Executor, eval_settings: EvalSettings
 ) -> DebugRun:
-    """Debug every ClassEval+Fix problem of ``ls`` not yet recorded (resume as the other
-    splits); the summary carries the data licence and the build's counts (``ls.about``)."""
-    t0 = time.perf_counter()
-    run = DebugRun(Split.CLASSEVAL, ctx.out_dir)
+    """Debug every ClassEval+Fix problem of ``ls`` not yet recorded (:func:`debug_jobs`); the
+    records carry the data licence and the summary the build's counts (``ls.about``)."""
     private = ClassPrivate(executor, eval_settings)
-    model = ctx.model if ctx.sim_params is None else _class_sim(ctx.sim_params, private)
-    if model is None:
-        raise ValueError("debug_classeval_split needs a model or simulation parameters")
 
-    async def work(p: ClassFixProblem) -> dict[str, Any]:
-        assert model is not None
+    async def work(model: Model, p: ClassFixProblem) -> dict[str, Any]:
         await private.add(p, programs=isinstance(model, SimModel))
         if isinstance(model, SimModel):
             _register_sim(model, p, private)
@@ -384,18 +376,16 @@ async def debug_classeval_split(
             p, model, ctx.settings, executor, private, ut_model=ctx.ut_model
         )
 
-    await debug_jobs(
-        run,
+    return await debug_jobs(
         ctx,
-        model,
         ls,
+        ls.classes,
         eval_settings=eval_settings,
-        jobs=[(p.task_id, p.code, partial(work, p)) for p in ls.classes],
-        started=t0,
+        sim=lambda params: _class_sim(params, private),
+        work=work,
         problem_errors=(SandboxError,),
         base_extra={"data_licence": DATA_LICENCE},
     )
-    return run
 
 
 # --- intrinsic metrics of tests with setup --------------------------------------------------------

@@ -28,15 +28,14 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from utdebug.agents.base import Model
-from utdebug.agents.sim import SimModel
+from utdebug.agents.sim import SimModel, SimParams
 from utdebug.benchmarks.context import RunContext
-from utdebug.data.datasets import LoadedSplit, Problem, ProblemError, Split
+from utdebug.data.datasets import ClassFixProblem, LoadedSplit, Problem, ProblemError, Split
 from utdebug.data.private_tests import (
     EvalSettings,
-    ExpectedCache,
     ExpectedUnavailable,
     PrivateTestRunner,
     make_sim,
@@ -70,11 +69,13 @@ from utdebug.runs.records import (
 )
 from utdebug.sandbox.compare import Semantics
 from utdebug.sandbox.config import Limits
-from utdebug.sandbox.executor import Sandbox
 from utdebug.sandbox.outcomes import SandboxError, Status
 from utdebug.sandbox.verdicts import Verdict, judge
 from utdebug.synth import seeds_from_problem
 from utdebug.synth.candidates import screen, synthesise_for
+
+P = TypeVar("P", Problem, ClassFixProblem)
+"""A problem of either kind a debugging run takes (:func:`debug_jobs`)."""
 
 # --- intrinsic metrics of the kept tests ------------------------------------------------------
 
@@ -412,24 +413,29 @@ def error_rows(
 
 
 async def debug_jobs(
-    run: DebugRun,
     ctx: RunContext,
-    model: Model,
     ls: LoadedSplit,
+    problems: Sequence[P],
     *,
     eval_settings: EvalSettings,
-    jobs: Sequence[tuple[str, str, Callable[[], Awaitable[dict[str, Any]]]]],
-    started: float,
+    sim: Callable[[SimParams], Model],
+    work: Callable[[Model, P], Awaitable[dict[str, Any]]],
     problem_errors: tuple[type[BaseException], ...],
-    close: Callable[[], None] | None = None,
     base_extra: dict[str, Any] | None = None,
-) -> None:
-    """The records of a debugging run of ``run.split`` by ``model`` (``ctx.model``, or the
-    simulated model built for the run): one per dataset error of ``ls`` and one per job
-    (``(task_id, given code, work)``), keyed by the split, the problem, its code, the
-    datasets, the settings and ``ctx.key_extra``; ``base_extra`` goes in every record (before
-    the settings) and ``ls.about`` in the summary."""
-    split = run.split
+) -> DebugRun:
+    """A debugging run of ``problems`` (of ``ls``) in ``ctx.out_dir``, whatever their kind: the
+    model is ``ctx.model``, or with ``ctx.sim_params`` the simulated model ``sim`` builds
+    (labelled SIMULATED everywhere); ``work(model, problem)`` is a problem's record body.
+    One record per dataset error of ``ls`` and one per problem not yet recorded, keyed by the
+    split, the problem, its code, the datasets, the settings and ``ctx.key_extra``;
+    ``base_extra`` goes in every record (before the settings) and ``ls.about`` in the summary,
+    rewritten from the samples file."""
+    started = time.perf_counter()
+    split = ls.split
+    run = DebugRun(split, ctx.out_dir)
+    model = ctx.model if ctx.sim_params is None else sim(ctx.sim_params)
+    if model is None:
+        raise ValueError(f"debugging {split.value} needs a model or simulation parameters")
     settings = ctx.settings
     simulated = bool(getattr(model, "simulated", False))
     dataset_sha = sorted(ls.sources.items())
@@ -462,45 +468,26 @@ async def debug_jobs(
     await run_folder(
         run,
         dataset_errors=dataset_errors,
-        jobs=[Job(base(t, key_of(t, code)), work) for t, code, work in jobs],
+        jobs=[
+            Job(base(p.task_id, key_of(p.task_id, p.code)), partial(work, model, p))
+            for p in problems
+        ],
         summarize=lambda records: summarize_debug(records, settings.rounds),
         extra=extra,
         loop=JobLoop(ctx.concurrency, ctx.on_record, problem_errors=problem_errors),
         started=started,
         sim=ctx.sim_params,
-        close=close,
     )
+    return run
 
 
 async def debug_split(
-    ctx: RunContext,
-    ls: LoadedSplit,
-    *,
-    sandbox: Sandbox,
-    eval_settings: EvalSettings,
-    expected_cache: ExpectedCache,
-    workers: int = 2,
-    executor: Executor | None = None,
-    private: PrivateTestRunner | None = None,
+    ctx: RunContext, ls: LoadedSplit, *, executor: Executor, private: PrivateTestRunner
 ) -> DebugRun:
-    """Debug every problem of ``ls`` not yet recorded; rewrite the summary from the samples
-    file.
+    """Debug every problem of ``ls`` not yet recorded (:func:`debug_jobs`), judged by
+    ``private``'s tests; with ``ctx.sim_params`` the simulated model is built over them."""
 
-    With ``ctx.sim_params`` the model is replaced by the simulated model built over these
-    private tests (labelled SIMULATED everywhere).
-    """
-    t0 = time.perf_counter()
-    run = DebugRun(ls.split, ctx.out_dir)
-    own_executor = executor is None
-    if executor is None:
-        executor = Executor(sandbox, workers=workers)
-    if private is None:
-        private = PrivateTestRunner(executor, eval_settings, expected_cache)
-    model = ctx.model if ctx.sim_params is None else make_sim(ctx.sim_params, private)
-    if model is None:
-        raise ValueError("debug_split needs a model or simulation parameters")
-
-    async def work(p: Problem) -> dict[str, Any]:
+    async def work(model: Model, p: Problem) -> dict[str, Any]:
         await private.add(p)
         if isinstance(model, SimModel):
             register_sim(model, p, private)
@@ -522,18 +509,15 @@ async def debug_split(
         )
         return {"synth_inputs": about, **rec}
 
-    await debug_jobs(
-        run,
+    return await debug_jobs(
         ctx,
-        model,
         ls,
-        eval_settings=eval_settings,
-        jobs=[(p.task_id, p.code, partial(work, p)) for p in ls.problems],
-        started=t0,
+        ls.problems,
+        eval_settings=private.settings,
+        sim=lambda params: make_sim(params, private),
+        work=work,
         problem_errors=(ExpectedUnavailable, SandboxError),
-        close=executor.close if own_executor else None,
     )
-    return run
 
 
 __all__ = [

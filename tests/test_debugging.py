@@ -51,18 +51,23 @@ def _run(
     ids: list[str],
     settings: Settings,
     sim_params: SimParams | None = None,
-    **kw: Any,
+    *,
+    executor: Executor | None = None,
+    private: PrivateTestRunner | None = None,
 ) -> Any:
-    return asyncio.run(
-        debug_split(
-            RunContext(model=model, settings=settings, out_dir=out, sim_params=sim_params),
-            LoadedSplit(Split.HARD, _problems(hard, ids), [], hard.sources),
-            sandbox=sandbox,
-            eval_settings=EvalSettings(),
-            expected_cache=ExpectedCache(None),
-            **kw,
+    ex = executor or Executor(sandbox)
+    try:
+        return asyncio.run(
+            debug_split(
+                RunContext(model=model, settings=settings, out_dir=out, sim_params=sim_params),
+                LoadedSplit(Split.HARD, _problems(hard, ids), [], hard.sources),
+                executor=ex,
+                private=private or PrivateTestRunner(ex, EvalSettings(), ExpectedCache(None)),
+            )
         )
-    )
+    finally:
+        if executor is None:
+            ex.close()
 
 
 def test_a_problem_that_errors_is_recorded_and_the_run_goes_on(

@@ -26,7 +26,7 @@ from utdebug.synth.oracle import (
     Reference,
     differs,
     inconclusive,
-    run_batch,
+    run_chosen,
     validate,
 )
 from utdebug.synth.synthesizer import synthesize
@@ -247,17 +247,18 @@ def differential(
         )
     chosen = [i for i in range(len(val.inputs)) if val.valid[i] or _raised(val.reasons[i], cfg)]
     base_out = _base_outcomes(sandbox, base, val.inputs, chosen, val.valid, val.outputs, cfg)
-    head_out, load_error, _, _ = run_batch(
+    head_out, load_error, _, _ = run_chosen(
         sandbox,
         head.code,
         head.entry_point,
-        [val.inputs[i] for i in chosen],
+        val.inputs,
+        chosen,
         cfg.head_limits,
         context=head.context,
     )
     if load_error:
         notes.append(f"the head version does not load: {load_error}")
-    pairs = [(i, base_out[i], o) for i, o in zip(chosen, head_out, strict=True)]
+    pairs = [(i, base_out[i], o) for i, o in head_out.items()]
     opaque = [i for i, was, now in pairs if _incomparable(was, now)]
     if opaque:
         notes.append(
@@ -324,15 +325,16 @@ def _base_outcomes(
     out = {i: Outcome(Status.OK, outputs[i]) for i in chosen if valid[i]}
     raised = [i for i in chosen if not valid[i]]
     if raised:
-        again, _, _, _ = run_batch(
+        again, _, _, _ = run_chosen(
             sandbox,
             base.code,
             base.entry_point,
-            [inputs[i] for i in raised],
+            inputs,
+            raised,
             cfg.base_limits,
             context=base.context,
         )
-        out.update(zip(raised, again, strict=True))
+        out.update(again)
     return out
 
 

@@ -95,7 +95,9 @@ def test_a_program_that_does_not_load_is_reported(sb: Sandbox) -> None:
 def test_run_chosen_runs_only_the_chosen_inputs_and_answers_by_index(sb: Sandbox) -> None:
     inputs = [(x,) for x in range(-2, 4)]
     chosen = [4, 0, 2]  # 2, -2, 0: the -2 raises
-    outcomes, load_error, _, _ = run_chosen(sb, NO_NEGATIVES, "f", inputs, chosen, Limits())
+    outcomes, load_error, _, _ = run_chosen(
+        sb, Reference(NO_NEGATIVES, "f"), inputs, chosen, Limits()
+    )
     assert load_error is None
     assert list(outcomes) == chosen
     assert outcomes[4].value == 4 and outcomes[2].value == 0

@@ -124,19 +124,23 @@ def run_batch(
 
 def run_chosen(
     sandbox: Sandbox,
-    code: str,
-    entry: str,
+    program: Reference,
     inputs: Sequence[tuple[Any, ...]],
     chosen: Sequence[int],
     limits: Limits,
-    reverse: bool = False,
-    context: ModuleContext | None = None,
-    test: StagedTest | None = None,
 ) -> tuple[dict[int, Outcome], str | None, float, float]:
-    """:func:`run_batch` over the inputs at the indices ``chosen`` (each once) only: their
-    outcomes by index, in ``chosen`` order, the load error, the wall and the CPU seconds."""
+    """:func:`run_batch` of ``program`` (its order, context and test with setup) over the
+    inputs at the indices ``chosen`` (each once) only: their outcomes by index, in ``chosen``
+    order, the load error, the wall and the CPU seconds."""
     ran, load_error, wall, cpu = run_batch(
-        sandbox, code, entry, [inputs[i] for i in chosen], limits, reverse, context, test
+        sandbox,
+        program.code,
+        program.entry_point,
+        [inputs[i] for i in chosen],
+        limits,
+        program.reverse,
+        program.context,
+        program.test,
     )
     return dict(zip(chosen, ran, strict=True)), load_error, wall, cpu
 
@@ -167,17 +171,7 @@ def validate(
         chosen = [i for i in range(n) if valid[i]]
         outcomes = [Outcome(Status.OK)] * n
         if chosen:
-            ran, load_error, wall, cpu = run_chosen(
-                sandbox,
-                ref.code,
-                ref.entry_point,
-                inputs,
-                chosen,
-                limits,
-                ref.reverse,
-                ref.context,
-                ref.test,
-            )
+            ran, load_error, wall, cpu = run_chosen(sandbox, ref, inputs, chosen, limits)
             seconds += wall
             cpu_seconds += cpu
             if load_error:
@@ -271,9 +265,8 @@ def exposing_inputs(
     ]
     if not chosen:
         return []
-    outcomes, _, wall, cpu = run_chosen(
-        sandbox, code, entry_point, validation.inputs, chosen, limits, test=test
-    )
+    program = Reference(code, entry_point, "program", test=test)
+    outcomes, _, wall, cpu = run_chosen(sandbox, program, validation.inputs, chosen, limits)
     if stats is not None:
         stats["cpu_seconds"] = stats.get("cpu_seconds", 0.0) + cpu
         stats["wall_seconds"] = stats.get("wall_seconds", 0.0) + wall

@@ -25,15 +25,13 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
 from functools import partial
-from pathlib import Path
 from typing import Any, TypeVar
 
 from utdebug.agents.base import Model
 from utdebug.agents.sim import SimModel, SimParams
 from utdebug.benchmarks.context import RunContext
-from utdebug.data.datasets import ClassFixProblem, LoadedSplit, Problem, ProblemError, Split
+from utdebug.data.datasets import ClassFixProblem, LoadedSplit, Problem, ProblemError
 from utdebug.data.private_tests import (
     EvalSettings,
     ExpectedUnavailable,
@@ -58,6 +56,7 @@ from utdebug.runs.folder import (
     FatalRunError,
     Job,
     JobLoop,
+    RunResult,
     SessionModelError,
     model_fields,
     run_folder,
@@ -169,14 +168,8 @@ async def _score_run(
 # --- one problem ------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
-class DebugRun:
-    split: Split
-    out_dir: Path
-    evaluated: int = 0
-    skipped: int = 0
-    summary: dict[str, Any] = field(default_factory=dict)
-    wall_seconds: float = 0.0
+DebugRun = RunResult
+"""What a debugging run did (records written, skipped, summary, wall time)."""
 
 
 async def debug_session(
@@ -432,7 +425,7 @@ async def debug_jobs(
     rewritten from the samples file."""
     started = time.perf_counter()
     split = ls.split
-    run = DebugRun(split, ctx.out_dir)
+    run = DebugRun(ctx.out_dir)
     model = ctx.model if ctx.sim_params is None else sim(ctx.sim_params)
     if model is None:
         raise ValueError(f"debugging {split.value} needs a model or simulation parameters")

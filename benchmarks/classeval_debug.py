@@ -31,7 +31,7 @@ from utdebug.agents.reply_tests import ParsedProgram
 from utdebug.agents.roles import UTGenerator
 from utdebug.agents.sim import ProgramInput, SimModel, SimParams, SimProblem
 from utdebug.benchmarks.context import RunContext
-from utdebug.benchmarks.debugging import DebugRun, debug_jobs, debug_session
+from utdebug.benchmarks.debugging import DebugRun, SessionSetup, debug_jobs, debug_session
 from utdebug.benchmarks.intrinsic import (
     GOLD_LIMITS,
     INTRINSIC_SAMPLING,
@@ -43,7 +43,7 @@ from utdebug.benchmarks.intrinsic import (
 from utdebug.data.classeval import DATA_LICENCE
 from utdebug.data.datasets import ClassFixProblem, LoadedSplit
 from utdebug.data.private_tests import EvalSettings, evaluate_class_problem
-from utdebug.engine import Executor, Settings, Task, UnitTest
+from utdebug.engine import Executor, Task, UnitTest
 from utdebug.engine.program import Raises, judge_program, setup_failed
 from utdebug.literals import literal_value
 from utdebug.sandbox.compare import CheckSpec, Semantics, outputs_match
@@ -315,13 +315,7 @@ async def score_class_tests(
 
 
 async def debug_class_problem(
-    problem: ClassFixProblem,
-    model: Model,
-    settings: Settings,
-    executor: Executor,
-    private: ClassPrivate,
-    *,
-    ut_model: Model | None = None,
+    setup: SessionSetup, problem: ClassFixProblem, private: ClassPrivate
 ) -> dict[str, Any]:
     try:
         task = class_task(problem)
@@ -339,18 +333,10 @@ async def debug_class_problem(
         }
 
     async def score(kept: list[UnitTest], targets: dict[str, str]) -> list[dict[str, Any]]:
-        return await score_class_tests(executor, problem, kept, targets, settings.limits)
+        limits = setup.settings.limits
+        return await score_class_tests(setup.executor, problem, kept, targets, limits)
 
-    body = await debug_session(
-        task,
-        problem.code,
-        model,
-        settings,
-        executor,
-        judge_round=judge_round,
-        score=score,
-        ut_model=ut_model,
-    )
+    body = await debug_session(setup, task, problem.code, judge_round=judge_round, score=score)
     return {
         "target": problem.target.qualname,
         "mutation": problem.mutation,
@@ -368,18 +354,18 @@ async def debug_classeval_split(
     records carry the data licence and the summary the build's counts (``ls.about``)."""
     private = ClassPrivate(executor, eval_settings)
 
-    async def work(model: Model, p: ClassFixProblem) -> dict[str, Any]:
+    async def work(setup: SessionSetup, p: ClassFixProblem) -> dict[str, Any]:
+        model = setup.model
         await private.add(p, programs=isinstance(model, SimModel))
         if isinstance(model, SimModel):
             _register_sim(model, p, private)
-        return await debug_class_problem(
-            p, model, ctx.settings, executor, private, ut_model=ctx.ut_model
-        )
+        return await debug_class_problem(setup, p, private)
 
     return await debug_jobs(
         ctx,
         ls,
         ls.classes,
+        executor=executor,
         eval_settings=eval_settings,
         sim=lambda params: _class_sim(params, private),
         work=work,

@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, TypeVar
 
@@ -172,25 +173,39 @@ DebugRun = RunResult
 """What a debugging run did (records written, skipped, summary, wall time)."""
 
 
+@dataclass(frozen=True, slots=True)
+class SessionSetup:
+    """What every debugging session of a run shares: the model (or the simulated one), the
+    engine's settings, the executor, and the model that writes the tests when another."""
+
+    model: Model
+    settings: Settings
+    executor: Executor
+    ut_model: Model | None = None
+
+
 async def debug_session(
+    setup: SessionSetup,
     task: Task,
     given: str,
-    model: Model,
-    settings: Settings,
-    executor: Executor,
     *,
     judge_round: Callable[[str], Awaitable[dict[str, Any]]],
     score: Callable[[list[UnitTest], dict[str, str]], Awaitable[list[dict[str, Any]]]],
-    ut_model: Model | None = None,
     candidate_inputs: Sequence[CandidateInput] = (),
 ) -> dict[str, Any]:
-    """One session on ``task`` (whose given code is ``given``), then the record's body: the
-    code in force after every round judged by ``judge_round(code)`` (round 0 is the given
-    code), and the kept tests scored by ``score(tests, targets)`` (``targets``: each code a
-    test may target, by its code id). ``candidate_inputs``: synthesised inputs for the
+    """One session of ``setup`` on ``task`` (whose given code is ``given``), then the record's
+    body: the code in force after every round judged by ``judge_round(code)`` (round 0 is the
+    given code), and the kept tests scored by ``score(tests, targets)`` (``targets``: each
+    code a test may target, by its code id). ``candidate_inputs``: synthesised inputs for the
     session's test sets (``Session(candidate_inputs=...)``)."""
+    settings = setup.settings
     session = Session(
-        task, model, executor, settings, ut_model=ut_model, candidate_inputs=candidate_inputs
+        task,
+        setup.model,
+        setup.executor,
+        settings,
+        ut_model=setup.ut_model,
+        candidate_inputs=candidate_inputs,
     )
     t0 = time.perf_counter()
     result = await session.run()
@@ -251,13 +266,10 @@ async def debug_session(
 
 
 async def debug_problem(
+    setup: SessionSetup,
     problem: Problem,
-    model: Model,
-    settings: Settings,
-    executor: Executor,
     private: PrivateTestRunner,
     *,
-    ut_model: Model | None = None,
     candidate_inputs: Sequence[CandidateInput] = (),
 ) -> dict[str, Any]:
     async def judge_round(code: str) -> dict[str, Any]:
@@ -269,17 +281,15 @@ async def debug_problem(
         }
 
     async def score(kept: list[UnitTest], targets: dict[str, str]) -> list[dict[str, Any]]:
-        return await score_tests(executor, problem, kept, targets, settings.limits, private)
+        limits = setup.settings.limits
+        return await score_tests(setup.executor, problem, kept, targets, limits, private)
 
     return await debug_session(
+        setup,
         task_from_problem(problem),
         problem.code,
-        model,
-        settings,
-        executor,
         judge_round=judge_round,
         score=score,
-        ut_model=ut_model,
         candidate_inputs=candidate_inputs,
     )
 
@@ -410,15 +420,17 @@ async def debug_jobs(
     ls: LoadedSplit,
     problems: Sequence[P],
     *,
+    executor: Executor,
     eval_settings: EvalSettings,
     sim: Callable[[SimParams], Model],
-    work: Callable[[Model, P], Awaitable[dict[str, Any]]],
+    work: Callable[[SessionSetup, P], Awaitable[dict[str, Any]]],
     problem_errors: tuple[type[BaseException], ...],
     base_extra: dict[str, Any] | None = None,
 ) -> DebugRun:
     """A debugging run of ``problems`` (of ``ls``) in ``ctx.out_dir``, whatever their kind: the
     model is ``ctx.model``, or with ``ctx.sim_params`` the simulated model ``sim`` builds
-    (labelled SIMULATED everywhere); ``work(model, problem)`` is a problem's record body.
+    (labelled SIMULATED everywhere); ``work(setup, problem)`` is a problem's record body, its
+    session's ``setup`` the model, ``ctx.settings``, ``executor`` and ``ctx.ut_model``.
     One record per dataset error of ``ls`` and one per problem not yet recorded, keyed by the
     split, the problem, its code, the datasets, the settings and ``ctx.key_extra``;
     ``base_extra`` goes in every record (before the settings) and ``ls.about`` in the summary,
@@ -430,6 +442,7 @@ async def debug_jobs(
     if model is None:
         raise ValueError(f"debugging {split.value} needs a model or simulation parameters")
     settings = ctx.settings
+    setup = SessionSetup(model, settings, executor, ctx.ut_model)
     simulated = bool(getattr(model, "simulated", False))
     dataset_sha = sorted(ls.sources.items())
 
@@ -462,7 +475,7 @@ async def debug_jobs(
         run,
         dataset_errors=dataset_errors,
         jobs=[
-            Job(base(p.task_id, key_of(p.task_id, p.code)), partial(work, model, p))
+            Job(base(p.task_id, key_of(p.task_id, p.code)), partial(work, setup, p))
             for p in problems
         ],
         summarize=lambda records: summarize_debug(records, settings.rounds),
@@ -480,32 +493,24 @@ async def debug_split(
     """Debug every problem of ``ls`` not yet recorded (:func:`debug_jobs`), judged by
     ``private``'s tests; with ``ctx.sim_params`` the simulated model is built over them."""
 
-    async def work(model: Model, p: Problem) -> dict[str, Any]:
+    async def work(setup: SessionSetup, p: Problem) -> dict[str, Any]:
+        model = setup.model
         await private.add(p)
         if isinstance(model, SimModel):
             register_sim(model, p, private)
         if not ctx.synth_inputs:
-            return await debug_problem(
-                p, model, ctx.settings, executor, private, ut_model=ctx.ut_model
-            )
+            return await debug_problem(setup, p, private)
         inputs, about = await synth_candidates(executor, p, ctx.synth_inputs)
         if isinstance(model, SimModel):
             await tell_sim(model, executor, p, inputs)
-        rec = await debug_problem(
-            p,
-            model,
-            ctx.settings,
-            executor,
-            private,
-            ut_model=ctx.ut_model,
-            candidate_inputs=inputs,
-        )
+        rec = await debug_problem(setup, p, private, candidate_inputs=inputs)
         return {"synth_inputs": about, **rec}
 
     return await debug_jobs(
         ctx,
         ls,
         ls.problems,
+        executor=executor,
         eval_settings=private.settings,
         sim=lambda params: make_sim(params, private),
         work=work,
@@ -516,6 +521,7 @@ async def debug_split(
 __all__ = [
     "DebugRun",
     "FatalRunError",
+    "SessionSetup",
     "Variant",
     "debug_problem",
     "debug_split",

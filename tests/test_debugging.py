@@ -181,7 +181,7 @@ def test_the_simulated_models_stand_ins_are_said_not_shown() -> None:
 def test_a_bench_record_of_code_that_does_not_load_says_why(executor: Executor) -> None:
     """The session stops after round 0, before any model call; the record says why in the
     line check prints."""
-    from utdebug.benchmarks.debugging import debug_session
+    from utdebug.benchmarks.debugging import SessionSetup, debug_session
     from utdebug.engine import Task
 
     code = "import not_a_real_package_xyz\n\n\ndef add(a, b):\n    return a - b\n"
@@ -198,7 +198,11 @@ def test_a_bench_record_of_code_that_does_not_load_says_why(executor: Executor) 
 
     rec = asyncio.run(
         debug_session(
-            task, code, model, Settings(rounds=2), executor, judge_round=judge_round, score=score
+            SessionSetup(model, Settings(rounds=2), executor),
+            task,
+            code,
+            judge_round=judge_round,
+            score=score,
         )
     )
     assert rec["finish"] == "does_not_load"

@@ -183,6 +183,17 @@ class SessionSetup:
     executor: Executor
     ut_model: Model | None = None
 
+    def session(self, task: Task, candidate_inputs: Sequence[CandidateInput] = ()) -> Session:
+        """A session on ``task`` (``candidate_inputs``: synthesised inputs for its test sets)."""
+        return Session(
+            task,
+            self.model,
+            self.executor,
+            self.settings,
+            ut_model=self.ut_model,
+            candidate_inputs=candidate_inputs,
+        )
+
 
 async def debug_session(
     setup: SessionSetup,
@@ -199,14 +210,7 @@ async def debug_session(
     code a test may target, by its code id). ``candidate_inputs``: synthesised inputs for the
     session's test sets (``Session(candidate_inputs=...)``)."""
     settings = setup.settings
-    session = Session(
-        task,
-        setup.model,
-        setup.executor,
-        settings,
-        ut_model=setup.ut_model,
-        candidate_inputs=candidate_inputs,
-    )
+    session = setup.session(task, candidate_inputs)
     t0 = time.perf_counter()
     result = await session.run()
     seconds = time.perf_counter() - t0

@@ -29,13 +29,12 @@ from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
-from utdebug.agents.base import Model
 from utdebug.agents.sim import SimModel
 from utdebug.benchmarks.context import RunContext
-from utdebug.benchmarks.debugging import error_rows
+from utdebug.benchmarks.debugging import SessionSetup, error_rows
 from utdebug.data.datasets import LoadedSplit, Problem
 from utdebug.data.private_tests import PrivateTestRunner, make_sim, register_sim, task_from_problem
-from utdebug.engine import Executor, Session, Settings, UnitTest, code_id
+from utdebug.engine import Executor, UnitTest, code_id
 from utdebug.ranking import Strategy, TieRule, rank_all
 from utdebug.runs.folder import (
     Job,
@@ -72,19 +71,18 @@ def _test_key(t: UnitTest) -> str:
 
 
 async def select_problem(
+    setup: SessionSetup,
     problem: Problem,
-    model: Model,
-    settings: Settings,
-    executor: Executor,
     private: PrivateTestRunner,
     *,
     n_solutions: int,
     rank_kw: dict[str, float],
-    ut_model: Model | None = None,
 ) -> dict[str, Any]:
-    """Sample, test, rank and score one problem; the body of its record."""
+    """Sample, test, rank and score one problem with ``setup``'s model and settings; the body
+    of its record."""
+    settings, executor = setup.settings, setup.executor
     task = task_from_problem(problem)
-    session = Session(task, model, executor, settings, ut_model=ut_model)
+    session = setup.session(task)
     t0 = time.perf_counter()
     replies = await session.sample_solutions(n_solutions)
     codes = [code if code is not None else "" for _, code in replies]
@@ -202,20 +200,13 @@ async def select_split(
         fixed = {"key": key, "split": ls.split.value, "task_id": task_id}
         return fixed | model_fields(model.name, simulated)
 
+    setup = SessionSetup(model, settings, executor, ctx.ut_model)
+
     async def work(p: Problem) -> dict[str, Any]:
         await private.add(p)
         if isinstance(model, SimModel):
             register_sim(model, p, private)
-        return await select_problem(
-            p,
-            model,
-            settings,
-            executor,
-            private,
-            n_solutions=n_solutions,
-            rank_kw=rank_kw,
-            ut_model=ctx.ut_model,
-        )
+        return await select_problem(setup, p, private, n_solutions=n_solutions, rank_kw=rank_kw)
 
     dataset_errors = error_rows(
         ls, lambda t, err: base(t, record_key({"mode": "judge", "error_row": err.row, **key_extra}))

@@ -20,10 +20,8 @@ from __future__ import annotations
 import ast
 import asyncio
 import tempfile
-import time
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +31,7 @@ from utdebug.agents.reply_tests import ParsedProgram
 from utdebug.agents.roles import UTGenerator
 from utdebug.agents.sim import ProgramInput, SimModel, SimParams, SimProblem
 from utdebug.benchmarks.context import RunContext
-from utdebug.benchmarks.debugging import DebugRun, debug_jobs, debug_session
+from utdebug.benchmarks.debugging import DebugRun, SessionSetup, debug_jobs, debug_session
 from utdebug.benchmarks.intrinsic import (
     GOLD_LIMITS,
     INTRINSIC_SAMPLING,
@@ -43,9 +41,9 @@ from utdebug.benchmarks.intrinsic import (
     sampled_method,
 )
 from utdebug.data.classeval import DATA_LICENCE
-from utdebug.data.datasets import ClassFixProblem, LoadedSplit, Split
+from utdebug.data.datasets import ClassFixProblem, LoadedSplit
 from utdebug.data.private_tests import EvalSettings, evaluate_class_problem
-from utdebug.engine import Executor, Settings, Task, UnitTest
+from utdebug.engine import Executor, Task, UnitTest
 from utdebug.engine.program import Raises, judge_program, setup_failed
 from utdebug.literals import literal_value
 from utdebug.sandbox.compare import CheckSpec, Semantics, outputs_match
@@ -317,13 +315,7 @@ async def score_class_tests(
 
 
 async def debug_class_problem(
-    problem: ClassFixProblem,
-    model: Model,
-    settings: Settings,
-    executor: Executor,
-    private: ClassPrivate,
-    *,
-    ut_model: Model | None = None,
+    setup: SessionSetup, problem: ClassFixProblem, private: ClassPrivate
 ) -> dict[str, Any]:
     try:
         task = class_task(problem)
@@ -341,18 +333,10 @@ async def debug_class_problem(
         }
 
     async def score(kept: list[UnitTest], targets: dict[str, str]) -> list[dict[str, Any]]:
-        return await score_class_tests(executor, problem, kept, targets, settings.limits)
+        limits = setup.settings.limits
+        return await score_class_tests(setup.executor, problem, kept, targets, limits)
 
-    body = await debug_session(
-        task,
-        problem.code,
-        model,
-        settings,
-        executor,
-        judge_round=judge_round,
-        score=score,
-        ut_model=ut_model,
-    )
+    body = await debug_session(setup, task, problem.code, judge_round=judge_round, score=score)
     return {
         "target": problem.target.qualname,
         "mutation": problem.mutation,
@@ -366,36 +350,28 @@ async def debug_class_problem(
 async def debug_classeval_split(
     ctx: RunContext, ls: LoadedSplit, *, executor: Executor, eval_settings: EvalSettings
 ) -> DebugRun:
-    """Debug every ClassEval+Fix problem of ``ls`` not yet recorded (resume as the other
-    splits); the summary carries the data licence and the build's counts (``ls.about``)."""
-    t0 = time.perf_counter()
-    run = DebugRun(Split.CLASSEVAL, ctx.out_dir)
+    """Debug every ClassEval+Fix problem of ``ls`` not yet recorded (:func:`debug_jobs`); the
+    records carry the data licence and the summary the build's counts (``ls.about``)."""
     private = ClassPrivate(executor, eval_settings)
-    model = ctx.model if ctx.sim_params is None else _class_sim(ctx.sim_params, private)
-    if model is None:
-        raise ValueError("debug_classeval_split needs a model or simulation parameters")
 
-    async def work(p: ClassFixProblem) -> dict[str, Any]:
-        assert model is not None
+    async def work(setup: SessionSetup, p: ClassFixProblem) -> dict[str, Any]:
+        model = setup.model
         await private.add(p, programs=isinstance(model, SimModel))
         if isinstance(model, SimModel):
             _register_sim(model, p, private)
-        return await debug_class_problem(
-            p, model, ctx.settings, executor, private, ut_model=ctx.ut_model
-        )
+        return await debug_class_problem(setup, p, private)
 
-    await debug_jobs(
-        run,
+    return await debug_jobs(
         ctx,
-        model,
         ls,
+        ls.classes,
+        executor=executor,
         eval_settings=eval_settings,
-        jobs=[(p.task_id, p.code, partial(work, p)) for p in ls.classes],
-        started=t0,
+        sim=lambda params: _class_sim(params, private),
+        work=work,
         problem_errors=(SandboxError,),
         base_extra={"data_licence": DATA_LICENCE},
     )
-    return run
 
 
 # --- intrinsic metrics of tests with setup --------------------------------------------------------

@@ -25,18 +25,16 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from utdebug.agents.base import Model
-from utdebug.agents.sim import SimModel
+from utdebug.agents.sim import SimModel, SimParams
 from utdebug.benchmarks.context import RunContext
-from utdebug.data.datasets import LoadedSplit, Problem, ProblemError, Split
+from utdebug.data.datasets import ClassFixProblem, LoadedSplit, Problem, ProblemError
 from utdebug.data.private_tests import (
     EvalSettings,
-    ExpectedCache,
     ExpectedUnavailable,
     PrivateTestRunner,
     make_sim,
@@ -59,6 +57,7 @@ from utdebug.runs.folder import (
     FatalRunError,
     Job,
     JobLoop,
+    RunResult,
     SessionModelError,
     model_fields,
     run_folder,
@@ -70,11 +69,13 @@ from utdebug.runs.records import (
 )
 from utdebug.sandbox.compare import Semantics
 from utdebug.sandbox.config import Limits
-from utdebug.sandbox.executor import Sandbox
 from utdebug.sandbox.outcomes import SandboxError, Status
 from utdebug.sandbox.verdicts import Verdict, judge
 from utdebug.synth import seeds_from_problem
 from utdebug.synth.candidates import screen, synthesise_for
+
+P = TypeVar("P", Problem, ClassFixProblem)
+"""A problem of either kind a debugging run takes (:func:`debug_jobs`)."""
 
 # --- intrinsic metrics of the kept tests ------------------------------------------------------
 
@@ -168,36 +169,48 @@ async def _score_run(
 # --- one problem ------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
-class DebugRun:
-    split: Split
-    out_dir: Path
-    evaluated: int = 0
-    skipped: int = 0
-    summary: dict[str, Any] = field(default_factory=dict)
-    wall_seconds: float = 0.0
+DebugRun = RunResult
+"""What a debugging run did (records written, skipped, summary, wall time)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSetup:
+    """What every debugging session of a run shares: the model (or the simulated one), the
+    engine's settings, the executor, and the model that writes the tests when another."""
+
+    model: Model
+    settings: Settings
+    executor: Executor
+    ut_model: Model | None = None
+
+    def session(self, task: Task, candidate_inputs: Sequence[CandidateInput] = ()) -> Session:
+        """A session on ``task`` (``candidate_inputs``: synthesised inputs for its test sets)."""
+        return Session(
+            task,
+            self.model,
+            self.executor,
+            self.settings,
+            ut_model=self.ut_model,
+            candidate_inputs=candidate_inputs,
+        )
 
 
 async def debug_session(
+    setup: SessionSetup,
     task: Task,
     given: str,
-    model: Model,
-    settings: Settings,
-    executor: Executor,
     *,
     judge_round: Callable[[str], Awaitable[dict[str, Any]]],
     score: Callable[[list[UnitTest], dict[str, str]], Awaitable[list[dict[str, Any]]]],
-    ut_model: Model | None = None,
     candidate_inputs: Sequence[CandidateInput] = (),
 ) -> dict[str, Any]:
-    """One session on ``task`` (whose given code is ``given``), then the record's body: the
-    code in force after every round judged by ``judge_round(code)`` (round 0 is the given
-    code), and the kept tests scored by ``score(tests, targets)`` (``targets``: each code a
-    test may target, by its code id). ``candidate_inputs``: synthesised inputs for the
+    """One session of ``setup`` on ``task`` (whose given code is ``given``), then the record's
+    body: the code in force after every round judged by ``judge_round(code)`` (round 0 is the
+    given code), and the kept tests scored by ``score(tests, targets)`` (``targets``: each
+    code a test may target, by its code id). ``candidate_inputs``: synthesised inputs for the
     session's test sets (``Session(candidate_inputs=...)``)."""
-    session = Session(
-        task, model, executor, settings, ut_model=ut_model, candidate_inputs=candidate_inputs
-    )
+    settings = setup.settings
+    session = setup.session(task, candidate_inputs)
     t0 = time.perf_counter()
     result = await session.run()
     seconds = time.perf_counter() - t0
@@ -257,13 +270,10 @@ async def debug_session(
 
 
 async def debug_problem(
+    setup: SessionSetup,
     problem: Problem,
-    model: Model,
-    settings: Settings,
-    executor: Executor,
     private: PrivateTestRunner,
     *,
-    ut_model: Model | None = None,
     candidate_inputs: Sequence[CandidateInput] = (),
 ) -> dict[str, Any]:
     async def judge_round(code: str) -> dict[str, Any]:
@@ -275,17 +285,15 @@ async def debug_problem(
         }
 
     async def score(kept: list[UnitTest], targets: dict[str, str]) -> list[dict[str, Any]]:
-        return await score_tests(executor, problem, kept, targets, settings.limits, private)
+        limits = setup.settings.limits
+        return await score_tests(setup.executor, problem, kept, targets, limits, private)
 
     return await debug_session(
+        setup,
         task_from_problem(problem),
         problem.code,
-        model,
-        settings,
-        executor,
         judge_round=judge_round,
         score=score,
-        ut_model=ut_model,
         candidate_inputs=candidate_inputs,
     )
 
@@ -412,25 +420,33 @@ def error_rows(
 
 
 async def debug_jobs(
-    run: DebugRun,
     ctx: RunContext,
-    model: Model,
     ls: LoadedSplit,
+    problems: Sequence[P],
     *,
+    executor: Executor,
     eval_settings: EvalSettings,
-    jobs: Sequence[tuple[str, str, Callable[[], Awaitable[dict[str, Any]]]]],
-    started: float,
+    sim: Callable[[SimParams], Model],
+    work: Callable[[SessionSetup, P], Awaitable[dict[str, Any]]],
     problem_errors: tuple[type[BaseException], ...],
-    close: Callable[[], None] | None = None,
     base_extra: dict[str, Any] | None = None,
-) -> None:
-    """The records of a debugging run of ``run.split`` by ``model`` (``ctx.model``, or the
-    simulated model built for the run): one per dataset error of ``ls`` and one per job
-    (``(task_id, given code, work)``), keyed by the split, the problem, its code, the
-    datasets, the settings and ``ctx.key_extra``; ``base_extra`` goes in every record (before
-    the settings) and ``ls.about`` in the summary."""
-    split = run.split
+) -> DebugRun:
+    """A debugging run of ``problems`` (of ``ls``) in ``ctx.out_dir``, whatever their kind: the
+    model is ``ctx.model``, or with ``ctx.sim_params`` the simulated model ``sim`` builds
+    (labelled SIMULATED everywhere); ``work(setup, problem)`` is a problem's record body, its
+    session's ``setup`` the model, ``ctx.settings``, ``executor`` and ``ctx.ut_model``.
+    One record per dataset error of ``ls`` and one per problem not yet recorded, keyed by the
+    split, the problem, its code, the datasets, the settings and ``ctx.key_extra``;
+    ``base_extra`` goes in every record (before the settings) and ``ls.about`` in the summary,
+    rewritten from the samples file."""
+    started = time.perf_counter()
+    split = ls.split
+    run = DebugRun(ctx.out_dir)
+    model = ctx.model if ctx.sim_params is None else sim(ctx.sim_params)
+    if model is None:
+        raise ValueError(f"debugging {split.value} needs a model or simulation parameters")
     settings = ctx.settings
+    setup = SessionSetup(model, settings, executor, ctx.ut_model)
     simulated = bool(getattr(model, "simulated", False))
     dataset_sha = sorted(ls.sources.items())
 
@@ -462,83 +478,54 @@ async def debug_jobs(
     await run_folder(
         run,
         dataset_errors=dataset_errors,
-        jobs=[Job(base(t, key_of(t, code)), work) for t, code, work in jobs],
+        jobs=[
+            Job(base(p.task_id, key_of(p.task_id, p.code)), partial(work, setup, p))
+            for p in problems
+        ],
         summarize=lambda records: summarize_debug(records, settings.rounds),
         extra=extra,
         loop=JobLoop(ctx.concurrency, ctx.on_record, problem_errors=problem_errors),
         started=started,
         sim=ctx.sim_params,
-        close=close,
     )
+    return run
 
 
 async def debug_split(
-    ctx: RunContext,
-    ls: LoadedSplit,
-    *,
-    sandbox: Sandbox,
-    eval_settings: EvalSettings,
-    expected_cache: ExpectedCache,
-    workers: int = 2,
-    executor: Executor | None = None,
-    private: PrivateTestRunner | None = None,
+    ctx: RunContext, ls: LoadedSplit, *, executor: Executor, private: PrivateTestRunner
 ) -> DebugRun:
-    """Debug every problem of ``ls`` not yet recorded; rewrite the summary from the samples
-    file.
+    """Debug every problem of ``ls`` not yet recorded (:func:`debug_jobs`), judged by
+    ``private``'s tests; with ``ctx.sim_params`` the simulated model is built over them."""
 
-    With ``ctx.sim_params`` the model is replaced by the simulated model built over these
-    private tests (labelled SIMULATED everywhere).
-    """
-    t0 = time.perf_counter()
-    run = DebugRun(ls.split, ctx.out_dir)
-    own_executor = executor is None
-    if executor is None:
-        executor = Executor(sandbox, workers=workers)
-    if private is None:
-        private = PrivateTestRunner(executor, eval_settings, expected_cache)
-    model = ctx.model if ctx.sim_params is None else make_sim(ctx.sim_params, private)
-    if model is None:
-        raise ValueError("debug_split needs a model or simulation parameters")
-
-    async def work(p: Problem) -> dict[str, Any]:
+    async def work(setup: SessionSetup, p: Problem) -> dict[str, Any]:
+        model = setup.model
         await private.add(p)
         if isinstance(model, SimModel):
             register_sim(model, p, private)
         if not ctx.synth_inputs:
-            return await debug_problem(
-                p, model, ctx.settings, executor, private, ut_model=ctx.ut_model
-            )
+            return await debug_problem(setup, p, private)
         inputs, about = await synth_candidates(executor, p, ctx.synth_inputs)
         if isinstance(model, SimModel):
             await tell_sim(model, executor, p, inputs)
-        rec = await debug_problem(
-            p,
-            model,
-            ctx.settings,
-            executor,
-            private,
-            ut_model=ctx.ut_model,
-            candidate_inputs=inputs,
-        )
+        rec = await debug_problem(setup, p, private, candidate_inputs=inputs)
         return {"synth_inputs": about, **rec}
 
-    await debug_jobs(
-        run,
+    return await debug_jobs(
         ctx,
-        model,
         ls,
-        eval_settings=eval_settings,
-        jobs=[(p.task_id, p.code, partial(work, p)) for p in ls.problems],
-        started=t0,
+        ls.problems,
+        executor=executor,
+        eval_settings=private.settings,
+        sim=lambda params: make_sim(params, private),
+        work=work,
         problem_errors=(ExpectedUnavailable, SandboxError),
-        close=executor.close if own_executor else None,
     )
-    return run
 
 
 __all__ = [
     "DebugRun",
     "FatalRunError",
+    "SessionSetup",
     "Variant",
     "debug_problem",
     "debug_split",

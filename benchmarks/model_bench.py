@@ -687,12 +687,4 @@ async def _debug_one(
             return await debug_classeval_split(
                 ctx, ls, executor=bench.executor, eval_settings=bench.eval_settings
             )
-        return await debug_split(
-            ctx,
-            ls,
-            sandbox=bench.executor.sandbox,
-            eval_settings=bench.eval_settings,
-            expected_cache=bench.expected_cache,
-            executor=bench.executor,
-            private=private,
-        )
+        return await debug_split(ctx, ls, executor=bench.executor, private=private)

@@ -56,7 +56,7 @@ def test_the_progress_line_refreshes_while_no_problem_finishes() -> None:
 
 def test_voting_says_no_change_when_voting_changed_nothing() -> None:
     def run(acc: float) -> DebugRun:
-        r = DebugRun(Split.HARD, Path("x"))
+        r = DebugRun(Path("x"))
         r.summary = {"intrinsic": {"output_accuracy": acc, "tests": 10}}
         return r
 

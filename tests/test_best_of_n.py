@@ -14,6 +14,7 @@ import pytest
 
 from utdebug.agents.scripted import ScriptedModel
 from utdebug.benchmarks.best_of_n import select_problem, summarize_selection
+from utdebug.benchmarks.debugging import SessionSetup
 from utdebug.data.datasets import PrivateTests as DataTests
 from utdebug.data.datasets import Problem, Provenance, Split, load_split
 from utdebug.data.private_tests import EvalSettings, ExpectedCache, PrivateTestRunner
@@ -76,9 +77,8 @@ def test_the_pipeline_on_a_toy_problem(tmp_path: Path) -> None:
             try:
                 private = PrivateTestRunner(ex, EvalSettings(), ExpectedCache(None))
                 await private.add(TOY)
-                return await select_problem(
-                    TOY, model, settings, ex, private, n_solutions=5, rank_kw={}
-                )
+                setup = SessionSetup(model, settings, ex)
+                return await select_problem(setup, TOY, private, n_solutions=5, rank_kw={})
             finally:
                 ex.close()
 

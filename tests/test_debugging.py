@@ -51,18 +51,23 @@ def _run(
     ids: list[str],
     settings: Settings,
     sim_params: SimParams | None = None,
-    **kw: Any,
+    *,
+    executor: Executor | None = None,
+    private: PrivateTestRunner | None = None,
 ) -> Any:
-    return asyncio.run(
-        debug_split(
-            RunContext(model=model, settings=settings, out_dir=out, sim_params=sim_params),
-            LoadedSplit(Split.HARD, _problems(hard, ids), [], hard.sources),
-            sandbox=sandbox,
-            eval_settings=EvalSettings(),
-            expected_cache=ExpectedCache(None),
-            **kw,
+    ex = executor or Executor(sandbox)
+    try:
+        return asyncio.run(
+            debug_split(
+                RunContext(model=model, settings=settings, out_dir=out, sim_params=sim_params),
+                LoadedSplit(Split.HARD, _problems(hard, ids), [], hard.sources),
+                executor=ex,
+                private=private or PrivateTestRunner(ex, EvalSettings(), ExpectedCache(None)),
+            )
         )
-    )
+    finally:
+        if executor is None:
+            ex.close()
 
 
 def test_a_problem_that_errors_is_recorded_and_the_run_goes_on(
@@ -176,7 +181,7 @@ def test_the_simulated_models_stand_ins_are_said_not_shown() -> None:
 def test_a_bench_record_of_code_that_does_not_load_says_why(executor: Executor) -> None:
     """The session stops after round 0, before any model call; the record says why in the
     line check prints."""
-    from utdebug.benchmarks.debugging import debug_session
+    from utdebug.benchmarks.debugging import SessionSetup, debug_session
     from utdebug.engine import Task
 
     code = "import not_a_real_package_xyz\n\n\ndef add(a, b):\n    return a - b\n"
@@ -193,7 +198,11 @@ def test_a_bench_record_of_code_that_does_not_load_says_why(executor: Executor) 
 
     rec = asyncio.run(
         debug_session(
-            task, code, model, Settings(rounds=2), executor, judge_round=judge_round, score=score
+            SessionSetup(model, Settings(rounds=2), executor),
+            task,
+            code,
+            judge_round=judge_round,
+            score=score,
         )
     )
     assert rec["finish"] == "does_not_load"

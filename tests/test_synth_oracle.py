@@ -9,6 +9,7 @@ import pytest
 from utdebug.sandbox.config import Limits
 from utdebug.sandbox.executor import Sandbox
 from utdebug.synth import Reference, exposing_inputs, reduce_suite, synthesize, validate
+from utdebug.synth.oracle import run_chosen
 from utdebug.synth.pipeline import synthesize_valid
 
 DOUBLE = "def f(x):\n    return x * 2\n"
@@ -89,6 +90,18 @@ def test_a_program_that_does_not_load_is_reported(sb: Sandbox) -> None:
     assert val.valid == [False, False]
     assert val.load_errors
     assert val.load_errors[0].startswith("broken: ")
+
+
+def test_run_chosen_runs_only_the_chosen_inputs_and_answers_by_index(sb: Sandbox) -> None:
+    inputs = [(x,) for x in range(-2, 4)]
+    chosen = [4, 0, 2]  # 2, -2, 0: the -2 raises
+    outcomes, load_error, _, _ = run_chosen(
+        sb, Reference(NO_NEGATIVES, "f"), inputs, chosen, Limits()
+    )
+    assert load_error is None
+    assert list(outcomes) == chosen
+    assert outcomes[4].value == 4 and outcomes[2].value == 0
+    assert outcomes[0].error_type == "ValueError"
 
 
 def test_two_rounds_learn_the_domain_from_the_references(sb: Sandbox) -> None:

@@ -26,7 +26,7 @@ from utdebug.synth.oracle import (
     Reference,
     differs,
     inconclusive,
-    run_batch,
+    run_chosen,
     validate,
 )
 from utdebug.synth.synthesizer import synthesize
@@ -60,6 +60,10 @@ class Version:
     """The commit (or any label) this version is at; function-level accepts name it."""
     context: ModuleContext | None = None
     """Run it as a module of its project (its imports, helpers and data files)."""
+
+    def reference(self, name: str) -> Reference:
+        """This version as a program :mod:`utdebug.synth.oracle` runs, named ``name``."""
+        return Reference(self.code, self.entry_point, name, context=self.context)
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,7 +240,7 @@ def differential(
     notes = list(syn.notes)
     if not syn.inputs:
         return DiffResult(function, False, "no input could be synthesised", notes=notes)
-    ref = Reference(base.code, base.entry_point, "base", context=base.context)
+    ref = base.reference("base")
     val = validate(
         sandbox, [ref], syn.inputs, limits=cfg.base_limits, check=cfg.check, semantics=cfg.semantics
     )
@@ -246,18 +250,13 @@ def differential(
             function, False, f"the base version does not load: {why}", emitted=len(syn.inputs)
         )
     chosen = [i for i in range(len(val.inputs)) if val.valid[i] or _raised(val.reasons[i], cfg)]
-    base_out = _base_outcomes(sandbox, base, val.inputs, chosen, val.valid, val.outputs, cfg)
-    head_out, load_error, _, _ = run_batch(
-        sandbox,
-        head.code,
-        head.entry_point,
-        [val.inputs[i] for i in chosen],
-        cfg.head_limits,
-        context=head.context,
+    base_out = _base_outcomes(sandbox, ref, val.inputs, chosen, val.valid, val.outputs, cfg)
+    head_out, load_error, _, _ = run_chosen(
+        sandbox, head.reference("head"), val.inputs, chosen, cfg.head_limits
     )
     if load_error:
         notes.append(f"the head version does not load: {load_error}")
-    pairs = [(i, base_out[i], o) for i, o in zip(chosen, head_out, strict=True)]
+    pairs = [(i, base_out[i], o) for i, o in head_out.items()]
     opaque = [i for i, was, now in pairs if _incomparable(was, now)]
     if opaque:
         notes.append(
@@ -312,7 +311,7 @@ def _raised(reason: str | None, cfg: DiffSettings) -> bool:
 
 def _base_outcomes(
     sandbox: Sandbox,
-    base: Version,
+    base: Reference,
     inputs: list[tuple[Any, ...]],
     chosen: Iterable[int],
     valid: list[bool],
@@ -324,15 +323,8 @@ def _base_outcomes(
     out = {i: Outcome(Status.OK, outputs[i]) for i in chosen if valid[i]}
     raised = [i for i in chosen if not valid[i]]
     if raised:
-        again, _, _, _ = run_batch(
-            sandbox,
-            base.code,
-            base.entry_point,
-            [inputs[i] for i in raised],
-            cfg.base_limits,
-            context=base.context,
-        )
-        out.update(zip(raised, again, strict=True))
+        again, _, _, _ = run_chosen(sandbox, base, inputs, raised, cfg.base_limits)
+        out.update(again)
     return out
 
 

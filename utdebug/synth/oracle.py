@@ -36,6 +36,7 @@ __all__ = [
     "inconclusive",
     "reduce_suite",
     "run_batch",
+    "run_chosen",
     "validate",
 ]
 
@@ -121,6 +122,29 @@ def run_batch(
     return outcomes, res.load_error, res.wall_seconds, res.cpu_seconds
 
 
+def run_chosen(
+    sandbox: Sandbox,
+    program: Reference,
+    inputs: Sequence[tuple[Any, ...]],
+    chosen: Sequence[int],
+    limits: Limits,
+) -> tuple[dict[int, Outcome], str | None, float, float]:
+    """:func:`run_batch` of ``program`` (its order, context and test with setup) over the
+    inputs at the indices ``chosen`` (each once) only: their outcomes by index, in ``chosen``
+    order, the load error, the wall and the CPU seconds."""
+    ran, load_error, wall, cpu = run_batch(
+        sandbox,
+        program.code,
+        program.entry_point,
+        [inputs[i] for i in chosen],
+        limits,
+        program.reverse,
+        program.context,
+        program.test,
+    )
+    return dict(zip(chosen, ran, strict=True)), load_error, wall, cpu
+
+
 def validate(
     sandbox: Sandbox,
     references: Sequence[Reference],
@@ -147,21 +171,12 @@ def validate(
         chosen = [i for i in range(n) if valid[i]]
         outcomes = [Outcome(Status.OK)] * n
         if chosen:
-            ran, load_error, wall, cpu = run_batch(
-                sandbox,
-                ref.code,
-                ref.entry_point,
-                [inputs[i] for i in chosen],
-                limits,
-                ref.reverse,
-                ref.context,
-                ref.test,
-            )
+            ran, load_error, wall, cpu = run_chosen(sandbox, ref, inputs, chosen, limits)
             seconds += wall
             cpu_seconds += cpu
             if load_error:
                 load_errors.append(f"{ref.name}: {load_error}")
-            for i, o in zip(chosen, ran, strict=True):
+            for i, o in ran.items():
                 outcomes[i] = o
         runs.append(outcomes)
         for i in chosen:
@@ -250,21 +265,14 @@ def exposing_inputs(
     ]
     if not chosen:
         return []
-    outcomes, _, wall, cpu = run_batch(
-        sandbox,
-        code,
-        entry_point,
-        [validation.inputs[i] for i in chosen],
-        limits,
-        False,
-        test=test,
-    )
+    program = Reference(code, entry_point, "program", test=test)
+    outcomes, _, wall, cpu = run_chosen(sandbox, program, validation.inputs, chosen, limits)
     if stats is not None:
         stats["cpu_seconds"] = stats.get("cpu_seconds", 0.0) + cpu
         stats["wall_seconds"] = stats.get("wall_seconds", 0.0) + wall
     return [
         i
-        for i, o in zip(chosen, outcomes, strict=True)
+        for i, o in outcomes.items()
         if differs(o, validation.outputs[i], validation.inputs[i], check, semantics)
     ]
 

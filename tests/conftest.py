@@ -80,6 +80,12 @@ def only_loopback() -> list[str]:
     return sorted(n for n in names if n and n != "lo")
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto`` (the default addopts): a test process per core this process may use, at most
+    4 (each runs sandboxes of its own; the tests hold on a loaded machine, so more buys little)."""
+    return max(1, min(4, len(os.sched_getaffinity(0))))
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     skip = pytest.mark.skip(
         reason="starts Ray: runs inside its own network namespace (tests/test_ray_netns.py)"

@@ -30,7 +30,7 @@ def test_the_ray_tests_pass_in_a_network_namespace_with_loopback_only() -> None:
     if os.geteuid() != 0 or shutil.which("unshare") is None or shutil.which("ip") is None:
         pytest.skip("a network namespace of its own needs root, unshare and ip")
     inner = (
-        f"ip link set lo up && exec {sys.executable} -m pytest -q -p no:cacheprovider -m ray "
+        f"ip link set lo up && exec {sys.executable} -m pytest -q -p no:cacheprovider -n 0 -m ray "
         + " ".join(RAY_TESTS)
     )
     env = dict(os.environ, UTDEBUG_TEST_NETNS="1")

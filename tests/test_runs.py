@@ -206,7 +206,6 @@ def test_one_runner_resumes_retries_and_writes_the_summary_every_mode_reads(
     tmp_path: Path,
 ) -> None:
     rows = [({"key": "row/1", "task_id": "t/row1"}, "row 1: no entry point")]
-    closed: list[int] = []
 
     def once(outcome_2: Any) -> RunResult:
         run = RunResult(tmp_path)
@@ -220,7 +219,6 @@ def test_one_runner_resumes_retries_and_writes_the_summary_every_mode_reads(
                 sim=SimParams(),
                 loop=JobLoop(concurrency=2),
                 started=0.0,
-                close=lambda: closed.append(1),
             )
         )
         return run
@@ -238,7 +236,6 @@ def test_one_runner_resumes_retries_and_writes_the_summary_every_mode_reads(
     again = once(2)
     assert (again.evaluated, again.skipped) == (1, 2)
     assert again.summary["complete"] is True and again.summary["evaluated"] == 2
-    assert closed == [1, 1]
 
 
 def test_one_runner_keeps_what_it_wrote_when_the_disk_is_full(
@@ -252,7 +249,6 @@ def test_one_runner_keeps_what_it_wrote_when_the_disk_is_full(
 
     monkeypatch.setattr(runs, "SampleWriter", FullDisk)
     run = RunResult(tmp_path)
-    closed: list[int] = []
     with pytest.raises(RunFolderError, match="ENOSPC"):
         asyncio.run(
             run_folder(
@@ -263,10 +259,8 @@ def test_one_runner_keeps_what_it_wrote_when_the_disk_is_full(
                 extra={"model": "m"},
                 loop=JobLoop(concurrency=1),
                 started=0.0,
-                close=lambda: closed.append(1),
             )
         )
     written = json.loads((tmp_path / SUMMARY).read_text())
     assert written["complete"] is False and "ENOSPC" in written["incomplete"]
     assert written["problems"] == 1 and written["model"] == "m"
-    assert closed == [1]

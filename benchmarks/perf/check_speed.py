@@ -18,8 +18,8 @@ other edit plants a bug), then times, each once:
 It prints ``TARGET cached run < 2000 ms: PASS|MISS`` and the findings count (half the changed
 functions carry a bug, so it must be ``--changed // 2`` times 3). The comparison with the base
 version (``--no-differential`` here) is measured by ``benchmarks/check_synth.py``. Model time
-is not included: a
-real model adds its latency per call (``--changed`` x (3 + 3 x 8) calls, cold).
+is not included: a real model adds its latency per call (``--changed`` x (3 + 3 x 8) calls,
+cold).
 """
 
 from __future__ import annotations

@@ -215,7 +215,6 @@ async def run_folder(
     loop: JobLoop,
     started: float,
     sim: SimParams | None = None,
-    close: Callable[[], None] | None = None,
 ) -> None:
     """One model-driven run in ``run.out_dir``, whatever the mode (debugging, judging,
     verifying): the keys already recorded (a record a model error ended is tried again),
@@ -223,43 +222,39 @@ async def run_folder(
     summary rebuilt from the latest record of each of this run's keys (``summarize(records)``,
     then ``complete``, then ``extra``, then ``sim``: the simulated model's parameters, when it
     played) and written, also after a full disk (the summary then says it is incomplete and
-    why; the error is raised). ``loop`` says how the jobs run; ``close`` runs last (an
-    executor the run started). ``started`` is the run's ``perf_counter`` start."""
+    why; the error is raised). ``loop`` says how the jobs run; ``started`` is the run's
+    ``perf_counter`` start."""
     samples_path = run.out_dir / SAMPLES
+    done = {r.get("key") for r in read_samples(samples_path) if r.get("error_kind") != "model"}
+    current: set[str] = set()
+    failure: RunFolderError | None = None
     try:
-        done = {r.get("key") for r in read_samples(samples_path) if r.get("error_kind") != "model"}
-        current: set[str] = set()
-        failure: RunFolderError | None = None
-        try:
-            with SampleWriter(samples_path) as writer:
-                run.evaluated, run.skipped = await record_run(
-                    writer,
-                    done,
-                    current,
-                    dataset_errors=dataset_errors,
-                    jobs=jobs,
-                    concurrency=loop.concurrency,
-                    on_record=loop.on_record,
-                    stop=loop.stop,
-                    problem_errors=loop.problem_errors,
-                )
-        except RunFolderError as e:  # a full disk: stop, keep what is written, say why
-            failure = e
-            raise
-        finally:
-            records = latest_records(samples_path, current)  # the last try wins
-            run.summary = summarize(records)
-            run.summary["complete"] = (
-                len(records) == len(current) and not run.summary["model_errors"]["count"]
+        with SampleWriter(samples_path) as writer:
+            run.evaluated, run.skipped = await record_run(
+                writer,
+                done,
+                current,
+                dataset_errors=dataset_errors,
+                jobs=jobs,
+                concurrency=loop.concurrency,
+                on_record=loop.on_record,
+                stop=loop.stop,
+                problem_errors=loop.problem_errors,
             )
-            run.summary.update(extra)
-            if sim is not None:
-                run.summary["sim"] = sim.to_json()
-            write_summary(run.out_dir / SUMMARY, run.summary, failure)
-            run.wall_seconds = time.perf_counter() - started
+    except RunFolderError as e:  # a full disk: stop, keep what is written, say why
+        failure = e
+        raise
     finally:
-        if close is not None:
-            close()
+        records = latest_records(samples_path, current)  # the last try wins
+        run.summary = summarize(records)
+        run.summary["complete"] = (
+            len(records) == len(current) and not run.summary["model_errors"]["count"]
+        )
+        run.summary.update(extra)
+        if sim is not None:
+            run.summary["sim"] = sim.to_json()
+        write_summary(run.out_dir / SUMMARY, run.summary, failure)
+        run.wall_seconds = time.perf_counter() - started
 
 
 def model_fields(model: str, simulated: bool) -> dict[str, Any]:

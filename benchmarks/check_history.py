@@ -340,8 +340,21 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float) -> tupl
         return proc.returncode, out, err
 
 
+def _definitions(body: list[ast.stmt]) -> Iterable[ast.stmt]:
+    """The statements of ``body`` and of the ``if``/``try``/``with`` blocks in it (not of
+    functions or classes): where a definition can sit at one level."""
+    for node in body:
+        yield node
+        if isinstance(node, ast.If | ast.Try | ast.TryStar | ast.With):
+            handlers = [h.body for h in getattr(node, "handlers", [])]
+            for block in (node.body, getattr(node, "orelse", []), *handlers):
+                yield from _definitions(block)
+            yield from _definitions(getattr(node, "finalbody", []))
+
+
 def _defines(source: str, qualname: str) -> bool:
-    """Whether ``source`` defines ``qualname`` (``f``, ``Class.method``)."""
+    """Whether ``source`` defines ``qualname`` (``f``, ``Class.method``), at its level or in
+    an ``if``/``try``/``with`` block there."""
     try:
         body: list[ast.stmt] = ast.parse(source).body
     except (SyntaxError, ValueError):
@@ -349,7 +362,7 @@ def _defines(source: str, qualname: str) -> bool:
     for part in qualname.split("."):
         found = [
             n
-            for n in body
+            for n in _definitions(body)
             if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
             and n.name == part
         ]

@@ -155,3 +155,14 @@ def test_reason_key_drops_what_is_particular_to_one_function() -> None:
     assert H.reason_key("f is not a module-level function of m.py", "m.py::f") == (
         "<name> is not a module-level function of <name>"
     )
+
+
+def test_a_function_defined_in_a_try_block_is_not_new() -> None:
+    source = (
+        "try:\n    import icu\nexcept ImportError:\n    def sep():\n        return ','\n"
+        "class C:\n    if True:\n        def m(self):\n            return 1\n"
+    )
+    assert H._defines(source, "sep")
+    assert H._defines(source, "C.m")
+    assert not H._defines(source, "C.n")
+    assert not H._defines(source, "m")

@@ -182,7 +182,7 @@ def reason_key(message: str, function: str = "") -> str:
             break
         text = shorter
     text = ": ".join(text.split(": ")[:2])
-    text = re.sub(r"'[^']*'|\"[^\"]*\"|`[^`]*`", "<name>", text)
+    text = re.sub(r"'[^']*'|\"[^\"]*\"", "<name>", text)
     text = re.sub(r"\d+", "N", text)
     return text.strip() or "no reason given"
 
@@ -470,6 +470,7 @@ def _tally(results: Sequence[CommitResult]) -> dict[str, Any]:
     keeps = [r for r in results if r.label == "keep"]
     functions = [f for r in ran for f in r.functions]
     old = [f for f in functions if not f.new]
+    reasons = Counter(reason_key(f.reason or "", f.function) for f in old if not f.compared)
     return {
         "commits": len(results),
         "ran": len(ran),
@@ -483,23 +484,16 @@ def _tally(results: Sequence[CommitResult]) -> dict[str, Any]:
         "compared": sum(f.compared for f in old),
         "new_functions": len(functions) - len(old),
         "median_seconds": round(statistics.median([r.seconds for r in ran]), 1) if ran else None,
+        "reasons": dict(reasons.most_common()),
     }
 
 
 def summarize(results: Sequence[CommitResult]) -> dict[str, Any]:
-    """Per library and in total: the counts, and the reasons functions were not compared."""
+    """Per library and in total: the counts, and why functions were not compared."""
     libraries = sorted({r.library for r in results}, key=[r.library for r in results].index)
-    reasons: Counter[str] = Counter(
-        reason_key(f.reason or "", f.function)
-        for r in results
-        if r.status == RAN
-        for f in r.functions
-        if not f.compared and not f.new
-    )
     return {
         "libraries": {lib: _tally([r for r in results if r.library == lib]) for lib in libraries},
         "total": _tally(results),
-        "reasons": reasons.most_common(),
     }
 
 
@@ -540,10 +534,23 @@ def render(summary: dict[str, Any], reasons: int = 10) -> str:
         f"new functions (not in the base, left out of the share): {total['new_functions']}; "
         f"fixes with a finding anywhere: {total['fixes_with_any_finding']} of {total['fixes']}"
     )
-    if summary["reasons"]:
-        out.append(f"why functions were not compared (the {reasons} most common):")
-        out += [f"  {n:4d}  {reason}" for reason, n in summary["reasons"][:reasons]]
-    return "\n".join(out)
+    return "\n".join(out + _reasons_table(summary, reasons))
+
+
+def _reasons_table(summary: dict[str, Any], reasons: int) -> list[str]:
+    """The ``reasons`` most common reasons functions were not compared, counted per library
+    and in total."""
+    top = list(summary["total"]["reasons"].items())[:reasons]
+    if not top:
+        return []
+    names = list(summary["libraries"])
+    head = [*(n[:8] for n in names), "total"]
+    out = [f"why functions were not compared (the {len(top)} most common):"]
+    out.append("  ".join(f"{h:>8}" for h in head))
+    for reason, n in top:
+        counts = [summary["libraries"][lib]["reasons"].get(reason, 0) for lib in names]
+        out.append("  ".join(f"{c:>8}" for c in [*counts, n]) + f"  {reason}")
+    return out
 
 
 # -- the command ---------------------------------------------------------------------------------

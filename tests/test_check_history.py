@@ -103,7 +103,7 @@ def test_the_benchmark_counts_a_reported_fix_and_a_quiet_keep(
     shop, total = out["libraries"]["shop"], out["total"]
     assert (shop["fixes"], shop["fixes_reported"]) == (1, 1)
     assert (shop["keeps"], shop["keeps_with_finding"]) == (1, 0)
-    assert (shop["functions"], shop["compared"]) == (2, 2)
+    assert (shop["functions"], shop["compared"], shop["reasons"]) == (2, 2, {})
     assert out["libraries"]["needy"]["not_run"] == {H.DEPENDENCY_MISSING: 1}
     assert (total["commits"], total["ran"]) == (3, 2)
     statuses = [(c["library"], c["label"], c["status"], c["finding"]) for c in out["commits"]]

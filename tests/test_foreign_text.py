@@ -1,0 +1,239 @@
+"""Text that a program, a model or a repository wrote never drives a terminal, a CI log or an
+exported test: one hostile string (testkit/hostile.py) walked through every output."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import git
+import pytest
+from testkit.hostile import HOSTILE, IN_A_NAME, IN_SOURCE, MARKUP, assert_safe, unsafe
+
+from utdebug.cli import main
+from utdebug.cli_common import Exit
+from utdebug.text_safety import (
+    json_text,
+    markup,
+    no_workflow_commands,
+    visible,
+    workflow_data,
+    workflow_property,
+)
+
+# --- the helpers -------------------------------------------------------------------------------
+
+
+def test_visible_escapes_controls_and_bidi_and_keeps_ordinary_text() -> None:
+    shown = visible(HOSTILE)
+    assert_safe(shown, "visible")
+    assert "\\x1b]0;owned-title\\x07" in shown and "\\u202e" in shown and "\\x00\\x9b" in shown
+    assert "\\n::error::forged" in shown  # one line: no line of it starts with ::
+    for ordinary in ("shop.py::total", "was 4, now 5", "naïve 日本 ✓", "a\\nb", ""):
+        assert visible(ordinary) == ordinary
+    block = visible(HOSTILE, keep="\n")
+    assert_safe(block, "visible, lines kept")
+    assert block.count("\n") == HOSTILE.count("\n")
+    assert "\n\\x3a:error::forged\n" in block and "\\x23#[warning]" in block
+
+
+def test_no_workflow_commands_guards_every_line_start() -> None:
+    text = "ok\n  ::error::x\n\t::warning::y\r::notice::z\nmid ::error::w\n###[a]"
+    guarded = no_workflow_commands(text)
+    assert guarded == (
+        "ok\n  \\x3a:error::x\n\t\\x3a:warning::y\r\\x3a:notice::z\nmid ::error::w\n#\\x23#[a]"
+    )
+    assert no_workflow_commands("path.py::f\nplain") == "path.py::f\nplain"
+
+
+def test_workflow_escapes_follow_the_runner() -> None:
+    assert workflow_data("50%\r\n::error::x") == "50%25%0D%0A::error::x"
+    assert workflow_property("a:b,c%\n") == "a%3Ab%2Cc%25%0A"
+    assert workflow_data(HOSTILE).count("\n") == 0
+    assert_safe(workflow_property(HOSTILE), "property")
+
+
+def test_json_text_is_safe_to_print_and_reads_back_the_same() -> None:
+    dumped = json_text(json.dumps({"k": HOSTILE}, ensure_ascii=False))
+    assert_safe(dumped, "json")
+    assert json.loads(dumped) == {"k": HOSTILE}
+
+
+def test_markup_is_never_read_as_markup() -> None:
+    from rich.text import Text
+
+    assert Text.from_markup(markup(HOSTILE)).plain == visible(HOSTILE)
+
+
+# --- check: a repository with hostile names, load errors, values and exceptions ---------------
+
+EVIL_REPR = f'''
+
+class Evil:
+    """Known only by its repr: reading its field raises, so the sandbox sends the repr."""
+
+    def __init__(self):
+        self.__dict__["x"] = 1
+
+    @property
+    def x(self):
+        raise RuntimeError("no")
+
+    def __repr__(self):
+        return {HOSTILE!r}
+'''
+
+BASE = {
+    f"evil{IN_A_NAME}.py": "def f(x: int) -> int:\n    return x + 1\n",
+    "loads.py": f"raise RuntimeError({HOSTILE!r})\n\n\ndef g(x: int) -> int:\n    return x\n",
+    "values.py": "def h(x: int) -> object:\n    return 1\n" + EVIL_REPR,
+    "raises.py": "def r(x: int) -> int:\n    return x\n",
+}
+HEAD = {
+    f"evil{IN_A_NAME}.py": "def f(x: int) -> int:\n    return x + 2\n",
+    "loads.py": "def g(x: int) -> int:\n    return x + 1\n",
+    "values.py": "def h(x: int) -> object:\n    return Evil()\n" + EVIL_REPR,
+    "raises.py": f"def r(x: int) -> int:\n    raise type({IN_A_NAME!r}, (ValueError,), {{}})()\n",
+}
+
+
+def _repo(tmp_path: Path) -> git.Repo:
+    repo = git.Repo.init(tmp_path / "repo", initial_branch="main")
+    with repo.config_writer() as cw:
+        cw.set_value("user", "name", "Test")
+        cw.set_value("user", "email", "test@example.com")
+    return repo
+
+
+def _commit(repo: git.Repo, files: dict[str, str], message: str) -> None:
+    root = Path(repo.working_tree_dir or ".")
+    for name, text in files.items():
+        (root / name).write_text(text, encoding="utf-8")
+    repo.git.add("-A")
+    repo.index.commit(message)
+
+
+@pytest.fixture
+def hostile_repo(tmp_path: Path) -> git.Repo:
+    repo = _repo(tmp_path)
+    _commit(repo, BASE, "base")
+    _commit(repo, HEAD, "head")
+    return repo
+
+
+FORMATS = ("json", "junit", "github", "sarif")
+OWN_COMMANDS = ("::error ", "::warning ", "::notice ")
+
+
+def _check(
+    repo: git.Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any, *argv: str
+) -> tuple[int, str, str, dict[str, str]]:
+    monkeypatch.chdir(Path(repo.working_tree_dir or "."))
+    reports = {fmt: tmp_path / f"report.{fmt}" for fmt in FORMATS}
+    extra = [a for fmt, path in reports.items() for a in ("--report", f"{fmt}={path}")]
+    code = main(
+        ["check", "--changed", "--base", "HEAD~1", "--rev", "HEAD", "--synth-inputs", "20",
+         "--cache-dir", str(tmp_path / "cache"), *extra, *argv]
+    )  # fmt: skip
+    out, err = capsys.readouterr()
+    return code, out, err, {fmt: path.read_text(encoding="utf-8") for fmt, path in reports.items()}
+
+
+def test_check_shows_foreign_text_safely_in_every_format_and_on_stderr(
+    hostile_repo: git.Repo,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err, reports = _check(hostile_repo, tmp_path, monkeypatch, capsys, "--no-model")
+    assert code == Exit.FAILURE
+    data = json.loads(reports["json"])
+    by_file = {f["path"]: f for f in data["functions"]}
+    # the data is whole in JSON (its reader gets the real name and texts back) ...
+    assert by_file[f"evil{IN_A_NAME}.py"]["status"] == "findings"
+    changes = {f["qualname"]: f["differential"]["changes"] for f in data["functions"]}
+    assert all(IN_A_NAME in c["description"] for c in changes["r"])  # the exception's class
+    assert all(c["after"] == HOSTILE for c in changes["h"])  # the value's repr
+    assert HOSTILE in by_file["loads.py"]["message"]  # the base's load error
+    # ... and no output, nor the progress on stderr, lets it act
+    assert_safe(out, "human report")
+    assert_safe(err, "stderr")
+    for fmt in ("json", "junit", "sarif"):
+        assert_safe(reports[fmt], fmt)
+    assert_safe(reports["github"], "github", commands=OWN_COMMANDS)
+    assert all(line.startswith(OWN_COMMANDS) for line in reports["github"].splitlines())
+    assert MARKUP in out and MARKUP in err  # shown, not read as markup
+    ET.fromstring(reports["junit"])
+    assert "\\x1b]0;owned-title\\x07" in out and "\\u202e" in reports["github"]
+    sarif = json.loads(reports["sarif"])
+    texts = [r["message"]["text"] for r in sarif["runs"][0]["results"]]
+    assert texts and not any(unsafe(t) for t in texts)
+
+
+def test_check_human_report_on_a_narrow_console_wraps_no_command_onto_a_line(
+    hostile_repo: git.Repo,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Rich wraps long lines at the console's width: a wrapped line starts wherever the text
+    was cut, so the guard runs on the lines as printed."""
+    for width in ("41", "57", "80"):
+        monkeypatch.setenv("COLUMNS", width)
+        code, out, _, _ = _check(hostile_repo, tmp_path, monkeypatch, capsys, "--no-model", "-q")
+        assert code == Exit.FAILURE
+        assert_safe(out, f"human report, {width} columns")
+
+
+# --- check: git paths ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ['we "ird" name.py', "new\nline.py", "tab\tn\u00e9.py"])
+def test_a_committed_change_to_an_odd_file_name_is_checked(
+    name: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    repo = _repo(tmp_path)
+    _commit(repo, {name: "def f(x: int) -> int:\n    return x + 1\n"}, "base")
+    _commit(repo, {name: "def f(x: int) -> int:\n    return x + 2\n"}, "head")
+    code, _, _, reports = _check(repo, tmp_path, monkeypatch, capsys, "--no-model", "-q")
+    assert code == Exit.FAILURE
+    (f,) = json.loads(reports["json"])["functions"]
+    assert (f["path"], f["qualname"], f["status"]) == (name, "f", "findings")
+
+
+def test_check_with_a_model_shows_its_replies_and_load_errors_safely(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The model's test code (shown in the report as it wrote it) and a module whose import
+    raises with the hostile message."""
+    repo = _repo(tmp_path)
+    acc = "class Acc:\n    def total(self, xs):\n        return sum(xs)\n"
+    _commit(repo, {"calc.py": acc, "broken.py": "def b(x):\n    return x\n"}, "base")
+    broken = f"raise RuntimeError({HOSTILE!r})\n\n\ndef b(x):\n    return x + 1\n"
+    _commit(repo, {"calc.py": acc.replace("sum(xs)", "sum(xs) + 1"), "broken.py": broken}, "head")
+    test = (
+        f'```python\ndef test_it():\n    acc = Acc()\n    label = "{IN_SOURCE}"\n'
+        "    assert acc.total([1, 2]) == 3\n```"
+    )
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"ut": [test] * 3, "vote": ["Tracing.\nOutput: ```3```"] * 24}))
+    code, out, err, reports = _check(
+        repo, tmp_path, monkeypatch, capsys,
+        "--model", f"scripted:{script}", "-n", "1", "--no-differential",
+    )  # fmt: skip
+    assert code == Exit.FAILURE
+    functions = {f["qualname"]: f for f in json.loads(reports["json"])["functions"]}
+    assert HOSTILE in functions["b"]["message"]
+    assert IN_SOURCE in functions["Acc.total"]["tests"][0]["code"]
+    assert_safe(out, "human report")
+    assert_safe(err, "stderr")
+    for fmt in ("json", "junit", "sarif"):
+        assert_safe(reports[fmt], fmt)
+    assert_safe(reports["github"], "github", commands=OWN_COMMANDS)
+    assert MARKUP in out and MARKUP in err
+    ET.fromstring(reports["junit"])

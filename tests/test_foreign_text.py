@@ -3,6 +3,7 @@ exported test: one hostile string (testkit/hostile.py) walked through every outp
 
 from __future__ import annotations
 
+import ast
 import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -237,3 +238,86 @@ def test_check_with_a_model_shows_its_replies_and_load_errors_safely(
     assert_safe(reports["github"], "github", commands=OWN_COMMANDS)
     assert MARKUP in out and MARKUP in err
     ET.fromstring(reports["junit"])
+
+
+# --- pytest export: data, never code -----------------------------------------------------------
+
+INJECTIONS = (
+    "1); import os; os.system('touch pwned'); (",
+    "x\nimport os; os.system('touch pwned')",
+    '"""; import os; os.system(\'touch pwned\'); """',
+    "'''\nimport os\n'''",
+    HOSTILE,
+)
+
+
+def _names(tree: ast.AST) -> set[str]:
+    """Every name and attribute the file's code uses (its string constants are data)."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            out.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            out.add(node.attr)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            out.update(a.name for a in node.names)
+    return out
+
+
+def test_exported_tests_hold_program_text_as_data(tmp_path: Path) -> None:
+    from utdebug.engine import UnitTest
+    from utdebug.engine.program import Raises
+    from utdebug.pytest_export import render_pytest
+    from utdebug.sandbox.values import ByRepr, Opaque, Structured
+    from utdebug.workspace import load_function
+
+    name = 'odd"""\n::error::x\u202e name.py'
+    source = tmp_path / name
+    source.write_text("import re\n\n\ndef f(x):\n    return re.compile(x)\n", encoding="utf-8")
+    loaded = load_function(source, "f")
+    tests: list[UnitTest] = []
+    for text in INJECTIONS:
+        n = len(tests)
+        tests += [
+            UnitTest(n + 1, ("a+",), text, ByRepr(text)),  # compared by its text
+            UnitTest(n + 2, ("a+",), text, Opaque("re.Pattern", text)),  # a program's repr
+            UnitTest(n + 3, ("a+",), text, Structured(text, (("x", 1),))),  # its class name
+            UnitTest(n + 4, (), text, Raises(text), setup=f"y = {text!r}"),  # its type's name
+            UnitTest(n + 5, (), "f('a+')", ByRepr(text), setup="y = 1"),
+        ]
+    text = render_pytest(loaded, tests, tmp_path / "test_exported.py").text
+    tree = ast.parse(text)
+    assert "os" not in _names(tree) and "system" not in _names(tree)
+    assert_safe(text, "exported file")
+    strings = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)}
+    for injection in INJECTIONS:  # compared as strings: the text whole, as data
+        assert injection in strings
+    assert text.count("assert repr(target_function('a+')) == ") == 0  # the name is f
+    assert text.count("assert repr(f('a+')) == ") == len(INJECTIONS)
+    assert text.count("assert repr(_utd_value(f('a+'))) == ") == len(INJECTIONS)
+    assert text.count("# skipped test") == 3 * len(INJECTIONS)
+
+
+def test_an_expected_value_known_by_its_text_passes_as_a_string_comparison(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+    import sys
+
+    from utdebug.engine import UnitTest
+    from utdebug.pytest_export import export_pytest
+    from utdebug.sandbox.values import ByRepr
+    from utdebug.workspace import load_function
+
+    source = tmp_path / "pat.py"
+    source.write_text("import re\n\n\ndef f(x):\n    return re.compile(x)\n", encoding="utf-8")
+    tests = [
+        UnitTest(1, ("a+",), "f('a+')", ByRepr("re.compile('a+')")),
+        UnitTest(2, ("b",), "f('b')", ByRepr("re.compile('a+')")),
+    ]
+    out = export_pytest(load_function(source, "f"), tests, tmp_path / "test_pat.py")
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", str(out), "-q", "-p", "no:cacheprovider"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert "1 failed, 1 passed" in run.stdout, run.stdout[-2000:]

@@ -321,3 +321,136 @@ def test_an_expected_value_known_by_its_text_passes_as_a_string_comparison(
         cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert "1 failed, 1 passed" in run.stdout, run.stdout[-2000:]
+
+
+# --- the app: tables, transcript, detail views, dialogs, notices ---------------------------------
+
+
+def screen_text(app: Any) -> str:
+    """What the app's screen writes to the terminal, as text: every segment but Textual's own
+    cursor moves (its styles are not in a segment's text)."""
+    strips = app.screen._compositor.render_strips()
+    return "\n".join("".join(s.text for s in strip if not s.control) for strip in strips)
+
+
+async def assert_screen_safe(pilot: Any, where: str) -> str:
+    """The screen once the app has drawn it (every message handled) shows nothing raw."""
+    await pilot.pause()
+    text = screen_text(pilot.app)
+    assert text.strip(), where
+    assert_safe(text, where)
+    return text
+
+
+SOURCE = f'''def probe(x: int) -> object:
+    """Probe {IN_SOURCE} it.
+
+    >>> probe(2)
+    0
+    """
+    if x % 2:
+        raise ValueError({HOSTILE!r})
+    return Evil()
+{EVIL_REPR}'''
+
+
+async def test_the_app_without_a_model_shows_outcomes_and_names_safely(
+    executor: Any, tmp_path: Path
+) -> None:
+    from test_tui_synth import free_app, select_input, until
+    from textual.widgets import Input
+
+    from utdebug.tui.details import TestDetailScreen
+    from utdebug.tui.screens import EditExpectedScreen
+    from utdebug.workspace import load_function
+
+    path = tmp_path / f"probe{IN_A_NAME}.py"
+    path.write_text(SOURCE, encoding="utf-8")
+    app = free_app(load_function(path, "probe"), executor)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: app.state.synth is not None, "inputs synthesised")
+        synth = app.state.synth
+        assert synth is not None
+        raised = next(r for r in synth.rows if r.status != "ok")
+        value = next(r for r in synth.rows if r.status == "ok")
+        assert "\u202e" in raised.outcome and value.outcome == HOSTILE
+        main_screen = await assert_screen_safe(pilot, "the inputs table")
+        assert "\\x1b]0;owned-title" in main_screen and MARKUP in main_screen
+        select_input(app, raised.call)
+        await pilot.press("g")  # not a value: the notice quotes the outcome
+        await pilot.pause()
+        assert any(raised.outcome in n for n in app.notices)
+        await assert_screen_safe(pilot, "a notice")
+        await pilot.press("m")
+        await until(pilot, lambda: isinstance(app.screen, EditExpectedScreen), "the dialog")
+        await assert_screen_safe(pilot, "the edit dialog")
+        app.screen.query_one("#expected-input", Input).value = "0"
+        await pilot.press("enter")
+        await until(pilot, lambda: app.state.total == 1 and not app.person_busy, "test run")
+        await pilot.press("tab")
+        app.action_show_test()
+        await until(pilot, lambda: isinstance(app.screen, TestDetailScreen), "the detail view")
+        assert HOSTILE in str(app.state.records.actual[app.state.tests[0].id].detail)
+        assert "\\x1b]52;c" in await assert_screen_safe(pilot, "the detail view")
+
+
+def _reply(call: str, out: str) -> str:
+    return (
+        f"## Hypothesis\n{HOSTILE}\n\n## Unit Test\n\n### Input Arguments\n"
+        f"Arguments: ```{call}```\n\n### Output\nOutput: ```{out}```\n"
+    )
+
+
+async def test_the_app_shows_model_replies_and_code_safely(executor: Any, tmp_path: Path) -> None:
+    from test_tui import make_app, until
+    from testkit.scripted_add import fix, votes
+
+    from utdebug.agents.scripted import ScriptedModel
+    from utdebug.tui.details import TestDetailScreen
+    from utdebug.tui.screens import EditExpectedScreen, WriteBackScreen
+    from utdebug.tui.transcript import Transcript
+    from utdebug.workspace import load_function
+
+    path = tmp_path / f"calc{IN_A_NAME}.py"
+    path.write_text(
+        f'def add(a, b):\n    """Return the sum {IN_SOURCE} of a and b."""\n    return a - b\n',
+        encoding="utf-8",
+    )
+    fixed = f'def add(a, b):\n    """Return the sum."""\n    return a + b  # {IN_SOURCE}\n'
+    answers = ("3", "2", "5")
+    model = ScriptedModel(
+        {
+            "ut": [_reply("add(1, 2)", "3"), _reply("add(2, 0)", "2"), _reply("add(0, 5)", "5")],
+            "vote": [v for x in answers for v in votes(*[x] * 8, text=HOSTILE)],
+            "debug": [f"{HOSTILE}\n" + fix(fixed)],
+        }
+    )
+    app = make_app(load_function(path, "add"), model, executor, step_first=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: app.state.phase == "paused", "paused after round 0")
+        await assert_screen_safe(pilot, "the main screen")
+        app.query_one("#bottom-tabs").active = "tab-transcript"  # type: ignore[attr-defined]
+        transcript = app.query_one(Transcript)
+        transcript.opened = set(transcript.heads)  # every reply shown
+        transcript._layout()
+        await pilot.pause()
+        shown = "\n".join("".join(s.text for s in strip) for strip in transcript.lines)
+        assert "\\x1b]0;owned-title" in shown and MARKUP in shown
+        assert_safe(shown, "the transcript")
+        await assert_screen_safe(pilot, "the transcript tab")
+        await pilot.press("s")  # round 1: the model's fix
+        await until(pilot, lambda: IN_SOURCE in app.state.code, "the fix in force")
+        await until(pilot, lambda: app.state.phase in ("paused", "finished"), "round 1")
+        await assert_screen_safe(pilot, "the code in force")
+        app.query_one("#code-tabs").active = "tab-diff"  # type: ignore[attr-defined]
+        await pilot.pause()
+        await assert_screen_safe(pilot, "the diff")
+        app.action_show_test()
+        await until(pilot, lambda: isinstance(app.screen, TestDetailScreen), "the detail view")
+        await assert_screen_safe(pilot, "the detail view")
+        await pilot.press("escape", "e")
+        await until(pilot, lambda: isinstance(app.screen, EditExpectedScreen), "the edit dialog")
+        await assert_screen_safe(pilot, "the edit dialog")
+        await pilot.press("escape", "w")
+        await until(pilot, lambda: isinstance(app.screen, WriteBackScreen), "write back")
+        await assert_screen_safe(pilot, "the write-back dialog")

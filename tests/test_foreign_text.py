@@ -454,3 +454,83 @@ async def test_the_app_shows_model_replies_and_code_safely(executor: Any, tmp_pa
         await pilot.press("escape", "w")
         await until(pilot, lambda: isinstance(app.screen, WriteBackScreen), "write back")
         await assert_screen_safe(pilot, "the write-back dialog")
+
+
+# --- bench: progress, tables and lines -----------------------------------------------------------
+
+
+def _console(width: int, *, terminal: bool = False) -> tuple[Any, Any]:
+    """A console as a bench command has it: its stream through the guard the command puts
+    on stdout and stderr."""
+    import io
+
+    from rich.console import Console
+
+    from utdebug.text_safety import GuardedStream
+
+    buf = io.StringIO()
+    console = Console(
+        file=GuardedStream(buf), width=width, force_terminal=terminal, color_system=None
+    )
+    return console, buf
+
+
+def test_bench_progress_shows_a_task_id_safely(monkeypatch: pytest.MonkeyPatch) -> None:
+    from utdebug.benchmarks import bench
+
+    console, buf = _console(200, terminal=True)
+    progress = bench.progress_bar("hard eval", console)
+    with progress:
+        task = progress.add_task("eval", total=2, last="")
+        progress.update(task, advance=1, last=f"{HOSTILE} 3/5")
+        progress.refresh()
+        line = progress.line()  # what a CI log gets once a minute
+    drawn = buf.getvalue()
+    assert MARKUP in drawn and MARKUP in line
+    assert_safe(line, "the logged progress line")
+    # the bar itself: rich's own cursor and erase sequences, nothing else
+    import re
+
+    assert_safe(re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\r", "", drawn), "the progress bar")
+
+
+def test_bench_tables_and_lines_show_foreign_text_safely() -> None:
+    from utdebug.benchmarks.evaluator import SplitRun
+    from utdebug.benchmarks.intrinsic import IntrinsicResult
+    from utdebug.benchmarks.report import print_eval, print_intrinsic
+    from utdebug.data.datasets import Split
+    from utdebug.data.private_tests import EvalSettings, WhichCode
+
+    summary = {
+        "problems": 2, "tests": 10, "mean_pass_fraction": 0.5, "pass_at_1": 0.5, "solved": 1,
+        "timeouts": 1, "problem_errors": 1, "problems_with_timeouts": [HOSTILE],
+        "errors": [{"task_id": HOSTILE, "error": "x " * 30 + HOSTILE}],
+        "data_licence": HOSTILE,
+    }  # fmt: skip
+    run = SplitRun(Split.HARD, WhichCode.CODE, Path("runs/x"), 2, 0, {"hard": summary}, 1.0)
+    result = IntrinsicResult("utgen", "sim", True, samples=4, problems=1, errors=[HOSTILE])
+    result.model_errors.append(("hard/1", HOSTILE))
+    for width in (37, 53, 120):  # rich wraps the long lines at each width
+        console, buf = _console(width)
+        print_eval(console, [run], WhichCode.CODE, EvalSettings(), as_json=False)
+        print_intrinsic(console, Split.HARD, result, as_json=False, licence=HOSTILE)
+        out = buf.getvalue()
+        assert_safe(out, f"bench tables, {width} columns")
+        assert "markup" in out and "\\x1b]0;owned-title" in "".join(out.split())
+
+
+def test_bench_json_is_safe_to_print_and_reads_back(capsys: pytest.CaptureFixture[str]) -> None:
+    import sys
+
+    from utdebug.runs.folder import print_json
+    from utdebug.text_safety import GuardedStream
+
+    out = sys.stdout
+    sys.stdout = GuardedStream(out)  # type: ignore[assignment]
+    try:
+        print_json({"task_id": HOSTILE})
+    finally:
+        sys.stdout = out
+    text = capsys.readouterr().out
+    assert_safe(text, "--json")
+    assert json.loads(text) == {"task_id": HOSTILE}

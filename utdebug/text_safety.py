@@ -8,15 +8,18 @@ overrides and isolates, line separators, lone surrogates) as backslash escapes a
 of it from being read as a GitHub Actions workflow command; :func:`workflow_data` and
 :func:`workflow_property` escape a workflow command's message and properties as the runner
 reads them; :func:`json_text` makes dumped JSON safe to print; :func:`markup` makes text safe
-inside Rich markup.
+inside Rich markup; :class:`GuardedStream` keeps every line written to a stream from being a
+workflow command (lines that a console wrapped start anywhere in the text).
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any, TextIO
 
 __all__ = [
     "UNSAFE",
+    "GuardedStream",
     "escape_char",
     "json_text",
     "markup",
@@ -101,3 +104,19 @@ def markup(text: str) -> str:
     from rich.markup import escape
 
     return escape(visible(text))
+
+
+class GuardedStream:
+    """A text stream whose writes go through :func:`no_workflow_commands` (each write is taken
+    to start a line, as a console's prints do); everything else is the stream's own. Ordinary
+    output passes unchanged."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        self.stream.write(no_workflow_commands(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)

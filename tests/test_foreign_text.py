@@ -534,3 +534,19 @@ def test_bench_json_is_safe_to_print_and_reads_back(capsys: pytest.CaptureFixtur
     text = capsys.readouterr().out
     assert_safe(text, "--json")
     assert json.loads(text) == {"task_id": HOSTILE}
+
+
+# --- debug's messages ----------------------------------------------------------------------------
+
+
+def test_debug_says_what_it_cannot_open_safely(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / f"gone{IN_A_NAME}.py"
+    present = tmp_path / f"here{IN_A_NAME}.py"
+    present.write_text(f"def f(x):\n    return x  # {IN_SOURCE}\n\n\ndef (:\n", encoding="utf-8")
+    for target in (f"{missing}::f", f"{present}::f", f"{tmp_path / 'a.py'}::{HOSTILE}"):
+        assert main(["debug", target, "--model", "none"]) == Exit.USAGE
+        err = capsys.readouterr().err
+        assert err.startswith("utdebug debug: ")
+        assert_safe(err, f"debug {target!r}")

@@ -19,6 +19,7 @@ from rich.progress import (
     MofNCompleteColumn,
     Progress,
     ProgressColumn,
+    TaskID,
     TextColumn,
     TimeElapsedColumn,
 )
@@ -49,6 +50,7 @@ from utdebug.sandbox import (
     SandboxUnavailable,
     Semantics,
 )
+from utdebug.text_safety import markup, visible
 
 
 def default_out_dir(split: Split, program: WhichCode, args: argparse.Namespace) -> Path:
@@ -100,7 +102,7 @@ def error_line(err: Console, prefix: str, message: object) -> None:
     from utdebug.runs.folder import one_line
 
     err.print(
-        f"[red]{escape(prefix)}[/red] {escape(one_line(message, 600))}",
+        f"[red]{escape(prefix)}[/red] {markup(one_line(message, 600))}",
         soft_wrap=True,
         highlight=False,
     )
@@ -111,7 +113,7 @@ def sandbox_exit(err: Console, command: str, e: SandboxUnavailable | SandboxErro
     (``SandboxUnavailable``: it says what to install) or failed (``SandboxError``); the exit
     code for both."""
     what = "" if isinstance(e, SandboxUnavailable) else " sandbox failure:"
-    err.print(f"[red]{command}:{what}[/red] {e}")
+    err.print(f"[red]{command}:{what}[/red] {markup(str(e))}")
     return Exit.SANDBOX
 
 
@@ -160,7 +162,7 @@ def run_mode(
 
 def note_line(err: Console, text: str) -> None:
     """A diagnostic line on stderr, never wrapped."""
-    err.print(escape(text), soft_wrap=True, highlight=False)
+    err.print(markup(text), soft_wrap=True, highlight=False)
 
 
 def traffic_line() -> str:
@@ -196,13 +198,20 @@ LOG_SECONDS = 60.0
 class LoggedProgress(Progress):
     """A rich progress bar that, on a console that is not a terminal (a CI log, a file: rich
     draws nothing there until the end), says where it is as one plain line every
-    :data:`LOG_SECONDS` instead (``hard utgen: 3/170 · hard/12 solved · 4:01 · model: ...``)."""
+    :data:`LOG_SECONDS` instead (``hard utgen: 3/170 · hard/12 solved · 4:01 · model: ...``).
+    A task's ``last`` field (the last problem's id and outcome) is plain text, shown safely
+    (:func:`~utdebug.text_safety.visible`)."""
 
     def __init__(self, label: str, *columns: Any, **kw: Any) -> None:
         super().__init__(*columns, **kw)
         self.label = Text.from_markup(label).plain
         self._quit = threading.Event()
         self._logger: threading.Thread | None = None
+
+    def update(self, task_id: TaskID, **changes: Any) -> None:
+        if "last" in changes:
+            changes["last"] = visible(str(changes["last"]))
+        super().update(task_id, **changes)
 
     def start(self) -> None:
         super().start()
@@ -230,7 +239,7 @@ class LoggedProgress(Progress):
             parts.append(f"{task.completed:.0f}/{total} done")
             last = task.fields.get("last")
             if last:
-                parts.append(f"last: {Text.from_markup(str(last)).plain}")
+                parts.append(f"last: {visible(str(last))}")
             elapsed = int(task.elapsed or 0)
             parts.append(f"{elapsed // 60}:{elapsed % 60:02d} elapsed")
         traffic = traffic_line()
@@ -248,7 +257,7 @@ def progress_bar(label: str, err: Console) -> Progress:
         TextColumn(label),
         BarColumn(),
         MofNCompleteColumn(),
-        TextColumn("{task.fields[last]}"),
+        TextColumn("{task.fields[last]}", markup=False),
         TimeElapsedColumn(),
         TrafficColumn(),
         console=err,

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from utdebug.data.datasets import Problem, load_split
+from utdebug.text_safety import visible
 
 # -- rewrites ----------------------------------------------------------------------------------
 
@@ -463,7 +464,8 @@ def main(argv: list[str] | None = None) -> int:
             bad = (row["kind"] == "buggy") != bool(row["changes"]) or "error" in row
             if args.verbose or bad:
                 what = row.get("error") or row.get("first") or "; ".join(row.get("messages", []))
-                print(f"{row['task_id']:>10} {row['kind']:<21} {row['changes']:>4}  {what}"[:200])
+                line = f"{row['task_id']:>10} {row['kind']:<21} {row['changes']:>4}  {what}"
+                print(visible(line[:200]))
     print()
     for line in summarize(rows):
         print(line)

@@ -45,6 +45,7 @@ from utdebug.sandbox import (
     Sandbox,
     SandboxConfig,
 )
+from utdebug.text_safety import visible
 
 __all__ = ["Checkpoint", "best", "run"]
 
@@ -227,7 +228,7 @@ def _print_selection(out: Console, points: dict[str, list[Checkpoint]], *, as_js
                 error = str(row["error"])
                 if not error.startswith(f"{row['model']}: "):
                     error = f"{row['model']}: {error}"
-                out.print(f"error: {error}", markup=False, highlight=False)
+                out.print(f"error: {visible(error)}", markup=False, highlight=False)
         if part["best"] is None:
             out.print(f"{part['split']}: no checkpoint could be measured")
         else:

@@ -51,6 +51,7 @@ from utdebug.sandbox.compare import Semantics
 from utdebug.sandbox.config import LimitKind, Limits
 from utdebug.sandbox.outcomes import Status
 from utdebug.sandbox.verdicts import Verdict, judge
+from utdebug.text_safety import markup
 
 INTRINSIC_SAMPLING = Sampling(temperature=0.8, top_p=0.9, max_tokens=2560)
 GOLD_LIMITS = Limits(per_input=1.0, load=5.0, memory_mb=1024, batch=30.0)
@@ -160,7 +161,7 @@ async def count_problem(
     except Exception as e:  # a problem that errors is recorded; the run goes on
         res.errors.append(f"{task_id}: {type(e).__name__}: {e}")
         if err is not None:
-            err.print(f"[yellow]{task_id}:[/yellow] {type(e).__name__}: {e}")
+            err.print(f"[yellow]{markup(task_id)}:[/yellow] {markup(f'{type(e).__name__}: {e}')}")
         return
     res.add(own)
 

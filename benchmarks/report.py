@@ -28,6 +28,7 @@ from utdebug.runs.folder import (
     usage_text,
 )
 from utdebug.sandbox import LimitKind, Limits
+from utdebug.text_safety import markup
 
 # --- shared lines -----------------------------------------------------------------------------
 
@@ -52,14 +53,17 @@ def model_errors_footer(out: Console, where: str, errors: dict[str, Any], what: 
     causes = "; ".join(f"{c['error']} ×{c['count']}" for c in errors.get("causes", [])[:3])
     out.print(
         f"{where}: [yellow]{n} {what} ended by a model error[/yellow] and are not in the "
-        f"numbers above ({escape(causes)}); a rerun of the same command retries them"
+        f"numbers above ({markup(causes)}); a rerun of the same command retries them"
     )
 
 
 def problem_error_lines(out: Console, where: str, errors: Sequence[dict[str, Any]]) -> None:
     """One line for each of the first 10 problem errors of a summary."""
     for e in errors[:10]:
-        out.print(f"{where}: [yellow]problem error[/yellow] {e['task_id']}: {e['error']}")
+        out.print(
+            f"{where}: [yellow]problem error[/yellow] {markup(str(e['task_id']))}: "
+            f"{markup(str(e['error']))}"
+        )
 
 
 def print_run_json(split: Split, run: RunState) -> None:
@@ -174,7 +178,8 @@ def _eval_notes(out: Console, r: SplitRun, s: dict[str, Any]) -> None:
     if s["problems_with_timeouts"]:
         names = ", ".join(s["problems_with_timeouts"])
         out.print(
-            f"{r.split.value}: timeouts in {len(s['problems_with_timeouts'])} problems: {names}"
+            f"{r.split.value}: timeouts in {len(s['problems_with_timeouts'])} problems: "
+            f"{markup(names)}"
         )
     problem_error_lines(out, r.split.value, s["errors"])
     out.print(
@@ -190,7 +195,7 @@ def _eval_notes(out: Console, r: SplitRun, s: dict[str, Any]) -> None:
     if "classeval_fix" in s:
         out.print(_classeval_line(r.split.value, s["classeval_fix"]))
     if "data_licence" in s:
-        out.print(f"{r.split.value}: data licence: {s['data_licence']}")
+        out.print(f"{r.split.value}: data licence: {markup(str(s['data_licence']))}")
     out.print(f"{r.split.value}: samples and summary in {r.out_dir}/")
 
 
@@ -283,7 +288,7 @@ def _debug_notes(out: Console, split: Split, run: RunState) -> None:
     problem_error_lines(out, split.value, s["errors"])
     model_errors_footer(out, split.value, s["model_errors"], "sessions")
     if "data_licence" in s:
-        out.print(f"{split.value}: data licence: {s['data_licence']}")
+        out.print(f"{split.value}: data licence: {markup(str(s['data_licence']))}")
     out.print(f"{split.value}: samples and summary in {run.out_dir}/")
 
 
@@ -418,10 +423,10 @@ def print_intrinsic(
     )
     out.print(t)
     for e in res.errors[:10]:
-        out.print(f"[yellow]problem error[/yellow] {e}")
+        out.print(f"[yellow]problem error[/yellow] {markup(str(e))}")
     model_errors_footer(out, split.value, payload["model_errors"], "problems")
     if licence is not None:
-        out.print(f"{split.value}: data licence: {licence}")
+        out.print(f"{split.value}: data licence: {markup(licence)}")
 
 
 # --- bench judge ------------------------------------------------------------------------------
@@ -663,21 +668,21 @@ def print_synth(out: Console, runs: Sequence[tuple[str, RunState]], *, as_json: 
         out.print(
             f"{split}: largest problem {s['max_cpu_seconds']:.1f} s CPU, "
             f"{s['max_wall_seconds']:.1f} s wall; {len(over)} over {per:g} s of CPU time"
-            + (f" ({', '.join(over[:5])})" if over else "")
+            + (f" ({markup(', '.join(over[:5]))})" if over else "")
         )
         if s.get("not_synthesisable"):
             out.print(
                 f"{split}: {s['not_synthesisable']} not synthesisable (no test gives a call of "
                 f"the method to vary; the reasons are in the records): "
-                f"{', '.join(s['not_synthesisable_ids'][:10])}"
+                f"{markup(', '.join(s['not_synthesisable_ids'][:10]))}"
             )
         missed = s["not_exposed"]
         if missed:
-            out.print(f"{split}: not exposed in the envelope: {', '.join(missed[:20])}")
+            out.print(f"{split}: not exposed in the envelope: {markup(', '.join(missed[:20]))}")
         if s["false_alarm_ids"]:
             out.print(
                 f"{split}: [red]false alarms[/red] on the gold code: "
-                f"{', '.join(s['false_alarm_ids'][:20])}"
+                f"{markup(', '.join(s['false_alarm_ids'][:20]))}"
             )
         problem_error_lines(out, split, s["errors"])
         out.print(

@@ -31,6 +31,7 @@ from utdebug.benchmarks.synth_bench import (
 )
 from utdebug.data.datasets import load_split
 from utdebug.sandbox.executor import Sandbox
+from utdebug.text_safety import visible
 
 
 def _line(r: dict[str, Any]) -> str:
@@ -100,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
             r = {"task_id": p.task_id} | expose_problem(sb, p, settings)
             rows.append(r)
             if args.verbose or not r["exposed_in_envelope"] or r["false_alarm"]:
-                print(_line(r), flush=True)
+                print(visible(_line(r)), flush=True)
     print()
     for line in summary_lines(summarize_synth(rows, settings)):
         print(line)

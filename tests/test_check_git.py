@@ -459,6 +459,27 @@ def test_file_names_with_spaces_and_non_ascii(repo: Repo) -> None:
     assert read_text(repo.open(), "pkg/ünïcödé.py", "HEAD~1") == "def f():\n    return 1\n"
 
 
+def test_every_name_git_stores_is_read_with_its_changed_lines(repo: Repo) -> None:
+    """Names git quotes in a patch (a quote and a space, a newline, a tab, UTF-8) and names
+    that look like pathspec magic or globs: each file's own hunks, none skipped or mixed up."""
+    odd = ['we "ird" name.py', "new\nline.py", "tab\tné.py", "[ab].py", ":(top)x.py", "*.py"]
+    plain = ["a.py", "b.py"]
+    body = "def f():\n    return 1\n\n\ndef g():\n    return 1\n"
+    repo.commit(**{n: body for n in odd + plain})
+    for n in odd:
+        repo.write(n, body.replace("return 1\n\n", "return 2\n\n"))  # f only
+    rev = repo.commit()
+    changes = changed_functions(repo.open(), "HEAD~1", rev=rev)
+    assert names(changes) == sorted(f"{n}::f" for n in odd)
+    assert changes.problems == ()
+    repo.git.git.mv("--", 'we "ird" name.py', 'moved "ird" name.py')
+    moved = body.replace("return 1\n\n", "return 2\n\n")
+    repo.write('moved "ird" name.py', moved[: moved.rindex("return 1")] + "return 3\n")
+    rev = repo.commit()
+    renamed = changed_functions(repo.open(), "HEAD~1", rev=rev)
+    assert names(renamed) == ['moved "ird" name.py::g']  # a rename: only g's lines changed
+
+
 def test_paths_filter(repo: Repo) -> None:
     text = "def f():\n    return 1\n"
     repo.commit(**{"a/x.py": text, "a/y.py": text, "ab/z.py": text, "top.py": text})

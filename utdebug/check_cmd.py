@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from utdebug.cli_common import Exit, sandbox_config
+from utdebug.text_safety import no_workflow_commands, visible
 
 DEFAULT_MIN_VOTES = 0.75
 
@@ -183,7 +184,7 @@ def run(args: argparse.Namespace) -> int:
 
     def progress(msg: str) -> None:
         if not args.quiet:
-            print(f"utdebug check: {msg}", file=sys.stderr, flush=True)
+            print(f"utdebug check: {visible(msg)}", file=sys.stderr, flush=True)
 
     try:
         extra = [_report_spec(x) for x in args.report]
@@ -229,7 +230,7 @@ def run(args: argparse.Namespace) -> int:
             )
         report = run_check(options, model, sandbox_config(args), progress=progress, located=located)
     except CheckError as e:
-        print(f"utdebug check: {e}", file=sys.stderr)
+        print(f"utdebug check: {visible(str(e))}", file=sys.stderr)
         return Exit.USAGE
     files = ([(args.format, args.output)] if args.output is not None else []) + extra
     for fmt, path in files:
@@ -237,7 +238,7 @@ def run(args: argparse.Namespace) -> int:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(render(report, fmt), encoding="utf-8")
         except OSError as e:
-            print(f"utdebug check: cannot write {path}: {e}", file=sys.stderr)
+            print(f"utdebug check: {visible(f'cannot write {path}: {e}')}", file=sys.stderr)
             return Exit.USAGE
         progress(f"{fmt} report written to {path}")
     if args.output is None and args.format != "human":
@@ -246,7 +247,12 @@ def run(args: argparse.Namespace) -> int:
     else:
         from rich.console import Console
 
-        write_human(report, Console(highlight=False, soft_wrap=False))
+        # rendered first: no line that rich wrapped may start a CI workflow command
+        console = Console(highlight=False, soft_wrap=False)
+        with console.capture() as captured:
+            write_human(report, console)
+        sys.stdout.write(no_workflow_commands(captured.get()))
+        sys.stdout.flush()
     return report.exit_code()
 
 

@@ -10,15 +10,16 @@ exit code 141 (128 + SIGPIPE, what a shell reports for a process a closed pipe e
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import json
 import math
 import os
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, NoReturn
+from typing import Any, ClassVar, NoReturn, TextIO, cast
 
 from utdebug.cli_common import Exit, data_dir_problem, sigterm_stops
 from utdebug.cli_common import env_flag as _env_flag
@@ -304,7 +305,8 @@ def _main(argv: Sequence[str] | None) -> int:
         if args.command == "doctor":
             return _doctor(args)
         if args.command == "bench":
-            return _bench(args, parser)
+            with _guarded_output():
+                return _bench(args, parser)
         if args.command == "models":
             from utdebug import models_cmd
 
@@ -406,6 +408,22 @@ def _doctor(args: argparse.Namespace) -> int:
     if not works:
         return Exit.SANDBOX
     return Exit.OK if not missing or cfg.allow_weak else Exit.SANDBOX
+
+
+@contextlib.contextmanager
+def _guarded_output() -> Iterator[None]:
+    """stdout and stderr through :class:`~utdebug.text_safety.GuardedStream` while the block
+    runs: whatever a bench mode prints (a problem's error, a model's message, a task id that
+    rich wrapped onto a line of its own), no line of it is a CI workflow command."""
+    from utdebug.text_safety import GuardedStream
+
+    out, err = sys.stdout, sys.stderr
+    sys.stdout = cast(TextIO, GuardedStream(out))
+    sys.stderr = cast(TextIO, GuardedStream(err))
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = out, err
 
 
 def _bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:

@@ -179,13 +179,21 @@ class Prepared:
     """The benchmark problem of ``--problem`` (its base inputs seed a session without a model)."""
 
 
+def _say(line: str) -> None:
+    """One line on stderr, the text a program, a model or a file wrote in it made safe
+    (:func:`~utdebug.text_safety.visible`)."""
+    from utdebug.text_safety import visible
+
+    print(visible(line), file=sys.stderr)
+
+
 def run_debug(args: argparse.Namespace) -> int:
     from utdebug.cli_common import Exit
 
     try:
         prep = _prepare_debug(args)
     except _UsageError as e:
-        print(f"utdebug debug: {e}", file=sys.stderr)
+        _say(f"utdebug debug: {e}")
         return Exit.USAGE
     # The model is probed once the app has drawn its first screen (in the background, the
     # status says so); a model that cannot be used ends the app with one line and exit 1.
@@ -226,7 +234,7 @@ def run_demo(args: argparse.Namespace) -> int:
         target = prepare_demo_folder(folder)
         loaded = load_function(target, DEMO_FUNCTION)
     except (OSError, ValueError) as e:
-        print(f"utdebug demo: {e}", file=sys.stderr)
+        _say(f"utdebug demo: {e}")
         return Exit.USAGE
     # The demo's model answers whatever the session asks: its recorded replies start again
     # when they run out (a rejected edit, more rounds after the end, a rebuilt test set).
@@ -355,9 +363,7 @@ def _model(args: argparse.Namespace) -> Any:
     try:
         return with_cache(model, cache_dir)
     except (OSError, ValueError) as e:
-        print(
-            f"utdebug debug: no response cache ({e}); every call goes to the model", file=sys.stderr
-        )
+        _say(f"utdebug debug: no response cache ({e}); every call goes to the model")
         return model
 
 
@@ -471,7 +477,7 @@ def _open(
         for thing in reversed(owned):
             thing.close()
     if app.startup_failure is not None:
-        print(app.startup_failure.line, file=sys.stderr)
+        _say(app.startup_failure.line)
         return app.startup_failure.exit_code
     return Exit.OK
 
@@ -493,16 +499,16 @@ def _app_config(
     try:
         tui = load_tui_config()
     except ConfigError as e:
-        print(f"utdebug {args.command}: {e}", file=sys.stderr)
+        _say(f"utdebug {args.command}: {e}")
         return Exit.USAGE
     saved_at = session_file(prep, args)
     try:
         resume, said = _saved(saved_at, prep, args)
     except _UsageError as e:
-        print(f"utdebug {args.command}: {e}", file=sys.stderr)
+        _say(f"utdebug {args.command}: {e}")
         return Exit.USAGE
     if said:
-        print(f"utdebug {args.command}: {said}", file=sys.stderr)
+        _say(f"utdebug {args.command}: {said}")
     with contextlib.suppress(OSError):
         saved_at.parent.mkdir(parents=True, exist_ok=True)
     return AppConfig(

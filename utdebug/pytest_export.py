@@ -2,9 +2,13 @@
 
 The file imports the function from the source file as it is now (by module name from its
 import root inside a package, else by path) with one ``test_<entry>_<n>`` per unit test.
-Values are written with :func:`repr`; a test whose values do not read back through
-:func:`utdebug.literals.literal_value` is left out with a comment saying why. Float
-expectations use ``math.isclose(rel_tol=1e-6)`` (``math.isnan`` for NaN).
+Values are written with :func:`repr` only when they read back through
+:func:`utdebug.literals.literal_value` as the same value; an expected value known only by its
+text (a :class:`~utdebug.sandbox.values.ByRepr`) becomes a comparison of the result's
+``repr`` with that text as a string literal; anything else is left out with a comment saying
+why. Text that a program, a model or a file name wrote is never written as code: in the
+docstring and comments it is escaped and kept on its line. Float expectations use
+``math.isclose(rel_tol=1e-6)`` (``math.isnan`` for NaN).
 """
 
 from __future__ import annotations
@@ -21,6 +25,9 @@ from utdebug.engine.model import UnitTest
 from utdebug.engine.program import PYTEST_HELPERS, Raises, pytest_body
 from utdebug.literals import LiteralError, literal_value
 from utdebug.project import package_module
+from utdebug.sandbox.compare import compared_by_repr, contains_opaque
+from utdebug.sandbox.values import describe
+from utdebug.text_safety import visible
 from utdebug.workspace import LoadedFunction, WorkspaceError
 from utdebug.writeback import atomic_write
 
@@ -65,8 +72,8 @@ def render_pytest(
         blocks.append(block)
     how, loader = _loader(source, out_dir)
     header = (
-        f'"""Tests of {loaded.path.name}::{loaded.qualname}, exported by utdebug.\n\n'
-        f"They import the function as it is now ({how}): {exported} exported, "
+        f'"""Tests of {_docstring(loaded.path.name)}::{loaded.qualname}, exported by utdebug.\n\n'
+        f"They import the function as it is now ({_docstring(how)}): {exported} exported, "
         f'{skipped} skipped (not literal values).\n"""\n\n'
         f"{loader}"
         "_utd_module = _utd_load()\n"
@@ -100,11 +107,15 @@ def _literal_block(entry: str, name: str, n: int, test: UnitTest) -> str:
         "?" if reason is not None else _one_line(f"{entry}({args_text})")
     )
     if reason is not None:
-        return f"# skipped test {n} (id {test.id}, call {call_note}): {reason}\n"
+        return f"# skipped test {n} (id {test.id}, call {call_note}): {_one_line(reason)}\n"
     call = f"{name}({args_text})"
-    comment = f"    # origin: {_origin_note(test)}, id {test.id}, call: {call_note}\n"
+    comment = (
+        f"    # origin: {_one_line(_origin_note(test), 240)}, id {test.id}, call: {call_note}\n"
+    )
     expected = test.expected
-    if isinstance(expected, float) and expected != expected:  # NaN
+    if compared_by_repr(None, expected):
+        check = f"    assert repr({call}) == {expected_text}\n"
+    elif isinstance(expected, float) and expected != expected:  # NaN
         check = f"    result = {call}\n    assert math.isnan(result), result\n"
     elif isinstance(expected, float):
         check = (
@@ -172,15 +183,25 @@ def _program_block(entry: str, n: int, test: UnitTest) -> str:
     """A program test as a pytest function (setup, then the call's assertion), or a comment
     saying why it is left out."""
     call_note = _one_line(test.call)
+    by_repr = False
+    raises: str | None = None
     if isinstance(test.expected, Raises):
         expected_text, raises = "", test.expected.type_name
+        if not all(part.isidentifier() for part in raises.split(".")):
+            bad = f"{_one_line(repr(raises), 60)} is not an exception type's name"
+            return f"# skipped test {n} (id {test.id}, call {call_note}): expected {bad}\n"
     else:
-        text, why = _round_trip(test.expected)
+        text, why = _expected_text(test.expected)
         if why is not None:
             return f"# skipped test {n} (id {test.id}, call {call_note}): expected value {why}\n"
-        expected_text, raises = text, None
-    body = pytest_body(test.setup or "", test.call, expected_text, test.then, raises=raises)
-    comment = f"    # origin: {_origin_note(test)}, id {test.id}, call: {call_note}\n"
+        expected_text = text
+        by_repr = compared_by_repr(None, test.expected)
+    body = pytest_body(
+        test.setup or "", test.call, expected_text, test.then, raises=raises, by_repr=by_repr
+    )
+    comment = (
+        f"    # origin: {_one_line(_origin_note(test), 240)}, id {test.id}, call: {call_note}\n"
+    )
     return f"def test_{entry}_{n}() -> None:\n{comment}" + "\n".join(body) + "\n"
 
 
@@ -213,10 +234,26 @@ def _literal_texts(test: UnitTest) -> tuple[str | None, str, str]:
         if why is not None:
             return f"argument {i} {why}", "", ""
         texts.append(text)
-    expected_text, why = _round_trip(test.expected)
+    expected_text, why = _expected_text(test.expected)
     if why is not None:
         return f"expected value {why}", "", ""
     return None, ", ".join(texts), expected_text
+
+
+def _expected_text(value: Any) -> tuple[str, str | None]:
+    """The expected value's source and why it cannot be written (``None``: it can): a value
+    known only by its text (a ``ByRepr``, compared with the result's repr) is that text as a
+    string literal; one known only by a program's repr (an ``Opaque``) equals nothing."""
+    if contains_opaque(value):
+        return "", "is known only by the repr a program wrote, which proves nothing"
+    if compared_by_repr(None, value):
+        return _in_literals(repr(describe(value, _REPR_LIMIT))), None
+    return _round_trip(value)
+
+
+_REPR_LIMIT = 100_000
+"""Characters of an expected value's text written as a string (a longer one is cut, as the
+sandbox's comparison by repr cuts it)."""
 
 
 def _round_trip(value: Any) -> tuple[str, str | None]:
@@ -230,7 +267,14 @@ def _round_trip(value: Any) -> tuple[str, str | None]:
         return text, f"{_one_line(text, 60)} is not a literal ({_one_line(exc.message, 80)})"
     if type(back) is not type(value) or not (_equal(back, value) or repr(back) == text):
         return text, f"{_one_line(text, 60)} does not read back as the same value"
-    return text, None
+    return _in_literals(text), None
+
+
+def _in_literals(text: str) -> str:
+    """A repr that read back as a literal, with ``##[`` (the old CI workflow command form)
+    written ``#\\x23[``: a ``#`` in such a repr is inside a string or bytes literal, where
+    the escape is the same character."""
+    return text.replace("##[", "#\\x23[")
 
 
 def _equal(a: Any, b: Any) -> bool:
@@ -241,5 +285,13 @@ def _equal(a: Any, b: Any) -> bool:
 
 
 def _one_line(text: str, limit: int = 120) -> str:
-    flat = " ".join(text.split())
+    """``text`` for a comment: on one line, control and bidirectional characters escaped
+    (a comment can neither end early nor read differently than it is), cut to ``limit``."""
+    flat = visible(" ".join(text.split()))
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def _docstring(text: str) -> str:
+    """``text`` inside the file's ``\"\"\"`` docstring: backslashes and quotes escaped, control
+    and bidirectional characters as escapes (it cannot end the docstring or span lines)."""
+    return visible(text).replace("\\", "\\\\").replace('"', '\\"')

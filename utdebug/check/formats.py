@@ -4,8 +4,10 @@
 :func:`write_human` prints the human report on a rich console. Every format says when the run
 used a scripted (simulated) model, and none raises on odd strings: model output can contain
 anything (quotes, newlines, control characters, lone surrogates), so each format escapes what
-its syntax needs and shows characters that would corrupt a terminal or an XML file as
-backslash escapes (``\\x1b``).
+its syntax needs and shows characters that would drive a terminal, mislead a reader or
+corrupt an XML file (controls, bidirectional overrides) as backslash escapes (``\\x1b``,
+``\\u202e``), with :mod:`utdebug.text_safety`; no line of text a program or a model wrote
+is read as a CI workflow command.
 
 rich is imported only by the human format (startup time matters).
 """
@@ -31,6 +33,14 @@ from utdebug.check.report import (
     TestVerdict,
 )
 from utdebug.cli_common import Exit
+from utdebug.text_safety import (
+    escape_char,
+    json_text,
+    no_workflow_commands,
+    visible,
+    workflow_data,
+    workflow_property,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -94,26 +104,10 @@ _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 def _dumps(data: Any) -> str:
-    """JSON text (UTF-8 safe): a lone surrogate becomes its ``\\uXXXX`` escape, losslessly."""
+    """JSON text (UTF-8 safe, safe to print): a lone surrogate, a C1 control or a
+    bidirectional control becomes its ``\\uXXXX`` escape, losslessly (:func:`json_text`)."""
     text = json.dumps(data, indent=2, ensure_ascii=False)
-    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n"
-
-
-# C0 and C1 controls, DEL, the Unicode line/paragraph separators and lone surrogates.
-_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
-_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
-
-def _escape_char(ch: str) -> str:
-    if ch in _NAMED:
-        return _NAMED[ch]
-    code = ord(ch)
-    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
-
-
-def _visible(text: str, keep: str = "") -> str:
-    """``text`` with unsafe characters as backslash escapes; characters in ``keep`` stay."""
-    return _UNSAFE.sub(lambda m: m.group() if m.group() in keep else _escape_char(m.group()), text)
+    return json_text(_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)) + "\n"
 
 
 def _line(n: int) -> int:
@@ -247,15 +241,17 @@ def _render_human(report: CheckReport, *, color: bool, width: int) -> str:
         force_interactive=False,
     )
     write_human(report, console)
-    return buffer.getvalue()
+    return no_workflow_commands(buffer.getvalue())
 
 
 def write_human(report: CheckReport, console: Console) -> None:
     """Print the human report on a rich console.
 
     Every string from the report goes in as plain :class:`rich.text.Text` (never as markup), and
-    control characters are shown as escapes, so model output cannot style or corrupt the
-    terminal.
+    control and bidirectional characters are shown as escapes, so model output cannot style or
+    corrupt the terminal. Rich wraps long lines: a console that goes to a CI log should print
+    the lines through :func:`~utdebug.text_safety.no_workflow_commands` (as :func:`render`
+    does), so that no wrapped line starts a workflow command.
     """
     from rich.text import Text
 
@@ -263,7 +259,7 @@ def write_human(report: CheckReport, console: Console) -> None:
         text = Text.assemble(" " * indent, *parts, overflow="fold")
         console.print(text, highlight=False)
 
-    v = _visible
+    v = visible
     base = v(report.base) if report.base is not None else "-"
     out(
         ("utdebug check", "bold"),
@@ -359,7 +355,7 @@ _XML_INVALID = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff
 
 def _xml(text: str) -> str:
     """``text`` with the characters XML 1.0 forbids shown as backslash escapes."""
-    return _XML_INVALID.sub(lambda m: _escape_char(m.group()), text)
+    return _XML_INVALID.sub(lambda m: escape_char(m.group()), text)
 
 
 def _simulated_prefix(report: CheckReport) -> str:
@@ -387,7 +383,12 @@ def _render_junit(report: CheckReport) -> str:
 
 def _one(text: str) -> str:
     """A one-line field: every control character as an escape, valid in XML."""
-    return _xml(_visible(text))
+    return _xml(visible(text))
+
+
+def _block(text: str) -> str:
+    """A field of several lines (a test's code): its lines kept, the rest as :func:`_one`."""
+    return _xml(visible(text, keep="\n"))
 
 
 def _junit_suite(suite: ET.Element, report: CheckReport, f: FunctionReport) -> dict[str, int]:
@@ -490,7 +491,7 @@ def _junit_outcome(case: ET.Element, f: FunctionReport, t: TestResult, prefix: s
     """A finding as a failure, another failing test as skipped (which count it adds to);
     nothing for a passing test."""
     details = (
-        (f"code:\n{t.code}\n" if t.code else "") + f"call:     {_one(t.call)}\n"
+        (f"code:\n{_block(t.code)}\n" if t.code else "") + f"call:     {_one(t.call)}\n"
         f"expected: {_one(t.expected)}  ({_votes(t)}, share {t.share:.0%})\n"
         f"actual:   {_one(_outcome(t))}\n"
         f"verdict:  {t.verdict.value}\n"
@@ -515,15 +516,6 @@ def _junit_outcome(case: ET.Element, f: FunctionReport, t: TestResult, prefix: s
 # GitHub workflow commands
 
 
-def _gh_data(text: str) -> str:
-    text = _visible(text, keep="\n\r\t")
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _gh_property(text: str) -> str:
-    return _gh_data(text).replace(":", "%3A").replace(",", "%2C")
-
-
 _TITLE_MAX = 200
 
 
@@ -533,11 +525,11 @@ def _gh_command(command: str, message: str, **props: str | int) -> str:
         value = str(value)
         if key == "title" and len(value) > _TITLE_MAX:
             value = value[: _TITLE_MAX - 1] + "…"
-        parts.append(f"{key}={_gh_property(value)}")
+        parts.append(f"{key}={workflow_property(value)}")
     head = f"::{command}"
     if parts:
         head += " " + ",".join(parts)
-    return f"{head}::{_gh_data(message)}"
+    return f"{head}::{workflow_data(message)}"
 
 
 def _render_github(report: CheckReport) -> str:
@@ -688,7 +680,7 @@ def _sarif_result(
         "ruleId": rule_id,
         "ruleIndex": _RULE_INDEX[rule_id],
         "level": level,
-        "message": {"text": _simulated_prefix(report) + text},
+        "message": {"text": _simulated_prefix(report) + visible(text, keep="\n\t")},
         "locations": [
             {
                 "physicalLocation": {
@@ -807,7 +799,7 @@ def _without_surrogates(data: Any) -> Any:
     readers (code scanning), so the character becomes visible text instead.
     """
     if isinstance(data, str):
-        return _SURROGATE.sub(lambda m: _escape_char(m.group()), data)
+        return _SURROGATE.sub(lambda m: escape_char(m.group()), data)
     if isinstance(data, dict):
         return {_without_surrogates(k): _without_surrogates(v) for k, v in data.items()}
     if isinstance(data, list):

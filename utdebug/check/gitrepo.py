@@ -261,71 +261,36 @@ def relative_path(repo: Repository, path: Path) -> str:
 # --- the diff -----------------------------------------------------------------------------
 
 
-def _unquote(name: bytes) -> bytes:
-    """A file name as git writes it in diff headers (C-quoted when it has odd characters)."""
-    if not name.startswith(b'"') or not name.endswith(b'"') or len(name) < 2:
-        return name[:-1] if name.endswith(b"\t") else name
-    body = name[1:-1]
-    out = bytearray()
-    escapes = {
-        ord("a"): 7,
-        ord("b"): 8,
-        ord("t"): 9,
-        ord("n"): 10,
-        ord("v"): 11,
-        ord("f"): 12,
-        ord("r"): 13,
-        ord('"'): 34,
-        ord("\\"): 92,
-    }
-    i = 0
-    while i < len(body):
-        byte = body[i]
-        if byte != ord("\\") or i + 1 >= len(body):
-            out.append(byte)
-            i += 1
-            continue
-        nxt = body[i + 1]
-        if nxt in escapes:
-            out.append(escapes[nxt])
-            i += 2
-        elif body[i + 1 : i + 4].isdigit() and len(body[i + 1 : i + 4]) == 3:
-            out.append(int(body[i + 1 : i + 4], 8) & 0xFF)
-            i += 4
-        else:
-            out.append(nxt)
-            i += 2
-    return bytes(out)
-
-
-def _hunks(patch: bytes) -> dict[str, list[tuple[int, int]]]:
-    """New-side changed line ranges per new path, from ``git diff --unified=0`` output."""
-    ranges: dict[str, list[tuple[int, int]]] = {}
-    current: str | None = None
-    in_header = False
+def _hunks(patch: bytes) -> list[tuple[int, int]]:
+    """New-side changed line ranges in ``git diff --unified=0`` output of one file (its file
+    headers are not read: the file is known from the pathspec that asked for it)."""
+    ranges: list[tuple[int, int]] = []
     for line in patch.split(b"\n"):
-        if line.startswith(b"diff --git "):
-            current, in_header = None, True
-        elif in_header and line.startswith(b"+++ "):
-            name = _unquote(line[4:])
-            current = None if name == b"/dev/null" else _decode(name.removeprefix(b"b/"))
-        elif line.startswith(b"@@"):
-            in_header = False
-            match = _HUNK_RE.match(line)
-            if match is None or current is None:
-                continue
-            start = int(match.group(1))
-            count = 1 if match.group(2) is None else int(match.group(2))
-            # A pure deletion (count 0) after line `start`: mark both sides of the cut.
-            last = start + 1 if count == 0 else start + count - 1
-            ranges.setdefault(current, []).append((max(start, 1), last))
+        match = _HUNK_RE.match(line)
+        if match is None:
+            continue
+        start = int(match.group(1))
+        count = 1 if match.group(2) is None else int(match.group(2))
+        # A pure deletion (count 0) after line `start`: mark both sides of the cut.
+        last = start + 1 if count == 0 else start + count - 1
+        ranges.append((max(start, 1), last))
     return ranges
 
 
-def _changed_files(raw: bytes) -> list[str]:
-    """New paths of the changed regular files in ``git diff --raw -z`` output."""
+@dataclass(frozen=True, slots=True)
+class _Changed:
+    """A changed regular file of ``git diff --raw -z``: its new path, and the old one of a
+    rename or copy (raw bytes: never quoted or re-encoded)."""
+
+    path: bytes
+    old: bytes | None = None
+
+
+def _changed_files(raw: bytes) -> list[_Changed]:
+    """The changed regular files in ``git diff --raw -z`` output (NUL-separated fields, so
+    every name git can store comes out as it is)."""
     fields = raw.split(b"\0")
-    files: list[str] = []
+    files: list[_Changed] = []
     i = 0
     while i < len(fields):
         head = fields[i]
@@ -334,15 +299,21 @@ def _changed_files(raw: bytes) -> list[str]:
             continue
         parts = head[1:].split()
         new_mode, status = int(parts[1], 8), parts[4][:1]
+        old: bytes | None = None
         if status in (b"R", b"C"):
-            path, i = fields[i + 2], i + 3
+            old, path, i = fields[i + 1], fields[i + 2], i + 3
         else:
             path, i = fields[i + 1], i + 2
         kind = new_mode & 0o170000
         if status == b"D" or kind in (_GITLINK, _SYMLINK) or new_mode == 0:
             continue
-        files.append(_decode(path))
+        files.append(_Changed(path, old))
     return files
+
+
+def _literal(path: bytes) -> str:
+    """A pathspec that matches exactly ``path`` (no glob, no other magic)."""
+    return ":(literal)" + _decode(path)
 
 
 def _normalize_prefix(prefix: str) -> str:
@@ -378,23 +349,16 @@ def changed_functions(
     sides = [base_sha] if revision is None else [base_sha, revision]
     options = ["--no-color", "--no-ext-diff", "--no-textconv", "-M"]
     _, raw = _run(repo, "diff", "--raw", "-z", *options, *sides, "--", _PY_PATHSPEC)
-    _, patch = _run(
-        repo,
-        "diff",
-        "--unified=0",
-        "--text",
-        "--src-prefix=a/",
-        "--dst-prefix=b/",
-        *options,
-        *sides,
-        "--",
-        _PY_PATHSPEC,
-    )
     prefixes = [_normalize_prefix(p) for p in paths]
-    hunks = _hunks(patch)
-    changed: dict[str, list[tuple[int, int]] | None] = {
-        path: hunks.get(path, []) for path in _changed_files(raw) if _selected(path, prefixes)
-    }
+    changed: dict[str, list[tuple[int, int]] | None] = {}
+    for item in _changed_files(raw):
+        path = _decode(item.path)
+        if not _selected(path, prefixes):
+            continue
+        # one file (and a rename's old name) by literal pathspec: its hunks, whatever its name
+        names = [_literal(item.path)] + ([_literal(item.old)] if item.old is not None else [])
+        _, patch = _run(repo, "diff", "--unified=0", "--text", *options, *sides, "--", *names)
+        changed[path] = _hunks(patch)
     if revision is None:
         _, others = _run(
             repo, "ls-files", "-z", "--others", "--exclude-standard", "--", _PY_PATHSPEC

@@ -198,11 +198,18 @@ def judge_program(
 
 
 def pytest_body(
-    setup: str, call: str, expected_text: str, then: str | None = None, *, raises: str | None = None
+    setup: str,
+    call: str,
+    expected_text: str,
+    then: str | None = None,
+    *,
+    raises: str | None = None,
+    by_repr: bool = False,
 ) -> list[str]:
     """The lines (indented four spaces) of a pytest function for a program test: the setup,
     then ``with pytest.raises(X): call`` or an ``assert`` of the call's (or ``then``'s) value.
-    ``expected_text`` is the expected value's source (ignored with ``raises``). Values go
+    ``expected_text`` is the expected value's source (ignored with ``raises``); ``by_repr``: it
+    is a string literal that the value's ``repr`` is compared with. Values go
     through ``_utd_value`` (awaits a coroutine, consumes a generator up to the bound), which
     the exported file defines; a test that uses ``await`` is an ``async def`` run by
     ``asyncio.run``."""
@@ -215,10 +222,10 @@ def pytest_body(
     elif then is not None:
         out += [
             f"{pad}{value}({_one(call)})",
-            f"{pad}assert {value}({_one(then)}) == {expected_text}",
+            f"{pad}assert {_compared(f'{value}({_one(then)})', by_repr)} == {expected_text}",
         ]
     else:
-        out += [f"{pad}assert {value}({_one(call)}) == {expected_text}"]
+        out += [f"{pad}assert {_compared(f'{value}({_one(call)})', by_repr)} == {expected_text}"]
     if is_async:
         return ["    async def _utd_body():", *out, "", "    asyncio.run(_utd_body())"]
     return out
@@ -259,3 +266,7 @@ itertools)."""
 
 def _one(text: str) -> str:
     return " ".join(text.split()) if "\n" in text else text.strip()
+
+
+def _compared(value: str, by_repr: bool) -> str:
+    return f"repr({value})" if by_repr else value

@@ -479,9 +479,11 @@ __all__ = [
 
 
 def print_json(data: Any) -> None:
-    """``data`` as indented JSON on stdout: the ``--json`` output of every bench mode."""
-    json.dump(data, sys.stdout, indent=2)
-    sys.stdout.write("\n")
+    """``data`` as indented JSON on stdout: the ``--json`` output of every bench mode (safe to
+    print: :func:`~utdebug.text_safety.json_text`)."""
+    from utdebug.text_safety import json_text
+
+    sys.stdout.write(json_text(json.dumps(data, indent=2)) + "\n")
 
 
 def simulated_note(model: str = "(sim)") -> str:

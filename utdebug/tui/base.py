@@ -23,6 +23,7 @@ from utdebug.engine.events import ModelCalled
 from utdebug.engine.execution import Executor, TestRun
 from utdebug.engine.model import Settings, Task, code_id
 from utdebug.engine.session import Session
+from utdebug.text_safety import visible
 from utdebug.tui.actions import bindings
 from utdebug.tui.activity import CallTracker, Progress, describe, spinner, traffic_line
 from utdebug.tui.config import AppConfig, StartupFailed
@@ -299,12 +300,13 @@ class AppBase(App[None]):
 
     def _tell(self, text: str, severity: str = "information") -> None:
         self.notices.append(text)
+        shown = visible(text, keep="\n")
         if severity == "error":
-            self.notify(text, severity="error", markup=False)
+            self.notify(shown, severity="error", markup=False)
         elif severity == "warning":
-            self.notify(text, severity="warning", markup=False)
+            self.notify(shown, severity="warning", markup=False)
         else:
-            self.notify(text, markup=False)
+            self.notify(shown, markup=False)
 
     def _note(self, text: str, style: str = "") -> None:
         if text:

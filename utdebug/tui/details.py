@@ -19,7 +19,7 @@ from textual.widgets import Static
 
 from utdebug.engine.model import UnitTest
 from utdebug.engine.program import Raises
-from utdebug.tui.format import actual_text, origin_text, plural, safe_repr
+from utdebug.tui.format import actual_text, foreign, origin_text, plural, safe_repr
 from utdebug.tui.records import Actual, HistoryEntry, Votes
 
 DETAIL_CSS = """
@@ -61,25 +61,27 @@ def detail_renderable(d: TestDetail) -> RenderableType:
     grid.add_column(style="dim", width=LABEL_WIDTH, no_wrap=True)
     grid.add_column(ratio=1, overflow="fold")
     if t.program:
-        grid.add_row("setup", Text(t.setup or "(none)"))
-        grid.add_row("call", Text(t.call))
+        grid.add_row("setup", foreign(t.setup or "(none)", lines=True))
+        grid.add_row("call", foreign(t.call, lines=True))
         if t.then is not None:
-            grid.add_row("then", Text(f"{t.then}  (its value after the call is compared)"))
+            grid.add_row("then", foreign(f"{t.then}  (its value after the call is compared)"))
     else:
-        grid.add_row("call", Text(t.call))
-        grid.add_row("arguments", Text(", ".join(safe_repr(a) for a in t.args) or "(none)"))
-    expected = Text(repr(t.expected) if isinstance(t.expected, Raises) else safe_repr(t.expected))
+        grid.add_row("call", foreign(t.call, lines=True))
+        grid.add_row("arguments", foreign(", ".join(safe_repr(a) for a in t.args) or "(none)"))
+    expected = foreign(
+        repr(t.expected) if isinstance(t.expected, Raises) else safe_repr(t.expected)
+    )
     if t.origin == "person":
         expected.append("  (a person's value)", style="bold cyan")
     grid.add_row("expected", expected)
     status = d.actual.status if d.actual else ""
-    actual = Text(actual_text(status, d.actual.detail if d.actual else None))
+    actual = foreign(actual_text(status, d.actual.detail if d.actual else None), lines=True)
     if d.actual is not None:
         actual.stylize("bold green" if status == "pass" else "bold red")
         actual.append(f"  (code in force {d.actual.code_id})", style="dim")
     grid.add_row("actual", actual)
     grid.add_row("votes", _votes_text(t, d.votes))
-    grid.add_row("origin", Text(_origin_line(t)))
+    grid.add_row("origin", foreign(_origin_line(t)))
     grid.add_row("history", _history_text(d.history))
     return grid
 
@@ -114,13 +116,13 @@ def _votes_text(t: UnitTest, votes: Votes | None) -> Text:
     out.append(f"{plural(votes.draws, 'vote')}, {plural(len(counts), 'distinct answer')}")
     for answer, n in counts:
         out.append(f"\n{n}× ", style="bold")
-        out.append(answer)
+        out.append(foreign(answer))
         if answer == kept and t.origin != "person":
             out.append("  ← kept", style="green")
     if votes.refused:
         out.append(f"\n{len(votes.refused)} refused:", style="yellow")
         for reason in votes.refused:
-            out.append(f"\n  {reason}", style="yellow")
+            out.append(foreign(f"\n  {reason}", style="yellow", lines=True))
     return out
 
 
@@ -133,7 +135,7 @@ def _history_text(history: Sequence[HistoryEntry]) -> Text:
             out.append("\n")
         out.append(f"{h.when} ", style="dim")
         out.append(f"{h.who}: ", style="bold cyan" if h.who == "person" else "bold")
-        out.append(h.what)
+        out.append(foreign(h.what, lines=True))
     return out
 
 
@@ -184,7 +186,7 @@ def info_renderable(rows: Sequence[tuple[str, str]]) -> RenderableType:
     grid.add_column(style="dim", width=12, no_wrap=True)
     grid.add_column(ratio=1, overflow="fold")
     for label, value in rows:
-        grid.add_row(label, Text(value))
+        grid.add_row(label, foreign(value, lines=True))
     return Group(grid)
 
 

@@ -9,10 +9,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from rich.cells import cell_len
+from rich.text import Text
 
 from utdebug.engine.model import UnitTest
 from utdebug.expected_values import expected_value
 from utdebug.literals import LiteralError, literal_call, literal_value
+from utdebug.text_safety import visible
 
 BAR_CELLS = 8
 
@@ -21,6 +23,19 @@ def shorten(text: str, limit: int) -> str:
     """One line of at most ``limit`` characters (an ellipsis marks a cut)."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: max(limit - 1, 0)] + "…"
+
+
+def foreign(text: str, style: str = "", *, lines: bool = False) -> Text:
+    """Text that a program, a model or a file wrote, as the app shows it: plain (never read
+    as markup), its control and bidirectional characters as escapes (``lines``: its line
+    breaks and tabs kept)."""
+    return Text(visible(text, keep="\n\t" if lines else ""), style=style)
+
+
+def foreign_cell(text: str, limit: int, style: str = "") -> Text:
+    """A table cell of such text: :func:`foreign` on one line of at most ``limit``
+    characters (:func:`shorten`)."""
+    return Text(shorten(visible(" ".join(text.split())), limit), style=style)
 
 
 def safe_repr(value: Any) -> str:

@@ -6,7 +6,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -19,9 +18,17 @@ from textual.widgets.option_list import Option
 from utdebug.engine.program import Raises, check_shape
 from utdebug.engine.session import EditReview
 from utdebug.literals import LiteralError
+from utdebug.text_safety import visible
 from utdebug.tui.actions import TRANSCRIPT_KEYS, display_keys, session_actions
-from utdebug.tui.format import parse_arguments, parse_expected, pre_post, safe_repr, unified_diff
-from utdebug.tui.widgets import SYNTAX_THEME
+from utdebug.tui.format import (
+    foreign,
+    parse_arguments,
+    parse_expected,
+    pre_post,
+    safe_repr,
+    unified_diff,
+)
+from utdebug.tui.widgets import code_view
 
 DIALOG_CSS = """
     align: center middle;
@@ -125,13 +132,13 @@ class EditExpectedScreen(ModalScreen[Edited | None]):
         self.module_source = module_source
         self.heading = title or f"Expected output of test #{test_id}"
         self.now = now or ("now expects: ", safe_repr(expected))
-        self.prefill = safe_repr(expected) if prefill is None else prefill
+        self.prefill = visible(safe_repr(expected) if prefill is None else prefill)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Static(self.heading, classes="title")
-            yield Static(Text.assemble(("call: ", "dim"), self.call))
-            yield Static(Text.assemble((self.now[0], "dim"), self.now[1]))
+            yield Static(foreign(self.heading), classes="title")
+            yield Static(Text.assemble(("call: ", "dim"), foreign(self.call, lines=True)))
+            yield Static(Text.assemble((self.now[0], "dim"), foreign(self.now[1], lines=True)))
             # Pre-filled with the value now and selected: typing replaces it, an arrow key
             # keeps it to change a part.
             box = Input(
@@ -153,7 +160,7 @@ class EditExpectedScreen(ModalScreen[Edited | None]):
         try:
             value = parse_expected(event.value, self.module_source)
         except LiteralError as exc:
-            self.query_one("#error", Static).update(f"not a value: {exc.message}")
+            self.query_one("#error", Static).update(foreign(f"not a value: {exc.message}"))
             return
         self.dismiss(Edited(value))
 
@@ -182,7 +189,7 @@ class AddTestScreen(ModalScreen[NewTest | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Static(f"Add a test of {self.entry_point}", classes="title")
+            yield Static(foreign(f"Add a test of {self.entry_point}"), classes="title")
             yield Static(Text("arguments: a tuple such as (1, 2), or a call such as f(1, 2)"))
             yield _input(f"(1, 2)  or  {self.entry_point}(1, 2)", "args-input")
             yield Static(Text("expected output: a Python literal, or e.g. Point(1, 2)"))
@@ -197,7 +204,7 @@ class AddTestScreen(ModalScreen[NewTest | None]):
         try:
             return parse_arguments(self.query_one("#args-input", Input).value, self.entry_point)
         except LiteralError as exc:
-            self.query_one("#error", Static).update(f"arguments: {exc.message}")
+            self.query_one("#error", Static).update(foreign(f"arguments: {exc.message}"))
             return None
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
@@ -213,7 +220,7 @@ class AddTestScreen(ModalScreen[NewTest | None]):
         try:
             expected = parse_expected(event.value, self.module_source)
         except LiteralError as exc:
-            self.query_one("#error", Static).update(f"expected output: {exc.message}")
+            self.query_one("#error", Static).update(foreign(f"expected output: {exc.message}"))
             return
         self.dismiss(NewTest(args, expected))
 
@@ -271,9 +278,10 @@ class ProgramTestScreen(ModalScreen[NewProgram | None]):
     def compose(self) -> ComposeResult:
         t = self.test
         with Vertical(id="dialog"):
-            yield Static(self.title_text, classes="title")
+            yield Static(foreign(self.title_text), classes="title")
             yield Static(Text("setup: statements that build what the call needs (may be empty)"))
-            area = TextArea(t.setup if t else "", id="setup-input", language=None)
+            setup = visible(t.setup, keep="\n\t") if t else ""
+            area = TextArea(setup, id="setup-input", language=None)
             area.cursor_blink = False
             yield area
             yield Static(Text(f"call: one expression, e.g. obj.{self.target.split('.')[-1]}(1)"))
@@ -290,9 +298,9 @@ class ProgramTestScreen(ModalScreen[NewProgram | None]):
     def on_mount(self) -> None:
         t = self.test
         if t is not None:
-            self.query_one("#call-input", Input).value = t.call
-            self.query_one("#expected-input", Input).value = _outcome_text(t.expected)
-            self.query_one("#then-input", Input).value = t.then or ""
+            self.query_one("#call-input", Input).value = visible(t.call)
+            self.query_one("#expected-input", Input).value = visible(_outcome_text(t.expected))
+            self.query_one("#then-input", Input).value = visible(t.then or "")
         self.query_one("#setup-input", TextArea).focus()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
@@ -311,14 +319,14 @@ class ProgramTestScreen(ModalScreen[NewProgram | None]):
         then = self.query_one("#then-input", Input).value.strip() or None
         why = check_shape(setup, call, then)
         if why is not None:
-            error.update(why)
+            error.update(foreign(why))
             return
         try:
             expected = parse_outcome(
                 self.query_one("#expected-input", Input).value, self.module_source
             )
         except LiteralError as exc:
-            error.update(f"expected: {exc.message}")
+            error.update(foreign(f"expected: {exc.message}"))
             self.query_one("#expected-input", Input).focus()
             return
         self.dismiss(NewProgram(setup, call, expected, then))
@@ -349,7 +357,10 @@ class RollbackScreen(ModalScreen[int | None]):
         with Vertical(id="dialog"):
             yield Static("Roll back to an accepted version", classes="title")
             yield OptionList(
-                *(Option(label, id=str(i)) for i, (label, _code) in enumerate(self.versions)),
+                *(
+                    Option(foreign(label), id=str(i))
+                    for i, (label, _code) in enumerate(self.versions)
+                ),
                 id="versions",
             )
             with VerticalScroll(classes="scroll"):
@@ -363,9 +374,7 @@ class RollbackScreen(ModalScreen[int | None]):
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         _label, code = self.versions[event.option_index]
-        self.query_one("#preview", Static).update(
-            Syntax(code, "python", theme=SYNTAX_THEME, line_numbers=True)
-        )
+        self.query_one("#preview", Static).update(code_view(code, line_numbers=True))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(event.option_index)
@@ -390,9 +399,9 @@ class WriteBackScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Static(f"Write the fix back to {self.path}?", classes="title")
+            yield Static(foreign(f"Write the fix back to {self.path}?"), classes="title")
             with VerticalScroll(classes="scroll"):
-                yield Static(Syntax(self.diff, "diff", theme=SYNTAX_THEME))
+                yield Static(code_view(self.diff, "diff"))
             yield Static(
                 "y: write it (the original is kept as a .utdebug.bak file) · n / escape: cancel",
                 classes="hint",
@@ -431,7 +440,7 @@ class ReviewScreen(ModalScreen[bool | None]):
             diff = unified_diff(self.code, r.code, "in force", "proposed")
             with VerticalScroll(classes="scroll"):
                 yield Static(
-                    Syntax(diff, "diff", theme=SYNTAX_THEME)
+                    code_view(diff, "diff")
                     if diff
                     else Text("the proposal is the code in force", style="dim")
                 )

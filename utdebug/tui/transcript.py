@@ -17,8 +17,9 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from utdebug.tui.format import foreign
 from utdebug.tui.state import Entry
-from utdebug.tui.widgets import SYNTAX_THEME
+from utdebug.tui.widgets import code_view
 
 
 class Transcript(ScrollView, can_focus=True):
@@ -346,12 +347,13 @@ class Transcript(ScrollView, can_focus=True):
 
 
 def entry_renderable(e: Entry) -> Text | Syntax:
-    """A transcript entry as it is shown: a line, a header with its dim tail, or code."""
+    """A transcript entry as it is shown: a line, a header with its dim tail, or code (its
+    control and bidirectional characters as escapes)."""
     if e.style == "code":
-        return Syntax(e.text, e.language, theme=SYNTAX_THEME, word_wrap=True)
-    text = Text(e.text, style=e.style)
+        return code_view(e.text, e.language, word_wrap=True)
+    text = foreign(e.text, style=e.style, lines=True)
     if e.meta:
-        text.append(e.meta, style="dim")
+        text.append(foreign(e.meta, style="dim"))
     return text
 
 

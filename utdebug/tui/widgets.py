@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import difflib
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.cells import cell_len
 from rich.syntax import Syntax
@@ -19,13 +19,15 @@ from textual.widgets.data_table import RowKey
 
 from utdebug.engine.model import UnitTest
 from utdebug.mutation import is_docstring
+from utdebug.text_safety import visible
 from utdebug.tui.format import (
     StatusPart,
     column_widths,
     fit_status,
+    foreign,
+    foreign_cell,
     origin_text,
     safe_repr,
-    shorten,
     unified_diff,
     vote_cell,
 )
@@ -41,6 +43,12 @@ STATUS_STYLES = {
     "timeout": "bold yellow",
     "crash": "bold magenta",
 }
+
+
+def code_view(code: str, lexer: str = "python", **options: Any) -> Syntax:
+    """Code (a file's, a model's edit, a diff) highlighted, its control and bidirectional
+    characters shown as escapes (:func:`~utdebug.text_safety.visible`)."""
+    return Syntax(visible(code, keep="\n\t"), lexer, theme=SYNTAX_THEME, **options)
 
 
 class CodePanel(Vertical):
@@ -67,13 +75,13 @@ class CodePanel(Vertical):
     def show_task(self, title: str, description: str) -> None:
         """The task line: the title and the description's first line (a docstring's summary;
         its examples and the rest are the model's to read, not the line's)."""
-        text = Text(title, style="bold")
+        text = foreign(title, style="bold")
         text.append("\n")
         lines = [line.strip() for line in description.strip().splitlines() if line.strip()]
         first = lines[0] + (" …" if len(lines) > 1 else "") if lines else "(no description)"
-        text.append(first, style="italic")
+        text.append(foreign(first, style="italic"))
         self.query_one("#task-text", Static).update(text)
-        self.border_title = title
+        self.border_title = foreign(title)
 
     def show_code(self, code: str, given: str, entry_point: str) -> None:
         if self._shown == (code, given):
@@ -81,18 +89,12 @@ class CodePanel(Vertical):
         self._shown = (code, given)
         changed = changed_lines(given, code)
         self.query_one("#code-view", Static).update(
-            Syntax(
-                code,
-                "python",
-                theme=SYNTAX_THEME,
-                line_numbers=True,
-                highlight_lines=set(changed),
-            )
+            code_view(code, line_numbers=True, highlight_lines=set(changed))
         )
         diff = unified_diff(given, code)
         view = self.query_one("#diff-view", Static)
         if diff:
-            view.update(Syntax(diff, "diff", theme=SYNTAX_THEME))
+            view.update(code_view(diff, "diff"))
         else:
             view.update(Text("No changes: the code in force is the given code.", style="dim"))
         self._focus = (changed[0], changed[-1]) if changed else function_span(code, entry_point)
@@ -328,14 +330,14 @@ class TestsPanel(FittedTable):
         summary = self._summary
         if self.query_text:
             summary += f" · /{self.query_text}: {len(shown)} of {len(self._tests)} shown"
-        self.query_one("#tests-summary", Static).update(summary)
+        self.query_one("#tests-summary", Static).update(foreign(summary))
         for t in shown:
             status = self._statuses.get(t.id, "")
             original = t.id in self._originals
             table.add_row(
                 Text(str(t.id), style=ORIGINAL_STYLE) if original else str(t.id),
-                shorten(t.call, w["input"]),
-                shorten(safe_repr(t.expected), w["expected"]),
+                foreign_cell(t.call, w["input"]),
+                foreign_cell(safe_repr(t.expected), w["expected"]),
                 Text(status, style=STATUS_STYLES.get(status, "")),
                 vote_cell(t),
                 Text(ORIGINAL_MARK, style=ORIGINAL_STYLE) if original else origin_text(t),
@@ -372,7 +374,7 @@ class InputsPanel(FittedTable):
 
     def show(self, hint: str, rows: Sequence[SynthRow], made: dict[int, int]) -> None:
         """``made``: the row number -> the test a person made of it."""
-        self.query_one("#inputs-hint", Static).update(Text(hint, style="dim"))
+        self.query_one("#inputs-hint", Static).update(foreign(hint, style="dim"))
         self._rows, self._made = list(rows), dict(made)
         self._fill()
 
@@ -386,8 +388,8 @@ class InputsPanel(FittedTable):
             made = self._made.get(r.number)
             table.add_row(
                 str(r.number),
-                shorten(r.call, w["input"]),
-                Text(shorten(r.outcome, w["outcome"]), style=style),
+                foreign_cell(r.call, w["input"]),
+                foreign_cell(r.outcome, w["outcome"], style),
                 r.source,
                 f"#{made}" if made is not None else "",
                 key=str(r.number),
@@ -440,7 +442,7 @@ class RoundsTable(DataTable[str | Text]):
                 row.round,
                 row.rates,
                 Text(row.outcome, style=OUTCOME_STYLES.get(row.outcome, "")),
-                shorten(row.reason, self._widths["reason"]),
+                foreign_cell(row.reason, self._widths["reason"]),
             )
         if rows:  # follow the newest row once the table knows its new height
             self.call_after_refresh(self.scroll_end, animate=False, immediate=True)
@@ -499,7 +501,11 @@ class StatusBar(Static):
     def render(self) -> Text:
         width = max(self.content_size.width, 1)
         text = Text(no_wrap=True, overflow="ellipsis")
-        for piece, style in fit_status(self.parts, width):
+        parts = [
+            StatusPart(visible(p.text), visible(p.short) if p.short else p.short, p.style)
+            for p in self.parts
+        ]
+        for piece, style in fit_status(parts, width):
             text.append(piece, style=style)
         return text
 

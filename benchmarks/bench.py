@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import os
@@ -27,6 +26,7 @@ from rich.text import Text
 
 from utdebug.benchmarks.evaluator import SplitData, SplitRun, evaluate_split, worker_sandbox_layers
 from utdebug.benchmarks.modes import ModeContext
+from utdebug.benchmarks.options import BenchOptions, DataOptions, RunOptions
 from utdebug.benchmarks.report import print_eval
 from utdebug.cli_common import Exit
 from utdebug.data import splits
@@ -35,7 +35,6 @@ from utdebug.data.datasets import (
     HeVariant,
     LoadedSplit,
     Split,
-    default_cache_dir,
 )
 from utdebug.data.private_tests import EvalSettings, ExpectedCache, WhichCode
 from utdebug.data.splits import LoadRequest, ProblemKind
@@ -51,21 +50,31 @@ from utdebug.sandbox import (
 )
 
 
-def default_out_dir(split: Split, program: WhichCode, args: argparse.Namespace) -> Path:
-    variant = f"-{args.he_variant}" if split is Split.HE and program is WhichCode.CODE else ""
-    kind = "" if args.limit_kind == LimitKind.CPU.value else f"-{args.limit_kind}"
+def default_out_dir(split: Split, program: WhichCode, options: BenchOptions) -> Path:
+    he = options.data.he_variant
+    variant = f"-{he}" if split is Split.HE and program is WhichCode.CODE else ""
+    lim = options.limits
+    kind = "" if lim.kind == LimitKind.CPU.value else f"-{lim.kind}"
     return (
         Path("runs")
         / "bench"
-        / f"{split.value}{variant}-{program.value}-{args.semantics}-t{args.timeout:g}{kind}"
+        / f"{split.value}{variant}-{program.value}-{options.semantics}-t{lim.timeout:g}{kind}"
     )
 
 
-def local_workers(args: argparse.Namespace) -> int:
+def out_dir(options: BenchOptions, split: Split, default: Path) -> Path:
+    """A split's run folder: ``--out DIR`` (``DIR/<split>/`` when several splits share it),
+    else ``default``."""
+    out = options.run.out
+    if out is None:
+        return default
+    return out / split.value if options.data.several else out
+
+
+def local_workers(run: RunOptions) -> int:
     """``--workers`` for a run on this machine: the number given, else the number of cores.
     (Unset, it means the cluster's CPUs with ``--ray``.)"""
-    workers: int | None = args.workers
-    return workers if workers is not None else os.cpu_count() or 2
+    return run.workers if run.workers is not None else os.cpu_count() or 2
 
 
 def select(loaded: LoadedSplit, spec: str | None, limit: int | None) -> LoadedSplit:
@@ -115,17 +124,18 @@ def sandbox_exit(err: Console, command: str, e: SandboxUnavailable | SandboxErro
     return Exit.SANDBOX
 
 
-def eval_settings(args: argparse.Namespace, **limits: Any) -> EvalSettings:
+def eval_settings(options: BenchOptions, **limits: Any) -> EvalSettings:
     """How the private tests are run and compared, from ``--semantics``, ``--timeout``,
     ``--memory-mb``, ``--budget`` and ``--limit-kind``; ``limits``: the mode's further
     :class:`Limits` fields (its timeout cut)."""
+    lim = options.limits
     return EvalSettings(
-        semantics=Semantics(args.semantics),
+        semantics=Semantics(options.semantics),
         limits=Limits(
-            per_input=args.timeout,
-            memory_mb=args.memory_mb,
-            batch=args.budget or None,
-            kind=LimitKind(args.limit_kind),
+            per_input=lim.timeout,
+            memory_mb=lim.memory_mb,
+            batch=lim.budget or None,
+            kind=LimitKind(lim.kind),
             **limits,
         ),
     )
@@ -257,8 +267,7 @@ def progress_bar(label: str, err: Console) -> Progress:
 
 
 def load_selected(
-    args: argparse.Namespace,
-    cache_dir: Path,
+    options: BenchOptions,
     err: Console,
     cfg: SandboxConfig | None = None,
     limits: Limits | None = None,
@@ -266,24 +275,25 @@ def load_selected(
     """The splits of ``--split`` narrowed by ``--problems``/``--limit``, and the names of those
     that could not be read (reported on ``err``; one split's missing file does not stop the
     others). ClassEval+Fix is built in a sandbox of ``cfg`` under ``limits`` the first time."""
+    data: DataOptions = options.data
     loaded: list[LoadedSplit] = []
     failed: list[str] = []
     req = LoadRequest(
-        cache_dir=cache_dir,
-        data_dir=args.data_dir,
-        he_variant=HeVariant(args.he_variant),
-        verify=not args.no_verify,
-        val_file=args.val_file,
+        cache_dir=data.cache(),
+        data_dir=data.data_dir,
+        he_variant=HeVariant(data.he_variant),
+        verify=data.verify,
+        val_file=data.val_file,
         limits=limits,
         start_sandbox=None if cfg is None else lambda: Sandbox(cfg),
-        seed=args.classeval_seed,
-        cap=args.classeval_cap,
-        workers=local_workers(args),
+        seed=data.classeval_seed,
+        cap=data.classeval_cap,
+        workers=local_workers(options.run),
         say=lambda text: note_line(err, text),
     )
-    for s in [Split(s) for s in (args.split or ["hard"])]:
+    for s in [Split(s) for s in data.splits]:
         try:
-            loaded.append(select(splits.load(s, req), args.problems, args.limit))
+            loaded.append(select(splits.load(s, req), data.problems, data.limit))
         except DatasetError as e:
             error_line(err, f"utdebug bench: {s.value}:", e)
             failed.append(s.value)
@@ -292,30 +302,25 @@ def load_selected(
 
 def run(ctx: ModeContext) -> int:
     """``utdebug bench`` (plain evaluation of the code or the gold code)."""
-    args, cfg, stop = ctx.args, ctx.sandbox, ctx.stop
+    options, cfg, stop = ctx.options, ctx.sandbox, ctx.stop
     err = Console(stderr=True)
     # Results on stdout: a file or pipe gets a table wide enough not to wrap.
     out = Console() if sys.stdout.isatty() else Console(width=120)
-    program = WhichCode.GOLD if args.gold else WhichCode.CODE
-    cache_dir = args.cache_dir or default_cache_dir()
-    settings = eval_settings(args, cut_after=args.cut_after or None, cut_limit=args.cut_limit)
+    program = WhichCode.GOLD if options.gold else WhichCode.CODE
+    lim = options.limits
+    settings = eval_settings(options, cut_after=lim.cut_after or None, cut_limit=lim.cut_limit)
     try:
-        loaded, failed = load_selected(args, cache_dir, err, cfg, settings.limits)
+        loaded, failed = load_selected(options, err, cfg, settings.limits)
     except (SandboxUnavailable, SandboxError) as e:  # building ClassEval+Fix
         return sandbox_exit(err, "utdebug bench", e)
     if not loaded:
         return Exit.USAGE
     runs: list[SplitRun] = []
     try:
-        with _evaluator(args, cfg, err) as sb:
+        with _evaluator(options.run, cfg, err) as sb:
             for ls in loaded:
-                if args.out is None:
-                    out_dir = default_out_dir(ls.split, program, args)
-                else:  # one folder per split when several share --out
-                    out_dir = args.out / ls.split.value if len(loaded) > 1 else args.out
-                runs.append(
-                    _run_one(sb, ls, program, settings, out_dir, args, cache_dir, stop, err)
-                )
+                folder = out_dir(options, ls.split, default_out_dir(ls.split, program, options))
+                runs.append(_run_one(sb, ls, program, settings, folder, options, stop, err))
                 if stop.is_set():
                     break
     except PoolUnavailable as e:  # no Ray, or the cluster cannot be reached
@@ -330,7 +335,7 @@ def run(ctx: ModeContext) -> int:
         return Exit.FAILURE
     except (SandboxUnavailable, SandboxError) as e:
         return sandbox_exit(err, "utdebug bench", e)
-    print_eval(out, runs, program, settings, as_json=args.json)
+    print_eval(out, runs, program, settings, as_json=options.run.json)
     return run_exit(err, stop, failed)
 
 
@@ -347,16 +352,14 @@ def run_exit(err: Console, stop: threading.Event, failed: list[str]) -> Exit:
 
 
 @contextlib.contextmanager
-def _evaluator(
-    args: argparse.Namespace, cfg: SandboxConfig, err: Console
-) -> Iterator[Sandbox | JobPool]:
+def _evaluator(run: RunOptions, cfg: SandboxConfig, err: Console) -> Iterator[Sandbox | JobPool]:
     """This machine's sandbox, or with ``--ray`` a runner over the cluster (whose workers each
     start their own sandbox: one of them is asked for its layers before any problem runs)."""
-    if not args.ray:
+    if not run.ray:
         with open_sandbox(cfg, err) as sb:
             yield sb
         return
-    with make_pool(args.ray, PoolOptions(cfg, concurrency=args.workers or 0)) as runner:
+    with make_pool(run.ray, PoolOptions(cfg, concurrency=run.workers or 0)) as runner:
         note_line(err, runner.describe())
         for _, layers in runner.map(worker_sandbox_layers, [None]):
             if isinstance(layers, BaseException):
@@ -372,8 +375,7 @@ def _run_one(
     program: WhichCode,
     settings: EvalSettings,
     out_dir: Path,
-    args: argparse.Namespace,
-    cache_dir: Path,
+    options: BenchOptions,
     stop: threading.Event,
     err: Console,
 ) -> SplitRun:
@@ -397,8 +399,8 @@ def _run_one(
                 program,
                 settings,
                 out_dir,
-                workers=local_workers(args),
-                expected_cache=ExpectedCache(cache_dir / "he-expected"),
+                workers=local_workers(options.run),
+                expected_cache=ExpectedCache(options.data.cache() / "he-expected"),
                 on_record=on_record,
                 stop=stop,
             )

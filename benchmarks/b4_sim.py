@@ -522,6 +522,8 @@ def _points(
                 swept[p] = [
                     point(sweep_setting(setting, p, v), _advancer(bar, tasks[p])) for v in SWEEPS[p]
                 ]
+                if not err.is_terminal:  # no bar there: a line per sweep
+                    err.print(f"b4-sim ({SIMULATED}): sweep {p}: {len(swept[p])} points done")
     return default, swept
 
 
@@ -552,6 +554,7 @@ def _advancer(bar: Progress, task: TaskID) -> Callable[[int], None]:
 
 
 def _progress(err: Console) -> Progress:
+    """The sweeps' bars on a terminal; elsewhere (a log, a file) none."""
     return Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -559,6 +562,7 @@ def _progress(err: Console) -> Progress:
         TimeElapsedColumn(),
         console=err,
         transient=False,
+        disable=not err.is_terminal,
     )
 
 

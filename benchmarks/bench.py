@@ -7,7 +7,8 @@ import contextlib
 import os
 import sys
 import threading
-from collections.abc import Coroutine, Iterator
+import time
+from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ from utdebug.data.datasets import (
 from utdebug.data.private_tests import EvalSettings, ExpectedCache, WhichCode
 from utdebug.data.splits import LoadRequest, ProblemKind
 from utdebug.distributed import JobPool, PoolOptions, PoolUnavailable, WorkerLost, make_pool
+from utdebug.runs.folder import ProgressFn
 from utdebug.sandbox import (
     LimitKind,
     Limits,
@@ -202,59 +204,119 @@ class TrafficColumn(ProgressColumn):
 LOG_SECONDS = 60.0
 """How often the progress is said as a line on a stderr that is not a terminal."""
 
+RUNNING_NAMED = 5
+"""Problems still running that a progress line names (the longest-running first)."""
 
-class LoggedProgress(Progress):
-    """A rich progress bar that, on a console that is not a terminal (a CI log, a file: rich
-    draws nothing there until the end), says where it is as one plain line every
-    :data:`LOG_SECONDS` instead (``hard utgen: 3/170 · hard/12 solved · 4:01 · model: ...``)."""
 
-    def __init__(self, label: str, *columns: Any, **kw: Any) -> None:
-        super().__init__(*columns, **kw)
+def _minutes(seconds: float) -> str:
+    s = int(seconds)
+    return f"{s // 60}:{s % 60:02d}"
+
+
+class ProgressLog:
+    """A run's progress where no bar can be drawn (stderr is a CI log, a file): no bar, but a
+    plain line every :data:`LOG_SECONDS` that names the problems still running and for how
+    long (``hard utgen: 161/170 done · running: hard/12 (3:02), hard/40 (2:51) · last:
+    hard/7 solved · 14:01 elapsed · model: ...``), and one line when the run ends."""
+
+    def __init__(
+        self,
+        label: str,
+        total: int,
+        console: Console,
+        done_words: Callable[[dict[str, Any]], str],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.label = Text.from_markup(label).plain
+        self.total = total
+        self.console = console
+        self.done_words = done_words
+        self.clock = clock
+        self.started = clock()
+        self.done = 0
+        self.last = ""
+        self.running: dict[str, float] = {}
+        """Task id -> when it started, for the problems started and not yet ended."""
+        self._lock = threading.Lock()
         self._quit = threading.Event()
         self._logger: threading.Thread | None = None
 
-    def start(self) -> None:
-        super().start()
-        if not self.console.is_terminal and self._logger is None:
-            self._quit.clear()
-            self._logger = threading.Thread(target=self._log, name="progress-log", daemon=True)
-            self._logger.start()
+    def on_record(self, kind: str, rec: dict[str, Any]) -> None:
+        """The run's ``on_record``: a problem started, or ended (done, error, skipped)."""
+        task_id = str(rec.get("task_id", ""))
+        with self._lock:
+            if kind == "start":
+                self.running[task_id] = self.clock()
+                return
+            self.running.pop(task_id, None)
+            self.done += 1
+            self.last = last_words(kind, rec, self.done_words)
 
-    def stop(self) -> None:
+    def line(self) -> str:
+        """Where the run is, in one line."""
+        now = self.clock()
+        with self._lock:
+            parts = [f"{self.label}: {self.done}/{self.total} done"]
+            oldest = sorted(self.running.items(), key=lambda item: item[1])
+            if oldest:
+                named = [f"{t} ({_minutes(now - since)})" for t, since in oldest[:RUNNING_NAMED]]
+                more = len(oldest) - RUNNING_NAMED
+                parts.append(
+                    "running: " + ", ".join(named) + (f", +{more} more" if more > 0 else "")
+                )
+            if self.last:
+                parts.append(f"last: {self.last}")
+        parts.append(f"{_minutes(now - self.started)} elapsed")
+        traffic = traffic_line()
+        if traffic:
+            parts.append(traffic)
+        return " · ".join(parts)
+
+    def say(self) -> None:
+        self.console.print(self.line(), markup=False, highlight=False, soft_wrap=True)
+
+    def __enter__(self) -> ProgressLog:
+        self._quit.clear()
+        self._logger = threading.Thread(target=self._log, name="progress-log", daemon=True)
+        self._logger.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
         self._quit.set()
         if self._logger is not None:
             self._logger.join(timeout=5)
             self._logger = None
-        super().stop()
+        self.say()
 
     def _log(self) -> None:
         while not self._quit.wait(LOG_SECONDS):
-            self.console.print(self.line(), markup=False, highlight=False, soft_wrap=True)
-
-    def line(self) -> str:
-        """Where the run is, in one line."""
-        parts = [self.label + ":"]
-        for task in self.tasks:
-            total = "?" if task.total is None else f"{task.total:.0f}"
-            parts.append(f"{task.completed:.0f}/{total} done")
-            last = task.fields.get("last")
-            if last:
-                parts.append(f"last: {Text.from_markup(str(last)).plain}")
-            elapsed = int(task.elapsed or 0)
-            parts.append(f"{elapsed // 60}:{elapsed % 60:02d} elapsed")
-        traffic = traffic_line()
-        if traffic:
-            parts.append(traffic)
-        return " · ".join(parts).replace(": · ", ": ", 1)
+            self.say()
 
 
-def progress_bar(label: str, err: Console) -> Progress:
-    """The per-split progress bar on stderr: label, bar, done/total, last problem, time, and
-    the model servers' live traffic (runs with a real model); on a stderr that is not a
-    terminal, a line a minute (:class:`LoggedProgress`)."""
-    return LoggedProgress(
-        label,
+def last_words(kind: str, rec: dict[str, Any], done_words: Callable[[dict[str, Any]], str]) -> str:
+    """A problem that ended, in a few words: its task id, and ``done_words`` of its record, or
+    its error kind."""
+    task_id = str(rec.get("task_id", ""))
+    if kind == "done":
+        return f"{task_id} {done_words(rec)}"
+    if kind == "error":
+        return f"{task_id} {rec.get('error_kind') or 'problem'} error"
+    return task_id
+
+
+@contextlib.contextmanager
+def recorded_progress(
+    label: str, err: Console, total: int, done_words: Callable[[dict[str, Any]], str]
+) -> Iterator[ProgressFn]:
+    """A run's progress on ``err`` while the block runs, and the run's ``on_record`` that keeps
+    it. On a terminal: a bar (done/total, the last problem that ended, the time, and the model
+    servers' live traffic, redrawn while no problem ends); elsewhere, plain lines
+    (:class:`ProgressLog`)."""
+    if not err.is_terminal:
+        with ProgressLog(label, total, err, done_words) as log:
+            yield log.on_record
+        return
+    progress = Progress(
         TextColumn(label),
         BarColumn(),
         MofNCompleteColumn(),
@@ -264,6 +326,14 @@ def progress_bar(label: str, err: Console) -> Progress:
         console=err,
         transient=False,
     )
+    with progress:
+        bar = progress.add_task("run", total=total, last="")
+
+        def on_record(kind: str, rec: dict[str, Any]) -> None:
+            if kind != "start":
+                progress.update(bar, advance=1, last=escape(last_words(kind, rec, done_words)))
+
+        yield on_record
 
 
 def load_selected(
@@ -380,18 +450,8 @@ def _run_one(
     err: Console,
 ) -> SplitRun:
     total = len(ls.problems) + len(ls.classes) + len(ls.errors)
-    progress = progress_bar(f"[bold]{ls.split.value}[/bold] {program.value}", err)
-    with progress:
-        task = progress.add_task("eval", total=total, last="")
-
-        def on_record(kind: str, rec: dict[str, Any]) -> None:
-            last = rec.get("task_id", "")
-            if kind == "done":
-                last = f"{last} {rec['passed']}/{rec['n_tests']}"
-            elif kind == "error":
-                last = f"{last} error"
-            progress.update(task, advance=1, last=last)
-
+    label = f"[bold]{ls.split.value}[/bold] {program.value}"
+    with recorded_progress(label, err, total, _passed) as on_record:
         try:
             return evaluate_split(
                 sb,
@@ -407,3 +467,8 @@ def _run_one(
         except KeyboardInterrupt:
             stop.set()
             raise
+
+
+def _passed(rec: dict[str, Any]) -> str:
+    """A plain evaluation's record, in the progress: its inputs passed of its inputs."""
+    return f"{rec['passed']}/{rec['n_tests']}"

@@ -31,8 +31,7 @@ from __future__ import annotations
 import re
 import sys
 import threading
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -47,7 +46,7 @@ from utdebug.benchmarks.bench import (
     local_workers,
     note_line,
     open_sandbox,
-    progress_bar,
+    recorded_progress,
     run_mode,
 )
 from utdebug.benchmarks.bench import (
@@ -423,28 +422,6 @@ def progress_label(text: str, params: SimParams | None) -> str:
     return text + (f" [yellow]{SIMULATED}[/yellow]" if params is not None else "")
 
 
-@contextmanager
-def recorded_progress(
-    label: str, err: Console, name: str, total: int, done_words: Callable[[dict[str, Any]], str]
-) -> Iterator[Callable[[str, dict[str, Any]], None]]:
-    """A progress bar on ``err`` while the block runs, and the run's ``on_record`` that
-    advances it by one and shows the record's task id, with ``done_words`` of a done record or
-    the error kind of an error record."""
-    progress = progress_bar(label, err)
-    with progress:
-        bar = progress.add_task(name, total=total, last="")
-
-        def on_record(kind: str, rec: dict[str, Any]) -> None:
-            last = str(rec.get("task_id", ""))
-            if kind == "done":
-                last += f" {done_words(rec)}"
-            elif kind == "error":
-                last += f" {rec.get('error_kind')} error"
-            progress.update(bar, advance=1, last=last)
-
-        yield on_record
-
-
 async def _judge_split(bench: _Bench, ls: LoadedSplit) -> None:
     from utdebug.benchmarks.best_of_n import select_split
 
@@ -463,11 +440,7 @@ async def _judge_split(bench: _Bench, ls: LoadedSplit) -> None:
     total = len(ls.problems) + len(ls.errors)
     label = progress_label(f"[bold]{ls.split.value}[/bold] judge best-of-{n_solutions}", params)
     with recorded_progress(
-        label,
-        bench.err,
-        "judge",
-        total,
-        lambda rec: f"{rec['n_correct']}/{len(rec['correct'])} right",
+        label, bench.err, total, lambda rec: f"{rec['n_correct']}/{len(rec['correct'])} right"
     ) as on_record:
         ctx = RunContext(
             model=bench.model,
@@ -506,7 +479,7 @@ async def _debug_one(
     label = progress_label(
         f"[bold]{ls.split.value}[/bold] {tag or settings.ut_method.value}", params
     )
-    with recorded_progress(label, bench.err, "debug", total, outcome_words) as on_record:
+    with recorded_progress(label, bench.err, total, outcome_words) as on_record:
         ctx = RunContext(
             model=bench.model,
             settings=settings,

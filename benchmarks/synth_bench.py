@@ -50,7 +50,7 @@ from utdebug.benchmarks.bench import (
     load_selected,
     open_sandbox,
     out_dir,
-    progress_bar,
+    recorded_progress,
     run_exit,
     run_mode,
     sandbox_exit,
@@ -497,17 +497,8 @@ async def _synth_one(
     model: Model | None,
 ) -> RunResult:
     """One split, with its progress bar on stderr."""
-    progress = progress_bar(f"{ls.split.value} synth", err)
-    with progress:
-        total = len(ls.problems) + len(ls.classes) + len(ls.errors)
-        bar = progress.add_task("synth", total=total, last="")
-
-        def on_record(kind: str, rec: dict[str, Any]) -> None:
-            last = str(rec["task_id"])
-            if kind != "skipped":
-                last += f" {problem_flag(rec)}"
-            progress.update(bar, advance=1, last=last)
-
+    total = len(ls.problems) + len(ls.classes) + len(ls.errors)
+    with recorded_progress(f"{ls.split.value} synth", err, total, problem_flag) as on_record:
         loop = JobLoop(1, on_record, ctx.stop)
         return await synth_split(sb, ls, out_dir, settings, loop, model)
 

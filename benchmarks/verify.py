@@ -588,7 +588,8 @@ async def _verify_set(
     err: Console,
 ) -> VerifyRun:
     """:func:`verify_set` on the plan's problems, with a progress bar on ``err``."""
-    from utdebug.benchmarks.model_bench import key_extra, progress_label, recorded_progress
+    from utdebug.benchmarks.bench import recorded_progress
+    from utdebug.benchmarks.model_bench import key_extra, progress_label
 
     vs, settings = plan.vs, plan.settings
     include_errors = not options.data.problems and options.data.limit is None
@@ -597,7 +598,7 @@ async def _verify_set(
     )
     total = len(plan.problems) + (len(vs.errors) if include_errors else 0)
     with recorded_progress(
-        label, err, "verify", total, lambda rec: f"top-1 {rec['metrics']['top1']:.2f}"
+        label, err, total, lambda rec: f"top-1 {rec['metrics']['top1']:.2f}"
     ) as on_record:
         ctx = RunContext(
             model=plan.model,

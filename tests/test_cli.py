@@ -322,6 +322,32 @@ def test_one_unreadable_split_does_not_stop_the_others(data_dir: Path, tmp_path:
     assert payload["splits"]["hard"]["summary"]["problems"] == 2
 
 
+def test_no_bench_module_reads_the_command_line() -> None:
+    """The bench modes read the frozen BenchOptions that bench_cmd parses, never an argparse
+    namespace (there were 203 ``args.`` reads); the speed scripts under perf/ are scripts of
+    their own and are not looked at."""
+    import re
+
+    folder = Path(__file__).resolve().parents[1] / "benchmarks"
+    reads = {
+        path.name: len(re.findall(r"(?<![\w.])args\.", path.read_text(encoding="utf-8")))
+        for path in sorted(folder.glob("*.py"))
+    }
+    assert len(reads) > 15
+    assert {name: n for name, n in reads.items() if n} == {}
+
+
+def test_each_mode_has_a_run_function_of_its_own() -> None:
+    """Five modes pointed at one run that dispatched again on the mode: each row now names its
+    own function, and every function a row names exists."""
+    from utdebug.benchmarks.modes import MODES, Mode
+
+    entries = [e for m in MODES.values() for e in (m.plain, m.with_model, m.with_models) if e]
+    assert len(entries) == len(set(entries))
+    for entry in entries:
+        assert callable(Mode.load(entry)), entry
+
+
 def test_importing_the_core_loads_no_ui_or_model_library() -> None:
     code = (
         "import sys, utdebug, utdebug.sandbox, utdebug.benchmarks.evaluator, utdebug.cli,"

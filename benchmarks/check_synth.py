@@ -40,7 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from utdebug.data.datasets import Problem, load_split
+from utdebug.data.datasets import Problem
+from utdebug.data.splits import load_split
 
 # -- rewrites ----------------------------------------------------------------------------------
 

@@ -30,7 +30,7 @@ from utdebug.benchmarks.synth_bench import (
     problem_flag,
     summarize_synth,
 )
-from utdebug.data.datasets import load_split
+from utdebug.data.splits import load_split
 from utdebug.sandbox.executor import Sandbox
 
 

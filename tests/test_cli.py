@@ -149,6 +149,7 @@ def test_bad_numbers_are_rejected() -> None:
         (["--memory-mb", "0"], "--memory-mb"),
         (["--model", "sim", "--cost-limit", "-1"], "--cost-limit"),
         (["verify", "--model", "sim", "--limit", "-2"], "--limit"),
+        (["voting", "--model", "sim", "--grid", "0.2,x"], "--grid"),  # was a traceback
     ],
 )
 def test_numbers_out_of_range_are_usage_errors(

@@ -34,7 +34,6 @@ tests compare the two trial by trial). ``simulate(..., batched=False)`` calls
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
@@ -57,7 +56,8 @@ from rich.progress import (
 from rich.table import Table
 
 from utdebug.benchmarks.b4_batched import BATCHED, batched_pass_at_1
-from utdebug.benchmarks.modes import ModeContext
+from utdebug.benchmarks.modes import ModeContext, UsageError
+from utdebug.benchmarks.options import B4SimOptions, BenchOptions
 from utdebug.cli_common import Exit
 from utdebug.ranking import (
     SIM_ALPHA_XY,
@@ -70,13 +70,15 @@ from utdebug.ranking import (
 
 SIMULATED: Final = "SIMULATED"
 
-DEFAULT_N: Final = 10
-DEFAULT_M: Final = 30
-DEFAULT_THETA_X: Final = 0.2
-DEFAULT_THETA_Y: Final = 0.3
-DEFAULT_THETA_1: Final = 0.4
-DEFAULT_THETA_0: Final = 0.1
-DEFAULT_TRIALS: Final = 20_000
+_DEFAULT: Final = B4SimOptions()
+"""The paper's setting, as ``bench b4-sim`` runs it by default."""
+DEFAULT_N: Final = _DEFAULT.solutions
+DEFAULT_M: Final = _DEFAULT.tests
+DEFAULT_THETA_X: Final = _DEFAULT.theta_x
+DEFAULT_THETA_Y: Final = _DEFAULT.theta_y
+DEFAULT_THETA_1: Final = _DEFAULT.theta_1
+DEFAULT_THETA_0: Final = _DEFAULT.theta_0
+DEFAULT_TRIALS: Final = _DEFAULT.trials
 
 MAX_DRAWS_PER_TRIAL: Final = 100
 """Drawing stops with :class:`SimulationError` after ``MAX_DRAWS_PER_TRIAL * trials`` draws.
@@ -433,84 +435,43 @@ def sweep_setting(base: Setting, param: str, value: float) -> Setting:
 # ---------------------------------------------------------------- command line
 
 
-def _grid(param: str) -> str:
-    return ",".join(f"{v:g}" for v in SWEEPS[param])
-
-
-def add_arguments(group: argparse._ArgumentGroup) -> None:
-    """The options of ``utdebug bench b4-sim`` (``-N/--solutions``, ``--seed``, ``--beta0``,
-    ``--alpha-xy``, ``--tie`` and ``--json`` are shared with other modes and added elsewhere)."""
-    group.add_argument(
-        "-M",
-        "--sim-tests",
-        dest="sim_tests",
-        type=int,
-        default=DEFAULT_M,
-        help=f"b4-sim: tests per simulated task (default {DEFAULT_M})",
-    )
-    group.add_argument(
-        "--trials",
-        type=int,
-        default=DEFAULT_TRIALS,
-        help="b4-sim: valid (non-degenerate) trials per point; degenerate draws are skipped "
-        f"and counted (default {DEFAULT_TRIALS:,})",
-    )
-    group.add_argument(
-        "--sweep",
-        choices=["none", *SWEEPS, "all"],
-        default="none",
-        help="b4-sim: also vary one parameter at a time as in the paper's Fig. 5, the others "
-        f"at the point given (N: {_grid('N')}; M: {_grid('M')}; theta_x, theta_y: 0.1..0.9 "
-        "step 0.1; all: the four in turn; default none)",
-    )
-    for flag, default, what in (
-        ("--theta-x", DEFAULT_THETA_X, "P(a solution is correct)"),
-        ("--theta-y", DEFAULT_THETA_Y, "P(a test is correct)"),
-        ("--theta-1", DEFAULT_THETA_1, "P(a wrong solution passes a correct test)"),
-        ("--theta-0", DEFAULT_THETA_0, "P(a wrong solution passes a wrong test)"),
-    ):
-        group.add_argument(flag, type=float, default=default, help=f"b4-sim: {what} ({default})")
-
-
-def _usage_errors(args: argparse.Namespace, setting: Setting) -> list[str]:
+def _usage_errors(options: BenchOptions, setting: Setting) -> list[str]:
     errors = setting.problems()
-    if args.trials < 1:
-        errors.append(f"--trials must be at least 1, got {args.trials}")
-    for name in ("beta0", "alpha_xy"):
-        v = getattr(args, name, None)
+    trials = options.b4.trials
+    if trials < 1:
+        errors.append(f"--trials must be at least 1, got {trials}")
+    for name, v in (("beta0", options.ranking.beta0), ("alpha-xy", options.ranking.alpha_xy)):
         if v is not None and not (math.isfinite(v) and v > 0):
-            errors.append(f"--{name.replace('_', '-')} must be a positive number, got {v}")
+            errors.append(f"--{name} must be a positive number, got {v}")
     return errors
 
 
 def run(ctx: ModeContext) -> int:
     """``utdebug bench b4-sim``: the default point, then the chosen sweeps. Tables (or one JSON
     document with ``--json``) on stdout; progress and errors on stderr."""
-    args = ctx.args
+    options = ctx.options
     err = Console(stderr=True)
     # A file or pipe gets tables wide enough for a 9-value sweep without wrapping.
     out = Console() if sys.stdout.isatty() else Console(width=180)
+    b4 = options.b4
     setting = Setting(
-        n=args.solutions,
-        m=args.sim_tests,
-        theta_x=args.theta_x,
-        theta_y=args.theta_y,
-        theta_1=args.theta_1,
-        theta_0=args.theta_0,
+        n=b4.solutions,
+        m=b4.tests,
+        theta_x=b4.theta_x,
+        theta_y=b4.theta_y,
+        theta_1=b4.theta_1,
+        theta_0=b4.theta_0,
     )
-    errors = _usage_errors(args, setting)
+    errors = _usage_errors(options, setting)
     if errors:
-        for e in errors:
-            print(f"utdebug bench b4-sim: {e}", file=sys.stderr)
-        return Exit.USAGE
+        raise UsageError("bench b4-sim: " + "; ".join(errors))
     start = time.perf_counter()
     try:
-        default, swept = _points(args, setting, err)
+        default, swept = _points(options, setting, err)
     except (SimulationError, RankingError) as e:
-        print(f"utdebug bench b4-sim: {e}", file=sys.stderr)
-        return Exit.USAGE
+        raise UsageError(f"bench b4-sim: {e}") from None
     total = time.perf_counter() - start
-    if args.json:
+    if options.run.json:
         json.dump(_json_doc(default, swept, total), sys.stdout, indent=2)
         sys.stdout.write("\n")
         return Exit.OK
@@ -523,28 +484,29 @@ def run(ctx: ModeContext) -> int:
 
 
 def _points(
-    args: argparse.Namespace, setting: Setting, err: Console
+    options: BenchOptions, setting: Setting, err: Console
 ) -> tuple[PointResult, dict[str, list[PointResult]]]:
     """The default point (its line on ``err``), then each sweep of ``--sweep`` with a progress
     bar; a setting met twice is simulated once."""
-    beta0 = SIM_BETA0 if args.beta0 is None else float(args.beta0)
-    alpha_xy = SIM_ALPHA_XY if args.alpha_xy is None else float(args.alpha_xy)
-    sweeps = list(SWEEPS) if args.sweep == "all" else [] if args.sweep == "none" else [args.sweep]
+    rank, trials, sweep = options.ranking, options.b4.trials, options.b4.sweep
+    beta0 = SIM_BETA0 if rank.beta0 is None else float(rank.beta0)
+    alpha_xy = SIM_ALPHA_XY if rank.alpha_xy is None else float(rank.alpha_xy)
+    sweeps = list(SWEEPS) if sweep == "all" else [] if sweep == "none" else [sweep]
     cache: dict[Setting, PointResult] = {}
 
     def point(s: Setting, progress: Callable[[int], None] | None = None) -> PointResult:
         if s not in cache:
             cache[s] = simulate(
                 s,
-                trials=args.trials,
-                seed=args.seed,
+                trials=trials,
+                seed=options.sim.seed,
                 beta0=beta0,
                 alpha_xy=alpha_xy,
-                tie=args.tie,
+                tie=rank.tie,
                 progress=progress,
             )
         elif progress is not None:
-            progress(args.trials)
+            progress(trials)
         return cache[s]
 
     default = point(setting)
@@ -555,13 +517,13 @@ def _points(
     swept: dict[str, list[PointResult]] = {}
     if sweeps:
         with _progress(err) as bar:
-            tasks = {
-                p: bar.add_task(f"sweep {p}", total=len(SWEEPS[p]) * args.trials) for p in sweeps
-            }
+            tasks = {p: bar.add_task(f"sweep {p}", total=len(SWEEPS[p]) * trials) for p in sweeps}
             for p in sweeps:
                 swept[p] = [
                     point(sweep_setting(setting, p, v), _advancer(bar, tasks[p])) for v in SWEEPS[p]
                 ]
+                if not err.is_terminal:  # no bar there: a line per sweep
+                    err.print(f"b4-sim ({SIMULATED}): sweep {p}: {len(swept[p])} points done")
     return default, swept
 
 
@@ -592,6 +554,7 @@ def _advancer(bar: Progress, task: TaskID) -> Callable[[int], None]:
 
 
 def _progress(err: Console) -> Progress:
+    """The sweeps' bars on a terminal; elsewhere (a log, a file) none."""
     return Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -599,6 +562,7 @@ def _progress(err: Console) -> Progress:
         TimeElapsedColumn(),
         console=err,
         transient=False,
+        disable=not err.is_terminal,
     )
 
 

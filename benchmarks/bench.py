@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import os
 import sys
 import threading
-from collections.abc import Coroutine, Iterator
+import time
+from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,6 @@ from rich.progress import (
     MofNCompleteColumn,
     Progress,
     ProgressColumn,
-    TaskID,
     TextColumn,
     TimeElapsedColumn,
 )
@@ -28,6 +27,7 @@ from rich.text import Text
 
 from utdebug.benchmarks.evaluator import SplitData, SplitRun, evaluate_split, worker_sandbox_layers
 from utdebug.benchmarks.modes import ModeContext
+from utdebug.benchmarks.options import BenchOptions, DataOptions, RunOptions
 from utdebug.benchmarks.report import print_eval
 from utdebug.cli_common import Exit
 from utdebug.data import splits
@@ -36,11 +36,11 @@ from utdebug.data.datasets import (
     HeVariant,
     LoadedSplit,
     Split,
-    default_cache_dir,
 )
 from utdebug.data.private_tests import EvalSettings, ExpectedCache, WhichCode
 from utdebug.data.splits import LoadRequest, ProblemKind
 from utdebug.distributed import JobPool, PoolOptions, PoolUnavailable, WorkerLost, make_pool
+from utdebug.runs.folder import ProgressFn
 from utdebug.sandbox import (
     LimitKind,
     Limits,
@@ -53,21 +53,31 @@ from utdebug.sandbox import (
 from utdebug.text_safety import markup, visible
 
 
-def default_out_dir(split: Split, program: WhichCode, args: argparse.Namespace) -> Path:
-    variant = f"-{args.he_variant}" if split is Split.HE and program is WhichCode.CODE else ""
-    kind = "" if args.limit_kind == LimitKind.CPU.value else f"-{args.limit_kind}"
+def default_out_dir(split: Split, program: WhichCode, options: BenchOptions) -> Path:
+    he = options.data.he_variant
+    variant = f"-{he}" if split is Split.HE and program is WhichCode.CODE else ""
+    lim = options.limits
+    kind = "" if lim.kind == LimitKind.CPU.value else f"-{lim.kind}"
     return (
         Path("runs")
         / "bench"
-        / f"{split.value}{variant}-{program.value}-{args.semantics}-t{args.timeout:g}{kind}"
+        / f"{split.value}{variant}-{program.value}-{options.semantics}-t{lim.timeout:g}{kind}"
     )
 
 
-def local_workers(args: argparse.Namespace) -> int:
+def out_dir(options: BenchOptions, split: Split, default: Path) -> Path:
+    """A split's run folder: ``--out DIR`` (``DIR/<split>/`` when several splits share it),
+    else ``default``."""
+    out = options.run.out
+    if out is None:
+        return default
+    return out / split.value if options.data.several else out
+
+
+def local_workers(run: RunOptions) -> int:
     """``--workers`` for a run on this machine: the number given, else the number of cores.
     (Unset, it means the cluster's CPUs with ``--ray``.)"""
-    workers: int | None = args.workers
-    return workers if workers is not None else os.cpu_count() or 2
+    return run.workers if run.workers is not None else os.cpu_count() or 2
 
 
 def select(loaded: LoadedSplit, spec: str | None, limit: int | None) -> LoadedSplit:
@@ -117,17 +127,18 @@ def sandbox_exit(err: Console, command: str, e: SandboxUnavailable | SandboxErro
     return Exit.SANDBOX
 
 
-def eval_settings(args: argparse.Namespace, **limits: Any) -> EvalSettings:
+def eval_settings(options: BenchOptions, **limits: Any) -> EvalSettings:
     """How the private tests are run and compared, from ``--semantics``, ``--timeout``,
     ``--memory-mb``, ``--budget`` and ``--limit-kind``; ``limits``: the mode's further
     :class:`Limits` fields (its timeout cut)."""
+    lim = options.limits
     return EvalSettings(
-        semantics=Semantics(args.semantics),
+        semantics=Semantics(options.semantics),
         limits=Limits(
-            per_input=args.timeout,
-            memory_mb=args.memory_mb,
-            batch=args.budget or None,
-            kind=LimitKind(args.limit_kind),
+            per_input=lim.timeout,
+            memory_mb=lim.memory_mb,
+            batch=lim.budget or None,
+            kind=LimitKind(lim.kind),
             **limits,
         ),
     )
@@ -194,66 +205,121 @@ class TrafficColumn(ProgressColumn):
 LOG_SECONDS = 60.0
 """How often the progress is said as a line on a stderr that is not a terminal."""
 
+RUNNING_NAMED = 5
+"""Problems still running that a progress line names (the longest-running first)."""
 
-class LoggedProgress(Progress):
-    """A rich progress bar that, on a console that is not a terminal (a CI log, a file: rich
-    draws nothing there until the end), says where it is as one plain line every
-    :data:`LOG_SECONDS` instead (``hard utgen: 3/170 · hard/12 solved · 4:01 · model: ...``).
-    A task's ``last`` field (the last problem's id and outcome) is plain text, shown safely
-    (:func:`~utdebug.text_safety.visible`)."""
 
-    def __init__(self, label: str, *columns: Any, **kw: Any) -> None:
-        super().__init__(*columns, **kw)
+def _minutes(seconds: float) -> str:
+    s = int(seconds)
+    return f"{s // 60}:{s % 60:02d}"
+
+
+class ProgressLog:
+    """A run's progress where no bar can be drawn (stderr is a CI log, a file): no bar, but a
+    plain line every :data:`LOG_SECONDS` that names the problems still running and for how
+    long (``hard utgen: 161/170 done · running: hard/12 (3:02), hard/40 (2:51) · last:
+    hard/7 solved · 14:01 elapsed · model: ...``), and one line when the run ends."""
+
+    def __init__(
+        self,
+        label: str,
+        total: int,
+        console: Console,
+        done_words: Callable[[dict[str, Any]], str],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.label = Text.from_markup(label).plain
+        self.total = total
+        self.console = console
+        self.done_words = done_words
+        self.clock = clock
+        self.started = clock()
+        self.done = 0
+        self.last = ""
+        self.running: dict[str, float] = {}
+        """Task id -> when it started, for the problems started and not yet ended."""
+        self._lock = threading.Lock()
         self._quit = threading.Event()
         self._logger: threading.Thread | None = None
 
-    def update(self, task_id: TaskID, **changes: Any) -> None:
-        if "last" in changes:
-            changes["last"] = visible(str(changes["last"]))
-        super().update(task_id, **changes)
+    def on_record(self, kind: str, rec: dict[str, Any]) -> None:
+        """The run's ``on_record``: a problem started, or ended (done, error, skipped)."""
+        task_id = str(rec.get("task_id", ""))
+        with self._lock:
+            if kind == "start":
+                self.running[task_id] = self.clock()
+                return
+            self.running.pop(task_id, None)
+            self.done += 1
+            self.last = visible(last_words(kind, rec, self.done_words))
 
-    def start(self) -> None:
-        super().start()
-        if not self.console.is_terminal and self._logger is None:
-            self._quit.clear()
-            self._logger = threading.Thread(target=self._log, name="progress-log", daemon=True)
-            self._logger.start()
+    def line(self) -> str:
+        """Where the run is, in one line."""
+        now = self.clock()
+        with self._lock:
+            parts = [f"{self.label}: {self.done}/{self.total} done"]
+            oldest = sorted(self.running.items(), key=lambda item: item[1])
+            if oldest:
+                named = [
+                    f"{visible(t)} ({_minutes(now - since)})" for t, since in oldest[:RUNNING_NAMED]
+                ]
+                more = len(oldest) - RUNNING_NAMED
+                parts.append(
+                    "running: " + ", ".join(named) + (f", +{more} more" if more > 0 else "")
+                )
+            if self.last:
+                parts.append(f"last: {self.last}")
+        parts.append(f"{_minutes(now - self.started)} elapsed")
+        traffic = traffic_line()
+        if traffic:
+            parts.append(traffic)
+        return " · ".join(parts)
 
-    def stop(self) -> None:
+    def say(self) -> None:
+        self.console.print(self.line(), markup=False, highlight=False, soft_wrap=True)
+
+    def __enter__(self) -> ProgressLog:
+        self._quit.clear()
+        self._logger = threading.Thread(target=self._log, name="progress-log", daemon=True)
+        self._logger.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
         self._quit.set()
         if self._logger is not None:
             self._logger.join(timeout=5)
             self._logger = None
-        super().stop()
+        self.say()
 
     def _log(self) -> None:
         while not self._quit.wait(LOG_SECONDS):
-            self.console.print(self.line(), markup=False, highlight=False, soft_wrap=True)
-
-    def line(self) -> str:
-        """Where the run is, in one line."""
-        parts = [self.label + ":"]
-        for task in self.tasks:
-            total = "?" if task.total is None else f"{task.total:.0f}"
-            parts.append(f"{task.completed:.0f}/{total} done")
-            last = task.fields.get("last")
-            if last:
-                parts.append(f"last: {visible(str(last))}")
-            elapsed = int(task.elapsed or 0)
-            parts.append(f"{elapsed // 60}:{elapsed % 60:02d} elapsed")
-        traffic = traffic_line()
-        if traffic:
-            parts.append(traffic)
-        return " · ".join(parts).replace(": · ", ": ", 1)
+            self.say()
 
 
-def progress_bar(label: str, err: Console) -> Progress:
-    """The per-split progress bar on stderr: label, bar, done/total, last problem, time, and
-    the model servers' live traffic (runs with a real model); on a stderr that is not a
-    terminal, a line a minute (:class:`LoggedProgress`)."""
-    return LoggedProgress(
-        label,
+def last_words(kind: str, rec: dict[str, Any], done_words: Callable[[dict[str, Any]], str]) -> str:
+    """A problem that ended, in a few words: its task id, and ``done_words`` of its record, or
+    its error kind."""
+    task_id = str(rec.get("task_id", ""))
+    if kind == "done":
+        return f"{task_id} {done_words(rec)}"
+    if kind == "error":
+        return f"{task_id} {rec.get('error_kind') or 'problem'} error"
+    return task_id
+
+
+@contextlib.contextmanager
+def recorded_progress(
+    label: str, err: Console, total: int, done_words: Callable[[dict[str, Any]], str]
+) -> Iterator[ProgressFn]:
+    """A run's progress on ``err`` while the block runs, and the run's ``on_record`` that keeps
+    it. On a terminal: a bar (done/total, the last problem that ended, the time, and the model
+    servers' live traffic, redrawn while no problem ends); elsewhere, plain lines
+    (:class:`ProgressLog`)."""
+    if not err.is_terminal:
+        with ProgressLog(label, total, err, done_words) as log:
+            yield log.on_record
+        return
+    progress = Progress(
         TextColumn(label),
         BarColumn(),
         MofNCompleteColumn(),
@@ -263,11 +329,18 @@ def progress_bar(label: str, err: Console) -> Progress:
         console=err,
         transient=False,
     )
+    with progress:
+        bar = progress.add_task("run", total=total, last="")
+
+        def on_record(kind: str, rec: dict[str, Any]) -> None:
+            if kind != "start":
+                progress.update(bar, advance=1, last=visible(last_words(kind, rec, done_words)))
+
+        yield on_record
 
 
 def load_selected(
-    args: argparse.Namespace,
-    cache_dir: Path,
+    options: BenchOptions,
     err: Console,
     cfg: SandboxConfig | None = None,
     limits: Limits | None = None,
@@ -275,24 +348,25 @@ def load_selected(
     """The splits of ``--split`` narrowed by ``--problems``/``--limit``, and the names of those
     that could not be read (reported on ``err``; one split's missing file does not stop the
     others). ClassEval+Fix is built in a sandbox of ``cfg`` under ``limits`` the first time."""
+    data: DataOptions = options.data
     loaded: list[LoadedSplit] = []
     failed: list[str] = []
     req = LoadRequest(
-        cache_dir=cache_dir,
-        data_dir=args.data_dir,
-        he_variant=HeVariant(args.he_variant),
-        verify=not args.no_verify,
-        val_file=args.val_file,
+        cache_dir=data.cache(),
+        data_dir=data.data_dir,
+        he_variant=HeVariant(data.he_variant),
+        verify=data.verify,
+        val_file=data.val_file,
         limits=limits,
         start_sandbox=None if cfg is None else lambda: Sandbox(cfg),
-        seed=args.classeval_seed,
-        cap=args.classeval_cap,
-        workers=local_workers(args),
+        seed=data.classeval_seed,
+        cap=data.classeval_cap,
+        workers=local_workers(options.run),
         say=lambda text: note_line(err, text),
     )
-    for s in [Split(s) for s in (args.split or ["hard"])]:
+    for s in [Split(s) for s in data.splits]:
         try:
-            loaded.append(select(splits.load(s, req), args.problems, args.limit))
+            loaded.append(select(splits.load(s, req), data.problems, data.limit))
         except DatasetError as e:
             error_line(err, f"utdebug bench: {s.value}:", e)
             failed.append(s.value)
@@ -301,30 +375,25 @@ def load_selected(
 
 def run(ctx: ModeContext) -> int:
     """``utdebug bench`` (plain evaluation of the code or the gold code)."""
-    args, cfg, stop = ctx.args, ctx.sandbox, ctx.stop
+    options, cfg, stop = ctx.options, ctx.sandbox, ctx.stop
     err = Console(stderr=True)
     # Results on stdout: a file or pipe gets a table wide enough not to wrap.
     out = Console() if sys.stdout.isatty() else Console(width=120)
-    program = WhichCode.GOLD if args.gold else WhichCode.CODE
-    cache_dir = args.cache_dir or default_cache_dir()
-    settings = eval_settings(args, cut_after=args.cut_after or None, cut_limit=args.cut_limit)
+    program = WhichCode.GOLD if options.gold else WhichCode.CODE
+    lim = options.limits
+    settings = eval_settings(options, cut_after=lim.cut_after or None, cut_limit=lim.cut_limit)
     try:
-        loaded, failed = load_selected(args, cache_dir, err, cfg, settings.limits)
+        loaded, failed = load_selected(options, err, cfg, settings.limits)
     except (SandboxUnavailable, SandboxError) as e:  # building ClassEval+Fix
         return sandbox_exit(err, "utdebug bench", e)
     if not loaded:
         return Exit.USAGE
     runs: list[SplitRun] = []
     try:
-        with _evaluator(args, cfg, err) as sb:
+        with _evaluator(options.run, cfg, err) as sb:
             for ls in loaded:
-                if args.out is None:
-                    out_dir = default_out_dir(ls.split, program, args)
-                else:  # one folder per split when several share --out
-                    out_dir = args.out / ls.split.value if len(loaded) > 1 else args.out
-                runs.append(
-                    _run_one(sb, ls, program, settings, out_dir, args, cache_dir, stop, err)
-                )
+                folder = out_dir(options, ls.split, default_out_dir(ls.split, program, options))
+                runs.append(_run_one(sb, ls, program, settings, folder, options, stop, err))
                 if stop.is_set():
                     break
     except PoolUnavailable as e:  # no Ray, or the cluster cannot be reached
@@ -339,7 +408,7 @@ def run(ctx: ModeContext) -> int:
         return Exit.FAILURE
     except (SandboxUnavailable, SandboxError) as e:
         return sandbox_exit(err, "utdebug bench", e)
-    print_eval(out, runs, program, settings, as_json=args.json)
+    print_eval(out, runs, program, settings, as_json=options.run.json)
     return run_exit(err, stop, failed)
 
 
@@ -356,16 +425,14 @@ def run_exit(err: Console, stop: threading.Event, failed: list[str]) -> Exit:
 
 
 @contextlib.contextmanager
-def _evaluator(
-    args: argparse.Namespace, cfg: SandboxConfig, err: Console
-) -> Iterator[Sandbox | JobPool]:
+def _evaluator(run: RunOptions, cfg: SandboxConfig, err: Console) -> Iterator[Sandbox | JobPool]:
     """This machine's sandbox, or with ``--ray`` a runner over the cluster (whose workers each
     start their own sandbox: one of them is asked for its layers before any problem runs)."""
-    if not args.ray:
+    if not run.ray:
         with open_sandbox(cfg, err) as sb:
             yield sb
         return
-    with make_pool(args.ray, PoolOptions(cfg, concurrency=args.workers or 0)) as runner:
+    with make_pool(run.ray, PoolOptions(cfg, concurrency=run.workers or 0)) as runner:
         note_line(err, runner.describe())
         for _, layers in runner.map(worker_sandbox_layers, [None]):
             if isinstance(layers, BaseException):
@@ -381,24 +448,13 @@ def _run_one(
     program: WhichCode,
     settings: EvalSettings,
     out_dir: Path,
-    args: argparse.Namespace,
-    cache_dir: Path,
+    options: BenchOptions,
     stop: threading.Event,
     err: Console,
 ) -> SplitRun:
     total = len(ls.problems) + len(ls.classes) + len(ls.errors)
-    progress = progress_bar(f"[bold]{ls.split.value}[/bold] {program.value}", err)
-    with progress:
-        task = progress.add_task("eval", total=total, last="")
-
-        def on_record(kind: str, rec: dict[str, Any]) -> None:
-            last = rec.get("task_id", "")
-            if kind == "done":
-                last = f"{last} {rec['passed']}/{rec['n_tests']}"
-            elif kind == "error":
-                last = f"{last} error"
-            progress.update(task, advance=1, last=last)
-
+    label = f"[bold]{ls.split.value}[/bold] {program.value}"
+    with recorded_progress(label, err, total, _passed) as on_record:
         try:
             return evaluate_split(
                 sb,
@@ -406,11 +462,16 @@ def _run_one(
                 program,
                 settings,
                 out_dir,
-                workers=local_workers(args),
-                expected_cache=ExpectedCache(cache_dir / "he-expected"),
+                workers=local_workers(options.run),
+                expected_cache=ExpectedCache(options.data.cache() / "he-expected"),
                 on_record=on_record,
                 stop=stop,
             )
         except KeyboardInterrupt:
             stop.set()
             raise
+
+
+def _passed(rec: dict[str, Any]) -> str:
+    """A plain evaluation's record, in the progress: its inputs passed of its inputs."""
+    return f"{rec['passed']}/{rec['n_tests']}"

@@ -36,10 +36,12 @@ import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from utdebug.data.datasets import Problem, load_split
+from utdebug.data.datasets import Problem
+from utdebug.data.splits import load_split
 from utdebug.text_safety import visible
 
 # -- rewrites ----------------------------------------------------------------------------------
@@ -326,10 +328,29 @@ def build_repo(root: Path, before: str, after: str, tests: list[str]) -> None:
     _git(root, "commit", "-q", "-am", "change")
 
 
-def run_check(root: Path, args: argparse.Namespace) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class Options:
+    """This script's command line (see :func:`main`)."""
+
+    data_dir: Path | None = None
+    limit: int | None = None
+    start: int = 0
+    rewrites: int | None = None
+    count: int = 200
+    cpu: int = 60
+    timeout: float = 300.0
+    jobs: int = 1
+    skip_buggy: bool = False
+    kinds: str = ",".join(REWRITES)
+    json: Path | None = None
+    summarize: Path | None = None
+    verbose: bool = False
+
+
+def run_check(root: Path, opts: Options) -> dict[str, Any]:
     """``utdebug check`` without a model on ``root``'s last commit: its JSON report (or an
     ``error`` entry)."""
-    cpu = args.cpu
+    cpu = opts.cpu
 
     def limit() -> None:  # pragma: no cover (runs in the child)
         # the soft limit only: the sandbox sets its children's own limits below the hard one
@@ -351,7 +372,7 @@ def run_check(root: Path, args: argparse.Namespace) -> dict[str, Any]:
         "--allow-errors",
         "-q",
         "--synth-inputs",
-        str(args.count),
+        str(opts.count),
         "--format",
         "json",
     ]
@@ -361,12 +382,12 @@ def run_check(root: Path, args: argparse.Namespace) -> dict[str, Any]:
             cwd=root,
             capture_output=True,
             text=True,
-            timeout=args.timeout,
+            timeout=opts.timeout,
             preexec_fn=limit,
             env={**os.environ, "UTDEBUG_CACHE_DIR": str(root.parent / "cache")},
         )
     except subprocess.TimeoutExpired:
-        return {"error": f"timed out after {args.timeout} s"}
+        return {"error": f"timed out after {opts.timeout} s"}
     try:
         report: dict[str, Any] = json.loads(done.stdout)
     except ValueError:
@@ -395,16 +416,17 @@ def _summary(report: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def one(p: Problem, kind: str, after: str, args: argparse.Namespace) -> dict[str, Any]:
+def one(p: Problem, kind: str, after: str, opts: Options) -> dict[str, Any]:
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="utdebug-check-synth-") as tmp:
         root = Path(tmp) / "repo"
         build_repo(root, p.gold, after, list(p.test_list))
-        row = _summary(run_check(root, args))
+        row = _summary(run_check(root, opts))
     return {"task_id": p.task_id, "kind": kind, "seconds": time.monotonic() - t0, **row}
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse(argv: list[str] | None = None) -> Options:
+    """The command line, as :class:`Options`."""
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     ap.add_argument("--data-dir", type=Path, default=os.environ.get("UTDEBUG_DATA_DIR"))
     ap.add_argument("--limit", type=int, default=None, help="the first N problems")
@@ -425,23 +447,27 @@ def main(argv: list[str] | None = None) -> int:
         "--summarize", type=Path, default=None, help="only print the totals of such a file"
     )
     ap.add_argument("-v", "--verbose", action="store_true")
-    args = ap.parse_args(argv)
-    if args.summarize is not None:
-        lines = args.summarize.read_text(encoding="utf-8").splitlines()
+    return Options(**vars(ap.parse_args(argv)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    opts = parse(argv)
+    if opts.summarize is not None:
+        lines = opts.summarize.read_text(encoding="utf-8").splitlines()
         for line in summarize([json.loads(x) for x in lines if x.strip()]):
             print(line)
         return 0
-    problems = load_split("hard", data_dir=args.data_dir, download=False).problems
-    problems = problems[args.start :]
-    if args.limit:
-        problems = problems[: args.limit]
+    problems = load_split("hard", data_dir=opts.data_dir, download=False).problems
+    problems = problems[opts.start :]
+    if opts.limit:
+        problems = problems[: opts.limit]
     jobs: list[tuple[Problem, str, str]] = []
-    if not args.skip_buggy:
+    if not opts.skip_buggy:
         jobs += [(p, "buggy", p.code) for p in problems]
     rewrites: list[tuple[Problem, str, str]] = []
     for p in problems:
         for kind, rewrite in REWRITES.items():
-            if kind not in args.kinds.split(","):
+            if kind not in opts.kinds.split(","):
                 continue
             try:
                 text = rewrite(p.gold)
@@ -449,12 +475,12 @@ def main(argv: list[str] | None = None) -> int:
                 text = None
             if text is not None:
                 rewrites.append((p, kind, text))
-    jobs += rewrites[: args.rewrites] if args.rewrites is not None else rewrites
+    jobs += rewrites[: opts.rewrites] if opts.rewrites is not None else rewrites
     t0 = time.monotonic()
     rows: list[dict[str, Any]] = []
-    out = args.json.open("w", encoding="utf-8") if args.json else None
-    with ThreadPoolExecutor(max(1, args.jobs)) as pool:
-        futures = [pool.submit(one, p, kind, text, args) for p, kind, text in jobs]
+    out = opts.json.open("w", encoding="utf-8") if opts.json else None
+    with ThreadPoolExecutor(max(1, opts.jobs)) as pool:
+        futures = [pool.submit(one, p, kind, text, opts) for p, kind, text in jobs]
         for done in as_completed(futures):
             row = done.result()
             rows.append(row)
@@ -462,7 +488,7 @@ def main(argv: list[str] | None = None) -> int:
                 out.write(json.dumps(row) + "\n")
                 out.flush()
             bad = (row["kind"] == "buggy") != bool(row["changes"]) or "error" in row
-            if args.verbose or bad:
+            if opts.verbose or bad:
                 what = row.get("error") or row.get("first") or "; ".join(row.get("messages", []))
                 line = f"{row['task_id']:>10} {row['kind']:<21} {row['changes']:>4}  {what}"
                 print(visible(line[:200]))

@@ -13,7 +13,6 @@ problems, gets one line on stderr; the others still run; the command then exits 
 
 from __future__ import annotations
 
-import argparse
 import sys
 import threading
 from dataclasses import dataclass
@@ -35,9 +34,10 @@ from utdebug.benchmarks.bench import (
 from utdebug.benchmarks.intrinsic import IntrinsicResult, run_intrinsic
 from utdebug.benchmarks.model_bench import build_model, sim_params
 from utdebug.benchmarks.modes import ModeContext
+from utdebug.benchmarks.options import BenchOptions
 from utdebug.benchmarks.report import columns_table, print_intrinsic, sim_title
 from utdebug.cli_common import Exit
-from utdebug.data.datasets import LoadedSplit, default_cache_dir
+from utdebug.data.datasets import LoadedSplit
 from utdebug.data.private_tests import EvalSettings, ExpectedCache, PrivateTestRunner, VerdictCache
 from utdebug.engine import Executor
 from utdebug.runs.folder import FatalRunError, one_line, preflight_models, print_json
@@ -76,21 +76,20 @@ def best(points: list[Checkpoint]) -> Checkpoint | None:
 
 def run(ctx: ModeContext) -> int:
     """``utdebug bench intrinsic --models A,B,...``: choose among checkpoints."""
-    args, cfg, stop = ctx.args, ctx.sandbox, ctx.stop
+    options, cfg, stop = ctx.options, ctx.sandbox, ctx.stop
     err = Console(stderr=True)
     out = Console() if sys.stdout.isatty() else Console(width=140)
-    cache_dir = args.cache_dir or default_cache_dir()
-    loaded, failed = load_selected(args, cache_dir, err)
+    loaded, failed = load_selected(options, err)
     if failed or not loaded:
         return Exit.USAGE
-    names = [m.strip() for m in args.models.split(",") if m.strip()]
-    eval_settings = bench_eval_settings(args)
-    main = _run(args, cfg, loaded, names, eval_settings, out, err, stop)
+    names = list(options.models or ())
+    eval_settings = bench_eval_settings(options)
+    main = _run(options, cfg, loaded, names, eval_settings, out, err, stop)
     return run_mode(err, "utdebug bench", main, "interrupted")
 
 
 async def _run(
-    args: argparse.Namespace,
+    options: BenchOptions,
     cfg: SandboxConfig,
     loaded: list[LoadedSplit],
     names: list[str],
@@ -101,14 +100,14 @@ async def _run(
 ) -> int:
     from utdebug.agents.config import ConfigError
 
-    cache_dir = args.cache_dir or default_cache_dir()
-    meter = Meter(cost_limit=args.cost_limit)
+    cache_dir = options.data.cache()
+    meter = Meter(cost_limit=options.loop.cost_limit)
     models: dict[str, Model | None] = {}
     points: dict[str, list[Checkpoint]] = {ls.split.value: [] for ls in loaded}
     bad = False
     for name in names:
         try:
-            models[name] = build_model(name, args, meter, cache_dir)
+            models[name] = build_model(name, options, meter, cache_dir)
             await preflight_models([models[name]], None)
         except (ConfigError, OSError, ValueError, ModelError) as e:
             error_line(err, f"utdebug bench: checkpoint {name} cannot be used:", e)
@@ -117,10 +116,12 @@ async def _run(
             models.pop(name, None)
             bad = True
     with Sandbox(cfg) as sb:
-        executor = Executor(sb, workers=local_workers(args))
+        executor = Executor(sb, workers=local_workers(options.run))
         try:
             for ls in loaded:
-                verdicts = VerdictCache(None if args.no_cache else cache_dir / "private-verdicts")
+                verdicts = VerdictCache(
+                    cache_dir / "private-verdicts" if options.loop.use_cache else None
+                )
                 private = PrivateTestRunner(
                     executor, eval_settings, ExpectedCache(cache_dir / "he-expected"), verdicts
                 )
@@ -131,10 +132,10 @@ async def _run(
                         res = await run_intrinsic(
                             ls=ls,
                             model=model,
-                            args=args,
+                            options=options,
                             private=private,
                             executor=executor,
-                            sim=sim_params(args) if model is None else None,
+                            sim=sim_params(options) if model is None else None,
                             err=err,
                         )
                     except FatalRunError as e:
@@ -151,7 +152,7 @@ async def _run(
                             f"model error ({first}); they are left out of its numbers",
                         )
                         bad = True
-                    if not args.json:
+                    if not options.run.json:
                         print_intrinsic(out, ls.split, res, as_json=False)
                     points[ls.split.value].append(Checkpoint(name, res))
         finally:
@@ -159,7 +160,7 @@ async def _run(
     order = {name: i for i, name in enumerate(names)}
     for pts in points.values():
         pts.sort(key=lambda p: order[p.name])
-    _print_selection(out, points, as_json=args.json)
+    _print_selection(out, points, as_json=options.run.json)
     return Exit.MODEL if bad else Exit.OK
 
 

@@ -40,6 +40,7 @@ from utdebug.benchmarks.intrinsic import (
     proposals,
     sampled_method,
 )
+from utdebug.benchmarks.options import BenchOptions
 from utdebug.data.classeval import DATA_LICENCE
 from utdebug.data.datasets import ClassFixProblem, LoadedSplit
 from utdebug.data.private_tests import EvalSettings, evaluate_class_problem
@@ -381,7 +382,7 @@ async def run_class_intrinsic(
     *,
     problems: Sequence[ClassFixProblem],
     model: Model | None,
-    args: Any,
+    options: BenchOptions,
     executor: Executor,
     eval_settings: EvalSettings,
     sim: SimParams | None,
@@ -397,10 +398,10 @@ async def run_class_intrinsic(
         if sim is None:
             raise ValueError("run_class_intrinsic needs a model or simulation parameters")
         model = _class_sim(sim, private)
-    method = sampled_method(args)
+    method = sampled_method(options)
     gen = UTGenerator(model, method, sampling=INTRINSIC_SAMPLING)
     res = IntrinsicResult(method, model.name, bool(getattr(model, "simulated", False)))
-    sem = asyncio.Semaphore(max(1, min(args.concurrency, MAX_CONCURRENCY)))
+    sem = asyncio.Semaphore(max(1, min(options.loop.problems_at_once, MAX_CONCURRENCY)))
     limits = replace(GOLD_LIMITS, kind=eval_settings.limits.kind)
 
     async def samples(p: ClassFixProblem) -> IntrinsicResult:
@@ -408,7 +409,7 @@ async def run_class_intrinsic(
         if isinstance(model, SimModel):
             _register_sim(model, p, private)
         own = IntrinsicResult(res.method, res.model, res.simulated)
-        await _class_samples(p, gen, method, executor, limits, args.samples, own)
+        await _class_samples(p, gen, method, executor, limits, options.intrinsic.samples, own)
         return own
 
     async def problem(p: ClassFixProblem) -> None:

@@ -300,12 +300,6 @@ async def debug_problem(
 
 # --- synthesised candidate inputs -------------------------------------------------------------
 
-SYNTH_INPUTS_MODES = ("eval", "ablation", "voting")
-SYNTH_INPUTS_HELP = (
-    "up to N synthesised inputs a problem that the test sets vote on too (eval, ablation, "
-    "voting; function splits; default 0: none; docs/synth.md)"
-)
-
 
 async def synth_candidates(
     executor: Executor, problem: Problem, count: int, seed: int = 0

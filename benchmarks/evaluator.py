@@ -227,8 +227,10 @@ def evaluate_split(
             )
         else:
             runner = sb
+        started = None if on_record is None else _announce(on_record)
         try:
-            _write_results(run, runner.map(evaluate_job, todo, stop=stop), writer, on_record)
+            results = runner.map(evaluate_job, todo, stop=stop, started=started)
+            _write_results(run, results, writer, on_record)
         except RunFolderError as e:  # a full disk: stop, keep what is written, say why
             failure = e
             raise
@@ -237,6 +239,15 @@ def evaluate_split(
     run.wall_seconds = time.perf_counter() - t0
     run.evaluator_peak_rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return run
+
+
+def _announce(on_record: ProgressFn) -> Callable[[EvalJob], None]:
+    """``on_record("start", ...)`` as the pool hands each job to a worker."""
+
+    def started(job: EvalJob) -> None:
+        on_record("start", job.record)
+
+    return started
 
 
 def _write_results(

@@ -20,7 +20,6 @@ problem would hit (credentials, unknown model, spent budget) stops the run.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass, field, replace
@@ -32,6 +31,7 @@ from utdebug.agents import parsing
 from utdebug.agents.base import Model, ModelError, Sampling
 from utdebug.agents.roles import Proposal, TaskText, UTGenerator
 from utdebug.agents.sim import SimParams
+from utdebug.benchmarks.options import BenchOptions
 from utdebug.data.datasets import LoadedSplit, Problem, Split
 from utdebug.data.private_tests import (
     PrivateTestRunner,
@@ -107,7 +107,7 @@ async def run_intrinsic(
     *,
     ls: LoadedSplit,
     model: Model | None,
-    args: argparse.Namespace,
+    options: BenchOptions,
     private: PrivateTestRunner,
     executor: Executor,
     sim: SimParams | None,
@@ -117,21 +117,21 @@ async def run_intrinsic(
         if sim is None:
             raise ValueError("run_intrinsic needs a model or simulation parameters")
         model = make_sim(sim, private)
-    method = sampled_method(args)
-    style = "reference" if args.variant == "reference" else "paper"
+    method = sampled_method(options)
+    style = "reference" if options.loop.variant == "reference" else "paper"
     gen = UTGenerator(model, method, style=style, sampling=INTRINSIC_SAMPLING)  # type: ignore[arg-type]
     res = IntrinsicResult(
         method, model.name, bool(getattr(model, "simulated", False)), he_rule=ls.split is Split.HE
     )
-    sem = asyncio.Semaphore(max(1, args.concurrency))
-    limits = replace(GOLD_LIMITS, kind=LimitKind(args.limit_kind))
+    sem = asyncio.Semaphore(max(1, options.loop.problems_at_once))
+    limits = replace(GOLD_LIMITS, kind=LimitKind(options.limits.kind))
 
     async def samples(p: Problem) -> IntrinsicResult:
         own = IntrinsicResult(res.method, res.model, res.simulated, he_rule=res.he_rule)
         await private.add(p)
         if sim is not None:
             register_sim(model, p, private)  # type: ignore[arg-type]
-        await _one(p, gen, args.samples, executor, own, method, limits)
+        await _one(p, gen, options.intrinsic.samples, executor, own, method, limits)
         return own
 
     async def problem(p: Problem) -> None:
@@ -166,10 +166,10 @@ async def count_problem(
     res.add(own)
 
 
-def sampled_method(args: Any) -> str:
+def sampled_method(options: BenchOptions) -> str:
     """The prompt the samples are asked with: ``--ut-method`` (default ``utgen``); ``none``
     (no tests when debugging) samples with the ``prompted`` prompt."""
-    method: str = args.ut_method or "utgen"
+    method: str = options.loop.ut_method or "utgen"
     return method if method != "none" else "prompted"
 
 

@@ -1,14 +1,16 @@
 """The bench modes: one table, mode -> what it needs and the module function that runs it.
 
 ``utdebug bench MODE`` looks its mode up here (the command line's choices and help come from
-this table too) and calls ``run(ctx)`` of the module the mode names, with a
-:class:`ModeContext`. The splits a mode takes are in :mod:`utdebug.data.splits`. A new mode is
-one module with ``run(ctx)`` and one row here (see CONTRIBUTING.md).
+this table too) and calls the function its row names for the run asked (without a model, with
+``--model``, with ``--models``) with a :class:`ModeContext`: the frozen
+:class:`~utdebug.benchmarks.options.BenchOptions`, the sandbox's configuration and the stop
+event. Each mode has a run function of its own. The splits a mode takes are in
+:mod:`utdebug.data.splits`. A new mode is one module with its run function and one row here
+(see CONTRIBUTING.md).
 """
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import threading
 from collections.abc import Callable
@@ -16,15 +18,21 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from utdebug.benchmarks.options import BenchOptions
     from utdebug.sandbox.config import SandboxConfig
+
+
+class UsageError(Exception):
+    """The command line asks for something the mode cannot do: ``utdebug bench`` says it as
+    one usage line and exits 2."""
 
 
 @dataclass(frozen=True, slots=True)
 class ModeContext:
-    """What every mode runs with: the parsed command line, the sandbox's configuration and the
+    """What every mode runs with: the command's options, the sandbox's configuration and the
     event that stops the run (Ctrl-C, SIGTERM)."""
 
-    args: argparse.Namespace
+    options: BenchOptions
     sandbox: SandboxConfig
     stop: threading.Event
 
@@ -49,10 +57,14 @@ class Mode:
     """Its plain run can go to a Ray cluster (``--ray``)."""
     default_split: str | None = None
     """The split when none is named (else the command's default)."""
+    synth_inputs: bool = False
+    """Its debugging sessions take ``--synth-inputs``."""
+    simulated_only: bool = False
+    """Runs with the SIMULATED model only (``--model sim``)."""
 
-    def load(self, entry: str | None) -> Run:
-        if entry is None:
-            raise ValueError(f"bench {self.name}: no such way to run it")
+    @staticmethod
+    def load(entry: str) -> Run:
+        """The function of a row's ``module:function``."""
         module, _, function = entry.partition(":")
         run: Run = getattr(importlib.import_module(f"utdebug.benchmarks.{module}"), function)
         return run
@@ -65,30 +77,34 @@ MODES: dict[str, Mode] = {
             "eval",
             "evaluate the code, or debug it with --model",
             plain="bench:run",
-            with_model="model_bench:run",
+            with_model="model_bench:run_eval",
             ray=True,
+            synth_inputs=True,
         ),
         Mode(
             "intrinsic",
             "the paper's Table 1 protocol",
-            with_model="model_bench:run",
+            with_model="model_bench:run_intrinsic",
             with_models="checkpoints:run",
         ),
         Mode(
             "ablation",
             "the full loop vs. no voting vs. no backtracking",
-            with_model="model_bench:run",
+            with_model="model_bench:run_ablation",
+            synth_inputs=True,
         ),
         Mode(
             "voting",
             "output accuracy with and without voting (--model sim)",
-            with_model="model_bench:run",
+            with_model="model_bench:run_voting",
+            synth_inputs=True,
+            simulated_only=True,
         ),
         Mode(
             "judge",
             "best-of-N selection on HumanEval+ with generated tests (random, MaxPass, CodeT, "
             "B4, ...)",
-            with_model="model_bench:run",
+            with_model="model_bench:run_judge",
             default_split="he+",
         ),
         Mode(
@@ -102,7 +118,6 @@ MODES: dict[str, Mode] = {
             "generator programs)",
             plain="synth_bench:run",
             with_model="synth_bench:run_with_model",
-            with_models="synth_bench:run_with_model",
         ),
         Mode(
             "b4-sim",

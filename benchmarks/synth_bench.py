@@ -29,7 +29,6 @@ With ``--model M`` (function splits), the model's generator programs are one mor
 
 from __future__ import annotations
 
-import argparse
 import ast
 import dataclasses
 import statistics
@@ -50,18 +49,19 @@ from utdebug.benchmarks.bench import (
     eval_settings,
     load_selected,
     open_sandbox,
-    progress_bar,
+    out_dir,
+    recorded_progress,
     run_exit,
     run_mode,
     sandbox_exit,
 )
 from utdebug.benchmarks.debugging import error_rows
-from utdebug.benchmarks.modes import ModeContext
+from utdebug.benchmarks.modes import ModeContext, UsageError
 from utdebug.benchmarks.report import print_synth
 from utdebug.benchmarks.synth_classeval import expose_class_problem
 from utdebug.benchmarks.synth_model import merge, model_inputs, source_counts
 from utdebug.cli_common import Exit
-from utdebug.data.datasets import ClassFixProblem, LoadedSplit, Problem, default_cache_dir
+from utdebug.data.datasets import ClassFixProblem, LoadedSplit, Problem
 from utdebug.runs.folder import (
     Job,
     JobLoop,
@@ -442,47 +442,32 @@ async def synth_split(
 def run(ctx: ModeContext, model: Model | None = None) -> int:
     """``utdebug bench synth`` (model-free, or with ``model``'s generator programs): exit 0, 2
     usage/data, 3 sandbox, 130 stopped."""
-    args = ctx.args
+    options = ctx.options
     err = Console(stderr=True)
     out = Console() if sys.stdout.isatty() else Console(width=120)
-    if args.gold:
-        error_line(
-            err,
-            "utdebug bench synth:",
-            "--gold does not apply: the gold code is always run (it validates the inputs and "
-            "is checked for false alarms)",
+    if options.gold:
+        raise UsageError(
+            "--gold does not apply to bench synth: the gold code is always run (it validates "
+            "the inputs and is checked for false alarms)"
         )
-        return Exit.USAGE
-    if "he" in (args.split or []) and args.he_variant == "body":
-        error_line(
-            err,
-            "utdebug bench synth:",
-            "--split he needs --he-variant runnable: the published body-only buggy code does "
-            "not load, so every problem would count as exposed",
+    if "he" in options.data.splits and options.data.he_variant == "body":
+        raise UsageError(
+            "bench synth --split he needs --he-variant runnable: the published body-only buggy "
+            "code does not load, so every problem would count as exposed"
         )
-        return Exit.USAGE
     settings = ExposureSettings(
-        COUNT, args.seed, PER_PROBLEM, SYNTH_SHARE, None if model is None else model.name
+        COUNT, options.sim.seed, PER_PROBLEM, SYNTH_SHARE, None if model is None else model.name
     )
     try:  # ClassEval+Fix is built in the sandbox the first time, as plain evaluation builds it
-        loaded, failed = load_selected(
-            args,
-            args.cache_dir or default_cache_dir(),
-            err,
-            ctx.sandbox,
-            eval_settings(args).limits,
-        )
+        loaded, failed = load_selected(options, err, ctx.sandbox, eval_settings(options).limits)
     except (SandboxUnavailable, SandboxError) as e:  # building ClassEval+Fix
-        return sandbox_exit(err, "utdebug bench synth", e)
+        return sandbox_exit(err, "utdebug bench", e)
     if not loaded:
         return Exit.USAGE
-    return run_mode(
-        err, "utdebug bench synth", _synth(args, ctx, loaded, failed, settings, err, out, model)
-    )
+    return run_mode(err, "utdebug bench", _synth(ctx, loaded, failed, settings, err, out, model))
 
 
 async def _synth(
-    args: argparse.Namespace,
     ctx: ModeContext,
     loaded: list[LoadedSplit],
     failed: list[str],
@@ -494,14 +479,11 @@ async def _synth(
     runs: list[RunResult] = []
     with open_sandbox(ctx.sandbox, err) as sb:
         for ls in loaded:
-            if args.out is None:
-                out_dir = default_out_dir(ls, settings)
-            else:  # one folder per split when several share --out
-                out_dir = args.out / ls.split.value if len(loaded) > 1 else args.out
-            runs.append(await _synth_one(sb, ls, out_dir, settings, ctx, err, model))
+            folder = out_dir(ctx.options, ls.split, default_out_dir(ls, settings))
+            runs.append(await _synth_one(sb, ls, folder, settings, ctx, err, model))
             if ctx.stop.is_set():
                 break
-    print_synth(out, [(r.summary["split"], r) for r in runs], as_json=args.json)
+    print_synth(out, [(r.summary["split"], r) for r in runs], as_json=ctx.options.run.json)
     return run_exit(err, ctx.stop, failed)
 
 
@@ -515,57 +497,44 @@ async def _synth_one(
     model: Model | None,
 ) -> RunResult:
     """One split, with its progress bar on stderr."""
-    progress = progress_bar(f"{ls.split.value} synth", err)
-    with progress:
-        total = len(ls.problems) + len(ls.classes) + len(ls.errors)
-        bar = progress.add_task("synth", total=total, last="")
-
-        def on_record(kind: str, rec: dict[str, Any]) -> None:
-            last = str(rec["task_id"])
-            if kind != "skipped":
-                last += f" {problem_flag(rec)}"
-            progress.update(bar, advance=1, last=last)
-
+    total = len(ls.problems) + len(ls.classes) + len(ls.errors)
+    with recorded_progress(f"{ls.split.value} synth", err, total, problem_flag) as on_record:
         loop = JobLoop(1, on_record, ctx.stop)
         return await synth_split(sb, ls, out_dir, settings, loop, model)
 
 
 def run_with_model(ctx: ModeContext) -> int:
     """``bench synth --model M``: the model-free sources plus the model's generator programs
-    (function splits). ``--models``, ``--model sim`` (the SIMULATED model cannot write
-    programs) and ``--split classeval`` with a model are usage errors (exit 2)."""
+    (function splits). ``--model sim`` (the SIMULATED model cannot write programs) and
+    ``--split classeval`` with a model are usage errors (exit 2)."""
     from utdebug.agents import factory
     from utdebug.agents.base import Meter
     from utdebug.agents.config import ConfigError, resolve_model_spec
     from utdebug.benchmarks.model_bench import build_model
 
-    args = ctx.args
+    options = ctx.options
     err = Console(stderr=True)
-    say = partial(error_line, err, "utdebug bench synth:")
-    if args.models is not None:
-        say("--models is not supported: name one model with --model")
-        return Exit.USAGE
+    say = partial(error_line, err, "utdebug bench:")
     try:
-        spec = resolve_model_spec(args.model)
+        spec = resolve_model_spec(options.model)
     except ConfigError as e:
         say(str(e))
         return Exit.USAGE
     if factory.kind_of(spec).answers_from_gold:
-        say(
-            "--model sim: the SIMULATED model answers from the private tests and cannot write "
-            "generator programs; use a model of yours or scripted:FILE, or drop --model for "
-            "the model-free run"
+        raise UsageError(
+            "bench synth --model sim: the SIMULATED model answers from the private tests and "
+            "cannot write generator programs; use a model of yours or scripted:FILE, or drop "
+            "--model for the model-free run"
         )
-        return Exit.USAGE
-    if "classeval" in (args.split or []):
-        say(
-            "--model takes the function splits (hard, mbpp, he, val); --split classeval runs "
-            "model-free (drop --model)"
+    if "classeval" in options.data.splits:
+        raise UsageError(
+            "bench synth --model takes the function splits (hard, mbpp, he, val); --split "
+            "classeval runs model-free (drop --model)"
         )
-        return Exit.USAGE
-    cache_dir = args.cache_dir or default_cache_dir()
+    cache_dir = options.data.cache()
     try:
-        model = build_model(args.model, args, Meter(cost_limit=args.cost_limit), cache_dir)
+        meter = Meter(cost_limit=options.loop.cost_limit)
+        model = build_model(options.model, options, meter, cache_dir)
     except (ConfigError, ValueError) as e:
         say(str(e))
         return Exit.USAGE

@@ -17,6 +17,7 @@ import json
 import os
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ from utdebug.benchmarks.synth_bench import (
     problem_flag,
     summarize_synth,
 )
-from utdebug.data.datasets import load_split
+from utdebug.data.splits import load_split
 from utdebug.sandbox.executor import Sandbox
 from utdebug.text_safety import visible
 
@@ -67,7 +68,24 @@ def summary_lines(s: dict[str, Any]) -> list[str]:
     ]
 
 
-def main(argv: list[str] | None = None) -> int:
+@dataclass(frozen=True, slots=True)
+class Options:
+    """This script's command line (see :func:`main`)."""
+
+    data_dir: Path | None = None
+    limit: int | None = None
+    start: int = 0
+    only: str | None = None
+    count: int = COUNT
+    seed: int = 0
+    per_problem: float = PER_PROBLEM
+    synth_share: float = SYNTH_SHARE
+    json: Path | None = None
+    verbose: bool = False
+
+
+def parse(argv: list[str] | None = None) -> Options:
+    """The command line, as :class:`Options`."""
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     ap.add_argument("--data-dir", type=Path, default=os.environ.get("UTDEBUG_DATA_DIR"))
     ap.add_argument("--limit", type=int, default=None, help="at most N problems")
@@ -84,30 +102,34 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--json", type=Path, default=None, help="write every row to this file")
     ap.add_argument("-v", "--verbose", action="store_true")
-    args = ap.parse_args(argv)
-    settings = ExposureSettings(args.count, args.seed, args.per_problem, args.synth_share)
-    split = load_split("hard", data_dir=args.data_dir, download=False)
+    return Options(**vars(ap.parse_args(argv)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    opts = parse(argv)
+    settings = ExposureSettings(opts.count, opts.seed, opts.per_problem, opts.synth_share)
+    split = load_split("hard", data_dir=opts.data_dir, download=False)
     problems = split.problems
-    if args.only:
-        want = set(args.only.split(","))
+    if opts.only:
+        want = set(opts.only.split(","))
         problems = [p for p in problems if p.task_id in want]
-    problems = problems[args.start :]
-    if args.limit:
-        problems = problems[: args.limit]
+    problems = problems[opts.start :]
+    if opts.limit:
+        problems = problems[: opts.limit]
     rows = []
     t0 = time.monotonic()
     with Sandbox() as sb:
         for p in problems:
             r = {"task_id": p.task_id} | expose_problem(sb, p, settings)
             rows.append(r)
-            if args.verbose or not r["exposed_in_envelope"] or r["false_alarm"]:
+            if opts.verbose or not r["exposed_in_envelope"] or r["false_alarm"]:
                 print(visible(_line(r)), flush=True)
     print()
     for line in summary_lines(summarize_synth(rows, settings)):
         print(line)
     print(f"wall clock, whole run                  {time.monotonic() - t0:.0f} s")
-    if args.json:
-        args.json.write_text(json.dumps(rows, indent=1, default=repr))
+    if opts.json:
+        opts.json.write_text(json.dumps(rows, indent=1, default=repr))
     return 0
 
 

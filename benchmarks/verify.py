@@ -37,7 +37,6 @@ problem errors. Every record, summary and table of such a run says SIMULATED.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import math
@@ -63,7 +62,8 @@ from utdebug.benchmarks.bench import (
     run_mode,
 )
 from utdebug.benchmarks.context import RunContext
-from utdebug.benchmarks.modes import ModeContext
+from utdebug.benchmarks.modes import ModeContext, UsageError
+from utdebug.benchmarks.options import BenchOptions
 from utdebug.benchmarks.report import print_verify
 from utdebug.benchmarks.scoring_verifiers import (
     SETS,
@@ -74,7 +74,6 @@ from utdebug.benchmarks.scoring_verifiers import (
     load_verifier_set,
 )
 from utdebug.cli_common import Exit
-from utdebug.data.datasets import default_cache_dir
 from utdebug.engine import Executor, Session, Settings, Task, UnitTest, UTMethod, event_to_json
 from utdebug.engine.voting import answer_key
 from utdebug.ranking.verifiers import ProblemScores, aggregate, score_problem
@@ -119,22 +118,14 @@ ORACLE_CUT_AFTER = 3
 3 timeouts a program's remaining inputs get at most 0.25 s each, as in model-driven runs."""
 
 
-def _usage_error(args: argparse.Namespace) -> str | None:
-    if args.verify_file is None and args.verify_set is None:
-        return "bench verify needs --verify-file PATH or --verify-set {" + ",".join(SETS) + "}"
-    if args.tests is not None and args.tests < 1:
-        return "-n/--tests must be at least 1"
-    if args.model == "none":
-        return "bench verify needs --model (e.g. --model sim)"
-    if args.ut_method not in (None, UTMethod.RANDOM, UTMethod.UTGEN, UTMethod.PROMPTED):
-        return "bench verify generates tests with --ut-method random, utgen or prompted"
-    if args.votes < 0:
-        return "-k/--votes must be 0 (no voting) or more"
-    if args.concurrency < 1:
-        return "--concurrency must be at least 1"
-    if args.timeout <= 0:
-        return "--timeout must be positive"
-    return None
+def _check(options: BenchOptions) -> None:
+    """What verify asks of the command line beyond what every model-driven mode does."""
+    if options.verify.file is None and options.verify.set is None:
+        raise UsageError(
+            "bench verify needs --verify-file PATH or --verify-set {" + ",".join(SETS) + "}"
+        )
+    if options.loop.ut_method not in (None, UTMethod.RANDOM, UTMethod.UTGEN, UTMethod.PROMPTED):
+        raise UsageError("bench verify generates tests with --ut-method random, utgen or prompted")
 
 
 # --- the simulated model's oracle -------------------------------------------------------------
@@ -422,12 +413,12 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.+-]+", "_", text).strip("_")[:60] or "model"
 
 
-def _out_dir(args: argparse.Namespace, vs: VerifierSet, settings: Settings, n: int) -> Path:
-    if args.out is not None:
-        return Path(args.out)
+def _out_dir(options: BenchOptions, vs: VerifierSet, settings: Settings, n: int) -> Path:
+    if options.run.out is not None:
+        return Path(options.run.out)
     stem = vs.path.name.removesuffix(".jsonl")
     name = (
-        f"{_slug(stem)}-{_slug(args.model)}-{settings.ut_method.value}-"
+        f"{_slug(stem)}-{_slug(options.model)}-{settings.ut_method.value}-"
         f"{settings.variant.value}-n{n}-k{settings.k}"
     )
     return Path("runs") / "verify" / name
@@ -457,19 +448,22 @@ def _select(
     return problems, unknown
 
 
-def _load(args: argparse.Namespace, cache_dir: Path) -> VerifierSet:
-    if args.verify_file is not None:
-        return load_verifier_file(args.verify_file, args.verify_set)
-    return load_verifier_set(args.verify_set, data_dir=args.data_dir, cache_dir=cache_dir)
+def _load(options: BenchOptions) -> VerifierSet:
+    verify = options.verify
+    if verify.file is not None:
+        return load_verifier_file(verify.file, verify.set)
+    assert verify.set is not None  # _check refuses neither
+    data = options.data
+    return load_verifier_set(verify.set, data_dir=data.data_dir, cache_dir=data.cache())
 
 
-def _usable(args: argparse.Namespace, vs: VerifierSet) -> tuple[list[VerifierProblem], str | None]:
+def _usable(options: BenchOptions, vs: VerifierSet) -> tuple[list[VerifierProblem], str | None]:
     """The problems of ``--problems``/``--limit``, or why the run cannot start (an unknown
     problem; ``--model sim`` on problems it cannot simulate)."""
-    problems, unknown = _select(vs, args.problems, args.limit)
+    problems, unknown = _select(vs, options.data.problems, options.data.limit)
     if unknown:
         return problems, f"unknown problem(s) in {vs.file_name}: {', '.join(unknown)}"
-    if args.model == "sim" and not any(p.sim_problem_reason() is None for p in problems):
+    if options.simulated and not any(p.sim_problem_reason() is None for p in problems):
         first = problems[0].sim_problem_reason() if problems else "no problems selected"
         return problems, (
             f"--model sim cannot run on {vs.file_name}: the simulated model needs each "
@@ -480,16 +474,17 @@ def _usable(args: argparse.Namespace, vs: VerifierSet) -> tuple[list[VerifierPro
     return problems, None
 
 
-def _oracle_limits(args: argparse.Namespace) -> Limits:
+def _oracle_limits(options: BenchOptions) -> Limits:
     """The limits of the simulated model's oracle runs (the ground truth on each input)."""
+    lim = options.limits
     return Limits(
-        per_input=args.timeout,
+        per_input=lim.timeout,
         load=5.0,
-        memory_mb=min(args.memory_mb, 1024),
+        memory_mb=min(lim.memory_mb, 1024),
         batch=120.0,
         cut_after=ORACLE_CUT_AFTER,
-        cut_limit=args.cut_limit,
-        kind=LimitKind(args.limit_kind),
+        cut_limit=lim.cut_limit,
+        kind=LimitKind(lim.kind),
     )
 
 
@@ -509,44 +504,43 @@ class _Plan:
 def run(ctx: ModeContext) -> int:
     """``utdebug bench verify``: exit 0 on success, 1 model failure, 2 usage/data, 3 sandbox,
     130 interrupted."""
-    args, cfg, stop = ctx.args, ctx.sandbox, ctx.stop
+    options, cfg, stop = ctx.options, ctx.sandbox, ctx.stop
     from utdebug.agents.config import ConfigError
     from utdebug.benchmarks.model_bench import build_models, engine_settings, sim_params
 
+    _check(options)
     err = Console(stderr=True)
-    problem = _usage_error(args)
-    if problem is not None:
-        error_line(err, "utdebug bench verify:", problem)
-        return Exit.USAGE
-    cache_dir = args.cache_dir or default_cache_dir()
+    say = partial(error_line, err, "utdebug bench:")
     try:
-        vs = _load(args, cache_dir)
+        vs = _load(options)
     except (VerifierDataError, ValueError) as e:
-        error_line(err, "utdebug bench verify:", e)
+        say(e)
         return Exit.USAGE
-    problems, problem = _usable(args, vs)
+    problems, problem = _usable(options, vs)
     if problem is not None:
-        error_line(err, "utdebug bench verify:", problem)
+        say(problem)
         return Exit.USAGE
     try:
-        model, ut_model = build_models(args, Meter(cost_limit=args.cost_limit), cache_dir)
+        meter = Meter(cost_limit=options.loop.cost_limit)
+        model, ut_model = build_models(options, meter, options.data.cache())
     except (ConfigError, OSError, ValueError) as e:
-        error_line(err, "utdebug bench verify:", e)
+        say(e)
         return Exit.USAGE
-    n = DEFAULT_TESTS if args.tests is None else int(args.tests)
-    method = UTMethod(args.ut_method or UTMethod.RANDOM.value)
+    tests = options.loop.tests
+    n = DEFAULT_TESTS if tests is None else int(tests)
+    method = UTMethod(options.loop.ut_method or UTMethod.RANDOM.value)
     try:
-        settings = engine_settings(args, n=n, rounds=0, candidates=1, ut_method=method)
+        settings = engine_settings(options, n=n, rounds=0, candidates=1, ut_method=method)
     except ValueError as e:
-        error_line(err, "utdebug bench verify:", e)
+        say(e)
         return Exit.USAGE
-    params = sim_params(args, method.value) if args.model == "sim" else None
+    params = sim_params(options, method.value) if options.simulated else None
     plan = _Plan(vs, problems, model, ut_model, settings, n, params)
-    return run_mode(err, "utdebug bench verify", _verify(args, cfg, stop, plan, err))
+    return run_mode(err, "utdebug bench", _verify(options, cfg, stop, plan, err))
 
 
 async def _verify(
-    args: argparse.Namespace,
+    options: BenchOptions,
     cfg: SandboxConfig,
     stop: threading.Event,
     plan: _Plan,
@@ -556,16 +550,16 @@ async def _verify(
     try:
         await preflight_models((plan.model, plan.ut_model), lambda s: note_line(err, s))
     except ModelError as e:
-        error_line(err, "utdebug bench verify: the model cannot be used:", e)
+        error_line(err, "utdebug bench: the model cannot be used:", e)
         return Exit.MODEL
     with open_sandbox(cfg, err) as sb:
-        executor = Executor(sb, workers=local_workers(args))
+        executor = Executor(sb, workers=local_workers(options.run))
         try:
-            run = await _verify_set(args, stop, plan, executor, err)
+            run = await _verify_set(options, stop, plan, executor, err)
         except FatalRunError as e:
             error_line(
                 err,
-                "utdebug bench verify: the model cannot be used:",
+                "utdebug bench: the model cannot be used:",
                 f"{one_line(e)} (finished problems are kept; fix the cause and rerun the "
                 "same command)",
             )
@@ -573,44 +567,45 @@ async def _verify(
         finally:
             executor.close()
     errors = run.summary["model_errors"]
-    if args.json or run.summary["evaluated"] or not errors["count"]:
+    if options.run.json or run.summary["evaluated"] or not errors["count"]:
         out = Console() if sys.stdout.isatty() else Console(width=140)
-        print_verify(out, plan.vs, run, as_json=args.json)
+        print_verify(out, plan.vs, run, as_json=options.run.json)
     if stop.is_set():
         err.print("stopped early; rerun the same command to resume")
         return Exit.INTERRUPTED
     if errors["count"]:
         line = model_error_line(errors, run.summary["problems"], "problems")
-        error_line(err, "utdebug bench verify:", line)
+        error_line(err, "utdebug bench:", line)
         return Exit.MODEL
     return Exit.OK
 
 
 async def _verify_set(
-    args: argparse.Namespace,
+    options: BenchOptions,
     stop: threading.Event,
     plan: _Plan,
     executor: Executor,
     err: Console,
 ) -> VerifyRun:
     """:func:`verify_set` on the plan's problems, with a progress bar on ``err``."""
-    from utdebug.benchmarks.model_bench import key_extra, progress_label, recorded_progress
+    from utdebug.benchmarks.bench import recorded_progress
+    from utdebug.benchmarks.model_bench import key_extra, progress_label
 
     vs, settings = plan.vs, plan.settings
-    include_errors = not args.problems and args.limit is None
+    include_errors = not options.data.problems and options.data.limit is None
     label = progress_label(
         f"[bold]verify[/bold] {vs.file_name} {settings.ut_method.value}", plan.params
     )
     total = len(plan.problems) + (len(vs.errors) if include_errors else 0)
     with recorded_progress(
-        label, err, "verify", total, lambda rec: f"top-1 {rec['metrics']['top1']:.2f}"
+        label, err, total, lambda rec: f"top-1 {rec['metrics']['top1']:.2f}"
     ) as on_record:
         ctx = RunContext(
             model=plan.model,
             settings=settings,
-            out_dir=_out_dir(args, vs, settings, plan.n_tests),
-            key_extra=key_extra(args, plan.params),
-            concurrency=args.concurrency,
+            out_dir=_out_dir(options, vs, settings, plan.n_tests),
+            key_extra=key_extra(options, plan.params),
+            concurrency=options.loop.problems_at_once,
             sim_params=plan.params,
             on_record=on_record,
             ut_model=plan.ut_model,
@@ -622,6 +617,6 @@ async def _verify_set(
             plan.problems,
             n_tests=plan.n_tests,
             executor=executor,
-            oracle_limits=_oracle_limits(args),
+            oracle_limits=_oracle_limits(options),
             include_errors=include_errors,
         )

@@ -21,7 +21,7 @@ FRONT_ENDS = {
     "utdebug.tui": "utdebug.debug_cmd",
     "utdebug.check": "utdebug.check_cmd",
     "utdebug.train": "utdebug.train_cmd",
-    "utdebug.benchmarks": "utdebug.cli",
+    "utdebug.benchmarks": "utdebug.bench_cmd",
 }
 
 

@@ -2,40 +2,24 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
-import threading
 
 import numpy as np
 import pytest
 
 from utdebug.benchmarks import b4_batched, b4_sim
 from utdebug.benchmarks.b4_sim import Setting, SimulationError, draw, is_degenerate, simulate
-from utdebug.benchmarks.modes import ModeContext
 from utdebug.ranking import Strategy, TieRule, rank
-from utdebug.sandbox import SandboxConfig
 
 BASELINES = [s.value for s in Strategy if s is not Strategy.B4]
 
 
-def _parser() -> argparse.ArgumentParser:
-    """The options of ``utdebug bench b4-sim``: this module's own, plus stand-ins for the
-    shared ones the ``bench`` command adds (same names and defaults)."""
-    p = argparse.ArgumentParser(prog="b4-sim-test")
-    b4_sim.add_arguments(p.add_argument_group("b4-sim"))
-    p.add_argument("-N", "--solutions", type=int, default=10)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--beta0", type=float, default=None)
-    p.add_argument("--alpha-xy", type=float, default=None)
-    p.add_argument("--tie", choices=["first", "pool"], default="first")
-    p.add_argument("--json", action="store_true")
-    return p
-
-
 def _run(argv: list[str]) -> int:
-    ctx = ModeContext(_parser().parse_args(argv), SandboxConfig(), threading.Event())
-    return b4_sim.run(ctx)
+    """``utdebug bench b4-sim ARGV`` in this process."""
+    from utdebug import cli
+
+    return cli.main(["bench", "b4-sim", *argv])
 
 
 # ---------------------------------------------------------------- the generative process

@@ -4,16 +4,19 @@ tables' words."""
 from __future__ import annotations
 
 import io
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rich.console import Console
 
 from utdebug.agents.traffic import traffic_for
-from utdebug.benchmarks.bench import progress_bar, traffic_line
+from utdebug.benchmarks import bench
+from utdebug.benchmarks.bench import ProgressLog, recorded_progress, traffic_line
 from utdebug.benchmarks.debugging import DebugRun
-from utdebug.benchmarks.report import print_voting
+from utdebug.benchmarks.report import outcome_words, print_voting
 from utdebug.data.datasets import Split
 
 
@@ -42,9 +45,7 @@ def test_the_progress_line_refreshes_while_no_problem_finishes() -> None:
     t = traffic_for("http://127.0.0.1:8080/v1", limit=1)
     buf = io.StringIO()
     console = Console(file=buf, force_terminal=True, width=200, color_system=None)
-    progress = progress_bar("hard utgen", console)
-    with progress:
-        progress.add_task("debug", total=8, last="")
+    with recorded_progress("hard utgen", console, 8, outcome_words):
         time.sleep(0.3)
         seen_idle = "0/1 in flight" in buf.getvalue()
         t.started()  # a call goes out; no problem finishes, nobody updates the task
@@ -87,29 +88,105 @@ def test_a_problem_not_solved_is_said_so_whatever_its_own_tests_say() -> None:
     assert outcome_words(broken) == "not solved (does not load)"
 
 
-def test_without_a_terminal_the_progress_is_a_line_a_minute(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """A CI log got nothing for 15-26 minutes: rich draws no bar on a file. Now one plain line
-    every LOG_SECONDS (here made short), none on a terminal."""
-    from utdebug.benchmarks import bench
+class _Clock:
+    """A clock the test moves by hand."""
 
-    monkeypatch.setattr(bench, "LOG_SECONDS", 0.2)
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _record(task_id: str, finish: str = "all_pass") -> dict[str, Any]:
+    return {"task_id": task_id, "finish": finish, "rounds": [{"all_pass": finish == "all_pass"}]}
+
+
+def test_without_a_terminal_the_progress_names_the_problems_still_running() -> None:
+    """A CI log sat at "161/170 done" for three minutes without saying which problems were
+    still running: the line names them, the longest-running first, with their times."""
+    clock = _Clock()
+    console = Console(file=io.StringIO(), force_terminal=False, width=80, color_system=None)
+    log = ProgressLog("[bold]hard[/bold] utgen", 170, console, outcome_words, clock)
+    for i in range(1, 9):  # eight start, five seconds apart
+        log.on_record("start", {"task_id": f"hard/{i}"})
+        clock.now += 5
+    log.on_record("done", _record("hard/1"))
+    log.on_record("error", {"task_id": "hard/3", "error_kind": "model"})
+    clock.now += 120
+    assert log.line() == (
+        "hard utgen: 2/170 done · running: hard/2 (2:35), hard/4 (2:25), hard/5 (2:20), "
+        "hard/6 (2:15), hard/7 (2:10), +1 more · last: hard/3 model error · 2:40 elapsed"
+    )
+    for i in (2, 4, 5, 6, 7, 8):
+        log.on_record("done", _record(f"hard/{i}", "does_not_load"))
+    assert log.line() == (
+        "hard utgen: 8/170 done · last: hard/8 not solved (does not load) · 2:40 elapsed"
+    )
+
+
+def test_without_a_terminal_no_bar_is_written_and_the_end_is_one_line() -> None:
+    """The final progress bar was written into the log; now the run's last line is plain."""
     buf = io.StringIO()
-    console = Console(file=buf, force_terminal=False, width=200, color_system=None)
-    progress = progress_bar("[bold]hard[/bold] utgen", console)
-    with progress:
-        task = progress.add_task("debug", total=8, last="")
-        progress.update(task, advance=3, last="hard/12 not solved (no tests)")
-        deadline = time.monotonic() + 30
-        while "hard utgen:" not in buf.getvalue() and time.monotonic() < deadline:
-            time.sleep(0.05)
-    lines = [line for line in buf.getvalue().splitlines() if line.startswith("hard utgen:")]
-    assert lines, buf.getvalue()
-    assert lines[0].startswith("hard utgen: 3/8 done · last: hard/12 not solved (no tests) · 0:")
+    console = Console(file=buf, force_terminal=False, width=80, color_system=None)
+    with recorded_progress("[bold]hard[/bold] utgen", console, 2, outcome_words) as on_record:
+        for t in ("hard/6", "hard/7"):
+            on_record("start", {"task_id": t})
+        on_record("done", _record("hard/6"))
+        on_record("skipped", {"task_id": "hard/7"})
+    text = buf.getvalue()
+    assert "━" not in text and "\r" not in text and "\x1b" not in text
+    assert text.splitlines() == ["hard utgen: 2/2 done · last: hard/7 · 0:00 elapsed"]
+
+
+def test_without_a_terminal_a_line_comes_every_log_seconds(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bench, "LOG_SECONDS", 0.01)
+    said = threading.Event()
+    say = ProgressLog.say
+
+    def say_and_tell(self: ProgressLog) -> None:
+        say(self)
+        said.set()
+
+    monkeypatch.setattr(ProgressLog, "say", say_and_tell)
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=False, width=80, color_system=None)
+    with recorded_progress("hard utgen", console, 8, outcome_words) as on_record:
+        on_record("start", {"task_id": "hard/12"})
+        assert said.wait(30)  # said by the logger, while the run goes on
+    lines = buf.getvalue().splitlines()
+    assert len(lines) >= 2  # at least one while running, and the last one
+    assert lines[0].startswith("hard utgen: 0/8 done · running: hard/12 (0:0")
+
+
+def test_on_a_terminal_the_bar_is_drawn_in_place_and_no_line_is_said() -> None:
     shown = io.StringIO()
     terminal = Console(file=shown, force_terminal=True, width=200, color_system=None)
-    with progress_bar("hard utgen", terminal) as again:
-        again.add_task("debug", total=8, last="")
-        time.sleep(0.5)
-    assert "hard utgen:" not in shown.getvalue()  # the bar itself, drawn in place
+    with recorded_progress("hard utgen", terminal, 8, outcome_words) as on_record:
+        on_record("start", {"task_id": "hard/[red]6"})
+        on_record("done", _record("hard/[red]6"))
+    text = shown.getvalue()
+    assert "hard utgen:" not in text and "1/8" in text
+    assert "hard/[red]6 solved" in text  # a task id is shown as it is, not read as markup
+
+
+def test_the_pool_says_when_each_job_starts_before_it_comes_back() -> None:
+    """Plain evaluation's progress names the problems still running: it hears of each job as
+    the pool hands it to a worker (``started``), before its result."""
+    from testkit.distributed_jobs import fails_on_odd
+
+    from utdebug.distributed import LocalPool, PoolOptions
+    from utdebug.sandbox import SandboxConfig
+
+    events: list[tuple[str, int]] = []
+
+    def started(job: int) -> None:
+        events.append(("start", job))
+
+    with LocalPool(PoolOptions(SandboxConfig(), concurrency=2)) as runner:
+        for job, _ in runner.map(fails_on_odd, list(range(6)), started=started):
+            events.append(("end", job))
+    assert sorted(j for k, j in events if k == "start") == list(range(6))
+    for job in range(6):
+        assert events.index(("start", job)) < events.index(("end", job))
+    assert [k for k, _ in events[:2]] == ["start", "start"]  # two in flight at once

@@ -3,19 +3,15 @@ the real sandbox, on a tiny Scoring-Verifiers file made here."""
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import math
-import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from utdebug.benchmarks.modes import ModeContext
-from utdebug.benchmarks.verify import run as run_verify
-from utdebug.cli import build_parser
+from utdebug.cli import main
 from utdebug.runs.records import SAMPLES, SUMMARY, read_samples
 from utdebug.sandbox import Sandbox, SandboxConfig, SandboxUnavailable
 
@@ -119,12 +115,9 @@ def _write(path: Path, rows: list[Any]) -> Path:
     return path
 
 
-def _args(*argv: str) -> argparse.Namespace:
-    return build_parser().parse_args(["bench", "verify", *argv])
-
-
 def _run(*argv: str) -> int:
-    return run_verify(ModeContext(_args(*argv), SandboxConfig(), threading.Event()))
+    """``utdebug bench verify ARGV`` in this process."""
+    return main(["bench", "verify", *argv])
 
 
 def test_scripted_run_gives_the_hand_computed_numbers(

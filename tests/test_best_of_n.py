@@ -16,8 +16,9 @@ from utdebug.agents.scripted import ScriptedModel
 from utdebug.benchmarks.best_of_n import select_problem, summarize_selection
 from utdebug.benchmarks.debugging import SessionSetup
 from utdebug.data.datasets import PrivateTests as DataTests
-from utdebug.data.datasets import Problem, Provenance, Split, load_split
+from utdebug.data.datasets import Problem, Provenance, Split
 from utdebug.data.private_tests import EvalSettings, ExpectedCache, PrivateTestRunner
+from utdebug.data.splits import load_split
 from utdebug.engine import Executor, Settings
 from utdebug.runs.records import SAMPLES, read_samples
 from utdebug.sandbox import Sandbox

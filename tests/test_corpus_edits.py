@@ -124,7 +124,8 @@ def corpus() -> dict[int, dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def buggy(data_dir: Path) -> dict[str, Any]:
-    from utdebug.data.datasets import Split, load_split
+    from utdebug.data.datasets import Split
+    from utdebug.data.splits import load_split
 
     return {p.task_id: p for p in load_split(Split.HARD, data_dir=data_dir).problems}
 

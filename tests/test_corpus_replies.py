@@ -399,7 +399,8 @@ def test_parameter_names_of_the_corpus_problems() -> None:
     data = Path(os.environ.get("UTDEBUG_DATA_DIR") or REPO.parent / "shared" / "datasets")
     if not (data / "MBPP+Fix_hard_test.jsonl").is_file():
         pytest.skip(f"MBPP+Fix_hard_test.jsonl is not in {data} (set UTDEBUG_DATA_DIR)")
-    from utdebug.data.datasets import Split, load_split
+    from utdebug.data.datasets import Split
+    from utdebug.data.splits import load_split
 
     problems = {
         p.task_id: p for p in load_split(Split.HARD, data_dir=data, download=False).problems

@@ -25,9 +25,9 @@ from utdebug.data.datasets import (
     ProblemError,
     Split,
     default_cache_dir,
-    load_split,
     resolve_file,
 )
+from utdebug.data.splits import load_split
 from utdebug.sandbox.compare import CheckSpec
 
 HARD = "MBPP+Fix_hard_test.jsonl"
@@ -423,6 +423,38 @@ def test_split_names_are_strings() -> None:
     assert Split("hard") is Split.HARD
     assert [str(split) for split in Split] == ["hard", "mbpp", "he", "he+", "val", "classeval"]
     assert [str(variant) for variant in HeVariant] == ["body", "runnable"]
+
+
+def test_a_split_is_read_through_its_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The split table holds what a split needs: its files (resolved for its reader, in order)
+    and its reader; nothing else tests the split's name (load_split had an if-chain)."""
+    from utdebug.data import splits
+
+    (tmp_path / HARD).write_text(json.dumps(_row(1)) + "\n", encoding="utf-8")
+    (tmp_path / MBPP).write_text(json.dumps(_row(2)) + "\n", encoding="utf-8")
+    seen: list[tuple[Split, list[str], HeVariant]] = []
+
+    def reader(split: Split, files: Any, req: splits.LoadRequest) -> LoadedSplit:
+        seen.append((split, [path.name for path, _ in files], req.he_variant))
+        return LoadedSplit(split, [], [], {path.name: sha for path, sha in files})
+
+    row = dataclasses.replace(splits.SPLITS[Split.HARD], files=(MBPP, HARD), reader=reader)
+    monkeypatch.setitem(splits.SPLITS, Split.HARD, row)
+    loaded = _load(tmp_path, "hard", he_variant="runnable")
+    assert seen == [(Split.HARD, [MBPP, HARD], HeVariant.RUNNABLE)]
+    assert loaded.sources == {MBPP: _sha(tmp_path / MBPP), HARD: _sha(tmp_path / HARD)}
+
+
+def test_every_split_has_a_row_and_bench_offers_each() -> None:
+    from utdebug.cli import build_parser
+    from utdebug.data.splits import SPLITS
+
+    assert list(SPLITS) == list(Split)
+    for spec in SPLITS.values():
+        assert all(name in SOURCES for name in spec.files), spec.split
+    bench = build_parser(["bench"])._subparsers._group_actions[0].choices["bench"]  # type: ignore[union-attr]
+    (split,) = [a for a in bench._actions if a.dest == "split"]
+    assert split.choices == [s.value for s in SPLITS]
 
 
 # -- HE+Fix (synthetic) ----------------------------------------------------------------------

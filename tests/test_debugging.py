@@ -18,8 +18,9 @@ from utdebug.benchmarks.debugging import (
     debug_split,
     score_tests,
 )
-from utdebug.data.datasets import LoadedSplit, Split, load_split
+from utdebug.data.datasets import LoadedSplit, Split
 from utdebug.data.private_tests import EvalSettings, ExpectedCache, PrivateTestRunner, VerdictCache
+from utdebug.data.splits import load_split
 from utdebug.engine import Executor, Settings, UnitTest, code_id
 from utdebug.runs.records import SAMPLES, read_samples
 from utdebug.sandbox import Limits, Sandbox

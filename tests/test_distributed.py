@@ -45,8 +45,9 @@ from testkit.distributed_jobs import (
 )
 
 from utdebug.benchmarks.evaluator import SplitData, evaluate_split
-from utdebug.data.datasets import Split, load_split
+from utdebug.data.datasets import Split
 from utdebug.data.private_tests import EvalSettings, WhichCode
+from utdebug.data.splits import load_split
 from utdebug.distributed import (
     LocalPool,
     PoolOptions,

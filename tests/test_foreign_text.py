@@ -476,22 +476,36 @@ def _console(width: int, *, terminal: bool = False) -> tuple[Any, Any]:
 
 
 def test_bench_progress_shows_a_task_id_safely(monkeypatch: pytest.MonkeyPatch) -> None:
-    from utdebug.benchmarks import bench
-
-    console, buf = _console(200, terminal=True)
-    progress = bench.progress_bar("hard eval", console)
-    with progress:
-        task = progress.add_task("eval", total=2, last="")
-        progress.update(task, advance=1, last=f"{HOSTILE} 3/5")
-        progress.refresh()
-        line = progress.line()  # what a CI log gets once a minute
-    drawn = buf.getvalue()
-    assert MARKUP in drawn and MARKUP in line
-    assert_safe(line, "the logged progress line")
-    # the bar itself: rich's own cursor and erase sequences, nothing else
     import re
 
+    from utdebug.benchmarks import bench
+
+    def done_words(rec: dict[str, Any]) -> str:
+        return "3/5"
+
+    # a terminal: the bar
+    console, buf = _console(200, terminal=True)
+    with bench.recorded_progress("hard eval", console, 2, done_words) as on_record:
+        on_record("start", {"task_id": HOSTILE})
+        on_record("done", {"task_id": HOSTILE})
+    drawn = buf.getvalue()
+    assert MARKUP in drawn
+    # the bar itself: rich's own cursor and erase sequences, nothing else
     assert_safe(re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\r", "", drawn), "the progress bar")
+    # a CI log: the plain line, naming what still runs and what ended last
+    console, buf = _console(200)
+    log = bench.ProgressLog("hard eval", 2, console, done_words)
+    log.on_record("start", {"task_id": HOSTILE})
+    log.on_record("start", {"task_id": "hard/2"})
+    log.on_record("done", {"task_id": "hard/2"})
+    log.on_record("start", {"task_id": "hard/3"})
+    log.on_record("done", {"task_id": HOSTILE})
+    log.on_record("start", {"task_id": HOSTILE + "!"})
+    line = log.line()
+    assert MARKUP in line and "last: " in line and "running: " in line
+    assert_safe(line, "the logged progress line")
+    log.say()
+    assert_safe(buf.getvalue(), "the logged progress line as printed")
 
 
 def test_bench_tables_and_lines_show_foreign_text_safely() -> None:

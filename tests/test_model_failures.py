@@ -383,7 +383,7 @@ def test_verify_with_a_server_that_stops_exits_1_and_retries(
         cap = capsys.readouterr()
         said = [x for x in lines(cap.err) if x.startswith("utdebug") and "model error" in x]
         assert len(said) == 1
-        assert said[0].startswith("utdebug bench verify: 2 of 3 problems ended by a model error")
+        assert said[0].startswith("utdebug bench: 2 of 3 problems ended by a model error")
         s = json.loads((out / SUMMARY).read_text())
         assert s["evaluated"] == 1 and s["model_errors"]["task_ids"] == ["Toy/1", "Toy/2"]
         assert s["metrics"]["problems"] == 1  # the metrics are Toy/0's alone

@@ -183,6 +183,26 @@ def test_tui_startup_script_prints_its_numbers() -> None:
     assert re.search(rf"^DEBUG first screen median {NUM} ms .*before the probe: yes\)$", out, re.M)
 
 
+def test_cli_startup_script_prints_its_numbers() -> None:
+    """``check --help``, ``debug --help`` and ``--version`` load only what they use: no
+    benchmark module, none of numpy, Hypothesis, Textual or litellm, at most 25 utdebug
+    modules (``check --help`` imported 88 utdebug modules, 12 of them benchmark ones, and numpy
+    and Hypothesis). The module sets are asserted, not the times."""
+    out = _run("cli_startup.py", "--runs", "1", timeout=180).stdout
+    assert re.search(rf"^INTERPRETER median {NUM} ms", out, re.M), out
+    for name in ("check --help", "debug --help", "--version"):
+        m = re.search(
+            rf"^COMMAND {re.escape(name)}: ({NUM}) utdebug modules, heavy: (.*)$", out, re.M
+        )
+        assert m, out
+        assert int(m.group(1)) <= 25 and m.group(2) == "none", m.group(0)
+        assert re.search(rf"^FIRST OUTPUT {re.escape(name)} median {NUM} ms", out, re.M), out
+        target = rf"^TARGET {re.escape(name)}: .*nothing heavy: PASS; first output < 300 ms: "
+        assert re.search(target + "(PASS|MISS)$", out, re.M), out
+    # bench --help is measured to compare; it loads the benchmark modules it lists.
+    assert re.search(r"^COMMAND bench --help: .*heavy: .*utdebug\.benchmarks", out, re.M), out
+
+
 def test_check_speed_script_prints_its_numbers() -> None:
     out = _run("check_speed.py", "--modules", "6", "--changed", "4", timeout=120).stdout
     assert re.search(rf"^DETECT {NUM} ms +\(4 functions in 4 files\)$", out, re.M), out

@@ -67,7 +67,12 @@ def test_records_bodies_and_errors_by_kind(tmp_path: Path) -> None:
     assert recs["t/2"]["error_kind"] == "model" and "slow down" in recs["t/2"]["error"]
     assert recs["t/3"]["error_kind"] == "problem" and recs["t/3"]["error"].startswith("Sandbox")
     assert recs["t/4"]["error"].startswith("unexpected KeyError")
-    assert sorted(seen) == [("done", "t/1"), ("error", "t/2"), ("error", "t/3"), ("error", "t/4")]
+    ends = [(k, t) for k, t in seen if k != "start"]
+    assert sorted(ends) == [("done", "t/1"), ("error", "t/2"), ("error", "t/3"), ("error", "t/4")]
+    # Each job says when it starts, before it ends: a progress display names what is running.
+    for k, t in ends:
+        assert seen.index(("start", t)) < seen.index((k, t))
+    assert [t for k, t in seen if k == "start"][:2] == ["t/1", "t/2"]  # two at once
     head = summary_head(recs.values())
     assert head["label"] == "SIMULATED" and head["problems"] == 4 and head["evaluated"] == 1
     # The model error is not a problem error: it is reported apart, and a rerun retries it.
@@ -135,7 +140,12 @@ def test_a_run_skips_recorded_keys_and_records_dataset_rows(tmp_path: Path) -> N
     recs = {r["key"]: r for r in read_samples(tmp_path / SAMPLES)}
     assert set(recs) == {"row/1", "t/1"}
     assert recs["row/1"]["error_kind"] == "dataset" and "no entry point" in recs["row/1"]["error"]
-    assert sorted(seen) == [("done", "t/1"), ("error", "t/row1"), ("skipped", "t/2")]
+    assert sorted(seen) == [
+        ("done", "t/1"),
+        ("error", "t/row1"),
+        ("skipped", "t/2"),
+        ("start", "t/1"),
+    ]
 
 
 def test_a_session_a_model_error_ended_is_recorded_apart_and_retried(tmp_path: Path) -> None:

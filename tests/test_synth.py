@@ -467,7 +467,7 @@ def test_seeds_from_text_and_problem_and_args() -> None:
 
 
 def test_hard_problems_have_base_seeds(data_dir: Path) -> None:
-    from utdebug.data.datasets import load_split
+    from utdebug.data.splits import load_split
 
     split = load_split("hard", data_dir=data_dir, download=False)
     counts = [len(seeds_from_problem(p).inputs) for p in split.problems]

@@ -1,9 +1,9 @@
-"""What every command module shares: exit codes, the sandbox options, the dataset folder's
-check, SIGTERM as Ctrl-C.
+"""What every command module shares: exit codes, the sandbox options, the usage-error line,
+the dataset folder's check, SIGTERM as Ctrl-C.
 
 The command line reads top-down: :mod:`utdebug.cli` builds the parser and dispatches to the
-command modules (``check_cmd``, ``debug_cmd``, ``models_cmd``); they and ``cli`` import this
-module, and this module imports none of them.
+command modules (``bench_cmd``, ``check_cmd``, ``debug_cmd``, ``models_cmd``, ``train_cmd``);
+they and ``cli`` import this module, and this module imports none of them.
 """
 
 from __future__ import annotations
@@ -18,7 +18,14 @@ from enum import IntEnum
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Exit", "data_dir_problem", "env_flag", "sandbox_config", "sigterm_stops"]
+__all__ = [
+    "Exit",
+    "data_dir_problem",
+    "env_flag",
+    "sandbox_config",
+    "sigterm_stops",
+    "usage_line",
+]
 
 
 class Exit(IntEnum):
@@ -39,6 +46,12 @@ class Exit(IntEnum):
 def env_flag(name: str) -> bool:
     """An environment variable that is on (``1``, ``true``, ``yes``, ``on``)."""
     return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def usage_line(prog: str, message: str) -> str:
+    """How a command says that its command line is wrong: one line (not the whole usage),
+    ``PROG: error: MESSAGE ('PROG --help' lists the options)``."""
+    return f"{prog}: error: {message} ('{prog} --help' lists the options)\n"
 
 
 def sandbox_config(args: argparse.Namespace) -> Any:

@@ -369,8 +369,9 @@ def _model(args: argparse.Namespace) -> Any:
 
 def _prepare_problem(args: argparse.Namespace, settings: Any) -> Prepared:
     from utdebug.cli_common import data_dir_problem
-    from utdebug.data.datasets import DatasetError, Split, load_split
+    from utdebug.data.datasets import DatasetError, Split
     from utdebug.data.private_tests import task_from_problem
+    from utdebug.data.splits import load_split
 
     problem_dir = data_dir_problem(args.data_dir)
     if problem_dir is not None:

@@ -129,10 +129,12 @@ class JobPool(Protocol):
         jobs: Sequence[J],
         *,
         stop: threading.Event | None = None,
+        started: Callable[[J], None] | None = None,
     ) -> Generator[tuple[J, R | BaseException], None, None]:
         """Yield each job exactly once, with ``fn``'s result or the exception it raised, as it
         finishes. Once ``stop`` is set, no further job starts; those in flight are still
-        yielded. Closing the iterator early abandons (cancels) the jobs in flight."""
+        yielded. Closing the iterator early abandons (cancels) the jobs in flight.
+        ``started(job)`` is called in this thread as each job is handed to a worker."""
         ...
 
     def describe(self) -> str:
@@ -182,6 +184,7 @@ def _keep_busy(
     finished: Callable[[list[H]], Iterable[H]],
     outcome: Callable[[H, int], R | BaseException],
     abandon: Callable[[Collection[H]], None],
+    started: Callable[[J], None] | None = None,
 ) -> Generator[tuple[J, R | BaseException], None, None]:
     """:meth:`JobPool.map`'s loop for either pool: up to ``width`` jobs in flight (none
     started once ``stop`` is set), each yielded once with its outcome as it finishes.
@@ -189,7 +192,7 @@ def _keep_busy(
     ``start`` runs a job and gives its handle; ``finished`` waits for some of the handles in
     flight and gives those that are done (it may give none); ``outcome`` reads a finished
     handle's result (``i``: the job's position); ``abandon`` gets the handles still in flight
-    when the loop ends, also when it is closed early.
+    when the loop ends, also when it is closed early; ``started`` hears of each job started.
     """
     inflight: dict[H, int] = {}
     todo = iter(range(len(jobs)))
@@ -200,6 +203,8 @@ def _keep_busy(
                 if i is None:
                     break
                 inflight[start(jobs[i])] = i
+                if started is not None:
+                    started(jobs[i])
             if not inflight:
                 break
             for handle in finished(list(inflight)):
@@ -269,6 +274,7 @@ class LocalPool(_Closing):
         jobs: Sequence[J],
         *,
         stop: threading.Event | None = None,
+        started: Callable[[J], None] | None = None,
     ) -> Generator[tuple[J, R | BaseException], None, None]:
         width = max(1, self.concurrency)
         pool = ThreadPoolExecutor(max_workers=width, thread_name_prefix="utdebug-job")
@@ -287,6 +293,7 @@ class LocalPool(_Closing):
             # Closed early (Ctrl-C, a record that cannot be written): do not wait for the jobs
             # in flight.
             abandon=lambda left: pool.shutdown(wait=not left, cancel_futures=True),
+            started=started,
         )
 
     def describe(self) -> str:
@@ -438,6 +445,7 @@ class RayPool(_Closing):
         jobs: Sequence[J],
         *,
         stop: threading.Event | None = None,
+        started: Callable[[J], None] | None = None,
     ) -> Generator[tuple[J, R | BaseException], None, None]:
         ray = self._ray
 
@@ -454,6 +462,7 @@ class RayPool(_Closing):
             finished=lambda refs: ray.wait(refs, num_returns=1, timeout=1.0)[0],
             outcome=self._outcome,
             abandon=abandon,
+            started=started,
         )
 
     def _outcome(self, ref: Any, i: int) -> Any:

@@ -14,13 +14,17 @@ workflow command (lines that a console wrapped start anywhere in the text).
 
 from __future__ import annotations
 
+import contextlib
 import re
-from typing import Any, TextIO
+import sys
+from collections.abc import Iterator
+from typing import Any, TextIO, cast
 
 __all__ = [
     "UNSAFE",
     "GuardedStream",
     "escape_char",
+    "guarded_output",
     "json_text",
     "markup",
     "no_workflow_commands",
@@ -120,3 +124,17 @@ class GuardedStream:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.stream, name)
+
+
+@contextlib.contextmanager
+def guarded_output() -> Iterator[None]:
+    """``sys.stdout`` and ``sys.stderr`` through :class:`GuardedStream` while the block runs:
+    whatever a long run prints (a problem's error, a model's message, an id that a console
+    wrapped onto a line of its own), no line of it is a CI workflow command."""
+    out, err = sys.stdout, sys.stderr
+    sys.stdout = cast(TextIO, GuardedStream(out))
+    sys.stderr = cast(TextIO, GuardedStream(err))
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = out, err

@@ -57,8 +57,9 @@ from types import FrameType
 from typing import Any
 
 from utdebug.benchmarks.evaluator import SplitData, evaluate_split
-from utdebug.data.datasets import DatasetError, Problem, Split, load_split
+from utdebug.data.datasets import DatasetError, Problem, Split
 from utdebug.data.private_tests import EvalSettings, WhichCode
+from utdebug.data.splits import load_split
 from utdebug.runs.records import SAMPLES, read_samples
 from utdebug.sandbox import LimitKind, Limits, Sandbox, SandboxUnavailable, Semantics
 

@@ -42,8 +42,9 @@ from pathlib import Path
 from typing import Any
 
 from utdebug.benchmarks.evaluator import SplitData, evaluate_split
-from utdebug.data.datasets import DatasetError, Problem, Split, load_split
+from utdebug.data.datasets import DatasetError, Problem, Split
 from utdebug.data.private_tests import EvalSettings, WhichCode
+from utdebug.data.splits import load_split
 from utdebug.distributed import JobPool, PoolOptions, PoolUnavailable, make_pool
 from utdebug.runs.records import SAMPLES, read_samples
 from utdebug.sandbox import Limits, Sandbox, SandboxConfig, SandboxUnavailable

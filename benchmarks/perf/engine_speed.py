@@ -68,8 +68,9 @@ from typing import Any
 from utdebug.agents import parsing
 from utdebug.agents.base import Completion, Message, Model, ModelRequest, Purpose
 from utdebug.agents.scripted import ScriptedModel
-from utdebug.data.datasets import DatasetError, Problem, Split, load_split
+from utdebug.data.datasets import DatasetError, Problem, Split
 from utdebug.data.private_tests import task_from_problem
+from utdebug.data.splits import load_split
 from utdebug.engine import Executor, Session, Settings
 from utdebug.engine.events import ModelCalled, TestsRun
 from utdebug.sandbox import Layer, Limits, Sandbox, SandboxUnavailable

@@ -48,8 +48,9 @@ from pathlib import Path
 from typing import Any
 
 from utdebug.benchmarks.evaluator import SplitData, evaluate_split
-from utdebug.data.datasets import DatasetError, Problem, Split, load_split
+from utdebug.data.datasets import DatasetError, Problem, Split
 from utdebug.data.private_tests import EvalSettings, WhichCode
+from utdebug.data.splits import load_split
 from utdebug.sandbox import _runner
 from utdebug.sandbox.compare import Semantics
 from utdebug.sandbox.config import REFERENCE_PRELUDE, Limits

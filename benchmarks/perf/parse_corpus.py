@@ -74,7 +74,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from utdebug.data.datasets import DatasetError, Split, load_split
+from utdebug.data.datasets import DatasetError, Split
+from utdebug.data.splits import load_split
 from utdebug.literals import LiteralError, literal_value
 from utdebug.sandbox import Sandbox, SandboxUnavailable
 

@@ -54,6 +54,7 @@ from utdebug.data.datasets import (
     ClassFixProblem,
     DatasetError,
     LoadedSplit,
+    LoadRequest,
     MethodTarget,
     ProblemError,
     Provenance,
@@ -75,6 +76,7 @@ __all__ = [
     "load_classeval_fix",
     "method_lines",
     "parse_classeval",
+    "read_classeval_fix",
     "run_tests",
     "test_verdict",
 ]
@@ -415,9 +417,33 @@ def load_classeval_fix(
     corrupted versions read from the build file in ``<cache_dir>/classeval-fix/``, or built in
     a sandbox from ``start_sandbox()`` and written there first. :class:`DatasetError` when the
     file cannot be read or the build cannot be written."""
-    path, sha256 = resolve_file(
-        CLASSEVAL_FILE, data_dir=data_dir, cache_dir=cache_dir, verify=verify
+    source = resolve_file(CLASSEVAL_FILE, data_dir=data_dir, cache_dir=cache_dir, verify=verify)
+    request = LoadRequest(
+        cache_dir=cache_dir,
+        data_dir=data_dir,
+        verify=verify,
+        limits=limits,
+        start_sandbox=start_sandbox,
+        seed=seed,
+        cap=cap,
+        workers=workers,
+        say=say,
     )
+    return read_classeval_fix(Split.CLASSEVAL, [source], request, tries=tries)
+
+
+def read_classeval_fix(
+    split: Split, files: Sequence[tuple[Path, str]], req: LoadRequest, tries: int = DEFAULT_TRIES
+) -> LoadedSplit:
+    """The split registry's reader of ClassEval+Fix: its resolved file, the corrupted versions
+    built (or read from the build file) in a sandbox of ``req.start_sandbox`` under
+    ``req.limits``, ``tries`` mutants per method."""
+    limits, start_sandbox, cache_dir, say = req.limits, req.start_sandbox, req.cache_dir, req.say
+    if start_sandbox is None or limits is None:
+        raise DatasetError("ClassEval+Fix runs with plain evaluation and --gold only")
+    seed = DEFAULT_SEED if req.seed is None else req.seed
+    cap = DEFAULT_CAP if req.cap is None else req.cap
+    ((path, sha256),) = files
     tasks, errors = parse_classeval(path)
     fix_path = cache_dir / "classeval-fix" / fix_file_name(sha256, seed, cap, tries, limits)
     header = {
@@ -440,7 +466,7 @@ def load_classeval_fix(
                 f"class, {tries} mutants per method) in the sandbox; written to {fix_path}"
             )
         with start_sandbox() as sb:
-            build = _build(sb, tasks, header, limits, workers, say)
+            build = _build(sb, tasks, header, limits, req.workers, say)
         _write_build(fix_path, build)
     problems = _problems(tasks, build, path, sha256)
     about = {

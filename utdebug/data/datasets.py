@@ -1,6 +1,7 @@
-"""Typed loaders of the benchmark splits' public files: MBPP+Fix (Hard), MBPP+Fix, HE+Fix,
+"""Typed readers of the benchmark splits' public files: MBPP+Fix (Hard), MBPP+Fix, HE+Fix,
 HumanEval+ and a validation file in MBPP+Fix's format (ClassEval+Fix is built by
-:mod:`utdebug.data.classeval`; :mod:`utdebug.data.splits` lists all six splits).
+:mod:`utdebug.data.classeval`; :mod:`utdebug.data.splits` lists all six splits, each with its
+files and its reader, and loads them).
 
 Files are found (:func:`resolve_file`) in ``data_dir``, else ``$UTDEBUG_DATA_DIR``, else
 ``<cache_dir>/datasets/`` (``cache_dir`` defaults to :func:`default_cache_dir`); a file that is
@@ -54,34 +55,43 @@ import re
 import tempfile
 import urllib.request
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 
 from utdebug.literals import LiteralError, literal_value
 from utdebug.sandbox.compare import CheckSpec
 
+if TYPE_CHECKING:
+    from utdebug.sandbox.config import Limits
+    from utdebug.sandbox.executor import Sandbox
+
 __all__ = [
     "HE_EXCLUDED",
     "SOURCES",
-    "SPLIT_FILES",
     "BenchProblem",
     "ClassFixProblem",
     "DatasetError",
     "HeVariant",
+    "LoadRequest",
     "LoadedSplit",
     "MethodTarget",
     "PrivateTests",
     "Problem",
     "ProblemError",
     "Provenance",
+    "Reader",
     "SourceFile",
     "Split",
     "default_cache_dir",
+    "enum_value",
     "load_fix_file",
-    "load_split",
+    "read_he_fix",
+    "read_he_plus",
+    "read_mbpp_fix",
+    "read_val",
     "resolve_file",
 ]
 
@@ -306,14 +316,6 @@ SOURCES: dict[str, SourceFile] = {
     )
 }
 """Every public source file, keyed by file name."""
-
-SPLIT_FILES: dict[Split, tuple[str, ...]] = {
-    Split.HARD: (HARD_FILE,),
-    Split.MBPP: (MBPP_FILE,),
-    Split.HE: (HE_PACK_FILE, HE_PLUS_FILE),
-    Split.HE_PLUS: (HE_PLUS_FILE,),
-    Split.CLASSEVAL: (CLASSEVAL_FILE,),
-}
 
 HE_EXCLUDED: frozenset[int] = frozenset({14, 15, 83, 100, 130, 139})
 """HumanEval tasks left out of HE+Fix: their OriginFmt expected values come from a reference
@@ -860,38 +862,60 @@ def _he_tests(number: int, pack: _Row, plus: _Row) -> PrivateTests:
 # Entry point
 
 
-def load_split(
-    split: Split | str,
-    *,
-    data_dir: Path | None = None,
-    cache_dir: Path | None = None,
-    he_variant: HeVariant | str = HeVariant.BODY,
-    download: bool = True,
-    verify: bool = True,
-) -> LoadedSplit:
-    """Load one split; fatal file problems raise :class:`DatasetError`, bad rows are collected.
+@dataclass(frozen=True, slots=True)
+class LoadRequest:
+    """Where and how to read a split (the command line's data options)."""
 
-    ``he_variant`` only matters for HE+Fix. Raises :class:`ValueError` for an unknown split or
-    variant name.
-    """
-    split = _choice(Split, split, "split")
-    variant = _choice(HeVariant, he_variant, "HE variant")
-    if split is Split.CLASSEVAL:
-        raise ValueError("ClassEval+Fix is built in the sandbox: use classeval.load_classeval_fix")
-    files = [
-        resolve_file(name, data_dir=data_dir, cache_dir=cache_dir, download=download, verify=verify)
-        for name in SPLIT_FILES.get(split, ())
-    ]
-    if split is Split.VAL:
-        raise ValueError("the val split is read from a file the user names: use load_fix_file")
-    if split is Split.HE:
-        problems, errors = _load_he(variant, files[0], files[1])
-    elif split is Split.HE_PLUS:
-        problems, errors = _load_he_plus(*files[0])
-    else:
-        problems, errors = _load_mbpp(split, *files[0])
-    sources = {path.name: sha256 for path, sha256 in files}
-    return LoadedSplit(split, problems, errors, sources)
+    cache_dir: Path
+    data_dir: Path | None = None
+    he_variant: HeVariant = HeVariant.BODY
+    download: bool = True
+    """Fetch a missing public file from its URL (else :class:`DatasetError`)."""
+    verify: bool = True
+    val_file: Path | None = None
+    """The validation split's file (``--val-file``)."""
+    limits: Limits | None = None
+    start_sandbox: Callable[[], Sandbox] | None = None
+    """ClassEval+Fix: the sandbox its first build runs in (``None``: it cannot be built here)."""
+    seed: int | None = None
+    """ClassEval+Fix: the seed of its corrupted versions (``None``: its default)."""
+    cap: int | None = None
+    """ClassEval+Fix: corrupted versions kept per class (``None``: its default)."""
+    workers: int = 2
+    say: Callable[[str], None] | None = None
+
+
+Reader = Callable[[Split, Sequence[tuple[Path, str]], LoadRequest], LoadedSplit]
+"""A split's reader: its public files resolved (path, sha256), in the order its row names
+them, and the request -> the loaded split."""
+
+
+def read_mbpp_fix(split: Split, files: Sequence[tuple[Path, str]], req: LoadRequest) -> LoadedSplit:
+    """MBPP+Fix (Hard) and MBPP+Fix: one file in the MBPP+Fix format."""
+    ((path, sha256),) = files
+    problems, errors = _load_mbpp(split, path, sha256)
+    return LoadedSplit(split, problems, errors, {path.name: sha256})
+
+
+def read_he_fix(split: Split, files: Sequence[tuple[Path, str]], req: LoadRequest) -> LoadedSplit:
+    """HE+Fix: humanevalpack's bugs joined with HumanEval+'s tests (``req.he_variant``)."""
+    pack, plus = files
+    problems, errors = _load_he(req.he_variant, pack, plus)
+    return LoadedSplit(split, problems, errors, {path.name: sha256 for path, sha256 in files})
+
+
+def read_he_plus(split: Split, files: Sequence[tuple[Path, str]], req: LoadRequest) -> LoadedSplit:
+    """HumanEval+ alone, for code generation (``bench judge``)."""
+    ((path, sha256),) = files
+    problems, errors = _load_he_plus(path, sha256)
+    return LoadedSplit(split, problems, errors, {path.name: sha256})
+
+
+def read_val(split: Split, files: Sequence[tuple[Path, str]], req: LoadRequest) -> LoadedSplit:
+    """The validation split: the file the user names (``--val-file``), no public file."""
+    if req.val_file is None:
+        raise DatasetError("--split val needs --val-file PATH (a file in the MBPP+Fix format)")
+    return load_fix_file(req.val_file, split)
 
 
 def load_fix_file(path: Path, split: Split | str = Split.VAL) -> LoadedSplit:
@@ -899,7 +923,7 @@ def load_fix_file(path: Path, split: Split | str = Split.VAL) -> LoadedSplit:
     ``signature``, ``entry_point``, ``test`` with EvalPlus ``inputs``/``results``,
     ``test_list``), such as the validation split ``utdebug train data --val-fraction`` writes;
     its problems are ``<split>/<task number>``. :class:`DatasetError` when it cannot be read."""
-    split = _choice(Split, split, "split")
+    split = enum_value(Split, split, "split")
     path = Path(path).expanduser()
     if not path.is_file():
         raise DatasetError(f"{path} is not a file: name the validation file (--val-file PATH)")
@@ -911,7 +935,8 @@ def load_fix_file(path: Path, split: Split | str = Split.VAL) -> LoadedSplit:
 _E = TypeVar("_E", bound=StrEnum)
 
 
-def _choice(enum: type[_E], value: _E | str, what: str) -> _E:
+def enum_value(enum: type[_E], value: _E | str, what: str) -> _E:
+    """``enum(value)``, or :class:`ValueError` naming ``what`` and the choices."""
     try:
         return enum(value)
     except ValueError:

@@ -1,28 +1,41 @@
-"""The splits and how each is read: one table, split -> loader, problem kind, the modes it runs.
+"""The splits and how each is read: one table, split -> its files, reader, problem kind and the
+modes it runs.
 
-Commands look a split up here instead of testing its name: :func:`load` reads any split (the
-public files through :mod:`utdebug.data.datasets`, ClassEval+Fix built in the sandbox through
-:mod:`utdebug.data.classeval`, a validation file the user names).
+Commands look a split up here instead of testing its name: :func:`load` resolves a split's
+files (:func:`utdebug.data.datasets.resolve_file`: the data folder, the cache, else a download)
+and hands them to the split's reader, which makes the :class:`LoadedSplit` (the public files
+through :mod:`utdebug.data.datasets`, ClassEval+Fix built in the sandbox through
+:mod:`utdebug.data.classeval`, a validation file the user names). ``bench --split``'s choices
+are this table's keys. A new split is its name in :class:`~utdebug.data.datasets.Split`, one
+row here and its reader in a module of its own (see CONTRIBUTING.md).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from utdebug.data.classeval import DEFAULT_CAP, DEFAULT_SEED, load_classeval_fix
+from utdebug.data.classeval import read_classeval_fix
 from utdebug.data.datasets import (
-    DatasetError,
+    CLASSEVAL_FILE,
+    HARD_FILE,
+    HE_PACK_FILE,
+    HE_PLUS_FILE,
+    MBPP_FILE,
     HeVariant,
     LoadedSplit,
+    LoadRequest,
+    Reader,
     Split,
-    load_fix_file,
-    load_split,
+    default_cache_dir,
+    enum_value,
+    read_he_fix,
+    read_he_plus,
+    read_mbpp_fix,
+    read_val,
+    resolve_file,
 )
-from utdebug.sandbox.config import Limits
-from utdebug.sandbox.executor import Sandbox
 
 
 class ProblemKind(StrEnum):
@@ -33,32 +46,14 @@ class ProblemKind(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class LoadRequest:
-    """Where and how to read a split (the command line's data options)."""
-
-    cache_dir: Path
-    data_dir: Path | None = None
-    he_variant: HeVariant = HeVariant.BODY
-    verify: bool = True
-    val_file: Path | None = None
-    """The validation split's file (``--val-file``)."""
-    limits: Limits | None = None
-    start_sandbox: Callable[[], Sandbox] | None = None
-    """ClassEval+Fix: the sandbox its first build runs in (``None``: it cannot be built here)."""
-    seed: int = DEFAULT_SEED
-    cap: int = DEFAULT_CAP
-    workers: int = 2
-    say: Callable[[str], None] | None = None
-
-
-Loader = Callable[[Split, LoadRequest], LoadedSplit]
-
-
-@dataclass(frozen=True, slots=True)
 class SplitSpec:
     split: Split
     kind: ProblemKind
-    loader: Loader
+    files: tuple[str, ...]
+    """The public files the reader is given, resolved, in this order (names of
+    :data:`~utdebug.data.datasets.SOURCES`)."""
+    reader: Reader
+    """Makes the split from its resolved files and the request."""
     modes: frozenset[str]
     """The bench modes that take the split (``eval``: plain evaluation and the debugging
     loop)."""
@@ -70,60 +65,32 @@ class SplitSpec:
     """What ``bench`` says when the split is named with a mode it does not take."""
 
 
-def _public(split: Split, req: LoadRequest) -> LoadedSplit:
-    return load_split(
-        split,
-        data_dir=req.data_dir,
-        cache_dir=req.cache_dir,
-        he_variant=req.he_variant,
-        verify=req.verify,
-    )
-
-
-def _val(split: Split, req: LoadRequest) -> LoadedSplit:
-    if req.val_file is None:
-        raise DatasetError("--split val needs --val-file PATH (a file in the MBPP+Fix format)")
-    return load_fix_file(req.val_file, split)
-
-
-def _classeval(split: Split, req: LoadRequest) -> LoadedSplit:
-    if req.start_sandbox is None or req.limits is None:
-        raise DatasetError("ClassEval+Fix runs with plain evaluation and --gold only")
-    return load_classeval_fix(
-        data_dir=req.data_dir,
-        cache_dir=req.cache_dir,
-        verify=req.verify,
-        limits=req.limits,
-        start_sandbox=req.start_sandbox,
-        seed=req.seed,
-        cap=req.cap,
-        workers=req.workers,
-        say=req.say,
-    )
-
-
 _ALL_MODES = frozenset({"eval", "intrinsic", "ablation", "voting", "judge", "verify", "synth"})
 
 SPLITS: dict[Split, SplitSpec] = {
     spec.split: spec
     for spec in (
-        SplitSpec(Split.HARD, ProblemKind.FUNCTION, _public, _ALL_MODES),
-        SplitSpec(Split.MBPP, ProblemKind.FUNCTION, _public, _ALL_MODES),
-        SplitSpec(Split.HE, ProblemKind.FUNCTION, _public, _ALL_MODES),
+        SplitSpec(Split.HARD, ProblemKind.FUNCTION, (HARD_FILE,), read_mbpp_fix, _ALL_MODES),
+        SplitSpec(Split.MBPP, ProblemKind.FUNCTION, (MBPP_FILE,), read_mbpp_fix, _ALL_MODES),
+        SplitSpec(
+            Split.HE, ProblemKind.FUNCTION, (HE_PACK_FILE, HE_PLUS_FILE), read_he_fix, _ALL_MODES
+        ),
         SplitSpec(
             Split.HE_PLUS,
             ProblemKind.FUNCTION,
-            _public,
+            (HE_PLUS_FILE,),
+            read_he_plus,
             frozenset({"judge"}),
             gold_only=True,
             refusal="--split he+ is HumanEval+ code generation (no buggy code): use it with "
             "'bench judge', or with --gold to check the loader and evaluator",
         ),
-        SplitSpec(Split.VAL, ProblemKind.FUNCTION, _val, _ALL_MODES),
+        SplitSpec(Split.VAL, ProblemKind.FUNCTION, (), read_val, _ALL_MODES),
         SplitSpec(
             Split.CLASSEVAL,
             ProblemKind.METHOD,
-            _classeval,
+            (CLASSEVAL_FILE,),
+            read_classeval_fix,
             frozenset({"eval", "intrinsic", "synth"}),
             checkpoints=False,
             refusal="--split classeval runs plain evaluation, --gold, the debugging loop (bench "
@@ -140,9 +107,43 @@ def spec(split: Split | str) -> SplitSpec:
 
 
 def load(split: Split | str, req: LoadRequest) -> LoadedSplit:
-    """Read ``split``; :class:`DatasetError` when its files cannot be read."""
+    """Read ``split``: its files resolved, then its reader; :class:`DatasetError` when its
+    files cannot be read."""
     s = spec(split)
-    return s.loader(s.split, req)
+    files = [
+        resolve_file(
+            name,
+            data_dir=req.data_dir,
+            cache_dir=req.cache_dir,
+            download=req.download,
+            verify=req.verify,
+        )
+        for name in s.files
+    ]
+    return s.reader(s.split, files, req)
 
 
-__all__ = ["SPLITS", "LoadRequest", "ProblemKind", "SplitSpec", "load", "spec"]
+def load_split(
+    split: Split | str,
+    *,
+    data_dir: Path | None = None,
+    cache_dir: Path | None = None,
+    he_variant: HeVariant | str = HeVariant.BODY,
+    download: bool = True,
+    verify: bool = True,
+) -> LoadedSplit:
+    """Load one split of public files (``val`` needs :class:`LoadRequest`'s ``val_file``,
+    ClassEval+Fix a sandbox: :func:`load`); fatal file problems raise :class:`DatasetError`,
+    bad rows are collected. Raises :class:`ValueError` for an unknown split or variant name."""
+    name = enum_value(Split, split, "split")
+    req = LoadRequest(
+        cache_dir=cache_dir or default_cache_dir(),
+        data_dir=data_dir,
+        he_variant=enum_value(HeVariant, he_variant, "HE variant"),
+        download=download,
+        verify=verify,
+    )
+    return load(name, req)
+
+
+__all__ = ["SPLITS", "LoadRequest", "ProblemKind", "SplitSpec", "load", "load_split", "spec"]

@@ -41,7 +41,8 @@ from utdebug.runs.records import (
 from utdebug.sandbox.outcomes import SandboxError
 
 ProgressFn = Callable[[str, dict[str, Any]], None]
-"""``(kind, record)`` after each problem: kind ``done``, ``error`` or ``skipped``."""
+"""``(kind, record)`` as a problem starts (kind ``start``, with the record's fixed fields) and
+after each problem: kind ``done``, ``error`` or ``skipped``."""
 
 
 class FatalRunError(Exception):
@@ -104,6 +105,8 @@ async def record_jobs(
         async with sem:
             if fatal or unwritable or (stop is not None and stop.is_set()):
                 return
+            if on_record:
+                on_record("start", job.base)
             rec = dict(job.base)
             try:
                 rec |= {"error_kind": None} | await job.work()

@@ -37,7 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from utdebug.data.datasets import DatasetError, HeVariant, Split, load_split
+from utdebug.data.datasets import DatasetError, HeVariant, Split
+from utdebug.data.splits import load_split
 from utdebug.mutation import drop_docstring, parse_quietly
 from utdebug.train.sources import TrainProblem, clean_description, iter_table, mbpp_plus_file
 

@@ -42,10 +42,10 @@ from utdebug.data.datasets import (
     MBPP_PLUS_PRERELEASE_FILE,
     DatasetError,
     Split,
-    load_split,
     resolve_file,
     sha256_of,
 )
+from utdebug.data.splits import load_split
 from utdebug.literals import LiteralError, canonical_repr, closing_bracket, literal_value
 from utdebug.mutation import parse_quietly
 

@@ -556,9 +556,30 @@ def _reasons_table(summary: dict[str, Any], reasons: int) -> list[str]:
 # -- the command ---------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class Options:
+    """This script's command line (see :func:`main`)."""
+
+    list_file: Path
+    repos: Path | None
+    work: Path
+    library: list[str]
+    limit: int | None
+    workers: int
+    timeout: float
+    python: str
+    rows: Path | None
+    summarize: Path | None
+    reasons: int
+    keep_clones: bool
+    json: bool
+
+
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
-    ap.add_argument("--list", type=Path, default=DEFAULT_LIST, help="the list file (TOML)")
+    ap.add_argument(
+        "--list", dest="list_file", type=Path, default=DEFAULT_LIST, help="the list file (TOML)"
+    )
     ap.add_argument(
         "--repos",
         type=Path,
@@ -602,58 +623,56 @@ def _progress(i: int, n: int, res: CommitResult) -> str:
 def check_all(
     commits: Sequence[Commit],
     libraries: dict[str, Library],
-    args: argparse.Namespace,
+    opts: Options,
     log: TextIO,
 ) -> list[CommitResult]:
     """Every commit's result, in the list's order: those already in ``--rows`` as they are
     there, the others checked (``--workers`` at once) and appended to it."""
-    done = {(r.library, r.sha): r for r in read_rows(args.rows)} if args.rows else {}
-    settings = Settings(args.python, args.timeout, args.keep_clones)
-    clones = Clones(args.work, args.repos)
+    done = {(r.library, r.sha): r for r in read_rows(opts.rows)} if opts.rows else {}
+    settings = Settings(opts.python, opts.timeout, opts.keep_clones)
+    clones = Clones(opts.work, opts.repos)
     todo = [c for c in commits if (c.library, c.sha) not in done]
-    with ThreadPoolExecutor(max(1, args.workers)) as pool:
+    with ThreadPoolExecutor(max(1, opts.workers)) as pool:
         futures = [pool.submit(run_commit, c, libraries[c.library], clones, settings) for c in todo]
         for i, fut in enumerate(as_completed(futures), 1):
             res = fut.result()
             done[(res.library, res.sha)] = res
-            if args.rows:
-                args.rows.parent.mkdir(parents=True, exist_ok=True)
-                with args.rows.open("a") as fh:
+            if opts.rows:
+                opts.rows.parent.mkdir(parents=True, exist_ok=True)
+                with opts.rows.open("a") as fh:
                     fh.write(json.dumps(row(res)) + "\n")
             print(_progress(i, len(todo), res), file=log, flush=True)
     return [done[(c.library, c.sha)] for c in commits]
 
 
-def _emit(
-    summary: dict[str, Any], results: Sequence[CommitResult], args: argparse.Namespace
-) -> None:
-    if args.json:
+def _emit(summary: dict[str, Any], results: Sequence[CommitResult], opts: Options) -> None:
+    if opts.json:
         print(json.dumps({**summary, "commits": [row(r) for r in results]}, indent=1))
     else:
-        print(render(summary, args.reasons))
+        print(render(summary, opts.reasons))
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    log = sys.stderr if args.json else sys.stdout
-    if args.summarize is not None:
-        rows = read_rows(args.summarize)
-        _emit(summarize(rows), rows, args)
+    opts = Options(**vars(_parser().parse_args(argv)))
+    log = sys.stderr if opts.json else sys.stdout
+    if opts.summarize is not None:
+        rows = read_rows(opts.summarize)
+        _emit(summarize(rows), rows, opts)
         return 0
-    libraries, commits = load_list(args.list)
-    unknown = sorted(set(args.library) - set(libraries))
+    libraries, commits = load_list(opts.list_file)
+    unknown = sorted(set(opts.library) - set(libraries))
     if unknown:
         print(f"unknown library: {', '.join(unknown)}", file=sys.stderr)
         return 2
-    commits = [c for c in commits if not args.library or c.library in args.library]
-    commits = commits[: args.limit] if args.limit is not None else commits
+    commits = [c for c in commits if not opts.library or c.library in opts.library]
+    commits = commits[: opts.limit] if opts.limit is not None else commits
     load_start, start = _load(), time.monotonic()
     print(f"load average at start: {' '.join(map(str, load_start))}", file=log, flush=True)
-    results = check_all(commits, libraries, args, log)
+    results = check_all(commits, libraries, opts, log)
     wall, load_end = round(time.monotonic() - start, 1), _load()
     summary = summarize(results)
     summary.update(load_start=load_start, load_end=load_end, seconds=wall)
-    _emit(summary, results, args)
+    _emit(summary, results, opts)
     print(f"{wall:.1f} s; load average at end: {' '.join(map(str, load_end))}", file=log)
     return 0
 

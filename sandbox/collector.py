@@ -7,13 +7,15 @@ import math
 import os
 import select
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from utdebug.sandbox.clocks import _NCPU, _CpuClock, _Lane, _SchedStat
 from utdebug.sandbox.config import LimitKind, Limits
 from utdebug.sandbox.frames import (
+    _FACTS,
     _GC_SMALL,
+    MAX_FACTS,
     _Feed,
     _gc_pause,
     _gc_resume,
@@ -27,6 +29,7 @@ from utdebug.sandbox.frames import (
 from utdebug.sandbox.outcomes import (
     BatchResult,
     Outcome,
+    Raised,
     SandboxError,
     Status,
     _backstop_outcome,
@@ -40,6 +43,10 @@ from utdebug.sandbox.outcomes import (
     _timeout_outcome,
     _violation,
 )
+
+
+def _is_fact(kind: object) -> bool:
+    return type(kind) is str and kind in _FACTS
 
 
 class _Stop(Exception):
@@ -151,6 +158,7 @@ class _Reader:
         "clock",
         "cut",
         "expect",
+        "facts",
         "failed",
         "fd",
         "feed",
@@ -165,6 +173,7 @@ class _Reader:
         "spin",
         "start",
         "timeouts",
+        "told",
         "u_mark",
         "w_mark",
     )
@@ -206,6 +215,8 @@ class _Reader:
         self.quick_until = 0.0  # until then, the parent only waits for the child's frame
         self.spin = 0  # how many more times to try the result pipe (yielding) before polling it
         self.failed: Outcome | None = None  # the load's failure
+        self.facts: list[Any] = []  # the input's assertion facts, as they came
+        self.told: tuple[str, Raised] | None = None  # a stage of its test raised: its name, facts
         os.set_blocking(fd, False)
 
     def run(self) -> Outcome | None:
@@ -219,6 +230,8 @@ class _Reader:
                 continue
             arrived = time.monotonic()
             msg, outcome, c, sent_at = self._read(frame, arrived)
+            if _is_fact(msg["k"]):
+                continue
             if self._settle(msg, outcome, c, arrived):
                 return self.failed
             self._next(c, sent_at)
@@ -323,8 +336,11 @@ class _Reader:
                     self.lane.repin()
                 sent_at = time.monotonic()
                 self._send(expect + 1)
-            if kind == "r" and 0 <= expect < self.n and type(i) is int and i == expect:
+            if _is_fact(kind):
+                self._fact(msg, len(frame), kind)
+            elif kind == "r" and 0 <= expect < self.n and type(i) is int and i == expect:
                 outcome, c = self._judge(msg, len(frame), arrived, c)
+                outcome = self._with_facts(outcome)
         finally:
             if paused:
                 _gc_resume()
@@ -359,6 +375,55 @@ class _Reader:
             c = self.clock.settled(_CONFIRM)
             charged = c - self.u_mark
         return _charge_cpu(outcome, charged, limit, self.cut, lim), c
+
+    def _fact(self, msg: dict[str, Any], nbytes: int, kind: str) -> None:
+        """Keep a fact the running input's test sent as it happened (see ``_runner._test_kit``):
+        an assertion's operands (``f``), or that a stage raised (``x``: reports of two stages
+        for one input are a broken protocol, so a frame the program writes itself cannot
+        make a stage's exception another stage's)."""
+        expect = self.expect
+        if not 0 <= expect < self.n:
+            raise _Stop(expect, _violation(f"a test's fact ({kind!r}) outside an input"))
+        if kind == "x":
+            raised = Raised.of(msg.get("x"))
+            name = msg.get("n")
+            if raised is None or type(name) is not str:
+                raise _Stop(expect, _violation("a malformed stage report"))
+            if self.told is not None and self.told[1].stage != raised.stage:
+                raise _Stop(expect, _violation("reports of two stages raising"))
+            self.told = self.told or (name[:200], raised)
+            return
+        if len(self.facts) >= MAX_FACTS:
+            why = f"the test sent more than {MAX_FACTS} assertion facts"
+            raise _Stop(expect, Outcome(Status.ERROR, None, "OutputTooLarge", why))
+        if msg.get("v") is None:  # one the child found too large to send
+            self.facts.append(None)
+            return
+        deadline = self._deadline()
+        clock = time.monotonic if self.clock is None else time.thread_time
+        got = _outcome({"s": "ok", "t": 0.0, "v": msg["v"]}, nbytes, deadline, self.res, clock)
+        if got.status is not Status.OK:
+            raise _Stop(expect, got)
+        self.facts.append(got.value)
+
+    def _deadline(self) -> float:
+        """Until when (on the decoding clock: wall time, or this thread's CPU time under
+        CPU-time limits) decoding the running input's frames may go on."""
+        if self.clock is None:
+            return self.w_mark + self.limit + self.lim.slack
+        return time.thread_time() + self.limit + self.lim.slack
+
+    def _with_facts(self, outcome: Outcome) -> Outcome:
+        """The result with the facts its test sent as they happened: its assertion facts, and
+        the stage that raised (the runner's word, sent before the program could run again: a
+        report that the call returned after a stage raised is that stage's error)."""
+        facts, told = tuple(self.facts), self.told
+        if told is not None and outcome.status is Status.OK:
+            why = f"the {told[1].stage} stage raised (as the runner saw it at once)"
+            return Outcome(Status.ERROR, None, told[0], why, outcome.seconds, told[1], facts)
+        if told is not None and outcome.status is Status.ERROR:
+            return replace(outcome, raised=told[1], facts=facts)
+        return replace(outcome, facts=facts) if facts else outcome
 
     def _settle(
         self, msg: dict[str, Any], outcome: Outcome | None, c: float, arrived: float
@@ -410,6 +475,7 @@ class _Reader:
     def _next(self, c: float, sent_at: float | None) -> None:
         """Start the next input's time (and send it, if it has not gone out yet)."""
         lim, n, expect = self.lim, self.n, self.expect
+        self.facts, self.told = [], None
         self.u_mark = c
         self.limit, self.cut = lim.in_force(expect, self.timeouts) if expect < n else (1.0, False)
         # The next input's time starts when it is sent: under wall-clock limits after the

@@ -129,6 +129,15 @@ _RECV_CAP = 1 << 20
 _READ_SMALL = 1 << 16
 
 
+_FACTS = frozenset(("f", "x"))
+"""Frame kinds a test with setup sends while an input runs: an assertion's facts (``f``),
+a stage that raised (``x``)."""
+
+
+MAX_FACTS = 100_000
+"""Assertion facts one input may send."""
+
+
 _GC_SMALL = 4096
 """Frames up to this size are parsed without pausing the garbage collector (too few
 containers to set it off more than once)."""

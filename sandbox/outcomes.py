@@ -72,6 +72,10 @@ class Outcome:
     raised: Raised | None = None
     """For an ``error``: the exception as the runner read it (None for errors the parent
     made, or a child that sent no such facts)."""
+    facts: tuple[Any, ...] = ()
+    """A test with setup's assertion facts, decoded, in the order the child sent them as they
+    happened (see docs/sandbox.md, "Integrity"): ``[kind, line, operands, keyword operands,
+    identity, classes, hooked]``, or None for one too large to send."""
 
     def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = {"status": self.status.value, "t": round(self.seconds, 6)}

@@ -779,20 +779,29 @@ class DecodeTimeout(Exception):
     """Decoding a result passed the input's deadline."""
 
 
+class TooCostly(OverBudget):
+    """Decoding a result passed the parent's share of the children's CPU time."""
+
+
 class Budget:
     """What the parent may spend decoding one frame: bytes to allocate, and a deadline.
 
     ``charge(n)`` books ``n`` bytes of new objects; every few thousand charges the clock is
-    read, and past ``deadline`` decoding stops with :class:`DecodeTimeout`.
+    read, and past ``deadline`` decoding stops with :class:`DecodeTimeout`; past ``cost_end``
+    (the parent's own thread CPU time: what reading the batch may cost it) with
+    :class:`TooCostly`.
     """
 
-    __slots__ = ("clock", "deadline", "left", "ticks", "total")
+    __slots__ = ("clock", "cost_end", "deadline", "left", "ticks", "total")
 
-    def __init__(self, nbytes: int, deadline: float | None = None, clock=time.monotonic) -> None:  # type: ignore[no-untyped-def]
+    def __init__(  # type: ignore[no-untyped-def]
+        self, nbytes: int, deadline: float | None = None, clock=time.monotonic, cost_end=None
+    ) -> None:
         self.total = nbytes
         self.left = nbytes
         self.deadline = deadline
         self.clock = clock
+        self.cost_end = cost_end
         self.ticks = 0
 
     def charge(self, n: int) -> None:
@@ -806,6 +815,8 @@ class Budget:
             self.ticks = 0
             if self.deadline is not None and self.clock() > self.deadline:
                 raise DecodeTimeout("decoding the result passed the input's deadline")
+            if self.cost_end is not None and time.thread_time() > self.cost_end:
+                raise TooCostly("result too costly to read: its decoding passed the parent's share")
 
 
 def _make_decode():  # type: ignore[no-untyped-def]

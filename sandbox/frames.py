@@ -193,10 +193,11 @@ def _outcome(
     deadline: float | None = None,
     batch: BatchResult | None = None,
     clock: Callable[[], float] = time.monotonic,
+    cost_end: float | None = None,
 ) -> Outcome:
     """The Outcome of a result frame's object; its value is decoded within a budget of
     DECODE_FACTOR x ``nbytes`` (the frame's size) + DECODE_FLOOR bytes, until ``deadline``
-    on ``clock``.
+    on ``clock`` and ``cost_end`` on this thread's CPU clock (the parent's share).
     The decoded values of one ``batch`` stay in its result: together they may hold at most
     :data:`BATCH_DECODE` bytes (each booked at its frame's budget)."""
     t = msg.get("t", 0.0)
@@ -207,7 +208,7 @@ def _outcome(
         leaves = LEAF_FACTOR * nbytes  # the numbers and strings a parsed frame holds, at most
         if batch is not None and batch.decoded_bytes + leaves > BATCH_DECODE:
             return _batch_full(nbytes, t)
-        budget = _runner.Budget(DECODE_FACTOR * nbytes + DECODE_FLOOR, deadline, clock)
+        budget = _runner.Budget(DECODE_FACTOR * nbytes + DECODE_FLOOR, deadline, clock, cost_end)
         try:
             value = decode_value(msg.get("v"), budget)
             if batch is not None:
@@ -284,7 +285,8 @@ def _take_frame(buf: bytearray, cap: int) -> bytes | None:
         raise _Oversize(f"a result frame of {size} bytes exceeds the {cap}-byte cap")
     if len(buf) < 4 + size:
         return None
-    frame = bytes(buf[4 : 4 + size])
+    with memoryview(buf) as view:  # one copy of a large frame, not two
+        frame = bytes(view[4 : 4 + size])
     del buf[: 4 + size]
     return frame
 

@@ -28,17 +28,13 @@ from utdebug.sandbox.verdicts import Judged, Verdict
 LIM = Limits(per_input=2.0, memory_mb=1024, slack=0.5, wall_factor=20.0)
 
 
-def prog(src: str) -> str:
-    return textwrap.dedent(src).lstrip("\n")
-
-
 @pytest.fixture(scope="module")
 def sb() -> Iterator[Sandbox]:
-    box = H.make_sandbox("bwrap")
-    try:
-        yield box
-    finally:
-        box.close()
+    yield from H.default_sandbox()
+
+
+def prog(src: str) -> str:
+    return textwrap.dedent(src).lstrip("\n")
 
 
 def _verdict(

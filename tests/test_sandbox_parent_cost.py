@@ -170,8 +170,4 @@ def test_a_program_that_floods_its_result_pipe_is_refused(sb: Sandbox) -> None:
 
 @pytest.fixture(scope="module")
 def sb() -> Iterator[Sandbox]:
-    box = H.make_sandbox("bwrap")
-    try:
-        yield box
-    finally:
-        box.close()
+    yield from H.default_sandbox()

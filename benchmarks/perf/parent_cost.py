@@ -38,6 +38,7 @@ import collections
 import sys
 import time
 
+from utdebug.benchmarks.perf.judging_budget import _peak_kb, _reset_peak
 from utdebug.sandbox import CheckSpec, Limits, Sandbox, SandboxUnavailable
 from utdebug.sandbox.verdicts import judge
 
@@ -76,22 +77,6 @@ RETURNER = """
 def f(n):
     return [[] for _ in range(n)]
 """
-
-
-def _peak_kb() -> int:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1])
-    return 0
-
-
-def _reset_peak() -> None:
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-    except OSError:  # not Linux, or not allowed: the peak is then the process's
-        pass
 
 
 def _measure(sb: Sandbox, name: str, code: str, inputs: list[list[object]], lim: Limits,

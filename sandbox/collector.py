@@ -304,8 +304,9 @@ class _Reader:
                 continue
             arrived = time.monotonic()
             msg, outcome, c, sent_at = self._read(frame, arrived)
-            self.counted = (0, 0, 0)
-            if _is_fact(msg["k"]):
+            if self.counted[0]:
+                self.counted = (0, 0, 0)
+            if outcome is None and _is_fact(msg["k"]):
                 continue
             if self._settle(msg, outcome, c, arrived):
                 return self.failed
@@ -385,18 +386,29 @@ class _Reader:
     ) -> tuple[dict[str, Any], Outcome | None, float, float | None]:
         """Parse a frame and judge a result that is due: its object, its Outcome (None for
         other frames), the child's CPU clock once it was in, and when the next input went out
-        (None when it has not yet)."""
+        (None when it has not yet). What it costs is booked (see :data:`PARENT_FACTOR`)."""
         # The child yielded its CPU just before it wrote this frame (the kernel then brought
         # its clock up to date) and now waits for its next input, yielding between tries:
         # the reading is exact to a few microseconds.
         c = self.clock.read() if self.clock is not None else 0.0
-        big = len(frame) > _COUNT_FROM
+        n, res = len(frame), self.res
+        worst = n * WORST_PER_BYTE
+        if n <= _COUNT_FROM and res.parent_seconds + worst <= PARENT_FLOOR:
+            res.parent_seconds += worst  # the common case: nothing counted, nothing read
+            return self._parse(frame, arrived, c)
+        big = n > _COUNT_FROM
         t0 = time.thread_time() if big else 0.0
+        cost = 0.0
         try:
             cost = self._afford(frame, c)
-        except _Stop:
-            self.res.parent_seconds += time.thread_time() - t0 if big else 0.0
-            raise
+            return self._parse(frame, arrived, c)
+        finally:
+            res.parent_seconds += time.thread_time() - t0 if big else cost
+            self.cost_end = None
+
+    def _parse(
+        self, frame: bytes, arrived: float, c: float
+    ) -> tuple[dict[str, Any], Outcome | None, float, float | None]:
         paused = len(frame) > _GC_SMALL
         if paused:
             _gc_pause()
@@ -418,27 +430,22 @@ class _Reader:
                     self.lane.repin()
                 sent_at = time.monotonic()
                 self._send(expect + 1)
-            if _is_fact(kind):
-                self._fact(msg, len(frame), kind)
-            elif kind == "r" and 0 <= expect < self.n and type(i) is int and i == expect:
+            if kind == "r" and 0 <= expect < self.n and type(i) is int and i == expect:
                 outcome, c = self._judge(msg, len(frame), arrived, c)
-                outcome = self._with_facts(outcome)
+                if self.facts or self.told is not None:
+                    outcome = self._with_facts(outcome)
+            elif _is_fact(kind):
+                self._fact(msg, len(frame), kind)
         finally:
             if paused:
                 _gc_resume()
-            self.res.parent_seconds += time.thread_time() - t0 if big else cost
         return msg, outcome, c, sent_at
 
     def _afford(self, frame: bytes, c: float) -> float:
         """Refuse a frame whose reading would pass the parent's share of the batch's children's
-        CPU time (see :data:`PARENT_FACTOR`), before it is parsed; set where decoding it must
-        stop (``cost_end``). Its estimated cost."""
+        CPU time (see :data:`PARENT_FACTOR`), before it is parsed; set where decoding a large
+        one must stop (``cost_end``). Its estimated cost."""
         n, spent = len(frame), self.res.parent_seconds
-        self.cost_end = None
-        if n <= _COUNT_FROM:
-            worst = n * WORST_PER_BYTE  # nothing counted: the common case costs no more
-            if spent + worst <= PARENT_FLOOR:
-                return worst
         cost = _frame_cost(frame, self.counted)
         if spent + cost <= PARENT_FLOOR and n <= _COUNT_FROM:
             return cost
@@ -618,7 +625,8 @@ class _Reader:
     def _next(self, c: float, sent_at: float | None) -> None:
         """Start the next input's time (and send it, if it has not gone out yet)."""
         lim, n, expect = self.lim, self.n, self.expect
-        self.facts, self.told = [], None
+        if self.facts or self.told is not None:
+            self.facts, self.told = [], None
         self.u_mark = c
         self.limit, self.cut = lim.in_force(expect, self.timeouts) if expect < n else (1.0, False)
         # The next input's time starts when it is sent: under wall-clock limits after the

@@ -285,8 +285,11 @@ def _take_frame(buf: bytearray, cap: int) -> bytes | None:
         raise _Oversize(f"a result frame of {size} bytes exceeds the {cap}-byte cap")
     if len(buf) < 4 + size:
         return None
-    with memoryview(buf) as view:  # one copy of a large frame, not two
-        frame = bytes(view[4 : 4 + size])
+    if size <= _READ_SMALL:
+        frame = bytes(buf[4 : 4 + size])
+    else:
+        with memoryview(buf) as view:  # one copy of a large frame, not two
+            frame = bytes(view[4 : 4 + size])
     del buf[: 4 + size]
     return frame
 

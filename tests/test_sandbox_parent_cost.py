@@ -107,17 +107,19 @@ def test_small_frames_cost_the_worst_rate_until_the_floor_then_are_counted(pipe:
     clock = _Clock(0.0001)  # 0.2 ms more than the floor: less than the worst rate of 4 KB
     res = BatchResult(outcomes=[])
     reader = _reader(pipe, res, clock, LimitKind.WALL)
-    small = _lists(1000)
-    assert reader._afford(small, 0.0) == pytest.approx(len(small) * C.WORST_PER_BYTE)
-    assert clock.reads == 0 and reader.cost_end is None
+    small = b'{"k":"load","v":[' + b"[]," * 999 + b"[]]}"
+    reader._read(small, 0.0)
+    assert res.parent_seconds == pytest.approx(len(small) * C.WORST_PER_BYTE)
+    assert clock.reads == 0
     # past the floor, a small frame of text is counted (its bytes only) and read
     res.parent_seconds = C.PARENT_FLOOR
-    text = b'{"k":"r","i":0,"s":"ok","t":0,"v":"' + b"a" * 4000 + b'"}'
+    text = b'{"k":"load","v":"' + b"a" * 4000 + b'"}'
     assert len(text) * C.WORST_PER_BYTE > 2 * 0.0001
-    assert reader._afford(text, 0.0) < len(text) * C.WORST_PER_BYTE / 50
+    reader._read(text, 0.0)
+    assert res.parent_seconds - C.PARENT_FLOOR < len(text) * C.WORST_PER_BYTE / 50
     assert clock.reads == 1
     with pytest.raises(C._Stop):  # the same bytes as lists are not
-        reader._afford(_lists(1300), 0.0)
+        reader._read(b'{"k":"load","v":[' + b"[]," * 1300 + b"[]]}", 0.0)
 
 
 def test_decoding_stops_at_the_parents_share() -> None:

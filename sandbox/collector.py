@@ -303,9 +303,15 @@ class _Reader:
                 self._wait()
                 continue
             arrived = time.monotonic()
-            msg, outcome, c, sent_at = self._read(frame, arrived)
-            if self.counted[0]:
-                self.counted = (0, 0, 0)
+            # What reading it costs is booked (see PARENT_FACTOR): a frame within the floor
+            # at the worst rate per byte, with nothing counted or read; others in _costly.
+            n, res = len(frame), self.res
+            worst = n * WORST_PER_BYTE
+            if n <= _COUNT_FROM and res.parent_seconds + worst <= PARENT_FLOOR:
+                res.parent_seconds += worst
+                msg, outcome, c, sent_at = self._read(frame, arrived)
+            else:
+                msg, outcome, c, sent_at = self._costly(frame, arrived)
             if outcome is None and _is_fact(msg["k"]):
                 continue
             if self._settle(msg, outcome, c, arrived):
@@ -381,34 +387,29 @@ class _Reader:
 
     # -- a frame is in --------------------------------------------------------------------------
 
+    def _costly(
+        self, frame: bytes, arrived: float
+    ) -> tuple[dict[str, Any], Outcome | None, float, float | None]:
+        """:meth:`_read` of a frame past the floor or large: refused before it is parsed when
+        the parent cannot afford it (:meth:`_afford`), its cost booked as counted, or as
+        measured for a large one."""
+        big = len(frame) > _COUNT_FROM
+        t0 = time.thread_time() if big else 0.0
+        cost = 0.0
+        try:
+            c = self.clock.read() if self.clock is not None else 0.0
+            cost = self._afford(frame, c)
+            return self._read(frame, arrived)
+        finally:
+            self.res.parent_seconds += time.thread_time() - t0 if big else cost
+            self.cost_end, self.counted = None, (0, 0, 0)
+
     def _read(
         self, frame: bytes, arrived: float
     ) -> tuple[dict[str, Any], Outcome | None, float, float | None]:
         """Parse a frame and judge a result that is due: its object, its Outcome (None for
         other frames), the child's CPU clock once it was in, and when the next input went out
-        (None when it has not yet). What it costs is booked (see :data:`PARENT_FACTOR`)."""
-        # The child yielded its CPU just before it wrote this frame (the kernel then brought
-        # its clock up to date) and now waits for its next input, yielding between tries:
-        # the reading is exact to a few microseconds.
-        c = self.clock.read() if self.clock is not None else 0.0
-        n, res = len(frame), self.res
-        worst = n * WORST_PER_BYTE
-        if n <= _COUNT_FROM and res.parent_seconds + worst <= PARENT_FLOOR:
-            res.parent_seconds += worst  # the common case: nothing counted, nothing read
-            return self._parse(frame, arrived, c)
-        big = n > _COUNT_FROM
-        t0 = time.thread_time() if big else 0.0
-        cost = 0.0
-        try:
-            cost = self._afford(frame, c)
-            return self._parse(frame, arrived, c)
-        finally:
-            res.parent_seconds += time.thread_time() - t0 if big else cost
-            self.cost_end = None
-
-    def _parse(
-        self, frame: bytes, arrived: float, c: float
-    ) -> tuple[dict[str, Any], Outcome | None, float, float | None]:
+        (None when it has not yet)."""
         paused = len(frame) > _GC_SMALL
         if paused:
             _gc_pause()
@@ -419,6 +420,10 @@ class _Reader:
             except (ValueError, TypeError, KeyError, RecursionError, MemoryError) as e:
                 why = f"unreadable frame ({type(e).__name__})"
                 raise _Stop(self.expect, _violation(why)) from None
+            # The child yielded its CPU just before it wrote this frame (the kernel then
+            # brought its clock up to date) and now waits for its next input, yielding
+            # between tries: the reading is exact to a few microseconds.
+            c = self.clock.read() if self.clock is not None else 0.0
             outcome = None
             i = msg.get("i")
             sent_at = None

@@ -103,23 +103,40 @@ def test_the_reader_refuses_by_the_childrens_cpu_time(pipe: int, kind: LimitKind
     assert reader.cost_end is not None
 
 
+def _batch(*values: bytes) -> bytearray:
+    """The frames of a child that loads and answers each input with one of ``values`` (the
+    JSON text of its value), then ends."""
+    frames = [b'{"k":"load","ok":true,"t":0}']
+    frames += [b'{"k":"r","i":%d,"s":"ok","t":0,"v":%s}' % (i, v) for i, v in enumerate(values)]
+    frames.append(b'{"k":"end","out":0}')
+    return bytearray(b"".join(len(f).to_bytes(4, "big") + f for f in frames))
+
+
 def test_small_frames_cost_the_worst_rate_until_the_floor_then_are_counted(pipe: int) -> None:
+    lists = b"[" + b"[]," * 1299 + b"[]]"
+    text = b'"' + b"a" * 4000 + b'"'
     clock = _Clock(0.0001)  # 0.2 ms more than the floor: less than the worst rate of 4 KB
     res = BatchResult(outcomes=[])
     reader = _reader(pipe, res, clock, LimitKind.WALL)
-    small = b'{"k":"load","v":[' + b"[]," * 999 + b"[]]}"
-    reader._read(small, 0.0)
-    assert res.parent_seconds == pytest.approx(len(small) * C.WORST_PER_BYTE)
-    assert clock.reads == 0
-    # past the floor, a small frame of text is counted (its bytes only) and read
-    res.parent_seconds = C.PARENT_FLOOR
-    text = b'{"k":"load","v":"' + b"a" * 4000 + b'"}'
-    assert len(text) * C.WORST_PER_BYTE > 2 * 0.0001
-    reader._read(text, 0.0)
-    assert res.parent_seconds - C.PARENT_FLOOR < len(text) * C.WORST_PER_BYTE / 50
-    assert clock.reads == 1
-    with pytest.raises(C._Stop):  # the same bytes as lists are not
-        reader._read(b'{"k":"load","v":[' + b"[]," * 1300 + b"[]]}", 0.0)
+    reader.buf = _batch(lists, lists, text)
+    assert reader.run() is None and len(res.outcomes) == 3
+    assert res.parent_seconds < C.PARENT_FLOOR and clock.reads == 0  # nothing counted
+    assert res.parent_seconds > 4000 * C.WORST_PER_BYTE
+    # past the floor, small frames of text are counted (their bytes only) and read
+    res = BatchResult(outcomes=[], parent_seconds=C.PARENT_FLOOR)
+    reader = _reader(pipe, res, clock, LimitKind.WALL)
+    reader.buf = _batch(text, text, text)
+    assert 2 * clock.seconds < 4000 * C.WORST_PER_BYTE
+    assert reader.run() is None and [o.status for o in res.outcomes] == [Status.OK] * 3
+    assert res.parent_seconds - C.PARENT_FLOOR < 4000 * C.WORST_PER_BYTE / 10
+    assert clock.reads >= 3
+    # the same bytes as lists are not
+    reader = _reader(pipe, BatchResult(outcomes=[], parent_seconds=C.PARENT_FLOOR), clock,
+                     LimitKind.WALL)  # fmt: skip
+    reader.buf = _batch(lists, text, text)
+    with pytest.raises(C._Stop) as stop:
+        reader.run()
+    assert stop.value.index == 0 and stop.value.costly
 
 
 def test_decoding_stops_at_the_parents_share() -> None:

@@ -1882,8 +1882,7 @@ def _make_pinning():  # type: ignore[no-untyped-def]
     placeholders where the test reads a builtin or a runner name that nothing in the test
     binds (``sandbox/pinning.py``): no mapping the program can reach (the test's globals,
     its builtins, through ``f_globals`` or ``f_builtins``) answers for those names."""
-    _type, _str, _tuple, _frozenset, _len, _id = str, str, tuple, frozenset, len, id
-    _type = type
+    _type, _str, _tuple, _frozenset, _id = type, str, tuple, frozenset, id
     code_type, replace = types.CodeType, types.CodeType.replace
     consts_of = types.CodeType.__dict__["co_consts"].__get__
     startswith, _TypeError, n = str.startswith, TypeError, len(PIN)
@@ -1965,7 +1964,7 @@ def _make_facts():  # type: ignore[no-untyped-def]
     pristine = _dict(builtins.__dict__)
     _getframe, _getprofile, _gettrace = sys._getframe, sys.getprofile, sys.gettrace
     code_of = types.FrameType.__dict__["f_code"].__get__
-    _dumps, _encode, _repr = dumps, encode, repr
+    _dumps, _encode = dumps, encode
     forged = (("class_fact",), ("deque_items",))
     dict_of, proxy_get = tdict["__dict__"].__get__, types.MappingProxyType.get
 
@@ -2128,7 +2127,7 @@ def _make_stages(run_coro, settle, asettle):  # type: ignore[no-untyped-def]
     (``kit``: see :func:`_test_kit`), with its stage written as a constant at each stage's
     own handler: nothing the program does afterwards, nor a frame's locals it rewrites,
     changes which stage raised."""
-    _eval, _dict, _len, _type, _id, _tuple = eval, dict, len, type, id, tuple
+    _eval, _dict, _id, _tuple = eval, dict, id, tuple
     co_coroutine = 0x80  # inspect.CO_COROUTINE
     code_flags = types.CodeType.__dict__["co_flags"].__get__
     pristine = _dict(builtins.__dict__)  # before any program could patch a builtin

@@ -26,6 +26,12 @@ child -> parent, on its own result pipe (the only other fd it keeps):
   (``x``: which stage of a test with setup raised, and the exception's classes as read from its
   type object with references taken before any program: the builtin exception classes of its
   MRO, by identity, and the names of the others)
+  while an input of a test with setup runs, its facts, each sent as it happens:
+  {"k": "x", "n": type name, "x": [stage, builtin classes, [[module, qualname], ...]]}
+                                     a stage raised (the parent takes this stage, not the
+                                     result's)
+  {"k": "f", "v": [kind, line, [operands], {keyword operands}, identity, classes, hooked]}
+                                     an assertion's operands, copied when it was made
   {"k": "end", "out": bytes printed}
 
 ``t`` is the wall time of the call (or the load), as the child measured it. The child reports
@@ -66,6 +72,7 @@ import sys
 import time
 import types
 import uuid
+import warnings
 
 try:
     import _json
@@ -772,20 +779,29 @@ class DecodeTimeout(Exception):
     """Decoding a result passed the input's deadline."""
 
 
+class TooCostly(OverBudget):
+    """Decoding a result passed the parent's share of the children's CPU time."""
+
+
 class Budget:
     """What the parent may spend decoding one frame: bytes to allocate, and a deadline.
 
     ``charge(n)`` books ``n`` bytes of new objects; every few thousand charges the clock is
-    read, and past ``deadline`` decoding stops with :class:`DecodeTimeout`.
+    read, and past ``deadline`` decoding stops with :class:`DecodeTimeout`; past ``cost_end``
+    (the parent's own thread CPU time: what reading the batch may cost it) with
+    :class:`TooCostly`.
     """
 
-    __slots__ = ("clock", "deadline", "left", "ticks", "total")
+    __slots__ = ("clock", "cost_end", "deadline", "left", "ticks", "total")
 
-    def __init__(self, nbytes: int, deadline: float | None = None, clock=time.monotonic) -> None:  # type: ignore[no-untyped-def]
+    def __init__(  # type: ignore[no-untyped-def]
+        self, nbytes: int, deadline: float | None = None, clock=time.monotonic, cost_end=None
+    ) -> None:
         self.total = nbytes
         self.left = nbytes
         self.deadline = deadline
         self.clock = clock
+        self.cost_end = cost_end
         self.ticks = 0
 
     def charge(self, n: int) -> None:
@@ -799,6 +815,8 @@ class Budget:
             self.ticks = 0
             if self.deadline is not None and self.clock() > self.deadline:
                 raise DecodeTimeout("decoding the result passed the input's deadline")
+            if self.cost_end is not None and time.thread_time() > self.cost_end:
+                raise TooCostly("result too costly to read: its decoding passed the parent's share")
 
 
 def _make_decode():  # type: ignore[no-untyped-def]
@@ -1742,27 +1760,43 @@ def _read_input(  # type: ignore[no-untyped-def]
 
 _TOP_LEVEL_AWAIT = __import__("ast").PyCF_ALLOW_TOP_LEVEL_AWAIT
 
+PIN = "\x00pin:"
+"""A pinned name's placeholder in a test's code: ``PIN + name`` (``sandbox/pinning.py``)."""
+
 
 def _prepare_test(test, _compile=compile, _flag=_TOP_LEVEL_AWAIT):  # type: ignore[no-untyped-def]
-    """Compile a test with setup (``{"setup", "call", "then", "bound", "args"}``) before the
-    program loads: its parts' code (None for a part it lacks), its bound and the name its
-    arguments go under."""
+    """Compile a test with setup (``{"setup", "call", "then", "bound", "args", "pins",
+    "builtins_first"}``) before the program loads: its parts' code (None for a part it
+    lacks), its bound, the name its arguments go under, the names pinned in its code (see
+    :func:`_make_pinning`) and whether a module global named like a builtin leaves the
+    builtin to the test."""
     out = []
-    for part, mode in (("setup", "exec"), ("call", "eval"), ("then", "eval")):
-        text = test.get(part)
-        if text is None:
-            out.append(None)
-            continue
-        out.append(_compile(text, "<" + part + ">", mode, _flag, True))
+    with warnings.catch_warnings():  # a pinned name is a constant: "'str' is not callable"
+        warnings.simplefilter("ignore", SyntaxWarning)
+        for part, mode in (("setup", "exec"), ("call", "eval"), ("then", "eval")):
+            text = test.get(part)
+            if text is None:
+                out.append(None)
+                continue
+            out.append(_compile(text, "<" + part + ">", mode, _flag, True))
     args_name = test.get("args")
-    return out, int(test.get("bound") or 100), args_name if type(args_name) is str else None
+    pins = tuple(x for x in test.get("pins") or () if type(x) is str)
+    return (
+        out,
+        int(test.get("bound") or 100),
+        args_name if type(args_name) is str else None,
+        pins,
+        bool(test.get("builtins_first")),
+    )
 
 
 def _make_awaiting():  # type: ignore[no-untyped-def]
     """``run_coro`` (on a loop of its own), ``settle`` and ``asettle`` (in a running loop): await
     a stage's coroutine and consume its generator (``bound`` items), with references bound here,
-    before any program. A coroutine's outcome goes to a list only the runner holds: a patched
-    ``asyncio`` can stop a coroutine, never make a call that raised look as if it returned."""
+    before any program. A coroutine's outcome goes to a list the runner holds (a patched
+    ``asyncio`` can stop a coroutine); one that raised is told at once (``told(stage, e)``,
+    see :func:`_test_kit`), so a list rewritten afterwards cannot make it look as if it
+    returned."""
     import asyncio
 
     _list, _len, _type = list, len, type
@@ -1781,19 +1815,21 @@ def _make_awaiting():  # type: ignore[no-untyped-def]
         def _close_self_pipe(self):  # type: ignore[no-untyped-def]
             pass
 
-    async def guarded(coro, box):  # type: ignore[no-untyped-def]
+    async def guarded(coro, box, told, stage):  # type: ignore[no-untyped-def]
         try:
             v = await coro
         except _BaseException as e:
+            if told is not None:
+                told(stage, e)
             list_append(box, (False, e))
             raise
         list_append(box, (True, v))
 
-    def run_coro(coro):  # type: ignore[no-untyped-def]
+    def run_coro(coro, told=None, stage=None):  # type: ignore[no-untyped-def]
         box = []
         runner = _Runner(loop_factory=_Loop)
         try:
-            runner_run(runner, guarded(coro, box))
+            runner_run(runner, guarded(coro, box, told, stage))
         except _BaseException:
             if not box:
                 raise
@@ -1814,13 +1850,13 @@ def _make_awaiting():  # type: ignore[no-untyped-def]
                 break
         return out
 
-    def settle(v, bound):  # type: ignore[no-untyped-def]
+    def settle(v, bound, told=None, stage=None):  # type: ignore[no-untyped-def]
         t = _type(v)
         if t is _Coroutine:
-            v = run_coro(v)
+            v = run_coro(v, told, stage)
             t = _type(v)
         if t is _AsyncGen:
-            return run_coro(take(v, bound))
+            return run_coro(take(v, bound), told, stage)
         if t is _Gen:
             return _list(_islice(v, bound))
         return v
@@ -1839,54 +1875,354 @@ def _make_awaiting():  # type: ignore[no-untyped-def]
     return run_coro, settle, asettle
 
 
+def _make_pinning():  # type: ignore[no-untyped-def]
+    """``pinned(codes, values, seen)``: the test's code objects with each placeholder constant
+    (``PIN + name``) replaced by ``values[name]``; every code object made is added to
+    ``seen`` (id -> code: the code an assertion's facts may come from). The parent put the
+    placeholders where the test reads a builtin or a runner name that nothing in the test
+    binds (``sandbox/pinning.py``): no mapping the program can reach (the test's globals,
+    its builtins, through ``f_globals`` or ``f_builtins``) answers for those names."""
+    _type, _str, _tuple, _frozenset, _id = type, str, tuple, frozenset, id
+    code_type, replace = types.CodeType, types.CodeType.replace
+    consts_of = types.CodeType.__dict__["co_consts"].__get__
+    startswith, _TypeError, n = str.startswith, TypeError, len(PIN)
+
+    def sub(c, values, seen):  # type: ignore[no-untyped-def]
+        t = _type(c)
+        if t is code_type:
+            new = replace(c, co_consts=_tuple([sub(x, values, seen) for x in consts_of(c)]))
+            seen[_id(new)] = new
+            return new
+        if t is _str:
+            return values[c[n:]] if startswith(c, PIN) and c[n:] in values else c
+        if t is _tuple:
+            return _tuple([sub(x, values, seen) for x in c])
+        if t is _frozenset:  # ``x in {a, b}``; a module's unhashable global: the same test
+            items = [sub(x, values, seen) for x in c]
+            try:
+                return _frozenset(items)
+            except _TypeError:
+                return _tuple(items)
+        return c
+
+    def pinned(codes, values, seen):  # type: ignore[no-untyped-def]
+        return [None if c is None else sub(c, values, seen) for c in codes]
+
+    return pinned
+
+
+class ClassFact(tuple):  # type: ignore[type-arg]
+    """A class among an assertion's operands, as the test's code read it (see
+    :func:`_make_facts`); the parent reads it as a namedtuple of one field."""
+
+    __slots__ = ()
+    _fields = ("class_fact",)
+
+
+class DequeItems(tuple):  # type: ignore[type-arg]
+    """A ``collections.deque`` among an assertion's operands: its items, copied."""
+
+    __slots__ = ()
+    _fields = ("deque_items",)
+
+
+def _make_facts():  # type: ignore[no-untyped-def]
+    """``make(tell, allowed)``: the child's ``__sandbox_fact__`` for a test with setup (see
+    docs/sandbox.md, "Integrity"): ``fact(kind, line, args, kwargs, wants, profile)`` copies
+    an assertion's operands as they are at that moment (plain data through the base types,
+    a class as its fact, a deque as its items; any other object as it is) and sends them to
+    the parent at once (``tell``), before control goes back to the test; it returns
+    ``(kind, copies, keyword copies, whether all are plain data)`` for the test's own code to
+    decide where the test stops. ``wants``: ``"is"`` (whether the first two operands are
+    one object), ``"mro"`` (the first operand's classes, as facts). ``profile``: what
+    ``sys.getprofile()`` gave just before the call (the test passes it as the last
+    argument: a profile function could have changed the operands between their
+    evaluation and their copy, so an assertion made under one is reported as such).
+    Only code of the test (``allowed``: id -> code object) may call it."""
+    _type, _issubclass, _len, _id, _tuple, _list, _dict = (
+        type,
+        issubclass,
+        len,
+        id,
+        tuple,
+        list,
+        dict,
+    )
+    _int, _float, _str, _bytes, _bool, _complex = int, float, str, bytes, bool, complex
+    _set, _frozenset, _Exception, _BaseException = set, frozenset, Exception, BaseException
+    _RuntimeError, _Timeout_, _range = RuntimeError, _Timeout, range
+    int_int, float_float, str_str = int.__int__, float.__float__, str.__str__
+    complex_complex, bytes_get, whole = complex.__complex__, bytes.__getitem__, slice(None)
+    list_iter, tuple_iter, dict_items = list.__iter__, tuple.__iter__, dict.items
+    set_iter, fs_iter, list_append, mp_get = set.__iter__, frozenset.__iter__, list.append, dict.get
+    tdict = type.__dict__
+    mro_of, qualname_of = tdict["__mro__"].__get__, tdict["__qualname__"].__get__
+    module_of = tdict["__module__"].__get__
+    from _collections import deque as deque_t
+
+    deque_iter = deque_t.__iter__
+    pristine = _dict(builtins.__dict__)
+    _getframe, _getprofile, _gettrace = sys._getframe, sys.getprofile, sys.gettrace
+    code_of = types.FrameType.__dict__["f_code"].__get__
+    _dumps, _encode = dumps, encode
+    forged = (("class_fact",), ("deque_items",))
+    dict_of, proxy_get = tdict["__dict__"].__get__, types.MappingProxyType.get
+
+    def fields_of(t):  # type: ignore[no-untyped-def]
+        """A tuple class's ``_fields`` as its classes' dicts hold it (no descriptor runs)."""
+        for c in tuple_iter(mro_of(t)):
+            f = proxy_get(dict_of(c), "_fields")  # the class's own entry: no descriptor runs
+            if f is not None:
+                return f
+        return None
+
+    def fact_of(c):  # type: ignore[no-untyped-def]
+        """A class as the test reads it: ["b", name] for a builtin (by identity), else
+        ["c", module, qualified name] as the type object states them."""
+        try:
+            if not _issubclass(_type(c), _type):
+                return ["?", ""]
+            q = qualname_of(c)
+            q = str_str(q)[:MAX_NAME] if _issubclass(_type(q), _str) else ""
+            if mp_get(pristine, q) is c:
+                return ["b", q]
+            m = module_of(c)
+            return ["c", str_str(m)[:MAX_NAME] if _issubclass(_type(m), _str) else "", q]
+        except _Timeout_:
+            raise
+        except _BaseException:
+            return ["?", ""]
+
+    def snap(x, d=0):  # type: ignore[no-untyped-def]
+        """(a copy of x through the base types, whether it is plain data only)."""
+        t = _type(x)
+        if x is None or t is _bool:
+            return x, True
+        if d > 60:
+            return x, False
+        try:
+            if _issubclass(t, _int):
+                return int_int(x), True
+            if _issubclass(t, _float):
+                return float_float(x), True
+            if _issubclass(t, _str):
+                return str_str(x), True
+            if _issubclass(t, _bytes):
+                return bytes_get(x, whole), True
+            if _issubclass(t, _complex):
+                return complex_complex(x), True
+            if _issubclass(t, _type):
+                return ClassFact((_tuple(fact_of(x)),)), True
+            if _issubclass(t, deque_t):
+                out = []
+                for y in deque_iter(x):
+                    list_append(out, snap(y, d + 1)[0])
+                return DequeItems((out,)), False
+            if (
+                _issubclass(t, _list)
+                or t is _tuple
+                or (_issubclass(t, _tuple) and fields_of(t) in forged)
+            ):
+                out, plain = [], True
+                for y in (list_iter if _issubclass(t, _list) else tuple_iter)(x):
+                    v, p = snap(y, d + 1)
+                    list_append(out, v)
+                    plain = plain and p
+                return (out if _issubclass(t, _list) else _tuple(out)), plain
+            if _issubclass(t, _dict):
+                out, plain = {}, True
+                for k, y in dict_items(x):
+                    kv, kp = snap(k, d + 1)
+                    v, p = snap(y, d + 1)
+                    out[kv] = v
+                    plain = plain and kp and p
+                return out, plain
+            if _issubclass(t, _frozenset) or _issubclass(t, _set):
+                items, plain = [], True
+                for y in (fs_iter if _issubclass(t, _frozenset) else set_iter)(x):
+                    v, p = snap(y, d + 1)
+                    list_append(items, v)
+                    plain = plain and p
+                return (_frozenset if _issubclass(t, _frozenset) else _set)(items), plain
+        except _Timeout_:
+            raise
+        except _Exception:
+            pass
+        return x, False
+
+    def text(v):  # type: ignore[no-untyped-def]
+        """One operand's JSON text (an operand that cannot be encoded: an opaque one)."""
+        try:
+            return _dumps(_encode(v))
+        except _Timeout_:
+            raise
+        except _BaseException:
+            return _dumps({"$opaque": ["?", "<an operand that could not be encoded>"]})
+
+    def make(tell, allowed):  # type: ignore[no-untyped-def]
+        def fact(kind, line, args=(), kwargs=None, wants="", profile=None, *_):  # type: ignore[no-untyped-def]
+            code = code_of(_getframe(1))
+            if mp_get(allowed, _id(code)) is not code:
+                raise _RuntimeError("an assertion's facts come from the test's own code only")
+            hooked = profile is not None or _getprofile() is not None or _gettrace() is not None
+            args = args if _type(args) is _tuple else ()
+            n = _len(args)
+            # What no object's own code can change, first: identity, the first one's classes.
+            is_ = (args[0] is args[1]) if wants == "is" and n >= 2 else None
+            mro = None
+            if wants == "mro" and n:
+                mro = [fact_of(c) for c in tuple_iter(mro_of(_type(args[0])))]
+            head = _dumps(
+                [kind if _type(kind) is _str else "?", line if _type(line) is _int else 0]
+            )
+            # Each operand is copied, and encoded at once when it is plain data (no object's
+            # code runs then): code a later copy runs cannot reach an earlier one's text.
+            done, later, vals, plain = (), [], [], True
+            for i in _range(n):
+                v, p = snap(args[i])
+                list_append(vals, v)
+                plain = plain and p
+                if p:
+                    done += ((i, text(v)),)
+                else:
+                    list_append(later, (i, v))
+            kws = {}
+            for k, a in dict_items(kwargs) if _type(kwargs) is _dict else ():
+                if _type(k) is _str:
+                    kws[k], p = snap(a)
+                    plain = plain and p
+            kw_text = text(kws)
+            for i, v in list_iter(later):
+                done += ((i, text(v)),)
+            ops = _dict(done)
+            body = ",".join([ops[i] for i in _range(n)])
+            tail = _dumps([is_, mro, hooked])
+            tell(
+                '{"k":"f","v":['
+                + head[1:-1]
+                + ",["
+                + body
+                + "],"
+                + kw_text
+                + ","
+                + tail[1:-1]
+                + "]}"
+            )
+            return kind, vals, kws, plain
+
+        return fact
+
+    return make
+
+
+_facts_for = _make_facts()
+
+
 def _make_stages(run_coro, settle, asettle):  # type: ignore[no-untyped-def]
-    """``run(g, prepared, stage)``: a test with setup (see :func:`_prepare_test`), run by the
-    runner itself in stages, with references bound here, before any program: the setup
+    """``run(g, prepared, args, kit)``: a test with setup (see :func:`_prepare_test`), run by
+    the runner itself in stages, with references bound here, before any program: the setup
     (statements), the call and the optional follow-up expression, in a copy of the module's
-    namespace, writing the stage it is in to ``stage[0]``; what is awaitable is awaited (see
-    :func:`_make_awaiting`)."""
-    _eval, _dict = eval, dict
+    namespace, their pinned names replaced (:func:`_make_pinning`); what is awaitable is
+    awaited (see :func:`_make_awaiting`). A stage that raises is told to the parent at once
+    (``kit``: see :func:`_test_kit`), with its stage written as a constant at each stage's
+    own handler: nothing the program does afterwards, nor a frame's locals it rewrites,
+    changes which stage raised."""
+    _eval, _dict, _id, _tuple = eval, dict, id, tuple
     co_coroutine = 0x80  # inspect.CO_COROUTINE
     code_flags = types.CodeType.__dict__["co_flags"].__get__
     pristine = _dict(builtins.__dict__)  # before any program could patch a builtin
+    pinned, _BaseException = _make_pinning(), BaseException
+    mp_get = dict.get
 
-    async def run_async(parts, ns, stage, bound):  # type: ignore[no-untyped-def]
+    def values_of(g, pins, first, kit):  # type: ignore[no-untyped-def]
+        out = {}
+        for name in pins:
+            v = mp_get(kit.names, name, kit)
+            if v is kit:
+                v = g[name] if not first and name in g else mp_get(pristine, name, kit)
+            if v is kit:
+                v = kit.missing
+            out[name] = v
+        return out
+
+    def codes_for(g, prepared, kit):  # type: ignore[no-untyped-def]
+        """The test's code with its pinned names' values for this input (the last ones made,
+        while the values are the same objects); every code object in it may tell facts."""
+        codes, _, _, pins, first = prepared
+        values = values_of(g, pins, first, kit)
+        key = _tuple([_id(values[n]) for n in pins])
+        cached = kit.cache
+        if cached and cached[0] == key:
+            return cached[1]
+        out = pinned(codes, values, kit.allowed)
+        kit.cache = (key, out, values)  # the values stay alive while their ids are the key
+        return out
+
+    async def run_async(setup, call, then, ns, bound, told):  # type: ignore[no-untyped-def]
         # one loop for every stage: what the setup made (a lock, a queue) belongs to it
-        v = None
-        for name, code in parts:
-            stage[0] = name
-            v = _eval(code, ns)
-            if code_flags(code) & co_coroutine:
+        if setup is not None:
+            try:
+                v = _eval(setup, ns)
+                if code_flags(setup) & co_coroutine:
+                    await v
+            except _BaseException as e:
+                told("setup", e)
+                raise
+        try:
+            v = _eval(call, ns)
+            if code_flags(call) & co_coroutine:
                 v = await v
-            if name != "setup":
+            v = await asettle(v, bound)
+        except _BaseException as e:
+            told("call", e)
+            raise
+        if then is not None:
+            try:
+                v = _eval(then, ns)
+                if code_flags(then) & co_coroutine:
+                    v = await v
                 v = await asettle(v, bound)
+            except _BaseException as e:
+                told("then", e)
+                raise
         return v
 
-    def run(g, prepared, stage, args=()):  # type: ignore[no-untyped-def]
-        (setup, call, then), bound, args_name = prepared
+    def run(g, prepared, args, kit):  # type: ignore[no-untyped-def]
+        bound, args_name = prepared[1], prepared[2]
+        setup, call, then = codes_for(g, prepared, kit)
         # The test's own names: a copy of the module's globals (which stay as they are), with
         # the builtins as they were before any program ran (a module that patched
-        # builtins.__build_class__ or rebound Exception changes its own code, not the test's).
+        # builtins.__build_class__ or rebound Exception changes its own code, not the test's);
+        # the names the test reads as builtins are constants in its code.
         ns = _dict(g)
         ns["__builtins__"] = _dict(pristine)
         if args_name is not None:
             ns[args_name] = args
-        parts = [(n, c) for n, c in (("setup", setup), ("call", call), ("then", then)) if c]
-        if any_async(parts):
-            v = run_coro(run_async(parts, ns, stage, bound))
-        else:
-            v = None
-            for name, code in parts:
-                stage[0] = name
-                v = _eval(code, ns)
-                if name != "setup":
-                    v = settle(v, bound)
-        stage[0] = "report"
+        told = kit.told
+        if any_async((setup, call, then)):
+            return run_coro(run_async(setup, call, then, ns, bound, told))
+        if setup is not None:
+            try:
+                _eval(setup, ns)
+            except _BaseException as e:
+                told("setup", e)
+                raise
+        try:
+            v = settle(_eval(call, ns), bound, told, "call")
+        except _BaseException as e:
+            told("call", e)
+            raise
+        if then is not None:
+            try:
+                v = settle(_eval(then, ns), bound, told, "then")
+            except _BaseException as e:
+                told("then", e)
+                raise
         return v
 
-    def any_async(parts):  # type: ignore[no-untyped-def]
-        for _, code in parts:  # noqa: SIM110 - any() is a patchable builtin
-            if code_flags(code) & co_coroutine:
+    def any_async(codes):  # type: ignore[no-untyped-def]
+        for code in codes:  # noqa: SIM110 - any() is a patchable builtin
+            if code is not None and code_flags(code) & co_coroutine:
                 return True
         return False
 
@@ -1894,6 +2230,97 @@ def _make_stages(run_coro, settle, asettle):  # type: ignore[no-untyped-def]
 
 
 _run_test = _make_stages(*_make_awaiting())
+
+
+class _TestKit:
+    """What a child running a test with setup holds for it (made before the program loads):
+    ``told(stage, e)``, the runner's names pinned in the test's code, the code objects facts
+    may come from, the last pinned code."""
+
+    __slots__ = ("allowed", "cache", "missing", "names", "told")
+
+
+def _test_kit(  # type: ignore[no-untyped-def]
+    fd,
+    cap,
+    _dumps=dumps,
+    _hdr=_HDR.pack,
+    _len=len,
+    _write=_write_all,
+    _mask=signal.pthread_sigmask,
+    _block=signal.SIG_BLOCK,
+    _setmask=signal.SIG_SETMASK,
+    _timers=(signal.SIGALRM, signal.SIGPROF),
+    _exc_facts=_exc_facts,
+    _Timeout=_Timeout,
+    _type=type,
+    _getprofile=sys.getprofile,
+):
+    """The facts channel of a test with setup: ``tell(text)`` writes one frame at once on the
+    result pipe (``fd``), with the input's timers held off while it is written (a frame cut in
+    two by a timeout would end the child's protocol), a frame over ``cap`` bytes as its
+    size only; ``told(stage, e)`` tells the parent that a stage raised (not the runner's
+    own timeout), with the exception's classes as :func:`_make_exc_facts` reads them."""
+    type_name = type.__dict__["__name__"].__get__
+
+    def tell(text):  # type: ignore[no-untyped-def]
+        raw = text.encode("utf-8")
+        if _len(raw) > cap:
+            raw = _dumps({"k": "f", "v": None, "big": _len(raw)}).encode("utf-8")
+        old = _mask(_block, _timers)
+        try:
+            _write(fd, _hdr(_len(raw)) + raw)
+        finally:
+            _mask(_setmask, old)
+
+    def told(stage, e):  # type: ignore[no-untyped-def]
+        if _type(e) is _Timeout:
+            return
+        name = type_name(_type(e))
+        tell(_dumps({"k": "x", "n": name[:MAX_NAME], "x": _exc_facts(e, stage)}))
+
+    def missing(*args, **kw):  # type: ignore[no-untyped-def]
+        raise NameError("a name the test reads as a builtin is not one here")
+
+    kit = _TestKit()
+    kit.allowed, kit.cache, kit.missing, kit.told = {}, None, missing, told
+    kit.names = {
+        "__sandbox_fact__": _facts_for(tell, kit.allowed),
+        "__sandbox_hooks__": _getprofile,
+    }
+    return kit
+
+
+def _lock_hooks(  # type: ignore[no-untyped-def]
+    _sys=sys, _setattr=setattr, _getattr=getattr, _import=__import__
+):
+    """Before the program of a test with setup loads: no trace or profile function can be set
+    (``sys.settrace``, ``sys.setprofile``, and ``threading``'s, which call them, refuse one;
+    so does ``sys.monitoring`` where there is one), and the ``sys`` module's first copy cannot
+    be made again to get them back (``_imp.create_builtin``, once every built-in module is
+    imported). A trace function could rewrite the test's locals between its lines; the C
+    profiler (``cProfile``) cannot, and an assertion made under it is reported as such."""
+
+    def refuse(*args, **kw):  # type: ignore[no-untyped-def]
+        if args == (None,) and not kw:
+            return None
+        raise RuntimeError("a program run by a test with setup cannot set trace or profile hooks")
+
+    def no_builtin(spec):  # type: ignore[no-untyped-def]
+        raise ImportError("every built-in module is imported already")
+
+    for name in _sys.builtin_module_names:
+        if name not in _sys.modules:
+            with contextlib.suppress(ImportError):
+                _import(name)
+    _sys.settrace = _sys.setprofile = refuse
+    mon = _getattr(_sys, "monitoring", None)
+    for name in ("register_callback", "set_events", "set_local_events", "use_tool_id"):
+        if mon is not None and hasattr(mon, name):
+            _setattr(mon, name, refuse)
+    import _imp
+
+    _imp.create_builtin = no_builtin
 
 
 def _timers(  # type: ignore[no-untyped-def]
@@ -2023,28 +2450,29 @@ def _input_caller(  # type: ignore[no-untyped-def]
     _cpu=_cpu_clock,
 ):
     """``call(rec, args, limit, mark)``: call the program (``target``: its globals, its test
-    with setup or None, its function or None) on one input's ``args`` under its timer
-    (``limit`` seconds, counted from ``mark`` under CPU-time limits) and put its value or
-    exception in ``rec``; a timeout is raised."""
-    g, staged, fn = target
+    with setup or None, its function or None, the test's kit or None) on one input's ``args``
+    under its timer (``limit`` seconds, counted from ``mark`` under CPU-time limits) and put
+    its value or exception in ``rec``; a timeout is raised. An exception of a test with setup
+    is the ``report`` stage's here: one a stage raised was told to the parent already, with
+    its stage."""
+    g, staged, fn, kit = target
 
     def call(rec, args, limit, mark):  # type: ignore[no-untyped-def]
         # One timer for the call, the encoding of its value (the program's __repr__,
         # __str__ of its exception ...): all of it is the input's time.
-        stage = [None]
         arm(limit, _cpu() - mark)
         try:
             try:
                 if staged is None:
                     rec["v"] = _encode(fn(*args))
                 else:
-                    rec["v"] = _encode(_run_test(g, staged, stage, args))
+                    rec["v"] = _encode(_run_test(g, staged, args, kit))
                 rec["s"] = "ok"
             except _Timeout:
                 raise
             except _BaseException as e:
                 rec["e"] = _exc_info(e)
-                rec["x"] = _exc_facts(e, stage[0])
+                rec["x"] = _exc_facts(e, None if staged is None else "report")
                 rec["s"] = "exc"
         finally:
             disarm()
@@ -2168,6 +2596,8 @@ def run_job(  # type: ignore[no-untyped-def]
     _pack=pack,
     _write=_write_all,
     _exit=os._exit,
+    _kit=_test_kit,
+    _lock=_lock_hooks,
 ):
     """Load the program and run the inputs; one frame per input, strictly in order.
 
@@ -2210,11 +2640,15 @@ def run_job(  # type: ignore[no-untyped-def]
     job.update(loads(text))
     text = None
     g, mod = _module_namespace(job.get("context"))
+    kit = None
+    if job.get("test") is not None:  # its facts channel and hooks, before the program loads
+        kit = _kit(fd, plan[5])
+        _lock()
     load, staged, fn = _load(job, g, mod, arm, disarm)
     _send_load(fd, load)
     if not load["ok"]:
         _exit(0)
-    _run_inputs(fd, in_fd, plan, _caller((g, staged, fn), arm, disarm))
+    _run_inputs(fd, in_fd, plan, _caller((g, staged, fn, kit), arm, disarm))
     count = sink.count
     _write(fd, _pack({"k": "end", "out": count if _type(count) is _int else -1}))
     _exit(0)

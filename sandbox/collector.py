@@ -7,13 +7,15 @@ import math
 import os
 import select
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from utdebug.sandbox.clocks import _NCPU, _CpuClock, _Lane, _SchedStat
 from utdebug.sandbox.config import LimitKind, Limits
 from utdebug.sandbox.frames import (
+    _FACTS,
     _GC_SMALL,
+    MAX_FACTS,
     _Feed,
     _gc_pause,
     _gc_resume,
@@ -27,6 +29,7 @@ from utdebug.sandbox.frames import (
 from utdebug.sandbox.outcomes import (
     BatchResult,
     Outcome,
+    Raised,
     SandboxError,
     Status,
     _backstop_outcome,
@@ -41,15 +44,82 @@ from utdebug.sandbox.outcomes import (
     _violation,
 )
 
+PARENT_FACTOR = 2.0
+PARENT_FLOOR = 0.5
+"""Reading a batch's frames (parsing and decoding them) may cost the parent at most
+PARENT_FACTOR x the CPU time the batch's children spent, as the kernel counts it, +
+PARENT_FLOOR seconds: a frame whose estimated cost would pass that is refused before it is
+parsed, and decoding stops once the parent's own CPU time passes it ("result too costly to
+read"). A program that writes frames of its own spends next to nothing on them."""
+
+PER_CONTAINER = 0.5e-6
+PER_LEAF = 0.1e-6
+PER_BYTE = 2e-9
+"""A frame's cost to the parent, estimated from its bytes before it is parsed: each list or
+object (a ``[`` or ``{``), each other element (a ``,`` that is not one), each byte. About
+what the parent spends on the 2-core development VM under load (a 16 MiB frame of empty
+lists, 5.6 M containers: 3.2 s; of ints, 8.4 M: 1.0 s; a 16 MiB string: 0.02 s); an honest
+child spends more on a frame than that (encoding is at least as much work as decoding)."""
+
+_COUNT_FROM = 1 << 16
+"""Larger frames are counted as they arrive, and the parent's time on them measured; smaller
+ones are costed at the worst rate per byte while the batch's frames are within
+PARENT_FLOOR, then counted."""
+
+
+WORST_PER_BYTE = PER_CONTAINER / 3 + PER_BYTE
+"""The most a frame's byte can cost: a container every 3 bytes (``[],``)."""
+
+
+def _frame_cost(frame: bytes | bytearray, counted: tuple[int, int, int] = (0, 0, 0)) -> float:
+    """What parsing and decoding ``frame`` may cost the parent, in CPU seconds; ``counted``:
+    its first bytes already counted (how many, their containers and commas)."""
+    n = len(frame)
+    containers, commas = _count(frame, counted)
+    leaves = max(0, commas + 1 - containers)
+    return containers * PER_CONTAINER + leaves * PER_LEAF + n * PER_BYTE
+
+
+def _count(
+    data: bytes | bytearray, counted: tuple[int, int, int], start: int = 0, end: int | None = None
+) -> tuple[int, int]:
+    """The containers (``[``, ``{``) and commas of ``data[start:end]``, of which the first
+    ``counted[0]`` bytes were counted already (``counted[1:]``)."""
+    end = len(data) if end is None else end
+    at = start + counted[0]
+    containers = counted[1] + data.count(b"[", at, end) + data.count(b"{", at, end)
+    return containers, counted[2] + data.count(b",", at, end)
+
+
+def too_costly(nbytes: int, cost: float, spent: float, child: float) -> str | None:
+    """Why a frame of ``nbytes`` (``cost``: :func:`_frame_cost`) is refused before it is
+    parsed, after the parent spent ``spent`` seconds reading the batch whose children spent
+    ``child`` seconds of CPU time; None when the parent can afford it."""
+    allowed = PARENT_FACTOR * child + PARENT_FLOOR
+    if spent + cost <= allowed:
+        return None
+    return (
+        f"result too costly to read: {nbytes} bytes after {child:.3f} s of CPU (the parent "
+        f"reads at most {PARENT_FACTOR:g} x its children's CPU time + {PARENT_FLOOR:g} s; "
+        f"{spent:.3f} s spent, about {cost:.3f} s more)"
+    )
+
+
+def _is_fact(kind: object) -> bool:
+    return type(kind) is str and kind in _FACTS
+
 
 class _Stop(Exception):
     """The current child stopped early at input ``index`` with ``outcome``."""
 
-    def __init__(self, index: int, outcome: Outcome, budget_spent: bool = False) -> None:
+    def __init__(
+        self, index: int, outcome: Outcome, budget_spent: bool = False, costly: bool = False
+    ) -> None:
         super().__init__(index)
         self.index = index
         self.outcome = outcome
         self.budget_spent = budget_spent
+        self.costly = costly  # a frame too costly to read: the batch's later inputs are not run
 
 
 def _quick_until(
@@ -146,11 +216,16 @@ class _Reader:
     """
 
     __slots__ = (
+        "born",
         "budget",
         "buf",
         "clock",
+        "cost_clock",
+        "cost_end",
+        "counted",
         "cut",
         "expect",
+        "facts",
         "failed",
         "fd",
         "feed",
@@ -165,6 +240,7 @@ class _Reader:
         "spin",
         "start",
         "timeouts",
+        "told",
         "u_mark",
         "w_mark",
     )
@@ -181,6 +257,7 @@ class _Reader:
         sched: _SchedStat | None = None,
         feed: _Feed | None = None,
         lane: _Lane | None = None,
+        cost_clock: _CpuClock | None = None,
     ) -> None:
         self.fd, self.start, self.n, self.lim, self.res, self.budget = (
             fd,
@@ -206,6 +283,12 @@ class _Reader:
         self.quick_until = 0.0  # until then, the parent only waits for the child's frame
         self.spin = 0  # how many more times to try the result pipe (yielding) before polling it
         self.failed: Outcome | None = None  # the load's failure
+        self.facts: list[Any] = []  # the input's assertion facts, as they came
+        self.told: tuple[str, Raised] | None = None  # a stage of its test raised: its name, facts
+        self.cost_clock = clock or cost_clock  # the child's CPU clock, for the parent's share
+        self.cost_end: float | None = None  # this thread's CPU time where the share ends
+        self.counted = (0, 0, 0)  # of a large frame still arriving: bytes, containers, commas
+        self.born = self.w_mark
         os.set_blocking(fd, False)
 
     def run(self) -> Outcome | None:
@@ -215,10 +298,22 @@ class _Reader:
             except _Oversize as e:
                 raise _Stop(self.expect, _violation(str(e))) from None
             if frame is None:
+                if len(self.buf) > _COUNT_FROM:
+                    self._scan()
                 self._wait()
                 continue
             arrived = time.monotonic()
-            msg, outcome, c, sent_at = self._read(frame, arrived)
+            # What reading it costs is booked (see PARENT_FACTOR): a frame within the floor
+            # at the worst rate per byte, with nothing counted or read; others in _costly.
+            n, res = len(frame), self.res
+            worst = n * WORST_PER_BYTE
+            if n <= _COUNT_FROM and res.parent_seconds + worst <= PARENT_FLOOR:
+                res.parent_seconds += worst
+                msg, outcome, c, sent_at = self._read(frame, arrived)
+            else:
+                msg, outcome, c, sent_at = self._costly(frame, arrived)
+            if outcome is None and _is_fact(msg["k"]):
+                continue
             if self._settle(msg, outcome, c, arrived):
                 return self.failed
             self._next(c, sent_at)
@@ -292,6 +387,23 @@ class _Reader:
 
     # -- a frame is in --------------------------------------------------------------------------
 
+    def _costly(
+        self, frame: bytes, arrived: float
+    ) -> tuple[dict[str, Any], Outcome | None, float, float | None]:
+        """:meth:`_read` of a frame past the floor or large: refused before it is parsed when
+        the parent cannot afford it (:meth:`_afford`), its cost booked as counted, or as
+        measured for a large one."""
+        big = len(frame) > _COUNT_FROM
+        t0 = time.thread_time() if big else 0.0
+        cost = 0.0
+        try:
+            c = self.clock.read() if self.clock is not None else 0.0
+            cost = self._afford(frame, c)
+            return self._read(frame, arrived)
+        finally:
+            self.res.parent_seconds += time.thread_time() - t0 if big else cost
+            self.cost_end, self.counted = None, (0, 0, 0)
+
     def _read(
         self, frame: bytes, arrived: float
     ) -> tuple[dict[str, Any], Outcome | None, float, float | None]:
@@ -325,10 +437,67 @@ class _Reader:
                 self._send(expect + 1)
             if kind == "r" and 0 <= expect < self.n and type(i) is int and i == expect:
                 outcome, c = self._judge(msg, len(frame), arrived, c)
+                if self.facts or self.told is not None:
+                    outcome = self._with_facts(outcome)
+            elif _is_fact(kind):
+                self._fact(msg, len(frame), kind)
         finally:
             if paused:
                 _gc_resume()
         return msg, outcome, c, sent_at
+
+    def _afford(self, frame: bytes, c: float) -> float:
+        """Refuse a frame whose reading would pass the parent's share of the batch's children's
+        CPU time (see :data:`PARENT_FACTOR`), before it is parsed; set where decoding a large
+        one must stop (``cost_end``). Its estimated cost."""
+        n, spent = len(frame), self.res.parent_seconds
+        cost = _frame_cost(frame, self.counted)
+        if spent + cost <= PARENT_FLOOR and n <= _COUNT_FROM:
+            return cost
+        child = self._child_cpu(c)
+        why = too_costly(n, cost, spent, child)
+        if why is not None:
+            out = Outcome(Status.ERROR, None, "OutputTooLarge", why)
+            raise _Stop(self.expect, out, costly=True)
+        if n > _COUNT_FROM:
+            self.cost_end = time.thread_time() + PARENT_FACTOR * child + PARENT_FLOOR - spent
+        return cost
+
+    def _child_cpu(self, c: float | None = None) -> float:
+        """The CPU time the batch's children spent so far, from the kernel (``c``: the current
+        child's clock, when it was just read)."""
+        if c is not None and self.clock is not None:
+            child = c
+        elif self.clock is not None or self.cost_clock is not None:
+            child = (self.clock or self.cost_clock).read()  # type: ignore[union-attr]
+        else:  # no reading of the child's clock here: its wall time, a bound of it per CPU
+            child = (time.monotonic() - self.born) * _NCPU
+        return child + self.res.cpu_seconds
+
+    def _scan(self) -> None:
+        """Count what arrived of a large frame, and refuse it (killing its child) as soon as its
+        containers alone pass the parent's share: a frame a program writes itself to cost the
+        parent is neither read to its end nor held."""
+        buf = self.buf
+        if len(buf) < 4:
+            return
+        size = int.from_bytes(buf[:4], "big")
+        end = min(len(buf), 4 + size)
+        if size <= _COUNT_FROM or end <= 4 + self.counted[0]:
+            return
+        t0 = time.thread_time()
+        containers, commas = _count(buf, self.counted, 4, end)
+        self.counted = (end - 4, containers, commas)
+        least = containers * PER_CONTAINER
+        spent = self.res.parent_seconds
+        self.res.parent_seconds += time.thread_time() - t0
+        if spent + least <= PARENT_FLOOR:
+            return
+        child = self._child_cpu()
+        why = too_costly(size, least, spent, child)
+        if why is not None:
+            out = Outcome(Status.ERROR, None, "OutputTooLarge", why)
+            raise _Stop(self.expect, out, costly=True)
 
     def _judge(
         self, msg: dict[str, Any], nbytes: int, arrived: float, c: float
@@ -345,7 +514,7 @@ class _Reader:
             # loaded machine does not stretch (its byte budget bounds the work as well)
             clock = time.thread_time
             deadline = clock() + limit + lim.slack
-        outcome = _outcome(msg, nbytes, deadline, self.res, clock)
+        outcome = _outcome(msg, nbytes, deadline, self.res, clock, self.cost_end)
         late = clock() > deadline
         if late and outcome.status in (Status.OK, Status.ERROR):
             outcome = _decoded_late(outcome)
@@ -359,6 +528,57 @@ class _Reader:
             c = self.clock.settled(_CONFIRM)
             charged = c - self.u_mark
         return _charge_cpu(outcome, charged, limit, self.cut, lim), c
+
+    def _fact(self, msg: dict[str, Any], nbytes: int, kind: str) -> None:
+        """Keep a fact the running input's test sent as it happened (see ``_runner._test_kit``):
+        an assertion's operands (``f``), or that a stage raised (``x``: reports of two stages
+        for one input are a broken protocol, so a frame the program writes itself cannot
+        make a stage's exception another stage's)."""
+        expect = self.expect
+        if not 0 <= expect < self.n:
+            raise _Stop(expect, _violation(f"a test's fact ({kind!r}) outside an input"))
+        if kind == "x":
+            raised = Raised.of(msg.get("x"))
+            name = msg.get("n")
+            if raised is None or type(name) is not str:
+                raise _Stop(expect, _violation("a malformed stage report"))
+            if self.told is not None and self.told[1].stage != raised.stage:
+                raise _Stop(expect, _violation("reports of two stages raising"))
+            self.told = self.told or (name[:200], raised)
+            return
+        if len(self.facts) >= MAX_FACTS:
+            why = f"the test sent more than {MAX_FACTS} assertion facts"
+            raise _Stop(expect, Outcome(Status.ERROR, None, "OutputTooLarge", why))
+        if msg.get("v") is None:  # one the child found too large to send
+            self.facts.append(None)
+            return
+        deadline = self._deadline()
+        clock = time.monotonic if self.clock is None else time.thread_time
+        got = _outcome(
+            {"s": "ok", "t": 0.0, "v": msg["v"]}, nbytes, deadline, self.res, clock, self.cost_end
+        )
+        if got.status is not Status.OK:
+            raise _Stop(expect, got)
+        self.facts.append(got.value)
+
+    def _deadline(self) -> float:
+        """Until when (on the decoding clock: wall time, or this thread's CPU time under
+        CPU-time limits) decoding the running input's frames may go on."""
+        if self.clock is None:
+            return self.w_mark + self.limit + self.lim.slack
+        return time.thread_time() + self.limit + self.lim.slack
+
+    def _with_facts(self, outcome: Outcome) -> Outcome:
+        """The result with the facts its test sent as they happened: its assertion facts, and
+        the stage that raised (the runner's word, sent before the program could run again: a
+        report that the call returned after a stage raised is that stage's error)."""
+        facts, told = tuple(self.facts), self.told
+        if told is not None and outcome.status is Status.OK:
+            why = f"the {told[1].stage} stage raised (as the runner saw it at once)"
+            return Outcome(Status.ERROR, None, told[0], why, outcome.seconds, told[1], facts)
+        if told is not None and outcome.status is Status.ERROR:
+            return replace(outcome, raised=told[1], facts=facts)
+        return replace(outcome, facts=facts) if facts else outcome
 
     def _settle(
         self, msg: dict[str, Any], outcome: Outcome | None, c: float, arrived: float
@@ -410,6 +630,8 @@ class _Reader:
     def _next(self, c: float, sent_at: float | None) -> None:
         """Start the next input's time (and send it, if it has not gone out yet)."""
         lim, n, expect = self.lim, self.n, self.expect
+        if self.facts or self.told is not None:
+            self.facts, self.told = [], None
         self.u_mark = c
         self.limit, self.cut = lim.in_force(expect, self.timeouts) if expect < n else (1.0, False)
         # The next input's time starts when it is sent: under wall-clock limits after the

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from utdebug.sandbox import pinning
 from utdebug.sandbox.layers import DEFAULT_REQUIRED, Layer
 
 # The UTDebug authors' import prelude, executed before every program (reference §3.2).
@@ -194,22 +195,33 @@ class StagedTest:
     expression, optional: its value is the result), in a copy of the module's namespace; what
     is awaitable is awaited (all stages on one event loop when any uses ``await``), a
     generator is consumed into a list of at most ``bound`` items. The parts are compiled
-    before the program's code runs and run with the builtins as they were before it ran, and
-    an exception's stage and classes are the runner's (:class:`Raised`), so neither the
-    module nor a thread it starts decides them. ``args``: the name the test's code sees each
-    input's arguments under (a tuple), when the test is run on several inputs."""
+    before the program's code runs, the builtins they read by name are constants in their
+    code (:mod:`~utdebug.sandbox.pinning`), and a stage that raises is told to the parent at
+    once with its classes (:class:`Raised`), so neither the module nor a thread it starts
+    decides them. ``args``: the name the test's code sees each input's arguments under (a
+    tuple), when the test is run on several inputs. ``builtins_first``: a module global
+    named like a builtin (``len = ...``) is not what the test's ``len`` means (by default
+    it is, as in Python)."""
 
     setup: str
     call: str
     then: str | None = None
     bound: int = 100
     args: str | None = None
+    builtins_first: bool = False
 
     def to_json(self) -> dict[str, Any]:
+        parts, pins = pinning.pin(
+            (self.setup, self.call, self.then),
+            ("exec", "eval", "eval"),
+            (self.args,) if self.args else (),
+        )
         return {
-            "setup": self.setup,
-            "call": self.call,
-            "then": self.then,
+            "setup": parts[0],
+            "call": parts[1],
+            "then": parts[2],
             "bound": self.bound,
             "args": self.args,
+            "pins": list(pins),
+            "builtins_first": self.builtins_first,
         }

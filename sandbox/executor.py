@@ -61,6 +61,7 @@ from utdebug.sandbox.outcomes import (
     SandboxError,
     Status,
     _describe_status,
+    _not_read,
     _not_run,
 )
 
@@ -382,6 +383,7 @@ class Sandbox:
         load_failed: Outcome | None = None
         sched: _SchedStat | None = None
         clock: _CpuClock | None = None
+        cost_clock: _CpuClock | None = None
         try:
             host = self._host_pid(pid, pidfd)
             if lim.kind is LimitKind.CPU:
@@ -394,12 +396,16 @@ class Sandbox:
                 clock, sched = _CpuClock(host), _SchedStat(host)
             if host is not None:
                 lane.attach(host)
+                if clock is None:  # what the parent may spend reading it follows its CPU time
+                    cost_clock = _CpuClock(host)
             if pidfd is not None:
                 os.close(pidfd)
                 pidfd = None
             feed = _Feed(in_fd, enc)
             feed.queue(program)
-            reader = _Reader(fd, start, len(enc), lim, res, budget, clock, sched, feed, lane)
+            reader = _Reader(
+                fd, start, len(enc), lim, res, budget, clock, sched, feed, lane, cost_clock
+            )
             load_failed = reader.run()
         except _Stop as s:
             stop = s
@@ -409,8 +415,9 @@ class Sandbox:
                 os.close(pidfd)
             if sched is not None:
                 sched.close()
-            if clock is not None:
-                clock.close()
+            for c in (clock, cost_clock):
+                if c is not None:
+                    c.close()
             os.close(in_fd)
             os.close(fd)
             stats = self._reap(pid)
@@ -448,6 +455,9 @@ def _resume_at(
     res.outcomes.append(outcome)
     if stop.budget_spent:
         _not_run(res, n, lim)
+        return None
+    if stop.costly:  # a program whose frames cost the parent more than its share gets no more
+        _not_read(res, n)
         return None
     res.notes.append(f"input {stop.index}: {outcome.status.value}; resumed in a new child")
     return stop.index + 1

@@ -129,6 +129,15 @@ _RECV_CAP = 1 << 20
 _READ_SMALL = 1 << 16
 
 
+_FACTS = frozenset(("f", "x"))
+"""Frame kinds a test with setup sends while an input runs: an assertion's facts (``f``),
+a stage that raised (``x``)."""
+
+
+MAX_FACTS = 100_000
+"""Assertion facts one input may send."""
+
+
 _GC_SMALL = 4096
 """Frames up to this size are parsed without pausing the garbage collector (too few
 containers to set it off more than once)."""
@@ -184,10 +193,11 @@ def _outcome(
     deadline: float | None = None,
     batch: BatchResult | None = None,
     clock: Callable[[], float] = time.monotonic,
+    cost_end: float | None = None,
 ) -> Outcome:
     """The Outcome of a result frame's object; its value is decoded within a budget of
     DECODE_FACTOR x ``nbytes`` (the frame's size) + DECODE_FLOOR bytes, until ``deadline``
-    on ``clock``.
+    on ``clock`` and ``cost_end`` on this thread's CPU clock (the parent's share).
     The decoded values of one ``batch`` stay in its result: together they may hold at most
     :data:`BATCH_DECODE` bytes (each booked at its frame's budget)."""
     t = msg.get("t", 0.0)
@@ -198,7 +208,7 @@ def _outcome(
         leaves = LEAF_FACTOR * nbytes  # the numbers and strings a parsed frame holds, at most
         if batch is not None and batch.decoded_bytes + leaves > BATCH_DECODE:
             return _batch_full(nbytes, t)
-        budget = _runner.Budget(DECODE_FACTOR * nbytes + DECODE_FLOOR, deadline, clock)
+        budget = _runner.Budget(DECODE_FACTOR * nbytes + DECODE_FLOOR, deadline, clock, cost_end)
         try:
             value = decode_value(msg.get("v"), budget)
             if batch is not None:
@@ -275,7 +285,11 @@ def _take_frame(buf: bytearray, cap: int) -> bytes | None:
         raise _Oversize(f"a result frame of {size} bytes exceeds the {cap}-byte cap")
     if len(buf) < 4 + size:
         return None
-    frame = bytes(buf[4 : 4 + size])
+    if size <= _READ_SMALL:
+        frame = bytes(buf[4 : 4 + size])
+    else:
+        with memoryview(buf) as view:  # one copy of a large frame, not two
+            frame = bytes(view[4 : 4 + size])
     del buf[: 4 + size]
     return frame
 

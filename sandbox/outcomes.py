@@ -72,6 +72,10 @@ class Outcome:
     raised: Raised | None = None
     """For an ``error``: the exception as the runner read it (None for errors the parent
     made, or a child that sent no such facts)."""
+    facts: tuple[Any, ...] = ()
+    """A test with setup's assertion facts, decoded, in the order the child sent them as they
+    happened (see docs/sandbox.md, "Integrity"): ``[kind, line, operands, keyword operands,
+    identity, classes, hooked]``, or None for one too large to send."""
 
     def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = {"status": self.status.value, "t": round(self.seconds, 6)}
@@ -94,6 +98,9 @@ class BatchResult:
     notes: list[str] = field(default_factory=list)
     decoded_bytes: int = 0
     """What its decoded values may hold in the parent, as booked (see ``BATCH_DECODE``)."""
+    parent_seconds: float = 0.0
+    """The parent's CPU time reading its children's frames (measured for large frames,
+    estimated for small ones; see ``collector.PARENT_FACTOR``)."""
 
 
 class SandboxError(RuntimeError):
@@ -176,6 +183,14 @@ def _not_run(res: BatchResult, n: int, lim: Limits) -> None:
         why = f"not run: the batch's {lim.batch:g} s{_of(lim)} budget was spent"
         res.outcomes.extend([Outcome(Status.TIMEOUT, None, "Timeout", why)] * left)
         res.notes.append(f"{left} input(s) not run: the batch budget was spent")
+
+
+def _not_read(res: BatchResult, n: int) -> None:
+    left = n - len(res.outcomes)
+    if left > 0:
+        why = "not run: an earlier result of the batch was too costly for the parent to read"
+        res.outcomes.extend([Outcome(Status.ERROR, None, "OutputTooLarge", why)] * left)
+        res.notes.append(f"{left} input(s) not run: a result was too costly to read")
 
 
 def _violation(why: str) -> Outcome:

@@ -247,14 +247,16 @@ def test_a_module_global_that_shadows_a_builtin_does_not_answer_for_the_test(
     assert _run(sandbox, twice, tests)["verdicts"] == "P"
 
 
-def test_a_test_that_ends_without_its_assertions_records_does_not_pass(sandbox: Sandbox) -> None:
-    # The class reaches the test's namespace through its caller's frame and silences the
-    # recorder for the rest of the test: the assertion after the call never reports.
+def test_a_class_that_silences_the_recorder_by_name_is_still_heard(sandbox: Sandbox) -> None:
+    # The class reaches the test's namespace through its caller's frame and rebinds the
+    # recorder's names for the rest of the test: the test's assertions do not call it by a
+    # name, so the assertion after the call reports as before.
     hijack = STACK + (
         "\n\nimport sys\n\n_real_pop = Stack.pop\n\n\n"
         "def _pop(self):\n"
         "    g = sys._getframe(1).f_globals\n"
-        "    g['_ce_check'] = lambda *a, **k: None\n"
+        "    for name in ('_ce_check', '_ce_after', '__sandbox_fact__'):\n"
+        "        g[name] = lambda *a, **k: None\n"
         "    return _real_pop(self)\n\n\n"
         "Stack.pop = _pop\n"
     )
@@ -272,7 +274,242 @@ def test_a_test_that_ends_without_its_assertions_records_does_not_pass(sandbox: 
     )
     r = _run(sandbox, hijack, tests)
     assert r["verdicts"] == "FP", r["details"]
-    assert "line 10: the assertion there did not report" in str(r["details"])
+    assert "line 10: assertEqual: [1, 2] != [1]" in str(r["details"])
+
+
+# The facts a test is judged by go to the parent as each assertion is made. Each class below
+# got 2 of 2 (or 1 of 1) passes at 550dac7, where the records were a list the class could
+# reach (through a profile hook, the test's globals, gc, a closure) and a test method the
+# class replaced, or cut short with the test's own Stop, reported nothing missing.
+REWRITES = {
+    "a profile hook rewrites the operand list in place": """
+import sys
+
+def _hook(frame, event, arg):
+    if event == "call":
+        v = frame.f_locals.get("vals")  # the operands' copies, as the recorder holds them
+        if type(v) is list and len(v) >= 2:
+            v[1] = v[0]
+    return _hook
+
+_real_init = Stack.__init__
+
+def _init(self):
+    _real_init(self)
+    sys.setprofile(_hook)
+
+Stack.__init__ = _init
+""",
+    "cProfile's timer rewrites the operands in place": """
+import cProfile
+import sys
+
+def _timer():
+    f = sys._getframe(1)
+    while f is not None:
+        for v in list(f.f_locals.values()):
+            if type(v) is list and len(v) >= 2 and v[1] == 2:
+                v[1] = v[0]
+            if type(v) is tuple and len(v) >= 2 and type(v[1]) is list and v[1][1:2] == [2]:
+                v[1][1] = v[1][0]
+        f = f.f_back
+    return 0.0
+
+_real_init = Stack.__init__
+
+def _init(self):
+    _real_init(self)
+    cProfile.Profile(timer=_timer).enable()
+
+Stack.__init__ = _init
+""",
+    "a constructor rebinds the recorder through sys._getframe(2).f_globals": """
+import sys
+
+_real_init = Stack.__init__
+
+def _init(self):
+    _real_init(self)
+    g = sys._getframe(2).f_globals
+    for name in list(g):
+        real = g[name]
+        if ("check" in name or "fact" in name) and callable(real):
+            def fake(kind, line, *args, _real=real, **kw):
+                if args and type(args[0]) is tuple:  # the operands as one tuple
+                    args = ((args[0][0],) * len(args[0]),) + args[1:]
+                else:
+                    args = (args[0],) * len(args) if args else args
+                return _real(kind, line, *args, **kw)
+            g[name] = fake
+
+Stack.__init__ = _init
+""",
+}
+
+# Assertions on objects the child does not check itself (a message that is an object): the
+# test goes on past them, and a later call of the class rewrites what they recorded.
+LATER_TESTS = """import unittest
+
+
+class StackTestPop(unittest.TestCase):
+    def test_pop_1(self):
+        s = Stack()
+        s.push(1)
+        s.push(2)
+        self.assertEqual([s.pop()], [2], msg=s)
+        s.push(3)
+"""
+
+LATER = {
+    "gc finds the records and rewrites them": """
+import gc
+
+_real_push = Stack.push
+
+def _push(self, x):
+    _real_push(self, x)
+    for o in gc.get_objects():
+        if type(o) is list and o and type(o[0]) is tuple and len(o[0]) == 5:
+            for rec in o:
+                if type(rec[2]) is list and len(rec[2]) >= 2:
+                    rec[2][1] = rec[2][0]
+
+Stack.push = _push
+""",
+    "the recorder's __closure__ gives the records away": """
+import sys
+
+_real_push = Stack.push
+
+def _rewrite(fn, seen):
+    for cell in getattr(fn, "__closure__", None) or ():
+        try:
+            v = cell.cell_contents
+        except ValueError:
+            continue
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if type(v) is list and v and type(v[0]) is tuple and len(v[0]) == 5:
+            for rec in v:
+                if type(rec[2]) is list and len(rec[2]) >= 2:
+                    rec[2][1] = rec[2][0]
+        elif callable(v):
+            _rewrite(v, seen)
+
+def _push(self, x):
+    _real_push(self, x)
+    seen = set()
+    for v in list(sys._getframe(1).f_globals.values()):
+        if callable(v):
+            _rewrite(v, seen)
+
+Stack.push = _push
+""",
+}
+
+# Assertions only in loops (none that every run must make): a test method the class
+# replaces, or stops, asserts nothing.
+LOOP_TESTS = """import unittest
+
+
+class StackTestPop(unittest.TestCase):
+    def setUp(self):
+        self.s = Stack()
+
+    def test_pop_loop(self):
+        for x in (1, 2):
+            self.s.push(x)
+            self.assertEqual(self.s.pop(), x)
+"""
+
+SKIPS = {
+    "setUp's constructor replaces the test method": """
+import sys
+
+_real_init = Stack.__init__
+
+def _init(self):
+    _real_init(self)
+    case = sys._getframe(1).f_locals.get("self")
+    if case is not None:
+        type(case).test_pop_loop = lambda self: None
+
+Stack.__init__ = _init
+""",
+    "the replaced test method tells an end it takes from the test's code": """
+import sys
+
+_real_init = Stack.__init__
+
+def _init(self):
+    _real_init(self)
+    case = sys._getframe(1).f_locals.get("self")
+    if case is None:
+        return
+    cls = type(case)
+    told = [c for c in cls.test_pop_loop.__code__.co_consts if callable(c)]
+
+    def fake(self):
+        for tell in told:
+            try:
+                tell("end", 0, ("StackTestPop", "test_pop_loop"))
+                tell("done", 0)
+            except Exception:
+                pass
+
+    cls.test_pop_loop = fake
+
+Stack.__init__ = _init
+""",
+    "pop raises the test's own Stop": """
+import sys
+
+def _stop_class():
+    f = sys._getframe(1)
+    while f is not None:
+        for v in list(f.f_globals.values()):
+            for cell in getattr(v, "__closure__", None) or ():
+                try:
+                    c = cell.cell_contents
+                except ValueError:
+                    continue
+                if isinstance(c, type) and c.__name__ == "Stop":
+                    return c
+        f = f.f_back
+    return AssertionError
+
+def _pop(self):
+    raise _stop_class()()
+
+Stack.pop = _pop
+""",
+}
+
+
+@pytest.mark.parametrize(
+    ("attack", "tests", "verdicts"),
+    [*((a, TESTS, "FF") for a in REWRITES), *((a, LATER_TESTS, "F") for a in LATER),
+     *((a, LOOP_TESTS, "F") for a in SKIPS)],
+)  # fmt: skip
+def test_a_class_cannot_rewrite_what_its_tests_asserted(
+    sandbox: Sandbox, attack: str, tests: str, verdicts: str
+) -> None:
+    hostile = {**REWRITES, **LATER, **SKIPS}[attack]
+    r = _run(sandbox, STACK + hostile, tests)
+    assert r["verdicts"] == verdicts, (attack, r["details"])
+
+
+def test_the_facts_are_the_operands_when_asserted(sandbox: Sandbox) -> None:
+    """What the runner copies is what the assertion was given: a list the class changes
+    after the assertion is reported as it was; the right stack passes the same tests."""
+    right = STACK.replace("return self.data[0] if", "return self.data[-1] if")
+    for tests in (LATER_TESTS, LOOP_TESTS):
+        assert _run(sandbox, right, tests)["verdicts"] == "P", tests
+    later = right + LATER["gc finds the records and rewrites them"].replace(
+        "rec[2][1] = rec[2][0]", "rec[2][1] = [99]"
+    )
+    assert _run(sandbox, later, LATER_TESTS)["verdicts"] == "P"
 
 
 def test_a_bool_that_lies_decides_neither_assert_true_nor_assert_false(sandbox: Sandbox) -> None:
@@ -501,12 +738,12 @@ def test_the_parent_reads_values_not_what_the_class_says() -> None:
     assert verdict(("assertIsInstance", 1, [point, None], {}, facts)).startswith("fail")
     own = [[["c", "solution", "Point"], ["b", "object"]], [["c", "solution", "Point"]]]
     assert verdict(("assertIsInstance", 1, [point, None], {}, own)) == "pass"
-    # a class operand and a deque come back as the rewritten code's records
-    str_ref = Record((("b", "str"),), "ClassRef", ("ce_class",), "solution")
-    int_ref = Record((("b", "int"),), "ClassRef", ("ce_class",), "solution")
+    # a class operand and a deque come back as the runner's records
+    str_ref = Record((("b", "str"),), "ClassFact", ("class_fact",), "__main__")
+    int_ref = Record((("b", "int"),), "ClassFact", ("class_fact",), "__main__")
     assert verdict(("assertEqual", 1, [str_ref, str_ref], {}, None)) == "pass"
     assert verdict(("assertEqual", 1, [str_ref, int_ref], {}, None)).startswith("fail")
-    dq = Record(([1, 2],), "DequeRef", ("ce_deque",), "solution")
+    dq = Record(([1, 2],), "DequeItems", ("deque_items",), "__main__")
     assert verdict(("assertEqual", 1, [dq, dq], {}, None)) == "pass"
     assert verdict(("assertEqual", 1, [dq, [1, 2]], {}, None)).startswith("fail")
     # the first record that does not hold decides; then what the test raised

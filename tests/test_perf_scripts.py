@@ -64,6 +64,21 @@ def test_throughput_script_prints_its_numbers() -> None:
     assert re.search(rf"^BATCH 1000 {NUM} executions/s .*: (PASS|MISS)$", out, re.M), out
 
 
+def test_parent_cost_script_prints_its_numbers() -> None:
+    out = _run(
+        "parent_cost.py", "--inputs", "2", "--normal", "50", "--returned", "20000", timeout=120
+    ).stdout
+    for case in ("flood", "flood 1 MiB", "15 MB frame", "returned", "normal batch"):
+        assert re.search(
+            rf"^{case} +parent +{NUM} s  children +{NUM} s  bound +{NUM} s  \+ *-?{NUM} MiB",
+            out,
+            re.M,
+        ), out
+    assert "result too costly to read" in out
+    assert re.search(rf"^NORMAL {NUM} executions/s, parent {NUM} s of CPU$", out, re.M), out
+    assert re.search(r"^[0-3] of 3 targets missed$", out, re.M), out
+
+
 def test_eval_speed_script_prints_its_numbers() -> None:
     data = _data_dir()
     if not (data / HARD_FILE).is_file():

@@ -302,8 +302,13 @@ def _check(sb, code: str, allowed: set[Status] | None) -> None:
     assert took < WALL, f"the parent spent {took:.2f} s on a {size}-byte frame ({bad.status})"
     res, _, peak = _run(sb, code, traced=True)
     # The traced run measures memory; tracemalloc makes decoding several times slower, so on
-    # a loaded machine it may reach the input's decode deadline instead (a timeout).
-    assert res.outcomes[1].status in (bad.status, Status.TIMEOUT), (bad, res.outcomes[1])
+    # a loaded machine it may reach the input's decode deadline instead (a timeout), or the
+    # parent's share of the child's CPU time (too costly to read).
+    traced = res.outcomes[1]
+    assert traced.status in (bad.status, Status.TIMEOUT) or "too costly" in (traced.error or ""), (
+        bad,
+        traced,
+    )
     assert peak <= BOUND * size + FLOOR, (
         f"the parent allocated {peak >> 20} MiB for a {size >> 10} KiB frame "
         f"({peak / size:.0f}x; bound {BOUND}x + {FLOOR >> 20} MiB)"

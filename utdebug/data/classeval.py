@@ -267,7 +267,9 @@ def run_tests(
     and each verdict is decided here from the records the test returned."""
     test, required = _prepared(test_code, tuple(tests))
     res = sb.run(code, "", [list(t) for t in tests], limits, test=test)
-    return res, [test_verdict(o, required.get(t)) for o, t in zip(res.outcomes, tests, strict=True)]
+    return res, [
+        test_verdict(o, required.get(t), t) for o, t in zip(res.outcomes, tests, strict=True)
+    ]
 
 
 @functools.lru_cache(maxsize=256)

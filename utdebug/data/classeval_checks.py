@@ -9,49 +9,54 @@ Here the child only *records* and the parent *decides*:
 - :func:`rewrite_tests` rewrites the test code with :mod:`ast`: its ``TestCase`` classes
   inherit from a small base class defined in the rewritten code itself (``setUp``/``tearDown``
   no-ops, ``maxDiff``, ``subTest``, cleanups, ``skipTest``; no ``unittest``), every
-  ``self.assert*(...)`` call becomes a record of (assertion, line, operands as values, keyword
-  operands, a fact the parent cannot read from values) appended to the test's list,
-  ``with self.assertRaises(X):`` and ``self.assertRaises(X, f, *args)`` become ``try``/
-  ``except`` that record the exception object (or None) and the expected class, and
-  ``self.fail(...)`` becomes a record; ``assertTrue(a == b)`` (one ``==``, ``!=``, ``in`` or
-  ``not in``, also under ``assertFalse``) is recorded as the assertion it states, so the
-  class's ``__eq__`` does not make the bool. The rewritten code is run by the sandbox as a
-  :class:`~utdebug.sandbox.config.StagedTest`: compiled before the class's module runs, in a
-  copy of the module's namespace with the builtins as they were before any program ran (a
-  module global that shadows a builtin is removed from that copy).
-  ``_ce_run(test_class, test_method)`` builds the instance, calls ``setUp``, the method,
-  ``tearDown`` and the cleanups, and returns ``(records, raised, stopped)``: the records, the
-  exception the test raised (or None) and whether the test ended early on a check the child
-  made (see below).
-- The sandbox's runner encodes that value with its own codec: operands are read through the
-  base types (an ``int`` subclass is its stored integer, a ``list`` subclass its items),
-  objects of the module's classes come back as :class:`~utdebug.sandbox.values.Structured`
-  (their fields) or :class:`~utdebug.sandbox.values.Opaque`, exceptions as
+  ``self.assert*(...)`` call becomes a call of the sandbox runner's ``__sandbox_fact__``
+  with (assertion, line, operands, keyword operands, what else to read: the first two
+  operands' identity, the first one's classes), ``with self.assertRaises(X):`` and
+  ``self.assertRaises(X, f, *args)`` become ``try``/``except`` that send the exception object
+  (or None) and the expected class, and ``self.fail(...)`` is sent too; ``assertTrue(a == b)``
+  (one ``==``, ``!=``, ``in`` or ``not in``, also under ``assertFalse``) is sent as the
+  assertion it states, so the class's ``__eq__`` does not make the bool. Each test method
+  tells its end (before each ``return`` and at its last line), and the test, after its
+  tearDown and cleanups, that it is done. The rewritten code is run by the sandbox as a
+  :class:`~utdebug.sandbox.config.StagedTest` (``builtins_first``): compiled before the
+  class's module runs, the builtins it reads by name and the runner's names pinned in its
+  code (a module global that shadows a builtin, or the test's builtins rewritten through a
+  frame, answers for nothing). ``_ce_run(test_class, test_method)`` builds the instance,
+  calls ``setUp``, the method, ``tearDown`` and the cleanups, and returns ``(raised,
+  stopped)``: the exception the test raised (or None) and whether the test ended early on a
+  check the child made (see below).
+- The runner copies an assertion's operands the moment it is made, through the base types
+  (an ``int`` subclass is its stored integer, a ``list`` subclass its items; a class becomes
+  its fact, a deque its items), encodes them with its codec and sends them to the parent
+  before the test goes on (see docs/sandbox.md, "Integrity"): nothing the class does later
+  (a profile hook, ``gc``, a closure, the test's globals) reaches what was sent. Objects of
+  the module's classes come back as :class:`~utdebug.sandbox.values.Structured` (their
+  fields) or :class:`~utdebug.sandbox.values.Opaque`, exceptions as
   :class:`~utdebug.sandbox.values.ExceptionValue` with their builtin classes found by
   identity.
-- :func:`judge_records` applies the records in order, on the decoded values; the first one
+- :func:`judge_facts` applies the assertions in order, on the decoded values; the first one
   that does not hold fails the test (its detail names the line, the assertion and both
-  operands); then an exception the test raised fails it; a test that ran to its end with every
-  record holding (or with no assertion at all) passes, provided it recorded every assertion
-  it makes on every run (:func:`required_lines`: one whose recorder was silenced fails).
+  operands); then an exception the test raised fails it; a test that ran to its end with
+  every assertion holding (or with no assertion at all) passes, provided its method told
+  its end, the test that it was done, and it sent every assertion it makes on every run
+  (:func:`required_lines`). An assertion made while a profile function was set fails.
 
-Not covered: the test's code runs in the same process as the class, so a class that reaches
-the test's frames, code or records (``sys._getframe``, ``gc``, ``ctypes``) can rewrite a
-record's operands before they are encoded; what the test computes outside its assertions
+Not covered (docs/sandbox.md, "What is not guaranteed"): the test's code runs in the same
+process as the class, so a class can change what the test computes before it asserts (a
+list the test holds, a helper of its class, through its frames), and a class that rewrites
+the runner's own functions, writes frames on its result pipe itself or uses ``ctypes`` can
+make the child report anything; what the test computes outside its assertions
 (``ok = x == y``, ``str(cm.exception)``) runs the class's code, as in ``unittest``.
 
-What the child does with a record. Each operand is copied when it is recorded (a ``list``,
-``dict``, ``set`` or ``tuple`` and what they hold, through the base types' own methods), so a
-value changed after its assertion is reported as it was; an object of another class is
-reported by reference, as it is when the test ends. So that a test stops where ``unittest``
-stops it (a failed assertion skips the rest of the test and its ``tearDown``, which matters to
-tests that share files), the child also checks ``Equal``, ``NotEqual``, ``True``, ``False``,
-``IsNone``, ``IsNotNone``, ``In``, ``NotIn``, the orderings and ``(Not)AlmostEqual`` itself
-when every operand is plain data (only builtin types: no code of the module runs in that
-check) and ends the test when one does not hold; ``fail()`` and an ``assertRaises`` that saw
-nothing end it too. That check only decides where the test stops: the parent applies the
-record again, and a test the child stopped on a record the parent finds holding fails
-("stopped early").
+Where a test stops. So that a test stops where ``unittest`` stops it (a failed assertion
+skips the rest of the test and its ``tearDown``, which matters to tests that share files),
+the child also checks ``Equal``, ``NotEqual``, ``True``, ``False``, ``IsNone``,
+``IsNotNone``, ``In``, ``NotIn``, the orderings and ``(Not)AlmostEqual`` itself on the copies
+the runner gives back, when every operand is plain data (only builtin types: no code of the
+module runs in that check), and ends the test when one does not hold; ``fail()`` and an
+``assertRaises`` that saw nothing end it too. That check only decides where the test stops:
+the parent applies the assertion again, and a test the child stopped on one the parent finds
+holding fails ("stopped early").
 
 The parent's semantics (on the decoded values; the class's own ``__eq__``, ``__bool__``,
 ``__lt__``, ``__contains__`` play no part):
@@ -100,6 +105,7 @@ from utdebug.sandbox.verdicts import Judged, Verdict
 
 __all__ = [
     "RUN",
+    "judge_facts",
     "judge_records",
     "required_lines",
     "rewrite_tests",
@@ -113,149 +119,30 @@ RUN = "_ce_run"
 _SHOWN = 300
 """Characters of each operand shown in a verdict's detail."""
 
-# The child's part: defined first in the rewritten code. Every reference it uses is taken from
-# the builtins the runner gives the test (as they were before any program ran), never from the
-# namespace, which starts as a copy of the module's globals (a module may define ``len``).
+# The child's part: defined first in the rewritten code. Its assertions' facts go to the parent
+# through the runner's ``__sandbox_fact__`` as they happen; the builtins it reads by name are
+# constants in its code (the sandbox pins them: ``StagedTest(builtins_first=True)``), so neither
+# a module global that shadows a builtin nor the test's builtins, rewritten through a frame,
+# answer for them. What stays here only decides where a test stops, as unittest would.
 PRELUDE = '''
-def _ce_make(B=__builtins__):
-    _type, _isinstance, _issubclass, _len = B["type"], B["isinstance"], B["issubclass"], B["len"]
-    _int, _float, _str, _bytes, _bool = B["int"], B["float"], B["str"], B["bytes"], B["bool"]
-    _list, _tuple, _dict = B["list"], B["tuple"], B["dict"]
-    _set, _frozenset = B["set"], B["frozenset"]
-    _complex, _object, _Exception = B["complex"], B["object"], B["Exception"]
-    _AssertionError = B["AssertionError"]
-    int_int, float_float, str_str = _int.__int__, _float.__float__, _str.__str__
-    complex_complex, bytes_get = _complex.__complex__, _bytes.__getitem__
-    list_iter, tuple_iter, dict_items = _list.__iter__, _tuple.__iter__, _dict.items
-    set_iter, fs_iter, list_append = _set.__iter__, _frozenset.__iter__, _list.append
-    set_add, dict_get = _set.add, _dict.get
-    tdict = _type.__dict__
-    mro_of, qualname_of = tdict["__mro__"].__get__, tdict["__qualname__"].__get__
-    module_of = tdict["__module__"].__get__
-    flags_of = tdict["__flags__"].__get__
-    whole = B["slice"](None)
-    records = []
-
-    class ClassRef(_tuple):
-        """A class operand (``type(x)``, ``dict``): its fact, as a record the parent reads."""
-
-        __slots__ = ()
-        _fields = ("ce_class",)
-
-    class DequeRef(_tuple):
-        """A ``collections.deque`` operand: its items, copied."""
-
-        __slots__ = ()
-        _fields = ("ce_deque",)
-
-    deque_t = deque_iter = None
-    try:  # the real deque only: a type written in C (a module may rebind collections.deque)
-        import collections
-
-        dq = collections.deque
-        if _issubclass(_type(dq), _type) and not flags_of(dq) & 512 and qualname_of(dq) == "deque":
-            deque_t, deque_iter = dq, dq.__iter__
-    except _Exception:
-        pass
+def _ce_make():
     state = [False]  # stopped: the child ended the test on a check of its own
+    wants = {"assertIs": "is", "assertIsNot": "is", "assertIsInstance": "mro",
+             "assertNotIsInstance": "mro"}
 
-    class Stop(_AssertionError):
+    class Stop(AssertionError):
         """Ends a test where unittest's failure would (the parent decides the verdict)."""
-
-    def snap(x, d=0):
-        """(a copy of x through the base types, whether it is plain data only)."""
-        t = _type(x)
-        if x is None or t is _bool:
-            return x, True
-        if d > 60:
-            return x, False
-        try:
-            if _issubclass(t, _int):
-                return int_int(x), True
-            if _issubclass(t, _float):
-                return float_float(x), True
-            if _issubclass(t, _str):
-                return str_str(x), True
-            if _issubclass(t, _bytes):
-                return bytes_get(x, whole), True
-            if _issubclass(t, _complex):
-                return complex_complex(x), True
-            if _issubclass(t, _type):
-                return ClassRef((_tuple(fact(x)),)), True
-            if deque_t is not None and _issubclass(t, deque_t):
-                out = []
-                for y in deque_iter(x):
-                    list_append(out, snap(y, d + 1)[0])
-                return DequeRef((out,)), False
-            if _issubclass(t, _list):
-                out, plain = [], True
-                for y in list_iter(x):
-                    v, p = snap(y, d + 1)
-                    list_append(out, v)
-                    plain = plain and p
-                return out, plain
-            if t is _tuple:
-                out, plain = [], True
-                for y in tuple_iter(x):
-                    v, p = snap(y, d + 1)
-                    list_append(out, v)
-                    plain = plain and p
-                return _tuple(out), plain
-            if _issubclass(t, _dict):
-                out, plain = {}, True
-                for k, y in dict_items(x):
-                    kv, kp = snap(k, d + 1)
-                    v, p = snap(y, d + 1)
-                    out[kv] = v
-                    plain = plain and kp and p
-                return out, plain
-            if _issubclass(t, _frozenset) or _issubclass(t, _set):
-                items, plain = [], True
-                for y in (fs_iter if _issubclass(t, _frozenset) else set_iter)(x):
-                    v, p = snap(y, d + 1)
-                    list_append(items, v)
-                    plain = plain and p
-                return (_frozenset if _issubclass(t, _frozenset) else _set)(items), plain
-        except _Exception:
-            pass
-        return x, False
-
-    def fact(c):
-        """A class as the test reads it: ["b", name] for a builtin (by identity), else
-        ["c", module, qualified name] as the type object states them."""
-        try:
-            if not _issubclass(_type(c), _type):
-                return ["?", ""]
-            q = qualname_of(c)
-            q = str_str(q) if _isinstance(q, _str) else ""
-            if dict_get(B, q) is c:
-                return ["b", q]
-            m = module_of(c)
-            return ["c", str_str(m) if _isinstance(m, _str) else "", q]
-        except _Exception:
-            return ["?", ""]
-
-    def facts(spec):
-        if _type(spec) is _tuple:
-            return [fact(c) for c in tuple_iter(spec)]
-        return [fact(spec)]
-
-    def mro_facts(x):
-        try:
-            return [fact(c) for c in tuple_iter(mro_of(_type(x)))]
-        except _Exception:
-            return []
 
     def holds(name, vals, kws):
         """The child's own check of a record whose operands are plain data (no module code
         runs): only where the test stops; the parent decides."""
-        n = _len(vals)
+        n = len(vals)
         if name == "assertEqual" and n >= 2:
             return vals[0] == vals[1]
         if name == "assertNotEqual" and n >= 2:
             return vals[0] != vals[1]
         if name == "assertTrue" and n >= 1:
-            return _bool(vals[0])
+            return bool(vals[0])
         if name == "assertFalse" and n >= 1:
             return not vals[0]
         if name == "assertIsNone" and n >= 1:
@@ -269,13 +156,13 @@ def _ce_make(B=__builtins__):
         if name in ORDER and n >= 2:
             return ORDER[name](vals[0], vals[1])
         if (name == "assertAlmostEqual" or name == "assertNotAlmostEqual") and n >= 2:
-            places = vals[2] if n >= 3 else dict_get(kws, "places")
-            delta = vals[4] if n >= 5 else dict_get(kws, "delta")
-            diff = 0 if vals[0] == vals[1] else B["abs"](vals[0] - vals[1])
+            places = vals[2] if n >= 3 else kws.get("places")
+            delta = vals[4] if n >= 5 else kws.get("delta")
+            diff = 0 if vals[0] == vals[1] else abs(vals[0] - vals[1])
             if delta is not None:
                 close = diff <= delta
             else:
-                close = B["round"](diff, 7 if places is None else places) == 0
+                close = round(diff, 7 if places is None else places) == 0
             return close if name == "assertAlmostEqual" else not close
         return True
 
@@ -286,51 +173,44 @@ def _ce_make(B=__builtins__):
         "assertLessEqual": lambda a, b: a <= b,
     }
 
-    def check(name, line, /, *args, **kw):
-        vals, plain = [], True
-        for a in tuple_iter(args):
-            v, p = snap(a)
-            list_append(vals, v)
-            plain = plain and p
-        kws = {}
-        for k, a in dict_items(kw):
-            kws[k] = snap(a)[0]
-        extra = None
-        if (name == "assertIs" or name == "assertIsNot") and _len(args) >= 2:
-            extra = args[0] is args[1]
-        elif (name == "assertIsInstance" or name == "assertNotIsInstance") and _len(args) >= 2:
-            extra = [mro_facts(args[0]), facts(args[1])]
-        list_append(records, (name, line, vals, kws, extra))
+    def after(told):
+        """What the runner gave back for an assertion it sent (its kind and the copies it
+        made of the operands): stop the test where unittest would."""
+        name, vals, kws, plain = told
         if name == "fail":
             stop()
         known = True
-        for k, v in dict_items(kws):
-            if not (k == "msg" or k == "places" or k == "delta") or not snap(v)[1]:
+        for k in kws:
+            if not (k == "msg" or k == "places" or k == "delta"):
                 known = False
         if plain and known:
             try:
                 ok = holds(name, vals, kws)
-            except _Exception:
+            except Exception:
                 ok = True
             if not ok:
                 stop()
+
+    def check(name, line, /, *args, **kw):
+        """An assertion the rewriting did not reach (``getattr(self, 'assertEqual')``)."""
+        after(__sandbox_fact__(name, line, args, kw, wants.get(name, ""), __sandbox_hooks__()))
 
     def stop():
         state[0] = True
         raise Stop()
 
     def raised(line, spec, e):
-        """An assertRaises: record what was raised (None: nothing) and the expected class."""
-        list_append(records, ("assertRaises", line, [e], {}, facts(spec)))
+        """An assertRaises: what was raised (None: nothing) against the expected class."""
+        if e is not None:
+            try:
+                ok = issubclass(type(e), spec)
+            except Exception:
+                ok = False
+            if not ok:  # not what was expected: it goes on up, as unittest lets it
+                raise e
+        __sandbox_fact__("assertRaises", line, (e, spec), {}, "", __sandbox_hooks__())
         if e is None:
             stop()
-        try:
-            ok = _issubclass(_type(e), spec)
-        except _Exception:
-            ok = False
-        if not ok:  # not what was expected: it goes on up, as unittest lets it
-            records.pop()
-            raise e
         return Caught(e)
 
     class Caught:
@@ -340,7 +220,7 @@ def _ce_make(B=__builtins__):
     def raises_call(line, spec, fn, /, *args, **kw):
         try:
             fn(*args, **kw)
-        except _Exception as e:
+        except Exception as e:
             return raised(line, spec, e)
         raised(line, spec, None)
 
@@ -354,7 +234,7 @@ def _ce_make(B=__builtins__):
             return self
 
         def __exit__(self, t, e, tb):
-            if e is not None and not _isinstance(e, _Exception):
+            if e is not None and not isinstance(e, Exception):
                 return False
             if e is None:
                 raised(self.line, self.spec, None)  # records the miss and ends the test
@@ -394,13 +274,13 @@ def _ce_make(B=__builtins__):
             pass
 
         def id(self):
-            return _type(self).__qualname__ + "." + self._testMethodName
+            return type(self).__qualname__ + "." + self._testMethodName
 
         def subTest(self, *args, **kw):
             return Null()
 
         def addCleanup(self, fn, *args, **kw):
-            list_append(self._ce_cleanups, (fn, args, kw))
+            self._ce_cleanups.append((fn, args, kw))
 
         def doCleanups(self):
             while self._ce_cleanups:
@@ -408,7 +288,7 @@ def _ce_make(B=__builtins__):
                 fn(*args, **kw)
 
         def skipTest(self, reason):
-            raise B["RuntimeError"]("skipped: " + str_str(B["str"](reason)))
+            raise RuntimeError("skipped: " + str(reason))
 
         def assertRaises(self, spec, *args, **kw):
             if args:
@@ -420,9 +300,12 @@ def _ce_make(B=__builtins__):
                 def recorder(*args, **kw):
                     return check(name, 0, *args, **kw)
                 return recorder
-            raise B["AttributeError"](name)
+            raise AttributeError(name)
 
     def run(classes, test_class, test_method):
+        """Run one test method as unittest would; the runner has its facts already:
+        (the exception the test raised or None, whether the child stopped it). Only a test
+        that ran to its end, tearDown and cleanups included, reports it is done."""
         import random
 
         random.seed(0)
@@ -430,14 +313,15 @@ def _ce_make(B=__builtins__):
         try:
             case = classes[test_class](test_method)
             case.setUp()
-            B["getattr"](case, test_method)()
+            getattr(case, test_method)()
             case.tearDown()
             case.doCleanups()
+            __sandbox_fact__("done", 0)
         except Stop:
             pass
-        except _Exception as e:
+        except Exception as e:
             err = e
-        return (records, err, state[0])
+        return (err, state[0])
 
     def scratch():
         import os
@@ -446,22 +330,46 @@ def _ce_make(B=__builtins__):
         if not os.path.basename(os.getcwd()).startswith("classeval-"):
             os.chdir(tempfile.mkdtemp(prefix="classeval-"))
 
-    # The test's names start as a copy of the module's globals: a global that shadows a
-    # builtin (``len = lambda x: 2``) would answer the test's own len(); the test sees the
-    # builtins instead (no ClassEval solution defines such a global).
-    g = B["globals"]()
-    for k in _list(g):
-        if not k.startswith("__") and k in B and g[k] is not B[k]:
-            del g[k]
-
-    return check, raised, raises_call, Case, run, scratch, _Exception
+    return after, raised, raises_call, Case, run, scratch, Exception
 
 
-(_ce_check, _ce_raised, _ce_raises_call, _ce_Case, _ce_run_in, _ce_scratch,
+(_ce_after, _ce_raised, _ce_raises_call, _ce_Case, _ce_run_in, _ce_scratch,
  _ce_Exception) = _ce_make()
 del _ce_make
 _ce_scratch()
 '''
+
+
+_WANTS = {
+    "assertIs": "is",
+    "assertIsNot": "is",
+    "assertIsInstance": "mro",
+    "assertNotIsInstance": "mro",
+}
+"""What the runner reads besides an assertion's operands: whether the first two are one
+object (``is``), the first one's classes (``mro``)."""
+
+
+def _fact_call(name: str, line: int, args: list[ast.expr], keywords: list[ast.keyword]) -> ast.expr:
+    """``_ce_after(__sandbox_fact__(name, line, (args...), {keywords...}, wants,
+    __sandbox_hooks__()))``: the operands are evaluated, then whether a profile function is
+    set, then the runner copies and sends them."""
+    kw_keys: list[ast.expr | None] = [
+        None if k.arg is None else ast.Constant(k.arg) for k in keywords
+    ]
+    fact = ast.Call(
+        ast.Name("__sandbox_fact__", ast.Load()),
+        [
+            ast.Constant(name),
+            ast.Constant(line),
+            ast.Tuple(list(args), ast.Load()),
+            ast.Dict(kw_keys, [k.value for k in keywords]),
+            ast.Constant(_WANTS.get(name, "")),
+            ast.Call(ast.Name("__sandbox_hooks__", ast.Load()), [], []),
+        ],
+        [],
+    )
+    return ast.Call(ast.Name("_ce_after", ast.Load()), [fact], [])
 
 
 _COMPARES: dict[tuple[str, type[ast.cmpop]], str] = {
@@ -503,6 +411,9 @@ class _Rewriter(ast.NodeTransformer):
             for b in node.bases
         ]
         self.generic_visit(node)
+        for f in node.body:
+            if isinstance(f, ast.FunctionDef) and f.name.startswith("test"):
+                f.body = _with_end(f.body, node.name, f.name)
         return node
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
@@ -525,16 +436,13 @@ class _Rewriter(ast.NodeTransformer):
             # child never runs the class's __eq__ to make the bool
             name = _COMPARES[name, type(first.ops[0])]
             args = [first.left, first.comparators[0], *args[1:]]
+        call: ast.expr
         if name == "assertRaises":
             call = ast.Call(
                 ast.Name("_ce_raises_call", ast.Load()), [line, *node.args], node.keywords
             )
         else:
-            call = ast.Call(
-                ast.Name("_ce_check", ast.Load()),
-                [ast.Constant(name), line, *args],
-                node.keywords,
-            )
+            call = _fact_call(name, node.lineno, args, node.keywords)
         return ast.copy_location(call, node)
 
     def visit_With(self, node: ast.With) -> ast.AST | list[ast.stmt]:
@@ -578,6 +486,35 @@ class _Rewriter(ast.NodeTransformer):
         return out
 
 
+def _with_end(body: list[ast.stmt], cls: str, method: str) -> list[ast.stmt]:
+    """A test method's body that tells the runner it ended (at its end and before each
+    ``return``): a method the module replaced, or a test it stopped, never reports it."""
+
+    def end() -> ast.stmt:
+        names = ast.Tuple([ast.Constant(cls), ast.Constant(method)], ast.Load())
+        fact = ast.Name("__sandbox_fact__", ast.Load())
+        return ast.Expr(ast.Call(fact, [ast.Constant("end"), ast.Constant(0), names], []))
+
+    def walk(stmts: list[ast.stmt]) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        for st in stmts:
+            if isinstance(st, ast.Return):
+                out.append(ast.copy_location(end(), st))
+            elif not isinstance(st, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                for field in ("body", "orelse", "finalbody"):
+                    inner = getattr(st, field, None)
+                    if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                        setattr(st, field, walk(inner))
+                for h in getattr(st, "handlers", []):
+                    h.body = walk(h.body)
+                for case in getattr(st, "cases", []):
+                    case.body = walk(case.body)
+            out.append(st)
+        return out
+
+    return [*walk(body), end()]
+
+
 def rewrite_tests(test_code: str, tests: Sequence[tuple[str, str]]) -> str:
     """ClassEval's test code rewritten to record its assertions (see the module docstring),
     with the prelude before it and ``_ce_run(test_class, test_method)`` after it."""
@@ -602,6 +539,7 @@ def staged_test(test_code: str, tests: Sequence[tuple[str, str]]) -> StagedTest:
         setup=rewrite_tests(test_code, tests),
         call=f"{RUN}(*_ce_args)",
         args="_ce_args",
+        builtins_first=True,
     )
 
 
@@ -679,18 +617,98 @@ def _unconditional(body: list[ast.stmt], lines: Counter[int]) -> bool:
     return True
 
 
-def test_verdict(outcome: Outcome, required: Counter[int] | None) -> Judged:
-    """The verdict of one test method from the sandbox's outcome of its input: the records it
-    returned applied here (:func:`judge_records`, ``required`` from :func:`required_lines`);
-    an input that raised outside the test (its setup code), timed out or crashed is a fail,
-    timeout or crash."""
+def test_verdict(
+    outcome: Outcome, required: Counter[int] | None, test: tuple[str, str] | None
+) -> Judged:
+    """The verdict of one test method (``test``: its class and name) from the sandbox's
+    outcome of its input: the facts the runner sent as it ran, applied here
+    (:func:`judge_facts`, ``required`` from :func:`required_lines`); an input that raised
+    outside the test (its setup code), timed out or crashed is a fail, timeout or crash."""
     if outcome.status is Status.OK:
-        return judge_records(outcome.value, required)
+        return judge_facts(outcome.facts, outcome.value, required, test)
     if outcome.status is Status.ERROR:
         return Judged(Verdict.FAIL, f"raised {outcome.error_type}: {_first_line(outcome.error)}")
     if outcome.status is Status.TIMEOUT:
         return Judged(Verdict.TIMEOUT, _first_line(outcome.error))
     return Judged(Verdict.CRASH, _first_line(outcome.error))
+
+
+_MALFORMED = "the test's report is malformed"
+
+
+def judge_facts(
+    facts: Sequence[object],
+    value: object,
+    required: Counter[int] | None = None,
+    test: tuple[str, str] | None = None,
+) -> Judged:
+    """The verdict from the facts the runner sent while the test ran (``[kind, line,
+    operands, keyword operands, identity, classes, hooked]`` each, see
+    ``sandbox/_runner.py: _make_facts``) and what ``_ce_run`` returned (``(raised,
+    stopped)``): its assertions applied in order (:func:`judge_records`), none made while a
+    profile function was set; the test method (``test``) must have told its end, and the
+    test that it was done after its tearDown and cleanups."""
+    if not (isinstance(value, tuple) and len(value) == 2):
+        return Judged(Verdict.FAIL, _MALFORMED)
+    raised, stopped = value
+    records: list[tuple[str, int, list[Any], dict[str, Any], object]] = []
+    ended = done = False
+    for f in facts:
+        if f is None:
+            return Judged(Verdict.FAIL, "an assertion's operands were too large to send")
+        if not (
+            isinstance(f, list)
+            and len(f) == 7
+            and isinstance(f[0], str)
+            and isinstance(f[1], int)
+            and isinstance(f[2], list)
+            and isinstance(f[3], dict)
+            and isinstance(f[6], bool)
+        ):
+            return Judged(Verdict.FAIL, _MALFORMED)
+        kind, line, ops, kws, is_, mro, hooked = f
+        if kind == "end":
+            ended = ended or (test is not None and ops == list(test))
+        elif kind == "done":
+            done = True
+        elif hooked:
+            where = f"line {line}: " if line else ""
+            return Judged(Verdict.FAIL, f"{where}a profile function was set when it was asserted")
+        else:
+            records.append(_record(kind, line, ops, kws, is_, mro))
+    judged = judge_records((records, raised, stopped), required)
+    if judged.verdict is not Verdict.PASS:
+        return judged
+    if not ended:
+        return Judged(Verdict.FAIL, "the test method did not tell its end (replaced or cut short)")
+    if not done:
+        return Judged(Verdict.FAIL, "the test did not tell it was done (after tearDown)")
+    return judged
+
+
+def _record(
+    kind: str, line: int, ops: list[Any], kws: dict[str, Any], is_: object, mro: object
+) -> tuple[str, int, list[Any], dict[str, Any], object]:
+    """An assertion's facts as :func:`apply` takes them: what it needs besides the operands
+    (``extra``: the identity the child saw, the classes' facts)."""
+    extra: object = None
+    if kind in ("assertIs", "assertIsNot"):
+        extra = is_
+    elif kind in ("assertIsInstance", "assertNotIsInstance"):
+        extra = [mro, _class_facts(ops[1]) if len(ops) > 1 else None]
+    elif kind == "assertRaises":
+        extra = _class_facts(ops[1]) if len(ops) == 2 else None
+        ops = ops[:1]
+    return kind, line, ops, kws, extra
+
+
+def _class_facts(spec: object) -> list[list[str]] | None:
+    """The facts of a class operand (or a tuple of them), as the runner sent them."""
+    spec = _restore(spec)
+    items = spec if isinstance(spec, tuple) else (spec,)
+    if not all(isinstance(c, ClassFact) for c in items):
+        return None
+    return [list(c.fact) for c in items]
 
 
 def _first_line(text: str | None, limit: int = 300) -> str:
@@ -759,12 +777,12 @@ def _restore(v: object, depth: int = 0) -> Any:
     if isinstance(v, Record) and len(v) == 1:
         item = v[0]
         if (
-            v.record_fields == ("ce_class",)
+            v.record_fields == ("class_fact",)
             and isinstance(item, tuple)
             and all(isinstance(x, str) for x in item)
         ):
             return ClassFact(item)
-        if v.record_fields == ("ce_deque",) and isinstance(item, list):
+        if v.record_fields == ("deque_items",) and isinstance(item, list):
             return deque(_restore(x, depth + 1) for x in item)
     t = type(v)
     try:

@@ -29,6 +29,7 @@ from utdebug.check.report import (
     Status,
     TestResult,
     TestVerdict,
+    Unstable,
 )
 from utdebug.cli_common import Exit
 
@@ -177,6 +178,8 @@ def _exit_text(report: CheckReport) -> str:
     meaning = _EXIT_MEANING.get(code, "")
     if code == Exit.OK and report.errors:
         meaning = "no findings; functions that could not be checked are allowed"
+    if code == Exit.FAILURE and not report.findings:
+        meaning = "too few functions compared with their base (--min-compared)"
     return f"exit code {code} ({meaning})" if meaning else f"exit code {code}"
 
 
@@ -195,9 +198,33 @@ def _summary(report: CheckReport) -> str:
     )
 
 
+def _compared_line(report: CheckReport) -> str | None:
+    """``compared N of M changed functions with their base version (...)``, and the
+    ``--min-compared`` verdict; ``None`` when no function was compared with its base."""
+    if not any(f.differential is not None for f in report.functions):
+        return None
+    total = len(report.changed_functions)
+    others = [
+        f"{report.count(Status.NONDETERMINISTIC)} nondeterministic",
+        f"{report.count(Status.NOT_COMPARED)} not compared",
+    ]
+    line = (
+        f"compared {report.compared} of {_plural(total, 'changed function')} with their base "
+        f"version ({', '.join(others)})"
+    )
+    if report.min_compared:
+        share = report.compared / total if total else 1.0
+        verdict = "too few: exit code 1" if report.compared_too_few else "enough"
+        line += f"; --min-compared {report.min_compared:.0%}: {share:.0%} compared, {verdict}"
+    return line
+
+
 def _status_text(f: FunctionReport) -> str:
     found = f.status is Status.FINDINGS
     text = _plural(len(f.findings) + len(f.changes), "finding") if found else f.status.value
+    d = f.differential
+    if f.status is Status.OK and not f.tests and d is not None and d.compared:
+        text = f"unchanged on {_plural(d.inputs, 'input')}"
     return f"{text} (cached)" if f.cached else text
 
 
@@ -209,6 +236,12 @@ def _base_label(f: FunctionReport) -> str:
 def _change_text(c: Change) -> str:
     """``f(5): was 6, now 7``."""
     return f"{c.call}: {c.description}"
+
+
+def _unstable_text(u: Unstable) -> str:
+    """``f(5): the base gave 6, then 7``."""
+    who = "the base" if u.version == "base" else "the checked version"
+    return f"{u.call}: {who} gave {u.first}, then {u.second}"
 
 
 def _rate(x: float | None) -> str:
@@ -224,6 +257,8 @@ _STATUS_STYLE = {
     Status.FINDINGS: "bold red",
     Status.ERROR: "bold yellow",
     Status.SKIPPED: "dim",
+    Status.NOT_COMPARED: "yellow",
+    Status.NONDETERMINISTIC: "magenta",
 }
 
 
@@ -329,6 +364,11 @@ def write_human(report: CheckReport, console: Console) -> None:
                 out((f"{_plural(len(d.accepted), 'accepted change')}:", "dim"), indent=2)
                 for c in d.accepted:
                     out(("= ", "dim"), v(_change_text(c)), indent=4)
+            if d.unstable:
+                what = _plural(len(d.unstable), "nondeterministic input")
+                out((f"{what} (not findings):", "magenta"), indent=2)
+                for u in d.unstable[:HUMAN_CHANGES]:
+                    out(("~ ", "magenta"), v(_unstable_text(u)), indent=4)
         if f.fix is not None:
             fix = f.fix
             patch = "patch present" if fix.patch else "no patch"
@@ -347,6 +387,9 @@ def write_human(report: CheckReport, console: Console) -> None:
     style = "bold red" if report.exit_code() == Exit.FAILURE else "bold"
     if report.exit_code() == Exit.USAGE:
         style = "bold yellow"
+    compared = _compared_line(report)
+    if compared is not None:
+        out((compared, "bold red" if report.compared_too_few else "bold"))
     out((_summary(report), style))
 
 
@@ -402,6 +445,7 @@ def _junit_suite(suite: ET.Element, report: CheckReport, f: FunctionReport) -> d
         ("base", report.base or ""),
         ("min_votes", f"{report.min_votes:g}"),
         ("utdebug_version", report.tool_version),
+        *_junit_compared(report),
     ):
         ET.SubElement(props, "property", {"name": name, "value": _one(value)})
 
@@ -446,6 +490,12 @@ def _junit_suite(suite: ET.Element, report: CheckReport, f: FunctionReport) -> d
         if outcome is not None:
             counts[outcome] += 1
     return counts
+
+
+def _junit_compared(report: CheckReport) -> list[tuple[str, str]]:
+    """The run's comparison with the base as suite properties (none when not run)."""
+    line = _compared_line(report)
+    return [] if line is None else [("compared", line)]
 
 
 def _junit_changes(
@@ -565,7 +615,12 @@ def _render_github(report: CheckReport) -> str:
         elif f.status is Status.SKIPPED:
             title = f"utdebug: skipped {f.qualname}"
             lines.append(_gh_command("notice", f.message, **where, title=title))
-    lines.append(_gh_command("notice", prefix + _summary(report), title="utdebug summary"))
+        elif f.status in (Status.NOT_COMPARED, Status.NONDETERMINISTIC):
+            title = f"utdebug: {f.qualname} {f.status.value}"
+            lines.append(_gh_command("notice", f.message, **where, title=title))
+    compared = _compared_line(report)
+    summary = _summary(report) + (f"\n{compared}" if compared is not None else "")
+    lines.append(_gh_command("notice", prefix + summary, title="utdebug summary"))
     return "\n".join(lines) + "\n"
 
 
@@ -639,6 +694,36 @@ _DIFF_RULES: tuple[dict[str, Any], ...] = (
         "defaultConfiguration": {"level": "error"},
         "properties": {"tags": ["correctness", "regression", "differential"]},
     },
+    {
+        "id": "UTD005",
+        "name": "function-not-compared",
+        "shortDescription": {"text": "The function was not compared with its base version."},
+        "fullDescription": {
+            "text": "utdebug could not compare this changed function with its version at the "
+            "base revision (no base version, no input it can make, a base that does not load "
+            "...). The result message says why."
+        },
+        "help": {
+            "text": "Add a test or a docstring example that calls the function with literal "
+            "arguments, or type hints on its parameters, so inputs can be made.",
+        },
+        "defaultConfiguration": {"level": "note"},
+    },
+    {
+        "id": "UTD006",
+        "name": "nondeterministic-function",
+        "shortDescription": {"text": "The function's outcomes differ between two runs."},
+        "fullDescription": {
+            "text": "utdebug ran each version of this function twice on each input (other "
+            "processes, hash seeds and clock readings): most inputs gave different outcomes "
+            "in the two runs of one version, so no change can be told from chance."
+        },
+        "help": {
+            "text": "Nothing to fix if the function is meant to vary (the clock, random "
+            "values); otherwise look for state, set order or time in its results.",
+        },
+        "defaultConfiguration": {"level": "note"},
+    },
 )
 """Listed only when the run compared functions with their base versions."""
 _RULE_INDEX = {rule["id"]: i for i, rule in enumerate(_RULES + _DIFF_RULES)}
@@ -701,6 +786,15 @@ def _sarif_result(
     }
 
 
+_SARIF_STATUS = {
+    Status.ERROR: ("UTD002", "warning", "could not be checked"),
+    Status.SKIPPED: ("UTD003", "note", "was skipped"),
+    Status.NOT_COMPARED: ("UTD005", "note", "was not compared with its base"),
+    Status.NONDETERMINISTIC: ("UTD006", "note", "is nondeterministic"),
+}
+"""A function's status -> its SARIF rule, level and words (findings have their own)."""
+
+
 def _sarif(report: CheckReport) -> dict[str, Any]:
     results: list[dict[str, Any]] = []
     for f in report.functions:
@@ -745,13 +839,9 @@ def _sarif(report: CheckReport) -> dict[str, Any]:
                 "base": f.differential.base if f.differential is not None else None,
             }
             results.append(result)
-        if f.status in (Status.ERROR, Status.SKIPPED):
-            if f.status is Status.ERROR:
-                rule_id, level = "UTD002", "warning"
-                text = f"{f.qualname} could not be checked: {f.message}"
-            else:
-                rule_id, level = "UTD003", "note"
-                text = f"{f.qualname} was skipped: {f.message}"
+        if f.status in _SARIF_STATUS:
+            rule_id, level, what = _SARIF_STATUS[f.status]
+            text = f"{f.qualname} {what}: {f.message}"
             result = _sarif_result(report, f, rule_id, level, text)
             result["partialFingerprints"] = {
                 FINGERPRINT_KEY: _fingerprint(rule_id, f.path, f.qualname)
@@ -790,6 +880,7 @@ def _sarif(report: CheckReport) -> dict[str, Any]:
             "revision": report.revision,
             "base": report.base,
             "min_votes": report.min_votes,
+            **_sarif_compared(report),
         },
     }
     root = _root_uri(report.repository)
@@ -798,6 +889,19 @@ def _sarif(report: CheckReport) -> dict[str, Any]:
     log = {"$schema": SARIF_SCHEMA_URI, "version": "2.1.0", "runs": [run]}
     cleaned: dict[str, Any] = _without_surrogates(log)
     return cleaned
+
+
+def _sarif_compared(report: CheckReport) -> dict[str, Any]:
+    """The run's comparison with the base as run properties (none when not run)."""
+    line = _compared_line(report)
+    if line is None:
+        return {}
+    return {
+        "compared": report.compared,
+        "changed_functions": len(report.changed_functions),
+        "min_compared": report.min_compared,
+        "comparison": line,
+    }
 
 
 def _without_surrogates(data: Any) -> Any:

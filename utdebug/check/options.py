@@ -48,6 +48,9 @@ class CheckOptions:
     """The accept file (``None``: ``.utdebug/accepted.json`` in the repository)."""
     synth_inputs: int = 200
     """Inputs synthesised per function for the comparison with its base."""
+    min_compared: float = 0.0
+    """The share of the changed functions that must be compared with their base version;
+    fewer fails the run (exit code 1)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +81,8 @@ def validate_options(o: CheckOptions) -> None:
         raise CheckError("--apply needs --fix")
     if o.apply and o.rev is not None:
         raise CheckError("--apply writes the working tree: it cannot be used with --rev")
+    if not 0.0 <= o.min_compared <= 1.0:
+        raise CheckError("--min-compared must be between 0 and 1 (a share of the functions)")
     if o.synth_inputs < 1:
         raise CheckError("--synth-inputs must be at least 1")
     if o.paths and not o.changed:

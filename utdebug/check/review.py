@@ -39,8 +39,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from utdebug.check.loading import Copies
 from utdebug.check.options import CheckError, CheckOptions, ModelInfo
-from utdebug.check.report import CheckReport, Differential, FunctionReport, Status
+from utdebug.check.report import CheckReport, Comparison, FunctionReport, Status
 from utdebug.check.results import (
     from_cache,
     from_data,
@@ -67,7 +68,16 @@ PROGRESS_SECONDS = 60.0
 """How often a function that is still being checked is said to be (progress on stderr)."""
 
 if TYPE_CHECKING:
+    from utdebug.check.differ import DiffOutcome, DiffRun
     from utdebug.workspace import LoadedFunction
+
+_STATUS = {
+    Comparison.CHANGED: Status.FINDINGS,
+    Comparison.UNCHANGED: Status.OK,
+    Comparison.NONDETERMINISTIC: Status.NONDETERMINISTIC,
+    Comparison.NOT_COMPARED: Status.NOT_COMPARED,
+}
+"""Without a model, a function's status is what its comparison with the base found."""
 
 
 def default_cache_dir() -> Path:
@@ -105,8 +115,9 @@ def run_check(
         "simulated": model.simulated if model is not None else False,
         "repository": str(repo.root),
         "revision": revision or "working tree",
-        "base": base,
+        "base": base if base is not None else diff_base,
         "min_votes": options.min_votes,
+        "min_compared": options.min_compared,
         "settings": {
             "tests": options.tests,
             "votes": options.votes,
@@ -129,13 +140,15 @@ def run_check(
         try:
             say(f"copying the repository ({revision or 'working tree'}) for the sandbox")
             root = gitrepo.snapshot(repo, tmp / "repo", rev=revision)
-            checker = _Checker(options, model, settings, repo, root, revision, say)
+            diff = None
             if differ:
                 base_root = None
                 if diff_base is not None:
                     say(f"copying the repository at the base ({diff_base[:12]}) for the sandbox")
                     base_root = gitrepo.snapshot(repo, tmp / "base", rev=diff_base)
-                checker.differ(base_root, diff_base, accepts)
+                copies = Copies(tmp, root, base_root, diff_base, revision or "working tree")
+                diff = _diff_run(options, copies, accepts, sandbox_config, repo.root)
+            checker = _Checker(options, model, settings, repo, root, revision, say, diff)
             results |= checker.check_all(targets, sandbox_config)
         except gitrepo.GitError as e:
             raise CheckError(str(e)) from None
@@ -156,6 +169,27 @@ def _diff_base(options: CheckOptions, repo: Any, base: str | None) -> str | None
         return gitrepo.resolve(repo, options.base)
     except gitrepo.GitError:
         return None
+
+
+def _diff_run(
+    options: CheckOptions, copies: Copies, accepts: Any, sandbox_config: Any, repo_root: Path
+) -> DiffRun:
+    """What every function's comparison with its base shares: the copies, the two
+    sandboxes both versions run in, the test files, the accept file, the settings."""
+    from utdebug.check.differ import DiffRun
+    from utdebug.check.runs import Runners
+    from utdebug.project import environment_paths
+    from utdebug.synth.differential import DiffSettings
+    from utdebug.synth.seeds import find_test_files
+
+    env_paths = environment_paths([repo_root])
+    return DiffRun(
+        copies,
+        Runners(sandbox_config, copies, env_paths),
+        tuple(find_test_files(copies.head)),
+        accepts,
+        DiffSettings(count=options.synth_inputs),
+    )
 
 
 def accept_path(options: CheckOptions, root: Path) -> Path:
@@ -201,6 +235,7 @@ class _Checker:
         root: Path,
         revision: str | None,
         say: Progress,
+        diff: DiffRun | None = None,
     ) -> None:
         from utdebug.project import environment_paths
 
@@ -220,37 +255,17 @@ class _Checker:
         self.env_paths = environment_paths([repo.root])
         """Packages outside the interpreter's prefix: mounted, and on the module's sys.path
         (the sandbox's interpreter runs isolated, without PYTHONPATH or user site-packages)."""
-        self.diff: Any = None
-        """The comparison with the base (:class:`utdebug.check.differ.DiffRun`), if any."""
+        self.diff = diff
+        """The comparison with the base, if any."""
         self.accepted_now = 0
         """Changed outcomes this run recorded into the accept file (``--accept``)."""
-
-    def differ(self, base_root: Path | None, base: str | None, accepts: Any) -> None:
-        """Compare every function with its version in ``base_root`` (at ``base``) as well."""
-        from utdebug.check.differ import DiffRun
-        from utdebug.synth.differential import DiffSettings
-
-        self.diff = DiffRun(
-            sandbox=None,
-            head_root=self.root,
-            base_root=base_root,
-            base=base,
-            head_revision=self.revision or "working tree",
-            env_paths=self.env_paths,
-            accepts=accepts,
-            settings=DiffSettings(count=self.o.synth_inputs),
-        )
 
     def check_all(self, targets: list[Target], sandbox_config: Any) -> dict[int, FunctionReport]:
         from utdebug.project import sandbox_mounts
         from utdebug.sandbox import Sandbox
 
         mounts = sandbox_mounts(self.root, self.env_paths)
-        if self.diff is not None and self.diff.base_root is not None:
-            mounts = (*mounts, str(self.diff.base_root))
         sb = Sandbox(replace(sandbox_config, mounts=mounts))  # started on first use
-        if self.diff is not None:
-            self.diff.sandbox = sb
         out: dict[int, FunctionReport] = {}
         todo = [(i, t) for i, t in enumerate(targets) if t.problem is None]
         try:
@@ -265,6 +280,8 @@ class _Checker:
                 out[i] = rep
         finally:
             sb.close()
+            if self.diff is not None:
+                self.diff.runners.close()
         if self.o.accept and self.diff is not None:
             self._write_accepts()
         if self.model is not None and not self.model.simulated:
@@ -337,6 +354,7 @@ class _Checker:
         if not self.accepted_now:
             self.say(f"--accept: no changed outcome to record ({path} left as it was)")
             return
+        assert self.diff is not None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             write_accepts(path, self.diff.accepts)
@@ -353,10 +371,13 @@ class _Checker:
             return rep
         # with a model, the calls of its literal-argument tests are seeds as well
         calls = [x.call for x in rep.tests if x.code is None]
-        diff = self._compare(sb, t, calls)
-        status = Status.FINDINGS if diff.changes else rep.status
-        message = diff.message if self.model is None else rep.message
-        return replace(rep, status=status, message=message, differential=diff)
+        found = self._compare(t, calls)
+        diff = found.differential
+        if self.model is not None:
+            with_model = Status.FINDINGS if diff.changes else rep.status
+            return replace(rep, status=with_model, differential=diff)
+        status = Status.ERROR if found.error else _STATUS[diff.outcome]
+        return replace(rep, status=status, message=diff.message, differential=diff)
 
     def _load(self, t: Target) -> LoadedFunction | FunctionReport:
         """The target's function as loaded from the head's copy, or its error report when it
@@ -383,28 +404,27 @@ class _Checker:
             )
         return function_report(t.path, t.qualname, Status.OK, "", line, end)
 
-    def _compare(self, sb: Any, t: Target, model_calls: Sequence[str] = ()) -> Differential:
+    def _compare(self, t: Target, model_calls: Sequence[str] = ()) -> DiffOutcome:
         """The function against its base version; with ``--accept`` its changed outcomes are
         recorded (and reported as accepted, not as findings)."""
         from utdebug.check.differ import compare_function
-        from utdebug.sandbox import SandboxError, SandboxUnavailable
 
-        try:
-            sb.start()
-        except (SandboxUnavailable, SandboxError) as e:
-            raise CheckError(f"sandbox: {e}") from None
-        diff, found = compare_function(self.diff, t.path, t.qualname, model_calls)
-        if self.o.accept and found:
-            for f in found:
+        assert self.diff is not None
+        found = compare_function(self.diff, t, model_calls)
+        diff = found.differential
+        if self.o.accept and found.findings:
+            for f in found.findings:
                 self.diff.accepts.accept(f)
-            self.accepted_now += len(found)
+            self.accepted_now += len(found.findings)
             diff = replace(
                 diff,
                 changes=(),
                 accepted=diff.accepted + diff.changes,
-                message=f"{diff.message}; {len(found)} recorded as intended (--accept)",
+                outcome=Comparison.UNCHANGED,
+                message=f"{diff.message}; {len(found.findings)} recorded as intended (--accept)",
             )
-        return diff
+            found = replace(found, differential=diff, findings=())
+        return found
 
     async def _check_model(self, sb: Any, t: Target) -> FunctionReport:
         assert self.model is not None

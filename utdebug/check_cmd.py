@@ -186,8 +186,8 @@ def _output_arguments(c: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from utdebug.check.formats import render, write_human
-    from utdebug.check.options import CheckError, CheckOptions
-    from utdebug.check.review import model_chosen, model_info, run_check
+    from utdebug.check.options import CheckError, CheckOptions, model_chosen, model_info
+    from utdebug.check.review import run_check
 
     def progress(msg: str) -> None:
         if not args.quiet:

@@ -87,3 +87,48 @@ def validate_options(o: CheckOptions) -> None:
         raise CheckError("--synth-inputs must be at least 1")
     if o.paths and not o.changed:
         raise CheckError("--path limits --changed; name functions as PATH::FUNCTION instead")
+
+
+def model_chosen(spec_value: str | None) -> bool:
+    """Whether ``--model``, ``UTDEBUG_MODEL`` or the config file names a model (when none does,
+    ``check`` runs without one); :class:`CheckError` for a broken config file."""
+    from utdebug.agents.config import ConfigError, resolve_model_spec
+
+    try:
+        resolve_model_spec(spec_value)
+    except ConfigError as e:
+        if str(e).startswith("no model chosen"):
+            return False
+        raise CheckError(str(e)) from None
+    return True
+
+
+def model_info(spec_value: str | None) -> ModelInfo:
+    """Build the model named by ``--model`` (else ``UTDEBUG_MODEL``, else the config default)."""
+    import hashlib
+    import json
+
+    from utdebug.agents.base import Meter
+    from utdebug.agents.config import ConfigError, resolve_model_spec
+    from utdebug.agents.factory import build_model, kind_of
+
+    try:
+        spec = resolve_model_spec(spec_value)
+        kind = kind_of(spec)
+        if kind.answers_from_gold:
+            raise CheckError(
+                "--model sim answers from a benchmark problem's gold solution; it cannot check "
+                "your code: use a real model, or scripted:FILE for a dry run"
+            )
+        built = build_model(spec, Meter())
+        if kind.replays_file:
+            assert spec.script_path is not None
+            digest = hashlib.sha256(Path(spec.script_path).read_bytes()).hexdigest()
+            return ModelInfo(built, built.name, f"scripted:{digest}", True)
+    except (ConfigError, ValueError, OSError) as e:
+        raise CheckError(str(e)) from None
+    from utdebug.agents.base import identity_of
+
+    # the model's identity: its string, server, and the config's sampling values and extras
+    key = json.dumps([spec.litellm_model, identity_of(built)])
+    return ModelInfo(built, spec.name, key, bool(getattr(built, "simulated", False)))

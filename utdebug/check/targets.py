@@ -4,6 +4,7 @@ ones a change touches (``--changed``), found before any model is made."""
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,12 @@ from utdebug.check.options import CheckError, CheckOptions, validate_options
 from utdebug.check.report import FunctionReport, Status
 from utdebug.check.results import function_report
 from utdebug.engine.targets import TargetKind
+
+SKIP_PRAGMA = re.compile(r"#\s*utdebug:\s*skip\b", re.IGNORECASE)
+"""``# utdebug: skip`` on a function's ``def`` line (or the line above it) skips it."""
+
+SKIPPED = "skipped: '# utdebug: skip'"
+"""The message of a function skipped by :data:`SKIP_PRAGMA`."""
 
 TEST_FILE_REASON = (
     "not compared: a function of a test file (tests take fixtures; it is no library "
@@ -161,3 +168,16 @@ def module_context(module_code: str, entry_point: str) -> str:
         used.append(name)
         todo += [n.id for n in ast.walk(found) if isinstance(n, ast.Name) and n.id in defs]
     return "\n".join([*rest, *(ast.dump(defs[n]) for n in sorted(used))])
+
+
+def has_skip_pragma(loaded: Any) -> bool:
+    """``# utdebug: skip`` on the line above the function, a decorator line or its ``def``
+    (``loaded``: a :class:`utdebug.workspace.LoadedFunction`)."""
+    lines = loaded.file_text.splitlines()
+    window = []
+    for n in range(max(loaded.start_line - 1, 1), loaded.end_line + 1):
+        text = lines[n - 1] if n <= len(lines) else ""
+        window.append(text)
+        if n >= loaded.start_line and re.match(rf"\s*def\s+{loaded.entry_point}\b", text):
+            break
+    return any(SKIP_PRAGMA.search(x) for x in window)

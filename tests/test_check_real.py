@@ -11,6 +11,7 @@ from typing import Any
 import git
 import jsonschema
 import pytest
+from test_check_synth import commit
 
 from utdebug.check.formats import render, schema
 from utdebug.check.options import CheckOptions
@@ -19,16 +20,6 @@ from utdebug.check.review import run_check
 from utdebug.cli import main
 from utdebug.cli_common import Exit
 from utdebug.sandbox import SandboxConfig
-
-
-def commit(repo: git.Repo, files: dict[str, str], message: str) -> str:
-    root = Path(repo.working_tree_dir or ".")
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
-    repo.index.add(list(files))
-    return repo.index.commit(message).hexsha
 
 
 def new_repo(tmp_path: Path, files: dict[str, str]) -> git.Repo:

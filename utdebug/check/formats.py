@@ -677,6 +677,20 @@ _RULES: tuple[dict[str, Any], ...] = (
         "defaultConfiguration": {"level": "note"},
     },
 )
+
+
+def _note_rule(rule_id: str, name: str, short: str, full: str, help_text: str) -> dict[str, Any]:
+    """A SARIF rule of level ``note``."""
+    return {
+        "id": rule_id,
+        "name": name,
+        "shortDescription": {"text": short},
+        "fullDescription": {"text": full},
+        "help": {"text": help_text},
+        "defaultConfiguration": {"level": "note"},
+    }
+
+
 _DIFF_RULES: tuple[dict[str, Any], ...] = (
     {
         "id": "UTD004",
@@ -694,36 +708,26 @@ _DIFF_RULES: tuple[dict[str, Any], ...] = (
         "defaultConfiguration": {"level": "error"},
         "properties": {"tags": ["correctness", "regression", "differential"]},
     },
-    {
-        "id": "UTD005",
-        "name": "function-not-compared",
-        "shortDescription": {"text": "The function was not compared with its base version."},
-        "fullDescription": {
-            "text": "utdebug could not compare this changed function with its version at the "
-            "base revision (no base version, no input it can make, a base that does not load "
-            "...). The result message says why."
-        },
-        "help": {
-            "text": "Add a test or a docstring example that calls the function with literal "
-            "arguments, or type hints on its parameters, so inputs can be made.",
-        },
-        "defaultConfiguration": {"level": "note"},
-    },
-    {
-        "id": "UTD006",
-        "name": "nondeterministic-function",
-        "shortDescription": {"text": "The function's outcomes differ between two runs."},
-        "fullDescription": {
-            "text": "utdebug ran each version of this function twice on each input (other "
-            "processes, hash seeds and clock readings): most inputs gave different outcomes "
-            "in the two runs of one version, so no change can be told from chance."
-        },
-        "help": {
-            "text": "Nothing to fix if the function is meant to vary (the clock, random "
-            "values); otherwise look for state, set order or time in its results.",
-        },
-        "defaultConfiguration": {"level": "note"},
-    },
+    _note_rule(
+        "UTD005",
+        "function-not-compared",
+        "The function was not compared with its base version.",
+        "utdebug could not compare this changed function with its version at the base revision "
+        "(no base version, no input it can make, a base that does not load ...). The result "
+        "message says why.",
+        "Add a test or a docstring example that calls the function with literal arguments, or "
+        "type hints on its parameters, so inputs can be made.",
+    ),
+    _note_rule(
+        "UTD006",
+        "nondeterministic-function",
+        "The function's outcomes differ between two runs.",
+        "utdebug ran each version of this function twice on each input (other processes, hash "
+        "seeds and clock readings): most inputs gave different outcomes in the two runs of one "
+        "version, so no change can be told from chance.",
+        "Nothing to fix if the function is meant to vary (the clock, random values); otherwise "
+        "look for state, set order or time in its results.",
+    ),
 )
 """Listed only when the run compared functions with their base versions."""
 _RULE_INDEX = {rule["id"]: i for i, rule in enumerate(_RULES + _DIFF_RULES)}

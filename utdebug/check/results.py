@@ -136,12 +136,7 @@ def _test_json(t: TestResult) -> dict[str, Any]:
 
 
 def _fix_json(f: FixResult) -> dict[str, Any]:
-    return {
-        "pass_before": f.pass_before,
-        "pass_after": f.pass_after,
-        "accepted_edits": f.accepted_edits,
-        "patch": f.patch,
-    }
+    return {k: v for k, v in f.to_json().items() if k != "applied"}
 
 
 def judged_test(t: Any, judged: Any) -> TestResult:

@@ -127,7 +127,7 @@ def test_a_head_that_does_not_load_is_an_error_not_changed_outcomes(tmp_path: Pa
     write(repo, {"inc.py": "import not_installed_anywhere\n\n" + base.replace("+ 1", "+ 2")})
     report = check(repo, tmp_path)
     (f,) = report.functions
-    assert f.status is Status.ERROR and f.changes == ()
+    assert f.status is Status.ERROR and f.changes == (), f.message
     assert "the checked version does not load: ModuleNotFoundError" in f.message
     assert report.exit_code() == Exit.USAGE
 
@@ -398,3 +398,49 @@ def test_an_unannotated_clamp_changed_to_stop_below_hi_is_a_finding(tmp_path: Pa
     write(repo, {"clamp.py": CLAMP.replace("min(x, hi)", "min(x, hi - 1)")})
     report = check(repo, tmp_path)
     assert report.functions[0].changes and report.exit_code() == Exit.FAILURE
+
+
+def test_reordered_imports_mark_no_reader(tmp_path: Path) -> None:
+    """The statements binding a name have the base's syntax tree: its readers did not
+    change (only the function whose lines changed is checked)."""
+    text = "import os\nimport sys\n\n\ndef a():\n    return os.sep\n\n\ndef b():\n    return 1\n"
+    repo = new_repo(tmp_path, {"m.py": text})
+    from utdebug.check import gitrepo
+
+    write(
+        repo,
+        {
+            "m.py": text.replace("import os\nimport sys", "import sys\nimport os").replace(
+                "return 1", "return 2"
+            )
+        },
+    )
+    found = gitrepo.changed_functions(gitrepo.open_repository(tmp_path / "project"))
+    assert [f.qualname for f in found.functions] == ["b"]
+    write(repo, {"m.py": text.replace("import os", "import os.path as os")})
+    found = gitrepo.changed_functions(gitrepo.open_repository(tmp_path / "project"))
+    assert [(f.qualname, f.reads) for f in found.functions] == [("a", ("os",))]
+
+
+def test_without_a_bind_per_child_the_place_is_a_link_switched_between_versions(
+    tmp_path: Path,
+) -> None:
+    from utdebug.check.loading import Copies, import_name, version_context
+
+    for version in ("head", "base"):
+        (tmp_path / version / "src" / "ns").mkdir(parents=True)
+        (tmp_path / version / "src" / "ns" / "mod.py").write_text("X = 1\n")
+    copies = Copies(tmp_path, tmp_path / "head", tmp_path / "base", "abc", "working tree")
+    copies.make_place()
+    module = import_name("src/ns/mod.py", copies.head)
+    assert module is not None and (module.name, module.package, module.root) == (
+        "ns.mod",
+        "ns",
+        "src",
+    )
+    for base in (True, False, True):
+        copies.point_place(base)
+        assert copies.place.resolve() == copies.root(base).resolve()
+        ctx = version_context(copies, "src/ns/mod.py", module, base=base, bind=False)
+        assert ctx.file == str(copies.place / "src/ns/mod.py") and ctx.bind is None
+        assert ctx.path[0] == str(copies.place / "src") and ctx.imported

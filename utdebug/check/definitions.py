@@ -160,17 +160,24 @@ def definitions(tree: ast.Module, path: str) -> list[ChangedFunction]:
 
 
 def changed_definitions(
-    tree: ast.Module, path: str, lines: list[tuple[int, int]] | None
+    tree: ast.Module,
+    path: str,
+    lines: list[tuple[int, int]] | None,
+    base: ast.Module | None = None,
 ) -> list[ChangedFunction]:
     """What a change of the module's ``lines`` (``None``: a new file) touches: the
     definitions on those lines (:func:`touched`) and the module-level functions that read a
     module-level name a changed statement binds, directly or through other module-level
-    functions (their :attr:`ChangedFunction.reads` says which names)."""
+    functions (their :attr:`ChangedFunction.reads` says which names). With the module at the
+    base (``base``), a name whose binding statements have the base's syntax tree (imports
+    reordered, a constant reformatted) does not count."""
     found = definitions(tree, path)
     hits = touched(found, lines)
     if lines is None:
         return hits
     names = _rebound(tree, lines)
+    if base is not None:
+        names = {n for n in names if _bindings(tree, n) != _bindings(base, n)}
     if not names:
         return hits
     reached = _readers(tree, names)
@@ -191,16 +198,32 @@ def _rebound(tree: ast.Module, lines: list[tuple[int, int]]) -> set[str]:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             continue
         first, last = node.lineno, node.end_lineno or node.lineno
-        if not any(a <= last and b >= first for a, b in lines):
-            continue
-        for n in ast.walk(node):
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store | ast.Del):
-                out.add(n.id)
-            elif isinstance(n, ast.alias):
-                out.add((n.asname or n.name).split(".")[0])
-            elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                out.add(n.name)
+        if any(a <= last and b >= first for a, b in lines):
+            out |= _bound(node)
     return out
+
+
+def _bound(node: ast.stmt) -> set[str]:
+    """The names a module-level statement binds."""
+    out: set[str] = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store | ast.Del):
+            out.add(n.id)
+        elif isinstance(n, ast.alias):
+            out.add((n.asname or n.name).split(".")[0])
+        elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            out.add(n.name)
+    return out
+
+
+def _bindings(tree: ast.Module, name: str) -> list[str]:
+    """The module-level statements (definitions aside) that bind ``name``, as syntax trees."""
+    return [
+        ast.dump(node)
+        for node in tree.body
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+        and name in _bound(node)
+    ]
 
 
 def _readers(tree: ast.Module, names: set[str]) -> dict[str, set[str]]:

@@ -414,7 +414,7 @@ def changed_functions(
         except _Problem as problem:
             problems.append(FileProblem(path, str(problem)))
             continue
-        functions += changed_definitions(tree, path, lines)
+        functions += changed_definitions(tree, path, lines, _base_tree(repo, path, base_sha))
     return ChangeSet(
         base=base_sha,
         base_ref=base,
@@ -427,6 +427,14 @@ def changed_functions(
 
 class _Problem(Exception):
     pass
+
+
+def _base_tree(repo: Repository, path: str, base: str) -> ast.Module | None:
+    """The module at the base (``None``: no such file there, or it does not parse)."""
+    try:
+        return ast.parse(_source(repo, path, base))
+    except (_Problem, SyntaxError, ValueError):
+        return None
 
 
 def _source(repo: Repository, path: str, revision: str | None) -> str:

@@ -79,6 +79,8 @@ class Runners:
 
         if self.binds is not None:
             return
+        # one after the other, from this thread: a zygote dies with the thread that started
+        # it (PR_SET_PDEATHSIG is a thread's), so never from a short-lived worker thread
         try:
             layers = [sb.start() for sb in self.sandboxes]
         except (SandboxUnavailable, SandboxError) as e:

@@ -444,3 +444,28 @@ def test_without_a_bind_per_child_the_place_is_a_link_switched_between_versions(
         ctx = version_context(copies, "src/ns/mod.py", module, base=base, bind=False)
         assert ctx.file == str(copies.place / "src/ns/mod.py") and ctx.bind is None
         assert ctx.path[0] == str(copies.place / "src") and ctx.imported
+
+
+PARTLY = """import os
+
+
+def mix(x: int) -> int:
+    if x % 3 == 0:
+        return os.getpid()
+    return x * 2
+"""
+
+
+def test_changes_on_stable_inputs_are_findings_beside_nondeterministic_ones(
+    tmp_path: Path,
+) -> None:
+    """A third of the inputs vary from run to run (listed, not findings); the change on the
+    others is confirmed by one more run of each version and reported."""
+    repo = new_repo(tmp_path, {"mix.py": PARTLY})
+    write(repo, {"mix.py": PARTLY.replace("return x * 2", "return x * 2 + (x > 5)")})
+    (f,) = check(repo, tmp_path, synth_inputs=60).functions
+    d = f.differential
+    assert d is not None and f.status is Status.FINDINGS, f.message
+    assert d.unstable and all(eval(u.input)[0] % 3 == 0 for u in d.unstable)
+    assert all(eval(c.input)[0] % 3 and eval(c.input)[0] > 5 for c in d.changes)
+    assert "nondeterministic)" in f.message

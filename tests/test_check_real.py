@@ -293,8 +293,10 @@ def test_functions_of_test_files_are_not_compared_unless_named(
     helper = "def make_case(n):\n    return [n] * 2\n"
     repo = new_repo(tmp_path, {"tests/helpers.py": helper, "lib.py": "X = 1\n"})
     write(repo, {"tests/helpers.py": helper.replace("* 2", "* 3")})
-    (f,) = check(repo, tmp_path).functions
+    report = check(repo, tmp_path)
+    (f,) = report.functions
     assert f.status is Status.NOT_COMPARED and "test file" in f.message and "fixtures" in f.message
+    assert report.changed_functions == ()  # no library function changed
     named = check(repo, tmp_path, changed=False, targets=("tests/helpers.py::make_case",))
     assert "test file" not in named.functions[0].message
 

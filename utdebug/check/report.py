@@ -307,12 +307,15 @@ class CheckReport:
 
     @property
     def changed_functions(self) -> tuple[FunctionReport, ...]:
-        """The functions the comparison with the base is about: all but the files that do not
-        parse and the functions whose syntax tree (and module context) is the base's."""
+        """The library functions the comparison with the base is about: all but the files
+        that do not parse, the functions of test files (not compared before any comparison
+        began: no ``differential``) and the functions whose syntax tree (and module context)
+        is the base's."""
         return tuple(
             f
             for f in self.functions
             if f.qualname != "<module>"
+            and not (f.status is Status.NOT_COMPARED and f.differential is None)
             and not (
                 f.differential is not None
                 and f.differential.outcome is Comparison.UNCHANGED

@@ -471,3 +471,31 @@ def test_changes_on_stable_inputs_are_findings_beside_nondeterministic_ones(
     assert d.unstable and all(eval(u.input)[0] % 3 == 0 for u in d.unstable)
     assert all(eval(c.input)[0] % 3 and eval(c.input)[0] > 5 for c in d.changes)
     assert "nondeterministic)" in f.message
+
+
+@pytest.mark.parametrize(
+    ("files", "path", "expected"),
+    [
+        (
+            ["src/pkg/__init__.py", "src/pkg/number.py"],
+            "src/pkg/number.py",
+            ("pkg.number", "pkg", "src"),
+        ),
+        (["lib/pkg/__init__.py", "lib/pkg/mod.py"], "lib/pkg/mod.py", ("pkg.mod", "pkg", "lib")),
+        (["tools/calc.py"], "tools/calc.py", ("tools.calc", "tools", "")),
+        (["src/ns/deep/mod.py"], "src/ns/deep/mod.py", ("ns.deep.mod", "ns.deep", "src")),
+        (["tool.py"], "tool.py", ("tool", None, "")),
+    ],
+)
+def test_import_names_follow_the_layout(
+    tmp_path: Path, files: list[str], path: str, expected: tuple[str, str | None, str]
+) -> None:
+    from utdebug.check.loading import import_name
+
+    for f in files:
+        (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / f).write_text("")
+    found = import_name(path, tmp_path)
+    assert found is not None and (found.name, found.package, found.root) == expected
+    (tmp_path / "my-script.py").write_text("")
+    assert import_name("my-script.py", tmp_path) is None

@@ -90,8 +90,9 @@ def _roots(copy: Path) -> list[Path]:
 
 def import_name(path: str, copy: Path) -> ModuleName | None:
     """The module the file ``path`` (repository-relative) of the copy ``copy`` is, as an
-    import finds it: its regular packages (folders with ``__init__.py``), then the folders
-    without one up to an import root (namespace packages); ``None`` when no import can
+    import finds it: in a regular package (a folder with ``__init__.py``), the package's
+    dotted name from the folder above its top package; otherwise the folders up to an import
+    root (``src``, else the repository) as namespace packages; ``None`` when no import can
     reach it (a name that is not an identifier)."""
     from utdebug.project import module_location
 
@@ -101,6 +102,8 @@ def import_name(path: str, copy: Path) -> ModuleName | None:
     if not all(p.isidentifier() for p in parts):
         return None
     top = loc.import_root
+    if loc.package is not None:
+        return ModuleName(loc.name, loc.package, top.relative_to(copy).as_posix().strip("."))
     for root in _roots(copy):
         try:
             rel = top.relative_to(root)
@@ -110,10 +113,7 @@ def import_name(path: str, copy: Path) -> ModuleName | None:
             continue
         prefix = ".".join(rel.parts)
         name = f"{prefix}.{loc.name}" if prefix else loc.name
-        package = loc.package
-        if prefix:
-            package = f"{prefix}.{package}" if package else prefix
-        return ModuleName(name, package, root.relative_to(copy).as_posix().strip("."))
+        return ModuleName(name, prefix or None, root.relative_to(copy).as_posix().strip("."))
     return ModuleName(loc.name, loc.package, top.relative_to(copy).as_posix().strip("."))
 
 

@@ -1984,8 +1984,12 @@ def _import_program(ctx, _import=__import__, _modules=sys.modules, _getattr=geta
     return mod.__dict__
 
 
-def _entry_point(job, g, staged, _callable=callable, _NameError=NameError):  # type: ignore[no-untyped-def]
-    """The function to call on each input (None for a test with setup)."""
+def _entry_point(job, g, staged, _callable=callable, _NameError=NameError, _load=_import_program):  # type: ignore[no-untyped-def]
+    """The function to call on each input (None for a test with setup), once the module
+    whose context says ``imported`` is imported into ``g``."""
+    ctx = job.get("context")
+    if ctx and ctx.get("imported"):
+        g.update(_load(ctx))
     fn = g.get(job["entry_point"]) if staged is None else None
     if staged is None and not _callable(fn):
         raise _NameError(f"the program defines no function {job['entry_point']!r}")
@@ -2004,7 +2008,6 @@ def _load_program(  # type: ignore[no-untyped-def]
     _Timeout=_Timeout,
     _BaseException=BaseException,
     _entry=_entry_point,
-    _import_program=_import_program,
 ):
     """Run the prelude and the program's module code (or import its module: ``imported``)
     under the load timer: the load frame's object, the test with setup (or None) and the
@@ -2019,15 +2022,12 @@ def _load_program(  # type: ignore[no-untyped-def]
         # a test with setup: its parts compiled before any of the program's code runs
         staged = _prepare_test(job["test"]) if job.get("test") is not None else None
         exec(job["prelude"], g)
-        if ctx and ctx.get("imported"):
-            g.update(_import_program(ctx))
-        else:
-            # dont_inherit: the program is compiled as Python would (this file's own
-            # ``from __future__ import annotations`` would make its annotations strings, and
-            # a dataclass of a module that is not in sys.modules then fails to build).
-            exec(
-                compile(job["code"], "<program>", "exec", dont_inherit=True), g
-            )  # config.PROGRAM_FILE
+        # an imported module has no program text: _entry imports it
+        code = "" if ctx and ctx.get("imported") else job["code"]
+        # dont_inherit: the program is compiled as Python would (this file's own
+        # ``from __future__ import annotations`` would make its annotations strings, and a
+        # dataclass of a module that is not in sys.modules then fails to build).
+        exec(compile(code, "<program>", "exec", dont_inherit=True), g)  # config.PROGRAM_FILE
         fn = _entry(job, g, staged)
         disarm()
         load = {"k": "load", "ok": True, "t": _now() - t0}

@@ -285,6 +285,39 @@ def _render_human(report: CheckReport, *, color: bool, width: int) -> str:
     return buffer.getvalue()
 
 
+def _human_differential(out: Any, f: FunctionReport) -> None:
+    """The comparison with the base in the human report: its message (beside a model's
+    tests), the first changes, the accepted ones, the nondeterministic inputs."""
+    d = f.differential
+    assert d is not None
+    v = _visible
+    if f.tests or f.fix is not None or f.message != d.message:
+        out((f"against its {_base_label(f)}: ", "bold"), v(d.message), indent=2)
+    for c in d.changes[:HUMAN_CHANGES]:
+        out(
+            ("✗ ", "bold red"),
+            (v(c.call), "bold"),
+            ": ",
+            (v(c.description), "red"),
+            indent=2,
+        )
+    if len(d.changes) > HUMAN_CHANGES:
+        more = len(d.changes) - HUMAN_CHANGES
+        out(
+            (f"... and {more} more (every format but this one lists them all)", "dim"),
+            indent=2,
+        )
+    if d.accepted:
+        out((f"{_plural(len(d.accepted), 'accepted change')}:", "dim"), indent=2)
+        for c in d.accepted:
+            out(("= ", "dim"), v(_change_text(c)), indent=4)
+    if d.unstable:
+        what = _plural(len(d.unstable), "nondeterministic input")
+        out((f"{what} (not findings):", "magenta"), indent=2)
+        for u in d.unstable[:HUMAN_CHANGES]:
+            out(("~ ", "magenta"), v(_unstable_text(u)), indent=4)
+
+
 def write_human(report: CheckReport, console: Console) -> None:
     """Print the human report on a rich console.
 
@@ -342,33 +375,8 @@ def write_human(report: CheckReport, console: Console) -> None:
                     f"; {v(_outcome(t))}",
                     indent=4,
                 )
-        d = f.differential
-        if d is not None:
-            if f.tests or f.fix is not None or f.message != d.message:
-                out((f"against its {_base_label(f)}: ", "bold"), v(d.message), indent=2)
-            for c in d.changes[:HUMAN_CHANGES]:
-                out(
-                    ("✗ ", "bold red"),
-                    (v(c.call), "bold"),
-                    ": ",
-                    (v(c.description), "red"),
-                    indent=2,
-                )
-            if len(d.changes) > HUMAN_CHANGES:
-                more = len(d.changes) - HUMAN_CHANGES
-                out(
-                    (f"... and {more} more (every format but this one lists them all)", "dim"),
-                    indent=2,
-                )
-            if d.accepted:
-                out((f"{_plural(len(d.accepted), 'accepted change')}:", "dim"), indent=2)
-                for c in d.accepted:
-                    out(("= ", "dim"), v(_change_text(c)), indent=4)
-            if d.unstable:
-                what = _plural(len(d.unstable), "nondeterministic input")
-                out((f"{what} (not findings):", "magenta"), indent=2)
-                for u in d.unstable[:HUMAN_CHANGES]:
-                    out(("~ ", "magenta"), v(_unstable_text(u)), indent=4)
+        if f.differential is not None:
+            _human_differential(out, f)
         if f.fix is not None:
             fix = f.fix
             patch = "patch present" if fix.patch else "no patch"

@@ -499,3 +499,22 @@ def test_import_names_follow_the_layout(
     assert found is not None and (found.name, found.package, found.root) == expected
     (tmp_path / "my-script.py").write_text("")
     assert import_name("my-script.py", tmp_path) is None
+
+
+def test_the_later_runs_take_the_cheapest_inputs_of_a_slow_base() -> None:
+    from utdebug.check import runs
+    from utdebug.sandbox import Outcome
+    from utdebug.sandbox import Status as Run_status
+
+    def run(costs: list[float]) -> runs.Run:
+        return runs.Run({i: Outcome(Run_status.OK, i, seconds=c) for i, c in enumerate(costs)})
+
+    fast = run([0.01] * 200)
+    assert runs._affordable(list(range(200)), fast) == list(range(200))
+    slow = run([1.0, 0.1] * 50)  # 55 s in all
+    kept = runs._affordable(list(range(100)), slow)
+    assert kept == sorted(kept)  # in input order
+    assert sum(slow.outcomes[i].seconds for i in kept) <= runs.LATER_RUNS_CPU
+    # every cheap one (5 s in all), then the first ten slow ones
+    assert [i for i in kept if i % 2] == list(range(1, 100, 2))
+    assert [i for i in kept if i % 2 == 0] == list(range(0, 20, 2))

@@ -23,7 +23,7 @@ from typing import Any
 from utdebug.check.comparison import Compared, compare_runs
 from utdebug.check.loading import Copies
 from utdebug.check.report import Change, Comparison, Differential
-from utdebug.check.runs import Runners, Runs, rerun, run_twice
+from utdebug.check.runs import LATER_RUNS_CPU, Runners, Runs, rerun, run_twice
 from utdebug.check.targets import Target
 from utdebug.check.versions import NotCompared, Pair, pair
 from utdebug.synth.differential import Accepts, DiffSettings, Finding
@@ -166,6 +166,11 @@ def compare_function(run: DiffRun, target: Target, model_calls: Sequence[str] = 
         again = [i for i in runs.chosen if any(f.args == runs.inputs[i] for f in found.findings)]
         found = _compare(run, both, rerun(run.runners, both, runs, again, run.settings))
     notes = [*inputs.notes, *_notes(target, found, bool(run.runners.binds))]
+    if runs.left_out:
+        notes.append(
+            f"{runs.left_out} input(s) left out: the base's first run spent {LATER_RUNS_CPU:g} s "
+            "of CPU time on the cheaper ones"
+        )
     return DiffOutcome(
         _report(found, base, len(seeds.inputs), notes, target.qualname),
         found.findings,

@@ -30,6 +30,11 @@ __all__ = ["RUNS", "Run", "Runners", "Runs", "rerun", "run_twice"]
 RUNS = 2
 """Runs of each version on each input (one per sandbox)."""
 
+LATER_RUNS_CPU = 15.0
+"""CPU seconds the base's first run may have spent on the inputs the three later runs take:
+the cheapest inputs first, the rest left out (a slow function costs about four times this
+more, not four full batches)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Run:
@@ -50,6 +55,8 @@ class Runs:
     """The inputs the base answered or raised a clean exception on: the ones compared."""
     base: tuple[Run, ...]
     head: tuple[Run, ...]
+    left_out: int = 0
+    """Inputs the base answered but the later runs left out (:data:`LATER_RUNS_CPU`)."""
 
 
 class Runners:
@@ -139,11 +146,12 @@ def run_twice(
     base1 = runners.run(0, pair, True, inputs, everything, cfg.base_limits)
     if base1.load_error:
         return NotCompared(f"the base version does not load: {base1.load_error}")
-    chosen = [i for i in everything if _answered(base1.outcomes[i], cfg.errors)]
-    if not chosen:
+    answered = [i for i in everything if _answered(base1.outcomes[i], cfg.errors)]
+    if not answered:
         return NotCompared(
             f"the base version raised, timed out or crashed on every input ({len(inputs)})"
         )
+    chosen = _affordable(answered, base1)
     head1 = runners.run(0, pair, False, inputs, chosen, cfg.head_limits)
     if head1.load_error:
         return NotCompared(f"the checked version does not load: {head1.load_error}", error=True)
@@ -155,7 +163,24 @@ def run_twice(
                 f"the {version} version loaded in one run but not in the other: {run.load_error}",
                 error=version == "checked",
             )
-    return Runs(tuple(inputs), tuple(chosen), (base1, base2), (head1, head2))
+    left_out = len(answered) - len(chosen)
+    return Runs(tuple(inputs), tuple(chosen), (base1, base2), (head1, head2), left_out)
+
+
+def _affordable(answered: list[int], base1: Run) -> list[int]:
+    """The inputs the later runs take: all, unless the base's first run spent more than
+    :data:`LATER_RUNS_CPU` on them; then the cheapest ones up to that (in input order)."""
+    costs = {i: base1.outcomes[i].seconds for i in answered}
+    if sum(costs.values()) <= LATER_RUNS_CPU:
+        return answered
+    kept: set[int] = set()
+    spent = 0.0
+    for i in sorted(answered, key=lambda i: (costs[i], i)):
+        spent += costs[i]
+        if spent > LATER_RUNS_CPU:
+            break
+        kept.add(i)
+    return [i for i in answered if i in kept]
 
 
 def rerun(

@@ -27,6 +27,7 @@ from utdebug.check.runs import LATER_RUNS_CPU, Runners, Runs, rerun, run_twice
 from utdebug.check.targets import Target
 from utdebug.check.versions import NotCompared, Pair, pair
 from utdebug.synth.differential import Accepts, DiffSettings, Finding
+from utdebug.synth.values import input_key
 
 __all__ = [
     "ACCEPT_FILE",
@@ -163,14 +164,10 @@ def compare_function(run: DiffRun, target: Target, model_calls: Sequence[str] = 
         return _not_compared(runs, base, len(seeds.inputs))
     found = _compare(run, both, runs)
     if found.findings and found.unstable:  # some inputs were not stable: confirm the changes
-        again = [i for i in runs.chosen if any(f.args == runs.inputs[i] for f in found.findings)]
+        changed = {input_key(f.args) for f in found.findings}
+        again = [i for i in runs.chosen if input_key(runs.inputs[i]) in changed]
         found = _compare(run, both, rerun(run.runners, both, runs, again, run.settings))
-    notes = [*inputs.notes, *_notes(target, found, bool(run.runners.binds))]
-    if runs.left_out:
-        notes.append(
-            f"{runs.left_out} input(s) left out: the base's first run spent {LATER_RUNS_CPU:g} s "
-            "of CPU time on the cheaper ones"
-        )
+    notes = [*inputs.notes, *_notes(target, found, runs, bool(run.runners.binds))]
     return DiffOutcome(
         _report(found, base, len(seeds.inputs), notes, target.qualname),
         found.findings,
@@ -197,8 +194,13 @@ def _not_compared(why: NotCompared, base: str | None, seeds: int = 0) -> DiffOut
     return DiffOutcome(Differential(False, message, base, seeds=seeds), error=why.error)
 
 
-def _notes(target: Target, found: Compared, binds: bool) -> list[str]:
+def _notes(target: Target, found: Compared, runs: Runs, binds: bool) -> list[str]:
     notes = []
+    if runs.left_out:
+        notes.append(
+            f"{runs.left_out} input(s) left out: the base's first run spent {LATER_RUNS_CPU:g} s "
+            "of CPU time on the cheaper ones"
+        )
     if target.reads:
         notes.append(
             f"changed through the module-level name(s) it reads: {', '.join(target.reads)}"

@@ -234,6 +234,7 @@ def _report(
         for n, what in (
             (len(found.accepted), "accepted"),
             (found.incomparable, "not comparable"),
+            (found.not_run, "cut short"),
             (len(found.unstable), "nondeterministic"),
         )
         if n

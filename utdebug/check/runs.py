@@ -35,6 +35,10 @@ LATER_RUNS_CPU = 15.0
 the cheapest inputs first, the rest left out (a slow function costs about four times this
 more, not four full batches)."""
 
+SECOND_RUN_BATCH = 2 * LATER_RUNS_CPU
+"""The CPU budget of each version's second run (its first has its limits' own): inputs not
+reached when it is spent are cut short, left out of the comparison."""
+
 
 @dataclass(frozen=True, slots=True)
 class Run:
@@ -155,8 +159,8 @@ def run_twice(
     head1 = runners.run(0, pair, False, inputs, chosen, cfg.head_limits)
     if head1.load_error:
         return NotCompared(f"the checked version does not load: {head1.load_error}", error=True)
-    head2 = runners.run(1, pair, False, inputs, chosen, cfg.head_limits)
-    base2 = runners.run(1, pair, True, inputs, chosen, cfg.base_limits)
+    head2 = runners.run(1, pair, False, inputs, chosen, _second(cfg.head_limits))
+    base2 = runners.run(1, pair, True, inputs, chosen, _second(cfg.base_limits))
     for version, run in (("base", base2), ("checked", head2)):
         if run.load_error:
             return NotCompared(
@@ -165,6 +169,12 @@ def run_twice(
             )
     left_out = len(answered) - len(chosen)
     return Runs(tuple(inputs), tuple(chosen), (base1, base2), (head1, head2), left_out)
+
+
+def _second(limits: Limits) -> Limits:
+    """A second run's limits: its batch budget at most :data:`SECOND_RUN_BATCH`."""
+    batch = SECOND_RUN_BATCH if limits.batch is None else min(limits.batch, SECOND_RUN_BATCH)
+    return replace(limits, batch=batch)
 
 
 def _affordable(answered: list[int], base1: Run) -> list[int]:
@@ -191,8 +201,9 @@ def rerun(
     extra_base: list[Run] = []
     extra_head: list[Run] = []
     for which in range(RUNS):
-        extra_base.append(runners.run(which, pair, True, runs.inputs, chosen, cfg.base_limits))
-        extra_head.append(runners.run(which, pair, False, runs.inputs, chosen, cfg.head_limits))
+        base_limits, head_limits = _second(cfg.base_limits), _second(cfg.head_limits)
+        extra_base.append(runners.run(which, pair, True, runs.inputs, chosen, base_limits))
+        extra_head.append(runners.run(which, pair, False, runs.inputs, chosen, head_limits))
     ok_base = [r for r in extra_base if not r.load_error]
     ok_head = [r for r in extra_head if not r.load_error]
     return replace(runs, base=(*runs.base, *ok_base), head=(*runs.head, *ok_head))

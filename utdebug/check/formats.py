@@ -18,6 +18,7 @@ import json
 import re
 import urllib.parse
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import TYPE_CHECKING, Any
@@ -285,12 +286,12 @@ def _render_human(report: CheckReport, *, color: bool, width: int) -> str:
     return buffer.getvalue()
 
 
-def _human_differential(out: Any, f: FunctionReport) -> None:
-    """The comparison with the base in the human report: its message (beside a model's
-    tests), the first changes, the accepted ones, the nondeterministic inputs."""
+def _human_differential(out: Any, v: Callable[[str], str], f: FunctionReport) -> None:
+    """The comparison with the base in the human report (``v`` shows a text safely): its
+    message (beside a model's tests), the first changes, the accepted ones, the
+    nondeterministic inputs."""
     d = f.differential
     assert d is not None
-    v = _visible
     if f.tests or f.fix is not None or f.message != d.message:
         out((f"against its {_base_label(f)}: ", "bold"), v(d.message), indent=2)
     for c in d.changes[:HUMAN_CHANGES]:
@@ -376,7 +377,7 @@ def write_human(report: CheckReport, console: Console) -> None:
                     indent=4,
                 )
         if f.differential is not None:
-            _human_differential(out, f)
+            _human_differential(out, v, f)
         if f.fix is not None:
             fix = f.fix
             patch = "patch present" if fix.patch else "no patch"

@@ -1343,14 +1343,17 @@ def _enter_userns() -> None:
     prctl(PR_SET_DUMPABLE, 0)
 
 
-def _private_tmp(size_mb: int, inodes: int, keep: list[str]) -> None:
+def _private_tmp(size_mb: int, inodes: int, keep: list[str], binds: list | None = None) -> None:  # type: ignore[type-arg]
     """A fresh tmpfs on /tmp for this child alone (gone with its mount namespace); the
-    read-only folders bound under /tmp (a venv, a project copy) are bound again into it."""
+    read-only folders bound under /tmp (a venv, a project copy) are bound again into it, then
+    each of ``binds`` ([host folder, path]) at its path."""
     mount("none", "/", None, MS_REC | MS_PRIVATE)
     fds = []
     for d in keep:
         with contextlib.suppress(OSError):
             fds.append((d, os.open(d, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)))
+    # opened before the tmpfs hides what lies under /tmp
+    aliases = [(os.open(s, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC), d) for s, d in binds or []]
     opts = f"size={int(size_mb)}m,nr_inodes={int(inodes)},mode=1777"
     flags = MS_NOSUID | MS_NODEV | MS_NOEXEC
     mount("tmpfs", "/tmp", "tmpfs", flags, opts)
@@ -1369,6 +1372,11 @@ def _private_tmp(size_mb: int, inodes: int, keep: list[str]) -> None:
     for d, fd in fds:
         os.makedirs(d, 0o755, exist_ok=True)
         mount(f"/proc/self/fd/{fd}", d, None, MS_BIND | MS_REC)
+        os.close(fd)
+    for fd, d in aliases:
+        mount(f"/proc/self/fd/{fd}", d, None, MS_BIND | MS_REC)
+        with contextlib.suppress(OSError):  # read-only already when its mount is
+            mount("none", d, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
         os.close(fd)
     for top in tops:
         mount("none", top, None, MS_REMOUNT | MS_RDONLY | flags)
@@ -1432,15 +1440,18 @@ def _drop_capabilities() -> None:
 def isolate(strategy: str | None, uid: int | None, iso: dict) -> None:  # type: ignore[type-arg]
     """The uid drop plus this child's private namespaces (``iso``: scratch_mb, inodes, keep,
     tasks). Order matters: see the comment above."""
+    binds = iso.get("binds") or []
+    if binds and strategy is None:
+        raise OSError("binding a folder needs a mount namespace per child (the scratch layer)")
     if strategy == "root":
         unshare(CLONE_NEWIPC | CLONE_NEWNS)
-        _private_tmp(iso["scratch_mb"], iso["inodes"], iso["keep"])
+        _private_tmp(iso["scratch_mb"], iso["inodes"], iso["keep"], binds)
         _mask_mount_tables()
     if uid is not None and os.getuid() == 0:
         _drop_uid(uid)
     if strategy == "userns":
         _enter_userns()
-        _private_tmp(iso["scratch_mb"], iso["inodes"], iso["keep"])
+        _private_tmp(iso["scratch_mb"], iso["inodes"], iso["keep"], binds)
         _mask_mount_tables()
         _drop_capabilities()
     if strategy is not None:
@@ -1652,6 +1663,7 @@ def confine(job: dict, result_fd: int, state: dict, input_fd: int = -1) -> None:
         "inodes": lim.get("scratch_inodes", 4096),
         "keep": state.get("tmp_keep", []),
         "tasks": lim.get("tasks", 64),
+        "binds": job.get("binds") or [],
     }
     isolate(state.get("iso"), job.get("uid"), iso)
     os.chdir("/tmp" if os.path.isdir("/tmp") else "/")
@@ -2377,6 +2389,8 @@ def _enter_module(ctx, mod) -> None:  # type: ignore[no-untyped-def]
     sys.path[:0] = list(ctx.get("path") or [])
     if ctx.get("cwd"):
         os.chdir(ctx["cwd"])
+    if ctx.get("imported"):
+        return  # imported as Python does, by _import_program
     if ctx.get("import_package") and ctx.get("package"):
         # the package first, as a normal import would: its __init__ may import this
         # module's names back (a cycle that only works in that order)
@@ -2384,8 +2398,25 @@ def _enter_module(ctx, mod) -> None:  # type: ignore[no-untyped-def]
     sys.modules[ctx["name"]] = mod
 
 
-def _entry_point(job, g, staged, _callable=callable, _NameError=NameError):  # type: ignore[no-untyped-def]
-    """The function to call on each input (None for a test with setup)."""
+def _import_program(ctx, _import=__import__, _modules=sys.modules, _getattr=getattr):  # type: ignore[no-untyped-def]
+    """The namespace of the module ``ctx`` names, imported as Python imports it (its
+    packages first, its siblings from ``sys.path``); an ``ImportError`` when the import found
+    another file than ``ctx["file"]`` (an installed copy of the project, say)."""
+    name = ctx["name"]
+    _import(name)
+    mod = _modules[name]
+    found = _getattr(mod, "__file__", None)
+    if ctx.get("file") and found != ctx["file"]:
+        raise ImportError(f"import {name} found {found!r}, not {ctx['file']!r}")
+    return mod.__dict__
+
+
+def _entry_point(job, g, staged, _callable=callable, _NameError=NameError, _load=_import_program):  # type: ignore[no-untyped-def]
+    """The function to call on each input (None for a test with setup), once the module
+    whose context says ``imported`` is imported into ``g``."""
+    ctx = job.get("context")
+    if ctx and ctx.get("imported"):
+        g.update(_load(ctx))
     fn = g.get(job["entry_point"]) if staged is None else None
     if staged is None and not _callable(fn):
         raise _NameError(f"the program defines no function {job['entry_point']!r}")
@@ -2405,8 +2436,9 @@ def _load_program(  # type: ignore[no-untyped-def]
     _BaseException=BaseException,
     _entry=_entry_point,
 ):
-    """Run the prelude and the program's module code under the load timer: the load frame's
-    object, the test with setup (or None) and the function to call (or None)."""
+    """Run the prelude and the program's module code (or import its module: ``imported``)
+    under the load timer: the load frame's object, the test with setup (or None) and the
+    function to call (or None)."""
     ctx = job.get("context")
     staged = fn = None
     t0 = _now()
@@ -2417,10 +2449,12 @@ def _load_program(  # type: ignore[no-untyped-def]
         # a test with setup: its parts compiled before any of the program's code runs
         staged = _prepare_test(job["test"]) if job.get("test") is not None else None
         exec(job["prelude"], g)
+        # an imported module has no program text: _entry imports it
+        code = "" if ctx and ctx.get("imported") else job["code"]
         # dont_inherit: the program is compiled as Python would (this file's own
         # ``from __future__ import annotations`` would make its annotations strings, and a
         # dataclass of a module that is not in sys.modules then fails to build).
-        exec(compile(job["code"], "<program>", "exec", dont_inherit=True), g)  # config.PROGRAM_FILE
+        exec(compile(code, "<program>", "exec", dont_inherit=True), g)  # config.PROGRAM_FILE
         fn = _entry(job, g, staged)
         disarm()
         load = {"k": "load", "ok": True, "t": _now() - t0}

@@ -172,6 +172,14 @@ class ModuleContext:
     """Import ``package`` (as a normal import would) before the program, so that a package
     whose ``__init__`` imports names back from this module loads; the program then replaces
     the module in ``sys.modules``."""
+    imported: bool = False
+    """Load the module as Python does: ``import name`` (its packages first, its siblings from
+    ``path``), not the program's code; ``file`` must then be the file that import finds."""
+    bind: tuple[str, str] | None = None
+    """(a host folder, a path): the folder bound read-only at that path for this run's
+    children only (an empty folder that is visible in the sandbox, e.g. inside a mount), so
+    that two versions of a project load from one path. Needs a mount namespace per child
+    (the ``scratch`` layer); the parent only sends the two paths, never to the program."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -181,6 +189,7 @@ class ModuleContext:
             "path": list(self.path),
             "cwd": self.cwd,
             "import_package": self.import_package,
+            "imported": self.imported,
         }
 
 

@@ -309,9 +309,10 @@ class Sandbox:
         t0 = time.perf_counter()
         budget = _Budget(lim, time.monotonic())
         program = _program_frame(code, entry_point, context, test)
+        binds = _binds(context)
         start: int | None = 0
         while start is not None:  # one child, plus one more after each hang or crash
-            start = self._run_child(program, enc, start, lim, res, budget)
+            start = self._run_child(program, enc, start, lim, res, budget, binds)
             if start is not None and start >= n:
                 break
             if start is not None and budget.spent(res, 0.0, time.monotonic()):
@@ -328,11 +329,13 @@ class Sandbox:
         timeouts: int = 0,
         uid: int | None = None,
         spin: int = 0,
+        binds: list[list[str]] | None = None,
     ) -> dict[str, Any]:
         """What the zygote needs to start a child: limits and counts, never the program, its
         entry point or its module context (those go to the child alone, see
         :func:`_program_frame`), so the zygote's memory, which every child inherits, holds
-        nothing of any job."""
+        nothing of any job; ``binds``: the folders the child's confinement binds
+        (:attr:`ModuleContext.bind`, two paths each)."""
         each = [lim.limit_of(i) for i in range(start, len(enc))]
         return {
             "kind": lim.kind.value,
@@ -345,6 +348,7 @@ class Sandbox:
             "timeouts": timeouts,
             "uid": uid,
             "spin": spin,
+            "binds": binds or [],
             "limits": {
                 "memory_mb": lim.memory_mb,
                 "cpu_s": sum(each) + lim.load_limit() + 2.0,
@@ -365,6 +369,7 @@ class Sandbox:
         lim: Limits,
         res: BatchResult,
         budget: _Budget,
+        binds: list[list[str]] | None = None,
     ) -> int | None:
         """Run one child from ``start`` (``program``: its first frame, see
         :func:`_program_frame`); return where to resume, or None when done."""
@@ -373,7 +378,9 @@ class Sandbox:
         lane = _Lane.open()
         try:
             spin = _runner.SPIN if lane.spread else 0
-            pid, fd, in_fd, pidfd = self._spawn(self._job(enc, start, lim, timeouts, uid, spin))
+            pid, fd, in_fd, pidfd = self._spawn(
+                self._job(enc, start, lim, timeouts, uid, spin, binds)
+            )
         except BaseException:
             lane.close()
             self._give_uid(uid)
@@ -425,6 +432,16 @@ class Sandbox:
             res.peak_rss_kb = max(res.peak_rss_kb, int(stats.get("maxrss_kb") or 0))
             res.cpu_seconds += float(stats.get("cpu") or 0.0)
         return _resume_at(res, len(enc), lim, load_failed, stop, stats)
+
+
+def _binds(context: ModuleContext | None) -> list[list[str]]:
+    """The job's per-child bind (:attr:`ModuleContext.bind`): two absolute paths."""
+    if context is None or context.bind is None:
+        return []
+    src, dst = context.bind
+    if not (os.path.isabs(src) and os.path.isabs(dst)):
+        raise SandboxError(f"a bind needs absolute paths, got {context.bind!r}")
+    return [[os.path.realpath(src), dst]]
 
 
 def _resume_at(

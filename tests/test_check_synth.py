@@ -169,12 +169,14 @@ def test_a_new_function_says_nothing_was_compared(
     edit(shop, NEW)
     report = check(shop, tmp_path)
     (f,) = report.functions
-    assert f.qualname == "double" and f.status is Status.OK
+    assert f.qualname == "double" and f.status is Status.NOT_COMPARED  # never "ok"
     assert f.differential is not None and not f.differential.compared
-    assert f.message == "nothing was compared: new function (no base version)"
+    assert f.message == "not compared: new function (no base version)"
     assert report.exit_code() == Exit.OK
     assert cli(shop, monkeypatch) == Exit.OK
-    assert "nothing was compared: new function" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "not compared: new function" in out
+    assert "compared 0 of 1 changed function with their base version" in out
 
 
 def test_a_semantics_preserving_rewrite_gives_no_finding(shop: git.Repo, tmp_path: Path) -> None:

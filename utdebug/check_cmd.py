@@ -141,6 +141,14 @@ def _differential_arguments(c: argparse.ArgumentParser) -> None:
         default=None,
         help="the accept file (default: .utdebug/accepted.json in the repository)",
     )
+    c.add_argument(
+        "--min-compared",
+        type=float,
+        default=0.0,
+        metavar="FRACTION",
+        help="fail (exit 1) when fewer than this share of the changed functions were compared "
+        "with their base version (default 0: never)",
+    )
 
 
 def _output_arguments(c: argparse.ArgumentParser) -> None:
@@ -179,8 +187,8 @@ def _output_arguments(c: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from utdebug.check.formats import render, write_human
-    from utdebug.check.options import CheckError, CheckOptions
-    from utdebug.check.review import model_chosen, model_info, run_check
+    from utdebug.check.options import CheckError, CheckOptions, model_chosen, model_info
+    from utdebug.check.review import run_check
 
     def progress(msg: str) -> None:
         if not args.quiet:
@@ -213,6 +221,7 @@ def run(args: argparse.Namespace) -> int:
             accept=bool(args.accept),
             accept_file=args.accept_file,
             synth_inputs=args.synth_inputs,
+            min_compared=args.min_compared,
         )
         from utdebug.check.targets import locate
 

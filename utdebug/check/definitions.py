@@ -3,17 +3,19 @@
 :func:`definitions` lists every function and class member of a parsed module with its lines,
 its kind (:func:`utdebug.engine.targets.classify`) and, when the loader (:mod:`utdebug.workspace`)
 cannot reach it, why: methods of nested classes and functions defined inside a module-level
-``if``/``try``/... block. :func:`touched` keeps the ones a change's lines touch.
+``if``/``try``/... block. :func:`touched` keeps the ones a change's lines touch, and
+:func:`changed_definitions` adds the module-level functions that read a module-level name
+(a constant, a regex, an import) the change rebinds, directly or through each other.
 """
 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from utdebug.engine.targets import Def, classify, first_line
+from utdebug.engine.targets import Def, TargetKind, classify, first_line
 
-__all__ = ["ChangedFunction", "definitions", "touched"]
+__all__ = ["ChangedFunction", "changed_definitions", "definitions", "touched"]
 
 _NESTED_CLASS_REASON = (
     "methods of nested classes are not supported: debug a method of a module-level class "
@@ -39,6 +41,12 @@ class ChangedFunction:
     """Whether ``utdebug`` can load it (see :mod:`utdebug.workspace`)."""
     reason: str | None
     """Why it is not supported, and what to do; ``None`` when supported."""
+    shape: TargetKind = TargetKind.FUNCTION
+    """What it is (:class:`utdebug.engine.targets.TargetKind`: function, method, property,
+    classmethod, staticmethod, async, generator ...)."""
+    reads: tuple[str, ...] = ()
+    """Changed only through these module-level names it reads (a constant the change
+    rebinds); empty when the change touches its own lines."""
 
 
 def touched(
@@ -99,9 +107,12 @@ def definitions(tree: ast.Module, path: str) -> list[ChangedFunction]:
     """Every reportable definition of the module (shadowed ones left out)."""
     found: list[ChangedFunction] = []
 
-    def add(node: Def, qualname: str, kind: str, reason: str | None) -> None:
+    def add(node: Def, qualname: str, in_class: bool, reason: str | None) -> None:
         line, end = _span(node)
-        found.append(ChangedFunction(path, qualname, line, end, kind, reason is None, reason))
+        c = classify(node, in_class=in_class)
+        found.append(
+            ChangedFunction(path, qualname, line, end, c.label, reason is None, reason, c.kind)
+        )
 
     def block_reason(block: str) -> str:
         return (
@@ -115,7 +126,7 @@ def definitions(tree: ast.Module, path: str) -> list[ChangedFunction]:
                 if block is None and _shadowed(body, index, node.name):
                     continue
                 reason = block_reason(block) if block else None
-                add(node, node.name, classify(node, in_class=False).label, reason)
+                add(node, node.name, False, reason)
             elif isinstance(node, ast.ClassDef):
                 if block is None and _shadowed(body, index, node.name):
                     continue
@@ -134,7 +145,7 @@ def definitions(tree: ast.Module, path: str) -> list[ChangedFunction]:
                     reason = block_reason(block)
                 elif depth > 0:
                     reason = _NESTED_CLASS_REASON
-                add(node, prefix + node.name, classify(node, in_class=True).label, reason)
+                add(node, prefix + node.name, True, reason)
             elif isinstance(node, ast.ClassDef):
                 if _shadowed(body, index, node.name):
                     continue
@@ -146,3 +157,95 @@ def definitions(tree: ast.Module, path: str) -> list[ChangedFunction]:
 
     module_body(tree.body, None)
     return found
+
+
+def changed_definitions(
+    tree: ast.Module,
+    path: str,
+    lines: list[tuple[int, int]] | None,
+    base: ast.Module | None = None,
+) -> list[ChangedFunction]:
+    """What a change of the module's ``lines`` (``None``: a new file) touches: the
+    definitions on those lines (:func:`touched`) and the module-level functions that read a
+    module-level name a changed statement binds, directly or through other module-level
+    functions (their :attr:`ChangedFunction.reads` says which names). With the module at the
+    base (``base``), a name whose binding statements have the base's syntax tree (imports
+    reordered, a constant reformatted) does not count."""
+    found = definitions(tree, path)
+    hits = touched(found, lines)
+    if lines is None:
+        return hits
+    names = _rebound(tree, lines)
+    if base is not None:
+        names = {n for n in names if _bindings(tree, n) != _bindings(base, n)}
+    if not names:
+        return hits
+    reached = _readers(tree, names)
+    have = {d.qualname for d in hits}
+    more = [
+        replace(d, reads=tuple(sorted(reached[d.qualname])))
+        for d in found
+        if d.qualname in reached and d.qualname not in have
+    ]
+    return sorted([*hits, *more], key=lambda d: (d.line, d.qualname))
+
+
+def _rebound(tree: ast.Module, lines: list[tuple[int, int]]) -> set[str]:
+    """The names the module-level statements on the changed ``lines`` bind (definitions
+    aside: their own lines make them changed)."""
+    out: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        first, last = node.lineno, node.end_lineno or node.lineno
+        if any(a <= last and b >= first for a, b in lines):
+            out |= _bound(node)
+    return out
+
+
+def _bound(node: ast.stmt) -> set[str]:
+    """The names a module-level statement binds."""
+    out: set[str] = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store | ast.Del):
+            out.add(n.id)
+        elif isinstance(n, ast.alias):
+            out.add((n.asname or n.name).split(".")[0])
+        elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            out.add(n.name)
+    return out
+
+
+def _bindings(tree: ast.Module, name: str) -> list[str]:
+    """The module-level statements (definitions aside) that bind ``name``, as syntax trees."""
+    return [
+        ast.dump(node)
+        for node in tree.body
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+        and name in _bound(node)
+    ]
+
+
+def _readers(tree: ast.Module, names: set[str]) -> dict[str, set[str]]:
+    """Module-level function -> the ``names`` it reads, directly or through the module-level
+    functions it calls (a fixed point over the module's functions)."""
+    reads: dict[str, set[str]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):  # the last one wins
+            reads[node.name] = {
+                n.id
+                for n in ast.walk(node)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+            }
+    reached: dict[str, set[str]] = {}
+    grown = True
+    while grown:
+        grown = False
+        for name, used in reads.items():
+            via = used & names
+            for other in used & reached.keys():
+                via |= reached[other]
+            if via - reached.get(name, set()):
+                reached[name] = reached.get(name, set()) | via
+                grown = True
+    return reached

@@ -1,182 +1,275 @@
 """Differential regression testing in ``utdebug check``: the checked version of each function
-against its base version on synthesised inputs (:mod:`utdebug.synth.differential`), with no
-model at all.
+against its base version on synthesised inputs, with no model at all.
 
-Both versions run in the sandbox *as their module* (the same module context as every other
-check: package, ``__file__``, the repository's import roots), each from a read-only copy of the
-repository at its revision. Seeds are the function's calls in the repository's test files and
-the ``>>>`` examples of its docstring (base and head); without any, fully typed parameters are
-drawn from their type hints. An input whose outcome changed is a finding (``was 4, now 5``,
-``now raises KeyError``), smallest input first. Intended changes are recorded in the accept file
-(:data:`ACCEPT_FILE`, in the repository) and are not reported again.
+The stages, each a frozen value: the function's two versions (:func:`utdebug.check.versions.pair`)
+-> seeds and kinds (:func:`gather_seeds`: the function's calls in the repository's test files,
+the ``>>>`` examples of its docstring at both revisions, a model's test calls, the type hints)
+-> inputs (:func:`synthesise`) -> both versions run twice (:func:`utdebug.check.runs.run_twice`)
+-> the comparison (:func:`utdebug.check.comparison.compare_runs`) -> the report's
+:class:`~utdebug.check.report.Differential`. An input whose outcome changed is a finding
+(``was 4, now 5``, ``now raises KeyError``), smallest input first; one whose outcome changed
+between two runs of one version is nondeterministic, listed, never a finding. Intended changes
+are recorded in the accept file (:data:`ACCEPT_FILE`, in the repository) and are not reported
+again.
 """
 
 from __future__ import annotations
 
-import ast
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from utdebug.check.report import Change, Differential
-from utdebug.synth.differential import Accepts, DiffSettings, Finding, Version, differential
-from utdebug.synth.seeds import find_test_files
+from utdebug.check.comparison import Compared, compare_runs
+from utdebug.check.loading import Copies
+from utdebug.check.report import Change, Comparison, Differential
+from utdebug.check.runs import LATER_RUNS_CPU, Runners, Runs, rerun, run_twice
+from utdebug.check.targets import Target
+from utdebug.check.versions import NotCompared, Pair, pair
+from utdebug.synth.differential import Accepts, DiffSettings, Finding
+from utdebug.synth.values import input_key
 
-__all__ = ["ACCEPT_FILE", "DiffRun", "compare_function"]
+__all__ = [
+    "ACCEPT_FILE",
+    "DiffOutcome",
+    "DiffRun",
+    "Inputs",
+    "SeedSet",
+    "compare_function",
+    "gather_seeds",
+    "synthesise",
+]
 
 ACCEPT_FILE = ".utdebug/accepted.json"
 """Where intended changes are recorded, relative to the repository root (``--accept``)."""
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class DiffRun:
     """What every function's comparison in one run shares."""
 
-    sandbox: Any
-    head_root: Path
-    """The read-only copy of the checked revision."""
-    base_root: Path | None
-    """The read-only copy of the base revision (``None``: there is no base)."""
-    base: str | None
-    """The base revision's sha."""
-    head_revision: str
-    """The checked revision (a sha, or ``working tree``): what a function-level accept names."""
-    env_paths: Sequence[str] = ()
-    accepts: Accepts = field(default_factory=Accepts)
-    settings: DiffSettings = field(default_factory=DiffSettings)
-    tests: list[Path] | None = None
-    """The head's test files (found on first use)."""
+    copies: Copies
+    runners: Runners
+    tests: tuple[Path, ...]
+    """The checked revision's test files (seeds)."""
+    accepts: Accepts
+    settings: DiffSettings
 
 
-def _not_compared(why: str, base: str | None, seeds: int = 0) -> Differential:
-    return Differential(False, f"nothing was compared: {why}", base, seeds=seeds)
+@dataclass(frozen=True, slots=True)
+class SeedSet:
+    """The seeds stage's value: example inputs and what the parameters are."""
+
+    inputs: tuple[tuple[Any, ...], ...]
+    names: tuple[str, ...]
+    """The positional parameters."""
+    hints: Mapping[str, Any] | None
+    """Their type hints, when every one has a usable one (else ``None``)."""
 
 
-def _module_function(text: str, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return None
-    found = None
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name:
-            found = node  # the last definition wins, as in Python
-    return found
+@dataclass(frozen=True, slots=True)
+class Inputs:
+    """The synthesis stage's value: the inputs both versions run."""
+
+    inputs: tuple[tuple[Any, ...], ...]
+    notes: tuple[str, ...]
 
 
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
+@dataclass(frozen=True, slots=True)
+class DiffOutcome:
+    """A function's comparison with its base: the report's part, the findings as the
+    library gives them (for ``--accept``), and whether it failed as an error."""
+
+    differential: Differential
+    findings: tuple[Finding, ...] = ()
+    error: bool = False
 
 
-def compare_function(
-    run: DiffRun, path: str, qualname: str, model_calls: Sequence[str] = ()
-) -> tuple[Differential, list[Finding]]:
-    """Compare ``path::qualname`` at the checked revision with its base version: the report's
-    :class:`Differential` and the findings as the library gives them (for ``--accept``).
-    ``model_calls``: the calls of a model's tests of the function (``f(1, [2])``), seeds as
-    well."""
-    from utdebug.check.targets import module_context
-    from utdebug.project import sandbox_context
+def gather_seeds(
+    pair: Pair, tests: Sequence[Path], root: Path, model_calls: Sequence[str] = ()
+) -> SeedSet | NotCompared:
+    """The seeds stage: the function's calls in the test files (``tests``, under ``root``),
+    the examples of its docstring at both revisions and a model's test calls
+    (``f(1, [2])``), with the positional arguments it takes; the type hints."""
     from utdebug.synth.seeds import seeds_from_docstring, seeds_from_tests, seeds_from_text
     from utdebug.synth.strategies import parse_hints
 
-    base = run.base
-    if "." in qualname:
-        return _not_compared("only module-level functions are compared with their base", base), []
-    head_text = _read(run.head_root / path)
-    head_fn = _module_function(head_text or "", qualname)
-    if head_text is None or head_fn is None:
-        return _not_compared(f"{qualname} is not a module-level function of {path}", base), []
-    if isinstance(head_fn, ast.AsyncFunctionDef):
-        return _not_compared("async functions are not compared with their base", base), []
-    if run.base_root is None or base is None:
-        return _not_compared("there is no base revision", None), []
-    base_file = run.base_root / path
-    base_text = _read(base_file)
-    if base_text is None:
-        return _not_compared(f"new file (no base version of {path})", base), []
-    base_fn = _module_function(base_text, qualname)
-    if base_fn is None:
-        return _not_compared("new function (no base version)", base), []
-    if ast.dump(base_fn) == ast.dump(head_fn) and module_context(
-        base_text, qualname
-    ) == module_context(head_text, qualname):
-        return _not_compared("unchanged since the base (function and module context)", base), []
-
-    if run.tests is None:
-        run.tests = find_test_files(run.head_root)
-    seeds = seeds_from_tests(run.tests, qualname, run.head_root)
-    seeds.extend(seeds_from_docstring(head_text, qualname))
-    seeds.extend(seeds_from_docstring(base_text, qualname))
+    qualname = pair.target.qualname
+    seeds = seeds_from_tests(tests, qualname, root)
+    seeds.extend(seeds_from_docstring(pair.head.text, qualname))
+    seeds.extend(seeds_from_docstring(pair.base.text, qualname))
     for call in model_calls:
         seeds.extend(seeds_from_text(call, qualname, "the model's tests"))
-    args = [*head_fn.args.posonlyargs, *head_fn.args.args]
-    names = [a.arg for a in args]
-    inputs = [s for s in seeds.inputs if _fits(head_fn, len(s))]
+    names = pair.names
+    inputs = [s for s in seeds.inputs if _fits(pair.head.node, len(s))]
     if not names and not inputs:
         inputs = [()]
     try:
-        hints = parse_hints(head_text, qualname)
+        hints = parse_hints(pair.head.text, qualname)
     except SyntaxError:
         hints = {}
     typed = bool(names) and all(n in hints for n in names)
     if not inputs and not typed:
         untyped = ", ".join(n for n in names if n not in hints)
-        return _not_compared(
+        return NotCompared(
             "no seed input (no call of it with literal arguments in the repository's tests or "
             f"its docstring) and its parameters cannot be typed ({untyped} without a usable "
-            "type hint)",
-            base,
-        ), []
-
-    head_file = run.head_root / path
-    res = differential(
-        run.sandbox,
-        f"{path}::{qualname}",
-        Version(
-            base_text,
-            qualname,
-            base,
-            sandbox_context(base_file, run.base_root, program=False, env_paths=run.env_paths),
-        ),
-        Version(
-            head_text,
-            qualname,
-            run.head_revision,
-            sandbox_context(head_file, run.head_root, program=False, env_paths=run.env_paths),
-        ),
-        inputs,
-        settings=run.settings,
-        hints=hints if typed else None,
-        names=names,
-        accepts=run.accepts,
-    )
-    message = res.message if res.compared else f"nothing was compared: {res.message}"
-    return (
-        Differential(
-            res.compared,
-            message,
-            base,
-            res.inputs,
-            len(inputs),
-            tuple(change(f, qualname) for f in res.findings),
-            tuple(change(f, qualname) for f in res.accepted),
-            tuple(res.notes),
-        ),
-        list(res.findings),
-    )
+            "type hint)"
+        )
+    return SeedSet(tuple(tuple(s) for s in inputs), tuple(names), hints if typed else None)
 
 
-def _fits(fn: ast.FunctionDef | ast.AsyncFunctionDef, n: int) -> bool:
+def _fits(fn: Any, n: int) -> bool:
     """Whether ``n`` positional arguments fit the function's signature."""
     a = fn.args
     positional = len(a.posonlyargs) + len(a.args)
     required = positional - len(a.defaults)
     return required <= n and (n <= positional or a.vararg is not None)
+
+
+def synthesise(seeds: SeedSet, cfg: DiffSettings) -> Inputs | NotCompared:
+    """The synthesis stage: ``cfg.count`` inputs from the seeds (the same seeds and settings
+    give the same inputs, as long as the time budget does not cut it short)."""
+    from utdebug.synth.synthesizer import synthesize
+
+    syn = synthesize(
+        seeds.inputs,
+        count=cfg.count,
+        seed=cfg.seed,
+        hints=seeds.hints,
+        names=seeds.names,
+        time_budget=cfg.time_budget,
+    )
+    if not syn.inputs:
+        return NotCompared("no input could be synthesised", seeds=len(seeds.inputs))
+    return Inputs(tuple(syn.inputs), tuple(syn.notes))
+
+
+def compare_function(run: DiffRun, target: Target, model_calls: Sequence[str] = ()) -> DiffOutcome:
+    """Compare ``target`` at the checked revision with its base version (the stages in the
+    module docstring). ``model_calls``: the calls of a model's tests of the function
+    (``f(1, [2])``), seeds as well."""
+    base = run.copies.base_sha
+    both = pair(target, run.copies)
+    if isinstance(both, NotCompared):
+        return _not_compared(both, base)
+    seeds = gather_seeds(both, run.tests, run.copies.head, model_calls)
+    if isinstance(seeds, NotCompared):
+        return _not_compared(seeds, base)
+    inputs = synthesise(seeds, run.settings)
+    if isinstance(inputs, NotCompared):
+        return _not_compared(inputs, base, len(seeds.inputs))
+    runs = run_twice(run.runners, both, inputs.inputs, run.settings)
+    if isinstance(runs, NotCompared):
+        return _not_compared(runs, base, len(seeds.inputs))
+    found = _compare(run, both, runs)
+    if found.findings and found.unstable:  # some inputs were not stable: confirm the changes
+        changed = {input_key(f.args) for f in found.findings}
+        again = [i for i in runs.chosen if input_key(runs.inputs[i]) in changed]
+        found = _compare(run, both, rerun(run.runners, both, runs, again, run.settings))
+    notes = [*inputs.notes, *_notes(target, found, runs, bool(run.runners.binds))]
+    return DiffOutcome(
+        _report(found, base, len(seeds.inputs), notes, target.qualname),
+        found.findings,
+    )
+
+
+def _compare(run: DiffRun, both: Pair, runs: Runs) -> Compared:
+    t = both.target
+    return compare_runs(
+        f"{t.path}::{t.qualname}",
+        t.qualname,
+        runs,
+        run.settings,
+        run.accepts,
+        run.copies.head_revision,
+    )
+
+
+def _not_compared(why: NotCompared, base: str | None, seeds: int = 0) -> DiffOutcome:
+    if why.unchanged:
+        return DiffOutcome(Differential(False, why.reason, base, outcome=Comparison.UNCHANGED))
+    seeds = seeds or why.seeds
+    message = f"not compared: {why.reason}"
+    return DiffOutcome(Differential(False, message, base, seeds=seeds), error=why.error)
+
+
+def _notes(target: Target, found: Compared, runs: Runs, binds: bool) -> list[str]:
+    notes = []
+    if runs.left_out:
+        notes.append(
+            f"{runs.left_out} input(s) left out: the base's first run spent {LATER_RUNS_CPU:g} s "
+            "of CPU time on the cheaper ones"
+        )
+    if target.reads:
+        notes.append(
+            f"changed through the module-level name(s) it reads: {', '.join(target.reads)}"
+        )
+    if found.incomparable:
+        notes.append(
+            f"{found.incomparable} input(s) not compared: a version returned a value the "
+            f"sandbox cannot send back (e.g. {found.example}), known only by its repr"
+        )
+    if found.hidden:
+        notes.append(
+            f"{found.hidden} input(s) gave a changed outcome, not reported: the function is "
+            "nondeterministic"
+        )
+    if not binds:
+        notes.append(
+            "each version was loaded at one path through a link (the sandbox cannot bind a "
+            "folder per child): os.path.realpath(__file__) names each version's own copy"
+        )
+    return notes
+
+
+def _report(
+    found: Compared, base: str | None, seeds: int, notes: list[str], name: str
+) -> Differential:
+    """The compare stage's value as the report's :class:`Differential`."""
+    changes = tuple(change(f, name) for f in found.findings)
+    accepted = tuple(change(f, name) for f in found.accepted)
+    extra = "".join(
+        f" ({n} {what})"
+        for n, what in (
+            (len(found.accepted), "accepted"),
+            (found.incomparable, "not comparable"),
+            (found.not_run, "cut short"),
+            (len(found.unstable), "nondeterministic"),
+        )
+        if n
+    )
+    if found.verdict is Comparison.NONDETERMINISTIC:
+        u = found.unstable[0]
+        message = (
+            f"nondeterministic: {len(found.unstable)} of {len(found.unstable) + found.inputs} "
+            f"inputs gave different outcomes in two runs of one version (e.g. {u.call}: "
+            f"{u.first}, then {u.second})"
+        )
+    elif found.verdict is Comparison.CHANGED:
+        message = f"{len(changes)} changed outcome(s) on {found.inputs} inputs{extra}"
+    elif found.verdict is Comparison.UNCHANGED:
+        message = f"unchanged on {found.inputs} inputs{extra}"
+    elif found.incomparable:
+        message = (
+            "not compared: no output could be compared: every value returned is one the "
+            f"sandbox cannot send back ({found.incomparable} inputs)"
+        )
+    else:
+        message = f"not compared: no input could be run on both versions{extra}"
+    compared = found.verdict in (Comparison.CHANGED, Comparison.UNCHANGED)
+    return Differential(
+        compared,
+        message,
+        base,
+        found.inputs,
+        seeds,
+        changes,
+        accepted,
+        tuple(notes),
+        found.unstable,
+        found.verdict,
+    )
 
 
 def change(f: Finding, name: str) -> Change:

@@ -20,6 +20,7 @@ import json
 import re
 import urllib.parse
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import TYPE_CHECKING, Any
@@ -31,6 +32,7 @@ from utdebug.check.report import (
     Status,
     TestResult,
     TestVerdict,
+    Unstable,
 )
 from utdebug.cli_common import Exit
 from utdebug.text_safety import (
@@ -171,6 +173,8 @@ def _exit_text(report: CheckReport) -> str:
     meaning = _EXIT_MEANING.get(code, "")
     if code == Exit.OK and report.errors:
         meaning = "no findings; functions that could not be checked are allowed"
+    if code == Exit.FAILURE and not report.findings:
+        meaning = "too few functions compared with their base (--min-compared)"
     return f"exit code {code} ({meaning})" if meaning else f"exit code {code}"
 
 
@@ -189,9 +193,33 @@ def _summary(report: CheckReport) -> str:
     )
 
 
+def _compared_line(report: CheckReport) -> str | None:
+    """``compared N of M changed functions with their base version (...)``, and the
+    ``--min-compared`` verdict; ``None`` when no function was compared with its base."""
+    if not any(f.differential is not None for f in report.functions):
+        return None
+    total = len(report.changed_functions)
+    others = [
+        f"{report.count(Status.NONDETERMINISTIC)} nondeterministic",
+        f"{report.count(Status.NOT_COMPARED)} not compared",
+    ]
+    line = (
+        f"compared {report.compared} of {_plural(total, 'changed function')} with their base "
+        f"version ({', '.join(others)})"
+    )
+    if report.min_compared:
+        share = report.compared / total if total else 1.0
+        verdict = "too few: exit code 1" if report.compared_too_few else "enough"
+        line += f"; --min-compared {report.min_compared:.0%}: {share:.0%} compared, {verdict}"
+    return line
+
+
 def _status_text(f: FunctionReport) -> str:
     found = f.status is Status.FINDINGS
     text = _plural(len(f.findings) + len(f.changes), "finding") if found else f.status.value
+    d = f.differential
+    if f.status is Status.OK and not f.tests and d is not None and d.compared:
+        text = f"unchanged on {_plural(d.inputs, 'input')}"
     return f"{text} (cached)" if f.cached else text
 
 
@@ -203,6 +231,12 @@ def _base_label(f: FunctionReport) -> str:
 def _change_text(c: Change) -> str:
     """``f(5): was 6, now 7``."""
     return f"{c.call}: {c.description}"
+
+
+def _unstable_text(u: Unstable) -> str:
+    """``f(5): the base gave 6, then 7``."""
+    who = "the base" if u.version == "base" else "the checked version"
+    return f"{u.call}: {who} gave {u.first}, then {u.second}"
 
 
 def _rate(x: float | None) -> str:
@@ -218,6 +252,8 @@ _STATUS_STYLE = {
     Status.FINDINGS: "bold red",
     Status.ERROR: "bold yellow",
     Status.SKIPPED: "dim",
+    Status.NOT_COMPARED: "yellow",
+    Status.NONDETERMINISTIC: "magenta",
 }
 
 
@@ -242,6 +278,39 @@ def _render_human(report: CheckReport, *, color: bool, width: int) -> str:
     )
     write_human(report, console)
     return no_workflow_commands(buffer.getvalue())
+
+
+def _human_differential(out: Any, v: Callable[[str], str], f: FunctionReport) -> None:
+    """The comparison with the base in the human report (``v`` shows a text safely): its
+    message (beside a model's tests), the first changes, the accepted ones, the
+    nondeterministic inputs."""
+    d = f.differential
+    assert d is not None
+    if f.tests or f.fix is not None or f.message != d.message:
+        out((f"against its {_base_label(f)}: ", "bold"), v(d.message), indent=2)
+    for c in d.changes[:HUMAN_CHANGES]:
+        out(
+            ("✗ ", "bold red"),
+            (v(c.call), "bold"),
+            ": ",
+            (v(c.description), "red"),
+            indent=2,
+        )
+    if len(d.changes) > HUMAN_CHANGES:
+        more = len(d.changes) - HUMAN_CHANGES
+        out(
+            (f"... and {more} more (every format but this one lists them all)", "dim"),
+            indent=2,
+        )
+    if d.accepted:
+        out((f"{_plural(len(d.accepted), 'accepted change')}:", "dim"), indent=2)
+        for c in d.accepted:
+            out(("= ", "dim"), v(_change_text(c)), indent=4)
+    if d.unstable:
+        what = _plural(len(d.unstable), "nondeterministic input")
+        out((f"{what} (not findings):", "magenta"), indent=2)
+        for u in d.unstable[:HUMAN_CHANGES]:
+            out(("~ ", "magenta"), v(_unstable_text(u)), indent=4)
 
 
 def write_human(report: CheckReport, console: Console) -> None:
@@ -303,28 +372,8 @@ def write_human(report: CheckReport, console: Console) -> None:
                     f"; {v(_outcome(t))}",
                     indent=4,
                 )
-        d = f.differential
-        if d is not None:
-            if f.tests or f.fix is not None or f.message != d.message:
-                out((f"against its {_base_label(f)}: ", "bold"), v(d.message), indent=2)
-            for c in d.changes[:HUMAN_CHANGES]:
-                out(
-                    ("✗ ", "bold red"),
-                    (v(c.call), "bold"),
-                    ": ",
-                    (v(c.description), "red"),
-                    indent=2,
-                )
-            if len(d.changes) > HUMAN_CHANGES:
-                more = len(d.changes) - HUMAN_CHANGES
-                out(
-                    (f"... and {more} more (every format but this one lists them all)", "dim"),
-                    indent=2,
-                )
-            if d.accepted:
-                out((f"{_plural(len(d.accepted), 'accepted change')}:", "dim"), indent=2)
-                for c in d.accepted:
-                    out(("= ", "dim"), v(_change_text(c)), indent=4)
+        if f.differential is not None:
+            _human_differential(out, v, f)
         if f.fix is not None:
             fix = f.fix
             patch = "patch present" if fix.patch else "no patch"
@@ -343,6 +392,9 @@ def write_human(report: CheckReport, console: Console) -> None:
     style = "bold red" if report.exit_code() == Exit.FAILURE else "bold"
     if report.exit_code() == Exit.USAGE:
         style = "bold yellow"
+    compared = _compared_line(report)
+    if compared is not None:
+        out((compared, "bold red" if report.compared_too_few else "bold"))
     out((_summary(report), style))
 
 
@@ -403,6 +455,7 @@ def _junit_suite(suite: ET.Element, report: CheckReport, f: FunctionReport) -> d
         ("base", report.base or ""),
         ("min_votes", f"{report.min_votes:g}"),
         ("utdebug_version", report.tool_version),
+        *_junit_compared(report),
     ):
         ET.SubElement(props, "property", {"name": name, "value": _one(value)})
 
@@ -447,6 +500,12 @@ def _junit_suite(suite: ET.Element, report: CheckReport, f: FunctionReport) -> d
         if outcome is not None:
             counts[outcome] += 1
     return counts
+
+
+def _junit_compared(report: CheckReport) -> list[tuple[str, str]]:
+    """The run's comparison with the base as suite properties (none when not run)."""
+    line = _compared_line(report)
+    return [] if line is None else [("compared", line)]
 
 
 def _junit_changes(
@@ -557,7 +616,12 @@ def _render_github(report: CheckReport) -> str:
         elif f.status is Status.SKIPPED:
             title = f"utdebug: skipped {f.qualname}"
             lines.append(_gh_command("notice", f.message, **where, title=title))
-    lines.append(_gh_command("notice", prefix + _summary(report), title="utdebug summary"))
+        elif f.status in (Status.NOT_COMPARED, Status.NONDETERMINISTIC):
+            title = f"utdebug: {f.qualname} {f.status.value}"
+            lines.append(_gh_command("notice", f.message, **where, title=title))
+    compared = _compared_line(report)
+    summary = _summary(report) + (f"\n{compared}" if compared is not None else "")
+    lines.append(_gh_command("notice", prefix + summary, title="utdebug summary"))
     return "\n".join(lines) + "\n"
 
 
@@ -614,6 +678,20 @@ _RULES: tuple[dict[str, Any], ...] = (
         "defaultConfiguration": {"level": "note"},
     },
 )
+
+
+def _note_rule(rule_id: str, name: str, short: str, full: str, help_text: str) -> dict[str, Any]:
+    """A SARIF rule of level ``note``."""
+    return {
+        "id": rule_id,
+        "name": name,
+        "shortDescription": {"text": short},
+        "fullDescription": {"text": full},
+        "help": {"text": help_text},
+        "defaultConfiguration": {"level": "note"},
+    }
+
+
 _DIFF_RULES: tuple[dict[str, Any], ...] = (
     {
         "id": "UTD004",
@@ -631,6 +709,26 @@ _DIFF_RULES: tuple[dict[str, Any], ...] = (
         "defaultConfiguration": {"level": "error"},
         "properties": {"tags": ["correctness", "regression", "differential"]},
     },
+    _note_rule(
+        "UTD005",
+        "function-not-compared",
+        "The function was not compared with its base version.",
+        "utdebug could not compare this changed function with its version at the base revision "
+        "(no base version, no input it can make, a base that does not load ...). The result "
+        "message says why.",
+        "Add a test or a docstring example that calls the function with literal arguments, or "
+        "type hints on its parameters, so inputs can be made.",
+    ),
+    _note_rule(
+        "UTD006",
+        "nondeterministic-function",
+        "The function's outcomes differ between two runs.",
+        "utdebug ran each version of this function twice on each input (other processes, hash "
+        "seeds and clock readings): most inputs gave different outcomes in the two runs of one "
+        "version, so no change can be told from chance.",
+        "Nothing to fix if the function is meant to vary (the clock, random values); otherwise "
+        "look for state, set order or time in its results.",
+    ),
 )
 """Listed only when the run compared functions with their base versions."""
 _RULE_INDEX = {rule["id"]: i for i, rule in enumerate(_RULES + _DIFF_RULES)}
@@ -693,6 +791,15 @@ def _sarif_result(
     }
 
 
+_SARIF_STATUS = {
+    Status.ERROR: ("UTD002", "warning", "could not be checked"),
+    Status.SKIPPED: ("UTD003", "note", "was skipped"),
+    Status.NOT_COMPARED: ("UTD005", "note", "was not compared with its base"),
+    Status.NONDETERMINISTIC: ("UTD006", "note", "is nondeterministic"),
+}
+"""A function's status -> its SARIF rule, level and words (findings have their own)."""
+
+
 def _sarif(report: CheckReport) -> dict[str, Any]:
     results: list[dict[str, Any]] = []
     for f in report.functions:
@@ -737,13 +844,9 @@ def _sarif(report: CheckReport) -> dict[str, Any]:
                 "base": f.differential.base if f.differential is not None else None,
             }
             results.append(result)
-        if f.status in (Status.ERROR, Status.SKIPPED):
-            if f.status is Status.ERROR:
-                rule_id, level = "UTD002", "warning"
-                text = f"{f.qualname} could not be checked: {f.message}"
-            else:
-                rule_id, level = "UTD003", "note"
-                text = f"{f.qualname} was skipped: {f.message}"
+        if f.status in _SARIF_STATUS:
+            rule_id, level, what = _SARIF_STATUS[f.status]
+            text = f"{f.qualname} {what}: {f.message}"
             result = _sarif_result(report, f, rule_id, level, text)
             result["partialFingerprints"] = {
                 FINGERPRINT_KEY: _fingerprint(rule_id, f.path, f.qualname)
@@ -782,6 +885,7 @@ def _sarif(report: CheckReport) -> dict[str, Any]:
             "revision": report.revision,
             "base": report.base,
             "min_votes": report.min_votes,
+            **_sarif_compared(report),
         },
     }
     root = _root_uri(report.repository)
@@ -790,6 +894,19 @@ def _sarif(report: CheckReport) -> dict[str, Any]:
     log = {"$schema": SARIF_SCHEMA_URI, "version": "2.1.0", "runs": [run]}
     cleaned: dict[str, Any] = _without_surrogates(log)
     return cleaned
+
+
+def _sarif_compared(report: CheckReport) -> dict[str, Any]:
+    """The run's comparison with the base as run properties (none when not run)."""
+    line = _compared_line(report)
+    if line is None:
+        return {}
+    return {
+        "compared": report.compared,
+        "changed_functions": len(report.changed_functions),
+        "min_compared": report.min_compared,
+        "comparison": line,
+    }
 
 
 def _without_surrogates(data: Any) -> Any:

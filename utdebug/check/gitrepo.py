@@ -6,7 +6,8 @@
   the checked revision: what a pull request changed since it branched) against a commit or
   the working tree (staged, unstaged and untracked-but-not-ignored files), parses every
   changed ``.py`` file with :mod:`ast` and reports the functions and methods whose lines
-  (decorators included) the change touches (:mod:`utdebug.check.definitions`).
+  (decorators included) the change touches, and the module-level functions that read a
+  module-level name the change rebinds (:mod:`utdebug.check.definitions`).
 - :func:`snapshot` copies the working tree (tracked and untracked-but-not-ignored files) or a
   commit into a read-only folder; :func:`remove_snapshot` deletes one.
 - :func:`read_text` reads a file at a revision; :func:`relative_path` turns a path given on
@@ -32,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from utdebug.check.definitions import ChangedFunction, definitions, touched
+from utdebug.check.definitions import ChangedFunction, changed_definitions
 
 if TYPE_CHECKING:
     import git
@@ -377,7 +378,7 @@ def changed_functions(
         except _Problem as problem:
             problems.append(FileProblem(path, str(problem)))
             continue
-        functions += touched(definitions(tree, path), lines)
+        functions += changed_definitions(tree, path, lines, _base_tree(repo, path, base_sha))
     return ChangeSet(
         base=base_sha,
         base_ref=base,
@@ -390,6 +391,14 @@ def changed_functions(
 
 class _Problem(Exception):
     pass
+
+
+def _base_tree(repo: Repository, path: str, base: str) -> ast.Module | None:
+    """The module at the base (``None``: no such file there, or it does not parse)."""
+    try:
+        return ast.parse(_source(repo, path, base))
+    except (_Problem, SyntaxError, ValueError):
+        return None
 
 
 def _source(repo: Repository, path: str, revision: str | None) -> str:

@@ -48,6 +48,9 @@ class CheckOptions:
     """The accept file (``None``: ``.utdebug/accepted.json`` in the repository)."""
     synth_inputs: int = 200
     """Inputs synthesised per function for the comparison with its base."""
+    min_compared: float = 0.0
+    """The share of the changed functions that must be compared with their base version;
+    fewer fails the run (exit code 1)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +81,54 @@ def validate_options(o: CheckOptions) -> None:
         raise CheckError("--apply needs --fix")
     if o.apply and o.rev is not None:
         raise CheckError("--apply writes the working tree: it cannot be used with --rev")
+    if not 0.0 <= o.min_compared <= 1.0:
+        raise CheckError("--min-compared must be between 0 and 1 (a share of the functions)")
     if o.synth_inputs < 1:
         raise CheckError("--synth-inputs must be at least 1")
     if o.paths and not o.changed:
         raise CheckError("--path limits --changed; name functions as PATH::FUNCTION instead")
+
+
+def model_chosen(spec_value: str | None) -> bool:
+    """Whether ``--model``, ``UTDEBUG_MODEL`` or the config file names a model (when none does,
+    ``check`` runs without one); :class:`CheckError` for a broken config file."""
+    from utdebug.agents.config import ConfigError, resolve_model_spec
+
+    try:
+        resolve_model_spec(spec_value)
+    except ConfigError as e:
+        if str(e).startswith("no model chosen"):
+            return False
+        raise CheckError(str(e)) from None
+    return True
+
+
+def model_info(spec_value: str | None) -> ModelInfo:
+    """Build the model named by ``--model`` (else ``UTDEBUG_MODEL``, else the config default)."""
+    import hashlib
+    import json
+
+    from utdebug.agents.base import Meter
+    from utdebug.agents.config import ConfigError, resolve_model_spec
+    from utdebug.agents.factory import build_model, kind_of
+
+    try:
+        spec = resolve_model_spec(spec_value)
+        kind = kind_of(spec)
+        if kind.answers_from_gold:
+            raise CheckError(
+                "--model sim answers from a benchmark problem's gold solution; it cannot check "
+                "your code: use a real model, or scripted:FILE for a dry run"
+            )
+        built = build_model(spec, Meter())
+        if kind.replays_file:
+            assert spec.script_path is not None
+            digest = hashlib.sha256(Path(spec.script_path).read_bytes()).hexdigest()
+            return ModelInfo(built, built.name, f"scripted:{digest}", True)
+    except (ConfigError, ValueError, OSError) as e:
+        raise CheckError(str(e)) from None
+    from utdebug.agents.base import identity_of
+
+    # the model's identity: its string, server, and the config's sampling values and extras
+    key = json.dumps([spec.litellm_model, identity_of(built)])
+    return ModelInfo(built, spec.name, key, bool(getattr(built, "simulated", False)))

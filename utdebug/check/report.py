@@ -5,9 +5,13 @@ no answer in time) and whose expected output won at least ``min_votes`` of the
 self-consistency votes: a confident test that breaks the function. Tests that fail with a
 weaker majority are kept in the report but are not findings.
 
-Exit codes (:meth:`CheckReport.exit_code`): 0 no findings, 1 findings, 2 a usage or
-environment error, including a function that could not be checked (a module that does not
-load, I/O the sandbox blocks, a model error), unless ``allow_errors`` is set.
+Without a model, a function's status says what its comparison with its base version found:
+changed (findings), unchanged on K inputs (ok), nondeterministic, or not compared (and why).
+
+Exit codes (:meth:`CheckReport.exit_code`): 0 no findings, 1 findings (or fewer functions
+compared with their base than ``min_compared`` asks), 2 a usage or environment error,
+including a function that could not be checked (a module that does not load, I/O the sandbox
+blocks, a model error), unless ``allow_errors`` is set.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from typing import Any, ClassVar
 
 from utdebug.cli_common import Exit
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Version of the JSON report (``schema_version``); see ``utdebug/check/report.schema.json``."""
 
 
@@ -30,7 +34,11 @@ class Status(StrEnum):
     ERROR = "error"
     """The function could not be checked; ``message`` says why."""
     SKIPPED = "skipped"
-    """Not checked on purpose (a method, an async function, ``# utdebug: skip``)."""
+    """Not checked on purpose (a method of a nested class, ``# utdebug: skip``)."""
+    NOT_COMPARED = "not compared"
+    """Without a model: not compared with its base version (``message`` says why)."""
+    NONDETERMINISTIC = "nondeterministic"
+    """Without a model: most inputs gave different outcomes in two runs of one version."""
 
 
 class TestVerdict(StrEnum):
@@ -148,6 +156,39 @@ class Change:
 
 
 @dataclass(frozen=True, slots=True)
+class Unstable:
+    """An input whose outcome differed between two runs of one version (nondeterministic):
+    never a finding."""
+
+    call: str
+    input: str
+    version: str
+    """``base`` or ``head``: the version whose two runs differed (the first one found)."""
+    first: str
+    """That version's outcome in its first run, in words."""
+    second: str
+    """... and in its second run."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "call": self.call,
+            "input": self.input,
+            "version": self.version,
+            "first": self.first,
+            "second": self.second,
+        }
+
+
+class Comparison(StrEnum):
+    """What a function's comparison with its base version found."""
+
+    CHANGED = "changed"
+    UNCHANGED = "unchanged"
+    NONDETERMINISTIC = "nondeterministic"
+    NOT_COMPARED = "not compared"
+
+
+@dataclass(frozen=True, slots=True)
 class Differential:
     """The function against its base version on synthesised inputs (differential testing)."""
 
@@ -165,16 +206,22 @@ class Differential:
     accepted: tuple[Change, ...] = ()
     """Changed outcomes the accept file covers (not findings)."""
     notes: tuple[str, ...] = ()
+    unstable: tuple[Unstable, ...] = ()
+    """Inputs whose outcome differed between two runs of one version (not findings)."""
+    outcome: Comparison = Comparison.NOT_COMPARED
+    """What the comparison found: changed, unchanged, nondeterministic, not compared."""
 
     def to_json(self) -> dict[str, Any]:
         return {
             "compared": self.compared,
+            "status": self.outcome.value,
             "message": self.message,
             "base": self.base,
             "inputs": self.inputs,
             "seeds": self.seeds,
             "changes": [c.to_json() for c in self.changes],
             "accepted": [c.to_json() for c in self.accepted],
+            "nondeterministic": [u.to_json() for u in self.unstable],
             "notes": list(self.notes),
         }
 
@@ -254,6 +301,40 @@ class CheckReport:
     """ISO 8601 UTC time the run started."""
     seconds: float = 0.0
     allow_errors: bool = False
+    min_compared: float = 0.0
+    """The share of the changed functions that must be compared with their base version
+    (``--min-compared``); fewer is a failure (exit code 1)."""
+
+    @property
+    def changed_functions(self) -> tuple[FunctionReport, ...]:
+        """The library functions the comparison with the base is about: all but the files
+        that do not parse, the functions of test files (not compared before any comparison
+        began: no ``differential``) and the functions whose syntax tree (and module context)
+        is the base's."""
+        return tuple(
+            f
+            for f in self.functions
+            if f.qualname != "<module>"
+            and not (f.status is Status.NOT_COMPARED and f.differential is None)
+            and not (
+                f.differential is not None
+                and f.differential.outcome is Comparison.UNCHANGED
+                and not f.differential.compared
+            )
+        )
+
+    @property
+    def compared(self) -> int:
+        """Changed functions compared with their base version (on at least one input)."""
+        return sum(
+            f.differential is not None and f.differential.compared for f in self.changed_functions
+        )
+
+    @property
+    def compared_too_few(self) -> bool:
+        """Fewer changed functions were compared than ``min_compared`` asks."""
+        total = len(self.changed_functions)
+        return bool(total) and self.compared < self.min_compared * total
 
     @property
     def findings(self) -> int:
@@ -272,7 +353,7 @@ class CheckReport:
         return sum(f.status is status for f in self.functions)
 
     def exit_code(self) -> Exit:
-        if self.findings:
+        if self.findings or self.compared_too_few:
             return Exit.FAILURE
         if self.errors and not self.allow_errors:
             return Exit.USAGE
@@ -288,6 +369,7 @@ class CheckReport:
             "revision": self.revision,
             "base": self.base,
             "min_votes": self.min_votes,
+            "min_compared": self.min_compared,
             "settings": dict(self.settings),
             "started_at": self.started_at,
             "seconds": round(self.seconds, 3),
@@ -300,6 +382,10 @@ class CheckReport:
                 "skipped": self.count(Status.SKIPPED),
                 "cached": sum(f.cached for f in self.functions),
                 "changed_outcomes": self.changes,
+                "changed_functions": len(self.changed_functions),
+                "compared": self.compared,
+                "not_compared": self.count(Status.NOT_COMPARED),
+                "nondeterministic": self.count(Status.NONDETERMINISTIC),
             },
             "exit_code": self.exit_code(),
             "functions": [f.to_json() for f in self.functions],

@@ -4,6 +4,7 @@ ones a change touches (``--changed``), found before any model is made."""
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,18 @@ from typing import Any
 from utdebug.check.options import CheckError, CheckOptions, validate_options
 from utdebug.check.report import FunctionReport, Status
 from utdebug.check.results import function_report
+from utdebug.engine.targets import TargetKind
+
+SKIP_PRAGMA = re.compile(r"#\s*utdebug:\s*skip\b", re.IGNORECASE)
+"""``# utdebug: skip`` on a function's ``def`` line (or the line above it) skips it."""
+
+SKIPPED = "skipped: '# utdebug: skip'"
+"""The message of a function skipped by :data:`SKIP_PRAGMA`."""
+
+TEST_FILE_REASON = (
+    "not compared: a function of a test file (tests take fixtures; it is no library "
+    "function): name it as PATH::FUNCTION to check it anyway"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +35,11 @@ class Target:
     line: int = 0
     end_line: int = 0
     problem: FunctionReport | None = None
+    shape: TargetKind | None = None
+    """What it is (function, method, property, classmethod, staticmethod, async function,
+    generator ...); ``None`` when the file could not tell (not found, does not parse)."""
+    reads: tuple[str, ...] = ()
+    """Changed only through these module-level names it reads (a changed constant)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,13 +97,19 @@ def _changed_targets(cs: Any) -> list[Target]:
                 problem=function_report(p.path, "<module>", Status.ERROR, p.message),
             )
         )
+    from utdebug.synth.seeds import is_test_file
+
     for f in cs.functions:
         problem = None
         if not f.supported:
             problem = function_report(
                 f.path, f.qualname, Status.SKIPPED, f.reason or "not supported", f.line, f.end_line
             )
-        out.append(Target(f.path, f.qualname, f.line, f.end_line, problem))
+        elif is_test_file(f.path):
+            problem = function_report(
+                f.path, f.qualname, Status.NOT_COMPARED, TEST_FILE_REASON, f.line, f.end_line
+            )
+        out.append(Target(f.path, f.qualname, f.line, f.end_line, problem, f.shape, f.reads))
     return out
 
 
@@ -102,7 +126,20 @@ def _named_target(repo: Any, spec: str, cwd: Path, *, in_tree: bool = True) -> T
         what = "is a folder, not a Python file" if full.is_dir() else "does not exist"
         raise CheckError(f"{path} {what} ({spec})")
     rel = gitrepo.relative_path(repo, full)
-    return Target(rel, qualname)
+    return Target(rel, qualname, shape=_shape(full if in_tree else None, qualname))
+
+
+def _shape(file: Path | None, qualname: str) -> TargetKind | None:
+    """What ``qualname`` is in ``file`` (``None``: not read here, not found, no parse)."""
+    from utdebug.check.definitions import definitions
+
+    if file is None:
+        return None
+    try:
+        tree = ast.parse(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return None
+    return next((d.shape for d in definitions(tree, "") if d.qualname == qualname), None)
 
 
 def module_context(module_code: str, entry_point: str) -> str:
@@ -131,3 +168,16 @@ def module_context(module_code: str, entry_point: str) -> str:
         used.append(name)
         todo += [n.id for n in ast.walk(found) if isinstance(n, ast.Name) and n.id in defs]
     return "\n".join([*rest, *(ast.dump(defs[n]) for n in sorted(used))])
+
+
+def has_skip_pragma(loaded: Any) -> bool:
+    """``# utdebug: skip`` on the line above the function, a decorator line or its ``def``
+    (``loaded``: a :class:`utdebug.workspace.LoadedFunction`)."""
+    lines = loaded.file_text.splitlines()
+    window = []
+    for n in range(max(loaded.start_line - 1, 1), loaded.end_line + 1):
+        text = lines[n - 1] if n <= len(lines) else ""
+        window.append(text)
+        if n >= loaded.start_line and re.match(rf"\s*def\s+{loaded.entry_point}\b", text):
+            break
+    return any(SKIP_PRAGMA.search(x) for x in window)

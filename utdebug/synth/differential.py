@@ -41,6 +41,9 @@ __all__ = [
     "Finding",
     "Version",
     "differential",
+    "finding_of",
+    "incomparable",
+    "outcome_words",
     "read_accepts",
     "write_accepts",
 ]
@@ -257,17 +260,17 @@ def differential(
     if load_error:
         notes.append(f"the head version does not load: {load_error}")
     pairs = [(i, base_out[i], o) for i, o in head_out.items()]
-    opaque = [i for i, was, now in pairs if _incomparable(was, now)]
+    opaque = [i for i, was, now in pairs if incomparable(was, now)]
     if opaque:
         notes.append(
             f"{len(opaque)} input(s) not compared: a version returned a value the sandbox "
-            f"cannot send back (e.g. {_words(base_out[opaque[0]])}), known only by its repr"
+            f"cannot send back (e.g. {outcome_words(base_out[opaque[0]])}), known only by its repr"
         )
     found = [
         f
         for i, was, now in pairs
-        if not _incomparable(was, now)
-        and (f := _finding(function, val.inputs[i], was, now, cfg)) is not None
+        if not incomparable(was, now)
+        and (f := finding_of(function, val.inputs[i], was, now, cfg)) is not None
     ]
     found.sort(key=lambda f: (f.size, input_key(f.args)))
     acc = accepts or Accepts()
@@ -292,7 +295,7 @@ def differential(
     return DiffResult(function, True, message, new, old, ran, len(syn.inputs), notes, len(opaque))
 
 
-def _incomparable(was: Outcome, now: Outcome) -> bool:
+def incomparable(was: Outcome, now: Outcome) -> bool:
     """Both versions returned values that hold an object the sandbox could not encode: its
     text is the program's ``repr``, which proves neither a change nor a match (an ``Opaque``
     never equals anything, so each such input would read as a change). A plain value on one
@@ -328,7 +331,7 @@ def _base_outcomes(
     return out
 
 
-def _finding(
+def finding_of(
     function: str, args: tuple[Any, ...], was: Outcome, now: Outcome, cfg: DiffSettings
 ) -> Finding | None:
     if was.status is Status.OK:
@@ -341,13 +344,13 @@ def _finding(
             return None
     else:  # the base timed out or crashed on a second run: says nothing
         return None
-    before, after = _words(was), _words(now)
+    before, after = outcome_words(was), outcome_words(now)
     return Finding(
         function, args, before, after, _description(was, now, before, after), _size(args)
     )
 
 
-def _words(o: Outcome) -> str:
+def outcome_words(o: Outcome) -> str:
     if o.status is Status.OK:
         return describe(o.value, 200)
     if o.status is Status.ERROR:

@@ -29,6 +29,7 @@ __all__ = [
     "Seed",
     "Seeds",
     "find_test_files",
+    "is_test_file",
     "seeds_from_args",
     "seeds_from_docstring",
     "seeds_from_examples",
@@ -341,19 +342,26 @@ TEST_FILES_LIMIT = 2000
 _NOT_SOURCES = {"__pycache__", "node_modules", "venv", "env", "build", "dist", "site-packages"}
 
 
+def is_test_file(path: str | Path) -> bool:
+    """Whether a project's file (its path relative to the project) is a test file:
+    ``test_*.py``, ``*_test.py`` or a ``.py`` file under a ``tests`` or ``test`` folder."""
+    p = Path(path)
+    name = p.name
+    in_tests = any(part in ("tests", "test") for part in p.parts[:-1])
+    return name.endswith(".py") and (
+        in_tests or name.startswith("test_") or name.endswith("_test.py")
+    )
+
+
 def find_test_files(root: Path, limit: int = TEST_FILES_LIMIT) -> list[Path]:
-    """A project's test files, in a stable order: ``test_*.py``, ``*_test.py`` and every
-    ``.py`` file under a ``tests`` or ``test`` folder (hidden folders, virtual environments
-    and build output left out; at most ``limit``)."""
+    """A project's test files (:func:`is_test_file`), in a stable order (hidden folders,
+    virtual environments and build output left out; at most ``limit``)."""
     out: list[Path] = []
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in _NOT_SOURCES and not d.startswith("."))
         rel = Path(folder).relative_to(root)
-        in_tests = any(p in ("tests", "test") for p in rel.parts)
         for name in sorted(files):
-            if name.endswith(".py") and (
-                in_tests or name.startswith("test_") or name.endswith("_test.py")
-            ):
+            if is_test_file(rel / name):
                 out.append(Path(folder) / name)
                 if len(out) >= limit:
                     return out

@@ -81,7 +81,8 @@ def compare_function(
     well."""
     from utdebug.check.targets import module_context
     from utdebug.project import sandbox_context
-    from utdebug.synth.seeds import seeds_from_docstring, seeds_from_tests, seeds_from_text
+    from utdebug.synth.kinds import infer
+    from utdebug.synth.seeds import gather
     from utdebug.synth.strategies import parse_hints
 
     base = run.base
@@ -109,11 +110,18 @@ def compare_function(
 
     if run.tests is None:
         run.tests = find_test_files(run.head_root)
-    seeds = seeds_from_tests(run.tests, qualname, run.head_root)
-    seeds.extend(seeds_from_docstring(head_text, qualname))
-    seeds.extend(seeds_from_docstring(base_text, qualname))
-    for call in model_calls:
-        seeds.extend(seeds_from_text(call, qualname, "the model's tests"))
+    head_file = run.head_root / path
+    head_ctx = sandbox_context(head_file, run.head_root, program=False, env_paths=run.env_paths)
+    seeds = gather(
+        head_text,
+        qualname,
+        tests=run.tests,
+        root=run.head_root,
+        module=head_ctx.name,
+        other_sources=(base_text,),
+        model_calls=model_calls,
+    )
+    kinds = infer(head_text, qualname)
     args = [*head_fn.args.posonlyargs, *head_fn.args.args]
     names = [a.arg for a in args]
     inputs = [s for s in seeds.inputs if _fits(head_fn, len(s))]
@@ -124,7 +132,7 @@ def compare_function(
     except SyntaxError:
         hints = {}
     typed = bool(names) and all(n in hints for n in names)
-    if not inputs and not typed:
+    if not inputs and not typed and kinds is None:
         untyped = ", ".join(n for n in names if n not in hints)
         return _not_compared(
             "no seed input (no call of it with literal arguments in the repository's tests or "
@@ -133,7 +141,6 @@ def compare_function(
             base,
         ), []
 
-    head_file = run.head_root / path
     res = differential(
         run.sandbox,
         f"{path}::{qualname}",
@@ -143,17 +150,13 @@ def compare_function(
             base,
             sandbox_context(base_file, run.base_root, program=False, env_paths=run.env_paths),
         ),
-        Version(
-            head_text,
-            qualname,
-            run.head_revision,
-            sandbox_context(head_file, run.head_root, program=False, env_paths=run.env_paths),
-        ),
+        Version(head_text, qualname, run.head_revision, head_ctx),
         inputs,
         settings=run.settings,
         hints=hints if typed else None,
         names=names,
         accepts=run.accepts,
+        kinds=kinds,
     )
     message = res.message if res.compared else f"nothing was compared: {res.message}"
     return (

@@ -5,6 +5,7 @@ the bounds on what is read. No sandbox here, except where a value must cross int
 
 from __future__ import annotations
 
+import json
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -270,6 +271,21 @@ def test_enum_members_functions_and_iterators_are_read() -> None:
         check_encodable(args)  # none is dropped as "not plain data"
 
 
+def test_builtins_and_helpers_defined_in_a_test_are_functions() -> None:
+    seeds = read(
+        """
+        def test_it():
+            def inc(v):
+                return v + 1
+
+            f(inc, map, TypeError)
+        """
+    )
+    (helper, *rest), *_ = seeds
+    assert helper.name == "inc" and "def inc(v):" in helper.source
+    assert rest == [SourceFunction("", "map"), SourceFunction("", "TypeError")]
+
+
 def test_a_class_that_is_not_an_enum_is_not_read_as_one() -> None:
     module = "class Box:\n    SIZE = 3\n\ndef f(x):\n    return x\n"
     s = seeds_from_test_source(
@@ -398,3 +414,32 @@ def test_a_test_file_over_the_cap_is_not_parsed(tmp_path: Path) -> None:
     ]
     source = "f(1)\n" + "x = 1\n" * (MAX_TEST_FILE_BYTES // 6 + 1)
     assert seeds_from_test_source(source, "f").skipped[0].endswith("not read as seeds")
+
+
+def test_seed_reach_counts_the_call_sites_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from utdebug.benchmarks.seed_reach import main
+
+    (tmp_path / "lib.py").write_text("def f(x):\n    return x\n\ndef g(x):\n    return x\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_lib.py").write_text(
+        "from lib import f, g\n\n"
+        "def test_f(tmp_path):\n    x = [1]\n    f(x)\n    f(tmp_path)\n    g(2)\n"
+    )
+    assert main([str(tmp_path), "--json", str(tmp_path / "rows.jsonl")]) == 0
+    out = capsys.readouterr().out
+    row = json.loads((tmp_path / "rows.jsonl").read_text())
+    assert row | {"reasons": None, "cpu_seconds": None} == {
+        "repository": tmp_path.name,
+        "functions": 2,
+        "called": 2,
+        "seeded": 2,
+        "sites": 3,
+        "read": 2,
+        "seeds": 2,
+        "reasons": None,
+        "cpu_seconds": None,
+    }
+    assert row["reasons"] == [["`…` is not a value read from the test (…)", 1]]
+    assert " 66.7% " in out

@@ -14,6 +14,7 @@ parse and no more.
 from __future__ import annotations
 
 import ast
+import builtins
 import copy
 import math
 import operator
@@ -367,7 +368,7 @@ class SeedEvaluator(_ExpectedEvaluator):
             pass
         if name in scope.target_names():
             return SourceFunction("", name)
-        if name in _BUILTIN_FUNCTIONS:
+        if name in _BUILTINS:  # len, map, TypeError ...: the child's own
             return SourceFunction("", name)
         raise LiteralError(f"name `{name}` is not bound to a value the test shows", node)
 
@@ -838,26 +839,10 @@ _BUILDERS: dict[str, Callable[[ast.Call, list[Any], dict[str, Any]], Any]] = {
     "zip": _zip,
     "enumerate": _enumerate,
 }
-_BUILTIN_FUNCTIONS = frozenset(
-    [
-        "abs",
-        "len",
-        "str",
-        "int",
-        "float",
-        "bool",
-        "sorted",
-        "min",
-        "max",
-        "sum",
-        "repr",
-        "list",
-        "tuple",
-        "set",
-        "dict",
-        "ord",
-        "chr",
-    ]
+_BUILTINS = frozenset(
+    name
+    for name, value in vars(builtins).items()
+    if not name.startswith("_") and (callable(value) or name in ("Ellipsis", "NotImplemented"))
 )
 _MODULE_VALUES: dict[str, Any] = {
     "math.pi": math.pi,

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from utdebug.literals import LiteralError
+from utdebug.sandbox.values import SourceFunction
 from utdebug.synth.seed_values import Scope, SeedEvaluator, Unknown, bind, items_of, unbind
 
 __all__ = ["NO_DEFAULT", "Target", "TestReader", "call_name"]
@@ -146,6 +147,8 @@ class TestReader:
         for stmt in body:
             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
                 self.function(stmt, {} if top else dict(env), [])
+                if not top:  # a helper defined in the test: sent by its source
+                    env[stmt.name] = SourceFunction(self.scope.function_source(stmt), stmt.name)
             elif isinstance(stmt, ast.ClassDef):
                 self.test_class(stmt)
             elif isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):

@@ -18,6 +18,7 @@ from utdebug.sandbox.frames import decode_frame
 from utdebug.sandbox.outcomes import Status
 from utdebug.sandbox.values import EnumMember, IterOf, SourceFunction
 from utdebug.synth import synthesize
+from utdebug.synth.kinds import infer
 from utdebug.synth.oracle import REFERENCE_LIMITS, run_batch
 from utdebug.synth.seeds import (
     MAX_TEST_FILE_BYTES,
@@ -443,3 +444,28 @@ def test_seed_reach_counts_the_call_sites_read(
     }
     assert row["reasons"] == [["`…` is not a value read from the test (…)", 1]]
     assert " 66.7% " in out
+
+
+def test_what_one_expression_builds_is_bounded_in_all() -> None:
+    s = seeds_from_test_source(
+        "def test_it():\n"
+        "    f(['x' * 10**5 for _ in range(1000)])\n"
+        "    f('a'.center(10**9))\n"
+        "    f(''.join(['y' * 10**5] * 9))\n"
+        "    f(1, 'ab')\n",
+        "f",
+        "t.py",
+    )
+    assert s.inputs == [(1, "ab")]  # one expression over the budget costs only itself
+    assert [x.split(" at line")[0] for x in s.skipped] == [
+        "t.py:2: an expression whose values hold over 1,000,000 items",
+        "t.py:3: center() to a width of 1,000,000,000",
+        "t.py:4: a join too long to build",
+    ]
+
+
+def test_sources_nested_too_deeply_are_skipped_not_raised() -> None:
+    chain = "x" + " + 1" * 20_000
+    s = seeds_from_test_source(f"def test_it():\n    y = {chain}\n    f(y)\n", "f", "t.py")
+    assert s.inputs == [] and s.skipped
+    assert infer(f"def f(x):\n    return {chain}\n", "f") is None

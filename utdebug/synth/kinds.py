@@ -199,7 +199,14 @@ class KindTrial:
 
 def infer(module_text: str, qualname: str) -> Kinds | None:
     """Candidate kinds of each positional parameter of the module-level function
-    ``qualname`` (None when it is not one of the module)."""
+    ``qualname`` (None when it is not one of the module, or nested too deeply to read)."""
+    try:
+        return _infer(module_text, qualname)
+    except RecursionError:
+        return None
+
+
+def _infer(module_text: str, qualname: str) -> Kinds | None:
     try:
         tree = ast.parse(module_text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -252,7 +259,7 @@ def _param(
     default_kind = None
     if default is not None:
         try:
-            scope.check_span(default)
+            scope.admit(default)
             default_kind = kind_of(SeedEvaluator(scope, {}).value(default, 0))
         except Exception:
             default_kind = None
@@ -261,7 +268,7 @@ def _param(
             evidence.append("default None")
         elif default_kind in KINDS and not kinds:
             kinds = [default_kind]
-            evidence.append(f"default {ast.unparse(default)[:40]}")
+            evidence.append(f"default {_text(default)}")
     if not kinds and usage:
         strong = [k for _, k in usage]
         both = frozenset.intersection(*strong)
@@ -402,26 +409,26 @@ class _Usage(ast.NodeVisitor):
                 if (isinstance(node.op, ast.Mult | ast.Add) and side is node.right) or isinstance(
                     node.op, ast.Mult
                 ):
-                    self._add(name, f"{ast.unparse(node)[:30]}", _NUMBER | {"str", "list"})
+                    self._add(name, f"{_text(node)}", _NUMBER | {"str", "list"})
                 elif isinstance(node.op, ast.Mod) and side is node.left:
-                    self._add(name, f"{ast.unparse(node)[:30]}", _NUMBER | {"str"})
+                    self._add(name, f"{_text(node)}", _NUMBER | {"str"})
                 else:
-                    self._add(name, f"{ast.unparse(node)[:30]}", _NUMBER)
+                    self._add(name, f"{_text(node)}", _NUMBER)
             elif other_kind in ("str", "list", "tuple") and isinstance(node.op, ast.Add):
-                self._add(name, f"{ast.unparse(node)[:30]}", {other_kind})
+                self._add(name, f"{_text(node)}", {other_kind})
             elif isinstance(node.op, ast.Pow | ast.FloorDiv | ast.Sub | ast.Div):
-                self._add(name, f"{ast.unparse(node)[:30]}", _NUMBER)
+                self._add(name, f"{_text(node)}", _NUMBER)
         self.generic_visit(node)
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> None:
         if isinstance(node.op, ast.USub | ast.UAdd):
-            self._add(self._param(node.operand), ast.unparse(node)[:30], _NUMBER)
+            self._add(self._param(node.operand), _text(node), _NUMBER)
         self.generic_visit(node)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         kind = _constant_kind(node.value)
         if kind in _NUMBER and not isinstance(node.op, ast.Mult):
-            self._add(self._param(node.target), ast.unparse(node)[:30], _NUMBER)
+            self._add(self._param(node.target), _text(node), _NUMBER)
         self.generic_visit(node)
 
     def visit_Compare(self, node: ast.Compare) -> None:
@@ -429,14 +436,14 @@ class _Usage(ast.NodeVisitor):
         for k, op in enumerate(node.ops):
             left, right = items[k], items[k + 1]
             if isinstance(op, ast.In | ast.NotIn):
-                self._add(self._param(right), f"... in {ast.unparse(right)}", _ITERABLE)
+                self._add(self._param(right), f"... in {_text(right)}", _ITERABLE)
                 continue
             if not isinstance(op, ast.Lt | ast.LtE | ast.Gt | ast.GtE | ast.Eq | ast.NotEq):
                 continue
             for side, other in ((left, right), (right, left)):
                 name = self._param(side)
                 kind = _constant_kind(other)
-                what = ast.unparse(node)[:30]
+                what = _text(node)
                 if kind in _NUMBER:
                     self._add(name, what, _NUMBER)
                 elif kind is not None and kind != "none":
@@ -450,26 +457,26 @@ class _Usage(ast.NodeVisitor):
         index = node.slice
         kind = _constant_kind(index)
         if not isinstance(node.ctx, ast.Load):  # x[k] = v: a list or a dict
-            self._add(name, f"{ast.unparse(node)[:30]} = ...", {"list", "dict"})
+            self._add(name, f"{_text(node)} = ...", {"list", "dict"})
         elif isinstance(index, ast.Slice) or kind == "int":
-            self._add(name, f"{ast.unparse(node)[:30]}", _SEQUENCE)
+            self._add(name, f"{_text(node)}", _SEQUENCE)
         elif kind == "str":
-            self._add(name, f"{ast.unparse(node)[:30]}", _MAPPING)
+            self._add(name, f"{_text(node)}", _MAPPING)
         else:
-            self._add(name, f"{ast.unparse(node)[:30]}", _SEQUENCE | _MAPPING)
+            self._add(name, f"{_text(node)}", _SEQUENCE | _MAPPING)
         self.generic_visit(node)
 
     def visit_For(self, node: ast.For) -> None:
-        self._add(self._param(node.iter), f"for ... in {ast.unparse(node.iter)}", _ITERABLE)
+        self._add(self._param(node.iter), f"for ... in {_text(node.iter)}", _ITERABLE)
         self.generic_visit(node)
 
     def visit_comprehension(self, node: ast.comprehension) -> None:
-        self._add(self._param(node.iter), f"for ... in {ast.unparse(node.iter)}", _ITERABLE)
+        self._add(self._param(node.iter), f"for ... in {_text(node.iter)}", _ITERABLE)
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
-        what = ast.unparse(node)[:30]
+        what = _text(node)
         if isinstance(func, ast.Attribute):
             name = self._param(func.value)
             method = func.attr
@@ -520,6 +527,18 @@ class _Usage(ast.NodeVisitor):
 
     def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
         return
+
+
+def _text(node: ast.AST) -> str:
+    """A short text of a use, for the evidence (never the whole of a large expression)."""
+    if getattr(node, "end_lineno", None) == getattr(node, "lineno", 0) and (
+        getattr(node, "end_col_offset", 0) - getattr(node, "col_offset", 0) <= 40
+    ):
+        try:
+            return ast.unparse(node)
+        except (RecursionError, ValueError):
+            pass
+    return f"{type(node).__name__.lower()} on line {getattr(node, 'lineno', '?')}"
 
 
 def _constant_kind(node: ast.AST) -> str | None:

@@ -46,6 +46,11 @@ MAX_NODE_CHARS = 20_000
 """Longest source of one expression read as a value (a larger literal is refused unread)."""
 MAX_ITEMS = 10_000
 """Most items (or characters / 10) a value built from an expression may hold."""
+EXPRESSION_BUDGET = 1_000_000
+"""Items and characters the values read for one expression may hold in all (copies and
+what is built from them included)."""
+FILE_BUDGET = 10_000_000
+"""The same, for all the expressions of one file (or docstring)."""
 _MAX_TEXT = 100_000
 _MAX_INT_BITS = 4096
 
@@ -76,9 +81,24 @@ class Scope:
     target_module: str = ""
     """The import name of the module under test ("": unknown)."""
     target_source: str | None = None
+    budget: int = FILE_BUDGET
+    """What the values read from this file may still hold (items and characters)."""
+    spent: int = 0
+    """What the expression being read holds so far."""
     _values: dict[str, Any] = field(default_factory=dict)
     _classes: Any = None
     _lines: list[int] | None = None
+
+    def charge(self, n: int, node: ast.AST) -> None:
+        """Book ``n`` items or characters of values built; refuse past a budget."""
+        self.budget -= n
+        self.spent += n
+        if self.spent > EXPRESSION_BUDGET:
+            raise LiteralError(
+                f"an expression whose values hold over {EXPRESSION_BUDGET:,} items", node
+            )
+        if self.budget < 0:
+            raise LiteralError(f"the values read from this file hold over {FILE_BUDGET:,}", node)
 
     @classmethod
     def of_module(
@@ -146,7 +166,10 @@ class Scope:
         b = starts[min(int(end_line), len(starts)) - 1] + int(end_col)
         return max(0, b - a)
 
-    def check_span(self, node: ast.AST) -> None:
+    def admit(self, node: ast.AST) -> None:
+        """Start reading the expression ``node``: refused when its source is longer than
+        :data:`MAX_NODE_CHARS`; its values get a fresh :data:`EXPRESSION_BUDGET`."""
+        self.spent = 0
         n = self.span(node)
         if n > MAX_NODE_CHARS:
             raise LiteralError(
@@ -159,12 +182,15 @@ class Scope:
         """A module-level constant's value (read once), or an :class:`Unknown`."""
         if name not in self._values:
             self._values[name] = Unknown(f"`{name}` is being read")  # a name defined by itself
+            outer = self.spent  # the expression that names it: its copy is booked there
             try:
                 node = self.constants[name]
-                self.check_span(node)
+                self.admit(node)
                 value: Any = SeedEvaluator(self, {}).value(node, 0)
             except (LiteralError, RecursionError) as exc:
                 value = Unknown(str(exc))
+            finally:
+                self.spent = outer
             self._values[name] = value
         return self._values[name]
 
@@ -335,7 +361,15 @@ class SeedEvaluator(_ExpectedEvaluator):
         )
 
     def value(self, node: ast.expr, depth: int) -> Any:
-        return _sized(super().value(node, depth), node)
+        value = _sized(super().value(node, depth), node)
+        if isinstance(value, str | bytes | list | tuple | set | frozenset | dict):
+            self.scope.charge(len(value), node)
+        return value
+
+    def _copy(self, value: Any, node: ast.AST) -> Any:
+        """A copy of a value read before (each seed gets its own), booked in full."""
+        self.scope.charge(_weight(value, EXPRESSION_BUDGET + 1), node)
+        return copy.deepcopy(value)
 
     # -- names and attributes ----------------------------------------------------------------
 
@@ -343,7 +377,7 @@ class SeedEvaluator(_ExpectedEvaluator):
         value = self.env[key]
         if isinstance(value, Unknown):
             raise LiteralError(f"`{key}` is not a value read from the test ({value.reason})", node)
-        return copy.deepcopy(value)
+        return self._copy(value, node)
 
     def _name(self, node: ast.Name, depth: int) -> Any:
         name = node.id
@@ -354,7 +388,7 @@ class SeedEvaluator(_ExpectedEvaluator):
             value = scope.constant(name)
             if isinstance(value, Unknown):
                 raise LiteralError(f"`{name}` is not a literal ({value.reason})", node)
-            return copy.deepcopy(value)
+            return self._copy(value, node)
         if name in scope.functions:
             fn = scope.functions[name]
             return SourceFunction(scope.function_source(fn), fn.name)
@@ -489,6 +523,13 @@ class SeedEvaluator(_ExpectedEvaluator):
             raise LiteralError(f"arguments of {describe_node(node)}", node)
         if name == "join" and len(args) == 1:
             args = [_sized(list(items_of(args[0], node)), node)]
+            if sum(len(x) for x in args[0] if isinstance(x, str | bytes)) > _MAX_TEXT:
+                raise LiteralError("a join too long to build", node)
+        if name in _WIDTHS and args and isinstance(args[0], int) and args[0] > _MAX_TEXT:
+            raise LiteralError(f"{name}() to a width of {args[0]:,}", node)
+        new = args[1] if name == "replace" and len(args) >= 2 else ""
+        if isinstance(new, str | bytes) and len(owner) * max(1, len(new)) > 10 * _MAX_TEXT:
+            raise LiteralError("a replace() too long to build", node)
         try:
             out = getattr(owner, name)(*args)
         except Exception as exc:
@@ -585,7 +626,7 @@ class SeedEvaluator(_ExpectedEvaluator):
         if not isinstance(owner, list | tuple | str | bytes | dict):
             raise LiteralError(f"a subscript of a {type(owner).__name__}", node)
         try:
-            return copy.deepcopy(owner[key])
+            return self._copy(owner[key], node)
         except (LookupError, TypeError) as exc:
             raise LiteralError(f"subscript: {type(exc).__name__}", node) from None
 
@@ -616,6 +657,31 @@ class SeedEvaluator(_ExpectedEvaluator):
             except TypeError:
                 raise LiteralError("a set of unhashable items", node) from None
         return IterOf("gen", tuple(values)) if isinstance(node, ast.GeneratorExp) else values
+
+
+_WIDTHS = frozenset({"zfill", "center", "ljust", "rjust"})
+
+
+def _weight(value: Any, limit: int) -> int:
+    """Items and characters inside ``value`` (counting stops past ``limit``)."""
+    stack, n = [value], 0
+    while stack and n <= limit:
+        v = stack.pop()
+        if isinstance(v, str | bytes):
+            n += len(v)
+        elif isinstance(v, list | tuple | set | frozenset):
+            n += len(v)
+            stack.extend(v)
+        elif isinstance(v, dict):
+            n += len(v)
+            stack.extend(v)
+            stack.extend(v.values())
+        elif isinstance(v, IterOf):
+            n += len(v.items)
+            stack.extend(v.items)
+        else:
+            n += 1
+    return n
 
 
 def _guard(node: ast.AST, left: Any, right: Any) -> None:
@@ -657,11 +723,12 @@ def _target_constant(scope: Scope, name: str) -> Any:
             ):
                 target = Scope(scope.target_source)
                 try:
-                    target.check_span(stmt.value)
+                    target.admit(stmt.value)
                     value = SeedEvaluator(target, {}).value(stmt.value, 0)
                 except (LiteralError, RecursionError):
                     value = None
         scope._values[key] = value
+    scope.charge(_weight(scope._values[key], EXPRESSION_BUDGET + 1), ast.Constant(None))
     return copy.deepcopy(scope._values[key])
 
 
@@ -832,7 +899,6 @@ _BUILDERS: dict[str, Callable[[ast.Call, list[Any], dict[str, Any]], Any]] = {
     "str": _scalar(str),
     "int": _scalar(int),
     "bool": _scalar(bool),
-    "bytes": _scalar(bytes),
     "min": _numbers(min),
     "max": _numbers(max),
     "sum": _numbers(sum),

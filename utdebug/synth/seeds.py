@@ -18,6 +18,7 @@ with the reason; test files and single expressions over a size cap are not read 
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -166,7 +167,10 @@ def seeds_from_docstring(source: str, func_name: str, *, target: Target | None =
             out.skipped.append(f"{reader.where}: syntax error ({getattr(exc, 'msg', exc)})")
             continue
         reader.scope.reset_source(stmt)
-        reader.block(example.body, env, "")
+        try:
+            reader.block(example.body, env, "")
+        except RecursionError:
+            out.skipped.append(f"{reader.where}: nested too deeply to read")
     if not out.inputs and not out.skipped:
         out = seeds_from_text(text, func_name, "docstring")
     if not out.inputs and node_params is not None:
@@ -274,14 +278,24 @@ def seeds_from_test_source(
         out.skipped.append(f"{origin}: {len(source):,} characters, not read as seeds")
         return out
     try:
-        tree = ast.parse(source)
+        tree = _parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         out.skipped.append(f"{origin}: syntax error ({getattr(exc, 'msg', exc)})")
         return out
     t = target or Target(func_name)
     scope = Scope.of_module(tree, source, t.module, t.module_source)
-    TestReader(scope, t, origin, out).module(tree)
+    try:
+        TestReader(scope, t, origin, out).module(tree)
+    except RecursionError:
+        out.skipped.append(f"{origin}: nested too deeply to read")
     return out
+
+
+@functools.lru_cache(maxsize=32)
+def _parse(source: str) -> ast.Module:
+    """A test file's syntax tree (read for each function whose name it holds: parsed once
+    while it is among the last few read; trees are never changed)."""
+    return ast.parse(source)
 
 
 def seeds_from_tests(

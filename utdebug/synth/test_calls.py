@@ -78,7 +78,7 @@ class Target:
         scope = Scope(module_source)
         for default in a.defaults:
             try:
-                scope.check_span(default)
+                scope.admit(default)
                 defaults.append(SeedEvaluator(scope, {}).value(default, 0))
             except (LiteralError, RecursionError):
                 defaults.append(NO_DEFAULT)
@@ -239,7 +239,7 @@ class TestReader:
 
     def _value(self, node: ast.expr, env: dict[str, Any]) -> Any:
         try:
-            self.scope.check_span(node)
+            self.scope.admit(node)
             return SeedEvaluator(self.scope, env).value(node, 0)
         except (LiteralError, RecursionError) as exc:
             return Unknown(str(exc))
@@ -308,7 +308,12 @@ class TestReader:
                 continue
             if result is None:
                 break
-            if ast.unparse(result) == "request.param":
+            if (
+                isinstance(result, ast.Attribute)
+                and result.attr == "param"
+                and isinstance(result.value, ast.Name)
+                and result.value.id == "request"
+            ):
                 return self._fixture_params(fn)
             return [("", self._value(result, env))]
         return [("", Unknown(f"the fixture `{fn.name}` returns no value the file shows"))]
@@ -426,7 +431,7 @@ class TestReader:
         values: list[Any] = []
         for arg in args:
             node = arg.value if isinstance(arg, ast.Starred) else arg
-            self.scope.check_span(node)
+            self.scope.admit(node)
             value = ev.value(node, 0)
             if isinstance(arg, ast.Starred):
                 values.extend(items_of(value, arg))
@@ -434,7 +439,7 @@ class TestReader:
                 values.append(value)
         named: dict[str, Any] = {}
         for kw in keywords:
-            self.scope.check_span(kw.value)
+            self.scope.admit(kw.value)
             value = ev.value(kw.value, 0)
             if kw.arg is not None:
                 named[kw.arg] = value

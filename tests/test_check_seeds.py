@@ -6,11 +6,13 @@ all (kinds from how its body uses its parameters)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import git
 import pytest
+from test_kinds import CLAMP
 
 from utdebug.cli import main
 from utdebug.cli_common import Exit
@@ -30,50 +32,33 @@ def repo_with(tmp_path: Path, files: dict[str, str]) -> git.Repo:
     return repo
 
 
-def check_change(
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-    files: dict[str, str],
-    module: str,
-    old: str,
-    new: str,
-) -> tuple[int, dict[str, Any]]:
-    """Commit ``files``, replace ``old`` with ``new`` in ``module`` (uncommitted), and run
-    ``check --changed --no-model``: the exit code and the one function's report."""
-    repo = repo_with(tmp_path, files)
-    path = Path(repo.working_tree_dir or ".") / module
-    assert old in files[module]
-    path.write_text(files[module].replace(old, new))
-    monkeypatch.chdir(path.parent if "/" not in module else Path(repo.working_tree_dir or "."))
-    code = main(
-        ["check", "--changed", "--no-model", "-q", "--synth-inputs", "80", "--format", "json"]
-    )
-    (function,) = json.loads(capsys.readouterr().out)["functions"]
-    return code, function
+Checked = Callable[[dict[str, str], str, str, str], tuple[int, dict[str, Any]]]
 
 
-CLAMP = """def clamp(x, lo, hi):
-    if x < lo:
-        return lo
-    if x > hi:
-        return hi
-    return x
-"""
-
-
-def test_clamp_without_tests_hints_or_docstring_is_found(
+@pytest.fixture
+def checked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, fn = check_change(
-        tmp_path,
-        monkeypatch,
-        capsys,
-        {"geom.py": CLAMP},
-        "geom.py",
-        "return hi\n",
-        "return hi - 1\n",
-    )
+) -> Checked:
+    """``checked(files, module, old, new)``: commit ``files``, replace ``old`` with ``new`` in
+    ``module`` (uncommitted) and run ``check --changed --no-model``: the exit code and the one
+    function's report."""
+
+    def run(files: dict[str, str], module: str, old: str, new: str) -> tuple[int, dict[str, Any]]:
+        repo = repo_with(tmp_path, files)
+        root = Path(repo.working_tree_dir or ".")
+        assert old in files[module]
+        (root / module).write_text(files[module].replace(old, new))
+        monkeypatch.chdir(root)
+        argv = ["check", "--changed", "--no-model", "-q", "--synth-inputs", "80"]
+        code = main([*argv, "--format", "json"])
+        (function,) = json.loads(capsys.readouterr().out)["functions"]
+        return code, function
+
+    return run
+
+
+def test_clamp_without_tests_hints_or_docstring_is_found(checked: Checked) -> None:
+    code, fn = checked({"geom.py": CLAMP}, "geom.py", "return hi\n", "return hi - 1\n")
     diff = fn["differential"]
     assert code == Exit.FAILURE and fn["status"] == "findings"
     assert diff["seeds"] == 0 and diff["changes"]
@@ -99,13 +84,9 @@ def test_discount(args):
 """
 
 
-def test_a_parametrize_row_passed_as_star_args_exposes_a_change(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_parametrize_row_passed_as_star_args_exposes_a_change(checked: Checked) -> None:
     files = {"pricing.py": PRICING, "tests/test_pricing.py": PRICING_TESTS}
-    code, fn = check_change(
-        tmp_path, monkeypatch, capsys, files, "pricing.py", "price * 0.8", "price * 0.7"
-    )
+    code, fn = checked(files, "pricing.py", "price * 0.8", "price * 0.7")
     diff = fn["differential"]
     assert code == Exit.FAILURE and diff["seeds"] == 2
     assert all(eval(c["input"])[1] == "VIP" for c in diff["changes"])
@@ -126,14 +107,9 @@ def test_total():
 """
 
 
-def test_a_test_that_binds_the_input_a_line_earlier_gives_the_seed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_test_that_binds_the_input_a_line_earlier_gives_the_seed(checked: Checked) -> None:
     files = {"orders.py": ORDERS, "tests/test_orders.py": ORDERS_TESTS}
-    code, fn = check_change(
-        tmp_path,
-        monkeypatch,
-        capsys,
+    code, fn = checked(
         files,
         "orders.py",
         'item["price"] for',
@@ -167,13 +143,9 @@ def test_price():
 """
 
 
-def test_an_enum_member_argument_is_re_created_in_the_child(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_an_enum_member_argument_is_re_created_in_the_child(checked: Checked) -> None:
     files = {"sizes.py": SIZES, "tests/test_sizes.py": SIZES_TESTS}
-    code, fn = check_change(
-        tmp_path, monkeypatch, capsys, files, "sizes.py", "Size.L: 9", "Size.L: 10"
-    )
+    code, fn = checked(files, "sizes.py", "Size.L: 9", "Size.L: 10")
     diff = fn["differential"]
     assert code == Exit.FAILURE and diff["seeds"] == 2
     assert [(c["call"], c["description"]) for c in diff["changes"]] == [
@@ -197,14 +169,9 @@ def test_apply_all():
 """
 
 
-def test_a_function_argument_is_re_created_from_its_source(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_function_argument_is_re_created_from_its_source(checked: Checked) -> None:
     files = {"mapping.py": APPLY, "tests/test_mapping.py": APPLY_TESTS}
-    code, fn = check_change(
-        tmp_path,
-        monkeypatch,
-        capsys,
+    code, fn = checked(
         files,
         "mapping.py",
         "[fn(x) for x in xs]",
@@ -229,13 +196,9 @@ def test_count_items():
 """
 
 
-def test_an_iterator_argument_is_made_from_a_list_in_the_child(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_an_iterator_argument_is_made_from_a_list_in_the_child(checked: Checked) -> None:
     files = {"counting.py": COUNTING, "tests/test_counting.py": COUNTING_TESTS}
-    code, fn = check_change(
-        tmp_path, monkeypatch, capsys, files, "counting.py", "sum(1 for _ in items)", "len(items)"
-    )
+    code, fn = checked(files, "counting.py", "sum(1 for _ in items)", "len(items)")
     diff = fn["differential"]
     assert code == Exit.FAILURE and diff["seeds"] == 2
     calls = {c["call"]: c["description"] for c in diff["changes"]}

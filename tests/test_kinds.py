@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from utdebug.sandbox.executor import Sandbox
-from utdebug.synth.differential import DiffSettings, Version, differential
+from utdebug.synth.differential import DiffResult, DiffSettings, Version, differential
 from utdebug.synth.kinds import infer, try_kinds
 from utdebug.synth.oracle import REFERENCE_LIMITS, Reference
 from utdebug.synth.strategies import parse_hints
@@ -136,33 +136,25 @@ def test_no_trial_where_the_seeds_cover_every_parameter(sb: Sandbox) -> None:
 
 
 def test_clamp_with_no_seed_and_no_hint_is_compared_and_the_change_found(sb: Sandbox) -> None:
-    head = CLAMP.replace("return hi\n", "return hi - 1\n")
-    kinds = infer(CLAMP, "clamp")
-    res = differential(
-        sb,
-        "geom.py::clamp",
-        Version(CLAMP, "clamp"),
-        Version(head, "clamp"),
-        [],
-        settings=DiffSettings(count=80, seed=0),
-        names=("x", "lo", "hi"),
-        kinds=kinds,
-    )
+    def compare(head: str) -> DiffResult:
+        return differential(
+            sb,
+            "geom.py::clamp",
+            Version(CLAMP, "clamp"),
+            Version(head, "clamp"),
+            [],
+            settings=DiffSettings(count=80, seed=0),
+            names=("x", "lo", "hi"),
+            kinds=infer(CLAMP, "clamp"),
+        )
+
+    res = compare(CLAMP.replace("return hi\n", "return hi - 1\n"))
     assert res.compared and res.findings
     assert set(res.kinds["x"]) >= {"int", "float"}
     for f in res.findings:
         x, _, hi = f.args
         assert x > hi
-    same = differential(
-        sb,
-        "geom.py::clamp",
-        Version(CLAMP, "clamp"),
-        Version(CLAMP, "clamp"),
-        [],
-        settings=DiffSettings(count=80, seed=0),
-        names=("x", "lo", "hi"),
-        kinds=kinds,
-    )
+    same = compare(CLAMP)
     assert same.compared and not same.findings
 
 

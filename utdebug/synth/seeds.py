@@ -28,7 +28,7 @@ from typing import Any
 
 from utdebug.literals import closing_bracket
 from utdebug.synth.seed_values import Scope
-from utdebug.synth.test_calls import Target, TestReader
+from utdebug.synth.test_calls import Target, TestReader, call_name
 
 __all__ = [
     "MAX_TEST_FILE_BYTES",
@@ -69,7 +69,7 @@ class Seeds:
     def add_call(self, call: ast.Call, origin: str) -> None:
         """The call's arguments as a seed (values :mod:`utdebug.synth.seed_values` reads from
         ``call`` alone), or the reason they cannot be read."""
-        reader = TestReader(Scope(""), Target(_call_name(call.func) or ""), origin, self)
+        reader = TestReader(Scope(""), Target(call_name(call.func) or ""), origin, self)
         reader.where = origin
         reader.seed(call, call.args, call.keywords, {}, "")
 
@@ -82,17 +82,9 @@ class Seeds:
         return [s.args for s in self.items]
 
 
-def _call_name(func: ast.expr) -> str | None:
-    if isinstance(func, ast.Name):
-        return func.id
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    return None
-
-
 def _calls_in(tree: ast.AST, func_name: str) -> Iterable[ast.Call]:
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and _call_name(node.func) == func_name:
+        if isinstance(node, ast.Call) and call_name(node.func) == func_name:
             yield node
 
 

@@ -287,6 +287,18 @@ def test_builtins_and_helpers_defined_in_a_test_are_functions() -> None:
     assert rest == [SourceFunction("", "map"), SourceFunction("", "TypeError")]
 
 
+def test_names_and_sources_too_long_for_the_codec_are_not_inputs() -> None:
+    from utdebug.synth.values import Unencodable
+
+    for value in (
+        SourceFunction("lambda: 0" + " " * 100_000, "<lambda>"),
+        SourceFunction("", "f" * 201),
+        EnumMember("Color", "R" * 201),
+    ):
+        with pytest.raises(Unencodable, match="too long to send"):
+            check_encodable((value,))
+
+
 def test_a_class_that_is_not_an_enum_is_not_read_as_one() -> None:
     module = "class Box:\n    SIZE = 3\n\ndef f(x):\n    return x\n"
     s = seeds_from_test_source(

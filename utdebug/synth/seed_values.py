@@ -98,7 +98,9 @@ class Scope:
                 f"an expression whose values hold over {EXPRESSION_BUDGET:,} items", node
             )
         if self.budget < 0:
-            raise LiteralError(f"the values read from this file hold over {FILE_BUDGET:,}", node)
+            raise LiteralError(
+                f"the values read from this file hold over {FILE_BUDGET:,} items", node
+            )
 
     @classmethod
     def of_module(
@@ -203,21 +205,28 @@ class Scope:
                 self._classes = False
         return self._classes or None
 
+    def target_tree(self) -> ast.Module:
+        """The module under test's syntax tree (empty when it has none or does not parse)."""
+        key = "<target tree>"
+        if key not in self._values:
+            try:
+                self._values[key] = ast.parse(self.target_source or "")
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                self._values[key] = ast.Module(body=[], type_ignores=[])
+        tree: ast.Module = self._values[key]
+        return tree
+
     def target_names(self) -> frozenset[str]:
         """The names the module under test defines at its top level (functions, classes)."""
         key = "<target names>"
         if key not in self._values:
-            names: set[str] = set()
-            try:
-                tree = ast.parse(self.target_source or "")
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                tree = ast.Module(body=[], type_ignores=[])
-            for stmt in tree.body:
-                if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                    names.add(stmt.name)
-            self._values[key] = frozenset(names)
-        names_: frozenset[str] = self._values[key]
-        return names_
+            self._values[key] = frozenset(
+                stmt.name
+                for stmt in self.target_tree().body
+                if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+            )
+        names: frozenset[str] = self._values[key]
+        return names
 
     def reset_source(self, source: str) -> None:
         """Read positions against another text (each doctest example is its own)."""
@@ -710,11 +719,7 @@ def _target_constant(scope: Scope, name: str) -> Any:
     key = f"<target>.{name}"
     if key not in scope._values:
         value: Any = None
-        try:
-            tree = ast.parse(scope.target_source)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            tree = None
-        for stmt in tree.body if tree is not None else []:
+        for stmt in scope.target_tree().body:
             if (
                 isinstance(stmt, ast.Assign)
                 and len(stmt.targets) == 1

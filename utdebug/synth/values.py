@@ -13,6 +13,7 @@ from fractions import Fraction
 from typing import Any
 
 from utdebug.literals import canonical_repr
+from utdebug.sandbox._runner import MAX_NAME, MAX_SOURCE
 from utdebug.sandbox.frames import encode_inputs
 from utdebug.sandbox.values import EnumMember, IterOf, SourceFunction
 
@@ -111,6 +112,8 @@ def _walk_encodable(value: object, depth: int, active: set[int]) -> None:
         raise Unencodable(f"a {type(value).__name__} is not plain data")
     if kind == "float" or kind == "complex":
         return
+    if kind in ("enum", "callable") and not _names_fit(value):
+        raise Unencodable(f"a {kind} whose name or source is too long to send")
     if kind == "range" and not (
         1 <= len(value.items) <= 3 and all(type(x) is int for x in value.items)  # type: ignore[attr-defined]
     ):
@@ -132,6 +135,18 @@ def _walk_encodable(value: object, depth: int, active: set[int]) -> None:
         tz = value.tzinfo  # type: ignore[attr-defined]
         if tz is not None and not isinstance(tz, _dt.timezone):
             raise Unencodable("only fixed-offset time zones cross into the sandbox")
+
+
+def _names_fit(value: Any) -> bool:
+    """Whether an enum member's or a function's names (and source) fit the sandbox's codec."""
+    if isinstance(value, EnumMember):
+        names = (value.name, value.member)
+        return all(0 < len(n) <= MAX_NAME for n in names) and len(value.module) <= MAX_NAME
+    return (
+        0 < len(value.name) <= MAX_NAME
+        and len(value.module) <= MAX_NAME
+        and len(value.source) <= MAX_SOURCE
+    )
 
 
 def canonical(value: object) -> str:

@@ -481,3 +481,18 @@ def test_sources_nested_too_deeply_are_skipped_not_raised() -> None:
     s = seeds_from_test_source(f"def test_it():\n    y = {chain}\n    f(y)\n", "f", "t.py")
     assert s.inputs == [] and s.skipped
     assert infer(f"def f(x):\n    return {chain}\n", "f") is None
+
+
+def test_tables_inside_tables_are_read_up_to_a_bound() -> None:
+    from utdebug.synth.test_calls import MAX_WORK
+
+    source = (
+        "import pytest\n\n"
+        "@pytest.mark.parametrize('a', list(range(200)))\n"
+        "def test_it(a):\n"
+        "    for b in range(200):\n"
+        "        f(a, b)\n"
+    )
+    s = seeds_from_test_source(source, "f", "t.py")
+    assert 0 < len(s.inputs) < MAX_WORK
+    assert s.skipped[-1] == f"t.py: read for {MAX_WORK:,} rows and calls; the rest is not read"

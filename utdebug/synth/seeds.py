@@ -160,7 +160,7 @@ def seeds_from_docstring(source: str, func_name: str, *, target: Target | None =
             continue
         reader.scope.reset_source(stmt)
         try:
-            reader.block(example.body, env, "")
+            reader.statements(example.body, env)
         except RecursionError:
             out.skipped.append(f"{reader.where}: nested too deeply to read")
     if not out.inputs and not out.skipped:

@@ -25,6 +25,9 @@ __all__ = ["NO_DEFAULT", "Target", "TestReader", "call_name"]
 NO_DEFAULT: Any = Unknown("no default")
 MAX_ROWS = 256
 """Most rows of one table (a parametrize product, a loop) read as seeds."""
+MAX_WORK = 20_000
+"""Most rows (of tables and loops) and calls one file is read for: tables inside tables
+multiply, and reading stops there (noted)."""
 _SETUPS = frozenset({"setUp", "setup_method", "setUpClass", "setup_class", "setUpTestData"})
 _RAISES = {"assertRaises": 1, "raises": 1, "assertWarns": 1, "assertRaisesRegex": 2}
 """``assertRaises(E, f, *args)``-style calls: where the function is among their arguments."""
@@ -131,6 +134,12 @@ class TestReader:
         """Where every seed comes from (a docstring line), instead of the call's line."""
         self.fixtures: dict[str, list[tuple[str, Any]]] = {}
         self._fixture_nodes: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+        self.work = 0
+
+    def _tick(self) -> None:
+        self.work += 1
+        if self.work > MAX_WORK:
+            raise _Enough
 
     # -- structure ---------------------------------------------------------------------------
 
@@ -138,7 +147,16 @@ class TestReader:
         for stmt in tree.body:
             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and _is_fixture(stmt):
                 self._fixture_nodes[stmt.name] = stmt
-        self.block(tree.body, {}, "", top=True)
+        self.statements(tree.body, {}, top=True)
+
+    def statements(self, body: Sequence[ast.stmt], env: dict[str, Any], top: bool = False) -> None:
+        """:meth:`block`, stopped (and noted) once :data:`MAX_WORK` rows and calls are read."""
+        try:
+            self.block(body, env, "", top=top)
+        except _Enough:
+            self.out.skipped.append(
+                f"{self.origin}: read for {MAX_WORK:,} rows and calls; the rest is not read"
+            )
 
     def block(
         self, body: Sequence[ast.stmt], env: dict[str, Any], label: str, top: bool = False
@@ -207,6 +225,7 @@ class TestReader:
             if p not in rows[0][1] and p in self._fixture_nodes
         ]
         for label, row in _product([rows, *fixtures]):
+            self._tick()
             inner = dict(env)
             unbind(inner, params, "a parameter of the test")
             inner.update(row)
@@ -280,6 +299,7 @@ class TestReader:
             self.block(stmt.body, inner, label)
         else:
             for k, row in enumerate(rows):
+                self._tick()
                 inner = dict(env)
                 bind(inner, stmt.target, row)
                 self.block(stmt.body, inner, _join(label, f"loop row {k + 1}"))
@@ -417,6 +437,7 @@ class TestReader:
         env: dict[str, Any],
         label: str,
     ) -> None:
+        self._tick()
         where = self.where or f"{self.origin}:{call.lineno}"
         where += f" ({label})" if label else ""
         try:
@@ -448,6 +469,10 @@ class TestReader:
             else:
                 raise LiteralError("a ** argument that is not a dict of names", kw.value)
         return self.target.place(values, named)
+
+
+class _Enough(Exception):
+    """Raised when a file has been read for :data:`MAX_WORK` rows and calls."""
 
 
 def _is_fixture(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

@@ -204,3 +204,25 @@ def test_an_iterator_argument_is_made_from_a_list_in_the_child(checked: Checked)
     calls = {c["call"]: c["description"] for c in diff["changes"]}
     assert calls["count_items(iter([1, 2, 3]))"] == "now raises TypeError"
     assert calls["count_items((x for x in [4, 5]))"] == "now raises TypeError"
+
+
+GREET = """def greet(name):
+    return "hi " + name
+"""
+GREET_TESTS = """from greet import greet
+
+
+def test_greet():
+    assert greet("bo") == "hi bo"
+"""
+
+
+def test_a_parameter_the_head_adds_with_a_default_is_no_change(checked: Checked) -> None:
+    """The seeds are completed with the defaults of the parameters both versions take: the
+    base is never called with the head's new parameter."""
+    files = {"greet.py": GREET, "tests/test_greet.py": GREET_TESTS}
+    new = 'def greet(name, mark=""):\n    return "hi " + name + mark\n'
+    code, fn = checked(files, "greet.py", GREET, new)
+    diff = fn["differential"]
+    assert code == Exit.OK and diff["compared"] and diff["seeds"] == 1
+    assert diff["changes"] == [] and diff["inputs"] > 10

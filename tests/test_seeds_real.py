@@ -238,6 +238,9 @@ def test_gather_fills_literal_defaults_so_that_they_are_varied(tmp_path: Path) -
     seeds = gather(MODULE, "f", tests=[tests / "test_f.py"], root=tmp_path, module="mod")
     assert seeds.inputs == [([1], 3, ",")]
     assert seeds.items[0].origin == "tests/test_f.py:4"
+    base = "def f(xs, n=3):\n    return xs\n"  # the head added `sep`
+    seeds = gather(MODULE, "f", tests=[tests / "test_f.py"], root=tmp_path, other_sources=[base])
+    assert seeds.inputs == [([1], 3)]
 
 
 # -- values the child re-creates -----------------------------------------------------------------

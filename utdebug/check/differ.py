@@ -122,6 +122,8 @@ def compare_function(
         model_calls=model_calls,
     )
     kinds = infer(head_text, qualname)
+    if kinds is not None:  # only the parameters the base takes too are tried on it
+        kinds = kinds.first(len(base_fn.args.posonlyargs) + len(base_fn.args.args))
     args = [*head_fn.args.posonlyargs, *head_fn.args.args]
     names = [a.arg for a in args]
     inputs = [s for s in seeds.inputs if _fits(head_fn, len(s))]

@@ -170,6 +170,10 @@ class Kinds:
     def describe(self) -> str:
         return "; ".join(f"{p.name}: {', '.join(p.kinds)}" for p in self.params)
 
+    def first(self, n: int) -> Kinds:
+        """The first ``n`` parameters' kinds (those another version takes too)."""
+        return Kinds(self.params[:n])
+
 
 @dataclass
 class KindTrial:

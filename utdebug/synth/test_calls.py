@@ -60,6 +60,8 @@ class Target:
     kwonly: tuple[str, ...] = ()
     module: str = ""
     module_source: str | None = None
+    defined: bool = False
+    """Whether ``module_source`` defines the function (its signature is known)."""
 
     @classmethod
     def of(cls, module_source: str, name: str, module: str = "") -> Target:
@@ -86,7 +88,7 @@ class Target:
             except (LiteralError, RecursionError):
                 defaults.append(NO_DEFAULT)
         kwonly = tuple(x.arg for x in a.kwonlyargs)
-        return cls(name, tuple(params), tuple(defaults), kwonly, module, module_source)
+        return cls(name, tuple(params), tuple(defaults), kwonly, module, module_source, True)
 
     def place(self, args: list[Any], keywords: dict[str, Any]) -> tuple[Any, ...]:
         """Positional arguments and keywords as one tuple of positional arguments (a keyword
@@ -113,11 +115,13 @@ class Target:
                 raise LiteralError(f"no value for `{p}`")
         return tuple(out)
 
-    def complete(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
+    def complete(self, args: tuple[Any, ...], upto: int | None = None) -> tuple[Any, ...]:
         """``args`` with the literal defaults of the parameters it leaves out, up to the first
-        one without (so that a synthesiser varies them too)."""
+        one without (and to the first ``upto`` parameters), so that a synthesiser varies them
+        too."""
         out = list(args)
-        for i in range(len(args), len(self.params)):
+        end = len(self.params) if upto is None else min(upto, len(self.params))
+        for i in range(len(args), end):
             if self.defaults[i] is NO_DEFAULT:
                 break
             out.append(self.defaults[i])

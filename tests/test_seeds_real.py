@@ -241,6 +241,10 @@ def test_gather_fills_literal_defaults_so_that_they_are_varied(tmp_path: Path) -
     base = "def f(xs, n=3):\n    return xs\n"  # the head added `sep`
     seeds = gather(MODULE, "f", tests=[tests / "test_f.py"], root=tmp_path, other_sources=[base])
     assert seeds.inputs == [([1], 3)]
+    (tests / "test_f.py").write_text("from mod import f\n\ndef test_f():\n    f([1], n=7)\n")
+    swapped = 'def f(xs, sep=",", n=3):\n    return xs\n'  # the head swapped two
+    seeds = gather(MODULE, "f", tests=[tests / "test_f.py"], root=tmp_path, other_sources=[swapped])
+    assert seeds.inputs == [] and "keyword argument `n`" in seeds.skipped[0]
 
 
 # -- values the child re-creates -----------------------------------------------------------------

@@ -326,20 +326,17 @@ def gather(
     its docstring here and in ``other_sources`` (the base's module), and ``model_calls`` (the
     calls of a model's tests, ``f(1, [2])``). Keyword arguments are placed by the signature,
     and parameters a seed leaves out get their literal defaults, so that they are varied too
-    (only those every version takes: a parameter the head adds is left out, as callers of the
-    base leave it out)."""
+    (both only by the parameters every version takes, in the same places: a parameter the
+    head adds is left out, as the base's callers leave it out)."""
     target = Target.of(module_source, qualname, module)
+    for text in other_sources:
+        target = target.shared_with(Target.of(text, qualname))
     out = seeds_from_tests(tests, qualname, root, target=target)
     for text in (module_source, *other_sources):
         out.extend(seeds_from_docstring(text, qualname, target=target))
     for call in model_calls:
         out.extend(seeds_from_text(call, qualname, "the model's tests"))
-    shared = len(target.params)
-    for text in other_sources:
-        other = Target.of(text, qualname)
-        if other.defined:
-            shared = min(shared, len(other.params))
-    out.items = [Seed(target.complete(s.args, shared), s.origin) for s in out.items]
+    out.items = [Seed(target.complete(s.args), s.origin) for s in out.items]
     return out
 
 

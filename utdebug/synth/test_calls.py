@@ -11,6 +11,7 @@ Values come from :class:`~utdebug.synth.seed_values.SeedEvaluator`; nothing runs
 from __future__ import annotations
 
 import ast
+import dataclasses
 import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -115,13 +116,24 @@ class Target:
                 raise LiteralError(f"no value for `{p}`")
         return tuple(out)
 
-    def complete(self, args: tuple[Any, ...], upto: int | None = None) -> tuple[Any, ...]:
+    def shared_with(self, other: Target) -> Target:
+        """This target with only the leading parameters ``other`` (another version of the
+        function) has too, by name and place (itself when ``other`` does not define it)."""
+        if not other.defined:
+            return self
+        n = 0
+        while n < min(len(self.params), len(other.params)) and (self.params[n] == other.params[n]):
+            n += 1
+        kwonly = tuple(k for k in self.kwonly if k in other.kwonly)
+        return dataclasses.replace(
+            self, params=self.params[:n], defaults=self.defaults[:n], kwonly=kwonly
+        )
+
+    def complete(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
         """``args`` with the literal defaults of the parameters it leaves out, up to the first
-        one without (and to the first ``upto`` parameters), so that a synthesiser varies them
-        too."""
+        one without, so that a synthesiser varies them too."""
         out = list(args)
-        end = len(self.params) if upto is None else min(upto, len(self.params))
-        for i in range(len(args), end):
+        for i in range(len(args), len(self.params)):
             if self.defaults[i] is NO_DEFAULT:
                 break
             out.append(self.defaults[i])

@@ -146,6 +146,12 @@ MAX_PATH = 65536
 MAX_NAME = 200
 """Longest module, class, field or member name in a structural value."""
 PATH_KINDS = ("PurePosixPath", "PureWindowsPath", "PosixPath", "WindowsPath")
+MAX_SOURCE = 100_000
+"""Longest source text of a function sent as an input (``$fn``)."""
+INPUT_FORMS: dict = {}  # type: ignore[type-arg]
+"""The parent's input stand-ins (an enum member, a function by its source, an iterator made
+from a list) by type -> ``form(value, depth, encode)``, their tagged form: filled by the
+parent (``frames.py``), empty in the zygote and its children."""
 
 
 class EncodeError(Exception):
@@ -594,6 +600,7 @@ def _make_encode():  # type: ignore[no-untyped-def]
     np_holder, _bind = _NP, bind_numpy
     value_kinds = _make_value_kinds()
     _BaseExc, exc_facts = BaseException, _exc_facts
+    input_forms = INPUT_FORMS
 
     def opaque_name(value):  # type: ignore[no-untyped-def]
         try:
@@ -685,6 +692,9 @@ def _make_encode():  # type: ignore[no-untyped-def]
         if _isinstance(value, _BaseExc):  # its classes by identity, as a raised one's
             name, msg = exc_info(value)
             return {"$exc": [name, msg, exc_facts(value)]}
+        form = input_forms.get(t)
+        if form is not None:
+            return form(value, d, encode)
         known = value_kinds.encode(value, t, d, encode)
         if known is not None:
             return known
@@ -758,6 +768,88 @@ def no_opaque(type_name: str, text: str, parts: tuple | None = None) -> object: 
     member, a namedtuple, an instance) cannot be an input."""
     what = "opaque" if parts is None else str(parts[0])
     raise ValueError(f"an {what} {type_name} cannot be an input")
+
+
+def _make_inputs():  # type: ignore[no-untyped-def]
+    """``(make_input, resolve, pending)``: the child's builder for the input forms the parent
+    sends besides plain data (an enum member, a function by its source or name, an iterator
+    made from a list): decoding leaves a placeholder and sets ``pending[0]``; ``resolve(args,
+    g)`` builds the real objects from the program's module ``g``, under the input's timer (a
+    lookup or a compile may run the program's code)."""
+    _type, _list, _tuple, _dict, _set, _frozenset = type, list, tuple, dict, set, frozenset
+    _getattr, _iter, _range, _compile, _eval, _exec = getattr, iter, range, compile, eval, exec
+    _import, _modules, _builtins, _enumerate = __import__, sys.modules, builtins, enumerate
+    _max_depth = MAX_DEPTH
+
+    class Deferred:
+        __slots__ = ("parts",)
+
+        def __init__(self, parts):  # type: ignore[no-untyped-def]
+            self.parts = parts
+
+    pending = [False]
+
+    def make_input(type_name, text, parts=None):  # type: ignore[no-untyped-def]
+        if parts is None or parts[0] not in ("enum", "fn", "iter"):
+            return no_opaque(type_name, text, parts)
+        pending[0] = True
+        return Deferred(parts)
+
+    def lookup(dotted, module, g):  # type: ignore[no-untyped-def]
+        names = dotted.split(".")
+        if names[0] in g:
+            obj = g[names[0]]
+        elif module:
+            _import(module)
+            obj = _getattr(_modules[module], names[0])
+        else:
+            obj = _getattr(_builtins, names[0])
+        for name in names[1:]:
+            obj = _getattr(obj, name)
+        return obj
+
+    def build(parts, g, d):  # type: ignore[no-untyped-def]
+        kind = parts[0]
+        if kind == "enum":
+            return _getattr(lookup(parts[2], parts[1], g), parts[3])
+        if kind == "fn":
+            source, name, module = parts[1], parts[2], parts[3]
+            if not source:
+                return lookup(name, module, g)
+            if name == "<lambda>":
+                return _eval(_compile(source, "<seed>", "eval"), g)
+            ns = _dict(g)  # a copy: the test's helper never replaces a name of the module
+            _exec(_compile(source, "<seed>", "exec"), ns)
+            return ns[name]
+        items = resolve(parts[2], g, d + 1)
+        if parts[1] == "range":
+            return _range(*items)
+        if parts[1] == "gen":
+            return (x for x in items)
+        return _iter(items)
+
+    def resolve(value, g, d=0):  # type: ignore[no-untyped-def]
+        t = _type(value)
+        if t is Deferred:
+            return build(value.parts, g, d)
+        if d > _max_depth:
+            return value
+        if t is _list:
+            for i, x in _enumerate(value):
+                value[i] = resolve(x, g, d + 1)
+            return value
+        if t is _tuple:
+            return _tuple([resolve(x, g, d + 1) for x in value])
+        if t is _dict:
+            return {resolve(k, g, d + 1): resolve(x, g, d + 1) for k, x in value.items()}
+        if t is _set or t is _frozenset:
+            return t([resolve(x, g, d + 1) for x in value])
+        return value
+
+    return make_input, resolve, pending
+
+
+_make_input, _resolve_inputs, _inputs_pending = _make_inputs()
 
 
 NUMERIC_DTYPES = frozenset(
@@ -965,8 +1057,9 @@ def _make_decode():  # type: ignore[no-untyped-def]
     TEXT_KINDS = frozenset(("$decimal", "$uuid"))
     LIST_KINDS = frozenset(
         ("$date", "$datetime", "$time", "$timedelta", "$fraction", "$path", "$enum", "$obj",
-         "$record")
+         "$record", "$fn", "$iter")
     )  # fmt: skip
+    ITER_FORMS = frozenset(("iter", "gen", "range"))
     SHAPES = {  # tag: number of ints (the last one of datetime/time: an offset or None)
         "$date": 3, "$datetime": 9, "$time": 6, "$timedelta": 3,
     }  # fmt: skip
@@ -1042,6 +1135,19 @@ def _make_decode():  # type: ignore[no-untyped-def]
             if budget is not None:  # its parts: about 4 bytes per character
                 budget.charge(8 * _len(body[1]))
             return path_types[body[0]](body[1])
+        if tag == "$fn":  # an input: a function by its source or its name
+            if n != 3 or not _all(_type(x) is _str for x in body) or not name_ok(body[1]):
+                raise _ValueError("malformed $fn")
+            if _len(body[0]) > MAX_SOURCE or _len(body[2]) > MAX_NAME:
+                raise _ValueError("malformed $fn")
+            return make_opaque(body[1], "", ("fn", body[0], body[1], body[2]))
+        if tag == "$iter":  # an input: an iterator made from a list
+            if n != 2 or _type(body[0]) is not _str or body[0] not in ITER_FORMS:
+                raise _ValueError("malformed $iter")
+            if _type(body[1]) is not _list:
+                raise _ValueError("malformed $iter")
+            items = decode(body[1], make_opaque, budget, d)
+            return make_opaque(body[0], "", ("iter", body[0], items))
         if n < 3 or not (_type(body[0]) is _str and _len(body[0]) <= MAX_NAME):
             raise _ValueError(f"malformed {tag} in a result")
         if not name_ok(body[1]):
@@ -2482,6 +2588,8 @@ def _input_caller(  # type: ignore[no-untyped-def]
     _Timeout=_Timeout,
     _BaseException=BaseException,
     _cpu=_cpu_clock,
+    _resolve=_resolve_inputs,
+    _pending=_inputs_pending,
 ):
     """``call(rec, args, limit, mark)``: call the program (``target``: its globals, its test
     with setup or None, its function or None, the test's kit or None) on one input's ``args``
@@ -2497,6 +2605,9 @@ def _input_caller(  # type: ignore[no-untyped-def]
         arm(limit, _cpu() - mark)
         try:
             try:
+                if _pending[0]:  # enum members, functions, iterators: built here, timed
+                    _pending[0] = False
+                    args = _resolve(args, g)
                 if staged is None:
                     rec["v"] = _encode(fn(*args))
                 else:
@@ -2521,6 +2632,7 @@ def _answer(  # type: ignore[no-untyped-def]
     mark,
     call,
     _decode=decode,
+    _make_input=_make_input,
     _loads=loads,
     _now=time.perf_counter,
     _exc_info=_exc_info,
@@ -2532,7 +2644,7 @@ def _answer(  # type: ignore[no-untyped-def]
     timed_out = False
     t1 = _now()
     try:
-        args = _decode(_loads(text))
+        args = _decode(_loads(text), _make_input)
         t1 = _now()
         call(rec, args, limit, mark)
     except _Timeout:

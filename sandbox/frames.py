@@ -25,13 +25,32 @@ from utdebug.sandbox.outcomes import (
     _short,
     _violation,
 )
-from utdebug.sandbox.values import stand_in
+from utdebug.sandbox.values import EnumMember, IterOf, SourceFunction, stand_in
 
 
 class EncodedInputs(tuple[str, ...]):
     """Inputs encoded once (JSON text per input); decoded afresh in the child for every call."""
 
     __slots__ = ()
+
+
+def _enum_form(v: EnumMember, depth: int, enc: Callable[[Any, int], Any]) -> Any:
+    return {"$enum": [v.module, v.name, v.member]}
+
+
+def _function_form(v: SourceFunction, depth: int, enc: Callable[[Any, int], Any]) -> Any:
+    return {"$fn": [v.source, v.name, v.module]}
+
+
+def _iterator_form(v: IterOf, depth: int, enc: Callable[[Any, int], Any]) -> Any:
+    return {"$iter": [v.form, [enc(x, depth) for x in v.items]]}
+
+
+# inputs the child re-creates: an enum member from its module, a function from its source,
+# an iterator from a list
+_runner.INPUT_FORMS.update(
+    {EnumMember: _enum_form, SourceFunction: _function_form, IterOf: _iterator_form}
+)
 
 
 def encode_inputs(inputs: Sequence[Sequence[Any]]) -> EncodedInputs:

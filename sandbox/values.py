@@ -115,6 +115,43 @@ class EnumMember:
         return f"{self.name}.{self.member}"
 
 
+@dataclass(frozen=True, slots=True)
+class SourceFunction:
+    """A function passed as an input, re-created in the child from its source, never evaluated
+    in the parent: a lambda (``source`` its text, ``name`` ``<lambda>``), a ``def`` (its
+    source, run in a copy of the module's namespace, and its name), or a function looked up
+    by its dotted ``name`` (``source`` empty) in the module under test, else in ``module``,
+    else among the builtins."""
+
+    source: str
+    name: str
+    module: str = ""
+
+    def __repr__(self) -> str:
+        return self.source if self.name == "<lambda>" else self.name
+
+
+ITER_FORMS = ("iter", "gen", "range")
+
+
+@dataclass(frozen=True, slots=True)
+class IterOf:
+    """An iterator passed as an input, made in the child from a list of ``items``: ``iter``
+    (``iter([...])``), ``gen`` (a generator, ``(x for x in [...])``) or ``range`` (``items``
+    are ``range``'s arguments)."""
+
+    form: str
+    items: tuple[Any, ...]
+
+    def __repr__(self) -> str:
+        inner = ", ".join(_render(x) for x in self.items)
+        if self.form == "range":
+            return f"range({inner})"
+        if self.form == "gen":
+            return f"(x for x in [{inner}])"
+        return f"iter([{inner}])"
+
+
 class Record(tuple):  # type: ignore[type-arg]
     """A namedtuple: a tuple (it compares, hashes and iterates as one, as a namedtuple does
     in Python) that also knows its class's name and field names, for display."""
@@ -193,6 +230,8 @@ def stand_in(type_name: str, text: str, parts: tuple[Any, ...] | None = None) ->
     if parts[0] == "exc":
         return ExceptionValue(type_name, text, parts[1], parts[2])
     kind, module, name = parts[0], parts[1], parts[2]
+    if kind not in ("enum", "obj", "record"):  # an input form ($fn, $iter): never a result
+        raise ValueError(f"a {str(kind)[:20]} cannot be a result")
     if kind == "enum":
         if len(parts) > 4:
             return EnumMember(name, parts[3], module, parts[4])

@@ -189,13 +189,22 @@ def test_a_semantics_preserving_rewrite_gives_no_finding(shop: git.Repo, tmp_pat
     assert report.exit_code() == Exit.OK
 
 
-def test_untyped_function_without_seeds_says_so(shop: git.Repo, tmp_path: Path) -> None:
+def test_untyped_function_without_seeds_is_tried_with_the_kinds_its_body_suggests(
+    shop: git.Repo, tmp_path: Path
+) -> None:
     text = "def scale(x):\n    return x * 2\n"
     commit(shop, {"calc.py": text}, "calc")
     (Path(shop.working_tree_dir or ".") / "calc.py").write_text(text.replace("2", "3"))
     (f,) = check(shop, tmp_path).functions
+    assert f.differential is not None and f.differential.compared and f.changes
+    assert f.differential.seeds == 0
+    assert any(n.startswith("kinds tried on the base") for n in f.differential.notes)
+    never = "def scale(x):\n    raise TypeError(x)\n"  # no kind is accepted
+    commit(shop, {"calc.py": never}, "never")
+    (Path(shop.working_tree_dir or ".") / "calc.py").write_text(never.replace("r(x)", "r(x, 1)"))
+    (f,) = check(shop, tmp_path).functions
     assert f.differential is not None and not f.differential.compared
-    assert "cannot be typed (x without a usable type hint)" in f.message
+    assert "no kind of x that the base accepts" in f.message
     typed = "def scale(x: int) -> int:\n    return x * 2\n"
     commit(shop, {"calc.py": typed}, "typed")
     (Path(shop.working_tree_dir or ".") / "calc.py").write_text(typed.replace("2", "3"))
@@ -237,14 +246,15 @@ def test_with_a_model_the_changes_are_reported_beside_its_tests(
 
 def test_with_a_model_its_tests_inputs_seed_the_comparison(shop: git.Repo, tmp_path: Path) -> None:
     """An untyped function with no call in the repository's tests and no doctest: without a
-    model nothing is compared; with one, its tests' inputs are the seeds."""
+    model it is tried with the kinds its body suggests (no seed); with one, its tests' inputs
+    are the seeds."""
     text = "def scale(x):\n    return x * 2\n"
     commit(shop, {"calc.py": text}, "calc")
     (Path(shop.working_tree_dir or ".") / "calc.py").write_text(
         text.replace("x * 2", "x * 2 if x < 5 else x * 3")
     )
     (f,) = check(shop, tmp_path).functions
-    assert f.differential is not None and not f.differential.compared
+    assert f.differential is not None and f.differential.seeds == 0
     specs = {"scale": [("scale(1)", "2"), ("scale(3)", "6"), ("scale(4)", "8")]}
     (f,) = check(shop, tmp_path, Replies(specs).info()).functions
     assert f.differential is not None and f.differential.compared

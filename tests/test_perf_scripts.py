@@ -426,3 +426,15 @@ def test_structured_values_script_prints_its_numbers() -> None:
         ), out
     for kind in ("tuples", "objects"):
         assert re.search(rf"^ROUND TRIP 300 {kind} +median +{NUM} ms$", out, re.M), out
+
+
+def test_seed_cost_script_prints_its_numbers() -> None:
+    out = _run("seed_cost.py", "--elements", "20000", timeout=120).stdout
+    cases = re.findall(
+        rf"^CASE .+ +{NUM} bytes +{NUM} inputs +parent ({NUM}) s CPU \(target <= 5 s\): "
+        r"(PASS|MISS)$",
+        out,
+        re.M,
+    )
+    assert len(cases) == 4, out
+    assert re.search(rf"^WORST parent {NUM} s CPU for 20,000 elements$", out, re.M), out

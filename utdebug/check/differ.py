@@ -3,9 +3,11 @@ against its base version on synthesised inputs, with no model at all.
 
 The stages, each a frozen value: the function's two versions (:func:`utdebug.check.versions.pair`)
 -> seeds and kinds (:func:`gather_seeds`: the function's calls in the repository's test files,
-the ``>>>`` examples of its docstring at both revisions, a model's test calls, the type hints)
--> inputs (:func:`synthesise`) -> both versions run twice (:func:`utdebug.check.runs.run_twice`)
--> the comparison (:func:`utdebug.check.comparison.compare_runs`) -> the report's
+the ``>>>`` examples of its docstring at both revisions, a model's test calls, the type hints,
+candidate kinds of unhinted parameters) -> the kinds the base accepts as more seeds
+(:func:`try_kinds_on_base`) -> inputs (:func:`synthesise`) -> both versions run twice
+(:func:`utdebug.check.runs.run_twice`) -> the comparison
+(:func:`utdebug.check.comparison.compare_runs`) -> the report's
 :class:`~utdebug.check.report.Differential`. An input whose outcome changed is a finding
 (``was 4, now 5``, ``now raises KeyError``), smallest input first; one whose outcome changed
 between two runs of one version is nondeterministic, listed, never a finding. Intended changes
@@ -16,9 +18,9 @@ again.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from utdebug.check.comparison import Compared, compare_runs
 from utdebug.check.loading import Copies
@@ -29,6 +31,9 @@ from utdebug.check.versions import NotCompared, Pair, pair
 from utdebug.synth.differential import Accepts, DiffSettings, Finding
 from utdebug.synth.values import input_key
 
+if TYPE_CHECKING:
+    from utdebug.synth.kinds import Kinds
+
 __all__ = [
     "ACCEPT_FILE",
     "DiffOutcome",
@@ -38,6 +43,7 @@ __all__ = [
     "compare_function",
     "gather_seeds",
     "synthesise",
+    "try_kinds_on_base",
 ]
 
 ACCEPT_FILE = ".utdebug/accepted.json"
@@ -65,6 +71,11 @@ class SeedSet:
     """The positional parameters."""
     hints: Mapping[str, Any] | None
     """Their type hints, when every one has a usable one (else ``None``)."""
+    kinds: Kinds | None = None
+    """The candidate kinds of the parameters (those the base takes too)."""
+    notes: tuple[str, ...] = ()
+    refused: tuple[str, ...] = ()
+    """Parameters no seed covers of which the base accepted no candidate kind."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,16 +101,26 @@ def gather_seeds(
 ) -> SeedSet | NotCompared:
     """The seeds stage: the function's calls in the test files (``tests``, under ``root``),
     the examples of its docstring at both revisions and a model's test calls
-    (``f(1, [2])``), with the positional arguments it takes; the type hints."""
-    from utdebug.synth.seeds import seeds_from_docstring, seeds_from_tests, seeds_from_text
+    (``f(1, [2])``), with the positional arguments it takes; the type hints, and the candidate
+    kinds of parameters without one (:mod:`utdebug.synth.kinds`)."""
+    from utdebug.synth.kinds import infer
+    from utdebug.synth.seeds import gather
     from utdebug.synth.strategies import parse_hints
 
     qualname = pair.target.qualname
-    seeds = seeds_from_tests(tests, qualname, root)
-    seeds.extend(seeds_from_docstring(pair.head.text, qualname))
-    seeds.extend(seeds_from_docstring(pair.base.text, qualname))
-    for call in model_calls:
-        seeds.extend(seeds_from_text(call, qualname, "the model's tests"))
+    seeds = gather(
+        pair.head.text,
+        qualname,
+        tests=tests,
+        root=root,
+        module=pair.head.module.name if pair.head.module else "",
+        other_sources=(pair.base.text,),
+        model_calls=model_calls,
+    )
+    kinds = infer(pair.head.text, qualname)
+    if kinds is not None:  # only the parameters the base takes too are tried on it
+        base_args = pair.base.node.args
+        kinds = kinds.first(len(base_args.posonlyargs) + len(base_args.args))
     names = pair.names
     inputs = [s for s in seeds.inputs if _fits(pair.head.node, len(s))]
     if not names and not inputs:
@@ -109,14 +130,37 @@ def gather_seeds(
     except SyntaxError:
         hints = {}
     typed = bool(names) and all(n in hints for n in names)
-    if not inputs and not typed:
+    if not inputs and not typed and kinds is None:
         untyped = ", ".join(n for n in names if n not in hints)
         return NotCompared(
             "no seed input (no call of it with literal arguments in the repository's tests or "
             f"its docstring) and its parameters cannot be typed ({untyped} without a usable "
             "type hint)"
         )
-    return SeedSet(tuple(tuple(s) for s in inputs), tuple(names), hints if typed else None)
+    return SeedSet(tuple(tuple(s) for s in inputs), tuple(names), hints if typed else None, kinds)
+
+
+def try_kinds_on_base(run: DiffRun, pair: Pair, seeds: SeedSet) -> SeedSet | NotCompared:
+    """The kinds stage: inputs of the candidate kinds of the parameters no seed covers, run on
+    the base (:func:`utdebug.synth.kinds.try_kinds`); the ones it accepts join the seeds, and a
+    note says which kinds it kept."""
+    from utdebug.synth.kinds import try_kinds
+
+    kinds = seeds.kinds
+    if kinds is None or not kinds.uncovered(seeds.inputs):
+        return seeds
+    sandbox, base = run.runners.program(0, pair, True)
+    cfg = run.settings
+    trial = try_kinds(sandbox, base, kinds, seeds.inputs, cfg.base_limits, seed=cfg.seed)
+    if trial.load_error:
+        return NotCompared(f"the base version does not load: {trial.load_error}")
+    refused = [name for name, kept in trial.kept.items() if not kept]
+    return replace(
+        seeds,
+        inputs=(*seeds.inputs, *(tuple(s) for s in trial.seeds)),
+        notes=(*seeds.notes, trial.note()),
+        refused=tuple(refused),
+    )
 
 
 def _fits(fn: Any, n: int) -> bool:
@@ -141,8 +185,11 @@ def synthesise(seeds: SeedSet, cfg: DiffSettings) -> Inputs | NotCompared:
         time_budget=cfg.time_budget,
     )
     if not syn.inputs:
-        return NotCompared("no input could be synthesised", seeds=len(seeds.inputs))
-    return Inputs(tuple(syn.inputs), tuple(syn.notes))
+        why = "no input could be synthesised"
+        if seeds.refused:
+            why = f"no seed input, and no kind of {', '.join(seeds.refused)} that the base accepts"
+        return NotCompared(why, seeds=len(seeds.inputs))
+    return Inputs(tuple(syn.inputs), (*syn.notes, *seeds.notes))
 
 
 def compare_function(run: DiffRun, target: Target, model_calls: Sequence[str] = ()) -> DiffOutcome:
@@ -156,21 +203,25 @@ def compare_function(run: DiffRun, target: Target, model_calls: Sequence[str] = 
     seeds = gather_seeds(both, run.tests, run.copies.head, model_calls)
     if isinstance(seeds, NotCompared):
         return _not_compared(seeds, base)
+    found = len(seeds.inputs)
+    seeds = try_kinds_on_base(run, both, seeds)
+    if isinstance(seeds, NotCompared):
+        return _not_compared(seeds, base, found)
     inputs = synthesise(seeds, run.settings)
     if isinstance(inputs, NotCompared):
-        return _not_compared(inputs, base, len(seeds.inputs))
+        return _not_compared(inputs, base, found)
     runs = run_twice(run.runners, both, inputs.inputs, run.settings)
     if isinstance(runs, NotCompared):
-        return _not_compared(runs, base, len(seeds.inputs))
-    found = _compare(run, both, runs)
-    if found.findings and found.unstable:  # some inputs were not stable: confirm the changes
-        changed = {input_key(f.args) for f in found.findings}
+        return _not_compared(runs, base, found)
+    result = _compare(run, both, runs)
+    if result.findings and result.unstable:  # some inputs were not stable: confirm the changes
+        changed = {input_key(f.args) for f in result.findings}
         again = [i for i in runs.chosen if input_key(runs.inputs[i]) in changed]
-        found = _compare(run, both, rerun(run.runners, both, runs, again, run.settings))
-    notes = [*inputs.notes, *_notes(target, found, runs, bool(run.runners.binds))]
+        result = _compare(run, both, rerun(run.runners, both, runs, again, run.settings))
+    notes = [*inputs.notes, *_notes(target, result, runs, bool(run.runners.binds))]
     return DiffOutcome(
-        _report(found, base, len(seeds.inputs), notes, target.qualname),
-        found.findings,
+        _report(result, base, found, notes, target.qualname),
+        result.findings,
     )
 
 

@@ -24,6 +24,7 @@ from utdebug.sandbox.outcomes import Outcome, Status
 if TYPE_CHECKING:
     from utdebug.sandbox import Limits, Sandbox, SandboxConfig
     from utdebug.synth.differential import DiffSettings
+    from utdebug.synth.oracle import Reference
 
 __all__ = ["RUNS", "Run", "Runners", "Runs", "rerun", "run_twice"]
 
@@ -109,7 +110,15 @@ class Runners:
     ) -> Run:
         """One version (``base`` or the checked one) of ``pair`` on the inputs at ``chosen``,
         in sandbox ``which`` (its second run takes the inputs in reverse order)."""
-        from utdebug.synth.oracle import Reference, run_chosen
+        from utdebug.synth.oracle import run_chosen
+
+        sandbox, program = self.program(which, pair, base)
+        outcomes, load_error, _, cpu = run_chosen(sandbox, program, inputs, chosen, limits)
+        return Run(outcomes, load_error, cpu)
+
+    def program(self, which: int, pair: Pair, base: bool) -> tuple[Sandbox, Reference]:
+        """Sandbox ``which`` and one version of ``pair`` put at its path there, ready to run."""
+        from utdebug.synth.oracle import Reference
 
         self.start()
         side = pair.base if base else pair.head
@@ -126,10 +135,7 @@ class Runners:
         code = "" if context.imported else side.text
         name = "base" if base else "head"
         program = Reference(code, pair.target.qualname, name, which % 2 == 1, context)
-        outcomes, load_error, _, cpu = run_chosen(
-            self.sandboxes[which], program, inputs, chosen, limits
-        )
-        return Run(outcomes, load_error, cpu)
+        return self.sandboxes[which], program
 
     def close(self) -> None:
         for sb in self.sandboxes:

@@ -20,6 +20,7 @@ from utdebug.sandbox.executor import Sandbox
 from utdebug.sandbox.frames import encode_inputs
 from utdebug.sandbox.outcomes import Outcome, Status
 from utdebug.sandbox.values import describe
+from utdebug.synth.kinds import Kinds, try_kinds
 from utdebug.synth.oracle import (
     PROGRAM_LIMITS,
     REFERENCE_LIMITS,
@@ -135,6 +136,8 @@ class DiffResult:
     incomparable: int = 0
     """Inputs on which a version returned a value the sandbox cannot send back (an object
     known only by its ``repr``, which the program writes): neither a change nor a match."""
+    kinds: dict[str, list[str]] = field(default_factory=dict)
+    """Per parameter no seed covered, the candidate kinds the base accepted."""
 
 
 class AcceptError(ValueError):
@@ -224,14 +227,26 @@ def differential(
     hints: Any = None,
     names: Sequence[str] = (),
     accepts: Accepts | None = None,
+    kinds: Kinds | None = None,
 ) -> DiffResult:
     """Compare ``head`` with ``base`` on inputs synthesised from ``seeds`` (``function`` names
     it in findings and accepts, e.g. ``pkg/mod.py::name``). With no base, nothing is compared.
-    The same arguments give the same findings (as long as the time budget does not cut the
-    synthesis short)."""
+    ``kinds``: the parameters' candidate kinds (:mod:`utdebug.synth.kinds`); those of the
+    parameters no seed covers are first tried on the base, and the inputs it accepts join the
+    seeds. The same arguments give the same findings (as long as the time budget does not cut
+    the synthesis short)."""
     cfg = settings or DiffSettings()
     if base is None:
         return DiffResult(function, False, "no base version: nothing was compared")
+    ref = base.reference("base")
+    trial = None
+    if kinds is not None and kinds.uncovered(seeds):
+        trial = try_kinds(sandbox, ref, kinds, seeds, cfg.base_limits, seed=cfg.seed)
+        if trial.load_error:
+            return DiffResult(
+                function, False, f"the base version does not load: {trial.load_error}"
+            )
+        seeds = [*seeds, *trial.seeds]
     syn = synthesize(
         seeds,
         count=cfg.count,
@@ -240,10 +255,13 @@ def differential(
         names=names,
         time_budget=cfg.time_budget,
     )
-    notes = list(syn.notes)
+    notes = list(syn.notes) + ([trial.note()] if trial is not None else [])
     if not syn.inputs:
-        return DiffResult(function, False, "no input could be synthesised", notes=notes)
-    ref = base.reference("base")
+        refused = [name for name, kept in (trial.kept if trial else {}).items() if not kept]
+        why = "no input could be synthesised"
+        if refused:
+            why = f"no seed input, and no kind of {', '.join(refused)} that the base accepts"
+        return DiffResult(function, False, why, notes=notes)
     val = validate(
         sandbox, [ref], syn.inputs, limits=cfg.base_limits, check=cfg.check, semantics=cfg.semantics
     )
@@ -292,7 +310,18 @@ def differential(
             notes=notes,
             incomparable=len(opaque),
         )
-    return DiffResult(function, True, message, new, old, ran, len(syn.inputs), notes, len(opaque))
+    return DiffResult(
+        function,
+        True,
+        message,
+        new,
+        old,
+        ran,
+        len(syn.inputs),
+        notes,
+        len(opaque),
+        trial.kept if trial is not None else {},
+    )
 
 
 def incomparable(was: Outcome, now: Outcome) -> bool:

@@ -19,7 +19,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-from utdebug.synth.values import MAX_DEPTH, TIME_KINDS, kind_of, sorted_items
+from utdebug.synth.values import ITERATOR_KINDS, MAX_DEPTH, TIME_KINDS, kind_of, sorted_items
 
 __all__ = ["CHAR_CLASSES", "Envelope", "KindEnvelope", "Node", "char_class"]
 
@@ -35,7 +35,10 @@ _CLASS_CHARS = {
 SAMPLES = 32
 _SAMPLED = frozenset(
     {"int", "float", "str", "bytes", "decimal", "fraction", "date", "datetime", "time", "timedelta"}
+    | {"enum", "callable", "range"}
 )
+_SEQUENCES = frozenset({"list", "set", "frozenset", "tuple"}) | ITERATOR_KINDS
+"""Kinds whose items are one node of elements (an iterator's: the list it is made from)."""
 
 EXACT_AT = 8
 """A number seen at least this many times at one place (a list's elements) keeps its range in
@@ -154,8 +157,8 @@ class KindEnvelope:
                 self.classes.add(char_class(c))
                 if len(self.chars) < 256:
                     self.chars.add(c)
-        if kind in ("list", "set", "frozenset", "tuple"):
-            items = sorted_items(value) if kind in ("set", "frozenset") else list(value)
+        if kind in _SEQUENCES:
+            items = _items_of(kind, value)
             self._length(len(items))
             if self.elem is None:
                 self.elem = Node()
@@ -212,8 +215,8 @@ class KindEnvelope:
             if extra:
                 return f"characters of class {', '.join(sorted(extra))} were never seen"
             return None
-        if kind in ("list", "set", "frozenset", "tuple"):
-            items = list(value)
+        if kind in _SEQUENCES:
+            items = _items_of(kind, value)
             if kind == "tuple" and self.items is not None:
                 if len(items) != len(self.items):
                     return f"a tuple of {len(items)} items (seen: {len(self.items)})"
@@ -277,7 +280,7 @@ class KindEnvelope:
         if kind == "tuple" and self.items is not None:
             inner = "; ".join(f"({n.describe()})" for n in self.items)
             return f"tuple of {len(self.items)}: {inner}"
-        if kind in ("list", "set", "frozenset", "tuple"):
+        if kind in _SEQUENCES:
             elem = self.elem.describe() if self.elem and self.elem.kinds else "nothing"
             return f"{kind} of length {self.len_lo}..{self.len_hi} of ({elem})"
         if kind == "dict":
@@ -357,6 +360,12 @@ def _widen_range(kind: str, lo: float, hi: float) -> tuple[float, float]:
     new_lo = ((1.0 if lo >= 1 else 0.0) if whole else 0.0) if lo >= 0 else lo - span
     new_hi = (max(hi, -1.0) if whole else 0.0) if hi < 0 else max(2 * hi, hi + span)
     return new_lo, new_hi
+
+
+def _items_of(kind: str, value: Any) -> list[Any]:
+    if kind in ITERATOR_KINDS:
+        return list(value.items)
+    return sorted_items(value) if kind in ("set", "frozenset") else list(value)
 
 
 def _homogeneous(items: list[Node]) -> bool:

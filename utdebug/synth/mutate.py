@@ -22,7 +22,7 @@ from fractions import Fraction
 from typing import Any
 
 from utdebug.synth.envelope import _CLASS_CHARS, Envelope, KindEnvelope, Node, number_of
-from utdebug.synth.values import MAX_DEPTH, kind_of, sorted_items
+from utdebug.synth.values import ITERATOR_KINDS, MAX_DEPTH, iterator_of, kind_of, sorted_items
 
 __all__ = ["Ingredients", "Mutator", "alphabet_of"]
 
@@ -52,6 +52,9 @@ class Ingredients:
         kind = kind_of(value)
         if kind in ("list", "tuple"):
             for x in value:
+                self.add(x, depth + 1)
+        elif kind in ITERATOR_KINDS:
+            for x in value.items:
                 self.add(x, depth + 1)
         elif kind in ("set", "frozenset"):
             for x in sorted_items(value):
@@ -173,14 +176,18 @@ class Mutator:
             alphabet = alphabet_of(env)
             text = "".join(rng.choice(alphabet) for _ in range(n))
             return text if kind == "str" else text.encode("latin-1", "replace")
-        if kind in ("list", "set", "frozenset") or (kind == "tuple" and env.items is None):
+        if (
+            kind in ("list", "set", "frozenset")
+            or kind in ITERATOR_KINDS
+            or (kind == "tuple" and env.items is None)
+        ):
             n = self._length(env)
             elems = (
                 [self._fresh_node(env.elem, depth + 1) for _ in range(n)]
                 if env.elem and env.elem.kinds
                 else []
             )
-            return _as_kind(kind, elems)
+            return iterator_of(kind, elems) if kind in ITERATOR_KINDS else _as_kind(kind, elems)
         if kind == "tuple" and env.items is not None:
             return tuple(self._fresh_node(n, depth + 1) for n in env.items)
         if kind == "dict":
@@ -446,6 +453,28 @@ def _mut_measured(m: Mutator, v: Any, env: KindEnvelope, depth: int) -> Any:
     return v
 
 
+def _mut_iterator(m: Mutator, v: Any, env: KindEnvelope, depth: int) -> Any:
+    """An iterator's list mutated as a list is; the same form (``iter``, generator)."""
+    return iterator_of(kind_of(v), _mut_seq(m, list(v.items), env, depth))
+
+
+def _mut_range(m: Mutator, v: Any, env: KindEnvelope, depth: int) -> Any:
+    """A range with one bound moved (its step kept)."""
+    items = list(v.items)
+    i = m.rng.randrange(min(2, len(items)))
+    items[i] += m.rng.choice((-2, -1, 1, 2, 5))
+    return iterator_of("range", items)
+
+
+def _mut_seen(m: Mutator, v: Any, env: KindEnvelope, depth: int) -> Any:
+    """Another value of the kind seen in the seeds (an enum member of the same class, another
+    function), or the value itself."""
+    pool = m.pool.by_kind.get(kind_of(v), [])
+    same = [x for x in pool if x != v and getattr(x, "name", None) == getattr(v, "name", None)]
+    others = same if kind_of(v) == "enum" else [x for x in pool if x != v]
+    return m.rng.choice(others) if others else v
+
+
 _ZEROS: dict[str, Any] = {"int": 0, "float": 0.0, "str": "", "bool": False}
 
 
@@ -459,6 +488,8 @@ def _scale(value: Any, factor: int, depth: int) -> Any:
     if kind in ("list", "tuple"):
         items = [_scale(x, factor, depth + 1) for x in value]
         return tuple(items) if kind == "tuple" else items
+    if kind in ITERATOR_KINDS:
+        return iterator_of(kind, [_scale(x, factor, depth + 1) for x in value.items])
     if kind == "dict":
         return {k: _scale(v, factor, depth + 1) for k, v in value.items()}
     return value
@@ -492,4 +523,9 @@ _OPERATORS: dict[str, Callable[[Mutator, Any, KindEnvelope, int], Any]] = {
     "timedelta": _mut_measured,
     "decimal": _mut_measured,
     "fraction": _mut_measured,
+    "iterator": _mut_iterator,
+    "generator": _mut_iterator,
+    "range": _mut_range,
+    "enum": _mut_seen,
+    "callable": _mut_seen,
 }

@@ -2,19 +2,23 @@
 
 - a benchmark problem's base inputs: the calls of the entry point in its ``test_list``
   asserts (MBPP+Fix); HE-style rows pass their ``base_input`` lists to :func:`seeds_from_args`;
-- doctest and docstring examples: ``>>> f(1, 2)`` lines (with ``...`` continuations) and, in
-  free text (a prompt), ``f(...)`` calls that parse;
-- the calls of the function in a repository's own test files, including rows of
-  ``@pytest.mark.parametrize`` that feed a call's arguments, and module-level constants.
+- doctest and docstring examples: ``>>> f(1, 2)`` lines (with ``...`` continuations; earlier
+  lines may bind the input: ``>>> xs = [1, 2]``) and, in free text (a prompt), ``f(...)``
+  calls that parse;
+- the calls of the function in a repository's own test files, with the values the tests give
+  them (:mod:`utdebug.synth.test_calls`: names bound earlier, parametrize tables, loops over
+  literal tables, fixtures, ``setUp``; enum members, functions and iterators, re-created in
+  the sandbox's child).
 
-Arguments must be literals (:func:`utdebug.expected_values.expected_value`: plain literals plus
-``date(...)``, ``Decimal('1.5')`` ...). A call with other arguments is skipped and counted in
-:attr:`Seeds.skipped` with the reason.
+:func:`gather` reads them all for one function of a repository (``utdebug check``). A call
+whose arguments are not values read this way is skipped and counted in :attr:`Seeds.skipped`
+with the reason; test files and single expressions over a size cap are not read at all.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -22,13 +26,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from utdebug.expected_values import expected_value
-from utdebug.literals import LiteralError, closing_bracket
+from utdebug.literals import closing_bracket
+from utdebug.synth.seed_values import Scope
+from utdebug.synth.test_calls import Target, TestReader, call_name
 
 __all__ = [
+    "MAX_TEST_FILE_BYTES",
     "Seed",
     "Seeds",
     "find_test_files",
+    "gather",
     "is_test_file",
     "seeds_from_args",
     "seeds_from_docstring",
@@ -40,6 +47,8 @@ __all__ = [
 ]
 
 _MAX_SOURCE = 2_000_000
+MAX_TEST_FILE_BYTES = 1_000_000
+"""A test file larger than this is not parsed for seeds (its size is noted instead)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,14 +67,12 @@ class Seeds:
     def add(self, args: tuple[Any, ...], origin: str) -> None:
         self.items.append(Seed(args, origin))
 
-    def add_call(
-        self, call: ast.Call, origin: str, constants: dict[str, ast.expr] | None = None
-    ) -> None:
-        """The call's literal arguments as a seed, or the reason they cannot be read."""
-        try:
-            self.add(_call_args(call, constants), origin)
-        except (LiteralError, RecursionError) as exc:
-            self.skipped.append(f"{origin}: {exc}")
+    def add_call(self, call: ast.Call, origin: str) -> None:
+        """The call's arguments as a seed (values :mod:`utdebug.synth.seed_values` reads from
+        ``call`` alone), or the reason they cannot be read."""
+        reader = TestReader(Scope(""), Target(call_name(call.func) or ""), origin, self)
+        reader.where = origin
+        reader.seed(call, call.args, call.keywords, {}, "")
 
     def extend(self, other: Seeds) -> None:
         self.items += other.items
@@ -76,34 +83,9 @@ class Seeds:
         return [s.args for s in self.items]
 
 
-def _call_name(func: ast.expr) -> str | None:
-    if isinstance(func, ast.Name):
-        return func.id
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    return None
-
-
-def _literal(node: ast.expr, constants: dict[str, ast.expr] | None = None, depth: int = 0) -> Any:
-    if isinstance(node, ast.Name) and constants and node.id in constants and depth < 5:
-        return _literal(constants[node.id], constants, depth + 1)
-    return expected_value(ast.unparse(node))
-
-
-def _call_args(call: ast.Call, constants: dict[str, ast.expr] | None = None) -> tuple[Any, ...]:
-    if call.keywords:
-        raise LiteralError("keyword arguments (only positional arguments are seeds)")
-    args = []
-    for arg in call.args:
-        if isinstance(arg, ast.Starred):
-            raise LiteralError("a starred argument")
-        args.append(_literal(arg, constants))
-    return tuple(args)
-
-
 def _calls_in(tree: ast.AST, func_name: str) -> Iterable[ast.Call]:
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and _call_name(node.func) == func_name:
+        if isinstance(node, ast.Call) and call_name(node.func) == func_name:
             yield node
 
 
@@ -147,15 +129,16 @@ _DOCTEST = re.compile(r"^\s*>>>\s?(.*)$")
 _CONTINUATION = re.compile(r"^\s*\.\.\.\s?(.*)$")
 
 
-def seeds_from_docstring(source: str, func_name: str) -> Seeds:
+def seeds_from_docstring(source: str, func_name: str, *, target: Target | None = None) -> Seeds:
     """``>>> func(...)`` examples in ``func_name``'s docstring (or in every docstring and
-    comment-free text of ``source`` when no such function is defined there). A docstring
-    without doctest examples gives the calls written in its text instead (``digitSum("abAB")
-    => 131``, ``f(3) ➞ 9``, ``for f(2) the output should be ...``: :func:`seeds_from_text`)."""
+    comment-free text of ``source`` when no such function is defined there), earlier examples'
+    bindings (``>>> xs = [1, 2]``) applied. A docstring without doctest examples gives the
+    calls written in its text instead (``digitSum("abAB") => 131``, ``f(3) ➞ 9``, ``for f(2)
+    the output should be ...``: :func:`seeds_from_text`)."""
     text = source
     try:
         tree = ast.parse(source[:_MAX_SOURCE])
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         tree = None
     node_params: list[str] | None = None
     if tree is not None:
@@ -166,7 +149,31 @@ def seeds_from_docstring(source: str, func_name: str) -> Seeds:
                 node_params = [x.arg for x in [*a.posonlyargs, *a.args] if x.arg != "self"]
                 break
     out = Seeds()
-    lines = text.splitlines()
+    t = target or Target(func_name, module_source=source if tree is not None else None)
+    reader = TestReader(Scope("", target_source=t.module_source), t, "docstring", out)
+    env: dict[str, Any] = {}
+    for start, stmt in _examples(text):
+        reader.where = f"docstring line {start + 1}"
+        try:
+            example = ast.parse(stmt)
+        except (SyntaxError, ValueError) as exc:
+            out.skipped.append(f"{reader.where}: syntax error ({getattr(exc, 'msg', exc)})")
+            continue
+        reader.scope.reset_source(stmt)
+        try:
+            reader.statements(example.body, env)
+        except RecursionError:
+            out.skipped.append(f"{reader.where}: nested too deeply to read")
+    if not out.inputs and not out.skipped:
+        out = seeds_from_text(text, func_name, "docstring")
+    if not out.inputs and node_params is not None:
+        out.extend(seeds_from_examples(text, func_name, node_params))
+    return out
+
+
+def _examples(text: str) -> Iterable[tuple[int, str]]:
+    """Each ``>>>`` statement of a docstring (its ``...`` lines joined) with its line index."""
+    lines = text[:_MAX_SOURCE].splitlines()
     i = 0
     while i < len(lines):
         m = _DOCTEST.match(lines[i])
@@ -178,12 +185,7 @@ def seeds_from_docstring(source: str, func_name: str) -> Seeds:
         while i < len(lines) and (c := _CONTINUATION.match(lines[i])):
             stmt += "\n" + c.group(1)
             i += 1
-        _add_calls_in(out, stmt, func_name, f"docstring line {start + 1}")
-    if not out.inputs and not out.skipped:
-        out = seeds_from_text(text, func_name, "docstring")
-    if not out.inputs and node_params is not None:
-        out.extend(seeds_from_examples(text, func_name, node_params))
-    return out
+        yield start, stmt
 
 
 _INPUT_LINE = re.compile(r"^\s*(?:[-*]\s*)?(?:Input|Inputs|Example input)\s*:\s*(.+?)\s*$", re.I)
@@ -252,88 +254,90 @@ def seeds_from_text(text: str, func_name: str, origin: str = "text") -> Seeds:
     return out
 
 
-def seeds_from_test_source(source: str, func_name: str, origin: str = "<test>") -> Seeds:
-    """Calls of ``func_name`` in a test module's source: literal arguments, module-level
-    constants (``CASES = [...]``-style names bound once to a literal), and names filled by
-    ``@pytest.mark.parametrize`` rows of the enclosing test function."""
+def seeds_from_test_source(
+    source: str, func_name: str, origin: str = "<test>", *, target: Target | None = None
+) -> Seeds:
+    """Calls of ``func_name`` in a test module's source, with the values its tests give them:
+    literals, names bound earlier in the same test (or in ``setUp``, a fixture, a module-level
+    constant), ``@pytest.mark.parametrize`` rows (``pytest.param`` rows, rows passed as
+    ``*args``), rows of a ``for`` loop over a literal table (``subTest`` loops), enum members,
+    functions and iterators (:mod:`utdebug.synth.seed_values`), and ``assertRaises(E, f,
+    *args)``. ``target`` (the function's signature and module) maps keyword arguments to
+    positions. A file over :data:`MAX_TEST_FILE_BYTES` is not parsed."""
     out = Seeds()
-    try:
-        tree = ast.parse(source[:_MAX_SOURCE])
-    except SyntaxError as exc:
-        out.skipped.append(f"{origin}: syntax error ({exc.msg})")
+    if func_name not in source:
         return out
-    constants: dict[str, ast.expr] = {}
-    for stmt in tree.body:
-        if (
-            isinstance(stmt, ast.Assign)
-            and len(stmt.targets) == 1
-            and isinstance(stmt.targets[0], ast.Name)
-        ):
-            constants[stmt.targets[0].id] = stmt.value
-    done: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            rows = _parametrize_rows(node, constants)
-            if not rows:
-                continue
-            for call in _calls_in(node, func_name):
-                done.add(id(call))
-                for k, row in enumerate(rows):
-                    where = f"{origin}:{call.lineno} (parametrize row {k + 1})"
-                    out.add_call(call, where, {**constants, **row})
-    for call in _calls_in(tree, func_name):
-        if id(call) in done:
-            continue
-        out.add_call(call, f"{origin}:{call.lineno}", constants)
+    if len(source) > MAX_TEST_FILE_BYTES:
+        out.skipped.append(f"{origin}: {len(source):,} characters, not read as seeds")
+        return out
+    try:
+        tree = _parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        out.skipped.append(f"{origin}: syntax error ({getattr(exc, 'msg', exc)})")
+        return out
+    t = target or Target(func_name)
+    scope = Scope.of_module(tree, source, t.module, t.module_source)
+    try:
+        TestReader(scope, t, origin, out).module(tree)
+    except RecursionError:
+        out.skipped.append(f"{origin}: nested too deeply to read")
     return out
 
 
-def _parametrize_rows(
-    func: ast.FunctionDef | ast.AsyncFunctionDef, constants: dict[str, ast.expr]
-) -> list[dict[str, ast.expr]]:
-    """Rows of ``@pytest.mark.parametrize("a, b", [(1, 2), ...])`` as name -> expression."""
-    rows: list[dict[str, ast.expr]] = []
-    for dec in func.decorator_list:
-        if not (
-            isinstance(dec, ast.Call)
-            and _call_name(dec.func) == "parametrize"
-            and len(dec.args) >= 2
-        ):
-            continue
-        names_node, values = dec.args[0], dec.args[1]
-        if isinstance(values, ast.Name) and values.id in constants:
-            values = constants[values.id]
-        if isinstance(names_node, ast.Constant) and isinstance(names_node.value, str):
-            names = [n.strip() for n in names_node.value.split(",") if n.strip()]
-        elif isinstance(names_node, ast.List | ast.Tuple):
-            names = [
-                e.value
-                for e in names_node.elts
-                if isinstance(e, ast.Constant) and isinstance(e.value, str)
-            ]
-        else:
-            continue
-        if not isinstance(values, ast.List | ast.Tuple):
-            continue
-        for row in values.elts:
-            if len(names) == 1:
-                rows.append({names[0]: row})
-            elif isinstance(row, ast.Tuple | ast.List) and len(row.elts) == len(names):
-                rows.append(dict(zip(names, row.elts, strict=True)))
-    return rows
+@functools.lru_cache(maxsize=32)
+def _parse(source: str) -> ast.Module:
+    """A test file's syntax tree (read for each function whose name it holds: parsed once
+    while it is among the last few read; trees are never changed)."""
+    return ast.parse(source)
 
 
-def seeds_from_tests(paths: Iterable[Path], func_name: str, root: Path | None = None) -> Seeds:
-    """:func:`seeds_from_test_source` over test files (unreadable files are skipped)."""
+def seeds_from_tests(
+    paths: Iterable[Path], func_name: str, root: Path | None = None, *, target: Target | None = None
+) -> Seeds:
+    """:func:`seeds_from_test_source` over test files (unreadable files are skipped; a file
+    over :data:`MAX_TEST_FILE_BYTES` is noted, not read)."""
     out = Seeds()
     for path in paths:
         name = str(path.relative_to(root)) if root is not None else str(path)
         try:
+            size = path.stat().st_size
+            if size > MAX_TEST_FILE_BYTES:
+                out.skipped.append(f"{name}: {size:,} bytes, not read as seeds")
+                continue
             source = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             out.skipped.append(f"{name}: unreadable ({exc.__class__.__name__})")
             continue
-        out.extend(seeds_from_test_source(source, func_name, name))
+        out.extend(seeds_from_test_source(source, func_name, name, target=target))
+    return out
+
+
+def gather(
+    module_source: str,
+    qualname: str,
+    *,
+    tests: Iterable[Path] = (),
+    root: Path | None = None,
+    module: str = "",
+    other_sources: Sequence[str] = (),
+    model_calls: Sequence[str] = (),
+) -> Seeds:
+    """Every seed of the function ``qualname`` of ``module_source`` (importable as ``module``):
+    its calls in the test files ``tests`` (paths named relative to ``root``), the examples of
+    its docstring here and in ``other_sources`` (the base's module), and ``model_calls`` (the
+    calls of a model's tests, ``f(1, [2])``). Keyword arguments are placed by the signature,
+    and parameters a seed leaves out get their literal defaults, so that they are varied too
+    (both only by the parameters every version takes, in the same places: a parameter the
+    head adds is left out, as the base's callers leave it out)."""
+    target = Target.of(module_source, qualname, module)
+    for text in other_sources:
+        target = target.shared_with(Target.of(text, qualname))
+    out = seeds_from_tests(tests, qualname, root, target=target)
+    for text in (module_source, *other_sources):
+        out.extend(seeds_from_docstring(text, qualname, target=target))
+    for call in model_calls:
+        out.extend(seeds_from_text(call, qualname, "the model's tests"))
+    out.items = [Seed(target.complete(s.args), s.origin) for s in out.items]
     return out
 
 

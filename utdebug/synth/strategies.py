@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import dataclasses
 import datetime as _dt
 import threading
 import time
@@ -27,6 +28,7 @@ from hypothesis.errors import HypothesisException
 
 from utdebug.synth.envelope import Envelope, KindEnvelope, Node, number_of
 from utdebug.synth.mutate import alphabet_of
+from utdebug.synth.values import ITERATOR_KINDS, iterator_of
 
 __all__ = [
     "args_strategy",
@@ -35,6 +37,7 @@ __all__ = [
     "node_strategy",
     "parse_hints",
     "resolve_hint",
+    "type_aliases",
 ]
 
 _MAX_INT_SPAN = 1 << 62
@@ -85,6 +88,11 @@ def _kind_strategy(env: KindEnvelope, depth: int = 0) -> st.SearchStrategy[Any]:
         return _text_strategy(env)
     if kind in ("list", "set", "frozenset", "tuple"):
         return _collection_strategy(env, depth)
+    if kind in ITERATOR_KINDS:  # made in the child from a list
+        lists = _collection_strategy(dataclasses.replace(env, kind="list"), depth)
+        return lists.map(lambda xs: iterator_of(kind, xs))
+    if kind in ("enum", "callable", "range"):  # the values seen
+        return st.sampled_from(env.samples) if env.samples else st.nothing()
     if kind == "dict":
         if not (env.key and env.key.kinds and env.value and env.value.kinds):
             return st.just({})
@@ -304,15 +312,47 @@ def resolve_hint(node: ast.expr, extra: dict[str, Any] | None = None) -> Any:
     raise HintError(f"unsupported type hint {ast.unparse(node)!r}")
 
 
+def type_aliases(tree: ast.Module) -> dict[str, Any]:
+    """The module's type aliases that resolve against the fixed table: ``Pos = int``, ``Num =
+    int | float``, ``Pair: TypeAlias = tuple[int, int]``, ``UserId = NewType("UserId", int)``
+    (in order, so an alias may use an earlier one)."""
+    out: dict[str, Any] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target, value = stmt.targets[0], stmt.value
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+            target, value = stmt.target, stmt.value
+        else:
+            continue
+        if not isinstance(target, ast.Name):
+            continue
+        if (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Name | ast.Attribute)
+            and ast.unparse(value.func).rsplit(".", 1)[-1] == "NewType"
+            and len(value.args) == 2
+        ):
+            value = value.args[1]
+        if isinstance(value, ast.Constant):  # a string is text, not a forward reference here
+            continue
+        try:
+            out[target.id] = resolve_hint(value, out)
+        except (HintError, TypeError, RecursionError):
+            continue
+    return out
+
+
 def parse_hints(source: str, func_name: str) -> dict[str, Any]:
     """Type hints of ``func_name``'s positional parameters, read from ``source`` (a module or a
-    bare signature ``f(a: int, b: list[int])``). Parameters without a hint, or whose hint
-    cannot be resolved, are left out; :class:`SyntaxError` if neither parses."""
+    bare signature ``f(a: int, b: list[int])``), with the module's type aliases
+    (:func:`type_aliases`). Parameters without a hint, or whose hint cannot be resolved, are
+    left out; :class:`SyntaxError` if neither parses."""
     text = source.strip()
     try:
         tree = ast.parse(text)
     except SyntaxError:
         tree = ast.parse(f"def {text.rstrip(':')}: pass")
+    aliases = type_aliases(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == func_name:
             hints: dict[str, Any] = {}
@@ -320,8 +360,8 @@ def parse_hints(source: str, func_name: str) -> dict[str, Any]:
                 if arg.annotation is None:
                     continue
                 try:
-                    hints[arg.arg] = resolve_hint(arg.annotation)
-                except HintError:
+                    hints[arg.arg] = resolve_hint(arg.annotation, aliases)
+                except (HintError, TypeError):
                     continue
             return hints
     return {}

@@ -13,10 +13,13 @@ from fractions import Fraction
 from typing import Any
 
 from utdebug.literals import canonical_repr
+from utdebug.sandbox._runner import MAX_NAME, MAX_SOURCE
 from utdebug.sandbox.frames import encode_inputs
+from utdebug.sandbox.values import EnumMember, IterOf, SourceFunction
 
 __all__ = [
     "CONTAINER_KINDS",
+    "ITERATOR_KINDS",
     "NUMBER_KINDS",
     "TEXT_KINDS",
     "Unencodable",
@@ -24,6 +27,7 @@ __all__ = [
     "check_encodable",
     "cost_order",
     "input_key",
+    "iterator_of",
     "kind_of",
     "magnitude_of",
     "size_of",
@@ -34,6 +38,11 @@ NUMBER_KINDS = frozenset({"int", "float", "decimal", "fraction"})
 TEXT_KINDS = frozenset({"str", "bytes"})
 CONTAINER_KINDS = frozenset({"list", "tuple", "set", "frozenset", "dict"})
 TIME_KINDS = frozenset({"date", "datetime", "time", "timedelta"})
+ITERATOR_KINDS = frozenset({"iterator", "generator"})
+"""Iterators made in the child from a list (``iter([...])``, ``(x for x in [...])``): their
+items are read as a list's."""
+_ITER_KINDS = {"iter": "iterator", "gen": "generator", "range": "range"}
+_ITER_FORMS = {kind: form for form, kind in _ITER_KINDS.items()}
 
 _KINDS: dict[type, str] = {
     type(None): "none",
@@ -54,6 +63,8 @@ _KINDS: dict[type, str] = {
     _dt.timedelta: "timedelta",
     Decimal: "decimal",
     Fraction: "fraction",
+    EnumMember: "enum",
+    SourceFunction: "callable",
 }
 
 MAX_DEPTH = 40
@@ -66,11 +77,20 @@ class Unencodable(ValueError):
 
 def kind_of(value: object) -> str:
     """The value's kind: its exact type's name among the plain and standard-library value types,
-    else ``other:<type name>`` (a subclass is not its base: ``True`` is ``bool``, not ``int``)."""
+    ``enum`` (a member re-created in the child), ``callable`` (a function by its source or
+    name), ``iterator``, ``generator`` or ``range`` (made in the child from a list), else
+    ``other:<type name>`` (a subclass is not its base: ``True`` is ``bool``, not ``int``)."""
     kind = _KINDS.get(type(value))
     if kind is not None:
         return kind
+    if type(value) is IterOf:
+        return _ITER_KINDS.get(value.form, "other:IterOf")
     return f"other:{type(value).__name__}"
+
+
+def iterator_of(kind: str, items: Any) -> IterOf:
+    """An iterator input of ``kind`` (``iterator``, ``generator``, ``range``) over ``items``."""
+    return IterOf(_ITER_FORMS[kind], tuple(items))
 
 
 def check_encodable(args: tuple[Any, ...]) -> None:
@@ -92,6 +112,15 @@ def _walk_encodable(value: object, depth: int, active: set[int]) -> None:
         raise Unencodable(f"a {type(value).__name__} is not plain data")
     if kind == "float" or kind == "complex":
         return
+    if kind in ("enum", "callable") and not _names_fit(value):
+        raise Unencodable(f"a {kind} whose name or source is too long to send")
+    if kind == "range" and not (
+        1 <= len(value.items) <= 3 and all(type(x) is int for x in value.items)  # type: ignore[attr-defined]
+    ):
+        raise Unencodable("a range takes one to three ints")
+    if kind in ITERATOR_KINDS:
+        for item in value.items:  # type: ignore[attr-defined]
+            _walk_encodable(item, depth + 1, active)
     if kind in CONTAINER_KINDS:
         if id(value) in active:
             raise Unencodable("a container that contains itself")
@@ -106,6 +135,18 @@ def _walk_encodable(value: object, depth: int, active: set[int]) -> None:
         tz = value.tzinfo  # type: ignore[attr-defined]
         if tz is not None and not isinstance(tz, _dt.timezone):
             raise Unencodable("only fixed-offset time zones cross into the sandbox")
+
+
+def _names_fit(value: Any) -> bool:
+    """Whether an enum member's or a function's names (and source) fit the sandbox's codec."""
+    if isinstance(value, EnumMember):
+        names = (value.name, value.member)
+        return all(0 < len(n) <= MAX_NAME for n in names) and len(value.module) <= MAX_NAME
+    return (
+        0 < len(value.name) <= MAX_NAME
+        and len(value.module) <= MAX_NAME
+        and len(value.source) <= MAX_SOURCE
+    )
 
 
 def canonical(value: object) -> str:
@@ -128,6 +169,8 @@ def _key(value: object, depth: int) -> str:
         return "f:" + repr(f)
     if kind in ("list", "tuple"):
         return kind + "[" + ",".join(_key(x, depth + 1) for x in value) + "]"  # type: ignore[attr-defined]
+    if kind in ITERATOR_KINDS or kind == "range":
+        return kind + "[" + ",".join(_key(x, depth + 1) for x in value.items) + "]"  # type: ignore[attr-defined]
     if kind in ("set", "frozenset"):
         return kind + "{" + ",".join(sorted(_key(x, depth + 1) for x in value)) + "}"  # type: ignore[attr-defined]
     if kind == "dict":
@@ -153,6 +196,10 @@ def size_of(value: object, _depth: int = 0) -> int:
         return 1 + sum(size_of(k, _depth + 1) + size_of(v, _depth + 1) for k, v in value.items())
     if isinstance(value, (list, tuple, set, frozenset)):
         return 1 + sum(size_of(x, _depth + 1) for x in value)
+    if isinstance(value, IterOf):
+        return 1 + sum(size_of(x, _depth + 1) for x in value.items)
+    if isinstance(value, EnumMember):
+        return 1
     return 2
 
 
@@ -173,6 +220,8 @@ def magnitude_of(value: object, _depth: int = 0) -> float:
         return len(value) + sum(magnitude_of(v, _depth + 1) for v in value.values())
     if isinstance(value, (list, tuple, set, frozenset)):
         return len(value) + sum(magnitude_of(x, _depth + 1) for x in value)
+    if isinstance(value, IterOf):
+        return magnitude_of(list(value.items), _depth)
     return 0.0
 
 

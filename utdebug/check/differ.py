@@ -14,13 +14,20 @@ drawn from their type hints. An input whose outcome changed is a finding (``was 
 from __future__ import annotations
 
 import ast
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from utdebug.check.report import Change, Differential
-from utdebug.synth.differential import Accepts, DiffSettings, Finding, Version, differential
+from utdebug.synth.differential import (
+    Accepts,
+    DiffResult,
+    DiffSettings,
+    Finding,
+    Version,
+    differential,
+)
 from utdebug.synth.seeds import find_test_files
 
 __all__ = ["ACCEPT_FILE", "DiffRun", "compare_function"]
@@ -80,25 +87,23 @@ def compare_function(
     ``model_calls``: the calls of a model's tests of the function (``f(1, [2])``), seeds as
     well."""
     from utdebug.check.targets import module_context
-    from utdebug.project import sandbox_context
     from utdebug.synth.seeds import seeds_from_docstring, seeds_from_tests, seeds_from_text
     from utdebug.synth.strategies import parse_hints
 
     base = run.base
-    if "." in qualname:
-        return _not_compared("only module-level functions are compared with their base", base), []
     head_text = _read(run.head_root / path)
     head_fn = _module_function(head_text or "", qualname)
-    if head_text is None or head_fn is None:
+    member = "." in qualname or (head_fn is not None and _not_plain(head_fn))
+    if head_text is None or (head_fn is None and not member):
         return _not_compared(f"{qualname} is not a module-level function of {path}", base), []
-    if isinstance(head_fn, ast.AsyncFunctionDef):
-        return _not_compared("async functions are not compared with their base", base), []
     if run.base_root is None or base is None:
         return _not_compared("there is no base revision", None), []
-    base_file = run.base_root / path
-    base_text = _read(base_file)
+    base_text = _read(run.base_root / path)
     if base_text is None:
         return _not_compared(f"new file (no base version of {path})", base), []
+    if member:  # a method, property, async function or generator: synth.members
+        return _compare_member(run, path, qualname, base_text, head_text)
+    assert head_fn is not None
     base_fn = _module_function(base_text, qualname)
     if base_fn is None:
         return _not_compared("new function (no base version)", base), []
@@ -133,28 +138,71 @@ def compare_function(
             base,
         ), []
 
-    head_file = run.head_root / path
     res = differential(
         run.sandbox,
         f"{path}::{qualname}",
-        Version(
-            base_text,
-            qualname,
-            base,
-            sandbox_context(base_file, run.base_root, program=False, env_paths=run.env_paths),
-        ),
-        Version(
-            head_text,
-            qualname,
-            run.head_revision,
-            sandbox_context(head_file, run.head_root, program=False, env_paths=run.env_paths),
-        ),
+        _version(run, path, qualname, base_text, base, run.base_root),
+        _version(run, path, qualname, head_text, run.head_revision, run.head_root),
         inputs,
         settings=run.settings,
         hints=hints if typed else None,
         names=names,
         accepts=run.accepts,
     )
+    if not res.compared and res.incomparable:  # values known by repr: iterators are consumed
+        return _compare_member(run, path, qualname, base_text, head_text)
+    return _report(res, qualname, base, len(inputs))
+
+
+def _not_plain(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """An async function or a generator: compared as :mod:`utdebug.synth.members` runs them."""
+    from utdebug.engine.targets import is_generator
+
+    return isinstance(fn, ast.AsyncFunctionDef) or is_generator(fn)
+
+
+def _compare_member(
+    run: DiffRun, path: str, qualname: str, base_text: str, head_text: str
+) -> tuple[Differential, list[Finding]]:
+    """A member of a class, an async function or a generator against its base version."""
+    from utdebug.synth.members import compare_member
+
+    assert run.base_root is not None
+    assert run.base is not None
+    if run.tests is None:
+        run.tests = find_test_files(run.head_root)
+    got = compare_member(
+        run.sandbox,
+        f"{path}::{qualname}",
+        qualname,
+        _version(run, path, qualname, base_text, run.base, run.base_root),
+        _version(run, path, qualname, head_text, run.head_revision, run.head_root),
+        run.tests,
+        run.head_root,
+        settings=run.settings,
+        accepts=run.accepts,
+    )
+    return _report(got.result, qualname, run.base, got.seeds, got.call_text)
+
+
+def _version(
+    run: DiffRun, path: str, qualname: str, text: str, revision: str, root: Path
+) -> Version:
+    """One version of ``path``'s module, run as that module of the copy at ``root``."""
+    from utdebug.project import sandbox_context
+
+    context = sandbox_context(root / path, root, program=False, env_paths=run.env_paths)
+    return Version(text, qualname, revision, context)
+
+
+def _report(
+    res: DiffResult,
+    qualname: str,
+    base: str | None,
+    seeds: int,
+    call_text: Callable[[tuple[Any, ...]], str] | None = None,
+) -> tuple[Differential, list[Finding]]:
+    """The library's result as the report's :class:`Differential`, and its findings."""
     message = res.message if res.compared else f"nothing was compared: {res.message}"
     return (
         Differential(
@@ -162,9 +210,9 @@ def compare_function(
             message,
             base,
             res.inputs,
-            len(inputs),
-            tuple(change(f, qualname) for f in res.findings),
-            tuple(change(f, qualname) for f in res.accepted),
+            seeds,
+            tuple(change(f, qualname, call_text) for f in res.findings),
+            tuple(change(f, qualname, call_text) for f in res.accepted),
             tuple(res.notes),
         ),
         list(res.findings),
@@ -179,9 +227,12 @@ def _fits(fn: ast.FunctionDef | ast.AsyncFunctionDef, n: int) -> bool:
     return required <= n and (n <= positional or a.vararg is not None)
 
 
-def change(f: Finding, name: str) -> Change:
-    """A library finding as the report's :class:`Change`."""
+def change(
+    f: Finding, name: str, call_text: Callable[[tuple[Any, ...]], str] | None = None
+) -> Change:
+    """A library finding as the report's :class:`Change` (``call_text``: the input as the
+    code that runs it, for a member)."""
     from utdebug.synth.values import canonical
 
-    call = f"{name}({', '.join(canonical(a) for a in f.args)})"
+    call = call_text(f.args) if call_text else f"{name}({', '.join(canonical(a) for a in f.args)})"
     return Change(call, f.input_text, f.before, f.after, f.description)

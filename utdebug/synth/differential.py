@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from utdebug.sandbox.compare import CheckSpec, Semantics, contains_opaque
-from utdebug.sandbox.config import Limits, ModuleContext
+from utdebug.sandbox.config import Limits, ModuleContext, StagedTest
 from utdebug.sandbox.executor import Sandbox
 from utdebug.sandbox.frames import encode_inputs
 from utdebug.sandbox.outcomes import Outcome, Status
@@ -60,10 +60,13 @@ class Version:
     """The commit (or any label) this version is at; function-level accepts name it."""
     context: ModuleContext | None = None
     """Run it as a module of its project (its imports, helpers and data files)."""
+    test: StagedTest | None = None
+    """A test with setup that runs each input instead of calling ``entry_point`` (a method on
+    a receiver it builds: :mod:`utdebug.synth.members`)."""
 
     def reference(self, name: str) -> Reference:
         """This version as a program :mod:`utdebug.synth.oracle` runs, named ``name``."""
-        return Reference(self.code, self.entry_point, name, context=self.context)
+        return Reference(self.code, self.entry_point, name, context=self.context, test=self.test)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +135,9 @@ class DiffResult:
     incomparable: int = 0
     """Inputs on which a version returned a value the sandbox cannot send back (an object
     known only by its ``repr``, which the program writes): neither a change nor a match."""
+    setup_failed: int = 0
+    """Inputs left out because the base raised in a test's setup (a receiver it could not
+    build): what the base does not accept is not compared."""
 
 
 class AcceptError(ValueError):
@@ -251,6 +257,22 @@ def differential(
         )
     chosen = [i for i in range(len(val.inputs)) if val.valid[i] or _raised(val.reasons[i], cfg)]
     base_out = _base_outcomes(sandbox, ref, val.inputs, chosen, val.valid, val.outputs, cfg)
+    unbuilt = [i for i in chosen if _in_setup(base_out[i])]
+    if unbuilt:
+        left_out = set(unbuilt)
+        chosen = [i for i in chosen if i not in left_out]
+        example = base_out[unbuilt[0]]
+        why = f"{example.error_type}: {(example.error or '')[:200]}"
+        if not chosen:
+            return DiffResult(
+                function,
+                False,
+                f"the base raised in the setup on every input ({len(unbuilt)}; e.g. {why})",
+                emitted=len(syn.inputs),
+                notes=notes,
+                setup_failed=len(unbuilt),
+            )
+        notes.append(f"{len(unbuilt)} input(s) left out: the base raised in the setup (e.g. {why})")
     head_out, load_error, _, _ = run_chosen(
         sandbox, head.reference("head"), val.inputs, chosen, cfg.head_limits
     )
@@ -289,7 +311,14 @@ def differential(
             notes=notes,
             incomparable=len(opaque),
         )
-    return DiffResult(function, True, message, new, old, ran, len(syn.inputs), notes, len(opaque))
+    return DiffResult(
+        function, True, message, new, old, ran, len(syn.inputs), notes, len(opaque), len(unbuilt)
+    )
+
+
+def _in_setup(o: Outcome) -> bool:
+    """The base raised in a test's setup (never for a plain call, which has none)."""
+    return o.status is Status.ERROR and o.raised is not None and o.raised.stage == "setup"
 
 
 def _incomparable(was: Outcome, now: Outcome) -> bool:

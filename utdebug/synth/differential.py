@@ -84,6 +84,11 @@ class DiffSettings:
     errors: bool = True
     """Also compare the inputs the base raised on (a clean exception, not a time-out or a
     crash): a head that returns there, or raises another class, is a finding."""
+    replay: bool = False
+    """The head runs every input the base's validation ran, in the same order, not only the
+    ones compared: what a version's module- or class-level state holds (a class attribute
+    that numbers instances, a constructor that counts before it fails) is then the same on
+    both sides."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,12 +278,13 @@ def differential(
                 setup_failed=len(unbuilt),
             )
         notes.append(f"{len(unbuilt)} input(s) left out: the base raised in the setup (e.g. {why})")
+    ran_on = list(range(len(val.inputs))) if cfg.replay else chosen
     head_out, load_error, _, _ = run_chosen(
-        sandbox, head.reference("head"), val.inputs, chosen, cfg.head_limits
+        sandbox, head.reference("head"), val.inputs, ran_on, cfg.head_limits
     )
     if load_error:
         notes.append(f"the head version does not load: {load_error}")
-    pairs = [(i, base_out[i], o) for i, o in head_out.items()]
+    pairs = [(i, base_out[i], head_out[i]) for i in chosen if i in head_out]
     opaque = [i for i, was, now in pairs if _incomparable(was, now)]
     if opaque:
         notes.append(

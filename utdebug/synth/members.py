@@ -309,7 +309,9 @@ def compare_member(
         dataclasses.replace(base, test=plan.test),
         dataclasses.replace(head, test=plan.test),
         plan.inputs,
-        settings=cfg if plan.flat else dataclasses.replace(cfg, count=len(plan.inputs)),
+        settings=dataclasses.replace(
+            cfg, count=cfg.count if plan.flat else len(plan.inputs), replay=True
+        ),
         hints=plan.hints,
         names=plan.names,
         accepts=accepts,

@@ -333,10 +333,18 @@ def _uses(node: ast.AST, name: str) -> bool:
 
 
 class _Unself(ast.NodeTransformer):
-    """``self.x`` as a plain name ``x``."""
+    """``self.x`` as a plain name ``x`` for the attributes the setup assigns; every other
+    use of ``self`` stays (a statement that still has one is left out)."""
+
+    def __init__(self, assigned: set[str]) -> None:
+        self.assigned = assigned
 
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
-        if isinstance(node.value, ast.Name) and node.value.id == "self":
+        if (
+            isinstance(node.value, ast.Name)
+            and node.value.id == "self"
+            and node.attr in self.assigned
+        ):
             return ast.copy_location(ast.Name(node.attr, type(node.ctx)()), node)
         self.generic_visit(node)
         return node
@@ -360,11 +368,19 @@ def _from_setup(body: list[ast.stmt], class_name: str) -> str | None:
             break
     if receiver is None:
         return None
+    assigned = {
+        t.attr
+        for stmt in body
+        for n in ast.walk(stmt)
+        if isinstance(n, ast.Assign)
+        for t in n.targets
+        if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+    }
     kept = []
     for stmt in body:
         if _uses(stmt, "super") or _await_in(stmt):
             continue
-        plain = _Unself().visit(ast.parse(ast.unparse(stmt)).body[0])
+        plain = _Unself(assigned).visit(ast.parse(ast.unparse(stmt)).body[0])
         if _uses(plain, "self"):
             continue
         kept.append(ast.unparse(plain))

@@ -354,12 +354,7 @@ def _call_plan(
         drawn = sequences(0, None, (), sig, count=max(8, cfg.count // 4), seed=cfg.seed)
         inputs = [args for _, _, _, args in drawn]
     call = f"{target}(*{ARGS})"
-    if m.shape == Shape.CONSTRUCTOR:
-        expr = f"_utd_state({call})"
-    elif m.is_async:
-        expr = f"await _utd_asettle({call})"
-    else:
-        expr = f"_utd_settle({call})"
+    expr = f"_utd_state({call})" if m.shape == Shape.CONSTRUCTOR else _settled(m, call)
 
     def text(args: tuple[Any, ...]) -> str:
         return f"{target}({', '.join(canonical(a) for a in args)})"
@@ -417,14 +412,15 @@ def _receiver_plan(m: Located, tests: Sequence[Path], root: Path, cfg: DiffSetti
     return _Plan(test, inputs, seeds, None, (), text, False)
 
 
+def _settled(m: Located, expr: str) -> str:
+    """``expr``'s value as compared: awaited, its generator or iterator consumed."""
+    return f"await _utd_asettle({expr})" if m.is_async else f"_utd_settle({expr})"
+
+
 def _method_call(m: Located) -> str:
-    if m.shape == Shape.PROPERTY:
-        value = f"_utd_settle({RECEIVER}.{m.name})"
-    elif m.is_async:
-        value = f"await _utd_asettle({RECEIVER}.{m.name}(*_utd_x))"
-    else:
-        value = f"_utd_settle({RECEIVER}.{m.name}(*_utd_x))"
-    return f"({value}, _utd_state({RECEIVER}))"
+    """The call on the receiver and the receiver's state after it."""
+    member = f"{RECEIVER}.{m.name}" + ("" if m.shape == Shape.PROPERTY else "(*_utd_x)")
+    return f"({_settled(m, member)}, _utd_state({RECEIVER}))"
 
 
 def _receiver_setup(class_name: str, recipes: Sequence[Recipe]) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import copy
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ __all__ = [
     "sequences",
     "signature_of",
     "unique",
+    "unself",
     "untyped_values",
 ]
 
@@ -172,15 +174,7 @@ def _hint(node: ast.expr | None) -> Any:
 def decorator_names(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> set[str]:
     """The last names of a definition's decorators (``functools.cache(...)``: ``cache``;
     ``@total.setter``: ``setter``)."""
-    out = set()
-    for d in node.decorator_list:
-        if isinstance(d, ast.Call):
-            d = d.func
-        if isinstance(d, ast.Name):
-            out.add(d.id)
-        elif isinstance(d, ast.Attribute):
-            out.add(d.attr)
-    return out
+    return {ast.unparse(d).partition("(")[0].rpartition(".")[2] for d in node.decorator_list}
 
 
 def signature_of(node: ast.FunctionDef | ast.AsyncFunctionDef, *, bound: bool) -> Signature:
@@ -333,8 +327,7 @@ def _uses(node: ast.AST, name: str) -> bool:
 
 
 class _Unself(ast.NodeTransformer):
-    """``self.x`` as a plain name ``x`` for the attributes the setup assigns; every other
-    use of ``self`` stays (a statement that still has one is left out)."""
+    """``self.x`` as a plain name ``x`` for the attributes in ``assigned``."""
 
     def __init__(self, assigned: set[str]) -> None:
         self.assigned = assigned
@@ -348,6 +341,21 @@ class _Unself(ast.NodeTransformer):
             return ast.copy_location(ast.Name(node.attr, type(node.ctx)()), node)
         self.generic_visit(node)
         return node
+
+
+def unself(stmts: Sequence[ast.stmt]) -> list[ast.stmt]:
+    """Copies of a test method's statements with ``self.x`` as a plain name ``x`` for the
+    attributes they assign (``setUp``'s ``self.cart = Cart()``); every other use of ``self``
+    stays (``self.assert...``, a helper method of the test case)."""
+    assigned = {
+        t.attr
+        for stmt in stmts
+        for n in ast.walk(stmt)
+        if isinstance(n, ast.Assign | ast.AnnAssign | ast.AugAssign)
+        for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+        if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+    }
+    return [_Unself(assigned).visit(copy.deepcopy(s)) for s in stmts]
 
 
 def _from_setup(body: list[ast.stmt], class_name: str) -> str | None:
@@ -368,22 +376,11 @@ def _from_setup(body: list[ast.stmt], class_name: str) -> str | None:
             break
     if receiver is None:
         return None
-    assigned = {
-        t.attr
-        for stmt in body
-        for n in ast.walk(stmt)
-        if isinstance(n, ast.Assign)
-        for t in n.targets
-        if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
-    }
-    kept = []
-    for stmt in body:
-        if _uses(stmt, "super") or _await_in(stmt):
-            continue
-        plain = _Unself(assigned).visit(ast.parse(ast.unparse(stmt)).body[0])
-        if _uses(plain, "self"):
-            continue
-        kept.append(ast.unparse(plain))
+    kept = [
+        ast.unparse(stmt)
+        for stmt in unself(body)
+        if not (_uses(stmt, "self") or _uses(stmt, "super") or _await_in(stmt))
+    ]
     return "\n".join([*kept, f"{RECEIVER} = {receiver}"])
 
 

@@ -140,7 +140,7 @@ def test_a_changed_method_with_no_tests_is_a_finding(
     (f,) = data["functions"]
     assert f["qualname"] == "Inventory.remove_item" and f["status"] == "findings"
     changes = f["differential"]["changes"]
-    assert changes and {c["description"] for c in changes} == {"now raises ValueError"}
+    assert changes and all(c["description"].startswith("now raises ValueError") for c in changes)
     for c in changes:  # each one adds an item, then removes all of it
         assert c["call"].startswith("o = Inventory(); ")
         assert "o.add_item(" in c["call"] and ".remove_item(" in c["call"]

@@ -282,3 +282,23 @@ def test_locate_tells_members_apart() -> None:
     assert not isinstance(g, str) and g.shape is Shape.FUNCTION
     assert shapes["C.nope"] == "nope is not a member of C"
     assert shapes["D.m"] == "D is not a module-level class"
+
+
+def test_sequences_grow_from_the_ones_the_base_accepted() -> None:
+    """Randoop's feedback: each new sequence extends an accepted one (its receiver and its
+    calls), most with one call more, none of them again."""
+    cls = ast.parse(COUNTER).body[0]
+    assert isinstance(cls, ast.ClassDef)
+    ctor = constructor_signature(cls)
+    steps = public_methods(cls)
+    call = signature_of(cls.body[1], bound=True)  # type: ignore[arg-type]
+    for sig in (ctor, call, *steps):
+        assert sig is not None
+        sig.fill_pools(0)
+    accepted = [(NO_RECIPE, (5,), (("bump", (2,)),), (1,)), (NO_RECIPE, (), (), (3,))]
+    grown = sequences(0, ctor, steps, call, count=30, seed=1, grow=accepted)
+    assert len(grown) == 30 and not set(map(repr, grown)) & set(map(repr, accepted))
+    for r, made_ctor, made, _ in grown:
+        parent = next(a for a in accepted if a[1] == made_ctor)
+        assert r == NO_RECIPE and made[: len(parent[2])] == parent[2]
+    assert sum(len(g[2]) > len(a[2]) for g in grown for a in accepted if a[1] == g[1]) >= 10

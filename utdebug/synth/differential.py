@@ -41,6 +41,7 @@ __all__ = [
     "Finding",
     "Version",
     "differential",
+    "raised_in_setup",
     "read_accepts",
     "write_accepts",
 ]
@@ -262,7 +263,7 @@ def differential(
         )
     chosen = [i for i in range(len(val.inputs)) if val.valid[i] or _raised(val.reasons[i], cfg)]
     base_out = _base_outcomes(sandbox, ref, val.inputs, chosen, val.valid, val.outputs, cfg)
-    unbuilt = [i for i in chosen if _in_setup(base_out[i])]
+    unbuilt = [i for i in chosen if raised_in_setup(base_out[i])]
     if unbuilt:
         left_out = set(unbuilt)
         chosen = [i for i in chosen if i not in left_out]
@@ -322,7 +323,7 @@ def differential(
     )
 
 
-def _in_setup(o: Outcome) -> bool:
+def raised_in_setup(o: Outcome) -> bool:
     """The base raised in a test's setup (never for a plain call, which has none)."""
     return o.status is Status.ERROR and o.raised is not None and o.raised.stage == "setup"
 

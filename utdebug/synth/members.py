@@ -25,7 +25,16 @@ from typing import Any
 
 from utdebug.sandbox.config import StagedTest
 from utdebug.sandbox.executor import Sandbox
-from utdebug.synth.differential import Accepts, DiffResult, DiffSettings, Version, differential
+from utdebug.sandbox.outcomes import Status
+from utdebug.synth.differential import (
+    Accepts,
+    DiffResult,
+    DiffSettings,
+    Version,
+    differential,
+    raised_in_setup,
+)
+from utdebug.synth.oracle import run_batch
 from utdebug.synth.receivers import (
     NO_RECIPE,
     RECEIVER,
@@ -267,6 +276,8 @@ class _Plan:
     flat: bool
     """The inputs are the call's arguments (synthesised from seeds as a function's are);
     otherwise they are whole call sequences, used as they are."""
+    grow: Callable[[list[tuple[Any, ...]], int], list[tuple[Any, ...]]] | None = None
+    """Call sequences: ``n`` more that extend the given ones (which the base accepted)."""
 
 
 def compare_member(
@@ -303,14 +314,16 @@ def compare_member(
     plan = _plan(found, head.code, tests, root, cfg)
     if isinstance(plan, str):
         return _not_compared(function, plan)
+    base = dataclasses.replace(base, test=plan.test)
+    inputs = plan.inputs if plan.grow is None else _feedback(sandbox, base, plan, cfg)
     res = differential(
         sandbox,
         function,
-        dataclasses.replace(base, test=plan.test),
+        base,
         dataclasses.replace(head, test=plan.test),
-        plan.inputs,
+        inputs,
         settings=dataclasses.replace(
-            cfg, count=cfg.count if plan.flat else len(plan.inputs), replay=True
+            cfg, count=cfg.count if plan.flat else len(inputs), replay=True
         ),
         hints=plan.hints,
         names=plan.names,
@@ -319,6 +332,33 @@ def compare_member(
     if not res.compared and res.setup_failed and found.shape in (Shape.METHOD, Shape.PROPERTY):
         res.message = f"no way to build a receiver: {res.message}"
     return MemberComparison(res, plan.seeds, plan.call_text)
+
+
+def _feedback(
+    sandbox: Sandbox, base: Version, plan: _Plan, cfg: DiffSettings
+) -> list[tuple[Any, ...]]:
+    """Randoop's feedback, one round: the call sequences run on the base; those whose setup
+    it accepts are kept, and as many as it rejected are drawn again, each extending one it
+    accepted (a ``pop`` after a ``push`` that worked)."""
+    assert plan.grow is not None
+    outcomes, load_error, _, _ = run_batch(
+        sandbox,
+        base.code,
+        base.entry_point,
+        plan.inputs,
+        cfg.base_limits,
+        context=base.context,
+        test=base.test,
+    )
+    good = [
+        x
+        for x, o in zip(plan.inputs, outcomes, strict=True)
+        if o.status in (Status.OK, Status.ERROR) and not raised_in_setup(o)
+    ]
+    rejected = len(plan.inputs) - len(good)
+    if load_error or not good or not rejected:
+        return plan.inputs  # the comparison says why nothing can be compared
+    return good + plan.grow(good, rejected)
 
 
 def _plan(
@@ -409,7 +449,10 @@ def _receiver_plan(m: Located, tests: Sequence[Path], root: Path, cfg: DiffSetti
     def text(args: tuple[Any, ...]) -> str:
         return _sequence_text(m, recipes, args)
 
-    return _Plan(test, inputs, seeds, None, (), text, False)
+    def grow(good: list[tuple[Any, ...]], n: int) -> list[tuple[Any, ...]]:
+        return sequences(len(recipes), ctor, steps, call, count=n, seed=cfg.seed + 1, grow=good)
+
+    return _Plan(test, inputs, seeds, None, (), text, False, grow)
 
 
 def _settled(m: Located, expr: str) -> str:

@@ -453,27 +453,41 @@ def sequences(
     *,
     count: int,
     seed: int,
+    grow: Sequence[tuple[Any, ...]] = (),
 ) -> list[tuple[Any, ...]]:
     """Up to ``count`` distinct inputs ``(recipe, constructor arguments, steps, call
     arguments)``: the receiver from one of ``recipes`` test recipes (by index) or, with
     :data:`NO_RECIPE`, from ``constructor``; 0 to :data:`MAX_STEPS` calls of ``steps``
-    (``(name, arguments)``); then the arguments of ``call`` (``()`` for a property). The same
-    arguments give the same inputs in every process."""
+    (``(name, arguments)``); then the arguments of ``call`` (``()`` for a property). With
+    ``grow`` (sequences the base accepted: Randoop's feedback), each input extends one of
+    them instead: its receiver and calls, most often one call more, and new arguments for
+    the last call; none of ``grow`` is drawn again. The same arguments give the same inputs
+    in every process."""
     rng = random.Random(seed)
+    named = {s.name: s for s in steps}
     out: list[tuple[Any, ...]] = []
-    keys: set[str] = set()
+    keys = {input_key(g) for g in grow}
     for _ in range(30 * count + 100):
         if len(out) >= count:
             break
         used: dict[str, list[Any]] = {}
-        r = NO_RECIPE
-        if recipes and (constructor is None or rng.random() < 0.5):
-            r = rng.randrange(recipes)
-        ctor: tuple[Any, ...] = ()
-        if r == NO_RECIPE and constructor is not None:
-            ctor = constructor.draw_args(rng, used)
-        chosen = [rng.choice(steps) for _ in range(rng.randint(0, MAX_STEPS))] if steps else []
-        made = tuple((s.name, s.draw_args(rng, used)) for s in chosen)
+        if grow:
+            r, ctor, made, _ = rng.choice(grow)
+            for sig, xs in [(constructor, ctor), *((named.get(n), xs) for n, xs in made)]:
+                for param, x in zip(sig.params if sig else (), xs, strict=False):
+                    used.setdefault(param.name, []).append(x)
+            more = 1 if steps and len(made) < MAX_STEPS and rng.random() < 0.7 else 0
+        else:
+            r = NO_RECIPE
+            if recipes and (constructor is None or rng.random() < 0.5):
+                r = rng.randrange(recipes)
+            ctor = ()
+            if r == NO_RECIPE and constructor is not None:
+                ctor = constructor.draw_args(rng, used)
+            made = ()
+            more = rng.randint(0, MAX_STEPS) if steps else 0
+        chosen = [rng.choice(steps) for _ in range(more)]
+        made = (*made, *((s.name, s.draw_args(rng, used)) for s in chosen))
         args = call.draw_args(rng, used) if call is not None else ()
         item = (r, ctor, made, args)
         key = input_key(item)

@@ -115,9 +115,12 @@ def test_an_infinite_generator_is_compared_on_its_first_items(sb: Sandbox) -> No
     assert res.compared and not res.findings  # past the bound: not seen
 
 
-def test_async_generators_static_methods_and_constructors(sb: Sandbox) -> None:
-    code = """class Scale:
-    def __init__(self, factor):
+def test_async_methods_async_generators_static_methods_and_constructors(sb: Sandbox) -> None:
+    code = """import asyncio
+
+
+class Scale:
+    def __init__(self, factor: int):
         self.factor = factor * 2
 
     @staticmethod
@@ -127,6 +130,10 @@ def test_async_generators_static_methods_and_constructors(sb: Sandbox) -> None:
     async def steps(self, n: int):
         for i in range(min(n, 5)):
             yield i * self.factor
+
+    async def times(self, x: int) -> int:
+        await asyncio.sleep(0)
+        return x * self.factor
 """
     head = code.replace("factor * 2", "factor * 2 + 1").replace("min(x, 10)", "min(x, 9)")
     head = head.replace("yield i * self.factor", "yield i + self.factor")
@@ -138,6 +145,14 @@ def test_async_generators_static_methods_and_constructors(sb: Sandbox) -> None:
     assert {f.description for f in clamp.findings} == {"was 10, now 9"}
     gen = compare(sb, code, head, "Scale.steps").result
     assert gen.compared and gen.findings, gen.message
+    same = head.replace("factor * 2 + 1", "factor * 2")
+    times = compare(sb, code, same.replace("x * self.factor", "x * self.factor + 1"), "Scale.times")
+    assert times.result.compared and times.result.findings, times.result.message
+    assert times.call_text is not None
+    for f in times.result.findings:
+        value, _ = eval(f.before)
+        assert f.after.startswith(f"({value + 1}, ")
+        assert times.call_text(f.args).endswith(f"; o.times({f.args[3][0]})")
 
 
 def test_what_is_not_compared_says_why(sb: Sandbox) -> None:

@@ -265,43 +265,22 @@ def differential(
     base_out = _base_outcomes(sandbox, ref, val.inputs, chosen, val.valid, val.outputs, cfg)
     unbuilt = [i for i in chosen if raised_in_setup(base_out[i])]
     if unbuilt:
-        left_out = set(unbuilt)
-        chosen = [i for i in chosen if i not in left_out]
-        example = base_out[unbuilt[0]]
-        why = f"{example.error_type}: {(example.error or '')[:200]}"
+        chosen = [i for i in chosen if i not in set(unbuilt)]
+        left_out = _setup_note(unbuilt, base_out, every=not chosen)
         if not chosen:
+            emitted = len(syn.inputs)
             return DiffResult(
-                function,
-                False,
-                f"the base raised in the setup on every input ({len(unbuilt)}; e.g. {why})",
-                emitted=len(syn.inputs),
-                notes=notes,
-                setup_failed=len(unbuilt),
+                function, False, left_out, emitted=emitted, notes=notes, setup_failed=len(unbuilt)
             )
-        notes.append(f"{len(unbuilt)} input(s) left out: the base raised in the setup (e.g. {why})")
-    ran_on = list(range(len(val.inputs))) if cfg.replay else chosen
-    head_out, load_error, _, _ = run_chosen(
-        sandbox, head.reference("head"), val.inputs, ran_on, cfg.head_limits
-    )
-    if load_error:
-        notes.append(f"the head version does not load: {load_error}")
-    pairs = [(i, base_out[i], head_out[i]) for i in chosen if i in head_out]
+        notes.append(left_out)
+    pairs = _pairs(sandbox, head, val.inputs, chosen, base_out, cfg, notes)
     opaque = [i for i, was, now in pairs if _incomparable(was, now)]
     if opaque:
         notes.append(
             f"{len(opaque)} input(s) not compared: a version returned a value the sandbox "
             f"cannot send back (e.g. {_words(base_out[opaque[0]])}), known only by its repr"
         )
-    found = [
-        f
-        for i, was, now in pairs
-        if not _incomparable(was, now)
-        and (f := _finding(function, val.inputs[i], was, now, cfg)) is not None
-    ]
-    found.sort(key=lambda f: (f.size, input_key(f.args)))
-    acc = accepts or Accepts()
-    new = [f for f in found if not acc.covers(f, head.revision)]
-    old = [f for f in found if acc.covers(f, head.revision)]
+    new, old = _findings(function, val.inputs, pairs, cfg, accepts or Accepts(), head.revision)
     ran = len(chosen) - len(opaque)
     message = (
         f"{len(new)} changed outcome(s) on {ran} inputs"
@@ -321,6 +300,55 @@ def differential(
     return DiffResult(
         function, True, message, new, old, ran, len(syn.inputs), notes, len(opaque), len(unbuilt)
     )
+
+
+def _pairs(
+    sandbox: Sandbox,
+    head: Version,
+    inputs: list[tuple[Any, ...]],
+    chosen: list[int],
+    base_out: dict[int, Outcome],
+    cfg: DiffSettings,
+    notes: list[str],
+) -> list[tuple[int, Outcome, Outcome]]:
+    """The head's outcome on each chosen input beside the base's (``notes`` gets a head that
+    does not load); with ``cfg.replay`` the head runs every input, in the base's order."""
+    ran_on = list(range(len(inputs))) if cfg.replay else chosen
+    head_out, load_error, _, _ = run_chosen(
+        sandbox, head.reference("head"), inputs, ran_on, cfg.head_limits
+    )
+    if load_error:
+        notes.append(f"the head version does not load: {load_error}")
+    return [(i, base_out[i], head_out[i]) for i in chosen if i in head_out]
+
+
+def _findings(
+    function: str,
+    inputs: list[tuple[Any, ...]],
+    pairs: list[tuple[int, Outcome, Outcome]],
+    cfg: DiffSettings,
+    acc: Accepts,
+    revision: str,
+) -> tuple[list[Finding], list[Finding]]:
+    """The changed outcomes, smallest input first: those not accepted, and those accepted."""
+    found = [
+        f
+        for i, was, now in pairs
+        if not _incomparable(was, now)
+        and (f := _finding(function, inputs[i], was, now, cfg)) is not None
+    ]
+    found.sort(key=lambda f: (f.size, input_key(f.args)))
+    return [f for f in found if not acc.covers(f, revision)], [
+        f for f in found if acc.covers(f, revision)
+    ]
+
+
+def _setup_note(unbuilt: list[int], base_out: dict[int, Outcome], *, every: bool) -> str:
+    example = base_out[unbuilt[0]]
+    why = f"e.g. {example.error_type}: {(example.error or '')[:200]}"
+    if every:
+        return f"the base raised in the setup on every input ({len(unbuilt)}; {why})"
+    return f"{len(unbuilt)} input(s) left out: the base raised in the setup ({why})"
 
 
 def raised_in_setup(o: Outcome) -> bool:

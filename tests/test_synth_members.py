@@ -317,3 +317,17 @@ def test_sequences_grow_from_the_ones_the_base_accepted() -> None:
         parent = next(a for a in accepted if a[1] == made_ctor)
         assert r == NO_RECIPE and made[: len(parent[2])] == parent[2]
     assert sum(len(g[2]) > len(a[2]) for g in grown for a in accepted if a[1] == g[1]) >= 10
+
+
+def test_a_change_in_a_call_before_the_one_compared_is_not_its_finding(sb: Sandbox) -> None:
+    """``bump`` now raises on big steps; ``reset``, unchanged, is compared on sequences that
+    call ``bump`` first: those the checked version fails in the setup are left out."""
+    head = COUNTER.replace(
+        "        self.n += by\n",
+        "        if by > 5:\n            raise ValueError(by)\n        self.n += by\n",
+    )
+    res = compare(sb, COUNTER, head, "Counter.reset").result
+    assert res.compared and res.inputs >= 10 and res.findings == []
+    assert any("the checked version raised in the setup" in n for n in res.notes)
+    bump = compare(sb, COUNTER, head, "Counter.bump").result
+    assert bump.findings and {f.description for f in bump.findings} == {"now raises ValueError"}

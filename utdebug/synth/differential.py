@@ -281,7 +281,7 @@ def differential(
             f"cannot send back (e.g. {_words(base_out[opaque[0]])}), known only by its repr"
         )
     new, old = _findings(function, val.inputs, pairs, cfg, accepts or Accepts(), head.revision)
-    ran = len(chosen) - len(opaque)
+    ran = len(pairs) - len(opaque)
     message = (
         f"{len(new)} changed outcome(s) on {ran} inputs"
         + (f" ({len(old)} accepted)" if old else "")
@@ -312,14 +312,23 @@ def _pairs(
     notes: list[str],
 ) -> list[tuple[int, Outcome, Outcome]]:
     """The head's outcome on each chosen input beside the base's (``notes`` gets a head that
-    does not load); with ``cfg.replay`` the head runs every input, in the base's order."""
+    does not load); with ``cfg.replay`` the head runs every input, in the base's order. An
+    input whose setup the head raised in is left out with a note: what changed is a call
+    before the one compared, which is not this function's finding."""
     ran_on = list(range(len(inputs))) if cfg.replay else chosen
     head_out, load_error, _, _ = run_chosen(
         sandbox, head.reference("head"), inputs, ran_on, cfg.head_limits
     )
     if load_error:
         notes.append(f"the head version does not load: {load_error}")
-    return [(i, base_out[i], head_out[i]) for i in chosen if i in head_out]
+    pairs = [(i, base_out[i], head_out[i]) for i in chosen if i in head_out]
+    moved = [now for _, _, now in pairs if raised_in_setup(now)]
+    if moved:
+        notes.append(
+            f"{len(moved)} input(s) not compared: the checked version raised in the setup, "
+            f"before the call compared (e.g. {moved[0].error_type}: {(moved[0].error or '')[:200]})"
+        )
+    return [(i, was, now) for i, was, now in pairs if not raised_in_setup(now)]
 
 
 def _findings(

@@ -273,11 +273,10 @@ class _Plan:
     hints: Any
     names: Sequence[str]
     call_text: Callable[[tuple[Any, ...]], str]
-    flat: bool
-    """The inputs are the call's arguments (synthesised from seeds as a function's are);
-    otherwise they are whole call sequences, used as they are."""
     grow: Callable[[list[tuple[Any, ...]], int], list[tuple[Any, ...]]] | None = None
-    """Call sequences: ``n`` more that extend the given ones (which the base accepted)."""
+    """For call sequences (used as they are): ``n`` more that extend the given ones (which
+    the base accepted). ``None``: the inputs are the call's arguments, seeds synthesised
+    from as a function's are."""
 
 
 def compare_member(
@@ -323,7 +322,7 @@ def compare_member(
         dataclasses.replace(head, test=plan.test),
         inputs,
         settings=dataclasses.replace(
-            cfg, count=cfg.count if plan.flat else len(inputs), replay=True
+            cfg, count=cfg.count if plan.grow is None else len(inputs), replay=True
         ),
         hints=plan.hints,
         names=plan.names,
@@ -406,7 +405,6 @@ def _call_plan(
         {p.name: p.hint for p in sig.params} if typed else None,
         names,
         text,
-        True,
     )
 
 
@@ -452,7 +450,7 @@ def _receiver_plan(m: Located, tests: Sequence[Path], root: Path, cfg: DiffSetti
     def grow(good: list[tuple[Any, ...]], n: int) -> list[tuple[Any, ...]]:
         return sequences(len(recipes), ctor, steps, call, count=n, seed=cfg.seed + 1, grow=good)
 
-    return _Plan(test, inputs, seeds, None, (), text, False, grow)
+    return _Plan(test, inputs, seeds, None, (), text, grow)
 
 
 def _settled(m: Located, expr: str) -> str:

@@ -236,19 +236,44 @@ def test_cart(cart):
 """
 
 
-def test_recipes_come_from_setup_bodies_and_fixtures(tmp_path: Path) -> None:
+INLINE_TESTS = """from shop import Cart
+
+
+def test_limit():
+    limit = {"max": 3}
+    cart = Cart(limit)
+    cart.add("pen", 1)
+    cart.add("ink", 2)
+    assert cart.total() == 3
+    cart.add("x", 9)
+
+
+def test_checks_first():
+    assert Cart(1).total() == 0
+"""
+
+
+def test_recipes_come_from_setup_bodies_fixtures_and_test_bodies(tmp_path: Path) -> None:
     (tmp_path / "tests").mkdir()
-    a = tmp_path / "tests" / "test_a.py"
-    a.write_text(SETUP_TESTS)
-    b = tmp_path / "tests" / "test_b.py"
-    b.write_text(FIXTURE_TESTS)
-    recipes = recipes_from_tests([a, b], "Cart", tmp_path)
-    assert [r.origin for r in recipes] == ["tests/test_a.py:8 (setUp)", "tests/test_b.py:7 (cart)"]
-    setup, fixture = recipes
+    files = []
+    for name, text in (("a", INLINE_TESTS), ("b", SETUP_TESTS), ("c", FIXTURE_TESTS)):
+        files.append(tmp_path / "tests" / f"test_{name}.py")
+        files[-1].write_text(text)
+    recipes = recipes_from_tests(files, "Cart", tmp_path)
+    assert [r.origin for r in recipes] == [
+        "tests/test_b.py:8 (setUp)",
+        "tests/test_c.py:7 (cart)",
+        "tests/test_a.py:4 (test_limit)",
+    ]
+    setup, fixture, inline = recipes
     assert setup.body == "cart = Cart(3)\ncart.add('pen', 2)\n_utd_o = cart"
     assert setup.imports == ("from shop import Cart",)  # unittest and mock left out
     assert fixture.body == "c = Cart(5)\nc.add('ink', 1)\n_utd_o = c"
-    assert recipes_from_tests([a, b], "Basket", tmp_path) == []
+    assert inline.body == (
+        "limit = {'max': 3}\ncart = Cart(limit)\ncart.add('pen', 1)\ncart.add('ink', 2)\n"
+        "_utd_o = cart"
+    )
+    assert recipes_from_tests(files, "Basket", tmp_path) == []
 
 
 def test_sequences_reuse_values_and_are_the_same_in_every_run(tmp_path: Path) -> None:

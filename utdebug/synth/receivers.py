@@ -45,7 +45,7 @@ __all__ = [
 
 MAX_STEPS = 3
 """Calls of the class's public methods before the call under test, at most."""
-MAX_RECIPES = 4
+MAX_RECIPES = 6
 """Receivers taken from the repository's tests, at most."""
 NO_RECIPE = -1
 """A sequence's recipe index when the receiver comes from a synthesised constructor call."""
@@ -266,9 +266,11 @@ _TEST_IMPORTS_LEFT_OUT = ("unittest", "pytest", "mock")
 
 def recipes_from_tests(paths: Iterable[Path], class_name: str, root: Path) -> list[Recipe]:
     """How the tests build an instance of ``class_name``: ``setUp``/``setup_method`` bodies
-    that assign one to ``self.x``, and fixtures without parameters that return or yield one
-    (at most :data:`MAX_RECIPES`, each body once)."""
-    out: list[Recipe] = []
+    that assign one to ``self.x`` and fixtures without parameters that return or yield one
+    first, then the opening statements of test functions that build one (at most
+    :data:`MAX_RECIPES`, each body once)."""
+    first: list[Recipe] = []
+    then: list[Recipe] = []
     for path in paths:
         try:
             source = path.read_text(encoding="utf-8")
@@ -289,19 +291,16 @@ def recipes_from_tests(paths: Iterable[Path], class_name: str, root: Path) -> li
         for node in ast.walk(tree):
             if not isinstance(node, ast.FunctionDef):
                 continue
-            found = None
+            found, into = None, first
             if node.name in ("setUp", "setup_method"):
                 found = _from_setup(node.body, class_name)
             elif _is_fixture(node):
                 found = _from_fixture(node, class_name)
-            if found is None:
-                continue
-            recipe = Recipe(f"{name}:{node.lineno} ({node.name})", imports, found)
-            if all(r.body != recipe.body for r in out):
-                out.append(recipe)
-            if len(out) >= MAX_RECIPES:
-                return out
-    return out
+            elif node.name.startswith("test"):
+                found, into = _from_test(node.body, class_name), then
+            if found is not None and all(r.body != found for r in first + then):
+                into.append(Recipe(f"{name}:{node.lineno} ({node.name})", imports, found))
+    return (first + then)[:MAX_RECIPES]
 
 
 def _test_library(node: ast.Import | ast.ImportFrom) -> bool:
@@ -381,6 +380,39 @@ def _from_setup(body: list[ast.stmt], class_name: str) -> str | None:
         for stmt in unself(body)
         if not (_uses(stmt, "self") or _uses(stmt, "super") or _await_in(stmt))
     ]
+    return "\n".join([*kept, f"{RECEIVER} = {receiver}"])
+
+
+def _from_test(body: list[ast.stmt], class_name: str) -> str | None:
+    """A test's opening statements up to the instance it builds (``cart = Cart(limit)``,
+    with the assignments before it) and the calls of the instance's methods that follow it
+    directly (``cart.add("pen", 2)``), then ``_utd_o = cart``; ``None`` when something else
+    (an assertion, a block, the test case) comes before the instance."""
+    kept: list[str] = []
+    receiver = None
+    for stmt in body:
+        if _uses(stmt, "self") or _await_in(stmt):
+            break
+        if receiver is None:
+            if not isinstance(stmt, ast.Assign | ast.AnnAssign | ast.Import | ast.ImportFrom):
+                return None
+            if (
+                isinstance(stmt, ast.Assign)
+                and isinstance(stmt.targets[0], ast.Name)
+                and _builds(stmt.value, class_name)
+            ):
+                receiver = stmt.targets[0].id
+        elif not (
+            isinstance(stmt, ast.Expr)
+            and isinstance(stmt.value, ast.Call)
+            and isinstance(stmt.value.func, ast.Attribute)
+            and isinstance(stmt.value.func.value, ast.Name)
+            and stmt.value.func.value.id == receiver
+        ):
+            break
+        kept.append(ast.unparse(stmt))
+    if receiver is None:
+        return None
     return "\n".join([*kept, f"{RECEIVER} = {receiver}"])
 
 

@@ -8,7 +8,9 @@ repository at its revision. Seeds are the function's calls in the repository's t
 the ``>>>`` examples of its docstring (base and head); without any, fully typed parameters are
 drawn from their type hints. An input whose outcome changed is a finding (``was 4, now 5``,
 ``now raises KeyError``), smallest input first. Intended changes are recorded in the accept file
-(:data:`ACCEPT_FILE`, in the repository) and are not reported again.
+(:data:`ACCEPT_FILE`, in the repository) and are not reported again. Methods, properties,
+async functions, generators and functions that return iterators are compared on call
+sequences and receivers by :mod:`utdebug.synth.members`.
 """
 
 from __future__ import annotations

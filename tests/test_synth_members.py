@@ -356,3 +356,19 @@ def test_a_change_in_a_call_before_the_one_compared_is_not_its_finding(sb: Sandb
     assert any("the checked version raised in the setup" in n for n in res.notes)
     bump = compare(sb, COUNTER, head, "Counter.bump").result
     assert bump.findings and {f.description for f in bump.findings} == {"now raises ValueError"}
+
+
+def test_a_method_the_constructor_calls_is_compared_through_it(sb: Sandbox) -> None:
+    """The receiver cannot be built any more because the method compared, which the
+    constructor calls, now raises: a finding on that method."""
+    code = """class Deck:
+    def __init__(self):
+        self.cards = self.fresh()
+
+    def fresh(self):
+        return [rank + suit for suit in "SH" for rank in "A23"]
+"""
+    head = code.replace("rank + suit", "rank - suit")
+    res = compare(sb, code, head, "Deck.fresh").result
+    assert res.compared and res.findings, res.message
+    assert {f.description for f in res.findings} == {"now raises TypeError"}

@@ -9,7 +9,7 @@ again. See docs/synth.md ("Differential regression testing").
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -85,6 +85,11 @@ class DiffSettings:
     errors: bool = True
     """Also compare the inputs the base raised on (a clean exception, not a time-out or a
     crash): a head that returns there, or raises another class, is a finding."""
+    elsewhere: Callable[[tuple[Any, ...]], bool] | None = None
+    """For tests with setup: whether an input's setup calls something else that changed (a
+    method called before the one compared). Where the head raises in such a setup, the input
+    is that change's, not this function's: it is left out, with a note (elsewhere, a head
+    that raises in the setup is a finding: what the function does there changed)."""
     replay: bool = False
     """The head runs every input the base's validation ran, in the same order, not only the
     ones compared: what a version's module- or class-level state holds (a class attribute
@@ -313,8 +318,8 @@ def _pairs(
 ) -> list[tuple[int, Outcome, Outcome]]:
     """The head's outcome on each chosen input beside the base's (``notes`` gets a head that
     does not load); with ``cfg.replay`` the head runs every input, in the base's order. An
-    input whose setup the head raised in is left out with a note: what changed is a call
-    before the one compared, which is not this function's finding."""
+    input whose setup the head raised in is left out, with a note, where ``cfg.elsewhere``
+    says that is another function's change."""
     ran_on = list(range(len(inputs))) if cfg.replay else chosen
     head_out, load_error, _, _ = run_chosen(
         sandbox, head.reference("head"), inputs, ran_on, cfg.head_limits
@@ -322,13 +327,18 @@ def _pairs(
     if load_error:
         notes.append(f"the head version does not load: {load_error}")
     pairs = [(i, base_out[i], head_out[i]) for i in chosen if i in head_out]
-    moved = [now for _, _, now in pairs if raised_in_setup(now)]
+    if cfg.elsewhere is None:
+        return pairs
+    moved = [(i, now) for i, _, now in pairs if raised_in_setup(now) and cfg.elsewhere(inputs[i])]
     if moved:
+        now = moved[0][1]
         notes.append(
-            f"{len(moved)} input(s) not compared: the checked version raised in the setup, "
-            f"before the call compared (e.g. {moved[0].error_type}: {(moved[0].error or '')[:200]})"
+            f"{len(moved)} input(s) not compared: the checked version raised in the setup, in "
+            f"a call that changed before the one compared (e.g. {now.error_type}: "
+            f"{(now.error or '')[:200]})"
         )
-    return [(i, was, now) for i, was, now in pairs if not raised_in_setup(now)]
+    left_out = {i for i, _ in moved}
+    return [(i, was, now) for i, was, now in pairs if i not in left_out]
 
 
 def _findings(

@@ -277,6 +277,7 @@ class _Plan:
     """For call sequences (used as they are): ``n`` more that extend the given ones (which
     the base accepted). ``None``: the inputs are the call's arguments, seeds synthesised
     from as a function's are."""
+    recipes: Sequence[Recipe] = ()
 
 
 def compare_member(
@@ -306,7 +307,8 @@ def compare_member(
     found = locate(head_tree, qualname)
     if isinstance(found, str):
         return _not_compared(function, found)
-    if isinstance(locate(base_tree, qualname), str):
+    was = locate(base_tree, qualname)
+    if isinstance(was, str):
         return _not_compared(function, "new function (no base version)")
     if ast.dump(base_tree) == ast.dump(head_tree):
         return _not_compared(function, "unchanged since the base (its module is the same)")
@@ -322,7 +324,10 @@ def compare_member(
         dataclasses.replace(head, test=plan.test),
         inputs,
         settings=dataclasses.replace(
-            cfg, count=cfg.count if plan.grow is None else len(inputs), replay=True
+            cfg,
+            count=cfg.count if plan.grow is None else len(inputs),
+            replay=True,
+            elsewhere=_elsewhere(found, was, plan.recipes),
         ),
         hints=plan.hints,
         names=plan.names,
@@ -331,6 +336,42 @@ def compare_member(
     if not res.compared and res.setup_failed and found.shape in (Shape.METHOD, Shape.PROPERTY):
         res.message = f"no way to build a receiver: {res.message}"
     return MemberComparison(res, plan.seeds, plan.call_text)
+
+
+def _elsewhere(
+    m: Located, was: Located, recipes: Sequence[Recipe]
+) -> Callable[[tuple[Any, ...]], bool] | None:
+    """For call sequences: whether a sequence's setup calls a member of the class, other than
+    ``m``, that changed since the base (``was``): its constructor (or what a test's recipe
+    calls) or one of the calls before the one compared."""
+    if m.cls is None or was.cls is None or m.shape not in (Shape.METHOD, Shape.PROPERTY):
+        return None
+    changed = _changed_members(was.cls, m.cls) - {m.name}
+
+    def elsewhere(args: tuple[Any, ...]) -> bool:
+        r, _, steps, _ = args
+        called = {name.removeprefix("=") for name, _ in steps}
+        if 0 <= r < len(recipes):
+            called |= {n for n in changed if f".{n}(" in recipes[r].body} | {"__init__"}
+        else:
+            called.add("__init__")
+        return bool(called & changed)
+
+    return elsewhere
+
+
+def _changed_members(base: ast.ClassDef, head: ast.ClassDef) -> set[str]:
+    """The names of the class's functions whose definitions differ between the versions."""
+
+    def defs(cls: ast.ClassDef) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for n in cls.body:
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef):
+                out.setdefault(n.name, []).append(ast.dump(n))
+        return out
+
+    before, after = defs(base), defs(head)
+    return {name for name in before.keys() | after.keys() if before.get(name) != after.get(name)}
 
 
 def _feedback(
@@ -450,7 +491,7 @@ def _receiver_plan(m: Located, tests: Sequence[Path], root: Path, cfg: DiffSetti
     def grow(good: list[tuple[Any, ...]], n: int) -> list[tuple[Any, ...]]:
         return sequences(len(recipes), ctor, steps, call, count=n, seed=cfg.seed + 1, grow=good)
 
-    return _Plan(test, inputs, seeds, None, (), text, grow)
+    return _Plan(test, inputs, seeds, None, (), text, grow, recipes)
 
 
 def _settled(m: Located, expr: str) -> str:

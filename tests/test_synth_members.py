@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from utdebug.sandbox.executor import Sandbox
-from utdebug.synth.differential import DiffSettings, Version
+from utdebug.synth.differential import DiffSettings, Version, differential
 from utdebug.synth.members import MemberComparison, Shape, compare_member, locate
 from utdebug.synth.receivers import (
     NO_RECIPE,
@@ -372,3 +372,20 @@ def test_a_method_the_constructor_calls_is_compared_through_it(sb: Sandbox) -> N
     res = compare(sb, code, head, "Deck.fresh").result
     assert res.compared and res.findings, res.message
     assert {f.description for f in res.findings} == {"now raises TypeError"}
+
+
+def test_nan_on_both_sides_is_no_change(sb: Sandbox) -> None:
+    """``nan`` never equals itself: a value (or a receiver's state) that holds one is the
+    same outcome when both versions give it."""
+    top = "import math\n\n\ndef spread(xs: list[float]) -> float:\n"
+    base = top + "    return math.nan if not xs else max(xs) - min(xs)\n"
+    head = top + "    if xs:\n        return max(xs) - min(xs)\n    return math.nan\n"
+    res = differential(
+        sb,
+        "mod.py::spread",
+        Version(base, "spread"),
+        Version(head, "spread"),
+        [([],), ([1.5, 2.0],)],
+        settings=SMALL,
+    )
+    assert res.compared and res.inputs >= 10 and res.findings == []

@@ -415,7 +415,7 @@ def _finding(
     function: str, args: tuple[Any, ...], was: Outcome, now: Outcome, cfg: DiffSettings
 ) -> Finding | None:
     if was.status is Status.OK:
-        if not differs(now, was.value, args, cfg.check, cfg.semantics):
+        if not differs(now, was.value, args, cfg.check, cfg.semantics) or _same_text(was, now):
             return None
     elif was.status is Status.ERROR:
         if now.status is Status.ERROR and now.error_type == was.error_type:
@@ -428,6 +428,17 @@ def _finding(
     return Finding(
         function, args, before, after, _description(was, now, before, after), _size(args)
     )
+
+
+def _same_text(was: Outcome, now: Outcome) -> bool:
+    """Both versions returned values of the same canonical text: the same value, whatever
+    its comparison says (``nan`` never equals ``nan``, a state that holds one neither)."""
+    if now.status is not Status.OK:
+        return False
+    try:
+        return canonical(was.value) == canonical(now.value)
+    except Exception:  # a value whose text cannot be made: compared as it compares
+        return False
 
 
 def _words(o: Outcome) -> str:

@@ -38,7 +38,6 @@ process: the parent only parses the tests with :mod:`ast`.
 from __future__ import annotations
 
 import ast
-import copy
 import dataclasses
 import re
 import time
@@ -56,6 +55,7 @@ from utdebug.sandbox.values import describe
 from utdebug.synth import Envelope, Reference, exposing_inputs, reduce_suite, validate
 from utdebug.synth.oracle import PROGRAM_LIMITS, REFERENCE_LIMITS, Validation
 from utdebug.synth.pipeline import synthesize_valid
+from utdebug.synth.receivers import unself
 from utdebug.synth.values import Unencodable, check_encodable
 
 __all__ = [
@@ -169,24 +169,6 @@ def describe_text(text: str, width: int) -> str:
 
 
 # --- reading the sites -------------------------------------------------------------------------
-
-
-class _Unself(ast.NodeTransformer):
-    """``self.x`` as a plain name ``x`` for the attributes the test assigns (``setUp``'s);
-    every other use of ``self`` stays (``self.assert...``, a helper method of the TestCase)."""
-
-    def __init__(self, assigned: set[str]) -> None:
-        self.assigned = assigned
-
-    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
-        if (
-            isinstance(node.value, ast.Name)
-            and node.value.id == "self"
-            and node.attr in self.assigned
-        ):
-            return ast.copy_location(ast.Name(node.attr, type(node.ctx)()), node)
-        self.generic_visit(node)
-        return node
 
 
 def _uses_self(node: ast.AST) -> bool:
@@ -369,17 +351,7 @@ def sites_of(
         or (isinstance(n, ast.ImportFrom) and n.module != "unittest")
     )
     for cls, fn, stmts in unittest_methods(tree, wanted):
-        assigned = {
-            t.attr
-            for s in stmts
-            for n in ast.walk(s)
-            if isinstance(n, ast.Assign | ast.AnnAssign | ast.AugAssign)
-            for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
-            if isinstance(t, ast.Attribute)
-            and isinstance(t.value, ast.Name)
-            and t.value.id == "self"
-        }
-        body = [_Unself(assigned).visit(copy.deepcopy(s)) for s in stmts]
+        body = unself(stmts)
         found = _site(body, f"{cls.name}.{fn.name}", class_name, method)
         if isinstance(found, str):
             skipped[found] = skipped.get(found, 0) + 1

@@ -377,9 +377,6 @@ class Cart:
 """
 
 
-@pytest.mark.xfail(
-    strict=True, reason="methods are compared once receivers can be built without tests"
-)
 def test_a_changed_method_of_a_small_class_is_a_finding(tmp_path: Path) -> None:
     repo = new_repo(tmp_path, {"cart.py": CART})
     write(repo, {"cart.py": CART.replace("quantity > item.quantity", "quantity >= item.quantity")})

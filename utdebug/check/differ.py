@@ -17,7 +17,7 @@ again.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -196,7 +196,12 @@ def compare_function(run: DiffRun, target: Target, model_calls: Sequence[str] = 
     """Compare ``target`` at the checked revision with its base version (the stages in the
     module docstring). ``model_calls``: the calls of a model's tests of the function
     (``f(1, [2])``), seeds as well."""
+    from utdebug.check.members import compare_member, is_member
+
     base = run.copies.base_sha
+    if is_member(target):
+        got = compare_member(run, target)
+        return _not_compared(got, base) if isinstance(got, NotCompared) else got
     both = pair(target, run.copies)
     if isinstance(both, NotCompared):
         return _not_compared(both, base)
@@ -218,6 +223,10 @@ def compare_function(run: DiffRun, target: Target, model_calls: Sequence[str] = 
         changed = {input_key(f.args) for f in result.findings}
         again = [i for i in runs.chosen if input_key(runs.inputs[i]) in changed]
         result = _compare(run, both, rerun(run.runners, both, runs, again, run.settings))
+    if result.verdict is Comparison.NOT_COMPARED and result.incomparable:
+        got = compare_member(run, target)  # values known by repr: iterators, consumed there
+        if not isinstance(got, NotCompared):
+            return got
     notes = [*inputs.notes, *_notes(target, result, runs, bool(run.runners.binds))]
     return DiffOutcome(
         _report(result, base, found, notes, target.qualname),
@@ -323,9 +332,12 @@ def _report(
     )
 
 
-def change(f: Finding, name: str) -> Change:
-    """A library finding as the report's :class:`Change`."""
+def change(
+    f: Finding, name: str, call_text: Callable[[tuple[Any, ...]], str] | None = None
+) -> Change:
+    """A library finding as the report's :class:`Change` (``call_text``: the input as the
+    code that runs it, for a member)."""
     from utdebug.synth.values import canonical
 
-    call = f"{name}({', '.join(canonical(a) for a in f.args)})"
+    call = call_text(f.args) if call_text else f"{name}({', '.join(canonical(a) for a in f.args)})"
     return Change(call, f.input_text, f.before, f.after, f.description)

@@ -17,7 +17,7 @@ from utdebug.check.loading import Copies, ModuleName, import_name
 from utdebug.check.targets import Target, module_context
 from utdebug.engine.targets import TargetKind
 
-__all__ = ["COMPARED_SHAPES", "NotCompared", "Pair", "Side", "pair"]
+__all__ = ["COMPARED_SHAPES", "NotCompared", "Pair", "Side", "pair", "read_source"]
 
 COMPARED_SHAPES = frozenset({TargetKind.FUNCTION})
 """The kinds of function compared with their base version."""
@@ -68,7 +68,8 @@ class Pair:
         return [x.arg for x in (*a.posonlyargs, *a.args)]
 
 
-def _read(path: Path) -> str | None:
+def read_source(path: Path) -> str | None:
+    """A module's text (``None``: it cannot be read as UTF-8)."""
     try:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
@@ -103,7 +104,7 @@ def pair(target: Target, copies: Copies) -> Pair | NotCompared:
     path, qualname = target.path, target.qualname
     if "." in qualname:
         return NotCompared("only module-level functions are compared with their base")
-    head_text = _read(copies.head / path)
+    head_text = read_source(copies.head / path)
     head_tree = _parse(head_text) if head_text is not None else None
     head_fn = _module_function(head_tree, qualname) if isinstance(head_tree, ast.Module) else None
     if head_text is None or head_fn is None:
@@ -113,7 +114,7 @@ def pair(target: Target, copies: Copies) -> Pair | NotCompared:
         return NotCompared(_NOT_YET.get(shape, f"a {shape} is not compared with its base"))
     if copies.base is None or copies.base_sha is None:
         return NotCompared("there is no base revision")
-    base_text = _read(copies.base / path)
+    base_text = read_source(copies.base / path)
     if base_text is None:
         return NotCompared(f"new file (no base version of {path})")
     base_tree = _parse(base_text)

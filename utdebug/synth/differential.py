@@ -9,13 +9,13 @@ again. See docs/synth.md ("Differential regression testing").
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from utdebug.sandbox.compare import CheckSpec, Semantics, contains_opaque
-from utdebug.sandbox.config import Limits, ModuleContext
+from utdebug.sandbox.config import Limits, ModuleContext, StagedTest
 from utdebug.sandbox.executor import Sandbox
 from utdebug.sandbox.frames import encode_inputs
 from utdebug.sandbox.outcomes import Outcome, Status
@@ -45,6 +45,7 @@ __all__ = [
     "finding_of",
     "incomparable",
     "outcome_words",
+    "raised_in_setup",
     "read_accepts",
     "write_accepts",
 ]
@@ -64,10 +65,13 @@ class Version:
     """The commit (or any label) this version is at; function-level accepts name it."""
     context: ModuleContext | None = None
     """Run it as a module of its project (its imports, helpers and data files)."""
+    test: StagedTest | None = None
+    """A test with setup that runs each input instead of calling ``entry_point`` (a method on
+    a receiver it builds: :mod:`utdebug.synth.members`)."""
 
     def reference(self, name: str) -> Reference:
         """This version as a program :mod:`utdebug.synth.oracle` runs, named ``name``."""
-        return Reference(self.code, self.entry_point, name, context=self.context)
+        return Reference(self.code, self.entry_point, name, context=self.context, test=self.test)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +89,16 @@ class DiffSettings:
     errors: bool = True
     """Also compare the inputs the base raised on (a clean exception, not a time-out or a
     crash): a head that returns there, or raises another class, is a finding."""
+    elsewhere: Callable[[tuple[Any, ...]], bool] | None = None
+    """For tests with setup: whether an input's setup calls something else that changed (a
+    method called before the one compared). Where the head raises in such a setup, the input
+    is that change's, not this function's: it is left out, with a note (elsewhere, a head
+    that raises in the setup is a finding: what the function does there changed)."""
+    replay: bool = False
+    """The head runs every input the base's validation ran, in the same order, not only the
+    ones compared: what a version's module- or class-level state holds (a class attribute
+    that numbers instances, a constructor that counts before it fails) is then the same on
+    both sides."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +152,9 @@ class DiffResult:
     known only by its ``repr``, which the program writes): neither a change nor a match."""
     kinds: dict[str, list[str]] = field(default_factory=dict)
     """Per parameter no seed covered, the candidate kinds the base accepted."""
+    setup_failed: int = 0
+    """Inputs left out because the base raised in a test's setup (a receiver it could not
+    build): what the base does not accept is not compared."""
 
 
 class AcceptError(ValueError):
@@ -272,29 +289,25 @@ def differential(
         )
     chosen = [i for i in range(len(val.inputs)) if val.valid[i] or _raised(val.reasons[i], cfg)]
     base_out = _base_outcomes(sandbox, ref, val.inputs, chosen, val.valid, val.outputs, cfg)
-    head_out, load_error, _, _ = run_chosen(
-        sandbox, head.reference("head"), val.inputs, chosen, cfg.head_limits
-    )
-    if load_error:
-        notes.append(f"the head version does not load: {load_error}")
-    pairs = [(i, base_out[i], o) for i, o in head_out.items()]
+    unbuilt = [i for i in chosen if raised_in_setup(base_out[i])]
+    if unbuilt:
+        chosen = [i for i in chosen if i not in set(unbuilt)]
+        left_out = _setup_note(unbuilt, base_out, every=not chosen)
+        if not chosen:
+            emitted = len(syn.inputs)
+            return DiffResult(
+                function, False, left_out, emitted=emitted, notes=notes, setup_failed=len(unbuilt)
+            )
+        notes.append(left_out)
+    pairs = _pairs(sandbox, head, val.inputs, chosen, base_out, cfg, notes)
     opaque = [i for i, was, now in pairs if incomparable(was, now)]
     if opaque:
         notes.append(
             f"{len(opaque)} input(s) not compared: a version returned a value the sandbox "
             f"cannot send back (e.g. {outcome_words(base_out[opaque[0]])}), known only by its repr"
         )
-    found = [
-        f
-        for i, was, now in pairs
-        if not incomparable(was, now)
-        and (f := finding_of(function, val.inputs[i], was, now, cfg)) is not None
-    ]
-    found.sort(key=lambda f: (f.size, input_key(f.args)))
-    acc = accepts or Accepts()
-    new = [f for f in found if not acc.covers(f, head.revision)]
-    old = [f for f in found if acc.covers(f, head.revision)]
-    ran = len(chosen) - len(opaque)
+    new, old = _findings(function, val.inputs, pairs, cfg, accepts or Accepts(), head.revision)
+    ran = len(pairs) - len(opaque)
     message = (
         f"{len(new)} changed outcome(s) on {ran} inputs"
         + (f" ({len(old)} accepted)" if old else "")
@@ -321,7 +334,76 @@ def differential(
         notes,
         len(opaque),
         trial.kept if trial is not None else {},
+        len(unbuilt),
     )
+
+
+def _pairs(
+    sandbox: Sandbox,
+    head: Version,
+    inputs: list[tuple[Any, ...]],
+    chosen: list[int],
+    base_out: dict[int, Outcome],
+    cfg: DiffSettings,
+    notes: list[str],
+) -> list[tuple[int, Outcome, Outcome]]:
+    """The head's outcome on each chosen input beside the base's (``notes`` gets a head that
+    does not load); with ``cfg.replay`` the head runs every input, in the base's order. An
+    input whose setup the head raised in is left out, with a note, where ``cfg.elsewhere``
+    says that is another function's change."""
+    ran_on = list(range(len(inputs))) if cfg.replay else chosen
+    head_out, load_error, _, _ = run_chosen(
+        sandbox, head.reference("head"), inputs, ran_on, cfg.head_limits
+    )
+    if load_error:
+        notes.append(f"the head version does not load: {load_error}")
+    pairs = [(i, base_out[i], head_out[i]) for i in chosen if i in head_out]
+    if cfg.elsewhere is None:
+        return pairs
+    moved = [(i, now) for i, _, now in pairs if raised_in_setup(now) and cfg.elsewhere(inputs[i])]
+    if moved:
+        now = moved[0][1]
+        notes.append(
+            f"{len(moved)} input(s) not compared: the checked version raised in the setup, in "
+            f"a call that changed before the one compared (e.g. {now.error_type}: "
+            f"{(now.error or '')[:200]})"
+        )
+    left_out = {i for i, _ in moved}
+    return [(i, was, now) for i, was, now in pairs if i not in left_out]
+
+
+def _findings(
+    function: str,
+    inputs: list[tuple[Any, ...]],
+    pairs: list[tuple[int, Outcome, Outcome]],
+    cfg: DiffSettings,
+    acc: Accepts,
+    revision: str,
+) -> tuple[list[Finding], list[Finding]]:
+    """The changed outcomes, smallest input first: those not accepted, and those accepted."""
+    found = [
+        f
+        for i, was, now in pairs
+        if not incomparable(was, now)
+        and (f := finding_of(function, inputs[i], was, now, cfg)) is not None
+    ]
+    found.sort(key=lambda f: (f.size, input_key(f.args)))
+    return [f for f in found if not acc.covers(f, revision)], [
+        f for f in found if acc.covers(f, revision)
+    ]
+
+
+def _setup_note(unbuilt: list[int], base_out: dict[int, Outcome], *, every: bool) -> str:
+    example = base_out[unbuilt[0]]
+    why = f"e.g. {example.error_type}: {(example.error or '')[:200]}"
+    if every:
+        return f"the base raised in the setup on every input ({len(unbuilt)}; {why})"
+    return f"{len(unbuilt)} input(s) left out: the base raised in the setup ({why})"
+
+
+def raised_in_setup(o: Outcome) -> bool:
+    """The base raised in a test's setup (never for a plain call, which has none)."""
+    return o.status is Status.ERROR and o.raised is not None and o.raised.stage == "setup"
 
 
 def incomparable(was: Outcome, now: Outcome) -> bool:
@@ -364,7 +446,7 @@ def finding_of(
     function: str, args: tuple[Any, ...], was: Outcome, now: Outcome, cfg: DiffSettings
 ) -> Finding | None:
     if was.status is Status.OK:
-        if not differs(now, was.value, args, cfg.check, cfg.semantics):
+        if not differs(now, was.value, args, cfg.check, cfg.semantics) or _same_text(was, now):
             return None
     elif was.status is Status.ERROR:
         if now.status is Status.ERROR and now.error_type == was.error_type:
@@ -377,6 +459,17 @@ def finding_of(
     return Finding(
         function, args, before, after, _description(was, now, before, after), _size(args)
     )
+
+
+def _same_text(was: Outcome, now: Outcome) -> bool:
+    """Both versions returned values of the same canonical text: the same value, whatever
+    its comparison says (``nan`` never equals ``nan``, a state that holds one neither)."""
+    if now.status is not Status.OK:
+        return False
+    try:
+        return canonical(was.value) == canonical(now.value)
+    except Exception:  # a value whose text cannot be made: compared as it compares
+        return False
 
 
 def outcome_words(o: Outcome) -> str:

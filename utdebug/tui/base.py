@@ -223,6 +223,13 @@ class AppBase(App[None]):
                 self._save_failed = True
                 self._tell(f"the session cannot be saved: {exc}", "error")
 
+    @property
+    def closing(self) -> bool:
+        """Whether the app is shutting down: its screens are gone or going, so what a worker
+        posted before it was stopped (a session's last events, a run's result) has nothing to
+        be drawn on and is dropped."""
+        return not self.is_running
+
     def on_unmount(self) -> None:
         """The app closes: a write folded into a later one is done now."""
         if self._save_timer is not None:
@@ -286,6 +293,8 @@ class AppBase(App[None]):
         return next((c for c in codes if code_id(c) == cid), None)
 
     def on_originals_run(self, message: OriginalsRun) -> None:
+        if self.closing:
+            return
         if message.code_id != self.state.originals_code:
             return  # the code in force changed since: a newer run is on its way
         if message.error is not None:

@@ -47,7 +47,10 @@ class EngineEvents(AppBase):
 
     def on_engine_event(self, message: EngineEvent) -> None:
         """Fold the event into the state (its handler in :attr:`ON_EVENT`), then redraw the
-        status line and save the session."""
+        status line and save the session. Dropped once the app is closing (:attr:`closing`):
+        the session may still be running while its screen is taken down."""
+        if self.closing:
+            return
         ev = message.event
         self.progress.since = self.config.clock()
         handler = self.ON_EVENT.get(type(ev))

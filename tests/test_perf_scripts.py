@@ -391,3 +391,12 @@ def test_structured_values_script_prints_its_numbers() -> None:
         ), out
     for kind in ("tuples", "objects"):
         assert re.search(rf"^ROUND TRIP 300 {kind} +median +{NUM} ms$", out, re.M), out
+
+
+def test_wall_bounds_script_prints_its_numbers() -> None:
+    out = _run("wall_bounds.py", "--part", "sandbox", timeout=180).stdout
+    assert re.search(rf"^LOAD average {NUM} on \d+ CPUs$", out, re.M), out
+    for name in ("PENDING 10\\*\\*10\\*\\*10 \\(timeout 1 s\\)", "OBJECTS 4 hostile results"):
+        assert re.search(rf"^{name}.* {NUM} s  \(target < {NUM} s\)  .*(PASS|MISS)$", out, re.M), (
+            out
+        )

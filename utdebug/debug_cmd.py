@@ -223,7 +223,7 @@ def run_demo(args: argparse.Namespace) -> int:
         return Exit.USAGE
     folder = args.dir or default_demo_dir()
     try:
-        target = prepare_demo_folder(folder)
+        target, kept = prepare_demo_folder(folder)
         loaded = load_function(target, DEMO_FUNCTION)
     except (OSError, ValueError) as e:
         print(f"utdebug demo: {e}", file=sys.stderr)
@@ -234,6 +234,8 @@ def run_demo(args: argparse.Namespace) -> int:
         DEMO_DIR / DEMO_SCRIPT, name="demo (scripted replies)", cycle=True
     )
     prep = Prepared(loaded.to_task(), model, loaded, Settings(), note=f"demo folder: {folder}")
+    if kept is not None:  # the session saved there ended in the fix now kept aside
+        args.fresh, args.resume = True, False
     code = _open(args, prep, step_first=args.step, review=False)
     print(f"utdebug demo: the example and anything you wrote are in {folder}", file=sys.stderr)
     return code
@@ -248,23 +250,25 @@ def default_demo_dir() -> Path:
     return default_cache_dir() / "demo"
 
 
-def prepare_demo_folder(folder: Path) -> Path:
-    """Put the bundled example into ``folder``; return its path. A copy that was changed
-    since (a fix written back) is kept beside it and the example starts from the original."""
+def prepare_demo_folder(folder: Path) -> tuple[Path, Path | None]:
+    """Put the bundled example into ``folder``: (its path, where a copy that was changed since
+    was kept, else ``None``). A changed copy (a fix written back) is kept beside it and the
+    example starts from the original, with a new session: the saved one ended in that change."""
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / DEMO_FILE
     original = (DEMO_DIR / DEMO_FILE).read_bytes()
+    kept = None
     if target.exists() and target.read_bytes() != original:
         kept = _free_name(target)
         target.replace(kept)
         print(
             f"utdebug demo: {target} was changed since the demo copied it; starting from "
-            f"the original again (the changed file is kept as {kept.name})",
+            f"the original again, with a new session (the changed file is kept as {kept.name})",
             file=sys.stderr,
         )
     if not target.exists():
         shutil.copyfile(DEMO_DIR / DEMO_FILE, target)
-    return target
+    return target, kept
 
 
 def _free_name(path: Path) -> Path:

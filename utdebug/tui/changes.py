@@ -507,13 +507,16 @@ class PersonChanges(EngineEvents):
         if loaded is None:
             self._tell("no source file: the exported tests import the function from it", "warning")
             return
-        if not self.state.tests:
+        # Every test the table shows: the first tests that new ones replaced (those that
+        # showed the bug) as well as the session's.
+        tests = [*self.state.originals, *self.state.tests]
+        if not tests:
             self._tell("no tests to export yet", "warning")
             return
         out = loaded.path.with_name(f"test_{loaded.entry_point}_utdebug.py")
         try:
-            rendered = render_pytest(loaded, self.state.tests)
-            export_pytest(loaded, self.state.tests, out)
+            rendered = render_pytest(loaded, tests)
+            export_pytest(loaded, tests, out)
         except (WorkspaceError, OSError) as exc:
             self._tell(f"cannot write {out}: {exc}", "error")
             return

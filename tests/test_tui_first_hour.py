@@ -3,17 +3,28 @@ scripted toy session of ``testkit.scripted_add`` (or a session without a model) 
 sandbox runs:
 
 - ``t`` exports every test the table shows, the first tests that showed the bug included;
+- without a model, ``m`` (and ``a``) can say that an input should raise (``raises X``);
+- in the dialog of a test with setup, enter on an empty setup line goes on to the call, as
+  its hint says (the call and the expected value ended up in the setup);
+- the add-test dialog's example has as many arguments as the function takes;
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from testkit.scripted_add import add_script, fix
+from textual.app import App, ComposeResult
+from textual.widgets import Input, Static
 
 from tests.test_tui import FIXED, SIZE, SOURCE, make_app, run_pytest, until
+from tests.test_tui_synth import MEAN, free_app, select_input
+from tests.test_tui_synth import until as until_synth
 from utdebug.engine import Executor, Settings
+from utdebug.engine.program import Raises
+from utdebug.tui.screens import AddTestScreen, EditExpectedScreen, NewProgram, ProgramTestScreen
 from utdebug.workspace import LoadedFunction, load_function
 
 
@@ -22,6 +33,13 @@ def calc(tmp_path: Path) -> LoadedFunction:
     path = tmp_path / "calc.py"
     path.write_text(SOURCE, encoding="utf-8")
     return load_function(path, "add")
+
+
+@pytest.fixture
+def mean_fn(tmp_path: Path) -> LoadedFunction:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'stats'\n", encoding="utf-8")
+    (tmp_path / "stats.py").write_text(MEAN, encoding="utf-8")
+    return load_function(tmp_path / "stats.py", "mean")
 
 
 async def test_export_holds_the_first_tests_that_showed_the_bug(
@@ -41,3 +59,68 @@ async def test_export_holds_the_first_tests_that_showed_the_bug(
     (tmp_path / "calc.py").write_text(FIXED, encoding="utf-8")
     passing = run_pytest(tmp_path / "test_add_utdebug.py", tmp_path)
     assert "6 passed" in passing.stdout, passing.stdout + passing.stderr
+
+
+async def test_without_a_model_m_says_an_input_should_raise(
+    executor: Executor, mean_fn: LoadedFunction
+) -> None:
+    """``m`` took only values ("not a value: syntax error" for ``raises IndexError``): now the
+    input becomes a test that expects the exception (a test with no setup), which the code in
+    force fails when it does not raise it."""
+    app = free_app(mean_fn, executor)
+    async with app.run_test(size=SIZE) as pilot:
+        await until_synth(pilot, lambda: app.state.synth is not None, "inputs synthesised")
+        row = select_input(app, "mean([1, 2, 3])")
+        await pilot.press("m")
+        await until_synth(pilot, lambda: isinstance(app.screen, EditExpectedScreen), "dialog")
+        app.screen.query_one("#expected-input", Input).value = "raises ValueError"
+        await pilot.press("enter")
+        await until_synth(pilot, lambda: app.state.total == 1 and not app.person_busy, "run")
+        (test,) = app.state.tests
+        assert test.expected == Raises("ValueError") and test.call == "mean([1, 2, 3])"
+        assert test.input_source == row.input_source and test.origin == "person"
+        assert app.state.statuses[test.id] == "fail"  # the code returns 1.5: no ValueError
+        assert app.state.synth_tests == {row.number: test.id}
+
+
+class Host(App[None]):
+    """An app that shows one dialog and keeps what it returned."""
+
+    def __init__(self, dialog: Any) -> None:
+        super().__init__()
+        self.dialog, self.result, self.done = dialog, None, False
+
+    def compose(self) -> ComposeResult:
+        yield Static("host")
+
+    def on_mount(self) -> None:
+        def keep(result: Any) -> None:
+            self.result, self.done = result, True
+
+        self.push_screen(self.dialog, keep)
+
+
+async def test_enter_on_an_empty_setup_line_goes_on_to_the_call() -> None:
+    host = Host(ProgramTestScreen("Add a test of Cart.add", "Cart.add"))
+    async with host.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        hint = str(host.screen.query_one(".hint", Static).content)
+        assert hint.startswith("enter: next field / save"), hint
+        await pilot.press(*"c = Cart()", "enter", "enter")  # a line, then an empty one
+        assert host.focused is not None and host.focused.id == "call-input"
+        await pilot.press(*"c.add(2)", "enter", *"raises KeyError", "enter", "enter")
+        await pilot.pause()
+    assert host.done and host.result == NewProgram("c = Cart()", "c.add(2)", Raises("KeyError"))
+
+
+async def test_the_add_dialog_gives_as_many_arguments_as_the_function_takes() -> None:
+    code = "def clamp(x, lo, hi):\n    return max(lo, min(x, hi))\n"
+    host = Host(AddTestScreen("clamp", code))
+    async with host.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        args = host.screen.query_one("#args-input", Input)
+        assert args.placeholder == "(1, 2, 3)  or  clamp(1, 2, 3)", args.placeholder
+        await pilot.press(*"(5, 0, 3)", "enter", *"raises TypeError", "enter")
+        await pilot.pause()
+    assert host.done and host.result is not None
+    assert (host.result.args, host.result.expected) == ((5, 0, 3), Raises("TypeError"))

@@ -10,6 +10,7 @@ from textual.widgets import DataTable
 
 from utdebug.engine.execution import TestRun
 from utdebug.engine.model import UnitTest, code_id
+from utdebug.engine.program import Raises
 from utdebug.engine.session import Session
 from utdebug.pytest_export import export_pytest, render_pytest
 from utdebug.sandbox.values import Opaque
@@ -212,7 +213,7 @@ class PersonChanges(EngineEvents):
                         return None
                     return Undo(f"adding test #{added}", lambda s2: s2.delete_test(added))
 
-                self._person("test added", lambda s: s.add_test(args, expected), undo)
+                self._person("test added", lambda s: _add(s, args, expected, "person"), undo)
 
         self.push_screen(AddTestScreen(self.debug_task.entry_point, self.state.code), added)
 
@@ -252,9 +253,7 @@ class PersonChanges(EngineEvents):
             self.call_later(self._draw, "inputs")
             return Undo(f"adding test #{added}", lambda s2: s2.delete_test(added))
 
-        self._person(
-            what, lambda s: s.add_test(row.args, expected, input_source=row.input_source), undo
-        )
+        self._person(what, lambda s: _add(s, row.args, expected, row.input_source), undo)
 
     def action_mark_wrong(self) -> None:
         """The selected synthesised input's outcome is wrong: a person writes the expected
@@ -276,6 +275,7 @@ class PersonChanges(EngineEvents):
                 title=f"What should synthesised input {row.number} give?",
                 now=("the code in force gives: ", row.outcome),
                 prefill=safe_repr(row.value) if row.status == "ok" else "",
+                raises=True,
             ),
             edited,
         )
@@ -522,3 +522,12 @@ class PersonChanges(EngineEvents):
             return
         skipped = f", {rendered.skipped} skipped (not literals)" if rendered.skipped else ""
         self._tell(f"exported {plural(rendered.exported, 'test')} to {out}{skipped}")
+
+
+def _add(session: Session, args: tuple[Any, ...], expected: Any, source: str) -> Awaitable[TestRun]:
+    """A person's test of literal arguments: a value to expect, or an exception the call
+    should raise (a :class:`Raises`: a test with no setup, as the engine runs those)."""
+    if isinstance(expected, Raises):
+        call = f"{session.task.entry_point}({', '.join(repr(a) for a in args)})"
+        return session.add_program_test("", call, expected, input_source=source)
+    return session.add_test(args, expected, input_source=source)

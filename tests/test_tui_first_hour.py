@@ -7,6 +7,10 @@ sandbox runs:
 - in the dialog of a test with setup, enter on an empty setup line goes on to the call, as
   its hint says (the call and the expected value ended up in the setup);
 - the add-test dialog's example has as many arguments as the function takes;
+- after a person's edit makes a test fail, the status no longer says "every test passes";
+- votes the session counted as one answer (``7`` and ``7.0``) are one answer on screen;
+- whole words: ``test undone`` in the rounds panel, ``0/1 test passes``, ``q Quit`` in the
+  80-column footer, the token count in the status bar at 100 columns;
 """
 
 from __future__ import annotations
@@ -18,13 +22,28 @@ import pytest
 from testkit.scripted_add import add_script, fix
 from textual.app import App, ComposeResult
 from textual.widgets import Input, Static
+from textual.widgets._footer import FooterKey
 
-from tests.test_tui import FIXED, SIZE, SOURCE, make_app, run_pytest, until
+from tests.test_tui import (
+    FIXED,
+    SIZE,
+    SOURCE,
+    make_app,
+    run_pytest,
+    status,
+    summary,
+    timeline,
+    until,
+)
 from tests.test_tui_synth import MEAN, free_app, select_input
 from tests.test_tui_synth import until as until_synth
+from utdebug.agents.scripted import ScriptedModel
 from utdebug.engine import Executor, Settings
 from utdebug.engine.program import Raises
+from utdebug.tui.details import TestDetail, detail_renderable
+from utdebug.tui.format import StatusPart, fit_status
 from utdebug.tui.screens import AddTestScreen, EditExpectedScreen, NewProgram, ProgramTestScreen
+from utdebug.tui.widgets import TestsPanel
 from utdebug.workspace import LoadedFunction, load_function
 
 
@@ -124,3 +143,81 @@ async def test_the_add_dialog_gives_as_many_arguments_as_the_function_takes() ->
         await pilot.pause()
     assert host.done and host.result is not None
     assert (host.result.args, host.result.expected) == ((5, 0, 3), Raises("TypeError"))
+
+
+async def test_after_an_edit_that_fails_a_test_the_status_says_how_many_pass_now(
+    executor: Executor, calc: LoadedFunction
+) -> None:
+    app = make_app(calc, add_script([fix(FIXED)], third="5"), executor, Settings(rounds=2))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.state.phase == "finished", "the end")
+        assert status(app).startswith("finished: every test passes")
+        app.query_one(TestsPanel).table.move_cursor(row=3)  # add(3, 4), after the originals
+        await pilot.press("e")
+        await until(pilot, lambda: isinstance(app.screen, EditExpectedScreen), "the dialog")
+        await pilot.press("8", "enter")
+        await until(pilot, lambda: app.state.passed == 2 and not app.person_busy, "the rerun")
+        assert "2/3 tests pass" in summary(app)
+        shown = status(app)
+        assert "every test passes" not in shown, shown
+        assert shown.startswith("finished: every test passed; now 2/3 tests pass"), shown
+        assert "2/3 tests pass now" in app.notices[-1], app.notices
+        await pilot.press("u")  # undone: the rounds panel says it in whole words
+        await until(pilot, lambda: app.state.passed == 3 and not app.person_busy, "the undo")
+        assert [r[2] for r in timeline(app)][-2:] == ["test edited", "test undone"]
+        assert status(app).startswith("finished: every test passes")
+
+
+async def test_votes_counted_as_one_answer_are_one_answer_on_screen(
+    executor: Executor, calc: LoadedFunction
+) -> None:
+    """Seven votes say ``7.0`` and one ``7``: one answer for the vote (share 100%), and one
+    on screen (it was "7× 7.0, 1× 7" and "2 distinct answers")."""
+    from testkit.scripted_add import ut, votes
+
+    model = ScriptedModel(
+        {"ut": [ut("add(3, 4)", "7")], "vote": votes(*["7.0"] * 7, "7"), "debug": []}
+    )
+    app = make_app(calc, model, executor, Settings(n=1, k=8, rounds=0))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.state.phase == "finished", "the end")
+        (test,) = app.state.tests
+        assert test.share == 1.0
+        kept = [e.text for e in app.state.transcript if "kept #" in e.text]
+        assert len(kept) == 1 and "(votes: 8× 7.0; share 100%)" in kept[0], kept
+        detail = TestDetail(test, None, app.state.records.votes.get(test.id), [])
+        assert detail.votes is not None and detail.votes.counts() == [("7.0", 8)]
+        console = app.console
+        text = "".join(
+            seg.text
+            for seg in console.render(detail_renderable(detail), console.options.update_width(100))
+        )
+        assert "8 votes, 1 distinct answer" in " ".join(text.split()), text
+
+
+async def test_the_80_column_footer_keeps_quit(executor: Executor, calc: LoadedFunction) -> None:
+    app = make_app(calc, add_script([]), executor, step_first=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.state.phase == "paused", "paused")
+        keys = {k.key: k for k in app.screen.query(FooterKey)}
+        for key in ("question_mark", "q"):
+            region = keys[key].region
+            assert region.width > 0 and region.right <= 80, (key, region)
+
+
+def test_a_long_activity_gives_way_to_the_token_count() -> None:
+    """At 100 columns a long "what the session does now" cut the token count off the status
+    bar: now the activity is shortened first."""
+    parts = [
+        StatusPart(
+            "⠋ round 1 · voting on median([4, 1, 3, 2, 9, 8, 7]) (8 votes): 3/8 answered · 41.2 s"
+        ),
+        StatusPart("round 1 of 2", "round 1/2"),
+        StatusPart("qwen2.5-coder-0.5b", "qwen2.5-coder-0.5b"),
+        StatusPart("tokens 13.3k in / 2,410 out", "13.3k/2,410 tok"),
+        StatusPart("cost unknown", None, optional=True),
+        StatusPart("sandbox: ipc, scratch, tasks", "sandbox 3/3", optional=True),
+    ]
+    line = "".join(text for text, _ in fit_status(parts, 98))
+    assert len(line) <= 98 and "13.3k/2,410 tok" in line, line
+    assert line.startswith("⠋ round 1 · voting on median(") and "…" in line, line

@@ -26,7 +26,7 @@ from utdebug.engine.session import Session
 from utdebug.tui.actions import bindings
 from utdebug.tui.activity import CallTracker, Progress, describe, spinner, traffic_line
 from utdebug.tui.config import AppConfig, StartupFailed
-from utdebug.tui.format import StatusPart, finish_words, shorten, verdict_status
+from utdebug.tui.format import StatusPart, finish_words, passing, shorten, verdict_status
 from utdebug.tui.messages import OriginalsRun, ReviewRequested
 from utdebug.tui.panels import PANELS, bottom_tabs
 from utdebug.tui.records import Actual
@@ -358,15 +358,14 @@ class AppBase(App[None]):
             return f"rolled back to version {self.state.rolled_back_to} · r goes on from it"
         if self.state.phase is Phase.FINISHED and self.state.finish_reason == "resumed":
             if self.state.taken_back_from is not None:
-                return (
-                    f"finished: {finish_words(self.state.taken_back_from)} (taken back) · r goes on"
-                )
+                ended = self._finish_words(self.state.taken_back_from)
+                return f"finished: {ended} (taken back) · r goes on"
             after = (
                 "" if self.state.rounds_done is None else f" after round {self.state.rounds_done}"
             )
             return f"taken back from its file: paused{after} · r goes on, s runs one round"
         if self.state.phase is Phase.FINISHED:
-            return f"finished: {finish_words(self.state.finish_reason)}"
+            return f"finished: {self._finish_words(self.state.finish_reason)}"
         if self.state.phase is Phase.ERROR:
             return f"stopped by {self.state.error} · r asks again"
         if self.state.phase is Phase.REVIEW:
@@ -377,6 +376,14 @@ class AppBase(App[None]):
             what = "the sandbox" if self.model_free else "the sandbox and the model's probe"
             return f"{spinner(self.config.clock())} starting: {what}"
         return self._activity()  # running or pausing
+
+    def _finish_words(self, reason: str | None) -> str:
+        """Why the session ended; for "every test passes", whether that still holds (a
+        person's change since may make tests fail: then how many pass now)."""
+        passed, total = self.state.passed, self.state.total
+        if reason == "all_pass" and passed is not None and total and passed < total:
+            return f"every test passed; now {passing(passed, total)} · r goes on"
+        return finish_words(reason)
 
     def _model_free_text(self) -> str:
         """What a session without a model is doing: synthesising, or waiting for a person."""
@@ -432,6 +439,7 @@ class AppBase(App[None]):
                 StatusPart(
                     f"${u.cost:.4f}" if u.cost_known else "cost unknown",
                     f"${u.cost:.2f}" if u.cost_known else None,
+                    optional=True,
                 )
             )
         if self.review_by_hand:
@@ -442,6 +450,7 @@ class AppBase(App[None]):
                 StatusPart(
                     "sandbox: " + ", ".join(self.sandbox_layers),
                     f"sandbox {len(self.sandbox_layers)}/{total}",
+                    optional=True,
                 )
             )
         return parts

@@ -17,7 +17,7 @@ from utdebug.sandbox.values import Opaque
 from utdebug.tui.base import Undo
 from utdebug.tui.details import TestDetail, TestDetailScreen
 from utdebug.tui.engine_events import EngineEvents
-from utdebug.tui.format import actual_text, plural, safe_repr, verdict_status
+from utdebug.tui.format import actual_text, passing, plural, safe_repr, verdict_status
 from utdebug.tui.messages import PersonDone, PersonFailed
 from utdebug.tui.screens import (
     AddTestScreen,
@@ -115,9 +115,7 @@ class PersonChanges(EngineEvents):
             self._tell(message.what)
             return
         again = " (u undoes)" if self.undo_stack and not message.what.startswith("undo") else ""
-        self._tell(
-            f"{message.what}: {message.passed}/{plural(message.total, 'test')} pass now{again}"
-        )
+        self._tell(f"{message.what}: {passing(message.passed, message.total)} now{again}")
 
     def on_person_failed(self, message: PersonFailed) -> None:
         self.person_busy = max(self.person_busy - 1, 0)

@@ -264,6 +264,54 @@ def test_a_demo_after_its_fix_was_written_back_starts_a_new_session(
     assert taken[-1] is not None and "taking back" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        (["--model", "nosuchmodel"], "unknown model 'nosuchmodel'"),
+        (["--model", "nosuchprovider/x"], "unknown provider 'nosuchprovider'"),
+        (["--synth-inputs", "-1"], "--synth-inputs must be 0 or more"),
+    ],
+    ids=["model", "provider", "synth-inputs"],
+)
+def test_debug_refuses_a_bad_model_or_count_before_the_app_opens(
+    source: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    extra: list[str],
+    said: str,
+) -> None:
+    """As ``check`` and ``bench`` do: exit 2 with one line, and the app never drawn (it drew
+    its first screen, then exited 2 behind it)."""
+    from utdebug import debug_cmd
+
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    monkeypatch.setenv("LITELLM_OFFLINE_MODE", "true")
+    opened: list[Any] = []
+    monkeypatch.setattr(debug_cmd, "_open", lambda *a, **k: opened.append(a) or 0)
+    assert main(["debug", f"{source}::add", *extra]) == 2
+    assert opened == []
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("utdebug debug: ") and said in err[0], err
+
+
+def test_debug_opens_at_once_for_a_model_litellm_knows(
+    source: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model litellm's price list names is checked behind the first screen (no litellm
+    import before it)."""
+    import sys as _sys
+
+    from utdebug import debug_cmd
+
+    if "litellm" in _sys.modules:
+        monkeypatch.delitem(_sys.modules, "litellm")
+    opened: list[Any] = []
+    monkeypatch.setattr(debug_cmd, "_open", lambda *a, **k: opened.append(a) or 0)
+    for model in ("gpt-4o-mini", "openai/some-local-model"):
+        assert main(["debug", f"{source}::add", "--model", model]) == 0
+    assert len(opened) == 2 and "litellm" not in _sys.modules
+
+
 def test_debug_without_a_model_opens_the_app_without_one(
     source: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

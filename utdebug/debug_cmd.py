@@ -293,6 +293,8 @@ def _prepare_debug(args: argparse.Namespace) -> Prepared:
             raise _UsageError(f"--{name} must be 0 or more")
     if args.tests < 1 or args.candidates < 1:
         raise _UsageError("-n/--tests and --candidates must be at least 1")
+    if (getattr(args, "synth_inputs", None) or 0) < 0:
+        raise _UsageError("--synth-inputs must be 0 or more (0: the model's inputs only)")
     settings = Settings(n=args.tests, k=args.votes, rounds=args.rounds, candidates=args.candidates)
     if args.target is not None:
         from utdebug.workspace import WorkspaceError, load_function, parse_target
@@ -335,7 +337,39 @@ def _later(args: argparse.Namespace) -> tuple[str, Any]:
 
     if kind_of(spec).replays_file:  # nothing to wait for
         return ("ready", _model(args))
+    if spec.kind == "litellm" and not _routable_at_a_glance(spec.litellm_model or spec.name):
+        try:  # a name litellm's price list does not know: asked before the app opens
+            kind_of(spec).check(spec)
+        except (ConfigError, ValueError) as e:
+            raise _UsageError(f"{e} (for an offline try: 'utdebug demo')") from None
     return ("later", args)
+
+
+def _routable_at_a_glance(model: str) -> bool:
+    """Whether litellm's own price list (a JSON file in its package, read without importing
+    litellm, which takes seconds) names ``model``, or the provider of ``PROVIDER/MODEL``. The
+    full check (:func:`~utdebug.agents.factory.check_provider`) is made behind the app's first
+    screen; a name this does not know is checked before it, so that a typo is refused before
+    anything is drawn, as ``check`` and ``bench`` refuse it."""
+    import importlib.util
+    import json
+
+    found = importlib.util.find_spec("litellm")
+    if found is None or found.origin is None:
+        return False
+    prices = Path(found.origin).parent / "model_prices_and_context_window_backup.json"
+    try:
+        known = json.loads(prices.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if not isinstance(known, dict):
+        return False
+    if model in known:
+        return True
+    provider = model.split("/", 1)[0] if "/" in model else None
+    return provider is not None and any(
+        isinstance(v, dict) and v.get("litellm_provider") == provider for v in known.values()
+    )
 
 
 def _model(args: argparse.Namespace) -> Any:
@@ -558,6 +592,7 @@ def _plan(prep: Prepared) -> Any:
         project=project_folder(path),
         class_name=task.class_name,
         program=task.program,
+        kind=task.target_kind,
     )
 
 

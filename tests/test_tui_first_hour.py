@@ -9,6 +9,8 @@ sandbox runs:
 - the add-test dialog's example has as many arguments as the function takes;
 - after a person's edit makes a test fail, the status no longer says "every test passes";
 - votes the session counted as one answer (``7`` and ``7.0``) are one answer on screen;
+- without a model, an async function's refusal to synthesise inputs says what it is;
+- with ``--model sim``, the Code view marks no blank line above the function as changed;
 - whole words: ``test undone`` in the rounds panel, ``0/1 test passes``, ``q Quit`` in the
   80-column footer, the token count in the status bar at 100 columns;
 """
@@ -221,3 +223,35 @@ def test_a_long_activity_gives_way_to_the_token_count() -> None:
     line = "".join(text for text, _ in fit_status(parts, 98))
     assert len(line) <= 98 and "13.3k/2,410 tok" in line, line
     assert line.startswith("⠋ round 1 · voting on median(") and "…" in line, line
+
+
+def test_an_async_function_says_why_it_gets_no_synthesised_inputs(tmp_path: Path) -> None:
+    """It said "only plain functions ... (this one's tests need a setup)" of an async function
+    with a doctest, without saying what the function is."""
+    from utdebug.debug_cmd import Prepared, _plan
+
+    path = tmp_path / "fetch.py"
+    path.write_text(
+        'async def fetch(n):\n    """Twice n.\n\n    >>> asyncio.run(fetch(2))\n    4\n    """\n'
+        "    return n * 3\n",
+        encoding="utf-8",
+    )
+    loaded = load_function(path, "fetch")
+    refusal = _plan(Prepared(loaded.to_task(), None, loaded, Settings())).refusal
+    assert refusal is not None and "fetch is an async function" in refusal, refusal
+    assert "its tests need a setup" in refusal and "this one" not in refusal
+
+
+def test_a_simulated_edit_shows_no_changed_blank_lines_above_the_function() -> None:
+    """A benchmark problem's code starts with a line break; the simulated model's edit merged
+    into it was shown with three, and the Code view marked two empty lines as changed."""
+    from utdebug.agents.edits import merge_edit
+    from utdebug.agents.sim import shown_code, special_case
+    from utdebug.tui.widgets import changed_lines
+
+    given = "\ndef add(a, b):\n    return a - b\n"
+    merged = merge_edit(given, special_case(given, "add", (0, 5), 5), "add")
+    assert not isinstance(merged, str) and hasattr(merged, "code")
+    shown, said = shown_code(merged.code, "add")
+    assert said and shown == given
+    assert changed_lines(given, shown) == []

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import os
 import sys
 import time
@@ -96,7 +97,7 @@ def sandbox_part(timed: Callable[[Callable[[], Any]], tuple[Any, float]]) -> boo
     with sb:
         for source, timeout, expect, target in PENDING:
             pending = ParsedValue(None, source, pending=True)
-            got, wall = timed(lambda p=pending, t=timeout: resolve_pending(sb, p, timeout=t))
+            got, wall = timed(functools.partial(resolve_pending, sb, pending, timeout=timeout))
             right = isinstance(got, ParseFailure) and expect in got.reason
             ok &= right
             line(

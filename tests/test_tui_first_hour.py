@@ -26,10 +26,10 @@ from textual.app import App, ComposeResult
 from textual.widgets import Input, Static
 from textual.widgets._footer import FooterKey
 
+from tests import test_tui
 from tests.test_tui import (
     FIXED,
     SIZE,
-    SOURCE,
     make_app,
     run_pytest,
     status,
@@ -48,12 +48,7 @@ from utdebug.tui.screens import AddTestScreen, EditExpectedScreen, NewProgram, P
 from utdebug.tui.widgets import TestsPanel
 from utdebug.workspace import LoadedFunction, load_function
 
-
-@pytest.fixture
-def calc(tmp_path: Path) -> LoadedFunction:
-    path = tmp_path / "calc.py"
-    path.write_text(SOURCE, encoding="utf-8")
-    return load_function(path, "add")
+calc = test_tui.calc  # the fixture: calc.py's buggy add
 
 
 @pytest.fixture

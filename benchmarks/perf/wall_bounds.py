@@ -124,13 +124,8 @@ async def sessions_on_one_slot(says_slots: bool) -> tuple[float, float, bool]:
     from utdebug.engine import Executor, Session, Settings, Task
     from utdebug.sandbox import Sandbox
 
-    task = Task(
-        task_id="serving/ident",
-        description="Return x unchanged.",
-        signature="ident(x)",
-        entry_point="ident",
-        code="def ident(x):\n    return x\n",
-    )
+    code = "def ident(x):\n    return x\n"
+    task = Task("serving/ident", "Return x unchanged.", "ident(x)", "ident", code)
     per_request = 0.2 if says_slots else 0.5
     with (
         Sandbox() as sb,

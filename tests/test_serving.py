@@ -83,11 +83,12 @@ async def test_one_slot_server_serves_sixteen_sessions_at_the_serial_bound(
     with LLMServer(slots=1, seconds_per_request=per_request, expose_slots=says_slots) as server:
         # The first token's timeout is room, not what is measured: at 3 s a request queued
         # behind the one being served on a loaded machine timed out (1 in a few runs at load
-        # 7). A request queued in the server's own queue waits one request at most (asserted
-        # below, max_open), so 15 s is never reached by a working limiter.
+        # 7), at 15 s one did beside 8 CPU hogs (load 18 on 2 cores: the server is a thread
+        # of this process). A request queued in the server's own queue waits one request at
+        # most (asserted below, max_open); a limiter that let them pile up fails that.
         model = LiteLLMModel(
             "openai/local",
-            ClientSettings(timeout=15.0, max_retries=0, concurrency=8),
+            ClientSettings(timeout=120.0, max_retries=0, concurrency=8),
             api_base=server.base,
         )
         settings = Settings(n=1, k=1, rounds=1)

@@ -664,8 +664,10 @@ def _unwrap_once(code: str, entry_point: str) -> tuple[str, str] | None:
     kept = {first: put} if put else {}
     out = "".join(kept.get(i, text) for i, text in enumerate(lines) if i not in drop or i in kept)
     out = re.sub(r"\n{4,}", "\n\n\n", out).rstrip() + "\n"
-    if not code.startswith(("\n", "\r")):
-        out = out.lstrip("\r\n")
+    # The code's own leading line breaks, no more: the lines dropped above the function
+    # left blank ones that the Code view marked as changed.
+    lead = code[: len(code) - len(code.lstrip("\r\n"))]
+    out = lead + out.lstrip("\r\n")
     return out, _what(helper, wrapper, entry_point, code)
 
 

@@ -22,6 +22,7 @@ import json
 import re
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -98,12 +99,25 @@ def reach(root: Path) -> dict[str, Any]:
     }
 
 
-def main(argv: list[str] | None = None) -> int:
+@dataclass(frozen=True, slots=True)
+class Options:
+    """This script's command line (see :func:`main`)."""
+
+    repos: tuple[Path, ...]
+    json: Path | None
+
+
+def parse(argv: list[str] | None) -> Options:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     ap.add_argument("repos", nargs="+", type=Path)
     ap.add_argument("--json", type=Path, default=None, help="write one row per repository")
-    args = ap.parse_args(argv)
-    rows = [reach(root.resolve()) for root in args.repos]
+    ns = ap.parse_args(argv)
+    return Options(tuple(ns.repos), ns.json)
+
+
+def main(argv: list[str] | None = None) -> int:
+    opts = parse(argv)
+    rows = [reach(root.resolve()) for root in opts.repos]
     print(f"{'repository':<16} {'functions':>9} {'called':>7} {'seeded':>7} {'sites':>6} "
           f"{'read':>6} {'share':>6} {'seeds':>6}")  # fmt: skip
     for r in rows:
@@ -116,8 +130,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n{r['repository']}: not read ({r['sites'] - r['read']} sites), by reason")
         for why, n in r["reasons"]:
             print(f"  {n:>5}  {why}")
-    if args.json is not None:
-        args.json.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    if opts.json is not None:
+        opts.json.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return 0
 
 

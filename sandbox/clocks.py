@@ -262,13 +262,16 @@ class _SchedStat:
         ``cpu`` is the process's CPU clock (every thread: a main thread that waits for its
         threads while they run or wait to run is not asleep). The files are read only when
         the time not on a CPU could reach ``back``, and first at most FIRST_LOOK after
-        ``reset`` (the run-queue waits before that are not counted: at most that much)."""
-        wall = now - self.w0
-        off_cpu = max(0.0, wall - (cpu - self.busy0))
+        ``reset``: that first look is the baseline, and the time before it is not counted
+        (normally FIRST_LOOK; a parent that was itself off its CPU looks later, and how long
+        the child waited for a CPU until then is not known)."""
         if math.isnan(self.queued0):
             got = self._read()
             self.queued0 = got[1] if got is not None else 0.0
-            return off_cpu, 0.0
+            self.w0, self.busy0 = now, cpu
+            return 0.0, 0.0
+        wall = now - self.w0
+        off_cpu = max(0.0, wall - (cpu - self.busy0))
         if off_cpu < back:
             return off_cpu, 0.0  # at most this much: no need to read
         got = self._read()

@@ -381,9 +381,22 @@ class _Reader:
         else:
             slept, queued = max(0.0, now - self.w_mark - used), 0.0
         if slept >= lim.backstop(limit):
+            if self._more_frame():  # it wrote while the parent was away: read it, then judge
+                return 0.0
             out = _backstop_outcome(self.expect, limit, lim, used, slept, queued)
             raise _Stop(self.expect, out)
         return min(back - slept, max((limit + lim.slack - used) / _NCPU, _MIN_WAIT))
+
+    def _more_frame(self) -> bool:
+        """Read what the result pipe holds now; True when it held something. A child that
+        wrote after the parent's last read was not asleep: it was blocked on a parent off its
+        CPU (a loaded machine), with a frame written or a full pipe."""
+        try:
+            chunk = os.read(self.fd, _want(self.buf))
+        except BlockingIOError:
+            return False
+        self.buf += chunk
+        return bool(chunk)
 
     # -- a frame is in --------------------------------------------------------------------------
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -133,15 +134,15 @@ def test_a_second_demo_on_a_fixed_folder_starts_from_the_original(
 ) -> None:
     from utdebug.debug_cmd import prepare_demo_folder
 
-    first = prepare_demo_folder(tmp_path)
+    first, kept = prepare_demo_folder(tmp_path)
     original = (DEMO_DIR / DEMO_FILE).read_text(encoding="utf-8")
-    assert first.read_text(encoding="utf-8") == original
+    assert first.read_text(encoding="utf-8") == original and kept is None
     assert capsys.readouterr().err == ""  # a fresh copy: nothing to say
     fixed = original.replace("return s[n // 2]", "return sorted(values)[len(values) // 2]")
     first.write_text(fixed, encoding="utf-8")  # as if the fix had been written back
-    again = prepare_demo_folder(tmp_path)
+    again, kept = prepare_demo_folder(tmp_path)
     assert again.read_text(encoding="utf-8") == original
-    assert (tmp_path / f"{DEMO_FILE}.1").read_text(encoding="utf-8") == fixed
+    assert kept == tmp_path / f"{DEMO_FILE}.1" and kept.read_text(encoding="utf-8") == fixed
     err = capsys.readouterr().err
     assert "was changed since the demo copied it; starting from the original" in err
     assert f"{DEMO_FILE}.1" in err
@@ -224,6 +225,91 @@ def test_demo_without_dir_uses_one_folder_so_resume_finds_its_session(
     assert first == second == (debug_cmd.default_demo_dir() / DEMO_FILE).resolve()
     assert str(first).startswith(os.environ["UTDEBUG_CACHE_DIR"])
     capsys.readouterr()
+
+
+def test_a_demo_after_its_fix_was_written_back_starts_a_new_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """After ``w`` wrote the fix into the demo's file, the next demo starts from the original
+    again: the saved session (which ended in that fix) is not taken back, and nothing says it
+    is (it showed the fixed code as finished while the file was the buggy original)."""
+    import json
+
+    from utdebug import debug_cmd
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(debug_cmd, "no_terminal", lambda: None)
+    taken: list[Any] = []
+
+    def fake_open(args: Any, prep: Any, **kw: Any) -> int:
+        path = debug_cmd.session_file(prep, args)
+        state, said = debug_cmd._saved(path, prep, args)
+        taken.append(state)
+        if said:
+            print(f"utdebug demo: {said}", file=sys.stderr)
+        path.parent.mkdir(parents=True, exist_ok=True)  # saved as the app would
+        path.write_text(json.dumps({"given": prep.task.code, "code": "fixed"}), encoding="utf-8")
+        return 0
+
+    monkeypatch.setattr(debug_cmd, "_open", fake_open)
+    assert main(["demo"]) == 0
+    demo_file = debug_cmd.default_demo_dir() / DEMO_FILE
+    demo_file.write_text(demo_file.read_text(encoding="utf-8") + "\n# fixed\n", "utf-8")  # w
+    capsys.readouterr()
+    assert main(["demo"]) == 0
+    err = capsys.readouterr().err
+    assert taken == [None, None], taken  # the second run takes nothing back
+    assert "with a new session" in err and "taking back" not in err, err
+    assert main(["demo"]) == 0  # the file is the original again: its session is taken back
+    assert taken[-1] is not None and "taking back" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        (["--model", "nosuchmodel"], "unknown model 'nosuchmodel'"),
+        (["--model", "nosuchprovider/x"], "unknown provider 'nosuchprovider'"),
+        (["--synth-inputs", "-1"], "--synth-inputs must be 0 or more"),
+    ],
+    ids=["model", "provider", "synth-inputs"],
+)
+def test_debug_refuses_a_bad_model_or_count_before_the_app_opens(
+    source: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    extra: list[str],
+    said: str,
+) -> None:
+    """As ``check`` and ``bench`` do: exit 2 with one line, and the app never drawn (it drew
+    its first screen, then exited 2 behind it)."""
+    from utdebug import debug_cmd
+
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    monkeypatch.setenv("LITELLM_OFFLINE_MODE", "true")
+    opened: list[Any] = []
+    monkeypatch.setattr(debug_cmd, "_open", lambda *a, **k: opened.append(a) or 0)
+    assert main(["debug", f"{source}::add", *extra]) == 2
+    assert opened == []
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("utdebug debug: ") and said in err[0], err
+
+
+def test_debug_opens_at_once_for_a_model_litellm_knows(
+    source: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model litellm's price list names is checked behind the first screen (no litellm
+    import before it)."""
+    import sys as _sys
+
+    from utdebug import debug_cmd
+
+    if "litellm" in _sys.modules:
+        monkeypatch.delitem(_sys.modules, "litellm")
+    opened: list[Any] = []
+    monkeypatch.setattr(debug_cmd, "_open", lambda *a, **k: opened.append(a) or 0)
+    for model in ("gpt-4o-mini", "openai/some-local-model"):
+        assert main(["debug", f"{source}::add", "--model", model]) == 0
+    assert len(opened) == 2 and "litellm" not in _sys.modules
 
 
 def test_debug_without_a_model_opens_the_app_without_one(

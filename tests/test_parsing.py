@@ -148,10 +148,10 @@ def test_source_is_the_call_text() -> None:
 
 
 def test_power_tower_is_never_computed_here() -> None:
-    start = time.perf_counter()
+    start = time.thread_time()  # CPU time: computing either tower would take hours of it
     parsed = parse_call("Arguments: ```f(10**10**10, 9**9**9**9)```", "f")
     value = parse_output("Output: ```2**2**2**2**2**2```")
-    assert time.perf_counter() - start < 0.5
+    assert time.thread_time() - start < 0.5
     assert isinstance(parsed, ParsedCall) and parsed.pending == "10**10**10, 9**9**9**9"
     assert isinstance(value, ParsedValue) and value.pending
 
@@ -213,9 +213,9 @@ def test_resolve_pending_calls(sb: Sandbox, case: CallCase) -> None:
         if isinstance(parsed, ParseFailure):  # e.g. keyword arguments in reference style
             assert isinstance(case.reference, Fails)
             continue
-        start = time.perf_counter()
+        # How long a hostile one takes is benchmarks/perf/hostile_waits.py's business: here,
+        # only what it resolves to (a loaded machine stretches the wall time, not the verdict).
         resolved = resolve_pending(sb, parsed, timeout=1.0)
-        assert time.perf_counter() - start < 5.0
         assert expect is not None
         check(resolved, expect)
         if isinstance(resolved, ParsedCall):
@@ -231,16 +231,14 @@ def test_resolve_pending_outputs(sb: Sandbox, case: OutputCase) -> None:
     check(resolved, case.resolved)
 
 
-def test_hang_and_memory_bomb_fail_quickly(sb: Sandbox) -> None:
+def test_hang_and_memory_bomb_fail(sb: Sandbox) -> None:
     for source, reason in (
         ("[x for x in iter(int, 1)]", "timed out"),
         ("10**10**10", "timed out"),
         ("[0]*10**10", "MemoryError"),
         ("'x' * 10**12", "MemoryError"),
     ):
-        start = time.perf_counter()
         result = resolve_pending(sb, ParsedValue(None, source, pending=True), timeout=0.5)
-        assert time.perf_counter() - start < 4.0, source
         assert isinstance(result, ParseFailure) and reason in result.reason, result
 
 

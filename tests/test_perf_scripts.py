@@ -246,16 +246,19 @@ def test_parse_corpus_script_prints_its_numbers() -> None:
     assert sum(p["replies"] for p in purposes.values()) == len(lines)
     for name in ("ut", "vote", "debug"):
         p = purposes[name]
-        assert p["parsed"] + p["refused"] == p["replies"] > 0
-        assert p["rate"] == pytest.approx(p["parsed"] / p["replies"], abs=1e-4)
+        assert p["parsed"] + p["refused"] + p["no_answer"] == p["replies"] > 0
+        answers = p["replies"] - p["no_answer"]
+        assert p["rate"] == pytest.approx(p["parsed"] / answers, abs=1e-4)
         assert re.search(
-            rf"^PURPOSE {name} +replies +{p['replies']} +parsed +{p['parsed']} +refused "
-            rf"+{p['refused']} +rate +{NUM} %",
+            rf"^PURPOSE {name} +replies +{p['replies']} +no answer +{p['no_answer']} +parsed "
+            rf"+{p['parsed']} +refused +{p['refused']} +rate +{NUM} % of the answers",
             proc.stderr,
             re.M,
         ), proc.stderr
     assert "ut-unattributed" in purposes  # rows without a task_id are reported on their own
-    assert len(r["refused"]) == sum(p["replies"] - p.get("parsed", 0) for p in purposes.values())
+    assert len(r["refused"]) + len(r["no_answer"]) == sum(
+        p["replies"] - p.get("parsed", 0) for p in purposes.values()
+    )
     # The script measures the parser it is given: the same file gives the same numbers.
     same = _run(
         "parse_corpus.py", *args, "--parser", str(REPO / "agents" / "parsing.py"), "--json",
@@ -294,6 +297,42 @@ def test_parse_corpus_measures_a_corpus_of_tests_with_setup() -> None:
     )
     # a vote in a ```python block holding `raises ValueError` is read; the corpus's 14th line
     assert re.search(r"^line +14 vote .* parsed +raises ValueError$", proc.stderr, re.M)
+
+
+def test_parse_corpus_counts_no_answers_apart_and_reads_method_votes_as_votes_on_a_method(
+    tmp_path: Path,
+) -> None:
+    """An empty reply and a fragment a server cut off are no answers, counted apart (they were
+    refused votes: 11.7 % of a corpus whose readable replies parse at 95 %); a vote about a
+    method (``Class.method``) is read with the method's vote parser, which reads ``raises X``
+    (the function's parser refused it)."""
+    if not (_data_dir() / HARD_FILE).is_file():
+        pytest.skip(f"{HARD_FILE} is not in {_data_dir()} (set UTDEBUG_DATA_DIR)")
+    rows = [
+        {"purpose_guess": "vote", "reply": "", "finish_reason": "stop"},
+        {"purpose_guess": "vote", "reply": "The", "finish_reason": "stop"},
+        {
+            "purpose_guess": "vote",
+            "reply": "It gives six.\nOutput: ```6```",
+            "finish_reason": "stop",
+        },
+        {
+            "task_id": None,
+            "entry_point": "Inventory.restock",
+            "purpose_guess": "vote",
+            "reply": "A negative count is refused.\nOutput: ```raises ValueError```",
+            "finish_reason": "stop",
+        },
+    ]
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    args = ("--corpus", str(corpus), "--data-dir", str(_data_dir()), "--json", "--show", "all")
+    proc = _run("parse_corpus.py", *args, timeout=120)
+    vote = json.loads(proc.stdout)["purposes"]["vote"]
+    assert (vote["replies"], vote["no_answer"], vote["parsed"], vote["refused"]) == (4, 2, 2, 0)
+    assert vote["rate"] == 1.0
+    assert re.search(r"^line +4 vote .* parsed +raises ValueError$", proc.stderr, re.M), proc.stderr
+    assert re.search(r"^line +1 vote .* NO ANSWER an empty reply", proc.stderr, re.M), proc.stderr
 
 
 def test_determinism_script_prints_its_numbers() -> None:
@@ -438,3 +477,12 @@ def test_seed_cost_script_prints_its_numbers() -> None:
     )
     assert len(cases) == 4, out
     assert re.search(rf"^WORST parent {NUM} s CPU for 20,000 elements$", out, re.M), out
+
+
+def test_wall_bounds_script_prints_its_numbers() -> None:
+    out = _run("wall_bounds.py", "--part", "sandbox", timeout=180).stdout
+    assert re.search(rf"^LOAD average {NUM} on \d+ CPUs$", out, re.M), out
+    for name in ("PENDING 10\\*\\*10\\*\\*10 \\(timeout 1 s\\)", "OBJECTS 4 hostile results"):
+        assert re.search(rf"^{name}.* {NUM} s  \(target < {NUM} s\)  .*(PASS|MISS)$", out, re.M), (
+            out
+        )

@@ -11,17 +11,20 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import select
 import signal
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from dataclasses import replace
+from typing import Any
 
 import pytest
 from testkit import sandbox as H
 
-from utdebug.sandbox import LimitKind, Limits, Sandbox, Status
+from utdebug.sandbox import LimitKind, Limits, Sandbox, Status, collector
 
 LIM = Limits(per_input=0.4, load=5.0, memory_mb=1024, slack=0.5)
 
@@ -191,3 +194,76 @@ def test_a_near_limit_input_passes_under_cpu_limits_on_a_loaded_machine(sb: Sand
         pytest.skip(f"the hogs did not slow the input down ({res.wall_seconds:.2f} s wall)")
     assert o.status is Status.OK and o.value == ["spin", 0.3], res
     assert 0.3 <= o.seconds < LIM.per_input, o
+
+
+class _LateClock:
+    """The collector's ``time`` module, with a parent that was off its CPU ``offset`` seconds
+    more than it was (a loaded machine, a long decoding): what a busy parent sees, on a quiet
+    machine."""
+
+    def __init__(self) -> None:
+        self.offset = 0.0
+
+    def monotonic(self) -> float:
+        return time.monotonic() + self.offset
+
+    def thread_time(self) -> float:
+        return time.thread_time()
+
+
+def test_a_parent_that_looks_late_at_a_running_input_kills_nothing(
+    sb: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The parent decodes input 0's frame while input 1 runs; on a busy machine its first
+    look at input 1 may come seconds late. The time before it is the parent's: input 1, which
+    spends its CPU time and never sleeps, is not "asleep past the backstop" (it was, with
+    0.001 s of CPU time, in a loaded test run)."""
+    late = _LateClock()
+    settle = collector._Reader._settle
+
+    def settle_then_stall(self: Any, msg: dict[str, Any], *rest: Any) -> bool:
+        if msg.get("k") == "r" and msg.get("i") == 0:
+            late.offset += 10 * LIM.backstop(LIM.per_input)
+        return settle(self, msg, *rest)
+
+    monkeypatch.setattr(collector, "time", late)
+    monkeypatch.setattr(collector._Reader, "_settle", settle_then_stall)
+    res = sb.run(PROGRAM, "f", [["spin", 0.0], ["spin", 0.2]], LIM)
+    assert late.offset > 0, res  # the parent did look late
+    assert [o.status for o in res.outcomes] == [Status.OK, Status.OK], res
+    assert res.children == 1, res
+
+
+def test_a_frame_that_came_while_the_parent_was_away_is_taken_not_killed(
+    sb: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Between two looks at an input the parent may be off its CPU for seconds; meanwhile the
+    child writes its frame and waits for its next input. That wait is the parent's: the frame
+    is read and judged, the input is no timeout."""
+    late = _LateClock()
+    cpu_wait = collector._Reader._cpu_wait
+    looks: list[int] = []
+
+    def away_at_second_look(self: Any, now: float, u: float, used: float) -> float:
+        if self.expect == 1:
+            looks.append(1)
+            if len(looks) == 2:  # the first look took the baseline; now the parent is away
+                poller = select.poll()
+                poller.register(self.fd, select.POLLIN)
+                assert poller.poll(60_000), "the child never wrote its frame"
+                assert self.sched is not None
+                while self.sched.runnable():  # until the child waits for its next input
+                    os.sched_yield()
+                late.offset += 10 * LIM.backstop(LIM.per_input)
+                now, u = late.monotonic(), self.clock.read()
+                used = u - self.u_mark
+            elif len(looks) == 1:  # look again at once (the frame is not in yet)
+                return min(cpu_wait(self, now, u, used), 0.0)
+        return cpu_wait(self, now, u, used)
+
+    monkeypatch.setattr(collector, "time", late)
+    monkeypatch.setattr(collector._Reader, "_cpu_wait", away_at_second_look)
+    res = sb.run(PROGRAM, "f", [["spin", 0.0], ["spin", 0.05], ["spin", 0.0]], LIM)
+    assert len(looks) >= 2 and late.offset > 0, (looks, res)
+    assert [o.status for o in res.outcomes] == [Status.OK] * 3, res
+    assert res.children == 1, res

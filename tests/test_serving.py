@@ -75,35 +75,32 @@ async def test_one_slot_server_serves_sixteen_sessions_at_the_serial_bound(
 ) -> None:
     """0.5 s per request, one at a time. Sixteen sessions at once used to queue sixteen requests
     on the server and time out after a queue wait; now the limit follows the server (found by
-    probing, or read from /props: that case runs at 0.2 s per request to save time) and the
-    run takes the serial bound."""
+    probing, or read from /props: that case runs at 0.2 s per request to save time): one
+    request served at a time, none retried, none timed out. How close the run comes to the
+    serial bound is a wall time, which a loaded machine stretches (see
+    benchmarks/perf/wall_bounds.py)."""
     per_request = 0.2 if says_slots else 0.5
     with LLMServer(slots=1, seconds_per_request=per_request, expose_slots=says_slots) as server:
         # The first token's timeout is room, not what is measured: at 3 s a request queued
         # behind the one being served on a loaded machine timed out (1 in a few runs at load
-        # 7). A request queued in the server's own queue waits one request at most (asserted
-        # below, max_open), so 15 s is never reached by a working limiter.
+        # 7), at 15 s one did beside 8 CPU hogs (load 18 on 2 cores: the server is a thread
+        # of this process). A request queued in the server's own queue waits one request at
+        # most (asserted below, max_open); a limiter that let them pile up fails that.
         model = LiteLLMModel(
             "openai/local",
-            ClientSettings(timeout=15.0, max_retries=0, concurrency=8),
+            ClientSettings(timeout=120.0, max_retries=0, concurrency=8),
             api_base=server.base,
         )
         settings = Settings(n=1, k=1, rounds=1)
         sessions = [Session(IDENT, model, executor, settings) for _ in range(16)]
-        t0 = time.monotonic()
         results = await asyncio.gather(*(s.run() for s in sessions))
-        wall = time.monotonic() - t0
     assert [r.error for r in results] == [None] * 16
     assert all(r.reason == "all_pass" for r in results)
     calls = sum(
         1 for s in sessions for ev in s.events if isinstance(ev, ModelCalled) and not ev.cached
     )
     assert calls == 32  # one proposal and one vote per session
-    serial = server.served * per_request
-    assert server.served == 33  # and one prefill probe
-    # the serial bound with room for a loaded machine (a retry's back-off or a queue that
-    # timed out would add whole seconds per request; both are also asserted away above)
-    assert wall <= 1.5 * serial + 3.0, (wall, serial)
+    assert server.served == 33  # and one prefill probe: no request retried or sent twice
     assert server.max_active == 1
     # never more than one request waiting in the server's own queue
     assert server.max_open <= 2, model.limiter.history
@@ -378,29 +375,30 @@ async def test_no_first_token_in_time_is_a_timeout(ll: Any) -> None:
         model = LiteLLMModel(
             "openai/local", ClientSettings(timeout=0.5, max_retries=0), api_base=server.base
         )
-        t0 = time.monotonic()
         with pytest.raises(ModelTimeout, match=r"no first token within 0\.5 s"):
-            await model.complete(ask())
-        assert time.monotonic() - t0 < 1.5
+            await model.complete(ask())  # not the reply the server sends after 2 s
 
 
 async def test_a_reply_is_closed_at_its_natural_end(ll: Any) -> None:
     reply = (
         "## Unit Test\nArguments: ```f(1)```\n### Output\nOutput: ```2```\n"
-        + "This test checks the function thoroughly. " * 40
+        + "This test checks the function thoroughly. " * 400
     )
+    # 45 s of tokens after the natural end: a client that read on would take them all, one
+    # that closed at the end leaves the server most of them, however slowly a loaded machine
+    # let it read the first ones.
     with LLMServer(responder=lambda body: reply, seconds_per_token=0.01) as server:
         model = LiteLLMModel("openai/local", api_base=server.base)
-        t0 = time.monotonic()
         (c,) = await model.complete(ask(end="ut"))
-        elapsed = time.monotonic() - t0
-        time.sleep(0.2)  # the server notices the closed connection at its next token
+        for _ in range(6_000):  # the server notices the closed connection at its next token
+            if server.served:
+                break
+            await asyncio.sleep(0.01)
         sent = server.tokens_sent
     assert c.text.startswith("## Unit Test") and c.text.rstrip().endswith("```2```")
     assert "thoroughly" not in c.text and c.finish_reason == "stop"
     whole = len(reply) // 4
-    assert sent < whole / 2, (sent, whole)
-    assert elapsed < whole * 0.01 / 2
+    assert server.served == 1 and sent < whole / 2, (sent, whole)
 
 
 async def test_a_server_stopped_mid_stream_is_unavailable_then_retried(ll: Any) -> None:
@@ -433,10 +431,8 @@ async def test_an_unreachable_server_fails_the_preflight_in_one_line(ll: Any) ->
     model = LiteLLMModel(
         "openai/local", api_base=f"http://127.0.0.1:{free_port()}/v1", sleep=FakeSleep()
     )
-    t0 = time.monotonic()
     with pytest.raises(ModelUnavailable) as info:
         await preflight(model)
-    assert time.monotonic() - t0 < 10
     message = str(info.value)
     assert "\n" not in message and "unavailable" in message and "127.0.0.1" in message
 
@@ -641,27 +637,27 @@ def test_bench_warns_when_the_replies_are_the_problem(
     assert usage["refused"] >= 4 and usage["interrupted"] == 0
 
 
-def test_tokens_per_second_count_from_the_first_token() -> None:
+def test_tokens_per_second_count_from_the_first_token(monkeypatch: pytest.MonkeyPatch) -> None:
     """A cold server takes long for its first token (it loads the model, reads the prompt):
     that wait is not generation. 0.2 tok/s was shown while the server made 25."""
+    from utdebug.agents import traffic
     from utdebug.agents.traffic import Traffic
 
+    clock = [100.0]  # the traffic's clock, moved by hand: no sleep, whatever the load
+    monkeypatch.setattr(traffic, "time", type("Clock", (), {"monotonic": lambda: clock[0]}))
     t = Traffic("test:rate")
     start = t.started()
-    time.sleep(1.0)  # waiting for the first token
+    clock[0] += 1.0  # waiting for the first token
     t.first_token(start)
-    time.sleep(0.1)
+    clock[0] += 0.1
     t.finished(start, 10, ok=True)
-    total = time.monotonic() - start
-    rate = t.snapshot().tokens_per_second
-    assert rate is not None and rate >= 1.5 * 10 / total, (rate, 10 / total)
+    assert t.snapshot().tokens_per_second == pytest.approx(10 / 0.1)  # not 10 / 1.1
     # a call that was not streamed has no first token: its whole time counts
     u = Traffic("test:unstreamed")
     begin = u.started()
-    time.sleep(0.2)
+    clock[0] += 0.2
     u.finished(begin, 10, ok=True)
-    whole = u.snapshot().tokens_per_second
-    assert whole is not None and whole <= 10 / 0.2
+    assert u.snapshot().tokens_per_second == pytest.approx(10 / 0.2)
 
 
 def test_a_late_last_chunk_of_one_reply_is_no_overlap() -> None:

@@ -498,9 +498,7 @@ def test_hostile_objects_are_bounded(sb):
         "ok",
     ]
     lim = Limits(per_input=1.0, load=5.0, memory_mb=1024, slack=0.5)
-    t0 = time.monotonic()
     res = sb.run(HOSTILE, "f", [[k] for k in kinds], lim)
-    took = time.monotonic() - t0
     o = dict(zip(kinds, res.outcomes, strict=True))
     # A __dict__ property that loops runs in the input's time: its timeout, nothing more.
     assert o["looping_dict"].status is Status.TIMEOUT, o["looping_dict"]
@@ -525,7 +523,6 @@ def test_hostile_objects_are_bounded(sb):
     assert o["patched"].value == Structured("P", (("x", 7),)), o["patched"]
     assert o["ok"].status is Status.OK and o["ok"].value is None
     assert res.children == 1 + 0, res  # one child: no kill was needed
-    assert took < 20, took
 
 
 def _opaques(value: object) -> list[Opaque]:

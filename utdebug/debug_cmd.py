@@ -231,7 +231,7 @@ def run_demo(args: argparse.Namespace) -> int:
         return Exit.USAGE
     folder = args.dir or default_demo_dir()
     try:
-        target = prepare_demo_folder(folder)
+        target, kept = prepare_demo_folder(folder)
         loaded = load_function(target, DEMO_FUNCTION)
     except (OSError, ValueError) as e:
         _say(f"utdebug demo: {e}")
@@ -242,6 +242,8 @@ def run_demo(args: argparse.Namespace) -> int:
         DEMO_DIR / DEMO_SCRIPT, name="demo (scripted replies)", cycle=True
     )
     prep = Prepared(loaded.to_task(), model, loaded, Settings(), note=f"demo folder: {folder}")
+    if kept is not None:  # the session saved there ended in the fix now kept aside
+        args.fresh, args.resume = True, False
     code = _open(args, prep, step_first=args.step, review=False)
     print(f"utdebug demo: the example and anything you wrote are in {folder}", file=sys.stderr)
     return code
@@ -256,23 +258,25 @@ def default_demo_dir() -> Path:
     return default_cache_dir() / "demo"
 
 
-def prepare_demo_folder(folder: Path) -> Path:
-    """Put the bundled example into ``folder``; return its path. A copy that was changed
-    since (a fix written back) is kept beside it and the example starts from the original."""
+def prepare_demo_folder(folder: Path) -> tuple[Path, Path | None]:
+    """Put the bundled example into ``folder``: (its path, where a copy that was changed since
+    was kept, else ``None``). A changed copy (a fix written back) is kept beside it and the
+    example starts from the original, with a new session: the saved one ended in that change."""
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / DEMO_FILE
     original = (DEMO_DIR / DEMO_FILE).read_bytes()
+    kept = None
     if target.exists() and target.read_bytes() != original:
         kept = _free_name(target)
         target.replace(kept)
         print(
             f"utdebug demo: {target} was changed since the demo copied it; starting from "
-            f"the original again (the changed file is kept as {kept.name})",
+            f"the original again, with a new session (the changed file is kept as {kept.name})",
             file=sys.stderr,
         )
     if not target.exists():
         shutil.copyfile(DEMO_DIR / DEMO_FILE, target)
-    return target
+    return target, kept
 
 
 def _free_name(path: Path) -> Path:
@@ -297,6 +301,8 @@ def _prepare_debug(args: argparse.Namespace) -> Prepared:
             raise _UsageError(f"--{name} must be 0 or more")
     if args.tests < 1 or args.candidates < 1:
         raise _UsageError("-n/--tests and --candidates must be at least 1")
+    if (getattr(args, "synth_inputs", None) or 0) < 0:
+        raise _UsageError("--synth-inputs must be 0 or more (0: the model's inputs only)")
     settings = Settings(n=args.tests, k=args.votes, rounds=args.rounds, candidates=args.candidates)
     if args.target is not None:
         from utdebug.workspace import WorkspaceError, load_function, parse_target
@@ -339,7 +345,39 @@ def _later(args: argparse.Namespace) -> tuple[str, Any]:
 
     if kind_of(spec).replays_file:  # nothing to wait for
         return ("ready", _model(args))
+    if spec.kind == "litellm" and not _routable_at_a_glance(spec.litellm_model or spec.name):
+        try:  # a name litellm's price list does not know: asked before the app opens
+            kind_of(spec).check(spec)
+        except (ConfigError, ValueError) as e:
+            raise _UsageError(f"{e} (for an offline try: 'utdebug demo')") from None
     return ("later", args)
+
+
+def _routable_at_a_glance(model: str) -> bool:
+    """Whether litellm's own price list (a JSON file in its package, read without importing
+    litellm, which takes seconds) names ``model``, or the provider of ``PROVIDER/MODEL``. The
+    full check (:func:`~utdebug.agents.factory.check_provider`) is made behind the app's first
+    screen; a name this does not know is checked before it, so that a typo is refused before
+    anything is drawn, as ``check`` and ``bench`` refuse it."""
+    import importlib.util
+    import json
+
+    found = importlib.util.find_spec("litellm")
+    if found is None or found.origin is None:
+        return False
+    prices = Path(found.origin).parent / "model_prices_and_context_window_backup.json"
+    try:
+        known = json.loads(prices.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if not isinstance(known, dict):
+        return False
+    if model in known:
+        return True
+    provider = model.split("/", 1)[0] if "/" in model else None
+    return provider is not None and any(
+        isinstance(v, dict) and v.get("litellm_provider") == provider for v in known.values()
+    )
 
 
 def _model(args: argparse.Namespace) -> Any:
@@ -561,6 +599,7 @@ def _plan(prep: Prepared) -> Any:
         project=project_folder(path),
         class_name=task.class_name,
         program=task.program,
+        kind=task.target_kind,
     )
 
 

@@ -49,9 +49,17 @@ point and is counted; a test proposal or an edit cannot be parsed or merged agai
 so they are reported on their own line (``ut-unattributed``), with the corpus problems each
 would parse as a test of, and left out of the rates.
 
+**No answer**: a reply the model layer would not take as an answer (``agents/cache.py``'s
+``short_of``: empty, or a fragment a server cut off, which the engine asks again) is counted
+apart before any parser reads it, neither parsed nor refused; the rate is of the answers.
+**Methods**: a row whose ``entry_point`` is ``Class.method`` or whose ``target_kind`` is not
+``function`` is read as the ClassEval rows are (votes with ``parse_vote``, proposals and edits
+against the row's ``code``; without it, a vote only).
+
 ``--parser FILE`` loads another version of ``agents/parsing.py`` (for example the one before a
 change) in place of the installed one. Printed: one ``PURPOSE`` line per purpose (replies,
-parsed, refused, rate), the refusal reasons by count, and with ``--show refused`` (or ``all``)
+no answer, parsed, refused, the rate of the answers), the no-answer and refusal reasons by
+count, and with ``--show refused`` (or ``all``)
 one line per reply. Exit status: 0, 2 for a missing corpus or dataset, 3 when the sandbox cannot
 start.
 """
@@ -166,7 +174,10 @@ class Outcome:
     ok: bool
     detail: str
     program: bool = False
-    """A reply about a test with setup (a ClassEval+Fix method)."""
+    """A reply about a test with setup (a ClassEval+Fix method, or a method row)."""
+    answered: bool = True
+    """False for a reply that is no answer (empty, or a fragment a server cut off): counted
+    apart, neither parsed nor refused."""
 
 
 def _classes(rows: list[dict[str, Any]], data_dir: Path) -> dict[str, Any] | str:
@@ -184,13 +195,23 @@ def _classes(rows: list[dict[str, Any]], data_dir: Path) -> dict[str, Any] | str
     return {t.task_id: t for t in tasks}
 
 
-def _program_target(row: dict[str, Any], classes: dict[str, Any]) -> tuple[str, str, str] | None:
-    """(code, method, class name) of a row about a ClassEval+Fix method, else ``None``."""
+def _program_target(
+    row: dict[str, Any], classes: dict[str, Any]
+) -> tuple[str | None, str, str] | None:
+    """(code, method, class name) of a row about a method (a ClassEval+Fix method, an
+    ``entry_point`` written ``Class.method`` or a ``target_kind`` other than ``function``,
+    with the row's ``code`` when it has one), else ``None``: a function's row."""
     parts = str(row.get("task_id") or "").split("/")
-    if len(parts) != 3 or parts[0] != "classeval" or parts[1] not in classes:
+    if len(parts) == 3 and parts[0] == "classeval" and parts[1] in classes:
+        task = classes[parts[1]]
+        return task.solution, parts[2], task.class_name
+    entry = str(row.get("entry_point") or "")
+    kind = str(row.get("target_kind") or "function")
+    if "." not in entry and kind == "function":
         return None
-    task = classes[parts[1]]
-    return task.solution, parts[2], task.class_name
+    class_name, _, method = entry.rpartition(".")
+    code = row.get("code")
+    return (str(code) if code else None), method or entry, class_name
 
 
 def _program_row(
@@ -198,24 +219,43 @@ def _program_row(
     p: ModuleType,
     line: int,
     row: dict[str, Any],
-    code: str,
+    code: str | None,
     method: str,
     class_name: str,
     tallies: dict[str, int],
 ) -> Outcome:
     purpose = str(row.get("purpose_guess"))
     reply, finish = str(row["reply"]), str(row.get("finish_reason") or "stop")
+    no_answer = _no_answer(reply, purpose, finish)
+    if no_answer is not None:
+        return Outcome(line, purpose, row.get("task_id"), finish, False, no_answer, True, False)
+    if code is None and purpose != "vote":  # nothing to read a test or merge an edit against
+        detail = "no code: a method's row without the class it belongs to"
+        return Outcome(line, f"{purpose}-unattributed", row.get("task_id"), finish, False, detail)
     if purpose == "ut":
+        assert code is not None
         ok, detail, read, runnable = _program_ut(sb, reply, code, method, class_name)
         tallies["read"] += read
         tallies["can_run"] += runnable
     elif purpose == "vote":
         ok, detail = _program_vote(sb, p, reply, code)
     else:
+        assert code is not None
         ok, detail = _parse_debug(p, reply, code, method, class_name)
     if not ok and finish == "length":
         detail = f"cut at the token limit: {detail}"
     return Outcome(line, purpose, row.get("task_id"), finish, ok, detail, program=True)
+
+
+def _no_answer(reply: str, purpose: str, finish: str) -> str | None:
+    """Why a reply is no answer, as the model layer decides before any parser reads it
+    (:func:`utdebug.agents.cache.short_of`: empty, or a fragment a server cut off, which the
+    engine asks again), else ``None``."""
+    try:
+        from utdebug.agents.cache import short_of
+    except ImportError:  # an older model layer: only an empty reply is none
+        return None if reply.strip() else "an empty reply"
+    return short_of(reply, purpose, finish)
 
 
 def _parse_ut(p: ModuleType, sb: Sandbox, reply: str, code: str, entry: str) -> tuple[bool, str]:
@@ -300,7 +340,7 @@ def _admitted(
     return sum(r is None for r in reasons), first
 
 
-def _program_vote(sb: Sandbox, p: ModuleType, reply: str, code: str) -> tuple[bool, str]:
+def _program_vote(sb: Sandbox, p: ModuleType, reply: str, code: str | None) -> tuple[bool, str]:
     from utdebug.agents.reply_votes import parse_vote
 
     named = _SUBJECT.findall(reply)
@@ -396,6 +436,11 @@ def main() -> int:
             reply, task_id = str(row["reply"]), row.get("task_id")
             finish = str(row.get("finish_reason") or "stop")
             problem = problems.get(task_id) if task_id else None
+            no_answer = _no_answer(reply, str(row.get("purpose_guess")), finish)
+            if no_answer is not None:  # under the purpose it was asked for (a cut proposal)
+                outcomes.append(Outcome(line, purpose, task_id, finish, False, no_answer))
+                outcomes[-1].answered = False
+                continue
             if purpose == "vote":
                 ok, detail = _parse_vote(parser, sb, reply)
             elif problem is None:
@@ -441,15 +486,19 @@ def main() -> int:
             )
             summary["purposes"][purpose] = {"replies": len(mine), "unique_fit": unique}
             continue
-        rate = parsed / len(mine)
+        none = sum(not o.answered for o in mine)
+        answers = len(mine) - none
+        rate = parsed / answers if answers else 0.0
         say(
-            f"PURPOSE {purpose:<6} replies {len(mine):>3}  parsed {parsed:>3}  refused "
-            f"{len(mine) - parsed:>3}  rate {rate * 100:5.1f} %  ({cut} cut at the token limit)"
+            f"PURPOSE {purpose:<6} replies {len(mine):>3}  no answer {none:>3}  parsed "
+            f"{parsed:>3}  refused {answers - parsed:>3}  rate {rate * 100:5.1f} % of the "
+            f"answers  ({cut} cut at the token limit)"
         )
         summary["purposes"][purpose] = {
             "replies": len(mine),
+            "no_answer": none,
             "parsed": parsed,
-            "refused": len(mine) - parsed,
+            "refused": answers - parsed,
             "rate": round(rate, 4),
             "cut": cut,
         }
@@ -462,20 +511,31 @@ def main() -> int:
     reasons = Counter(
         re.sub(r"`[^`]*`", "`...`", o.detail)
         for o in outcomes
-        if not o.ok and not o.purpose.endswith("-unattributed")
+        if not o.ok and o.answered and not o.purpose.endswith("-unattributed")
     )
+    unanswered = Counter(re.sub(r"\d+", "N", o.detail) for o in outcomes if not o.answered)
+    say("no answer (counted apart: the engine asks again):")
+    for reason, count in unanswered.most_common():
+        say(f"  {count:>3}  {reason[:110]}")
     say("refusal reasons (code spans elided):")
     for reason, count in reasons.most_common():
         say(f"  {count:>3}  {reason[:110]}")
     if args.show != "none":
         for o in outcomes:
             if args.show == "all" or not o.ok:
-                verdict = "parsed " if o.ok else "REFUSED"
+                verdict = "parsed " if o.ok else "REFUSED" if o.answered else "NO ANSWER"
                 say(f"line {o.line:>3} {o.purpose:<6} {o.task_id} {verdict} {o.detail[:150]}")
     say(f"WALL {wall:.2f} s")
     summary["wall_s"] = round(wall, 3)
     summary["refused"] = [
-        {"line": o.line, "purpose": o.purpose, "reason": o.detail} for o in outcomes if not o.ok
+        {"line": o.line, "purpose": o.purpose, "reason": o.detail}
+        for o in outcomes
+        if not o.ok and o.answered
+    ]
+    summary["no_answer"] = [
+        {"line": o.line, "purpose": o.purpose, "reason": o.detail}
+        for o in outcomes
+        if not o.answered
     ]
     if args.json:
         print(json.dumps(summary, indent=1))

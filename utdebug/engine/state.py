@@ -274,11 +274,17 @@ class SessionState:
         return await self._rerun()
 
     async def add_program_test(
-        self, setup: str, call: str, expected: Any, then: str | None = None
+        self,
+        setup: str,
+        call: str,
+        expected: Any,
+        then: str | None = None,
+        input_source: str = "person",
     ) -> TestRun:
         """A person's own test program of the code in force (``expected``: a value or a
         :class:`~utdebug.engine.program.Raises`); its parts are only parsed here (the sandbox
-        runs them). Raises ValueError with the reason when they do not parse."""
+        runs them). Raises ValueError with the reason when they do not parse. A call that
+        should raise is such a test with no setup (``input_source`` as for :meth:`add_test`)."""
         self._check_idle()
         why = check_shape(setup, call, then)
         if why is not None:
@@ -293,6 +299,7 @@ class SessionState:
             target=code_id(self.code),
             setup=setup,
             then=then.strip() if then is not None and then.strip() else None,
+            input_source=input_source,
         )
         self.tests.append(t)
         self.emit(TestChanged(self._round, "added", t))

@@ -233,7 +233,7 @@ BINDING_PREFIX = "utdebug."
 """Binding ids are ``utdebug.<id>`` (``App.set_keymap`` rebinds them)."""
 
 
-FOOTER_FIRST = ("help",)
+FOOTER_FIRST = ("help", "quit")
 """Shown first in the footer, so that a narrow terminal (80 columns) keeps them."""
 
 

@@ -278,6 +278,8 @@ class DebugApp(PersonChanges):
         return await decision
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if self.closing:  # workers are stopped as the app closes: nothing left to draw on
+            return
         if event.worker.group == "startup":
             self._started(event)
             return

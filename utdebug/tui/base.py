@@ -27,7 +27,7 @@ from utdebug.text_safety import visible
 from utdebug.tui.actions import bindings
 from utdebug.tui.activity import CallTracker, Progress, describe, spinner, traffic_line
 from utdebug.tui.config import AppConfig, StartupFailed
-from utdebug.tui.format import StatusPart, finish_words, shorten, verdict_status
+from utdebug.tui.format import StatusPart, finish_words, passing, shorten, verdict_status
 from utdebug.tui.messages import OriginalsRun, ReviewRequested
 from utdebug.tui.panels import PANELS, bottom_tabs
 from utdebug.tui.records import Actual
@@ -224,6 +224,13 @@ class AppBase(App[None]):
                 self._save_failed = True
                 self._tell(f"the session cannot be saved: {exc}", "error")
 
+    @property
+    def closing(self) -> bool:
+        """Whether the app is shutting down: its screens are gone or going, so what a worker
+        posted before it was stopped (a session's last events, a run's result) has nothing to
+        be drawn on and is dropped."""
+        return not self.is_running
+
     def on_unmount(self) -> None:
         """The app closes: a write folded into a later one is done now."""
         if self._save_timer is not None:
@@ -287,6 +294,8 @@ class AppBase(App[None]):
         return next((c for c in codes if code_id(c) == cid), None)
 
     def on_originals_run(self, message: OriginalsRun) -> None:
+        if self.closing:
+            return
         if message.code_id != self.state.originals_code:
             return  # the code in force changed since: a newer run is on its way
         if message.error is not None:
@@ -351,15 +360,14 @@ class AppBase(App[None]):
             return f"rolled back to version {self.state.rolled_back_to} · r goes on from it"
         if self.state.phase is Phase.FINISHED and self.state.finish_reason == "resumed":
             if self.state.taken_back_from is not None:
-                return (
-                    f"finished: {finish_words(self.state.taken_back_from)} (taken back) · r goes on"
-                )
+                ended = self._finish_words(self.state.taken_back_from)
+                return f"finished: {ended} (taken back) · r goes on"
             after = (
                 "" if self.state.rounds_done is None else f" after round {self.state.rounds_done}"
             )
             return f"taken back from its file: paused{after} · r goes on, s runs one round"
         if self.state.phase is Phase.FINISHED:
-            return f"finished: {finish_words(self.state.finish_reason)}"
+            return f"finished: {self._finish_words(self.state.finish_reason)}"
         if self.state.phase is Phase.ERROR:
             return f"stopped by {self.state.error} · r asks again"
         if self.state.phase is Phase.REVIEW:
@@ -370,6 +378,14 @@ class AppBase(App[None]):
             what = "the sandbox" if self.model_free else "the sandbox and the model's probe"
             return f"{spinner(self.config.clock())} starting: {what}"
         return self._activity()  # running or pausing
+
+    def _finish_words(self, reason: str | None) -> str:
+        """Why the session ended; for "every test passes", whether that still holds (a
+        person's change since may make tests fail: then how many pass now)."""
+        passed, total = self.state.passed, self.state.total
+        if reason == "all_pass" and passed is not None and total and passed < total:
+            return f"every test passed; now {passing(passed, total)} · r goes on"
+        return finish_words(reason)
 
     def _model_free_text(self) -> str:
         """What a session without a model is doing: synthesising, or waiting for a person."""
@@ -425,6 +441,7 @@ class AppBase(App[None]):
                 StatusPart(
                     f"${u.cost:.4f}" if u.cost_known else "cost unknown",
                     f"${u.cost:.2f}" if u.cost_known else None,
+                    optional=True,
                 )
             )
         if self.review_by_hand:
@@ -435,6 +452,7 @@ class AppBase(App[None]):
                 StatusPart(
                     "sandbox: " + ", ".join(self.sandbox_layers),
                     f"sandbox {len(self.sandbox_layers)}/{total}",
+                    optional=True,
                 )
             )
         return parts

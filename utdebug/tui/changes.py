@@ -10,13 +10,14 @@ from textual.widgets import DataTable
 
 from utdebug.engine.execution import TestRun
 from utdebug.engine.model import UnitTest, code_id
+from utdebug.engine.program import Raises
 from utdebug.engine.session import Session
 from utdebug.pytest_export import export_pytest, render_pytest
 from utdebug.sandbox.values import Opaque
 from utdebug.tui.base import Undo
 from utdebug.tui.details import TestDetail, TestDetailScreen
 from utdebug.tui.engine_events import EngineEvents
-from utdebug.tui.format import actual_text, plural, safe_repr, verdict_status
+from utdebug.tui.format import actual_text, passing, plural, safe_repr, verdict_status
 from utdebug.tui.messages import PersonDone, PersonFailed
 from utdebug.tui.screens import (
     AddTestScreen,
@@ -114,9 +115,7 @@ class PersonChanges(EngineEvents):
             self._tell(message.what)
             return
         again = " (u undoes)" if self.undo_stack and not message.what.startswith("undo") else ""
-        self._tell(
-            f"{message.what}: {message.passed}/{plural(message.total, 'test')} pass now{again}"
-        )
+        self._tell(f"{message.what}: {passing(message.passed, message.total)} now{again}")
 
     def on_person_failed(self, message: PersonFailed) -> None:
         self.person_busy = max(self.person_busy - 1, 0)
@@ -212,7 +211,7 @@ class PersonChanges(EngineEvents):
                         return None
                     return Undo(f"adding test #{added}", lambda s2: s2.delete_test(added))
 
-                self._person("test added", lambda s: s.add_test(args, expected), undo)
+                self._person("test added", lambda s: _add(s, args, expected, "person"), undo)
 
         self.push_screen(AddTestScreen(self.debug_task.entry_point, self.state.code), added)
 
@@ -252,9 +251,7 @@ class PersonChanges(EngineEvents):
             self.call_later(self._draw, "inputs")
             return Undo(f"adding test #{added}", lambda s2: s2.delete_test(added))
 
-        self._person(
-            what, lambda s: s.add_test(row.args, expected, input_source=row.input_source), undo
-        )
+        self._person(what, lambda s: _add(s, row.args, expected, row.input_source), undo)
 
     def action_mark_wrong(self) -> None:
         """The selected synthesised input's outcome is wrong: a person writes the expected
@@ -276,6 +273,7 @@ class PersonChanges(EngineEvents):
                 title=f"What should synthesised input {row.number} give?",
                 now=("the code in force gives: ", row.outcome),
                 prefill=safe_repr(row.value) if row.status == "ok" else "",
+                raises=True,
             ),
             edited,
         )
@@ -507,15 +505,27 @@ class PersonChanges(EngineEvents):
         if loaded is None:
             self._tell("no source file: the exported tests import the function from it", "warning")
             return
-        if not self.state.tests:
+        # Every test the table shows: the first tests that new ones replaced (those that
+        # showed the bug) as well as the session's.
+        tests = [*self.state.originals, *self.state.tests]
+        if not tests:
             self._tell("no tests to export yet", "warning")
             return
         out = loaded.path.with_name(f"test_{loaded.entry_point}_utdebug.py")
         try:
-            rendered = render_pytest(loaded, self.state.tests)
-            export_pytest(loaded, self.state.tests, out)
+            rendered = render_pytest(loaded, tests)
+            export_pytest(loaded, tests, out)
         except (WorkspaceError, OSError) as exc:
             self._tell(f"cannot write {out}: {exc}", "error")
             return
         skipped = f", {rendered.skipped} skipped (not literals)" if rendered.skipped else ""
         self._tell(f"exported {plural(rendered.exported, 'test')} to {out}{skipped}")
+
+
+def _add(session: Session, args: tuple[Any, ...], expected: Any, source: str) -> Awaitable[TestRun]:
+    """A person's test of literal arguments: a value to expect, or an exception the call
+    should raise (a :class:`Raises`: a test with no setup, as the engine runs those)."""
+    if isinstance(expected, Raises):
+        call = f"{session.task.entry_point}({', '.join(repr(a) for a in args)})"
+        return session.add_program_test("", call, expected, input_source=source)
+    return session.add_test(args, expected, input_source=source)

@@ -41,13 +41,25 @@ from utdebug.tui.format import (
 from utdebug.tui.messages import EngineEvent
 from utdebug.tui.state import Phase
 
+PERSON_OUTCOMES = {
+    "edited": "test edited",
+    "added": "test added",
+    "deleted": "test deleted",
+    "restored": "test undone",
+}
+"""A person's change to a test, in the rounds panel's outcome column (12 cells: the words
+are whole there; ``test restored`` was cut to ``test restore``)."""
+
 
 class EngineEvents(AppBase):
     """Folds each engine event into the state and draws it."""
 
     def on_engine_event(self, message: EngineEvent) -> None:
         """Fold the event into the state (its handler in :attr:`ON_EVENT`), then redraw the
-        status line and save the session."""
+        status line and save the session. Dropped once the app is closing (:attr:`closing`):
+        the session may still be running while its screen is taken down."""
+        if self.closing:
+            return
         ev = message.event
         self.progress.since = self.config.clock()
         handler = self.ON_EVENT.get(type(ev))
@@ -189,7 +201,7 @@ class EngineEvents(AppBase):
         self.state.test_changed(ev, session_tests, self.config.stamp())
         t = ev.test
         detail = f"#{t.id} {t.call} → {shorten(safe_repr(t.expected), 30)}"
-        self._person_row(f"test {ev.action}", detail)
+        self._person_row(PERSON_OUTCOMES.get(ev.action, f"test {ev.action}"), detail)
         self._note(f"a person {ev.action} test {detail}", "bold")
         self._draw_tests()
 

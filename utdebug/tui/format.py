@@ -69,6 +69,11 @@ def finish_words(reason: str | None) -> str:
     return FINISH_WORDS.get(reason, reason.replace("_", " "))
 
 
+def passing(passed: int, total: int) -> str:
+    """``2/3 tests pass``, ``0/1 test passes``."""
+    return f"{passed}/{plural(total, 'test')} {'passes' if total == 1 else 'pass'}"
+
+
 def vote_bar(test: UnitTest) -> str:
     """``████░░░░ 75%``: the share of the k draws that gave the kept answer (``—`` unvoted)."""
     if test.draws <= 0:
@@ -167,17 +172,25 @@ class StatusPart:
     text: str
     short: str | None = None
     style: str = ""
+    optional: bool = False
+    """Left out before the first part (the state) is cut (the cost, the sandbox)."""
 
 
 STATUS_SEP = " │ "
+
+
+STATE_CELLS = 40
+"""The first part of the status bar (the state, or what the session does now) is cut down to
+this many cells before any later part (the round, the model, the tokens) is left out."""
 
 
 def fit_status(parts: Sequence[StatusPart], width: int) -> list[tuple[str, str]]:
     """(text, style) pieces of one line at most ``width`` cells, separators included.
 
     The long forms when they fit; else short forms, from the last part backwards; else the
-    last parts are left out; the first part (the state) is never left out, only cut with an
-    ellipsis as a last resort.
+    optional parts are left out, from the last; else the first part (the state) is cut with
+    an ellipsis down to :data:`STATE_CELLS`; else the last parts are left out; the first part
+    is never left out, only cut further as a last resort.
     """
     texts = [p.text for p in parts]
 
@@ -190,6 +203,16 @@ def fit_status(parts: Sequence[StatusPart], width: int) -> list[tuple[str, str]]
         short = parts[i].short
         if short is not None:
             texts[i] = short
+    shown = list(parts)
+    for i in reversed(range(1, len(parts))):
+        if length(texts) <= width:
+            break
+        if parts[i].optional:
+            del texts[i], shown[i]
+    parts = shown
+    over = length(texts) - width
+    if texts and over > 0 and cell_len(texts[0]) > STATE_CELLS:
+        texts[0] = shorten(texts[0], max(cell_len(texts[0]) - over, STATE_CELLS))
     keep = len(texts)
     while keep > 1 and length(texts[:keep]) > width:
         keep -= 1

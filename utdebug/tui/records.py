@@ -9,6 +9,9 @@ from dataclasses import dataclass, field
 
 from utdebug.engine.events import TestChanged, TestKept, TestsRun, VoteCast
 from utdebug.engine.model import UnitTest
+from utdebug.engine.voting import KeyStyle, answer_key
+from utdebug.expected_values import expected_value
+from utdebug.literals import LiteralError
 from utdebug.tui.format import safe_repr, shorten, verdict_status
 
 
@@ -29,18 +32,35 @@ class Votes:
     """Every vote that gave a value (its repr), in order."""
     refused: list[str] = field(default_factory=list)
     """Why each other vote was refused."""
+    style: KeyStyle = "paper"
+    """Which answers are one, as the session voted (:mod:`utdebug.engine.voting`)."""
 
     @property
     def draws(self) -> int:
         return len(self.answers) + len(self.refused)
 
     def tally(self) -> list[str | None]:
-        """Every vote: its answer, ``None`` for a refused one."""
-        return [*self.answers, *[None] * len(self.refused)]
+        """Every vote: its answer (the first one shown of those the vote counted as one:
+        ``7`` and ``7.0`` are one answer), ``None`` for a refused one."""
+        first: dict[str, str] = {}
+        shown = [first.setdefault(answer_group(a, self.style), a) for a in self.answers]
+        return [*shown, *[None] * len(self.refused)]
 
     def counts(self) -> list[tuple[str, int]]:
         """Every distinct answer with its count, the most frequent first."""
-        return Counter(self.answers).most_common()
+        return Counter(a for a in self.tally() if a is not None).most_common()
+
+
+def answer_group(shown: str, style: KeyStyle = "paper") -> str:
+    """The voting key of a vote's shown answer (:func:`~utdebug.engine.voting.answer_key` of
+    the value it reads as; the text itself when it does not read back)."""
+    if shown.startswith("raises "):
+        return shown
+    try:
+        value = expected_value(shown)
+    except LiteralError:
+        return shown
+    return answer_key(value, style)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,14 +79,16 @@ class TestRecords:
 
     __test__ = False  # not a pytest class
 
-    def __init__(self) -> None:
+    def __init__(self, style: KeyStyle = "paper") -> None:
+        self.style: KeyStyle = style
+        """Which answers are one (the session's voting style)."""
         self._pending: dict[tuple[int, int], Votes] = {}
         self.votes: dict[int, Votes] = {}
         self.actual: dict[int, Actual] = {}
         self.history: dict[int, list[HistoryEntry]] = {}
 
     def vote(self, ev: VoteCast) -> None:
-        votes = self._pending.setdefault((ev.round, ev.attempt), Votes())
+        votes = self._pending.setdefault((ev.round, ev.attempt), Votes(style=self.style))
         if ev.answer is not None:
             votes.answers.append(ev.answer)
         else:
@@ -74,7 +96,7 @@ class TestRecords:
 
     def proposal_votes(self, round_no: int, attempt: int) -> Votes:
         """The votes of a proposal that was just kept or dropped (forgotten here)."""
-        return self._pending.pop((round_no, attempt), Votes())
+        return self._pending.pop((round_no, attempt), Votes(style=self.style))
 
     def kept(self, ev: TestKept, when: str) -> None:
         t = ev.test

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 from rich.table import Table
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
@@ -18,6 +19,7 @@ from textual.widgets.option_list import Option
 from utdebug.engine.program import Raises, check_shape
 from utdebug.engine.session import EditReview
 from utdebug.literals import LiteralError
+from utdebug.synth.candidates import parameter_names
 from utdebug.text_safety import visible
 from utdebug.tui.actions import TRANSCRIPT_KEYS, display_keys, session_actions
 from utdebug.tui.format import (
@@ -122,10 +124,13 @@ class EditExpectedScreen(ModalScreen[Edited | None]):
         title: str | None = None,
         now: tuple[str, str] | None = None,
         prefill: str | None = None,
+        raises: bool = False,
     ) -> None:
         """``title``, ``now`` (label, text) and ``prefill`` replace the test's own (a
-        synthesised input's outcome that a person marks wrong)."""
+        synthesised input's outcome that a person marks wrong); with ``raises`` the answer may
+        also be ``raises ExceptionType`` (a :class:`~utdebug.engine.program.Raises`)."""
         super().__init__()
+        self.raises = raises
         self.test_id = test_id
         self.call = call
         self.expected = expected
@@ -143,7 +148,8 @@ class EditExpectedScreen(ModalScreen[Edited | None]):
             # keeps it to change a part.
             box = Input(
                 self.prefill,
-                placeholder="the correct output, as a Python literal",
+                placeholder="the correct output, as a Python literal"
+                + (", or raises ValueError" if self.raises else ""),
                 id="expected-input",
                 select_on_focus=True,
             )
@@ -157,8 +163,9 @@ class EditExpectedScreen(ModalScreen[Edited | None]):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
+        read = parse_outcome if self.raises else parse_expected
         try:
-            value = parse_expected(event.value, self.module_source)
+            value = read(event.value, self.module_source)
         except LiteralError as exc:
             self.query_one("#error", Static).update(foreign(f"not a value: {exc.message}"))
             return
@@ -175,7 +182,8 @@ class NewTest:
 
 
 class AddTestScreen(ModalScreen[NewTest | None]):
-    """A person's own test: the arguments and the expected output, as Python literals."""
+    """A person's own test: the arguments and the expected output, as Python literals (or
+    ``raises ExceptionType``)."""
 
     DEFAULT_CSS = "AddTestScreen {" + DIALOG_CSS + "}"
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -188,12 +196,18 @@ class AddTestScreen(ModalScreen[NewTest | None]):
         self.module_source = module_source
 
     def compose(self) -> ComposeResult:
+        names = parameter_names(self.module_source or "", self.entry_point)
+        example = ", ".join(str(n) for n in range(1, len(names) + 1)) if names else "1, 2"
+        args = f"({example},)" if len(names) == 1 else f"({example})"
+        call = f"{self.entry_point}({example})"
         with Vertical(id="dialog"):
-            yield Static(foreign(f"Add a test of {self.entry_point}"), classes="title")
-            yield Static(Text("arguments: a tuple such as (1, 2), or a call such as f(1, 2)"))
-            yield _input(f"(1, 2)  or  {self.entry_point}(1, 2)", "args-input")
-            yield Static(Text("expected output: a Python literal, or e.g. Point(1, 2)"))
-            yield _input("3", "expected-input")
+            yield Static(
+                foreign(f"Add a test of {self.entry_point}({', '.join(names)})"), classes="title"
+            )
+            yield Static(foreign(f"arguments: a tuple such as {args}, or a call such as {call}"))
+            yield _input(f"{args}  or  {call}", "args-input")
+            yield Static(Text("expected output: a Python literal, e.g. Point(1, 2), or raises X"))
+            yield _input("3  or  raises ValueError", "expected-input")
             yield Static("", id="error", classes="error")
             yield Static("enter: next / save · escape: cancel", classes="hint")
 
@@ -218,7 +232,7 @@ class AddTestScreen(ModalScreen[NewTest | None]):
             self.query_one("#expected-input", Input).focus()
             return
         try:
-            expected = parse_expected(event.value, self.module_source)
+            expected = parse_outcome(event.value, self.module_source)
         except LiteralError as exc:
             self.query_one("#error", Static).update(foreign(f"expected output: {exc.message}"))
             return
@@ -251,6 +265,22 @@ def parse_outcome(text: str, module_source: str | None = None) -> Any:
     return parse_expected(text, module_source)
 
 
+class SetupArea(TextArea):
+    """The setup's lines: enter adds a line, and on an empty last line (or in an empty
+    setup) goes on to the call, as the dialog's hint says."""
+
+    async def _on_key(self, event: events.Key) -> None:
+        row = self.cursor_location[0]
+        last = self.document.line_count - 1
+        if event.key == "enter" and row == last and not self.document.get_line(row).strip():
+            event.stop()
+            event.prevent_default()
+            self.text = self.text.rstrip()
+            self.screen.focus_next()
+            return
+        await super()._on_key(event)
+
+
 class ProgramTestScreen(ModalScreen[NewProgram | None]):
     """A person's test with setup, new or edited: setup statements (several lines), one call,
     the expected outcome, and optionally an expression read after the call (``cart.items``).
@@ -279,9 +309,14 @@ class ProgramTestScreen(ModalScreen[NewProgram | None]):
         t = self.test
         with Vertical(id="dialog"):
             yield Static(foreign(self.title_text), classes="title")
-            yield Static(Text("setup: statements that build what the call needs (may be empty)"))
+            yield Static(
+                Text(
+                    "setup: statements that build what the call needs (may be empty; enter on "
+                    "an empty line goes on to the call)"
+                )
+            )
             setup = visible(t.setup, keep="\n\t") if t else ""
-            area = TextArea(setup, id="setup-input", language=None)
+            area = SetupArea(setup, id="setup-input", language=None)
             area.cursor_blink = False
             yield area
             yield Static(Text(f"call: one expression, e.g. obj.{self.target.split('.')[-1]}(1)"))

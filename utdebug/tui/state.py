@@ -199,6 +199,7 @@ class AppState:
     def __post_init__(self) -> None:
         self.code = self.code or self.task.code
         self.round_limit = self.round_limit or self.settings.rounds
+        self.records.style = "reference" if self.settings.variant.value == "reference" else "paper"
 
     def move(self, to: Phase) -> None:
         """Go to the phase ``to`` (:class:`PhaseError` when :data:`MOVES` does not allow it)."""
@@ -388,7 +389,7 @@ class AppState:
             self.timeline[str(key)] = TimelineRow(*(str(x) for x in row))
         self.person_changes = sum(1 for k in self.timeline if k.startswith("p"))
         for k, (answers, refused) in saved.get("votes", {}).items():
-            self.records.votes[int(k)] = Votes(list(answers), list(refused))
+            self.records.votes[int(k)] = Votes(list(answers), list(refused), self.records.style)
         for k, hs in saved.get("history", {}).items():
             self.records.history[int(k)] = [HistoryEntry(*h) for h in hs]
         self.transcript.extend(read_transcript(saved.get("transcript", [])))

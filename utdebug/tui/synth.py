@@ -109,13 +109,20 @@ def plan_for(
     problem: Any = None,
     class_name: str | None = None,
     program: bool = False,
+    kind: str = "function",
 ) -> SynthPlan:
-    """The plan of a file's function (``path``) or a benchmark problem."""
+    """The plan of a file's function (``path``) or a benchmark problem (``kind``: the
+    target's kind, :class:`~utdebug.engine.targets.TargetKind`'s value)."""
     refusal = None
     if class_name is not None or program:
+        what = (
+            f"{entry_point} takes objects"
+            if kind == "function"
+            else f"{entry_point} is {'an' if kind[0] in 'aeiou' else 'a'} {kind}"
+        )
         refusal = (
-            "only plain functions called with literal arguments get synthesised inputs (this "
-            "one's tests need a setup)"
+            "inputs are synthesised for plain functions called with literal arguments, and "
+            f"{what}: its tests need a setup"
         )
     source = None
     if path is not None:

@@ -1,5 +1,5 @@
 """What every command module shares: exit codes, the sandbox options, the usage-error line,
-the dataset folder's check, SIGTERM as Ctrl-C.
+the dataset folder's check, SIGTERM as Ctrl-C, the rich console a command prints through.
 
 The command line reads top-down: :mod:`utdebug.cli` builds the parser and dispatches to the
 command modules (``bench_cmd``, ``check_cmd``, ``debug_cmd``, ``models_cmd``, ``train_cmd``);
@@ -16,16 +16,24 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import IntEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = [
     "Exit",
+    "console",
     "data_dir_problem",
     "env_flag",
     "sandbox_config",
     "sigterm_stops",
     "usage_line",
 ]
+
+
+UNWRAPPED_WIDTH = 100_000
+"""The width a console writing to a file or a pipe lays tables out in: no limit in practice."""
 
 
 class Exit(IntEnum):
@@ -96,3 +104,16 @@ def sigterm_stops() -> Iterator[threading.Event]:
         yield stop
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def console(*, stderr: bool = False, **options: Any) -> Console:
+    """The rich console of a command's stdout (``stderr``: its stderr). On a terminal, rich's
+    own (the terminal's width). To a file or a pipe (a CI log), no width limit: a line is
+    never broken inside a sentence or a path, and a table takes the width its cells need
+    (rich's default there is 80 columns, which split messages and truncated paths)."""
+    from rich.console import Console
+
+    made = Console(stderr=stderr, **options)
+    if made.is_terminal:
+        return made
+    return Console(stderr=stderr, width=UNWRAPPED_WIDTH, soft_wrap=True, **options)

@@ -1,5 +1,6 @@
 """What every command module shares: exit codes, the sandbox options, the usage-error line,
-the dataset folder's check, SIGTERM as Ctrl-C, the rich console a command prints through.
+the dataset folder's check, SIGTERM as Ctrl-C, the rich console a command prints through,
+how long the command has run.
 
 The command line reads top-down: :mod:`utdebug.cli` builds the parser and dispatches to the
 command modules (``bench_cmd``, ``check_cmd``, ``debug_cmd``, ``models_cmd``, ``train_cmd``);
@@ -12,6 +13,7 @@ import argparse
 import os
 import signal
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import IntEnum
@@ -23,6 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Exit",
+    "command_seconds",
     "console",
     "data_dir_problem",
     "env_flag",
@@ -31,6 +34,8 @@ __all__ = [
     "usage_line",
 ]
 
+
+_IMPORTED = time.monotonic()
 
 UNWRAPPED_WIDTH = 100_000
 """The width a console writing to a file or a pipe lays tables out in: no limit in practice."""
@@ -117,3 +122,16 @@ def console(*, stderr: bool = False, **options: Any) -> Console:
     if made.is_terminal:
         return made
     return Console(stderr=stderr, width=UNWRAPPED_WIDTH, soft_wrap=True, **options)
+
+
+def command_seconds() -> float:
+    """Wall seconds since this process started: the interpreter's start and the imports
+    included, so the time a command reports is the time a person who timed it saw. Where the
+    system does not say (no ``/proc``), since this module was imported."""
+    try:
+        stat = Path("/proc/self/stat").read_text(encoding="ascii")
+        start_ticks = int(stat[stat.rindex(")") + 2 :].split()[19])  # field 22: starttime
+        uptime = float(Path("/proc/uptime").read_text(encoding="ascii").split()[0])
+        return max(0.0, uptime - start_ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return time.monotonic() - _IMPORTED

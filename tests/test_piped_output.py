@@ -94,3 +94,10 @@ def test_debug_and_demo_say_what_they_need_on_one_line(deep: Path) -> None:
     whole(r.stderr, "the interactive app needs a terminal (stdin is not a terminal); for runs")
     r = utdebug("demo")
     whole(r.stderr, "utdebug demo: the interactive app needs a terminal (stdin is not a terminal)")
+
+
+def test_train_says_what_is_wrong_on_one_line(deep: Path) -> None:
+    missing = deep / "no-data-here"
+    r = utdebug("train", "data", "--source", "mbpp+", "--data-dir", str(missing), "--model", "sim")
+    assert r.returncode == 2
+    whole(r.stderr, f"--data-dir {missing} does not exist: name the folder that holds the dataset")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -197,6 +197,21 @@ class ModelInterrupted(ModelUnavailable):
     never used as a completion."""
 
 
+class ModelDropped(ModelUnavailable):
+    """The server had the request and was answering it when the reply stopped coming: the
+    connection dropped after the request was sent, a stream ended before its last chunk, or a
+    streamed reply stalled after its first tokens. Never sent again: the server may have
+    generated (and billed) the reply, and a second send would be answered and paid again (see
+    ``docs/models.md``, "Retries"). ``stalled``: the client cut a stalled stream (the server
+    is overloaded)."""
+
+    retryable = False
+
+    def __init__(self, message: str, *, model: str = "", stalled: bool = False) -> None:
+        super().__init__(message, model=model)
+        self.stalled = stalled
+
+
 class CostLimitExceeded(ModelError):
     """The run spent its cost budget; no further calls are made."""
 
@@ -293,6 +308,32 @@ def account(
         m.retries += retries
         m.failures += failures
         m.interrupted += interrupted
+
+
+SampleSink = Callable[[ModelRequest, int, Sequence[Completion]], None]
+"""``(request, offset, completions)``: samples ``offset..`` of ``request`` have arrived."""
+
+_SINKS: ContextVar[tuple[SampleSink, ...]] = ContextVar("utdebug_sample_sinks", default=())
+
+
+@contextlib.contextmanager
+def samples_to(sink: SampleSink) -> Iterator[None]:
+    """Hand ``sink`` the samples of the model calls made in this context as each call
+    answers, before the whole request does (a response cache keeps the votes already answered
+    when the rest of the request fails or is cancelled). A sink checks ``request`` is its
+    own."""
+    token = _SINKS.set((*_SINKS.get(), sink))
+    try:
+        yield
+    finally:
+        _SINKS.reset(token)
+
+
+def arrived(request: ModelRequest, offset: int, completions: Sequence[Completion]) -> None:
+    """Samples ``offset..`` of ``request`` arrived (a model that answers a request in several
+    calls says so after each): every sink of the current :func:`samples_to` context hears it."""
+    for sink in _SINKS.get():
+        sink(request, offset, completions)
 
 
 def identity_of(model: Model) -> str:

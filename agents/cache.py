@@ -27,10 +27,10 @@ import re
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from .base import Completion, Model, ModelRequest, Usage, identity_of
+from .base import Completion, Model, ModelRequest, Usage, identity_of, samples_to
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS completions (
@@ -191,7 +191,10 @@ class CachedModel:
     found in the cache keep their cached text even when ``inner`` produced them again (a gap in
     the hits). Completions with ``finish_reason == "error"``, and those that are no answer
     (:func:`storable`: empty, or a server's fragment shorter than its purpose needs), are not
-    stored; such a stored entry is not replayed (the sample is asked again).
+    stored; such a stored entry is not replayed (the sample is asked again). A model that
+    answers a request in several calls (one per sample) has each call's samples stored as it
+    answers (:func:`~utdebug.agents.base.samples_to`): the votes already answered are kept when
+    the rest of the request fails or is cancelled.
     """
 
     def __init__(self, inner: Model, cache: ResponseCache) -> None:
@@ -219,14 +222,31 @@ class CachedModel:
             return [hits[k] for k in keys]
         first = missing[0]
         sub = request.with_n(request.n - first, start=request.sample_index + first)
-        fresh = await self.inner.complete(sub)
+
+        stored: set[int] = set()
+
+        def keep(offset: int, completions: Sequence[Completion]) -> None:
+            new = [
+                i
+                for i in range(first + offset, min(first + offset + len(completions), len(keys)))
+                if i not in stored and keys[i] not in hits
+            ]
+            stored.update(new)
+            self.cache.put_many(
+                (keys[i], completions[i - first - offset])
+                for i in new
+                if storable(completions[i - first - offset], request.purpose)
+            )
+
+        def arrived(req: ModelRequest, offset: int, completions: Sequence[Completion]) -> None:
+            if req is sub:  # a sample answered while the rest of the request is still asked
+                keep(offset, completions)
+
+        with samples_to(arrived):
+            fresh = await self.inner.complete(sub)
         if len(fresh) != sub.n:
             raise RuntimeError(f"{self.name} returned {len(fresh)} completions for n={sub.n}")
-        self.cache.put_many(
-            (keys[first + j], c)
-            for j, c in enumerate(fresh)
-            if keys[first + j] not in hits and storable(c, request.purpose)
-        )
+        keep(0, fresh)
         out: list[Completion] = [hits[k] for k in keys[:first]]
         for j, c in enumerate(fresh):
             out.append(hits.get(keys[first + j], c))

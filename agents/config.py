@@ -33,7 +33,7 @@ The config file (TOML)::
     supports_n = false                 # default: auto (trust n, top up)
     temperature = 0.2                  # replace utdebug's per-purpose sampling values
     top_p = 0.95
-    max_tokens = 4096
+    max_tokens = 4096                  # or by purpose: { test = 1024, vote = 768, edit = 4096 }
     [models.local.extra]               # passed to litellm.acompletion as is
     extra_headers = { "X-Team" = "qa" }
 
@@ -62,6 +62,19 @@ DEFAULT_MAX_RETRIES = 4
 DEFAULT_CONCURRENCY = 8
 
 
+BUDGET_PURPOSES: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "test": ("ut",),
+        "vote": ("vote",),
+        "edit": ("debug", "perturb"),
+        "solution": ("generate",),
+    }
+)
+"""The keys of a ``max_tokens`` table (a token budget by purpose), and the request purposes
+each one sets: a test proposal, an output vote, an edit (and a corrupted version of gold code,
+which is written like one), a best-of-N solution."""
+
+
 class ConfigError(ValueError):
     """The model configuration is missing, malformed or names an unknown model."""
 
@@ -86,7 +99,9 @@ class ModelSpec:
     supports_n: bool | None = None
     temperature: float | None = None
     top_p: float | None = None
-    max_tokens: int | None = None
+    max_tokens: int | Mapping[str, int] | None = field(default=None, hash=False)
+    """Every request's token budget, or a budget by purpose (keys of
+    :data:`BUDGET_PURPOSES`; the purposes not named keep utdebug's)."""
     script_path: Path | None = None
     """For ``scripted``: the JSON file."""
     extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}), hash=False)
@@ -124,7 +139,10 @@ _KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "supports_n": ((bool,), "true or false"),
     "temperature": (_NUM, "a number >= 0"),
     "top_p": (_NUM, "a number in (0, 1]"),
-    "max_tokens": ((int,), "an integer >= 1"),
+    "max_tokens": (
+        (int, dict),
+        f"an integer >= 1, or a table of them by purpose ({', '.join(BUDGET_PURPOSES)})",
+    ),
     "extra": ((dict,), "a table"),
 }
 
@@ -220,7 +238,7 @@ def _spec_from_table(name: str, table: Mapping[str, Any], where: str, path: str)
     num("cost_limit", "cost_limit" not in table or table["cost_limit"] >= 0)
     num("temperature", "temperature" not in table or table["temperature"] >= 0)
     num("top_p", "top_p" not in table or 0 < table["top_p"] <= 1)
-    num("max_tokens", "max_tokens" not in table or table["max_tokens"] >= 1)
+    budget = _budget(table.get("max_tokens"), where)
     t = table
 
     def opt_float(key: str) -> float | None:
@@ -243,10 +261,28 @@ def _spec_from_table(name: str, table: Mapping[str, Any], where: str, path: str)
         supports_n=t.get("supports_n"),
         temperature=opt_float("temperature"),
         top_p=opt_float("top_p"),
-        max_tokens=t.get("max_tokens"),
+        max_tokens=budget,
         extra=MappingProxyType(dict(t.get("extra", {}))),
         source=f"[models.{name}] in {path}",
     )
+
+
+def _budget(value: object, where: str) -> int | Mapping[str, int] | None:
+    """``max_tokens`` as configured: an integer >= 1, or a table of them keyed by
+    :data:`BUDGET_PURPOSES` (an unknown key, or a value that is no such integer, is an
+    error)."""
+    if value is None:
+        return None
+    table: dict[str, object] = dict(value) if isinstance(value, dict) else {"": value}
+    if isinstance(value, dict):
+        reject_unknown_keys(value, tuple(BUDGET_PURPOSES), f"{where}: max_tokens", "purpose(s)")
+    budgets: dict[str, int] = {}
+    for key, n in table.items():
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            name = f"max_tokens.{key}" if key else "max_tokens"
+            raise ConfigError(f"{where}: {name} must be an integer >= 1, got {n!r}")
+        budgets[key] = n
+    return MappingProxyType(budgets) if isinstance(value, dict) else budgets[""]
 
 
 # --- resolution ---------------------------------------------------------------------------------

@@ -6,7 +6,12 @@ with a fenced value, so a streamed reply can be closed as soon as that value is 
 
 * ``ut`` (a test proposal): an ``Arguments:`` marker, then an ``Output:`` marker with a
   complete fenced value after it;
-* ``vote`` (an output prediction): an ``Output:`` marker with a complete fenced value.
+* ``vote`` (an output prediction, of a call or of a test program): an ``Output:`` marker with a
+  complete fenced value;
+* ``program`` (a test proposal written as a pytest function): the first fenced block that
+  holds a test function (``def test...`` with an ``assert`` or a ``raises``) is closed. Its
+  tests are complete; what a small model writes after them (an explanation, the code again,
+  more blocks) is not read for the tests it asked for.
 
 Debugging replies have no such end (a reply may quote the buggy code before the fix), so they
 run to the model's own end or the token cap. Rules are named in ``ModelRequest.end`` (the name
@@ -17,6 +22,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+
+from .reply_syntax import fenced_blocks
 
 __all__ = ["ENDINGS", "reached"]
 
@@ -37,7 +44,21 @@ def _vote(text: str) -> int | None:
     return None if out is None else out.end()
 
 
-ENDINGS: dict[str, Callable[[str], int | None]] = {"ut": _ut, "vote": _vote}
+_TEST_FUNCTION = re.compile(r"(?m)^[ \t]*(?:async[ \t]+)?def[ \t]+test\w*[ \t]*\(")
+_CHECKS = re.compile(r"\bassert\b|\braises\b")
+
+
+def _program(text: str) -> int | None:
+    for b in fenced_blocks(text):
+        if not b.closed:
+            return None
+        if _TEST_FUNCTION.search(text, b.body, b.end) and _CHECKS.search(text, b.body, b.end):
+            after = text.find("\n", b.end)  # the closing fence's line is whole (not ```python)
+            return None if after < 0 else after
+    return None
+
+
+ENDINGS: dict[str, Callable[[str], int | None]] = {"ut": _ut, "vote": _vote, "program": _program}
 
 
 def reached(name: str | None, text: str) -> int | None:

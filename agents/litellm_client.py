@@ -28,16 +28,20 @@ Policies (see ``docs/models.md``):
   Sample ``i`` of a request uses ``seed = sampling.seed + sample_index + i`` when a seed is set,
   so top-ups never repeat a seed.
 * **Retries.** litellm's and the OpenAI SDK's own retries are off (``num_retries=0``,
-  ``max_retries=0``); ours are the only ones. Rate limits, timeouts, connection errors and 5xx
-  are retried up to ``max_retries`` times (default 4, so at most 5 attempts) after an
+  ``max_retries=0``); ours are the only ones. A request the server had and was answering is
+  never sent again (:class:`~utdebug.agents.base.ModelDropped`: the connection dropped after
+  the request was sent, the stream stopped before its last chunk or stalled after its first
+  tokens): the server may have generated, and billed, the reply. Rate limits, 5xx answers,
+  timeouts before the first token and connections that were never made are retried up to
+  ``max_retries`` times (default 4, so at most 5 attempts) after an
   exponential back-off with jitter: before retry ``k`` (0-based) we wait a random time in
   ``[d/2, d]`` with ``d = min(cap, base * 2**k)`` (defaults base 1 s, cap 30 s: 0.5-1, 1-2, 2-4,
   4-8 s), or the server's ``Retry-After`` when longer (capped). Authentication, not-found,
   bad-request and context-length errors are never retried. Requests, retries and failures are
   counted into the meters of the calling context (:func:`utdebug.agents.base.accounting`).
-* **Sampling.** The configuration's ``temperature``, ``top_p`` and ``max_tokens`` replace the
-  caller's values in every request; with ``extra`` they are part of :attr:`identity`, which
-  names the model in the response cache.
+* **Sampling.** The configuration's ``temperature``, ``top_p`` and ``max_tokens`` (for every
+  request, or by purpose) replace the caller's values; with ``extra`` they are part of
+  :attr:`identity`, which names the model in the response cache.
 * **Cost.** The call's price is litellm's (its bundled price map), else unknown (``None``:
   local or unmapped models). Tokens and cost of a call are split evenly across its choices.
 * **Prefill** is decided by evidence: :meth:`probe` (run before a run, or lazily before the
@@ -64,8 +68,10 @@ from .base import (
     ModelRequest,
     ModelUnavailable,
     account,
+    arrived,
 )
 from .cache import NEEDS
+from .config import BUDGET_PURPOSES
 from .limiter import AdaptiveLimiter, limiter_for
 from .litellm_stream import Outcome, StreamLimits, answered_at_once, stream_reply
 from .preflight import Preflight
@@ -118,19 +124,31 @@ def _first_leaf(group: BaseExceptionGroup[Any]) -> BaseException:
 
 @dataclass(frozen=True, slots=True)
 class SamplingOverrides:
-    """Sampling values from the configuration that replace the callers' in every request."""
+    """Sampling values from the configuration that replace the callers' in every request;
+    ``max_tokens`` for every request, or by purpose (a table keyed by
+    :data:`~utdebug.agents.config.BUDGET_PURPOSES`)."""
 
     temperature: float | None = None
     top_p: float | None = None
-    max_tokens: int | None = None
+    max_tokens: int | Mapping[str, int] | None = field(default=None, hash=False)
+
+    def tokens_for(self, purpose: str) -> int | None:
+        """The configured token budget of a request for ``purpose`` (``None``: utdebug's)."""
+        if not isinstance(self.max_tokens, Mapping):
+            return self.max_tokens
+        for key, purposes in BUDGET_PURPOSES.items():
+            if purpose in purposes and key in self.max_tokens:
+                return int(self.max_tokens[key])
+        return None
 
     def to_json(self) -> dict[str, Any]:
+        budget = self.max_tokens
         return {
             k: v
             for k, v in (
                 ("temperature", self.temperature),
                 ("top_p", self.top_p),
-                ("max_tokens", self.max_tokens),
+                ("max_tokens", dict(budget) if isinstance(budget, Mapping) else budget),
             )
             if v is not None
         }
@@ -449,15 +467,17 @@ class LiteLLMModel:
         batches: list[tuple[int, int]],
         use_prefill: bool,
     ) -> list[list[Completion]]:
+        async def one(offset: int, k: int) -> list[Completion]:
+            comps = await self._call(ll, messages, request, k, offset, use_prefill)
+            arrived(request, offset, comps[:k])
+            return comps
+
         if len(batches) == 1:
             offset, k = batches[0]
-            return [await self._call(ll, messages, request, k, offset, use_prefill)]
+            return [await one(offset, k)]
         try:
             async with asyncio.TaskGroup() as tg:
-                tasks = [
-                    tg.create_task(self._call(ll, messages, request, k, offset, use_prefill))
-                    for offset, k in batches
-                ]
+                tasks = [tg.create_task(one(offset, k)) for offset, k in batches]
         except BaseExceptionGroup as eg:
             raise _first_leaf(eg) from None
         return [t.result() for t in tasks]
@@ -523,11 +543,12 @@ class LiteLLMModel:
     ) -> dict[str, Any]:
         s = request.sampling
         o = self.overrides
+        budget = o.tokens_for(request.purpose)
         return self._kwargs_raw(
             messages,
             temperature=s.temperature if o.temperature is None else o.temperature,
             top_p=s.top_p if o.top_p is None else o.top_p,
-            max_tokens=s.max_tokens if o.max_tokens is None else o.max_tokens,
+            max_tokens=s.max_tokens if budget is None else budget,
             stop=list(s.stop) or None,
             n=n,
             seed=None if s.seed is None else s.seed + request.sample_index + offset,

@@ -1,6 +1,8 @@
 """A litellm reply read into :class:`~utdebug.agents.base.Completion` objects: a streamed one
 chunk by chunk under the first-token and stall time limits (closed at its natural end), or one
-answered at once; with its tokens and cost.
+answered at once; with its tokens and cost. A stream that stops before its reply did (the
+connection dropped, it ended without its last chunk, it stalled after its first tokens) is
+:class:`~utdebug.agents.base.ModelDropped`: the server was answering, so it is never sent again.
 """
 
 from __future__ import annotations
@@ -10,8 +12,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from .base import Completion, ModelRequest, ModelTimeout, ModelUnavailable, Usage
+from .base import Completion, ModelDropped, ModelError, ModelRequest, ModelTimeout, Usage
 from .endings import reached
+from .provider_errors import NOT_SENT_AGAIN, error_detail
 from .traffic import Traffic
 
 
@@ -56,8 +59,9 @@ async def stream_reply(
     limits: StreamLimits,
     traffic: Traffic,
 ) -> Outcome:
-    """One streamed call: no first token within ``limits.timeout`` (from ``start``) or no
-    token for ``limits.stall_timeout`` is a :class:`ModelTimeout`."""
+    """One streamed call: no first token within ``limits.timeout`` (from ``start``) is a
+    :class:`ModelTimeout`; no token for ``limits.stall_timeout`` after the first, or a stream
+    that stops before its reply did, is a :class:`ModelDropped`."""
     kw = dict(kwargs, stream=True, stream_options={"include_usage": True})
     # No token for this long: not answering. The SDK's own read timeout stays longer.
     kw["timeout"] = max(limits.timeout, limits.stall_timeout) + 10.0
@@ -70,6 +74,14 @@ async def stream_reply(
     reply = _Reply(start, request, traffic)
     try:
         await _read(resp, reply, limits)
+    except (ModelError, asyncio.CancelledError):
+        raise
+    except Exception as e:  # the stream was open: the server had the request and answered
+        raise ModelDropped(
+            f"{limits.name}: the connection dropped while the model was answering (after "
+            f"{reply.chunks} chunk(s): {error_detail(e)}); {NOT_SENT_AGAIN}",
+            model=limits.name,
+        ) from e
     finally:
         await _close(resp)
     return reply.outcome(ll, use_prefill, limits)
@@ -90,10 +102,11 @@ async def _read(resp: Any, reply: _Reply, limits: StreamLimits) -> None:
         except TimeoutError:
             if reply.ttft is None:
                 raise _no_first_token(limits) from None
-            raise ModelTimeout(
+            raise ModelDropped(
                 f"{limits.name}: stalled: no token for {limits.stall_timeout:g} s after "
-                f"{reply.chunks} chunk(s)",
+                f"{reply.chunks} chunk(s); {NOT_SENT_AGAIN}",
                 model=limits.name,
+                stalled=True,
             ) from None
         if reply.take(chunk):
             return
@@ -139,7 +152,7 @@ class _Reply:
         else:
             self.traffic.token(self.start)
         request = self.request
-        if request is not None and request.end is not None and "`" in content:
+        if request is not None and request.end is not None and ("`" in content or "\n" in content):
             at = reached(request.end, "".join(self.parts))
             if at is not None:
                 self.parts = ["".join(self.parts)[:at]]
@@ -150,9 +163,9 @@ class _Reply:
 
     def outcome(self, ll: Any, use_prefill: bool, limits: StreamLimits) -> Outcome:
         if self.finish is None:  # the connection closed before the reply's last chunk
-            raise ModelUnavailable(
-                f"{limits.name}: unavailable: the stream ended before the reply did "
-                f"({self.chunks} chunk(s) received)",
+            raise ModelDropped(
+                f"{limits.name}: the stream ended before the reply did ({self.chunks} chunk(s) "
+                f"received); {NOT_SENT_AGAIN}",
                 model=limits.name,
             )
         text = _without_prefill("".join(self.parts), self.request, use_prefill)

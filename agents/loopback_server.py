@@ -13,6 +13,10 @@ utdebug's own prompts), are cut into tokens of about 4 characters, and are gener
 ``seconds_per_token`` (plus ``seconds_per_request`` once per request, after the slot is
 taken; a streamed reply pauses ``stall_seconds`` before token ``stall_at``). ``statuses``
 are HTTP error codes to answer first, one per request (429/503 get a ``Retry-After: 0``).
+``drops`` are token counts, one per request in arrival order (``None``: not cut): that
+request's connection is cut after sending that many tokens of its reply (a streamed reply
+stops without its last chunk; an unstreamed one gets no response at all), as a network or a
+proxy that drops a connection while the model answers.
 ``stop()`` closes the listening socket and drops requests in progress (a server stopped
 mid-run); ``start()`` serves again on the same port.
 
@@ -68,6 +72,10 @@ def engine_responder(body: dict[str, Any]) -> str:
     return "OK"
 
 
+class _Dropped(Exception):
+    """The connection of the request being answered is cut (``drops``)."""
+
+
 def _tokens(text: str) -> list[str]:
     return [text[i : i + 4] for i in range(0, len(text), 4)] or [""]
 
@@ -99,6 +107,9 @@ class LLMServer(Behaviour):
         """Replies cut short because another request arrived (``interrupts``)."""
         self._interrupt = threading.Event()
         self.statuses: list[int] = []
+        self.drops: list[int | None] = []
+        self.dropped = 0
+        """Connections cut mid-answer (``drops``)."""
         self.bodies: list[dict[str, Any]] = []
         """Every completion request received, in arrival order."""
         self.served = 0
@@ -233,6 +244,7 @@ class LLMServer(Behaviour):
         with self._lock:
             self.bodies.append(body)
             status = self.statuses.pop(0) if self.statuses else 200
+            drop = self.drops.pop(0) if self.drops and status == 200 else None
         if status != 200:
             self._send_json(h, status, {"error": {"message": f"status {status}", "code": status}})
             return
@@ -240,7 +252,13 @@ class LLMServer(Behaviour):
             self._open += 1
             self.max_open = max(self.max_open, self._open)
         try:
-            self._generate(h, body)
+            self._generate(h, body, drop)
+        except _Dropped:
+            with self._lock:
+                self.dropped += 1
+            h.close_connection = True
+            with contextlib.suppress(OSError):
+                h.connection.shutdown(socket.SHUT_RDWR)
         except (BrokenPipeError, ConnectionResetError, OSError):
             pass  # the client went away (a timeout, an early stop): stop generating
         finally:
@@ -283,7 +301,9 @@ class LLMServer(Behaviour):
             return str(messages[-1].get("content", "")) + text
         return text
 
-    def _generate(self, h: http.server.BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
+    def _generate(
+        self, h: http.server.BaseHTTPRequestHandler, body: dict[str, Any], drop: int | None
+    ) -> None:
         if not self._acquire():
             h.close_connection = True
             return
@@ -305,11 +325,13 @@ class LLMServer(Behaviour):
                 len(str(m.get("content", ""))) // 4 for m in body.get("messages") or []
             )
             if stream:
-                self._stream(h, token_lists, finish, prompt_tokens)
+                self._stream(h, token_lists, finish, prompt_tokens, drop)
             else:
                 time.sleep(self.seconds_per_token * max(len(t) for t in token_lists))
                 if self._stopped.is_set():
                     return
+                if drop is not None:
+                    raise _Dropped
                 completion = sum(len(t) for t in token_lists)
                 self._send_json(
                     h,
@@ -343,6 +365,7 @@ class LLMServer(Behaviour):
         token_lists: list[list[str]],
         finish: str,
         prompt_tokens: int,
+        drop: int | None = None,
     ) -> None:
         h.send_response(200)
         h.send_header("Content-Type", "text/event-stream")
@@ -376,6 +399,8 @@ class LLMServer(Behaviour):
         for j in range(longest):
             if self._stopped.is_set():
                 raise ConnectionResetError("server stopped")
+            if drop is not None and j >= drop:
+                raise _Dropped
             if self._interrupt.is_set():
                 with self._lock:
                     self.interrupted += 1

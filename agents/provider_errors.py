@@ -2,8 +2,9 @@
 
 The class says whether a call is tried again (:attr:`ModelError.retryable`); the message is one
 line that names the model and says what to do (which variable to set, which config entry has
-the ``api_base`` a raw model string lacks). :func:`overloaded` says which errors mean the
-server is overloaded (the concurrency limiter then slows down).
+the ``api_base`` a raw model string lacks). A connection that dropped after the request was
+sent is :class:`ModelDropped`, never retried (:func:`sent_then_dropped`). :func:`overloaded`
+says which errors mean the server is overloaded (the concurrency limiter then slows down).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from .base import (
     ContextLengthExceeded,
     ModelAuthError,
     ModelBadRequest,
+    ModelDropped,
     ModelError,
     ModelNotFound,
     ModelRateLimited,
@@ -23,7 +25,47 @@ from .base import (
     ModelUnavailable,
 )
 
-__all__ = ["PROVIDER_KEY_ENV", "key_env", "map_error", "overloaded", "retry_after"]
+__all__ = [
+    "NOT_SENT_AGAIN",
+    "PROVIDER_KEY_ENV",
+    "error_detail",
+    "key_env",
+    "map_error",
+    "overloaded",
+    "retry_after",
+    "sent_then_dropped",
+]
+
+NOT_SENT_AGAIN = (
+    "not sent again: the server had the request and may have generated, and billed, its "
+    "reply; a rerun asks again"
+)
+"""The end of a :class:`ModelDropped` message (why the client does not resend)."""
+
+# Transport errors, by class name, of a connection that never reached the server (httpx,
+# aiohttp, the socket layer): the request was not sent, so sending it again is safe.
+_NOT_CONNECTED = {
+    "ConnectError",
+    "ConnectTimeout",
+    "ClientConnectorError",
+    "ClientConnectorDNSError",
+    "ClientConnectorCertificateError",
+    "ConnectionRefusedError",
+    "gaierror",
+}
+# ... and of a connection that closed after the request was sent, before the whole response.
+_DROPPED = {
+    "ReadError",
+    "WriteError",
+    "RemoteProtocolError",
+    "ServerDisconnectedError",
+    "ClientPayloadError",
+    "TransferEncodingError",
+    "ContentLengthError",
+    "ConnectionResetError",
+    "BrokenPipeError",
+    "IncompleteRead",
+}
 
 # Env vars of the providers users are likely to name, for error messages (litellm's
 # validate_environment only names a variable when it is missing).
@@ -56,6 +98,33 @@ def key_env(ll: Any, m: Any) -> tuple[str, bool]:
         return str(missing[0]), False
     var = PROVIDER_KEY_ENV.get(provider, f"{provider.upper()}_API_KEY")
     return var, bool(os.environ.get(var))
+
+
+def _chain(e: BaseException) -> list[BaseException]:
+    out: list[BaseException] = []
+    cur: BaseException | None = e
+    while cur is not None and all(cur is not x for x in out) and len(out) < 20:
+        out.append(cur)
+        cur = cur.__cause__ or cur.__context__
+    return out
+
+
+def sent_then_dropped(e: BaseException) -> bool:
+    """Whether ``e`` (as litellm raised it, with its causes) is a connection that closed after
+    the request was sent and before the whole response came: the server had the request. A
+    connection that was never made (refused, unknown host) is not."""
+    names = {type(x).__name__ for x in _chain(e)}
+    return bool(names & _DROPPED) and not names & _NOT_CONNECTED
+
+
+def error_detail(e: BaseException, limit: int = 240) -> str:
+    """The first line of ``e``'s message (its type's name when it has none), without the
+    repetition litellm appends (``Original exception: ...``), at most ``limit`` characters."""
+    text = str(e).strip()
+    if not text:
+        return type(e).__name__
+    line = text.splitlines()[0].split(" Original exception:")[0].strip()
+    return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
 def map_error(ll: Any, e: BaseException, m: Any) -> ModelError:
@@ -92,6 +161,12 @@ def map_error(ll: Any, e: BaseException, m: Any) -> ModelError:
         return ModelRateLimited(f"{name}: rate limited: {detail}", model=name)
     if isinstance(e, ll.Timeout):
         return ModelTimeout(f"{name}: timed out after {m.timeout:g} s: {detail}", model=name)
+    if sent_then_dropped(e):
+        return ModelDropped(
+            f"{name}: the connection dropped while the model was answering ({error_detail(e)}); "
+            f"{NOT_SENT_AGAIN}",
+            model=name,
+        )
     if isinstance(
         e,
         ll.APIConnectionError
@@ -114,6 +189,8 @@ def map_error(ll: Any, e: BaseException, m: Any) -> ModelError:
 
 def overloaded(err: ModelError) -> bool:
     """The server is overloaded or not answering: slow down."""
+    if isinstance(err, ModelDropped):
+        return err.stalled
     return isinstance(err, ModelTimeout | ModelRateLimited) or (
         isinstance(err, ModelUnavailable) and ("503" in str(err) or "429" in str(err))
     )

@@ -39,9 +39,9 @@ CallHook = Callable[[str, list[Completion], float], None]
 """``(purpose, completions, seconds)`` after each model call."""
 
 UT_SAMPLING = Sampling(temperature=0.7, top_p=0.9, max_tokens=1536)
-"""A test proposal: a hypothesis, a call and an output fit in a few hundred tokens; a reply
-cut at this cap is reported as cut (streamed replies also end at their output, see
-:mod:`utdebug.agents.endings`)."""
+"""A test proposal: a hypothesis, a call and an output (or a pytest function) fit in a few
+hundred tokens; a reply cut at this cap is reported as cut (streamed replies also end where
+their tests are complete, see :mod:`utdebug.agents.endings`)."""
 VOTE_SAMPLING = Sampling(temperature=0.8, top_p=0.9, max_tokens=1024)
 """An output prediction: some reasoning and one value."""
 DEBUG_SAMPLING = Sampling(temperature=0.7, top_p=0.9, max_tokens=2048)
@@ -189,6 +189,7 @@ class UTGenerator(_Role):
                 msgs,
                 sample_index=sample_index,
                 hint=hint,
+                end="program",
                 template_version=prompts.PROGRAM_PROMPT_VERSION,
             )
             tests = parse_program_tests(c.text, task.entry_point, module_source=code)
@@ -310,6 +311,7 @@ class OutputPredictor(_Role):
             n=k,
             sample_index=sample_index,
             hint=hint,
+            end="vote",
             template_version=prompts.PROGRAM_PROMPT_VERSION,
         )
         return [

@@ -9,7 +9,11 @@ Replies are what the model *adds*: with a prefill, a reply is the continuation o
 
 The JSON file of ``--model scripted:PATH`` holds a list of strings, or an object mapping purposes
 (``ut``, ``vote``, ``debug``, ``critique``, ``generate``, ``chat``, ``perturb``,
-``rationale``) to lists of strings.
+``rationale``) to lists of strings, and optionally ``"delay"``: the seconds each call takes (a
+slow model, to try a deadline or an interruption).
+
+:attr:`ScriptedModel.identity` (what a response cache names it by) is a hash of its replies:
+a script whose replies changed misses, one whose delay changed does not.
 
 With ``cycle=True`` a list that runs out starts again from its first reply (the bundled demo:
 its model answers whatever a session asks, however often a person rejects an edit or goes
@@ -19,7 +23,9 @@ on after the end); otherwise running out is :class:`ScriptExhausted`.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
+import math
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -64,6 +70,9 @@ class ScriptedModel:
         else:
             self._scripts[_ALL] = _strings(replies, "replies")
         self._next: dict[str, int] = dict.fromkeys(self._scripts, 0)
+        replies_hash = hashlib.sha256(json.dumps(self._scripts, sort_keys=True).encode())
+        self.identity = name if self._fn is not None else f"{name} {replies_hash.hexdigest()}"
+        """The model's name and a hash of its replies (a callable's: its name)."""
         self._lock = threading.Lock()
         self.calls = 0
         self.samples = 0
@@ -92,6 +101,15 @@ class ScriptedModel:
                 f"scripted model: {p} must hold a list of strings or an object mapping "
                 "purposes to lists of strings"
             )
+        if isinstance(data, dict) and "delay" in data:
+            data = dict(data)
+            given = data.pop("delay")
+            ok = isinstance(given, int | float) and not isinstance(given, bool)
+            if not ok or not math.isfinite(given) or given < 0:
+                raise ValueError(
+                    f"scripted model: {p}: delay must be a number of seconds >= 0, got {given!r}"
+                )
+            delay = max(delay, float(given))
         try:
             return cls(data, name=name or f"scripted:{p}", delay=delay, cycle=cycle)
         except ValueError as e:

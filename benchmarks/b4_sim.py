@@ -58,7 +58,7 @@ from rich.table import Table
 from utdebug.benchmarks.b4_batched import BATCHED, batched_pass_at_1
 from utdebug.benchmarks.modes import ModeContext, UsageError
 from utdebug.benchmarks.options import B4SimOptions, BenchOptions
-from utdebug.cli_common import Exit
+from utdebug.cli_common import Exit, console
 from utdebug.ranking import (
     SIM_ALPHA_XY,
     SIM_BETA0,
@@ -450,9 +450,8 @@ def run(ctx: ModeContext) -> int:
     """``utdebug bench b4-sim``: the default point, then the chosen sweeps. Tables (or one JSON
     document with ``--json``) on stdout; progress and errors on stderr."""
     options = ctx.options
-    err = Console(stderr=True)
-    # A file or pipe gets tables wide enough for a 9-value sweep without wrapping.
-    out = Console() if sys.stdout.isatty() else Console(width=180)
+    err = console(stderr=True)
+    out = console()
     b4 = options.b4
     setting = Setting(
         n=b4.solutions,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import sys
 import threading
 import time
 from collections.abc import Callable, Coroutine, Iterator
@@ -29,7 +28,7 @@ from utdebug.benchmarks.evaluator import SplitData, SplitRun, evaluate_split, wo
 from utdebug.benchmarks.modes import ModeContext
 from utdebug.benchmarks.options import BenchOptions, DataOptions, RunOptions
 from utdebug.benchmarks.report import print_eval
-from utdebug.cli_common import Exit
+from utdebug.cli_common import Exit, console
 from utdebug.data import splits
 from utdebug.data.datasets import (
     DatasetError,
@@ -376,9 +375,9 @@ def load_selected(
 def run(ctx: ModeContext) -> int:
     """``utdebug bench`` (plain evaluation of the code or the gold code)."""
     options, cfg, stop = ctx.options, ctx.sandbox, ctx.stop
-    err = Console(stderr=True)
-    # Results on stdout: a file or pipe gets a table wide enough not to wrap.
-    out = Console() if sys.stdout.isatty() else Console(width=120)
+    err = console(stderr=True)
+    # Results on stdout: a file or pipe gets a table as wide as its cells need.
+    out = console()
     program = WhichCode.GOLD if options.gold else WhichCode.CODE
     lim = options.limits
     settings = eval_settings(options, cut_after=lim.cut_after or None, cut_limit=lim.cut_limit)

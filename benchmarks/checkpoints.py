@@ -13,7 +13,6 @@ problems, gets one line on stderr; the others still run; the command then exits 
 
 from __future__ import annotations
 
-import sys
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -36,7 +35,7 @@ from utdebug.benchmarks.model_bench import build_model, sim_params
 from utdebug.benchmarks.modes import ModeContext
 from utdebug.benchmarks.options import BenchOptions
 from utdebug.benchmarks.report import columns_table, print_intrinsic, sim_title
-from utdebug.cli_common import Exit
+from utdebug.cli_common import Exit, console
 from utdebug.data.datasets import LoadedSplit
 from utdebug.data.private_tests import EvalSettings, ExpectedCache, PrivateTestRunner, VerdictCache
 from utdebug.engine import Executor
@@ -77,8 +76,8 @@ def best(points: list[Checkpoint]) -> Checkpoint | None:
 def run(ctx: ModeContext) -> int:
     """``utdebug bench intrinsic --models A,B,...``: choose among checkpoints."""
     options, cfg, stop = ctx.options, ctx.sandbox, ctx.stop
-    err = Console(stderr=True)
-    out = Console() if sys.stdout.isatty() else Console(width=140)
+    err = console(stderr=True)
+    out = console()
     loaded, failed = load_selected(options, err)
     if failed or not loaded:
         return Exit.USAGE

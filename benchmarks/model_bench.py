@@ -29,7 +29,6 @@ and why.
 from __future__ import annotations
 
 import re
-import sys
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
@@ -64,7 +63,7 @@ from utdebug.benchmarks.report import (
     print_selection,
     print_voting,
 )
-from utdebug.cli_common import Exit
+from utdebug.cli_common import Exit, console
 from utdebug.data import splits
 from utdebug.data.datasets import LoadedSplit, Split
 from utdebug.data.private_tests import EvalSettings, ExpectedCache, PrivateTestRunner, VerdictCache
@@ -251,8 +250,8 @@ def _run(ctx: ModeContext, per_split: SplitRun) -> int:
     """The driver every model-driven mode shares: the splits, the models (probed before
     anything starts), the sandbox, then ``per_split`` on each split; the exit code."""
     options, cfg, stop = ctx.options, ctx.sandbox, ctx.stop
-    err = Console(stderr=True)
-    out = Console() if sys.stdout.isatty() else Console(width=140)
+    err = console(stderr=True)
+    out = console()
     cache_dir = options.data.cache()
     lim = options.limits
     eval_settings = bench_eval_settings(

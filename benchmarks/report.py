@@ -17,6 +17,7 @@ from utdebug.agents.sim import SIMULATED
 from utdebug.benchmarks.evaluator import SplitRun
 from utdebug.benchmarks.intrinsic import IntrinsicResult
 from utdebug.benchmarks.scoring_verifiers import VerifierSet
+from utdebug.cli_common import console
 from utdebug.data.datasets import Split
 from utdebug.data.private_tests import EvalSettings, WhichCode
 from utdebug.runs.folder import (
@@ -239,7 +240,7 @@ def print_debug(out: Console, split: Split, run: RunState, *, as_json: bool) -> 
     s = run.summary
     warning = None if s["simulated"] else reply_warning(s["usage"])
     if warning is not None:
-        Console(stderr=True).print(
+        console(stderr=True).print(
             f"utdebug bench: [yellow]{escape(warning)}[/yellow]", soft_wrap=True
         )
     if as_json:

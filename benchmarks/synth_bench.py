@@ -32,7 +32,6 @@ from __future__ import annotations
 import ast
 import dataclasses
 import statistics
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -60,7 +59,7 @@ from utdebug.benchmarks.modes import ModeContext, UsageError
 from utdebug.benchmarks.report import print_synth
 from utdebug.benchmarks.synth_classeval import expose_class_problem
 from utdebug.benchmarks.synth_model import merge, model_inputs, source_counts
-from utdebug.cli_common import Exit
+from utdebug.cli_common import Exit, console
 from utdebug.data.datasets import ClassFixProblem, LoadedSplit, Problem
 from utdebug.runs.folder import (
     Job,
@@ -443,8 +442,8 @@ def run(ctx: ModeContext, model: Model | None = None) -> int:
     """``utdebug bench synth`` (model-free, or with ``model``'s generator programs): exit 0, 2
     usage/data, 3 sandbox, 130 stopped."""
     options = ctx.options
-    err = Console(stderr=True)
-    out = Console() if sys.stdout.isatty() else Console(width=120)
+    err = console(stderr=True)
+    out = console()
     if options.gold:
         raise UsageError(
             "--gold does not apply to bench synth: the gold code is always run (it validates "
@@ -513,7 +512,7 @@ def run_with_model(ctx: ModeContext) -> int:
     from utdebug.benchmarks.model_bench import build_model
 
     options = ctx.options
-    err = Console(stderr=True)
+    err = console(stderr=True)
     say = partial(error_line, err, "utdebug bench:")
     try:
         spec = resolve_model_spec(options.model)

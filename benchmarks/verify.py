@@ -41,7 +41,6 @@ import asyncio
 import json
 import math
 import re
-import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -73,7 +72,7 @@ from utdebug.benchmarks.scoring_verifiers import (
     load_verifier_file,
     load_verifier_set,
 )
-from utdebug.cli_common import Exit
+from utdebug.cli_common import Exit, console
 from utdebug.engine import Executor, Session, Settings, Task, UnitTest, UTMethod, event_to_json
 from utdebug.engine.voting import answer_key
 from utdebug.ranking.verifiers import ProblemScores, aggregate, score_problem
@@ -509,7 +508,7 @@ def run(ctx: ModeContext) -> int:
     from utdebug.benchmarks.model_bench import build_models, engine_settings, sim_params
 
     _check(options)
-    err = Console(stderr=True)
+    err = console(stderr=True)
     say = partial(error_line, err, "utdebug bench:")
     try:
         vs = _load(options)
@@ -568,7 +567,7 @@ async def _verify(
             executor.close()
     errors = run.summary["model_errors"]
     if options.run.json or run.summary["evaluated"] or not errors["count"]:
-        out = Console() if sys.stdout.isatty() else Console(width=140)
+        out = console()
         print_verify(out, plan.vs, run, as_json=options.run.json)
     if stop.is_set():
         err.print("stopped early; rerun the same command to resume")

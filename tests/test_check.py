@@ -635,6 +635,7 @@ def test_cli_formats_validate_and_exit_codes(
     errors = [line for line in out.splitlines() if line.startswith("::error ")]
     assert len(errors) == 2 and all("file=calc/ops.py,line=8" in e for e in errors)
     report = tmp_path / "out" / "report.xml"
+    report.parent.mkdir()  # a report's folder must exist (tests/test_check_command.py)
     code, out, err = run_cli("calc/ops.py::add", "--format", "junit", "-o", str(report))
     assert code == 1 and ET.parse(report).getroot().tag == "testsuites"
     assert "add(1, 2)" in out and "SIMULATED" in out  # the human report on stdout

@@ -143,6 +143,13 @@ def test_no_config_no_choice_is_a_clear_error() -> None:
         ('[model.a]\nmodel = "openai/a"\n', r"unknown top-level key\(s\) model"),
         ("default = 3\n", r"'default' must be a string"),
         ('[models]\na = "openai/a"\n', r"\[models.a\] must be a table"),
+        ('[models.a]\nmodel = "openai/a"\nmax_tokens = 0\n', r"max_tokens must be an int"),
+        (
+            '[models.a]\nmodel = "openai/a"\nmax_tokens = { tests = 9 }\n',
+            r"max_tokens: unknown purpose\(s\) tests \(known: test, vote, edit, solution\)",
+        ),
+        ('[models.a]\nmodel = "openai/a"\nmax_tokens = { vote = 0.5 }\n', r"max_tokens.vote must"),
+        ('[models.a]\nmodel = "openai/a"\nmax_tokens = "big"\n', r"max_tokens must be an int"),
     ],
 )
 def test_config_errors(

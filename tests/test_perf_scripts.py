@@ -335,6 +335,28 @@ def test_parse_corpus_counts_no_answers_apart_and_reads_method_votes_as_votes_on
     assert re.search(r"^line +1 vote .* NO ANSWER an empty reply", proc.stderr, re.M), proc.stderr
 
 
+def test_token_budgets_cut_no_readable_reply() -> None:
+    """The budgets and natural ends on the ClassEval corpus: a test proposal written as pytest
+    functions ends early yet keeps every test the whole reply holds, and no budget cuts a
+    reply a person can read."""
+    corpus = REPO.parent / "shared" / "corpora" / "qwen2.5-coder-0.5b-classeval-2026-11-27.jsonl"
+    if not corpus.is_file() or not (_data_dir() / "ClassEval_data.json").is_file():
+        pytest.skip(f"the ClassEval reply corpus or ClassEval is not beside {REPO}")
+    if not (_data_dir() / HARD_FILE).is_file():
+        pytest.skip(f"{HARD_FILE} is not in {_data_dir()}")
+    args = ("--corpus", str(corpus), "--data-dir", str(_data_dir()))
+    out = _run("token_budgets.py", *args, timeout=300).stdout
+    lines = re.findall(r"^PURPOSE (\S+) .* readable cut +(\d+) .* ended early +(\d+)", out, re.M)
+    assert {kind for kind, _, _ in lines} == {"program-ut", "program-vote", "debug"}, out
+    assert all(cut == "0" for _, cut, _ in lines), out
+    assert int(dict((k, e) for k, _, e in lines)["program-ut"]) > 0
+    whole, at_end = map(
+        int, re.findall(r"^TESTS program-ut: (\d+) read .*, (\d+) up", out, re.M)[0]
+    )
+    assert whole == at_end > 0
+    assert re.search(r"^STOP program-ut +'\\n### Explanation' +in +\d+ readable, breaks", out, re.M)
+
+
 def test_determinism_script_prints_its_numbers() -> None:
     data = _data_dir()
     if not (data / HARD_FILE).is_file():

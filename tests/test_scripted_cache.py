@@ -125,6 +125,23 @@ def test_from_file_formats(tmp_path: Path) -> None:
         ScriptedModel.from_file(wrong)
 
 
+def test_a_script_file_may_say_how_slow_the_model_is(tmp_path: Path) -> None:
+    """``"delay"`` in the file: the seconds each call takes. The identity a response cache
+    names the model by is its replies' hash: other replies miss, another delay does not."""
+    slow = tmp_path / "slow.json"
+    slow.write_text(json.dumps({"delay": 0.25, "ut": ["u"]}))
+    m = ScriptedModel.from_file(slow)
+    assert m.delay == 0.25 and m.remaining("ut") == 1
+    slow.write_text(json.dumps({"delay": 2, "ut": ["u"]}))
+    assert ScriptedModel.from_file(slow).identity == m.identity
+    slow.write_text(json.dumps({"ut": ["v"]}))
+    assert ScriptedModel.from_file(slow).identity != m.identity
+    for bad in ("-1", '"soon"', "true"):
+        slow.write_text(f'{{"delay": {bad}, "ut": ["u"]}}')
+        with pytest.raises(ValueError, match="delay must be a number of seconds >= 0"):
+            ScriptedModel.from_file(slow)
+
+
 # --- the cache -----------------------------------------------------------------------------------
 
 

@@ -4,8 +4,9 @@ through litellm's real HTTP path.
 
 What these tests hold the model layer to: the time limits count from when the server starts
 answering, not from when a request joined a queue; the concurrency adapts to the server; 429
-and 503 are retried and slow the client down; a stalled stream is cut; a reply that reached its
-natural end is closed at once; the configuration's sampling values reach the request; prefill is
+and 503 are retried and slow the client down; a request the server was answering when its
+connection dropped or its stream stalled is never sent again; a reply that reached its natural
+end is closed at once; the configuration's sampling values reach the request; prefill is
 decided by probing the server.
 """
 
@@ -18,21 +19,26 @@ from typing import Any
 
 import pytest
 
+from utdebug.agents import parsing
 from utdebug.agents.base import (
     Message,
     Meter,
+    ModelDropped,
     ModelRequest,
     ModelTimeout,
     ModelUnavailable,
     Sampling,
     accounting,
+    identity_of,
 )
 from utdebug.agents.config import resolve_model_spec
+from utdebug.agents.endings import reached
 from utdebug.agents.factory import build_litellm_model
 from utdebug.agents.limiter import AdaptiveLimiter
 from utdebug.agents.litellm_client import ClientSettings, LiteLLMModel, no_answer
 from utdebug.agents.loopback_server import LLMServer, free_port, llama_cpp_python, llama_server
 from utdebug.agents.preflight import preflight
+from utdebug.agents.provider_errors import overloaded
 from utdebug.agents.servers import detect_server, ollama_parallel, read_slots
 from utdebug.agents.traffic import snapshot_all
 from utdebug.engine import Executor, Session, Settings, Task
@@ -359,15 +365,20 @@ async def test_an_empty_reply_is_no_completion(ll: Any) -> None:
     assert model.limiter.history == []  # alone on the server: no overload signal
 
 
-async def test_a_stalled_stream_is_cut_and_retried(ll: Any) -> None:
+async def test_a_stalled_stream_is_cut_and_not_sent_again(ll: Any) -> None:
+    """A reply that stops coming after its first tokens is cut, and (the server was answering
+    it) not sent again; the stall slows the client down like a timeout."""
     with LLMServer(
         responder=lambda body: "a long answer " * 10, stall_at=3, stall_seconds=1.5
     ) as server:
         model = LiteLLMModel(
-            "openai/local", ClientSettings(stall_timeout=0.5, max_retries=0), api_base=server.base
+            "openai/local", ClientSettings(stall_timeout=0.5), api_base=server.base
         )
-        with pytest.raises(ModelTimeout, match=r"stalled: no token for 0\.5 s"):
+        with pytest.raises(ModelDropped, match=r"stalled: no token for 0\.5 s") as info:
             await model.complete(ask())
+        bodies = len(server.bodies)
+    assert bodies == 1 and info.value.stalled
+    assert overloaded(info.value)
 
 
 async def test_no_first_token_in_time_is_a_timeout(ll: Any) -> None:
@@ -401,8 +412,107 @@ async def test_a_reply_is_closed_at_its_natural_end(ll: Any) -> None:
     assert server.served == 1 and sent < whole / 2, (sent, whole)
 
 
-async def test_a_server_stopped_mid_stream_is_unavailable_then_retried(ll: Any) -> None:
-    with LLMServer(responder=lambda body: "x" * 400, seconds_per_token=0.01) as server:
+PROGRAM_REPLY = (
+    "A correct `Inventory.remove` refuses to go below zero.\n\n"
+    "```python\ndef helper():\n    return Inventory()\n```\n\n"
+    "```python\ndef test_remove():\n    inv = Inventory()\n    inv.add('a', 1)\n"
+    "    with pytest.raises(ValueError):\n        inv.remove('a', 2)\n```\n"
+    "### Explanation\nThe test builds an inventory and removes too much."
+)
+
+
+def test_a_test_programs_end_is_the_block_that_holds_its_tests() -> None:
+    """A pytest-function proposal ends at the close of the first block with a test function
+    and a check in it (not at a helper's block, not before its closing fence's line is whole);
+    a vote of a test program ends at its fenced answer."""
+    at = reached("program", PROGRAM_REPLY)
+    assert at is not None
+    assert PROGRAM_REPLY[:at].endswith("inv.remove('a', 2)\n```")
+    assert reached("program", PROGRAM_REPLY[: at - 1]) is None  # "``": not closed yet
+    assert reached("program", PROGRAM_REPLY[:at]) is None  # its line may go on (```python)
+    assert reached("program", "```python\ndef test_x():\n    pass\n```\n") is None  # no check
+    vote = "It is refused.\nOutput: ```raises ValueError```\nBecause the stock is 1."
+    assert vote[: reached("vote", vote)].endswith("```raises ValueError```")
+
+
+async def test_a_test_program_proposal_and_its_votes_name_their_ends() -> None:
+    from utdebug.agents.roles import OutputPredictor, TaskText, UTGenerator
+    from utdebug.agents.scripted import ScriptedModel
+
+    model = ScriptedModel({"ut": [PROGRAM_REPLY], "vote": ["Output: ```raises ValueError```"] * 2})
+    task = TaskText(
+        "Remove stock.", "remove(self, item, n)", "remove", program=True,
+        class_name="Inventory", target_kind="method",
+    )  # fmt: skip
+    code = "class Inventory: ..."
+    proposal = await UTGenerator(model, "utgen").propose(task, code, sample_index=0)
+    assert not isinstance(proposal.call, parsing.ParseFailure)
+    await OutputPredictor(model).predict_program(task, proposal.call, 2)
+    assert [r.end for r in model.requests] == ["program", "vote"]
+
+
+async def test_a_streamed_test_program_is_closed_where_its_tests_are_complete(ll: Any) -> None:
+    with LLMServer(responder=lambda body: PROGRAM_REPLY) as server:
+        model = LiteLLMModel("openai/local", api_base=server.base)
+        (c,) = await model.complete(ask(purpose="ut", end="program"))
+    assert c.text.endswith("inv.remove('a', 2)\n```") and c.finish_reason == "stop"
+    assert "Explanation" not in c.text
+
+
+@pytest.mark.parametrize(("stream", "after"), [(True, 5), (True, 0), (False, 5)])
+async def test_a_connection_dropped_mid_answer_is_never_sent_again(
+    ll: Any, stream: bool, after: int
+) -> None:
+    """The first connection drops while the model answers (after 5 tokens, before the first,
+    or with no response to an unstreamed call): exactly one request reaches the server, and
+    the call fails with one line that says it was not sent again. Nothing is retried, so
+    nothing is paid twice."""
+    with LLMServer(responder=lambda body: "word " * 100, seconds_per_token=0.001) as server:
+        server.drops = [after]
+        sleep = FakeSleep()
+        model = LiteLLMModel(
+            "openai/local", ClientSettings(stream=stream), api_base=server.base, sleep=sleep
+        )
+        meter = Meter()
+        with accounting(meter), pytest.raises(ModelDropped) as info:
+            await model.complete(ask(purpose="ut"))
+        bodies = len(server.bodies)
+    assert bodies == 1 and server.dropped == 1
+    assert meter.requests == 1 and meter.retries == 0 and sleep.delays == []
+    message = str(info.value)
+    assert "\n" not in message and "not sent again" in message
+    assert not info.value.retryable and not info.value.stalled
+
+
+async def test_votes_answered_before_a_drop_are_cached_and_not_asked_again(
+    ll: Any, tmp_path: Path
+) -> None:
+    """Four votes from a one-slot server that ignores ``n`` (one call each): the third call's
+    connection drops. The two votes already answered are in the cache though the request
+    failed, so the rerun asks for the other two only."""
+    from utdebug.agents.cache import CachedModel, ResponseCache
+
+    vote = ask("predict", n=4, purpose="vote", end="vote")
+    with (
+        ResponseCache(tmp_path / "r.sqlite") as cache,
+        LLMServer(responder=lambda body: "It is 1.\nOutput: ```1```") as server,
+    ):
+        server.drops = [None, None, 3]
+        model = LiteLLMModel("openai/local", api_base=server.base, sleep=FakeSleep())
+        with pytest.raises(ModelDropped):
+            await CachedModel(model, cache).complete(vote)
+        first, kept = len(server.bodies), len(cache)
+        rerun = LiteLLMModel("openai/local", api_base=server.base)  # a new process
+        out = await CachedModel(rerun, cache).complete(vote)
+        again = len(server.bodies) - first
+    assert first == 3 and kept == 2
+    assert again == 2 and [c.cached for c in out] == [True, True, False, False]
+
+
+async def test_a_server_that_cannot_be_reached_is_tried_again(ll: Any) -> None:
+    """A connection that was never made sent nothing: it is retried (the server came back)."""
+    with LLMServer(responder=lambda body: "x" * 40) as server:
+        server.stop()
         sleep_calls: list[float] = []
 
         async def restart_then_sleep(seconds: float) -> None:
@@ -415,16 +525,32 @@ async def test_a_server_stopped_mid_stream_is_unavailable_then_retried(ll: Any) 
             api_base=server.base,
             sleep=restart_then_sleep,
         )
-
-        async def stop_soon() -> None:
-            await asyncio.sleep(0.3)
-            server.stop()
-
-        stopper = asyncio.create_task(stop_soon())
         (c,) = await model.complete(ask())
-        await stopper
-    assert c.text == "x" * 400  # the retry, after the server came back
-    assert len(sleep_calls) == 1
+        bodies = len(server.bodies)
+    assert c.text == "x" * 40 and len(sleep_calls) == 1 and bodies == 1
+
+
+def test_what_a_dropped_connection_is() -> None:
+    """The exception chains litellm raises: a connection closed after the request was sent
+    (httpx, aiohttp) against one that was never made (refused, unknown host)."""
+    from utdebug.agents.provider_errors import sent_then_dropped
+
+    def chain(*names: str) -> BaseException:
+        err: BaseException | None = None
+        for name in reversed(names):
+            e = type(name, (Exception,), {})("x")
+            e.__cause__ = err
+            err = e
+        assert err is not None
+        return err
+
+    assert sent_then_dropped(chain("InternalServerError", "ReadError", "ServerDisconnectedError"))
+    assert sent_then_dropped(chain("MidStreamFallbackError", "ReadError", "ClientPayloadError"))
+    assert sent_then_dropped(chain("APIConnectionError", "RemoteProtocolError"))
+    refused = ("ConnectError", "ClientConnectorError", "ConnectionRefusedError")
+    assert not sent_then_dropped(chain("APIConnectionError", *refused))
+    assert not sent_then_dropped(chain("APIConnectionError", "ConnectError", "gaierror"))
+    assert not sent_then_dropped(chain("InternalServerError"))  # an HTTP 500 answer
 
 
 async def test_an_unreachable_server_fails_the_preflight_in_one_line(ll: Any) -> None:
@@ -459,6 +585,23 @@ async def test_config_sampling_reaches_the_request(
         await model.complete(ask(sampling=Sampling(temperature=0.9, max_tokens=4000)))
         body = server.bodies[-1]
     assert body["max_tokens"] == 321 and body["temperature"] == 0.05 and body["top_p"] == 0.5
+
+
+async def test_token_budgets_by_purpose_from_the_config(
+    ll: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``max_tokens`` as a table: each purpose named gets its budget, the others keep
+    utdebug's; the table is part of the model's identity (a cached reply of another budget is
+    not served)."""
+    with LLMServer(responder=lambda body: "ok") as server:
+        cfg = _config(tmp_path, server, "max_tokens = { test = 700, edit = 3000 }\n")
+        monkeypatch.setenv("UTDEBUG_CONFIG", str(cfg))
+        model = build_litellm_model(resolve_model_spec("local"), Meter())
+        for purpose in ("ut", "vote", "debug", "perturb"):
+            await model.complete(ask(purpose=purpose, sampling=Sampling(max_tokens=1234)))
+        budgets = [b["max_tokens"] for b in server.bodies]
+    assert budgets == [700, 1234, 3000, 3000]
+    assert '"max_tokens": {"edit": 3000, "test": 700}' in identity_of(model)
 
 
 async def test_a_server_that_does_not_continue_prefills_gets_the_vote_prompt(

@@ -17,10 +17,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from utdebug.cli_common import Exit, sandbox_config
+from utdebug.cli_common import Exit, command_seconds, sandbox_config
+from utdebug.cli_common import console as output_console
 from utdebug.text_safety import no_workflow_commands, visible
 
 DEFAULT_MIN_VOTES = 0.75
@@ -195,7 +197,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"utdebug check: {visible(msg)}", file=sys.stderr, flush=True)
 
     try:
-        extra = [_report_spec(x) for x in args.report]
+        files = ([(args.format, args.output)] if args.output is not None else []) + [
+            _report_spec(x) for x in args.report
+        ]
+        _check_destinations(files, args.patch if args.fix else None)
         options = CheckOptions(
             targets=tuple(args.targets),
             changed=bool(args.changed),
@@ -241,10 +246,9 @@ def run(args: argparse.Namespace) -> int:
     except CheckError as e:
         print(f"utdebug check: {visible(str(e))}", file=sys.stderr)
         return Exit.USAGE
-    files = ([(args.format, args.output)] if args.output is not None else []) + extra
+    report = replace(report, seconds=command_seconds())  # the command's, start-up included
     for fmt, path in files:
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(render(report, fmt), encoding="utf-8")
         except OSError as e:
             print(f"utdebug check: {visible(f'cannot write {path}: {e}')}", file=sys.stderr)
@@ -254,10 +258,9 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(render(report, args.format))
         sys.stdout.flush()
     else:
-        from rich.console import Console
-
-        # rendered first: no line that rich wrapped may start a CI workflow command
-        console = Console(highlight=False, soft_wrap=False)
+        # rendered first: no line that rich wrapped may start a CI workflow command; to a
+        # file or a pipe nothing is wrapped
+        console = output_console(highlight=False)
         with console.capture() as captured:
             write_human(report, console)
         sys.stdout.write(no_workflow_commands(captured.get()))
@@ -282,6 +285,25 @@ def _preflight(model: Any, progress: Any) -> None:
         raise CheckError(f"the model cannot be used: {one_line(e, 600)}") from None
     if found.note:
         progress(f"model {found.model}: {found.note}")
+
+
+def _check_destinations(files: list[tuple[str, Path]], patch: Path | None) -> None:
+    """``CheckError`` (exit 2, before any work) when a report or the patch would be written
+    into a folder that does not exist, or onto a folder: check writes files, it never makes
+    folders (as root, ``-o /nonexistent/dir/out.json`` made ``/nonexistent/dir``)."""
+    from utdebug.check.options import CheckError
+
+    named = [(f"the {fmt} report", path) for fmt, path in files]
+    if patch is not None:
+        named.append(("the patch", patch))
+    for what, path in named:
+        if path.is_dir():
+            raise CheckError(f"cannot write {what} to {path}: it is a folder; name a file")
+        if not path.parent.is_dir():
+            raise CheckError(
+                f"cannot write {what} to {path}: the folder {path.parent} does not exist "
+                "(check makes no folders: create it first)"
+            )
 
 
 def _report_spec(text: str) -> tuple[str, Path]:

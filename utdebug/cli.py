@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, NoReturn
 
 from utdebug.cli_common import Exit, usage_line
+from utdebug.cli_common import console as output_console
 from utdebug.cli_common import env_flag as _env_flag
 from utdebug.cli_common import sandbox_config as _sandbox_config
 
@@ -255,7 +256,6 @@ def _main(argv: Sequence[str] | None) -> int:
 
 
 def _doctor(args: argparse.Namespace) -> int:
-    from rich.console import Console
     from rich.table import Table
 
     from utdebug.sandbox import Sandbox, SandboxError, SandboxUnavailable
@@ -299,7 +299,7 @@ def _doctor(args: argparse.Namespace) -> int:
         table.add_column("detail")
         for s in rep.states:
             table.add_row(s.layer.value, "yes" if s.active else "[red]no[/red]", s.detail)
-        console = Console()
+        console = output_console()
         console.print(table)
         console.print(f"probe program ran: {'yes' if works else 'NO'}")
         for note in rep.errors:

@@ -1,5 +1,6 @@
 """What every command module shares: exit codes, the sandbox options, the usage-error line,
-the dataset folder's check, SIGTERM as Ctrl-C.
+the dataset folder's check, SIGTERM as Ctrl-C, the rich console a command prints through,
+how long the command has run.
 
 The command line reads top-down: :mod:`utdebug.cli` builds the parser and dispatches to the
 command modules (``bench_cmd``, ``check_cmd``, ``debug_cmd``, ``models_cmd``, ``train_cmd``);
@@ -12,20 +13,32 @@ import argparse
 import os
 import signal
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import IntEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = [
     "Exit",
+    "command_seconds",
+    "console",
     "data_dir_problem",
     "env_flag",
     "sandbox_config",
     "sigterm_stops",
     "usage_line",
 ]
+
+
+_IMPORTED = time.monotonic()
+
+UNWRAPPED_WIDTH = 100_000
+"""The width a console writing to a file or a pipe lays tables out in: no limit in practice."""
 
 
 class Exit(IntEnum):
@@ -96,3 +109,29 @@ def sigterm_stops() -> Iterator[threading.Event]:
         yield stop
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def console(*, stderr: bool = False, **options: Any) -> Console:
+    """The rich console of a command's stdout (``stderr``: its stderr). On a terminal, rich's
+    own (the terminal's width). To a file or a pipe (a CI log), no width limit: a line is
+    never broken inside a sentence or a path, and a table takes the width its cells need
+    (rich's default there is 80 columns, which split messages and truncated paths)."""
+    from rich.console import Console
+
+    made = Console(stderr=stderr, **options)
+    if made.is_terminal:
+        return made
+    return Console(stderr=stderr, width=UNWRAPPED_WIDTH, soft_wrap=True, **options)
+
+
+def command_seconds() -> float:
+    """Wall seconds since this process started: the interpreter's start and the imports
+    included, so the time a command reports is the time a person who timed it saw. Where the
+    system does not say (no ``/proc``), since this module was imported."""
+    try:
+        stat = Path("/proc/self/stat").read_text(encoding="ascii")
+        start_ticks = int(stat[stat.rindex(")") + 2 :].split()[19])  # field 22: starttime
+        uptime = float(Path("/proc/uptime").read_text(encoding="ascii").split()[0])
+        return max(0.0, uptime - start_ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return time.monotonic() - _IMPORTED

@@ -40,7 +40,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from utdebug.agents.config import ConfigError
     from utdebug.agents.model_list import list_models
-    from utdebug.cli_common import Exit
+    from utdebug.cli_common import Exit, console
 
     try:
         statuses = list_models(check=bool(getattr(args, "check", False)))
@@ -58,7 +58,6 @@ def run(args: argparse.Namespace) -> int:
             print(f"utdebug models: {NO_MODEL}", file=sys.stderr)
         return code
 
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
@@ -75,12 +74,12 @@ def run(args: argparse.Namespace) -> int:
             escape(s.spec.source),
             f"[{colour}]{escape(s.verdict)}[/{colour}]",
         )
-    console = Console()
-    console.print(table)
+    out = console()
+    out.print(table)
     if not any(s.default for s in statuses):
-        console.print("no model chosen: pass --model, set UTDEBUG_MODEL or a config default")
+        out.print("no model chosen: pass --model, set UTDEBUG_MODEL or a config default")
     else:
-        console.print("* = the model used when --model is not given")
+        out.print("* = the model used when --model is not given")
     if unusable and default is not None:
         print(
             f"utdebug models: the default model {default.spec.name} cannot be used: "

@@ -34,7 +34,7 @@ from utdebug.check.report import (
     TestVerdict,
     Unstable,
 )
-from utdebug.cli_common import Exit
+from utdebug.cli_common import UNWRAPPED_WIDTH, Exit
 from utdebug.text_safety import (
     escape_char,
     json_text,
@@ -83,11 +83,11 @@ def schema() -> dict[str, Any]:
     return loaded
 
 
-def render(report: CheckReport, fmt: str, *, color: bool = False, width: int = 100) -> str:
+def render(report: CheckReport, fmt: str, *, color: bool = False, width: int | None = None) -> str:
     """The report as text in format ``fmt`` (one of :data:`FORMATS`).
 
-    ``color`` and ``width`` apply to the human format only. Raises ValueError for an unknown
-    format.
+    ``color`` and ``width`` apply to the human format only (``width`` ``None``: no lines are
+    wrapped, as in a file). Raises ValueError for an unknown format.
     """
     if fmt == "human":
         return _render_human(report, color=color, width=width)
@@ -257,7 +257,7 @@ _STATUS_STYLE = {
 }
 
 
-def _render_human(report: CheckReport, *, color: bool, width: int) -> str:
+def _render_human(report: CheckReport, *, color: bool, width: int | None) -> str:
     import io
 
     from rich.console import Console
@@ -265,7 +265,8 @@ def _render_human(report: CheckReport, *, color: bool, width: int) -> str:
     buffer = io.StringIO()
     console = Console(
         file=buffer,
-        width=max(20, width),
+        width=UNWRAPPED_WIDTH if width is None else max(20, width),
+        soft_wrap=width is None,
         force_terminal=color,
         color_system="standard" if color else None,
         no_color=not color,

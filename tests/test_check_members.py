@@ -252,3 +252,68 @@ def test_a_receiver_is_built_as_the_tests_set_it_up(tmp_path: Path) -> None:
     assert f.differential is not None and f.differential.compared, f.message
     assert f.changes
     assert any(c.call.startswith("ledger = Ledger({'limit': 10}); o = ledger; ") for c in f.changes)
+
+
+LEXER = """class Lexer:
+    def __init__(self):
+        self.tokens = []
+
+    def tokenize(self, text):
+        self._pos = 0
+        for word in text.split():
+            self.tokens.append(word)
+            self._pos += len(word) + 1
+        return len(self.tokens)
+"""
+
+
+def test_renamed_private_attributes_are_no_change(tmp_path: Path) -> None:
+    """``_pos`` renamed ``_position`` (a refactoring): the private attributes are left out of
+    the state compared, the public ones and the value still compared."""
+    repo = repo_with(tmp_path, {"lexer.py": LEXER})
+    (Path(repo.working_tree_dir or ".") / "lexer.py").write_text(
+        LEXER.replace("self._pos", "self._position")
+    )
+    report = check(repo, tmp_path)
+    (f,) = report.functions
+    assert f.qualname == "Lexer.tokenize" and f.status is Status.OK, f.message
+    assert f.differential is not None and f.differential.inputs >= 20
+
+
+def test_a_changed_public_attribute_beside_renamed_private_ones_is_a_finding(
+    tmp_path: Path,
+) -> None:
+    repo = repo_with(tmp_path, {"lexer.py": LEXER})
+    head = LEXER.replace("self._pos", "self._position").replace(
+        "self.tokens.append(word)", "self.tokens.append(word * 2)"
+    )
+    (Path(repo.working_tree_dir or ".") / "lexer.py").write_text(head)
+    report = check(repo, tmp_path)
+    (f,) = report.functions
+    assert f.status is Status.FINDINGS and f.changes, f.message
+    assert all("_pos" not in c.before for c in f.changes)
+
+
+DICE = """import random
+
+
+class Dice:
+    def __init__(self):
+        self.rolls = []
+
+    def roll(self, sides):
+        value = random.randint(1, 6)
+        self.rolls.append(value)
+        return value
+"""
+
+
+def test_a_nondeterministic_method_after_a_rename_is_no_finding(tmp_path: Path) -> None:
+    repo = repo_with(tmp_path, {"dice.py": DICE})
+    (Path(repo.working_tree_dir or ".") / "dice.py").write_text(DICE.replace("value", "face"))
+    report = check(repo, tmp_path)
+    (f,) = report.functions
+    assert f.qualname == "Dice.roll" and not f.changes, f.message
+    assert f.status is Status.NONDETERMINISTIC, f.message
+    assert f.differential is not None and f.differential.unstable
+    assert report.exit_code() == Exit.OK

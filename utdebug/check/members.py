@@ -3,23 +3,26 @@ or static method of a module-level class, an async function, a generator, or a f
 values are iterators (:mod:`utdebug.synth.members` builds the receivers and call sequences).
 
 Both versions are loaded as :mod:`utdebug.check.loading` loads a function's (imported by their
-dotted name at one path, bound per child) and run in the first of the run's two sandboxes, once
-each: the second run that tells nondeterminism from a change is made for plain functions only
-(docs/check.md, "Methods, properties, async functions and generators").
+dotted name at one path, bound per child) and compared once in each of the run's two sandboxes:
+a change is a finding only where both comparisons found it alike; one found in one run only,
+or differently, is nondeterministic (docs/check.md, "Methods, properties, async functions and
+generators").
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
-from utdebug.check.report import Comparison, Differential
+from utdebug.check.report import Comparison, Differential, Unstable
 from utdebug.check.versions import NotCompared, read_source
 from utdebug.engine.targets import TargetKind
 
 if TYPE_CHECKING:
     from utdebug.check.differ import DiffOutcome, DiffRun
     from utdebug.check.targets import Target
-    from utdebug.synth.differential import Version
+    from utdebug.synth.differential import Finding, Version
+    from utdebug.synth.members import MemberComparison
 
 __all__ = ["MEMBER_SHAPES", "compare_member", "is_member"]
 
@@ -52,42 +55,91 @@ def compare_member(run: DiffRun, target: Target) -> DiffOutcome | NotCompared:
     if base_text is None:
         return NotCompared(f"new file (no base version of {path})")
     run.runners.start()
-    got = members.compare_member(
-        run.runners.sandboxes[0],
-        f"{path}::{qualname}",
-        qualname,
-        _version(run, target, base_text, base=True),
-        _version(run, target, head_text, base=False),
-        run.tests,
-        copies.head,
-        settings=run.settings,
-        accepts=run.accepts,
-    )
-    res = got.result
+    runs = [
+        members.compare_member(
+            sandbox,
+            f"{path}::{qualname}",
+            qualname,
+            _version(run, target, base_text, base=True),
+            _version(run, target, head_text, base=False),
+            run.tests,
+            copies.head,
+            settings=run.settings,
+            accepts=run.accepts,
+        )
+        for sandbox in run.runners.sandboxes
+    ]
+    got, res = runs[0], runs[0].result
     if not res.compared:
         return NotCompared(res.message, seeds=got.seeds)
-    changes = tuple(change(f, qualname, got.call_text) for f in res.findings)
+    stable, unstable = _stable(runs, qualname)
+    notes = list(res.notes)
+    if unstable and len(unstable) >= len(stable):  # nondeterministic as a whole
+        if stable:
+            notes.append(
+                f"{len(stable)} input(s) gave a changed outcome alike in both runs, not "
+                "reported: the function is nondeterministic"
+            )
+        stable = ()
+    changes = tuple(change(f, qualname, got.call_text) for f in stable)
     accepted = tuple(change(f, qualname, got.call_text) for f in res.accepted)
+    if unstable and not stable:
+        outcome = Comparison.NONDETERMINISTIC
+        message = (
+            f"nondeterministic: {len(unstable)} of {res.inputs} inputs changed in one run and "
+            "not the same way in the other"
+        )
+    else:
+        outcome = Comparison.CHANGED if changes else Comparison.UNCHANGED
+        message = f"{len(changes)} changed outcome(s) on {res.inputs} inputs" + (
+            f" ({len(unstable)} nondeterministic)" if unstable else ""
+        )
     return DiffOutcome(
         Differential(
             True,
-            res.message,
+            message,
             copies.base_sha,
             res.inputs,
             got.seeds,
             changes,
             accepted,
-            (*res.notes, _ONE_RUN),
-            outcome=Comparison.CHANGED if changes else Comparison.UNCHANGED,
+            tuple(notes),
+            tuple(unstable),
+            outcome,
         ),
-        tuple(res.findings),
+        stable,
     )
 
 
-_ONE_RUN = (
-    "each version ran once (members, async functions and generators are not run twice yet: "
-    "a nondeterministic outcome can read as a change)"
-)
+def _stable(
+    runs: Sequence[MemberComparison], qualname: str
+) -> tuple[tuple[Finding, ...], list[Unstable]]:
+    """The changed outcomes every run found alike (the same input, the same words on both
+    sides), and the inputs that changed in some run but not alike in all (nondeterministic)."""
+    from utdebug.synth.values import canonical, input_key
+
+    def key(f: Finding) -> tuple[Any, str, str]:
+        return (input_key(f.args), f.before, f.after)
+
+    later = [{key(f) for f in r.result.findings} for r in runs[1:]]
+    first = runs[0]
+    stable = tuple(f for f in first.result.findings if all(key(f) in seen for seen in later))
+    kept = {input_key(f.args) for f in stable}
+    unstable: dict[Any, Unstable] = {}
+    for n, r in enumerate(runs):
+        for f in r.result.findings:
+            k = input_key(f.args)
+            if k in kept or k in unstable:
+                continue
+            call = first.call_text(f.args) if first.call_text else qualname
+            unstable[k] = Unstable(
+                call,
+                canonical(f.args),
+                "base or head",
+                f"run {n + 1}: was {f.before}, now {f.after}",
+                "another run: not this change",
+            )
+    return stable, list(unstable.values())
 
 
 def _version(run: DiffRun, target: Target, text: str, *, base: bool) -> Version:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +94,10 @@ class DiffSettings:
     method called before the one compared). Where the head raises in such a setup, the input
     is that change's, not this function's: it is left out, with a note (elsewhere, a head
     that raises in the setup is a finding: what the function does there changed)."""
+    view: Callable[[Any, Any], tuple[Any, Any]] | None = None
+    """What of two returned values (the base's, the head's) is compared: for members, the
+    receivers' state without the private attributes when the versions name them differently
+    (:func:`utdebug.synth.members.member_view`). ``None``: the values whole."""
     replay: bool = False
     """The head runs every input the base's validation ran, in the same order, not only the
     ones compared: what a version's module- or class-level state holds (a class attribute
@@ -446,6 +450,9 @@ def finding_of(
     function: str, args: tuple[Any, ...], was: Outcome, now: Outcome, cfg: DiffSettings
 ) -> Finding | None:
     if was.status is Status.OK:
+        if cfg.view is not None and now.status is Status.OK:
+            was_value, now_value = cfg.view(was.value, now.value)
+            was, now = replace(was, value=was_value), replace(now, value=now_value)
         if not differs(now, was.value, args, cfg.check, cfg.semantics) or _same_text(was, now):
             return None
     elif was.status is Status.ERROR:

@@ -328,6 +328,7 @@ def compare_member(
             count=cfg.count if plan.grow is None else len(inputs),
             replay=True,
             elsewhere=_elsewhere(found, was, plan.recipes),
+            view=member_view(found.shape),
         ),
         hints=plan.hints,
         names=plan.names,
@@ -336,6 +337,59 @@ def compare_member(
     if not res.compared and res.setup_failed and found.shape in (Shape.METHOD, Shape.PROPERTY):
         res.message = f"no way to build a receiver: {res.message}"
     return MemberComparison(res, plan.seeds, plan.call_text)
+
+
+def member_view(shape: Shape) -> Callable[[Any, Any], tuple[Any, Any]]:
+    """What of two versions' values is compared (:attr:`DiffSettings.view`): the objects'
+    states in them (the receiver's after the call, a constructor's new object, objects of the
+    program's classes inside a value) without their private attributes (``_x``) where the two
+    versions name them differently. A renamed or added private attribute is how a class keeps
+    its data, not what it does (``_pos`` renamed ``_position`` changes no outcome); where both
+    name the same private attributes, they are compared as they are."""
+    if shape == Shape.CONSTRUCTOR:
+        return lambda was, now: _public_when_private_differ(was, now, state=True)
+    if shape in (Shape.METHOD, Shape.PROPERTY):
+        return _receiver_view
+    return lambda was, now: _public_when_private_differ(was, now, state=False)
+
+
+def _receiver_view(was: Any, now: Any) -> tuple[Any, Any]:
+    """A method's value: ``(what the call returned, the receiver's state)``."""
+    if not (isinstance(was, tuple) and isinstance(now, tuple) and len(was) == len(now) == 2):
+        return was, now
+    value = _public_when_private_differ(was[0], now[0], state=False)
+    after = _public_when_private_differ(was[1], now[1], state=True)
+    return (value[0], after[0]), (value[1], after[1])
+
+
+def _public_when_private_differ(was: Any, now: Any, *, state: bool) -> tuple[Any, Any]:
+    """``state``: both are an object's state (else only dicts the child wrote for objects,
+    with their ``__class__``, are)."""
+    if isinstance(was, dict) and isinstance(now, dict):
+        is_object = state or ("__class__" in was and "__class__" in now)
+        hidden_was, hidden_now = _private(was), _private(now)
+        if is_object and hidden_was != hidden_now:
+            was = {k: v for k, v in was.items() if k not in hidden_was}
+            now = {k: v for k, v in now.items() if k not in hidden_now}
+        both = {
+            k: _public_when_private_differ(was[k], now[k], state=False)
+            for k in was.keys() & now.keys()
+        }
+        return (
+            {k: both[k][0] if k in both else v for k, v in was.items()},
+            {k: both[k][1] if k in both else v for k, v in now.items()},
+        )
+    kind = type(was)
+    if kind in (list, tuple) and type(now) is kind and len(was) == len(now):
+        pairs = [
+            _public_when_private_differ(a, b, state=False) for a, b in zip(was, now, strict=True)
+        ]
+        return kind(a for a, _ in pairs), kind(b for _, b in pairs)
+    return was, now
+
+
+def _private(d: dict[Any, Any]) -> frozenset[str]:
+    return frozenset(k for k in d if isinstance(k, str) and k.startswith("_") and k != "__class__")
 
 
 def _elsewhere(

@@ -12,7 +12,7 @@ from typing import Any
 from utdebug.check.options import CheckError, CheckOptions, validate_options
 from utdebug.check.report import FunctionReport, Status
 from utdebug.check.results import function_report
-from utdebug.engine.targets import TargetKind
+from utdebug.engine.targets import TargetKind, first_line
 
 SKIP_PRAGMA = re.compile(r"#\s*utdebug:\s*skip\b", re.IGNORECASE)
 """``# utdebug: skip`` on a function's ``def`` line (or the line above it) skips it."""
@@ -140,10 +140,11 @@ def _named_target(repo: Any, spec: str, cwd: Path, revision: str | None) -> Targ
         problem = function_report(rel, qualname, Status.ERROR, str(e), e.line, e.line)
         return Target(rel, qualname, e.line, e.line, problem)
     try:
-        find_target(tree, qualname, Path(rel))
+        node = find_target(tree, qualname, Path(rel)).node
     except WorkspaceError as e:
         raise CheckError(f"{spec}: {e}") from None
-    return Target(rel, qualname, shape=_shape(tree, qualname))
+    line, end = first_line(node), node.end_lineno or node.lineno
+    return Target(rel, qualname, line, end, shape=_shape(tree, qualname))
 
 
 def _shape(tree: ast.Module, qualname: str) -> TargetKind | None:

@@ -37,7 +37,9 @@ def add_parser(subparsers: Any, sandbox_opts: argparse.ArgumentParser) -> None:
         description="Generate tests (with voting) for the named functions, or the functions a "
         "git change touches, run them in the sandbox with the function's real module context, "
         "and report the failing tests whose expected output has a confident majority. "
-        "Exit codes: 0 no findings, 1 findings, 2 usage or environment error.",
+        "Exit codes: 0 no findings, 1 findings, 2 usage or environment error; a run stopped "
+        "part-way writes a partial report and exits 124 (--deadline), 130 (SIGINT) or 143 "
+        "(SIGTERM).",
     )
     _target_arguments(c)
     _test_arguments(c)

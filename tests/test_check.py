@@ -559,7 +559,7 @@ def test_usage_and_environment_errors(calc: git.Repo, tmp_path: Path) -> None:
         check(calc, tmp_path, model, changed=True, targets=("calc/ops.py::add",))
     with pytest.raises(CheckError, match="--apply needs --fix"):
         check(calc, tmp_path, model, targets=("calc/ops.py::add",), apply=True)
-    with pytest.raises(CheckError, match="calc/ops.py::nope: no function 'nope'"):
+    with pytest.raises(CheckError, match=r"calc/ops\.py::nope: no function 'nope'"):
         check(calc, tmp_path, model, targets=("calc/ops.py::nope",))
 
 

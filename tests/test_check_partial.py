@@ -99,6 +99,19 @@ def replies(cache: Path) -> dict[str, float]:
     return {key: created for key, created in rows}
 
 
+def finished_run(repo: Path, tmp_path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    """Run the command to its end."""
+    return subprocess.run(
+        command(repo, tmp_path, *extra),
+        cwd=repo,
+        env=environment(repo),
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=BACKSTOP,
+    )
+
+
 def stopped_run(repo: Path, tmp_path: Path, how: signal.Signals, after: int) -> tuple[int, str]:
     """Run the command; send ``how`` once ``after`` replies are cached; its exit code and
     stdout."""
@@ -166,15 +179,7 @@ def test_a_stopped_run_reports_what_it_has_and_a_rerun_asks_nothing_again(
     assert len(first) >= 5
 
     write_script(tmp_path / "script.json", delay=0.0)  # the same replies: the same model
-    rerun = subprocess.run(
-        command(repo, tmp_path),
-        cwd=repo,
-        env=environment(repo),
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=BACKSTOP,
-    )
+    rerun = finished_run(repo, tmp_path)
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
     assert report["partial"] is None
@@ -188,28 +193,12 @@ def test_a_stopped_run_reports_what_it_has_and_a_rerun_asks_nothing_again(
 
 def test_the_deadline_stops_the_run_with_a_partial_report(repo: Path, tmp_path: Path) -> None:
     write_script(tmp_path / "script.json", delay=30.0)  # no function can finish in time
-    r = subprocess.run(
-        command(repo, tmp_path, "--deadline", "1"),
-        cwd=repo,
-        env=environment(repo),
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=BACKSTOP,
-    )
+    r = finished_run(repo, tmp_path, "--deadline", "1")
     assert r.returncode == 124, r.stdout + r.stderr
     assert_partial(tmp_path, r.stdout, "deadline", 124)
 
 
 def test_a_deadline_must_be_positive(repo: Path, tmp_path: Path) -> None:
     write_script(tmp_path / "script.json", delay=0.0)
-    r = subprocess.run(
-        command(repo, tmp_path, "--deadline", "0"),
-        cwd=repo,
-        env=environment(repo),
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=BACKSTOP,
-    )
+    r = finished_run(repo, tmp_path, "--deadline", "0")
     assert r.returncode == 2 and "--deadline must be more than 0 seconds" in r.stderr

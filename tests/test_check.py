@@ -119,7 +119,10 @@ class Replies:
         raise AssertionError(f"unexpected request {request.purpose}")
 
     def info(self, key: str = "replies-v1") -> ModelInfo:
-        return ModelInfo(ScriptedModel(self, name="scripted test model"), "scripted", key, True)
+        """The model as check runs it; ``key`` names it, for the results cache and for the
+        response cache (another key: another model, whose replies are not those cached)."""
+        model = ScriptedModel(self, name=f"scripted test model {key}")
+        return ModelInfo(model, "scripted", key, True)
 
 
 def commit(repo: git.Repo, files: dict[str, str], message: str) -> str:
@@ -386,14 +389,15 @@ def test_a_corrupt_cache_entry_is_checked_again(calc: git.Repo, tmp_path: Path) 
     entries[0].write_text("{not json")
     again = Replies(SPECS)
     report = check(calc, tmp_path, again.info(), targets=("calc/ops.py::add",))
-    assert again.calls and not report.functions[0].cached
+    assert not report.functions[0].cached
+    assert again.calls == []  # checked again with the replies of the response cache
     assert json.loads(entries[0].read_text())["version"] == CACHE_VERSION
 
 
 def test_no_test_is_not_cached_and_the_report_says_why(calc: git.Repo, tmp_path: Path) -> None:
     """Replies that hold no test (a model served badly, say): "no test could be generated",
-    with the refused replies' reasons (not their text) in the report; nothing cached, so a
-    rerun once the model answers asks it again."""
+    with the refused replies' reasons (not their text) in the report; the result is not
+    cached, so a model that answers (another one here: the replies are cached) is asked."""
     from utdebug.check.formats import schema
 
     class Rambling(Replies):
@@ -426,7 +430,7 @@ def test_no_test_is_not_cached_and_the_report_says_why(calc: git.Repo, tmp_path:
     (warning,) = [x for x in said if x.startswith("warning:")]
     assert "gave nothing usable" in warning and "unparsable or refused" in warning
     good = Replies(SPECS)
-    again = check(calc, tmp_path, good.info(), targets=("calc/ops.py::add",))
+    again = check(calc, tmp_path, good.info("served well"), targets=("calc/ops.py::add",))
     assert good.calls.count("ut") == 3 and not again.functions[0].cached
     assert again.functions[0].status is not Status.ERROR and again.functions[0].refused == ()
 
@@ -533,8 +537,8 @@ def test_a_model_failure_keeps_the_tests_and_the_fix_so_far(calc: git.Repo, tmp_
     assert add.fix is not None and add.fix.patch is not None and add.fix.pass_after == 1.0
     assert "the debugging loop stopped: ScriptExhausted" in add.message
     assert not list((tmp_path / "cache").rglob("*.json"))  # a partial result is not cached
-    failing = Replies(SPECS, ut_limit=0)
-    (broken,) = check(calc, tmp_path, failing.info(), targets=("calc/ops.py::add",)).functions
+    failing = Replies(SPECS, ut_limit=0).info("failing")
+    (broken,) = check(calc, tmp_path, failing, targets=("calc/ops.py::add",)).functions
     assert broken.status is Status.ERROR and "the model failed" in broken.message
 
 
@@ -555,10 +559,8 @@ def test_usage_and_environment_errors(calc: git.Repo, tmp_path: Path) -> None:
         check(calc, tmp_path, model, changed=True, targets=("calc/ops.py::add",))
     with pytest.raises(CheckError, match="--apply needs --fix"):
         check(calc, tmp_path, model, targets=("calc/ops.py::add",), apply=True)
-    unknown = check(calc, tmp_path, model, targets=("calc/ops.py::nope",))
-    assert unknown.functions[0].status is Status.ERROR
-    assert "no function 'nope'" in unknown.functions[0].message
-    assert unknown.exit_code() == 2
+    with pytest.raises(CheckError, match=r"calc/ops\.py::nope: no function 'nope'"):
+        check(calc, tmp_path, model, targets=("calc/ops.py::nope",))
 
 
 # -- the command line --------------------------------------------------------------------------

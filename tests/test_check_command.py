@@ -100,8 +100,42 @@ def test_a_process_knows_how_long_it_has_run() -> None:
 def test_piped_human_report_breaks_no_line(repo: Path) -> None:
     """To a pipe, the report's lines are whole: the summary (over 80 columns) is one line,
     not ``... 0 cached,`` and ``0.2 s; exit code 2 ...`` on the next."""
-    r = utdebug(repo, "check", "calc.py::double", "calc.py::nosuch")
+    (repo / "broken.py").write_text("def half(x):\n    return x /\n", encoding="utf-8")
+    r = utdebug(repo, "check", "calc.py::double", "broken.py::half")
     summary = [line for line in r.stdout.splitlines() if "checked:" in line]
     assert len(summary) == 1, r.stdout
     assert len(summary[0]) > 80 and "cached, " in summary[0] and "exit code 2" in summary[0]
-    assert "(functions that can be debugged: double)" in r.stdout
+    assert "cannot parse broken.py: line 2, column" in r.stdout
+
+
+def test_a_name_that_is_no_function_of_its_file_is_a_usage_error(repo: Path) -> None:
+    """``FILE::nosuch`` is refused before any work (exit 2, the file's functions named), not
+    reported as a checked function at line 0."""
+    r = utdebug(repo, "check", "calc.py::double", "calc.py::nosuch", "--format", "json")
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert r.stdout == ""  # no report: nothing was checked
+    assert "calc.py::nosuch: no function 'nosuch' in calc.py" in r.stderr
+    assert "functions that can be debugged: double" in r.stderr
+    assert "copying the repository" not in r.stderr
+
+
+@pytest.mark.parametrize("changed", [False, True])
+def test_a_syntax_error_is_reported_at_its_line_in_every_format(
+    repo: Path, tmp_path: Path, changed: bool
+) -> None:
+    """A file whose line 2 does not parse is reported at line 2 (not 0, nor GitHub's 1),
+    named (``FILE::half``) or changed (``FILE::<module>``)."""
+    (repo / "broken.py").write_text("def half(x):\n    return x /\n", encoding="utf-8")
+    out = {fmt: tmp_path / f"report.{fmt}" for fmt in ("json", "sarif", "junit", "github")}
+    which = ["--changed"] if changed else ["broken.py::half"]
+    reports = [f"--report={fmt}={path}" for fmt, path in out.items()]
+    r = utdebug(repo, "check", *which, "-q", *reports)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "broken.py:2 " in r.stdout
+    (function,) = json.loads(out["json"].read_text(encoding="utf-8"))["functions"]
+    assert (function["line"], function["status"]) == (2, "error")
+    sarif = json.loads(out["sarif"].read_text(encoding="utf-8"))
+    (result,) = sarif["runs"][0]["results"]
+    assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 2
+    assert "::warning file=broken.py,line=2,endLine=2," in out["github"].read_text("utf-8")
+    assert 'line="2"' in out["junit"].read_text(encoding="utf-8")

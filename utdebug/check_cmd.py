@@ -7,7 +7,8 @@ uncommitted changes) to the working tree touches. The report goes to stdout in t
 stderr. Exit codes: 0 no findings, 1 findings, 2 usage or environment error (including a
 function that could not be checked, unless ``--allow-errors``, and a model that does not
 answer the pre-flight probe: one tiny call before any function is checked, whatever
-``--allow-errors`` says). Each function is also compared with its base version on
+``--allow-errors`` says); a run stopped part-way by SIGTERM, SIGINT or its ``--deadline`` writes
+a partial report and exits 143, 130 or 124. Each function is also compared with its base version on
 synthesised inputs (differential testing: an input whose outcome changed is a finding); with no
 model configured (or ``--no-model``) that comparison is the whole check. See ``docs/check.md``.
 """
@@ -36,7 +37,9 @@ def add_parser(subparsers: Any, sandbox_opts: argparse.ArgumentParser) -> None:
         description="Generate tests (with voting) for the named functions, or the functions a "
         "git change touches, run them in the sandbox with the function's real module context, "
         "and report the failing tests whose expected output has a confident majority. "
-        "Exit codes: 0 no findings, 1 findings, 2 usage or environment error.",
+        "Exit codes: 0 no findings, 1 findings, 2 usage or environment error; a run stopped "
+        "part-way writes a partial report and exits 124 (--deadline), 130 (SIGINT) or 143 "
+        "(SIGTERM).",
     )
     _target_arguments(c)
     _test_arguments(c)
@@ -184,6 +187,14 @@ def _output_arguments(c: argparse.ArgumentParser) -> None:
         action="store_true",
         help="exit 0 (not 2) when some functions could not be checked but nothing was found",
     )
+    c.add_argument(
+        "--deadline",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="stop after SECONDS (from the command's start), write a partial report and exit "
+        "124; SIGTERM and SIGINT do the same (exit 143, 130); a rerun goes on from the cache",
+    )
     c.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
 
 
@@ -191,6 +202,7 @@ def run(args: argparse.Namespace) -> int:
     from utdebug.check.formats import render, write_human
     from utdebug.check.options import CheckError, CheckOptions, model_chosen, model_info
     from utdebug.check.review import run_check
+    from utdebug.check.stopping import Stopper
 
     def progress(msg: str) -> None:
         if not args.quiet:
@@ -201,6 +213,8 @@ def run(args: argparse.Namespace) -> int:
             _report_spec(x) for x in args.report
         ]
         _check_destinations(files, args.patch if args.fix else None)
+        if args.deadline is not None and not args.deadline > 0:
+            raise CheckError("--deadline must be more than 0 seconds")
         options = CheckOptions(
             targets=tuple(args.targets),
             changed=bool(args.changed),
@@ -242,7 +256,11 @@ def run(args: argparse.Namespace) -> int:
             progress(
                 "no model: comparing each function with its base version on synthesised inputs"
             )
-        report = run_check(options, model, sandbox_config(args), progress=progress, located=located)
+        stop = Stopper(None if args.deadline is None else args.deadline - command_seconds())
+        with stop.installed():
+            report = run_check(
+                options, model, sandbox_config(args), progress=progress, located=located, stop=stop
+            )
     except CheckError as e:
         print(f"utdebug check: {visible(str(e))}", file=sys.stderr)
         return Exit.USAGE

@@ -51,7 +51,11 @@ class Exit(IntEnum):
     """Bad arguments, missing or corrupt data."""
     SANDBOX = 3
     """The sandbox cannot give the required isolation here."""
+    DEADLINE = 124
+    """A run stopped by its own deadline (as ``timeout(1)``)."""
     INTERRUPTED = 130
+    TERMINATED = 143
+    """A run stopped by SIGTERM (128 + 15)."""
     BROKEN_PIPE = 141
     """stdout was closed before the results were written (128 + SIGPIPE)."""
 

@@ -66,6 +66,9 @@ _EXIT_MEANING = {
     Exit.OK: "no findings",
     Exit.FAILURE: "findings",
     Exit.USAGE: "some functions could not be checked",
+    Exit.DEADLINE: "partial report: stopped by its deadline",
+    Exit.INTERRUPTED: "partial report: stopped by SIGINT",
+    Exit.TERMINATED: "partial report: stopped by SIGTERM",
 }
 
 # --------------------------------------------------------------------------------------------
@@ -185,8 +188,11 @@ def _plural(n: int, word: str, plural: str | None = None) -> str:
 def _summary(report: CheckReport) -> str:
     fns = report.functions
     cached = sum(f.cached for f in fns)
+    checked = _plural(len(fns), "function")
+    if report.partial is not None:  # the ones the run did not finish are not checked
+        checked = f"{len(fns) - report.partial.unfinished} of {checked}"
     return (
-        f"{_plural(len(fns), 'function')} checked: {_plural(report.findings, 'finding')}"
+        f"{checked} checked: {_plural(report.findings, 'finding')}"
         f" in {_plural(report.count(Status.FINDINGS), 'function')},"
         f" {_plural(report.errors, 'error')}, {report.count(Status.SKIPPED)} skipped,"
         f" {cached} cached, {report.seconds:.1f} s; {_exit_text(report)}"
@@ -396,6 +402,8 @@ def write_human(report: CheckReport, console: Console) -> None:
     compared = _compared_line(report)
     if compared is not None:
         out((compared, "bold red" if report.compared_too_few else "bold"))
+    if report.partial is not None:
+        out((report.partial.message(), "bold red"))
     out((_summary(report), style))
 
 
@@ -457,6 +465,7 @@ def _junit_suite(suite: ET.Element, report: CheckReport, f: FunctionReport) -> d
         ("min_votes", f"{report.min_votes:g}"),
         ("utdebug_version", report.tool_version),
         *_junit_compared(report),
+        *([("partial", report.partial.message())] if report.partial is not None else []),
     ):
         ET.SubElement(props, "property", {"name": name, "value": _one(value)})
 
@@ -620,6 +629,8 @@ def _render_github(report: CheckReport) -> str:
         elif f.status in (Status.NOT_COMPARED, Status.NONDETERMINISTIC):
             title = f"utdebug: {f.qualname} {f.status.value}"
             lines.append(_gh_command("notice", f.message, **where, title=title))
+    if report.partial is not None:
+        lines.append(_gh_command("error", report.partial.message(), title="utdebug partial report"))
     compared = _compared_line(report)
     summary = _summary(report) + (f"\n{compared}" if compared is not None else "")
     lines.append(_gh_command("notice", prefix + summary, title="utdebug summary"))
@@ -858,10 +869,15 @@ def _sarif(report: CheckReport) -> dict[str, Any]:
     diff_rules = _DIFF_RULES if any(f.differential for f in report.functions) else ()
     exit_code = report.exit_code()
     invocation: dict[str, Any] = {
-        "executionSuccessful": exit_code != Exit.USAGE,
+        "executionSuccessful": exit_code != Exit.USAGE and report.partial is None,
         "exitCode": exit_code,
         "exitCodeDescription": _EXIT_MEANING.get(exit_code, ""),
     }
+    if report.partial is not None:
+        if report.partial.reason != "deadline":
+            invocation["exitSignalName"] = report.partial.reason
+        note = {"level": "error", "message": {"text": report.partial.message()}}
+        invocation["toolExecutionNotifications"] = [note]
     started = _utc_time(report.started_at) if report.started_at else None
     if started is not None:
         invocation["startTimeUtc"] = _sarif_time(started)
@@ -887,6 +903,7 @@ def _sarif(report: CheckReport) -> dict[str, Any]:
             "base": report.base,
             "min_votes": report.min_votes,
             **_sarif_compared(report),
+            **({"partial": report.partial.to_json()} if report.partial is not None else {}),
         },
     }
     root = _root_uri(report.repository)

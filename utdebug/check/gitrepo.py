@@ -43,8 +43,10 @@ __all__ = [
     "FileProblem",
     "GitError",
     "Repository",
+    "SourceProblem",
     "changed_functions",
     "open_repository",
+    "parse_source",
     "read_text",
     "relative_path",
     "remove_snapshot",
@@ -82,6 +84,8 @@ class FileProblem:
 
     path: str
     message: str
+    line: int = 0
+    """Where the problem is (a syntax error's line), 0 when nowhere in particular."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -374,9 +378,10 @@ def changed_functions(
         lines = changed[path]
         try:
             source = _source(repo, path, revision)
-            tree = _parse(source, path)
+            tree = parse_source(source, path)
         except _Problem as problem:
-            problems.append(FileProblem(path, str(problem)))
+            line = problem.line if isinstance(problem, SourceProblem) else 0
+            problems.append(FileProblem(path, str(problem), line))
             continue
         functions += changed_definitions(tree, path, lines, _base_tree(repo, path, base_sha))
     return ChangeSet(
@@ -412,13 +417,29 @@ def _source(repo: Repository, path: str, revision: str | None) -> str:
         raise _Problem(f"{path} is not UTF-8 text (invalid byte at position {exc.start})") from None
 
 
-def _parse(source: str, path: str) -> ast.Module:
+class SourceProblem(_Problem):
+    """A file that does not parse: the message names the line and column; ``line`` is the
+    syntax error's line (0 when Python gave none)."""
+
+    def __init__(self, message: str, line: int) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+def parse_source(source: str, path: str) -> ast.Module:
+    """``source`` (of the file ``path``) parsed; :class:`SourceProblem` when it does not."""
     from utdebug.workspace import WorkspaceError, parse_module
 
     try:
         return parse_module(source, path)
     except WorkspaceError as exc:
-        raise _Problem(str(exc)) from None
+        try:
+            ast.parse(source)
+        except SyntaxError as syntax:
+            raise SourceProblem(str(exc), syntax.lineno or 0) from None
+        except (ValueError, RecursionError, MemoryError):
+            pass
+        raise SourceProblem(str(exc), 0) from None
 
 
 # --- snapshots ----------------------------------------------------------------------------

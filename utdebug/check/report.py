@@ -11,7 +11,9 @@ changed (findings), unchanged on K inputs (ok), nondeterministic, or not compare
 Exit codes (:meth:`CheckReport.exit_code`): 0 no findings, 1 findings (or fewer functions
 compared with their base than ``min_compared`` asks), 2 a usage or environment error,
 including a function that could not be checked (a module that does not load, I/O the sandbox
-blocks, a model error), unless ``allow_errors`` is set.
+blocks, a model error), unless ``allow_errors`` is set; a run that was stopped before it
+checked every function (:class:`Partial`) exits 124 (its deadline), 130 (SIGINT) or 143
+(SIGTERM), whatever it found.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any, ClassVar
 
 from utdebug.cli_common import Exit
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """Version of the JSON report (``schema_version``); see ``utdebug/check/report.schema.json``."""
 
 
@@ -280,6 +282,28 @@ class FunctionReport:
 
 
 @dataclass(frozen=True, slots=True)
+class Partial:
+    """Why a run stopped before it checked every function, and how far it got."""
+
+    reason: str
+    """``SIGTERM``, ``SIGINT`` or ``deadline`` (``--deadline``)."""
+    unfinished: int
+    """Functions not checked because the run stopped (reported as errors that say so)."""
+    exit_code: Exit
+
+    def message(self) -> str:
+        by = "its deadline (--deadline)" if self.reason == "deadline" else self.reason
+        return (
+            f"PARTIAL REPORT: the run was stopped by {by}; {self.unfinished} "
+            f"function{'' if self.unfinished == 1 else 's'} not checked; the model's replies "
+            "so far are cached: rerun the same command to go on"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {"reason": self.reason, "unfinished": self.unfinished, "message": self.message()}
+
+
+@dataclass(frozen=True, slots=True)
 class CheckReport:
     """The whole run."""
 
@@ -304,6 +328,8 @@ class CheckReport:
     min_compared: float = 0.0
     """The share of the changed functions that must be compared with their base version
     (``--min-compared``); fewer is a failure (exit code 1)."""
+    partial: Partial | None = None
+    """The run was stopped before it checked every function (``None``: it was not)."""
 
     @property
     def changed_functions(self) -> tuple[FunctionReport, ...]:
@@ -353,6 +379,8 @@ class CheckReport:
         return sum(f.status is status for f in self.functions)
 
     def exit_code(self) -> Exit:
+        if self.partial is not None:
+            return self.partial.exit_code
         if self.findings or self.compared_too_few:
             return Exit.FAILURE
         if self.errors and not self.allow_errors:
@@ -388,5 +416,6 @@ class CheckReport:
                 "nondeterministic": self.count(Status.NONDETERMINISTIC),
             },
             "exit_code": self.exit_code(),
+            "partial": self.partial.to_json() if self.partial is not None else None,
             "functions": [f.to_json() for f in self.functions],
         }

@@ -7,7 +7,10 @@ change) -> read-only copies of the repository at the checked revision and at the
 version (:mod:`utdebug.check.differ`: both versions, seeds, inputs, two runs of each, the
 comparison) -> the report (:class:`~utdebug.check.report.CheckReport`).
 
-A function that cannot be checked is reported with the reason and the run goes on. Nothing of
+A function that cannot be checked is reported with the reason and the run goes on. A run
+stopped part-way (SIGTERM, SIGINT, its deadline: :mod:`utdebug.check.stopping`) reports what it
+has, the functions it did not finish as errors that say so; every model reply goes through the
+response cache as it arrives, so a rerun goes on from there. Nothing of
 the repository is writable from the sandbox, and the working tree is only written with
 ``--fix --apply``. See ``docs/check.md``.
 """
@@ -15,6 +18,7 @@ the repository is writable from the sandbox, and the working tree is only writte
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -27,8 +31,9 @@ from utdebug.check.cache import CACHE_VERSION, ResultCache, default_cache_dir
 from utdebug.check.fixes import Fixes
 from utdebug.check.loading import Copies
 from utdebug.check.options import CheckError, CheckOptions, ModelInfo
-from utdebug.check.report import CheckReport, Comparison, FunctionReport, Status
+from utdebug.check.report import CheckReport, Comparison, FunctionReport, Partial, Status
 from utdebug.check.results import function_report
+from utdebug.check.stopping import STOP_EXIT, Stopped, Stopper
 from utdebug.check.targets import SKIPPED, Located, Target, has_skip_pragma, locate
 
 if TYPE_CHECKING:
@@ -41,6 +46,9 @@ Progress = Callable[[str], None]
 
 NO_MODEL = "none"
 """The report's model when the check runs without one (the comparison with the base only)."""
+
+RESPONSES = "responses.sqlite"
+"""The response cache's file in the cache folder: every model reply, by request."""
 
 PROGRESS_SECONDS = 60.0
 """How often a function that is still being checked is said to be (progress on stderr)."""
@@ -73,11 +81,15 @@ def run_check(
     *,
     progress: Progress | None = None,
     located: Located | None = None,
+    stop: Stopper | None = None,
 ) -> CheckReport:
     """Run the whole check (see the module docstring); :class:`CheckError` for exit code 2.
     ``located``: what :func:`locate` found already (else it is looked for here). ``model``
-    ``None``: no model; each function is compared with its base version only."""
+    ``None``: no model; each function is compared with its base version only. ``stop``: the
+    run's :class:`Stopper` (installed by the caller); once it stops the run, the report is
+    partial."""
     say = progress or (lambda _msg: None)
+    stop = stop or Stopper()
     t0 = time.perf_counter()
     started = datetime.now(UTC).isoformat(timespec="seconds")
     plan = _plan(options, model, located if located is not None else locate(options))
@@ -85,15 +97,39 @@ def run_check(
     results: dict[int, FunctionReport] = {
         i: t.problem for i, t in enumerate(targets) if t.problem is not None
     }
-    if len(results) < len(targets):
-        results |= _check_all(options, model, sandbox_config, plan, say)
+    try:
+        stop.arm()  # what the run is about is known: from now on, a stop is a partial report
+        if len(results) < len(targets):
+            _check_all(options, model, sandbox_config, plan, say, stop, results)
+    except Stopped:
+        pass
+    finally:
+        stop.close()
+    partial = None
+    if stop.reason is not None:
+        unfinished = [i for i in range(len(targets)) if i not in results]
+        for i in unfinished:
+            results[i] = _unfinished(targets[i], stop.reason, during=i == stop.working_on)
+        partial = Partial(stop.reason, len(unfinished), STOP_EXIT[stop.reason])
+        say(partial.message())
     functions = tuple(results[i] for i in range(len(targets)))
     return CheckReport(
         functions=functions,
         seconds=time.perf_counter() - t0,
         started_at=started,
+        partial=partial,
         **_header(options, model, plan),
     )
+
+
+def _unfinished(t: Target, reason: str, *, during: bool) -> FunctionReport:
+    """The report of a function the run did not finish: an error that says why."""
+    by = "its deadline (--deadline)" if reason == "deadline" else reason
+    when = "while it was being checked" if during else "before it was checked"
+    msg = f"not checked: the run was stopped by {by} {when}"
+    if during:
+        msg += "; the model's replies so far are cached: a rerun goes on from them"
+    return function_report(t.path, t.qualname, Status.ERROR, msg, t.line, t.end_line)
 
 
 def _plan(options: CheckOptions, model: ModelInfo | None, located: Located) -> _Plan:
@@ -133,9 +169,16 @@ def _header(options: CheckOptions, model: ModelInfo | None, plan: _Plan) -> dict
 
 
 def _check_all(
-    options: CheckOptions, model: ModelInfo | None, sandbox_config: Any, plan: _Plan, say: Progress
-) -> dict[int, FunctionReport]:
-    """Copy the repository (and its base), then check every function that needs it."""
+    options: CheckOptions,
+    model: ModelInfo | None,
+    sandbox_config: Any,
+    plan: _Plan,
+    say: Progress,
+    stop: Stopper,
+    results: dict[int, FunctionReport],
+) -> None:
+    """Copy the repository (and its base), then check every function that needs it (into
+    ``results``, each as it is done)."""
     from utdebug.check import gitrepo
 
     repo, revision = plan.located.repo, plan.located.revision
@@ -151,8 +194,8 @@ def _check_all(
                 base_root = gitrepo.snapshot(repo, tmp / "base", rev=plan.diff_base)
             copies = Copies(tmp, root, base_root, plan.diff_base, revision or "working tree")
             diff = _diff_run(options, copies, plan.accepts, sandbox_config, repo.root)
-        checker = _Checker(options, model, repo.root, root, say, diff)
-        return checker.check_all(plan.located.targets, sandbox_config)
+        checker = _Checker(options, model, repo.root, root, say, diff, stop)
+        checker.check_all(plan.located.targets, sandbox_config, results)
     except gitrepo.GitError as e:
         raise CheckError(str(e)) from None
     finally:
@@ -238,6 +281,7 @@ class _Checker:
         root: Path,
         say: Progress,
         diff: DiffRun | None,
+        stop: Stopper,
     ) -> None:
         from utdebug.project import environment_paths
 
@@ -249,12 +293,17 @@ class _Checker:
         """Packages outside the interpreter's prefix: mounted, and on the module's sys.path
         (the sandbox's interpreter runs isolated, without PYTHONPATH or user site-packages)."""
         self.fixes = Fixes(options, repo_root, say)
+        self.stop = stop
         self.model: ModelCheck | None = None
+        self.replies: Any = None
+        """The response cache every model reply goes through (``None``: ``--no-cache``)."""
         if model is not None:
             from utdebug.check.session import ModelCheck
 
             folder = (options.cache_dir or default_cache_dir()) if options.use_cache else None
             cache = ResultCache(folder, say)
+            if folder is not None:
+                model = self._cached(model, folder)
             self.model = ModelCheck(
                 options, model, _settings(options), root, self.env_paths, cache, self.fixes
             )
@@ -264,30 +313,54 @@ class _Checker:
         self.accepted_now = 0
         """Changed outcomes this run recorded into the accept file (``--accept``)."""
 
-    def check_all(self, targets: list[Target], sandbox_config: Any) -> dict[int, FunctionReport]:
+    def _cached(self, model: ModelInfo, folder: Path) -> ModelInfo:
+        """``model`` answering through the response cache ``folder/responses.sqlite``, as
+        bench and the app do: each reply is kept as it arrives (a run stopped part-way loses
+        none), and a rerun asks the model nothing it answered before."""
+        from utdebug.agents.cache import CachedModel, ResponseCache
+
+        try:
+            self.replies = ResponseCache(folder / RESPONSES)
+        except (OSError, sqlite3.Error) as e:  # a read-only cache must not fail the check
+            self.say(f"warning: cannot open the response cache {folder / RESPONSES}: {e}")
+            return model
+        return replace(model, model=CachedModel(model.model, self.replies))
+
+    def check_all(
+        self, targets: list[Target], sandbox_config: Any, out: dict[int, FunctionReport]
+    ) -> None:
+        """Check every function that needs it into ``out`` (each as it is done); a stopped
+        run (:class:`Stopped`) leaves the rest out and writes neither patch nor accept file."""
         from utdebug.project import sandbox_mounts
         from utdebug.sandbox import Sandbox
 
         mounts = sandbox_mounts(self.root, self.env_paths)
         sb = Sandbox(replace(sandbox_config, mounts=mounts))  # started on first use
-        out: dict[int, FunctionReport] = {}
         todo = [(i, t) for i, t in enumerate(targets) if t.problem is None]
         try:
             for j, (i, t) in enumerate(todo, 1):
+                self.stop.check()
                 label = f"[{j}/{len(todo)}] {t.path}::{t.qualname}"
                 self.say(label)
                 t0 = time.perf_counter()
-                rep = asyncio.run(self._beating(self._check(sb, t), label))
+                self.stop.working_on = i
+                rep = self.stop.run(self._beating(self._check(sb, t), label))
                 if not rep.cached:
                     rep = replace(rep, seconds=time.perf_counter() - t0)
                 self.say(f"{label}: {rep.message}")
                 out[i] = rep
+                self.stop.working_on = None
+        except Stopped:
+            if (self.o.patch is not None and self.o.fix) or self.o.accept:
+                self.say("stopped: neither the patch nor the accept file is written")
+            raise
         finally:
             sb.close()
             if self.diff is not None:
                 self.diff.runners.close()
+        if self.replies is not None:
+            self.replies.close()
         self._finish()
-        return out
 
     def _finish(self) -> None:
         """The accept file, the warning on replies that gave nothing, the patch."""

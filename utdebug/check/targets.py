@@ -12,7 +12,7 @@ from typing import Any
 from utdebug.check.options import CheckError, CheckOptions, validate_options
 from utdebug.check.report import FunctionReport, Status
 from utdebug.check.results import function_report
-from utdebug.engine.targets import TargetKind
+from utdebug.engine.targets import TargetKind, first_line
 
 SKIP_PRAGMA = re.compile(r"#\s*utdebug:\s*skip\b", re.IGNORECASE)
 """``# utdebug: skip`` on a function's ``def`` line (or the line above it) skips it."""
@@ -78,10 +78,7 @@ def locate(options: CheckOptions) -> Located:
             base = cs.base
             targets = _changed_targets(cs)
         else:
-            targets = [
-                _named_target(repo, spec, options.cwd, in_tree=revision is None)
-                for spec in options.targets
-            ]
+            targets = [_named_target(repo, spec, options.cwd, revision) for spec in options.targets]
     except gitrepo.GitError as e:
         raise CheckError(str(e)) from None
     return Located(repo, revision, base, targets)
@@ -94,7 +91,11 @@ def _changed_targets(cs: Any) -> list[Target]:
             Target(
                 p.path,
                 "<module>",
-                problem=function_report(p.path, "<module>", Status.ERROR, p.message),
+                p.line,
+                p.line,
+                problem=function_report(
+                    p.path, "<module>", Status.ERROR, p.message, p.line, p.line
+                ),
             )
         )
     from utdebug.synth.seeds import is_test_file
@@ -113,32 +114,43 @@ def _changed_targets(cs: Any) -> list[Target]:
     return out
 
 
-def _named_target(repo: Any, spec: str, cwd: Path, *, in_tree: bool = True) -> Target:
+def _named_target(repo: Any, spec: str, cwd: Path, revision: str | None) -> Target:
+    """The function ``spec`` names. A file that does not exist, or a name that is no function
+    of its file, is :class:`CheckError` (exit 2, before any work: a typo in a CI workflow is
+    no checked function); a file that does not parse is an error at its syntax error's line."""
     from utdebug.check import gitrepo
-    from utdebug.workspace import WorkspaceError, parse_target
+    from utdebug.workspace import WorkspaceError, find_target, parse_target
 
     try:
         path, qualname = parse_target(spec)
     except WorkspaceError as e:
         raise CheckError(str(e)) from None
     full = path if path.is_absolute() else cwd / path
-    if in_tree and not full.is_file():  # (with --rev the file is read from that commit)
+    if revision is None and not full.is_file():  # (with --rev the file is read from that commit)
         what = "is a folder, not a Python file" if full.is_dir() else "does not exist"
         raise CheckError(f"{path} {what} ({spec})")
     rel = gitrepo.relative_path(repo, full)
-    return Target(rel, qualname, shape=_shape(full if in_tree else None, qualname))
+    try:
+        source = gitrepo.read_text(repo, rel, revision)
+    except gitrepo.GitError:
+        return Target(rel, qualname)  # its report says why it cannot be read
+    try:
+        tree = gitrepo.parse_source(source, rel)
+    except gitrepo.SourceProblem as e:
+        problem = function_report(rel, qualname, Status.ERROR, str(e), e.line, e.line)
+        return Target(rel, qualname, e.line, e.line, problem)
+    try:
+        node = find_target(tree, qualname, Path(rel)).node
+    except WorkspaceError as e:
+        raise CheckError(f"{spec}: {e}") from None
+    line, end = first_line(node), node.end_lineno or node.lineno
+    return Target(rel, qualname, line, end, shape=_shape(tree, qualname))
 
 
-def _shape(file: Path | None, qualname: str) -> TargetKind | None:
-    """What ``qualname`` is in ``file`` (``None``: not read here, not found, no parse)."""
+def _shape(tree: ast.Module, qualname: str) -> TargetKind | None:
+    """What ``qualname`` is in ``tree`` (``None``: not one of its definitions)."""
     from utdebug.check.definitions import definitions
 
-    if file is None:
-        return None
-    try:
-        tree = ast.parse(file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
-        return None
     return next((d.shape for d in definitions(tree, "") if d.qualname == qualname), None)
 
 

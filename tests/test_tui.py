@@ -36,6 +36,7 @@ from utdebug.tui.commands import DebugCommands
 from utdebug.tui.config import AppConfig
 from utdebug.tui.details import TestDetailScreen, detail_renderable
 from utdebug.tui.format import unified_diff
+from utdebug.tui.panels import PANELS
 from utdebug.tui.screens import (
     AddTestScreen,
     EditExpectedScreen,
@@ -492,6 +493,13 @@ def test_every_binding_has_a_unique_id() -> None:
     assert len(ids) == len(ACTIONS) and len(set(ids)) == len(ids)
     assert all(i is not None and i.startswith(BINDING_PREFIX) for i in ids)
     assert all(hasattr(DebugApp, f"action_{a.action.split('(')[0]}") for a in ACTIONS)
+
+
+def test_a_panel_row_holds_its_key() -> None:
+    """The panel keys are the panel table's rows: a new panel brings its key along."""
+    keys = [(a.key, a.action, a.with_model) for a in ACTIONS if a.action.startswith("panel(")]
+    rows = [(p.key, f"panel('{n}')", False if p.model_free else None) for n, p in PANELS.items()]
+    assert keys == rows
 
 
 async def test_the_command_palette_runs_actions(executor: Executor, calc: LoadedFunction) -> None:

@@ -31,7 +31,7 @@ from utdebug.tui.config import NO_MODEL_LINE, Started, StartupFailed
 from utdebug.tui.details import SessionInfoScreen
 from utdebug.tui.format import finish_words, plural, pre_post
 from utdebug.tui.messages import EngineEvent, ReviewRequested
-from utdebug.tui.panels import PANELS, panels
+from utdebug.tui.panels import BOTTOM, PANELS, panels
 from utdebug.tui.screens import HelpScreen, ReviewScreen, SearchScreen
 from utdebug.tui.state import Phase
 from utdebug.tui.synth import (
@@ -506,26 +506,18 @@ class DebugApp(PersonChanges):
             self.push_screen(SessionInfoScreen(self.session_rows()))
 
     def action_panel(self, name: str) -> None:
-        """Show a panel: ``code``, ``diff``, ``tests``, ``rounds``, ``candidates``,
-        ``transcript`` (keys 1 to 6), ``inputs`` (7, without a model)."""
-        if PANELS[name].model_free and not self.model_free:
+        """Show the panel ``name`` (a row of :data:`~utdebug.tui.panels.PANELS`): its tab,
+        the bottom tabs in full when it is one of them, and focus what its row says."""
+        panel = PANELS[name]
+        if panel.model_free and not self.model_free:
             self._tell("only a session without a model has synthesised inputs", "warning")
             return
-        if name == "tests":  # the bottom tabs give back the room 4 to 6 took
-            self.query_one("#bottom-tabs").remove_class("-full")
-            self.query_one(TestsPanel).table.focus()
-            return
-        panel = PANELS[name]
-        tabs = self.query_one(f"#{panel.tabs}", TabbedContent)
-        tabs.active = panel.pane or ""
-        if panel.tabs == "bottom-tabs":
-            tabs.add_class("-full")
-        else:
-            self.query_one("#bottom-tabs").remove_class("-full")
-        if name == "transcript":
-            self.query_one(Transcript).focus()
-        elif name == "inputs":
-            self.query_one(InputsPanel).table.focus()
+        if panel.tabs is not None:
+            self.query_one(f"#{panel.tabs}", TabbedContent).active = panel.pane or ""
+        # A bottom tab takes the room of the code and the tests; any other panel gives it back.
+        self.query_one(f"#{BOTTOM}").set_class(panel.tabs == BOTTOM, "-full")
+        if panel.focus is not None:
+            panel.focus(self.query_one(panel.widget)).focus()
 
     def action_toggle_review(self) -> None:
         if self._no_model():

@@ -467,7 +467,7 @@ class AppBase(App[None]):
             return
         if panel.draw is not None:
             panel.draw(self.query_one(panel.widget), self.state)
-        if name == "code":  # the layout follows the code's width
+        if panel.fits_layout:  # the layout follows the code's width
             self._fit_layout()
 
     def _draw_code(self) -> None:

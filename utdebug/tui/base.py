@@ -27,8 +27,9 @@ from utdebug.text_safety import visible
 from utdebug.tui.actions import bindings
 from utdebug.tui.activity import CallTracker, Progress, describe, spinner, traffic_line
 from utdebug.tui.config import AppConfig, StartupFailed
+from utdebug.tui.engine_events import EngineEvents
 from utdebug.tui.format import StatusPart, finish_words, passing, shorten, verdict_status
-from utdebug.tui.messages import OriginalsRun, ReviewRequested
+from utdebug.tui.messages import EngineEvent, OriginalsRun, ReviewRequested
 from utdebug.tui.panels import PANELS, bottom_tabs
 from utdebug.tui.records import Actual
 from utdebug.tui.screens import ReviewScreen
@@ -154,6 +155,8 @@ class AppBase(App[None]):
         """The write folded into a later one while the session works."""
         self.copied: str | None = None
         """What was copied last (tests read it; the terminal's clipboard is not readable)."""
+        self.events = EngineEvents(self)
+        """Folds the session's events into :attr:`state` and draws them."""
 
     @property
     def model_free(self) -> bool:
@@ -230,6 +233,17 @@ class AppBase(App[None]):
         posted before it was stopped (a session's last events, a run's result) has nothing to
         be drawn on and is dropped."""
         return not self.is_running
+
+    def on_engine_event(self, message: EngineEvent) -> None:
+        """Fold the event into the state (:attr:`events`), then redraw the status line and
+        save the session. Dropped once the app is closing (:attr:`closing`): the session may
+        still be running while its screen is taken down."""
+        if self.closing:
+            return
+        self.progress.since = self.config.clock()
+        self.events.fold(message.event)
+        self._draw_status()
+        self._save()
 
     def on_unmount(self) -> None:
         """The app closes: a write folded into a later one is done now."""

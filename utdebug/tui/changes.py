@@ -14,9 +14,8 @@ from utdebug.engine.program import Raises
 from utdebug.engine.session import Session
 from utdebug.pytest_export import export_pytest, render_pytest
 from utdebug.sandbox.values import Opaque
-from utdebug.tui.base import Undo
+from utdebug.tui.base import AppBase, Undo
 from utdebug.tui.details import TestDetail, TestDetailScreen
-from utdebug.tui.engine_events import EngineEvents
 from utdebug.tui.format import actual_text, passing, plural, safe_repr, verdict_status
 from utdebug.tui.messages import PersonDone, PersonFailed
 from utdebug.tui.screens import (
@@ -36,7 +35,7 @@ from utdebug.workspace import LoadedFunction, WorkspaceError
 from utdebug.writeback import changed_on_disk, export_patch, function_diff, write_back
 
 
-class PersonChanges(EngineEvents):
+class PersonChanges(AppBase):
     """A person's changes: each runs an engine coroutine in a worker."""
 
     def _idle_session(self) -> Session | None:

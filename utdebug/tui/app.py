@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 from textual.app import App
 from textual.binding import BindingType
-from textual.widgets import TabbedContent
+from textual.widgets import DataTable, TabbedContent
 from textual.worker import Worker, WorkerState
 
 from utdebug.engine.control import Control
@@ -24,13 +24,12 @@ from utdebug.engine.synthesised import checked_queue
 from utdebug.synth.candidates import CandidateInputs, screen, synthesise_for
 from utdebug.tui.actions import bindings
 from utdebug.tui.activity import CallTracker, traffic_line
-from utdebug.tui.base import TICK_SECONDS
-from utdebug.tui.changes import PersonChanges
+from utdebug.tui.base import TICK_SECONDS, AppBase
 from utdebug.tui.commands import DebugCommands
 from utdebug.tui.config import NO_MODEL_LINE, Started, StartupFailed
 from utdebug.tui.details import SessionInfoScreen
 from utdebug.tui.format import finish_words, plural, pre_post
-from utdebug.tui.messages import EngineEvent, ReviewRequested
+from utdebug.tui.messages import EngineEvent, PersonDone, PersonFailed, ReviewRequested
 from utdebug.tui.panels import BOTTOM, PANELS, panels
 from utdebug.tui.screens import HelpScreen, ReviewScreen, SearchScreen
 from utdebug.tui.state import Phase
@@ -45,7 +44,7 @@ from utdebug.tui.transcript import Transcript
 from utdebug.tui.widgets import CodePanel, Frame, InputsPanel, TestsPanel
 
 
-class DebugApp(PersonChanges):
+class DebugApp(AppBase):
     """Debug one function interactively; see the module docstring.
 
     The caller owns ``executor`` (and its sandbox) and closes it after :meth:`run`; the app
@@ -598,3 +597,53 @@ class DebugApp(PersonChanges):
     def action_show_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.model_free))
+
+    # A person's changes (:attr:`changes`): the keys and messages that start them.
+
+    def on_person_done(self, message: PersonDone) -> None:
+        self.changes.person_done(message)
+
+    def on_person_failed(self, message: PersonFailed) -> None:
+        self.changes.person_failed(message)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self.changes.row_selected(event)
+
+    def action_edit_test(self) -> None:
+        self.changes.edit_test()
+
+    def action_add_test(self) -> None:
+        self.changes.add_test()
+
+    def action_mark_wrong(self) -> None:
+        self.changes.mark_wrong()
+
+    def action_keep_test(self) -> None:
+        self.changes.keep_test()
+
+    def action_delete_test(self) -> None:
+        self.changes.delete_test()
+
+    def action_copy(self, what: str) -> None:
+        self.changes.copy(what)
+
+    def action_rerun_test(self) -> None:
+        self.changes.rerun_test()
+
+    def action_rollback(self) -> None:
+        self.changes.rollback()
+
+    def action_undo(self) -> None:
+        self.changes.undo()
+
+    def action_show_test(self) -> None:
+        self.changes.show_test()
+
+    def action_write_back(self) -> None:
+        self.changes.write_back()
+
+    def action_export_patch(self) -> None:
+        self.changes.export_patch()
+
+    def action_export_tests(self) -> None:
+        self.changes.export_tests()

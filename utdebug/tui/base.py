@@ -7,8 +7,6 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
 from textual.app import App, ComposeResult
@@ -20,12 +18,13 @@ from textual.widgets import Footer, TabbedContent, TabPane
 from utdebug.agents.base import Model
 from utdebug.engine.control import Control
 from utdebug.engine.events import ModelCalled
-from utdebug.engine.execution import Executor, TestRun
+from utdebug.engine.execution import Executor
 from utdebug.engine.model import Settings, Task, code_id
 from utdebug.engine.session import Session
 from utdebug.text_safety import visible
 from utdebug.tui.actions import bindings
 from utdebug.tui.activity import CallTracker, Progress, describe, spinner, traffic_line
+from utdebug.tui.changes import PersonChanges, Undo
 from utdebug.tui.config import AppConfig, StartupFailed
 from utdebug.tui.engine_events import EngineEvents
 from utdebug.tui.format import StatusPart, finish_words, passing, shorten, verdict_status
@@ -50,14 +49,6 @@ SHORT_HEIGHT = 32
 """Under this many rows the bottom tabs shrink and the task text moves to a border title."""
 TICK_SECONDS = 0.1
 """How often the status line's spinner and elapsed time are redrawn while a session runs."""
-
-
-@dataclass(frozen=True, slots=True)
-class Undo:
-    """A person's change that can be undone: what it was, and how to undo it."""
-
-    what: str
-    revert: Callable[[Session], Awaitable[TestRun]]
 
 
 CSS = """
@@ -157,6 +148,8 @@ class AppBase(App[None]):
         """What was copied last (tests read it; the terminal's clipboard is not readable)."""
         self.events = EngineEvents(self)
         """Folds the session's events into :attr:`state` and draws them."""
+        self.changes = PersonChanges(self)
+        """A person's changes to the session and what the app writes from it."""
 
     @property
     def model_free(self) -> bool:

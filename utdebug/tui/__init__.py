@@ -5,9 +5,10 @@ Textual, and it never imports litellm (the model is built by the caller and pass
 
 What the app shows is one :class:`~utdebug.tui.state.AppState` (with the one phase machine,
 :class:`~utdebug.tui.state.Phase`); the panels are drawn from it through the table in
-:mod:`utdebug.tui.panels`, and the session file is written from it. The app class is built in
-layers: ``base`` (state, layout, drawing), ``engine_events`` (one handler per event type),
-``changes`` (a person's changes) and ``app`` (the session's driving, review, search).
+:mod:`utdebug.tui.panels`, and the session file is written from it. ``DebugApp`` (``app``: the
+session's driving, review, search, the keys) stands on ``base.AppBase`` (state, layout,
+drawing) and holds two plain objects: ``engine_events.EngineEvents`` (one handler per event
+type) and ``changes.PersonChanges`` (a person's changes; the app's keys hand them over).
 
 Message flow (workers never touch widgets):
 

@@ -37,6 +37,7 @@ from utdebug.tui.changes import PersonChanges
 from utdebug.tui.commands import DebugCommands
 from utdebug.tui.config import AppConfig
 from utdebug.tui.details import TestDetailScreen, detail_renderable
+from utdebug.tui.driver import SessionDriver
 from utdebug.tui.engine_events import EngineEvents
 from utdebug.tui.format import unified_diff
 from utdebug.tui.panels import PANELS
@@ -499,11 +500,12 @@ def test_every_binding_has_a_unique_id() -> None:
 
 
 def test_the_app_holds_its_parts_instead_of_stacking_them() -> None:
-    """The app is one class over the app's base; the engine's events and a person's
-    changes are plain objects it holds (no Textual in them)."""
+    """The app is one class over the app's base; the engine's events, a person's changes
+    and driving the session are plain objects it holds (no Textual in them)."""
     ours = [c.__name__ for c in DebugApp.__mro__ if c.__module__.startswith("utdebug")]
     assert ours == ["DebugApp", "AppBase"]
-    assert not issubclass(EngineEvents, MessagePump) and not issubclass(PersonChanges, MessagePump)
+    for part in (EngineEvents, PersonChanges, SessionDriver):
+        assert not issubclass(part, MessagePump), part
 
 
 def test_a_panel_row_holds_its_key() -> None:

@@ -7,8 +7,9 @@ What the app shows is one :class:`~utdebug.tui.state.AppState` (with the one pha
 :class:`~utdebug.tui.state.Phase`); the panels are drawn from it through the table in
 :mod:`utdebug.tui.panels`, and the session file is written from it. ``DebugApp`` (``app``: the
 session's driving, review, search, the keys) stands on ``base.AppBase`` (state, layout,
-drawing) and holds two plain objects: ``engine_events.EngineEvents`` (one handler per event
-type) and ``changes.PersonChanges`` (a person's changes; the app's keys hand them over).
+drawing) and holds plain objects: ``engine_events.EngineEvents`` (one handler per event
+type), ``changes.PersonChanges`` (a person's changes) and ``driver.SessionDriver`` (run, pause,
+step, cancel); the app's keys hand over to them.
 
 Message flow (workers never touch widgets):
 

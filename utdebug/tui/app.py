@@ -26,9 +26,9 @@ from utdebug.tui.actions import bindings
 from utdebug.tui.activity import CallTracker, traffic_line
 from utdebug.tui.base import TICK_SECONDS, AppBase
 from utdebug.tui.commands import DebugCommands
-from utdebug.tui.config import NO_MODEL_LINE, Started, StartupFailed
+from utdebug.tui.config import Started, StartupFailed
 from utdebug.tui.details import SessionInfoScreen
-from utdebug.tui.format import finish_words, plural, pre_post
+from utdebug.tui.format import plural, pre_post
 from utdebug.tui.messages import EngineEvent, PersonDone, PersonFailed, ReviewRequested
 from utdebug.tui.panels import BOTTOM, PANELS, panels
 from utdebug.tui.screens import HelpScreen, ReviewScreen, SearchScreen
@@ -107,7 +107,7 @@ class DebugApp(AppBase):
             self._make_candidates(self.config.candidates)  # starts the session when done
             return
         if self.config.autostart:
-            self._start()
+            self.driver.start()
 
     def _make_candidates(self, plan: SynthPlan) -> None:
         """Synthesise UTGen's candidate inputs (here: the ast work, CPython gh-106905) and run
@@ -161,7 +161,7 @@ class DebugApp(AppBase):
                 self._note(f"synth: {note}", "dim")
         self._note(why, "dim")
         if self.config.autostart and self.state.phase is Phase.READY and not self.state.started:
-            self._start()
+            self.driver.start()
 
     def _synthesise(self) -> None:
         """Make the inputs and run them on the code in force, in a thread (the app stays
@@ -222,13 +222,6 @@ class DebugApp(AppBase):
         if result.rows and self.focused is self.query_one(TestsPanel).table:
             self.query_one(InputsPanel).table.focus()
 
-    def _no_model(self) -> bool:
-        """A session without a model: say so in one line (the model's actions do nothing)."""
-        if self.model_free:
-            self._tell(NO_MODEL_LINE, "warning")
-            return True
-        return False
-
     def _take_back(self, saved: dict[str, Any]) -> None:
         """Restore a saved session: tests, votes, edits, rounds and transcript."""
         assert self.session is not None
@@ -251,22 +244,6 @@ class DebugApp(AppBase):
     def _listen(self, event: Event) -> None:
         """The session's listener: post the event; the handler below draws it."""
         self.post_message(EngineEvent(event))
-
-    def _start(self) -> None:
-        assert self.session is not None
-        self.state.started = True
-        self.state.move(Phase.RUNNING)
-        self._draw_status()
-        self.run_worker(
-            self._run_session(self.session),
-            name="session",
-            group="session",
-            exclusive=True,
-            exit_on_error=False,
-        )
-
-    async def _run_session(self, session: Session) -> None:
-        await session.run()
 
     async def _review(self, review: EditReview) -> bool:
         """The session's reviewer: ask a person (while review by hand is on)."""
@@ -340,121 +317,6 @@ class DebugApp(AppBase):
                 self._resolve_review(accept)
 
         self.push_screen(ReviewScreen(r, self.state.code), decided)
-
-    def _can_drive(self) -> bool:
-        if self.state.phase.ended:
-            return False
-        if self.person_busy:
-            self._tell("wait: a change is being applied", "warning")
-            return False
-        return True
-
-    def _continue(self, rounds: int) -> None:
-        """After the end: go on for ``rounds`` more rounds with the tests and the code as a
-        person left them (or say why not)."""
-        session = self.session
-        if session is None or self.control is None:
-            return
-        if self.person_busy:
-            self._tell("wait: a change is being applied", "warning")
-            return
-        refusal = session.continue_refusal()
-        if refusal is not None:
-            why = (
-                self.state.error
-                if self.state.phase is Phase.ERROR
-                else finish_words(self.state.finish_reason)
-            )
-            self._tell(f"the session has ended ({why}): {refusal}", "warning")
-            return
-        # A model error is a pause: r and s ask again from the round it cut short.
-        retry = self.state.phase is Phase.ERROR
-        self.state.move(Phase.RUNNING)
-        self.state.finish_reason = self.state.error = None
-        done = -1 if self.state.rounds_done is None else self.state.rounds_done
-        self.state.round_limit = done + rounds + (1 if done < 0 else 0)
-        if retry:
-            self._note("asking the model again from where it failed", "bold")
-        else:
-            self._note(
-                f"going on for {plural(rounds, 'more round')} on the tests as they are now", "bold"
-            )
-        self._draw_status()
-        self.run_worker(
-            session.continue_rounds(rounds),
-            name="session",
-            group="session",
-            exclusive=True,
-            exit_on_error=False,
-        )
-
-    def _still_starting(self) -> bool:
-        if self.session is None and self.state.phase is Phase.STARTING:
-            self._tell("still starting (the sandbox and the model's probe): a moment", "warning")
-            return True
-        return False
-
-    def action_run(self) -> None:
-        if self._no_model() or self._still_starting():
-            return
-        if not self.state.started:
-            self._start()
-            return
-        if self.state.phase.ended:
-            self._continue(self.settings.rounds)
-            return
-        if not self._can_drive() or self.control is None:
-            return
-        self.control.resume()
-        if self.state.phase in (Phase.PAUSED, Phase.PAUSING):
-            self.state.move(Phase.RUNNING)
-        self._draw_status()
-
-    def action_pause(self) -> None:
-        if self._no_model():
-            return
-        if not self.state.started:
-            self._tell("the session has not started: r runs it, s runs one round", "warning")
-            return
-        if self.state.phase.ended:
-            self._tell("the session has ended: r or s goes on with more rounds", "warning")
-            return
-        if not self._can_drive() or self.control is None:
-            return
-        self.control.pause()
-        if self.state.phase is Phase.RUNNING:
-            self.state.move(Phase.PAUSING)
-        self._draw_status()
-
-    def action_step(self) -> None:
-        if self._no_model() or self._still_starting() or self.control is None:
-            return
-        if not self.state.started:
-            self.control.step(1)
-            self._start()
-            return
-        if self.state.phase.ended:
-            self._continue(1)
-            return
-        if not self._can_drive():
-            return
-        self.control.step(1)
-        if self.state.phase in (Phase.PAUSED, Phase.PAUSING):
-            self.state.move(Phase.RUNNING)
-        self._draw_status()
-
-    def action_cancel_session(self) -> None:
-        if self._no_model():
-            return
-        if not self.state.started or self.control is None:
-            self._tell("the session has not started", "warning")
-            return
-        if self.state.phase.ended:
-            self._tell("the session has ended already", "warning")
-            return
-        self.control.cancel()
-        self._resolve_review(False)
-        self._tell("cancelling the session")
 
     def session_rows(self) -> list[tuple[str, str]]:
         """What the session info screen lists."""
@@ -597,6 +459,20 @@ class DebugApp(AppBase):
     def action_show_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.model_free))
+
+    # Driving the session (:attr:`driver`).
+
+    def action_run(self) -> None:
+        self.driver.run()
+
+    def action_pause(self) -> None:
+        self.driver.pause()
+
+    def action_step(self) -> None:
+        self.driver.step()
+
+    def action_cancel_session(self) -> None:
+        self.driver.cancel()
 
     # A person's changes (:attr:`changes`): the keys and messages that start them.
 

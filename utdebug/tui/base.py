@@ -25,7 +25,8 @@ from utdebug.text_safety import visible
 from utdebug.tui.actions import bindings
 from utdebug.tui.activity import CallTracker, Progress, describe, spinner, traffic_line
 from utdebug.tui.changes import PersonChanges, Undo
-from utdebug.tui.config import AppConfig, StartupFailed
+from utdebug.tui.config import NO_MODEL_LINE, AppConfig, StartupFailed
+from utdebug.tui.driver import SessionDriver
 from utdebug.tui.engine_events import EngineEvents
 from utdebug.tui.format import StatusPart, finish_words, passing, shorten, verdict_status
 from utdebug.tui.messages import EngineEvent, OriginalsRun, ReviewRequested
@@ -150,11 +151,20 @@ class AppBase(App[None]):
         """Folds the session's events into :attr:`state` and draws them."""
         self.changes = PersonChanges(self)
         """A person's changes to the session and what the app writes from it."""
+        self.driver = SessionDriver(self)
+        """Starts, runs, pauses, steps and cancels the session."""
 
     @property
     def model_free(self) -> bool:
         """A session without a model: synthesised inputs, a person is the oracle."""
         return self.config.model_free
+
+    def _no_model(self) -> bool:
+        """A session without a model: say so in one line (the model's actions do nothing)."""
+        if self.model_free:
+            self._tell(NO_MODEL_LINE, "warning")
+            return True
+        return False
 
     def _offer_model_free_keys(self) -> None:
         """The same keys, shown in the footer as a session without a model needs them (its

@@ -133,6 +133,15 @@ class Session:
         self.state = SessionState(task, executor, settings, control, listeners)
         """The code in force, the tests, the chat, the versions, the events and the usage; a
         person's changes apply to it (:class:`~utdebug.engine.state.SessionState`)."""
+        # A person's changes are the state's, made through the session as well.
+        self.set_expected = self.state.set_expected
+        self.add_test = self.state.add_test
+        self.add_program_test = self.state.add_program_test
+        self.set_program = self.state.set_program
+        self.delete_test = self.state.delete_test
+        self.restore_test = self.state.restore_test
+        self.rollback = self.state.rollback
+        self.run_tests = self.state.run_tests
         self.model = model
         self.synth_queue: list[CandidateInput] = synthesised.checked_queue(candidate_inputs)
         """Synthesised inputs not yet taken by a test set, in the order they are taken."""
@@ -221,43 +230,6 @@ class Session:
     @property
     def idle(self) -> bool:
         return self.state.idle
-
-    async def set_expected(self, test_id: int, value: Any) -> TestRun:
-        return await self.state.set_expected(test_id, value)
-
-    async def add_test(
-        self, args: Sequence[Any], expected: Any, input_source: str = "person"
-    ) -> TestRun:
-        return await self.state.add_test(args, expected, input_source)
-
-    async def add_program_test(
-        self,
-        setup: str,
-        call: str,
-        expected: Any,
-        then: str | None = None,
-        input_source: str = "person",
-    ) -> TestRun:
-        return await self.state.add_program_test(setup, call, expected, then, input_source)
-
-    async def set_program(
-        self, test_id: int, setup: str, call: str, expected: Any, then: str | None = None
-    ) -> TestRun:
-        return await self.state.set_program(test_id, setup, call, expected, then)
-
-    async def delete_test(self, test_id: int) -> TestRun:
-        return await self.state.delete_test(test_id)
-
-    async def restore_test(self, test: UnitTest, index: int | None = None) -> TestRun:
-        return await self.state.restore_test(test, index)
-
-    async def rollback(self, version: int) -> TestRun:
-        return await self.state.rollback(version)
-
-    async def run_tests(
-        self, code: str, tests: list[UnitTest], round_no: int, role: str
-    ) -> TestRun:
-        return await self.state.run_tests(code, tests, round_no, role)
 
     def snapshot(self) -> dict[str, Any]:
         """:meth:`SessionState.snapshot`, with the synthesised inputs not yet taken (if any)."""

@@ -22,6 +22,7 @@ from utdebug.engine.events import (
     TestChanged,
 )
 from utdebug.engine.session import EditReview
+from utdebug.engine.state import SessionState
 
 BUGGY = "def add(a, b):\n    return a - b\n"
 FIXED = "def add(a, b):\n    return a + b\n"
@@ -96,9 +97,19 @@ def test_add_delete_and_roll_back(executor: Executor) -> None:
     asyncio.run(go())
 
 
+def test_the_session_holds_its_state(executor: Executor) -> None:
+    """Composition, not inheritance: the session's values are its state's."""
+    s = Session(TASK, add_script([]), executor, Settings(rounds=1))
+    assert [c.__name__ for c in Session.__mro__ if c.__module__.startswith("utdebug")] == [
+        "Session"
+    ]
+    assert isinstance(s.state, SessionState)
+    assert s.tests is s.state.tests and s.events is s.state.events and s.code == TASK.code
+
+
 def test_changes_are_refused_while_a_round_runs(executor: Executor) -> None:
     s = Session(TASK, add_script([]), executor, Settings(rounds=1))
-    s._running = True  # as inside run(), between two checkpoints
+    s.state._running = True  # as inside run(), between two checkpoints
     with pytest.raises(SessionBusy, match="pause"):
         asyncio.run(s.add_test((1, 1), 2))
 

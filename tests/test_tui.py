@@ -24,6 +24,7 @@ from testkit.scripted_add import (
     fix,
 )
 from textual import events
+from textual.message_pump import MessagePump
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, OptionList, Static, TabbedContent
 
@@ -32,10 +33,14 @@ from utdebug.agents.scripted import ScriptedModel
 from utdebug.engine import Executor, Settings
 from utdebug.tui.actions import ACTIONS, BINDING_PREFIX
 from utdebug.tui.app import DebugApp
+from utdebug.tui.changes import PersonChanges
 from utdebug.tui.commands import DebugCommands
 from utdebug.tui.config import AppConfig
 from utdebug.tui.details import TestDetailScreen, detail_renderable
+from utdebug.tui.driver import SessionDriver
+from utdebug.tui.engine_events import EngineEvents
 from utdebug.tui.format import unified_diff
+from utdebug.tui.panels import PANELS
 from utdebug.tui.screens import (
     AddTestScreen,
     EditExpectedScreen,
@@ -492,6 +497,22 @@ def test_every_binding_has_a_unique_id() -> None:
     assert len(ids) == len(ACTIONS) and len(set(ids)) == len(ids)
     assert all(i is not None and i.startswith(BINDING_PREFIX) for i in ids)
     assert all(hasattr(DebugApp, f"action_{a.action.split('(')[0]}") for a in ACTIONS)
+
+
+def test_the_app_holds_its_parts_instead_of_stacking_them() -> None:
+    """The app is one class over the app's base; the engine's events, a person's changes
+    and driving the session are plain objects it holds (no Textual in them)."""
+    ours = [c.__name__ for c in DebugApp.__mro__ if c.__module__.startswith("utdebug")]
+    assert ours == ["DebugApp", "AppBase"]
+    for part in (EngineEvents, PersonChanges, SessionDriver):
+        assert not issubclass(part, MessagePump), part
+
+
+def test_a_panel_row_holds_its_key() -> None:
+    """The panel keys are the panel table's rows: a new panel brings its key along."""
+    keys = [(a.key, a.action, a.with_model) for a in ACTIONS if a.action.startswith("panel(")]
+    rows = [(p.key, f"panel('{n}')", False if p.model_free else None) for n, p in PANELS.items()]
+    assert keys == rows
 
 
 async def test_the_command_palette_runs_actions(executor: Executor, calc: LoadedFunction) -> None:

@@ -30,6 +30,7 @@ from utdebug.agents import prompts
 from utdebug.agents.base import (
     CostLimitExceeded,
     Message,
+    Meter,
     Model,
     ModelAuthError,
     ModelError,
@@ -112,7 +113,10 @@ class EditReview:
 Reviewer = Callable[[EditReview], Awaitable[bool]]
 
 
-class Session(SessionState):
+class Session:
+    """Runs the loop on its :attr:`state` (held, not inherited); the state's values and a
+    person's changes are read and made through the session as well."""
+
     def __init__(
         self,
         task: Task,
@@ -126,33 +130,46 @@ class Session(SessionState):
         review: Reviewer | None = None,
         candidate_inputs: Sequence[CandidateInput] = (),
     ) -> None:
-        super().__init__(task, executor, settings, control, listeners)
+        self.state = SessionState(task, executor, settings, control, listeners)
+        """The code in force, the tests, the chat, the versions, the events and the usage; a
+        person's changes apply to it (:class:`~utdebug.engine.state.SessionState`)."""
+        # A person's changes are the state's, made through the session as well.
+        self.set_expected = self.state.set_expected
+        self.add_test = self.state.add_test
+        self.add_program_test = self.state.add_program_test
+        self.set_program = self.state.set_program
+        self.delete_test = self.state.delete_test
+        self.restore_test = self.state.restore_test
+        self.rollback = self.state.rollback
+        self.run_tests = self.state.run_tests
         self.model = model
         self.synth_queue: list[CandidateInput] = synthesised.checked_queue(candidate_inputs)
         """Synthesised inputs not yet taken by a test set, in the order they are taken."""
         self._last_fb: UnitTest | None = None
         """Reference variant: the test of the last feedback turn."""
-        style = "reference" if self.settings.variant is Variant.REFERENCE else "paper"
-        gen_model: Model = Interruptible(ut_model or model, self)
-        model = Interruptible(model, self)
-        method = self.settings.ut_method.value
+        style = "reference" if self.state.settings.variant is Variant.REFERENCE else "paper"
+        gen_model: Model = Interruptible(ut_model or model, self.state)
+        model = Interruptible(model, self.state)
+        method = self.state.settings.ut_method.value
         self.generator = UTGenerator(
             gen_model,
             "prompted" if method == "none" else method,
             style=style,  # type: ignore[arg-type]
-            sampling=self.settings.ut_sampling,
-            on_call=self._on_call,
+            sampling=self.state.settings.ut_sampling,
+            on_call=self.state._on_call,
         )
         self.predictor = OutputPredictor(
             gen_model,
             style=style,  # type: ignore[arg-type]
-            sampling=self.settings.vote_sampling,
-            on_call=self._on_call,
+            sampling=self.state.settings.vote_sampling,
+            on_call=self.state._on_call,
         )
         self.debugger = Debugger(
-            model, sampling=self.settings.debug_sampling, on_call=self._on_call
+            model, sampling=self.state.settings.debug_sampling, on_call=self.state._on_call
         )
-        self.critic = Critic(model, sampling=self.settings.debug_sampling, on_call=self._on_call)
+        self.critic = Critic(
+            model, sampling=self.state.settings.debug_sampling, on_call=self.state._on_call
+        )
         self.review = review
         """Decides on each proposed edit instead of the backtracking rule (paper variant)."""
         self._loads: dict[str, str | None] = {}
@@ -160,16 +177,70 @@ class Session(SessionState):
         self.load_error: str | None = None
         """Why the given code does not load (the session stopped after round 0), else None."""
 
+    # -- the state, as the session's users read and change it (:attr:`state`) --------------
+
+    @property
+    def task(self) -> Task:
+        return self.state.task
+
+    @property
+    def settings(self) -> Settings:
+        return self.state.settings
+
+    @property
+    def control(self) -> Control:
+        return self.state.control
+
+    @property
+    def listeners(self) -> list[Listener]:
+        return self.state.listeners
+
+    @property
+    def events(self) -> list[Event]:
+        return self.state.events
+
+    @property
+    def usage(self) -> Meter:
+        return self.state.usage
+
+    @property
+    def calls_by_purpose(self) -> dict[str, int]:
+        return self.state.calls_by_purpose
+
+    @property
+    def interrupted_calls(self) -> int:
+        return self.state.interrupted_calls
+
+    @property
+    def tests(self) -> list[UnitTest]:
+        return self.state.tests
+
+    @property
+    def code(self) -> str:
+        return self.state.code
+
+    @property
+    def versions(self) -> list[Version]:
+        return self.state.versions
+
+    @property
+    def current_run(self) -> TestRun | None:
+        return self.state.current_run
+
+    @property
+    def idle(self) -> bool:
+        return self.state.idle
+
     def snapshot(self) -> dict[str, Any]:
         """:meth:`SessionState.snapshot`, with the synthesised inputs not yet taken (if any)."""
         queue = (
             {"synth_queue": synthesised.queue_json(self.synth_queue)} if self.synth_queue else {}
         )
-        return super().snapshot() | queue
+        return self.state.snapshot() | queue
 
     def restore(self, state: dict[str, Any]) -> None:
-        super().restore(state)
-        self.synth_queue = synthesised.queue_from_json(state.get("synth_queue"), self.code)
+        self.state.restore(state)
+        self.synth_queue = synthesised.queue_from_json(state.get("synth_queue"), self.state.code)
 
     async def _build(self, code: str, round_no: int) -> list[UnitTest]:
         kept: list[UnitTest] = []
@@ -182,52 +253,56 @@ class Session(SessionState):
                 kept.append(event.test)
             elif isinstance(event, TestProposed) and event.synthesised:
                 taken += 1
-            self.emit(event)
+            self.state.emit(event)
 
         try:
             r = TestRound(
-                self.task,
+                self.state.task,
                 code,
                 round_no,
-                self.settings,
+                self.state.settings,
                 self.generator,
                 self.predictor,
-                self.executor,
+                self.state.executor,
                 emit,
-                self.hint,
+                self.state.hint,
                 tuple(queue),
             )
-            res = await build_tests(r, checkpoint=self._checkpoint, next_id=self._next_id)
+            res = await build_tests(
+                r, checkpoint=self.state._checkpoint, next_id=self.state._next_id
+            )
         except (SessionCancelled, ModelError):
             self.synth_queue = queue[taken:]
             # Cut short: the tests kept so far become the set (a session that goes on uses
             # them; the code in force runs on them again first).
             if kept:
-                self.tests = [*kept, *(t for t in self.tests if t.origin == "person")]
-                self.current_run, self._rebuild = None, False
-                self.emit(TestsBuilt(round_no, code_id(code), list(self.tests), len(kept)))
+                self.state.tests = [*kept, *(t for t in self.state.tests if t.origin == "person")]
+                self.state.current_run, self.state._rebuild = None, False
+                self.state.emit(
+                    TestsBuilt(round_no, code_id(code), list(self.state.tests), len(kept))
+                )
             raise
         self.synth_queue = queue[taken:]
         # A person's tests stay when the model's are rebuilt.
-        tests = [*res.tests, *(t for t in self.tests if t.origin == "person")]
-        self.emit(TestsBuilt(round_no, code_id(code), tests, res.attempts))
+        tests = [*res.tests, *(t for t in self.state.tests if t.origin == "person")]
+        self.state.emit(TestsBuilt(round_no, code_id(code), tests, res.attempts))
         return tests
 
     async def sample_solutions(self, n: int) -> list[tuple[str, str | None]]:
         """``n`` solutions written from the task alone (best-of-N judging): (reply, code)."""
-        coder = Coder(self.model, on_call=self._on_call)
-        with accounting(self.usage):
-            return await coder.solve(self.task.text(), n, hint=self.hint("generate"))
+        coder = Coder(self.model, on_call=self.state._on_call)
+        with accounting(self.state.usage):
+            return await coder.solve(self.state.task.text(), n, hint=self.state.hint("generate"))
 
     async def generate_tests(self, code: str, round_no: int = 0) -> list[UnitTest]:
         """One self-consistent test set built against ``code``, outside the debugging loop
         (best-of-N judging and verifier scoring use it); its events go to the listeners."""
-        with accounting(self.usage):
+        with accounting(self.state.usage):
             return await self._build(code, round_no)
 
     def _feedback(self, tests: list[UnitTest], run: TestRun) -> tuple[UnitTest, str]:
         failing = run.failing()
-        i = failing[0] if self.settings.feedback_rule == "first" else failing[-1]
+        i = failing[0] if self.state.settings.feedback_rule == "first" else failing[-1]
         t, j = tests[i], run.results[i]
         if j.verdict is Verdict.FAIL and j.detail and j.detail.startswith("returned "):
             output = j.detail[len("returned ") :]
@@ -236,7 +311,7 @@ class Session(SessionState):
         elif j.verdict is Verdict.TIMEOUT:
             output = "Error: Timed out!"
         else:
-            output = f"Execution of {self.task.entry_point} crashed"
+            output = f"Execution of {self.state.task.entry_point} crashed"
         if t.program:  # the test program itself is the input
             listing = program_listing(t.setup or "", t.call, t.then)
             if j.detail and j.detail.startswith("setup raised "):
@@ -262,32 +337,32 @@ class Session(SessionState):
         """Why ``code`` (default: the code in force) does not load in the sandbox, as
         ``Type: message``, else ``None``: the module is run once with no input (no model
         call; the answer is kept per code)."""
-        code = self.code if code is None else code
+        code = self.state.code if code is None else code
         cid = code_id(code)
         if cid not in self._loads:
-            t = self.task
+            t = self.state.task
             entry = t.class_name if t.program and t.class_name else t.entry_point
-            res = await self.executor.batch(code, entry, [], self.settings.limits)
+            res = await self.state.executor.batch(code, entry, [], self.state.settings.limits)
             self._loads[cid] = res.load_error
         return self._loads[cid]
 
     async def run(self) -> SessionResult:
-        s = self.settings
-        self.emit(
+        s = self.state.settings
+        self.state.emit(
             SessionStarted(
-                self.task.task_id,
+                self.state.task.task_id,
                 self.model.name,
                 bool(getattr(self.model, "simulated", False)),
                 s.to_json(),
             )
         )
-        why = await self.does_not_load(self.task.code)
+        why = await self.does_not_load(self.state.task.code)
         if why is not None:  # nothing can run: no model call is spent on it
             self.load_error = why
 
             async def stop() -> str:
-                self._round = 0
-                self.emit(DoesNotLoad(0, code_id(self.code), why))
+                self.state._round = 0
+                self.state.emit(DoesNotLoad(0, code_id(self.state.code), why))
                 self._round_finished(0, None)
                 return "does_not_load"
 
@@ -300,13 +375,16 @@ class Session(SessionState):
 
     def continue_refusal(self) -> str | None:
         """Why :meth:`continue_rounds` cannot start now, or ``None`` when it can."""
-        if self._running:
+        if self.state._running:
             return "the session is running"
-        if not self._ended:
+        if not self.state._ended:
             return "the session has not run yet: call run() first"
         if self.load_error is not None:
             return does_not_load_line(self.load_error)
-        if self.settings.variant is not Variant.PAPER or self.settings.ut_method is UTMethod.NONE:
+        if (
+            self.state.settings.variant is not Variant.PAPER
+            or self.state.settings.ut_method is UTMethod.NONE
+        ):
             return "only the paper variant's loop with generated tests can go on after it ended"
         return None
 
@@ -316,26 +394,34 @@ class Session(SessionState):
         back). Round numbers go on from the last round; a new ``finished`` event ends them."""
         why = self.continue_refusal()
         if why is not None:
-            kind = SessionBusy if self._running else RuntimeError if not self._ended else ValueError
+            kind = (
+                SessionBusy
+                if self.state._running
+                else RuntimeError
+                if not self.state._ended
+                else ValueError
+            )
             raise kind(why)
         if rounds < 1:
             raise ValueError(f"rounds must be at least 1, got {rounds}")
-        self.control.reopen()
-        first = self._last_round + 1
+        self.state.control.reopen()
+        first = self.state._last_round + 1
 
         async def more() -> str:
             if first == 0:  # ended within round 0: finish it with the tests kept so far
-                self._round = 0
-                if not self.tests:
-                    self.tests = await self._build(self.code, 0)
-                zero = await self.run_tests(self.code, self.tests, 0, "current")
-                self._changed, self._rebuild = False, False
+                self.state._round = 0
+                if not self.state.tests:
+                    self.state.tests = await self._build(self.state.code, 0)
+                zero = await self.state.run_tests(self.state.code, self.state.tests, 0, "current")
+                self.state._changed, self.state._rebuild = False, False
                 self._round_finished(0, zero.rate)
                 return await self._paper_rounds(1, rounds, zero)
-            run = self.current_run
+            run = self.state.current_run
             if run is None:
-                run = await self.run_tests(self.code, self.tests, self._round, "current")
-            self._changed = False
+                run = await self.state.run_tests(
+                    self.state.code, self.state.tests, self.state._round, "current"
+                )
+            self.state._changed = False
             return await self._paper_rounds(first, first + rounds - 1, run)
 
         return await self._drive(more)
@@ -343,35 +429,49 @@ class Session(SessionState):
     async def _drive(self, loop: Callable[[], Awaitable[str]]) -> SessionResult:
         """Run ``loop`` (it returns why it ended) and end with a ``finished`` event."""
         reason, error, fatal = "rounds", None, False
-        self._running = True
+        self.state._running = True
         try:
-            with accounting(self.usage):  # requests, retries and failures of this session
+            with accounting(self.state.usage):  # requests, retries and failures of this session
                 reason = await loop()
         except SessionCancelled:
             reason = "cancelled"
         except asyncio.CancelledError:
-            self._ended = True
+            self.state._ended = True
             self._finish("cancelled", None)
             raise
         except ModelError as exc:
             reason, error = "error", f"{type(exc).__name__}: {exc}"
             fatal = isinstance(exc, FATAL_ERRORS)
         finally:
-            self._running = False
-        self._ended = True
+            self.state._running = False
+        self.state._ended = True
         self._finish(reason, error)
         return SessionResult(
-            self.code, reason, self._round, self.tests, self.events, error, fatal, self.load_error
+            self.state.code,
+            reason,
+            self.state._round,
+            self.state.tests,
+            self.state.events,
+            error,
+            fatal,
+            self.load_error,
         )
 
     @property
     def ended(self) -> bool:
         """The session ran and finished (it may go on: :meth:`continue_rounds`)."""
-        return self._ended and not self._running
+        return self.state._ended and not self.state._running
 
     def _finish(self, reason: str, error: str | None) -> None:
-        self.emit(
-            Finished(reason, code_id(self.code), self.code, self._round, self.usage_json(), error)
+        self.state.emit(
+            Finished(
+                reason,
+                code_id(self.state.code),
+                self.state.code,
+                self.state._round,
+                self.usage_json(),
+                error,
+            )
         )
 
     def usage_json(self) -> dict[str, Any]:
@@ -380,62 +480,64 @@ class Session(SessionState):
         usable; replies that were no answer at all are ``interrupted``)."""
         refused = sum(
             1
-            for e in self.events
+            for e in self.state.events
             if isinstance(e, TestProposed | VoteCast | EditProposed) and e.reason is not None
         )
         return (
-            self.usage.to_json()
-            | {"by_purpose": dict(self.calls_by_purpose)}
+            self.state.usage.to_json()
+            | {"by_purpose": dict(self.state.calls_by_purpose)}
             | {"refused": refused}
         )
 
     def _round_finished(self, r: int, rate: float | None) -> None:
-        self._last_round = r
-        self.emit(RoundFinished(r, code_id(self.code), self.code, rate))
-        self.control.round_done()
+        self.state._last_round = r
+        self.state.emit(RoundFinished(r, code_id(self.state.code), self.state.code, rate))
+        self.state.control.round_done()
 
     async def _run_paper(self) -> str:
-        self._round = 0
-        self.tests = await self._build(self.code, 0)
-        run = await self.run_tests(self.code, self.tests, 0, "current")
+        self.state._round = 0
+        self.state.tests = await self._build(self.state.code, 0)
+        run = await self.state.run_tests(self.state.code, self.state.tests, 0, "current")
         self._round_finished(0, run.rate)
-        self._rebuild = False
-        return await self._paper_rounds(1, self.settings.rounds, run)
+        self.state._rebuild = False
+        return await self._paper_rounds(1, self.state.settings.rounds, run)
 
     async def _paper_rounds(self, first: int, last: int, run: TestRun) -> str:
         """Rounds ``first..last`` of the paper loop from ``run`` (the code in force's run)."""
-        s = self.settings
+        s = self.state.settings
         r = first
         while r <= last:
-            self._round = r
-            await self._checkpoint()
-            if self._changed:  # a person changed the tests or the code while paused
-                self._changed, self._rebuild = False, False
-                run = self.current_run or await self.run_tests(self.code, self.tests, r, "current")
-            rebuilt = self._rebuild
+            self.state._round = r
+            await self.state._checkpoint()
+            if self.state._changed:  # a person changed the tests or the code while paused
+                self.state._changed, self.state._rebuild = False, False
+                run = self.state.current_run or await self.state.run_tests(
+                    self.state.code, self.state.tests, r, "current"
+                )
+            rebuilt = self.state._rebuild
             if rebuilt:
-                self.tests = await self._build(self.code, r)
-                run = await self.run_tests(self.code, self.tests, r, "current")
-                self._rebuild = False
-            if not self.tests or not run.failing():
+                self.state.tests = await self._build(self.state.code, r)
+                run = await self.state.run_tests(self.state.code, self.state.tests, r, "current")
+                self.state._rebuild = False
+            if not self.state.tests or not run.failing():
                 if rebuilt:  # this round built new tests: it is a round that ran
                     self._round_finished(r, run.rate)
-                return "all_pass" if self.tests else "no_tests"
+                return "all_pass" if self.state.tests else "no_tests"
             pre = run.rate
-            fb_test, fb_text = self._feedback(self.tests, run)
-            chat = [*self.chat, Message("user", fb_text)]
-            hint = self.hint("debug", code=self.code, feedback=fb_test)
-            changes = self._changes
+            fb_test, fb_text = self._feedback(self.state.tests, run)
+            chat = [*self.state.chat, Message("user", fb_text)]
+            hint = self.state.hint("debug", code=self.state.code, feedback=fb_test)
+            changes = self.state._changes
             if s.candidates > 1:
                 proposal = await self._ranked_edit(r, chat, fb_test, run, hint)
             else:
                 proposal = await self._single_edit(r, chat, fb_test, hint)
-            if self._changes != changes:
+            if self.state._changes != changes:
                 # Paused within the call, a person changed the tests or the code: the
                 # proposal answers an old question, so the round starts again.
                 continue
             if isinstance(proposal, str):
-                self.emit(Backtracked(r, None, pre, None, proposal))
+                self.state.emit(Backtracked(r, None, pre, None, proposal))
                 self._round_finished(r, pre)
                 r += 1
                 continue
@@ -448,15 +550,15 @@ class Session(SessionState):
                 accept = await self.review(EditReview(r, new, pre, post, accept))
                 why, no = "accepted by a person", "rejected by a person"
             if accept:
-                self.code = new
-                self.chat = [*chat, Message("assistant", reply)]
-                self.versions.append(Version(r, new, tuple(self.chat)))
-                self.emit(EditAccepted(r, code_id(new), pre, post, why))
-                run, self._rebuild = cand, True
-                self.current_run = cand
+                self.state.code = new
+                self.state.chat = [*chat, Message("assistant", reply)]
+                self.state.versions.append(Version(r, new, tuple(self.state.chat)))
+                self.state.emit(EditAccepted(r, code_id(new), pre, post, why))
+                run, self.state._rebuild = cand, True
+                self.state.current_run = cand
                 self._round_finished(r, post)
             else:
-                self.emit(Backtracked(r, code_id(new), pre, post, no))
+                self.state.emit(Backtracked(r, code_id(new), pre, post, no))
                 self._round_finished(r, pre)
             r += 1
         return "rounds"
@@ -470,20 +572,20 @@ class Session(SessionState):
         self._proposed(r, p, fb_test.id)
         if p.code is None:
             return p.reason or "no code in the reply"
-        return p.reply, p.code, await self.run_tests(p.code, self.tests, r, "candidate")
+        return p.reply, p.code, await self.state.run_tests(p.code, self.state.tests, r, "candidate")
 
     def _target(self) -> EditTarget | None:
         """What an edit is merged into: the code in force (paper variant). The reference
         variant takes a reply's code block as the whole program, as published."""
-        if self.settings.variant is Variant.REFERENCE:
+        if self.state.settings.variant is Variant.REFERENCE:
             return None
-        return EditTarget(self.code, self.task.entry_point, self.task.class_name)
+        return EditTarget(self.state.code, self.state.task.entry_point, self.state.task.class_name)
 
     def _proposed(
         self, r: int, p: ProposedEdit, feedback: int | None, candidate: int | None = None
     ) -> None:
         m = p.merged
-        self.emit(
+        self.state.emit(
             EditProposed(
                 r,
                 code_id(p.code) if p.code is not None else None,
@@ -515,12 +617,12 @@ class Session(SessionState):
         """
         from utdebug.ranking import RankingError, rank
 
-        s = self.settings
+        s = self.state.settings
         c = s.candidates
         proposed = await self.debugger.edits(
             chat, c, into=self._target(), sample_index=r * c, hint=hint
         )
-        seen = {self.code.strip()}  # programs that differ only in outer whitespace are one
+        seen = {self.state.code.strip()}  # programs that differ only in outer whitespace are one
         distinct: list[tuple[str, str]] = []
         for i, p in enumerate(proposed):
             self._proposed(r, p, fb_test.id, i)
@@ -529,9 +631,9 @@ class Session(SessionState):
                 distinct.append((p.reply, p.code))
         if not distinct:
             return "no new code in any candidate"
-        await self._disagreements(r, [self.code, *(new for _, new in distinct)])
+        await self._disagreements(r, [self.state.code, *(new for _, new in distinct)])
         runs = await asyncio.gather(
-            *(self.run_tests(new, self.tests, r, "candidate") for _, new in distinct)
+            *(self.state.run_tests(new, self.state.tests, r, "candidate") for _, new in distinct)
         )
         rows = [run, *runs]
         matrix = [[int(j.verdict is Verdict.PASS) for j in tr.results] for tr in rows]
@@ -545,10 +647,10 @@ class Session(SessionState):
         except RankingError as exc:  # a bug, not a model failure: say so in the trace
             return f"the candidates could not be ranked: {exc}"
         chosen = next((i for i in ranking.selected if i > 0), None)
-        self.emit(
+        self.state.emit(
             CandidatesRanked(
                 r,
-                [code_id(self.code), *(code_id(new) for _, new in distinct)],
+                [code_id(self.state.code), *(code_id(new) for _, new in distinct)],
                 [tr.rate or 0.0 for tr in rows],
                 matrix,
                 ranking.to_json(),
@@ -563,37 +665,37 @@ class Session(SessionState):
     async def _disagreements(self, r: int, programs: list[str]) -> None:
         """The inputs of the queue the code in force and the candidates disagree on go first
         (:mod:`utdebug.engine.synthesised`)."""
-        n, entry = self.settings.disagreement_inputs, self.task.entry_point
-        if not self.synth_queue[:n] or len(programs) < 2 or self.task.program:
+        n, entry = self.state.settings.disagreement_inputs, self.state.task.entry_point
+        if not self.synth_queue[:n] or len(programs) < 2 or self.state.task.program:
             return
         got = await synthesised.disagreements_first(
-            self.executor, entry, programs, self.synth_queue, n, self.settings.limits
+            self.state.executor, entry, programs, self.synth_queue, n, self.state.settings.limits
         )
         self.synth_queue = got.queue
         shown = [call_text(entry, args) for args, _ in got.found[:5]]
-        self.emit(DisagreementsFound(r, got.programs, got.checked, len(got.found), shown))
+        self.state.emit(DisagreementsFound(r, got.programs, got.checked, len(got.found), shown))
 
     async def _run_reference(self) -> str:
-        s = self.settings
-        given_reply = f"```\n{self.task.code}\n```"
+        s = self.state.settings
+        given_reply = f"```\n{self.state.task.code}\n```"
         record: tuple[list[UnitTest], float] | None = None
         edited = True
         tests: list[UnitTest] = []
         for r in range(0, s.rounds + 1):
-            self._round = r
-            await self._checkpoint()
+            self.state._round = r
+            await self.state._checkpoint()
             if r == 0:
-                cand, reply = self.task.code, given_reply
+                cand, reply = self.state.task.code, given_reply
             else:
                 # as published: the reply's code block is the whole program (no merge)
                 proposal = await self.debugger.edit(
-                    self.chat,
+                    self.state.chat,
                     sample_index=r,
-                    hint=self.hint("debug", code=self.code, feedback=self._last_fb),
+                    hint=self.state.hint("debug", code=self.state.code, feedback=self._last_fb),
                 )
                 reply, extracted = proposal.reply, proposal.code
                 cand = extracted if extracted is not None else reply
-                self.emit(
+                self.state.emit(
                     EditProposed(
                         r,
                         code_id(cand),
@@ -605,69 +707,71 @@ class Session(SessionState):
                 )
             if edited:
                 tests = await self._build(cand, r)
-                self.tests = tests
+                self.state.tests = tests
             backtracked = False
             if record is not None:
                 old_tests, old_rate = record
-                cr = await self.run_tests(cand, old_tests, r, "candidate")
+                cr = await self.state.run_tests(cand, old_tests, r, "candidate")
                 if s.backtrack and (cr.rate or 0.0) < old_rate:
                     backtracked, edited = True, False
-                    self.emit(Backtracked(r, code_id(cand), old_rate, cr.rate, "pass rate fell"))
+                    self.state.emit(
+                        Backtracked(r, code_id(cand), old_rate, cr.rate, "pass rate fell")
+                    )
                 else:
                     why = "pass rate did not fall" if s.backtrack else "backtracking off"
-                    self.code, edited = cand, True
-                    self.versions.append(Version(r, cand, tuple(self.chat)))
-                    self.emit(EditAccepted(r, code_id(cand), old_rate, cr.rate, why))
+                    self.state.code, edited = cand, True
+                    self.state.versions.append(Version(r, cand, tuple(self.state.chat)))
+                    self.state.emit(EditAccepted(r, code_id(cand), old_rate, cr.rate, why))
             else:
                 if r > 0:
-                    self.emit(EditAccepted(r, code_id(cand), None, None, "no tests to check"))
-                self.code, edited = cand, True
+                    self.state.emit(EditAccepted(r, code_id(cand), None, None, "no tests to check"))
+                self.state.code, edited = cand, True
             if not tests:
                 record = None
                 self._last_fb = None
                 self._round_finished(r, None)
                 continue
-            run = await self.run_tests(self.code, tests, r, "current")
+            run = await self.state.run_tests(self.state.code, tests, r, "current")
             if not run.failing():
                 self._round_finished(r, run.rate)
                 return "all_pass"
-            self.chat.append(Message("assistant", reply))
+            self.state.chat.append(Message("assistant", reply))
             if not backtracked:
                 fb_test, fb_text = self._feedback(tests, run)
                 self._last_fb = fb_test
-                self.chat.append(Message("user", fb_text))
+                self.state.chat.append(Message("user", fb_text))
             record = (tests, run.rate or 0.0)
             self._round_finished(r, run.rate)
         return "rounds"
 
     async def _run_critique(self) -> str:
-        self._round = 0
+        self.state._round = 0
         self._round_finished(0, None)
-        for r in range(1, self.settings.rounds + 1):
-            self._round = r
-            await self._checkpoint()
+        for r in range(1, self.state.settings.rounds + 1):
+            self.state._round = r
+            await self.state._checkpoint()
             text, correct = await self.critic.critique(
-                self.task.text(),
-                self.code,
+                self.state.task.text(),
+                self.state.code,
                 sample_index=r,
-                hint=self.hint("critique", code=self.code),
+                hint=self.state.hint("critique", code=self.state.code),
             )
             if correct:
                 return "judged_correct"
-            self.chat.append(Message("user", text))
+            self.state.chat.append(Message("user", text))
             p = await self.debugger.edit(
-                self.chat,
+                self.state.chat,
                 into=self._target(),
                 sample_index=r,
-                hint=self.hint("debug", code=self.code, feedback=None),
+                hint=self.state.hint("debug", code=self.state.code, feedback=None),
             )
-            self.chat.append(Message("assistant", p.reply))
+            self.state.chat.append(Message("assistant", p.reply))
             self._proposed(r, p, None)
             if p.code is not None:
                 new = p.code
-                self.code = new
-                self.versions.append(Version(r, new, tuple(self.chat)))
-                self.emit(EditAccepted(r, code_id(new), None, None, "self-feedback"))
+                self.state.code = new
+                self.state.versions.append(Version(r, new, tuple(self.state.chat)))
+                self.state.emit(EditAccepted(r, code_id(new), None, None, "self-feedback"))
             self._round_finished(r, None)
         return "rounds"
 

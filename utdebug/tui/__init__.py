@@ -5,9 +5,11 @@ Textual, and it never imports litellm (the model is built by the caller and pass
 
 What the app shows is one :class:`~utdebug.tui.state.AppState` (with the one phase machine,
 :class:`~utdebug.tui.state.Phase`); the panels are drawn from it through the table in
-:mod:`utdebug.tui.panels`, and the session file is written from it. The app class is built in
-layers: ``base`` (state, layout, drawing), ``engine_events`` (one handler per event type),
-``changes`` (a person's changes) and ``app`` (the session's driving, review, search).
+:mod:`utdebug.tui.panels`, and the session file is written from it. ``DebugApp`` (``app``: the
+session's driving, review, search, the keys) stands on ``base.AppBase`` (state, layout,
+drawing) and holds plain objects: ``engine_events.EngineEvents`` (one handler per event
+type), ``changes.PersonChanges`` (a person's changes) and ``driver.SessionDriver`` (run, pause,
+step, cancel); the app's keys hand over to them.
 
 Message flow (workers never touch widgets):
 

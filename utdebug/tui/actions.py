@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 from textual.binding import Binding
 
+from utdebug.tui.panels import PANELS
+
 
 @dataclass(frozen=True, slots=True)
 class ActionSpec:
@@ -26,6 +28,23 @@ class ActionSpec:
     """``True``: an action of the model's loop (a session without a model does not show it in
     the footer and says why when its key is pressed); ``False``: only a session without a
     model has it (synthesised inputs); ``None``: every session."""
+
+
+def panel_actions() -> list[ActionSpec]:
+    """The panel keys, one a row of :data:`~utdebug.tui.panels.PANELS`."""
+    return [
+        ActionSpec(
+            f"panel-{name}",
+            p.key,
+            f"panel('{name}')",
+            f"{name.capitalize()} panel",
+            p.help,
+            p.footer,
+            key_display=p.key_display,
+            with_model=False if p.model_free else None,
+        )
+        for name, p in PANELS.items()
+    ]
 
 
 ACTIONS: tuple[ActionSpec, ...] = (
@@ -167,36 +186,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec(
         "export-tests", "t", "export_tests", "Export tests", "Write test_<function>_utdebug.py"
     ),
-    ActionSpec(
-        "panel-code",
-        "1",
-        "panel('code')",
-        "Code panel",
-        "Show the code in force (keys 1 to 6 go to the six panels)",
-        "Panels",
-        key_display="1-6",
-    ),
-    ActionSpec("panel-diff", "2", "panel('diff')", "Diff panel", "Show the diff: given → in force"),
-    ActionSpec("panel-tests", "3", "panel('tests')", "Tests panel", "Move to the tests table"),
-    ActionSpec("panel-rounds", "4", "panel('rounds')", "Rounds panel", "Show the rounds"),
-    ActionSpec(
-        "panel-candidates", "5", "panel('candidates')", "Candidates panel", "Show the ranking"
-    ),
-    ActionSpec(
-        "panel-transcript",
-        "6",
-        "panel('transcript')",
-        "Transcript panel",
-        "Show every prompt reply, vote and decision",
-    ),
-    ActionSpec(
-        "panel-inputs",
-        "7",
-        "panel('inputs')",
-        "Inputs panel",
-        "Without a model: show the synthesised inputs and their outcomes",
-        with_model=False,
-    ),
+    *panel_actions(),
     ActionSpec(
         "info",
         "I",

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 from textual.app import App
 from textual.binding import BindingType
-from textual.widgets import TabbedContent
+from textual.widgets import DataTable, TabbedContent
 from textual.worker import Worker, WorkerState
 
 from utdebug.engine.control import Control
@@ -24,14 +24,13 @@ from utdebug.engine.synthesised import checked_queue
 from utdebug.synth.candidates import CandidateInputs, screen, synthesise_for
 from utdebug.tui.actions import bindings
 from utdebug.tui.activity import CallTracker, traffic_line
-from utdebug.tui.base import TICK_SECONDS
-from utdebug.tui.changes import PersonChanges
+from utdebug.tui.base import TICK_SECONDS, AppBase
 from utdebug.tui.commands import DebugCommands
-from utdebug.tui.config import NO_MODEL_LINE, Started, StartupFailed
+from utdebug.tui.config import Started, StartupFailed
 from utdebug.tui.details import SessionInfoScreen
-from utdebug.tui.format import finish_words, plural, pre_post
-from utdebug.tui.messages import EngineEvent, ReviewRequested
-from utdebug.tui.panels import PANELS, panels
+from utdebug.tui.format import plural, pre_post
+from utdebug.tui.messages import EngineEvent, PersonDone, PersonFailed, ReviewRequested
+from utdebug.tui.panels import BOTTOM, PANELS, panels
 from utdebug.tui.screens import HelpScreen, ReviewScreen, SearchScreen
 from utdebug.tui.state import Phase
 from utdebug.tui.synth import (
@@ -45,7 +44,7 @@ from utdebug.tui.transcript import Transcript
 from utdebug.tui.widgets import CodePanel, Frame, InputsPanel, TestsPanel
 
 
-class DebugApp(PersonChanges):
+class DebugApp(AppBase):
     """Debug one function interactively; see the module docstring.
 
     The caller owns ``executor`` (and its sandbox) and closes it after :meth:`run`; the app
@@ -108,7 +107,7 @@ class DebugApp(PersonChanges):
             self._make_candidates(self.config.candidates)  # starts the session when done
             return
         if self.config.autostart:
-            self._start()
+            self.driver.start()
 
     def _make_candidates(self, plan: SynthPlan) -> None:
         """Synthesise UTGen's candidate inputs (here: the ast work, CPython gh-106905) and run
@@ -162,7 +161,7 @@ class DebugApp(PersonChanges):
                 self._note(f"synth: {note}", "dim")
         self._note(why, "dim")
         if self.config.autostart and self.state.phase is Phase.READY and not self.state.started:
-            self._start()
+            self.driver.start()
 
     def _synthesise(self) -> None:
         """Make the inputs and run them on the code in force, in a thread (the app stays
@@ -223,13 +222,6 @@ class DebugApp(PersonChanges):
         if result.rows and self.focused is self.query_one(TestsPanel).table:
             self.query_one(InputsPanel).table.focus()
 
-    def _no_model(self) -> bool:
-        """A session without a model: say so in one line (the model's actions do nothing)."""
-        if self.model_free:
-            self._tell(NO_MODEL_LINE, "warning")
-            return True
-        return False
-
     def _take_back(self, saved: dict[str, Any]) -> None:
         """Restore a saved session: tests, votes, edits, rounds and transcript."""
         assert self.session is not None
@@ -252,22 +244,6 @@ class DebugApp(PersonChanges):
     def _listen(self, event: Event) -> None:
         """The session's listener: post the event; the handler below draws it."""
         self.post_message(EngineEvent(event))
-
-    def _start(self) -> None:
-        assert self.session is not None
-        self.state.started = True
-        self.state.move(Phase.RUNNING)
-        self._draw_status()
-        self.run_worker(
-            self._run_session(self.session),
-            name="session",
-            group="session",
-            exclusive=True,
-            exit_on_error=False,
-        )
-
-    async def _run_session(self, session: Session) -> None:
-        await session.run()
 
     async def _review(self, review: EditReview) -> bool:
         """The session's reviewer: ask a person (while review by hand is on)."""
@@ -342,121 +318,6 @@ class DebugApp(PersonChanges):
 
         self.push_screen(ReviewScreen(r, self.state.code), decided)
 
-    def _can_drive(self) -> bool:
-        if self.state.phase.ended:
-            return False
-        if self.person_busy:
-            self._tell("wait: a change is being applied", "warning")
-            return False
-        return True
-
-    def _continue(self, rounds: int) -> None:
-        """After the end: go on for ``rounds`` more rounds with the tests and the code as a
-        person left them (or say why not)."""
-        session = self.session
-        if session is None or self.control is None:
-            return
-        if self.person_busy:
-            self._tell("wait: a change is being applied", "warning")
-            return
-        refusal = session.continue_refusal()
-        if refusal is not None:
-            why = (
-                self.state.error
-                if self.state.phase is Phase.ERROR
-                else finish_words(self.state.finish_reason)
-            )
-            self._tell(f"the session has ended ({why}): {refusal}", "warning")
-            return
-        # A model error is a pause: r and s ask again from the round it cut short.
-        retry = self.state.phase is Phase.ERROR
-        self.state.move(Phase.RUNNING)
-        self.state.finish_reason = self.state.error = None
-        done = -1 if self.state.rounds_done is None else self.state.rounds_done
-        self.state.round_limit = done + rounds + (1 if done < 0 else 0)
-        if retry:
-            self._note("asking the model again from where it failed", "bold")
-        else:
-            self._note(
-                f"going on for {plural(rounds, 'more round')} on the tests as they are now", "bold"
-            )
-        self._draw_status()
-        self.run_worker(
-            session.continue_rounds(rounds),
-            name="session",
-            group="session",
-            exclusive=True,
-            exit_on_error=False,
-        )
-
-    def _still_starting(self) -> bool:
-        if self.session is None and self.state.phase is Phase.STARTING:
-            self._tell("still starting (the sandbox and the model's probe): a moment", "warning")
-            return True
-        return False
-
-    def action_run(self) -> None:
-        if self._no_model() or self._still_starting():
-            return
-        if not self.state.started:
-            self._start()
-            return
-        if self.state.phase.ended:
-            self._continue(self.settings.rounds)
-            return
-        if not self._can_drive() or self.control is None:
-            return
-        self.control.resume()
-        if self.state.phase in (Phase.PAUSED, Phase.PAUSING):
-            self.state.move(Phase.RUNNING)
-        self._draw_status()
-
-    def action_pause(self) -> None:
-        if self._no_model():
-            return
-        if not self.state.started:
-            self._tell("the session has not started: r runs it, s runs one round", "warning")
-            return
-        if self.state.phase.ended:
-            self._tell("the session has ended: r or s goes on with more rounds", "warning")
-            return
-        if not self._can_drive() or self.control is None:
-            return
-        self.control.pause()
-        if self.state.phase is Phase.RUNNING:
-            self.state.move(Phase.PAUSING)
-        self._draw_status()
-
-    def action_step(self) -> None:
-        if self._no_model() or self._still_starting() or self.control is None:
-            return
-        if not self.state.started:
-            self.control.step(1)
-            self._start()
-            return
-        if self.state.phase.ended:
-            self._continue(1)
-            return
-        if not self._can_drive():
-            return
-        self.control.step(1)
-        if self.state.phase in (Phase.PAUSED, Phase.PAUSING):
-            self.state.move(Phase.RUNNING)
-        self._draw_status()
-
-    def action_cancel_session(self) -> None:
-        if self._no_model():
-            return
-        if not self.state.started or self.control is None:
-            self._tell("the session has not started", "warning")
-            return
-        if self.state.phase.ended:
-            self._tell("the session has ended already", "warning")
-            return
-        self.control.cancel()
-        self._resolve_review(False)
-        self._tell("cancelling the session")
-
     def session_rows(self) -> list[tuple[str, str]]:
         """What the session info screen lists."""
         s = self.settings
@@ -506,26 +367,18 @@ class DebugApp(PersonChanges):
             self.push_screen(SessionInfoScreen(self.session_rows()))
 
     def action_panel(self, name: str) -> None:
-        """Show a panel: ``code``, ``diff``, ``tests``, ``rounds``, ``candidates``,
-        ``transcript`` (keys 1 to 6), ``inputs`` (7, without a model)."""
-        if PANELS[name].model_free and not self.model_free:
+        """Show the panel ``name`` (a row of :data:`~utdebug.tui.panels.PANELS`): its tab,
+        the bottom tabs in full when it is one of them, and focus what its row says."""
+        panel = PANELS[name]
+        if panel.model_free and not self.model_free:
             self._tell("only a session without a model has synthesised inputs", "warning")
             return
-        if name == "tests":  # the bottom tabs give back the room 4 to 6 took
-            self.query_one("#bottom-tabs").remove_class("-full")
-            self.query_one(TestsPanel).table.focus()
-            return
-        panel = PANELS[name]
-        tabs = self.query_one(f"#{panel.tabs}", TabbedContent)
-        tabs.active = panel.pane or ""
-        if panel.tabs == "bottom-tabs":
-            tabs.add_class("-full")
-        else:
-            self.query_one("#bottom-tabs").remove_class("-full")
-        if name == "transcript":
-            self.query_one(Transcript).focus()
-        elif name == "inputs":
-            self.query_one(InputsPanel).table.focus()
+        if panel.tabs is not None:
+            self.query_one(f"#{panel.tabs}", TabbedContent).active = panel.pane or ""
+        # A bottom tab takes the room of the code and the tests; any other panel gives it back.
+        self.query_one(f"#{BOTTOM}").set_class(panel.tabs == BOTTOM, "-full")
+        if panel.focus is not None:
+            panel.focus(self.query_one(panel.widget)).focus()
 
     def action_toggle_review(self) -> None:
         if self._no_model():
@@ -606,3 +459,67 @@ class DebugApp(PersonChanges):
     def action_show_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.model_free))
+
+    # Driving the session (:attr:`driver`).
+
+    def action_run(self) -> None:
+        self.driver.run()
+
+    def action_pause(self) -> None:
+        self.driver.pause()
+
+    def action_step(self) -> None:
+        self.driver.step()
+
+    def action_cancel_session(self) -> None:
+        self.driver.cancel()
+
+    # A person's changes (:attr:`changes`): the keys and messages that start them.
+
+    def on_person_done(self, message: PersonDone) -> None:
+        self.changes.person_done(message)
+
+    def on_person_failed(self, message: PersonFailed) -> None:
+        self.changes.person_failed(message)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self.changes.row_selected(event)
+
+    def action_edit_test(self) -> None:
+        self.changes.edit_test()
+
+    def action_add_test(self) -> None:
+        self.changes.add_test()
+
+    def action_mark_wrong(self) -> None:
+        self.changes.mark_wrong()
+
+    def action_keep_test(self) -> None:
+        self.changes.keep_test()
+
+    def action_delete_test(self) -> None:
+        self.changes.delete_test()
+
+    def action_copy(self, what: str) -> None:
+        self.changes.copy(what)
+
+    def action_rerun_test(self) -> None:
+        self.changes.rerun_test()
+
+    def action_rollback(self) -> None:
+        self.changes.rollback()
+
+    def action_undo(self) -> None:
+        self.changes.undo()
+
+    def action_show_test(self) -> None:
+        self.changes.show_test()
+
+    def action_write_back(self) -> None:
+        self.changes.write_back()
+
+    def action_export_patch(self) -> None:
+        self.changes.export_patch()
+
+    def action_export_tests(self) -> None:
+        self.changes.export_tests()

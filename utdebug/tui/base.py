@@ -7,8 +7,6 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
 from textual.app import App, ComposeResult
@@ -20,15 +18,18 @@ from textual.widgets import Footer, TabbedContent, TabPane
 from utdebug.agents.base import Model
 from utdebug.engine.control import Control
 from utdebug.engine.events import ModelCalled
-from utdebug.engine.execution import Executor, TestRun
+from utdebug.engine.execution import Executor
 from utdebug.engine.model import Settings, Task, code_id
 from utdebug.engine.session import Session
 from utdebug.text_safety import visible
 from utdebug.tui.actions import bindings
 from utdebug.tui.activity import CallTracker, Progress, describe, spinner, traffic_line
-from utdebug.tui.config import AppConfig, StartupFailed
+from utdebug.tui.changes import PersonChanges, Undo
+from utdebug.tui.config import NO_MODEL_LINE, AppConfig, StartupFailed
+from utdebug.tui.driver import SessionDriver
+from utdebug.tui.engine_events import EngineEvents
 from utdebug.tui.format import StatusPart, finish_words, passing, shorten, verdict_status
-from utdebug.tui.messages import OriginalsRun, ReviewRequested
+from utdebug.tui.messages import EngineEvent, OriginalsRun, ReviewRequested
 from utdebug.tui.panels import PANELS, bottom_tabs
 from utdebug.tui.records import Actual
 from utdebug.tui.screens import ReviewScreen
@@ -49,14 +50,6 @@ SHORT_HEIGHT = 32
 """Under this many rows the bottom tabs shrink and the task text moves to a border title."""
 TICK_SECONDS = 0.1
 """How often the status line's spinner and elapsed time are redrawn while a session runs."""
-
-
-@dataclass(frozen=True, slots=True)
-class Undo:
-    """A person's change that can be undone: what it was, and how to undo it."""
-
-    what: str
-    revert: Callable[[Session], Awaitable[TestRun]]
 
 
 CSS = """
@@ -154,11 +147,24 @@ class AppBase(App[None]):
         """The write folded into a later one while the session works."""
         self.copied: str | None = None
         """What was copied last (tests read it; the terminal's clipboard is not readable)."""
+        self.events = EngineEvents(self)
+        """Folds the session's events into :attr:`state` and draws them."""
+        self.changes = PersonChanges(self)
+        """A person's changes to the session and what the app writes from it."""
+        self.driver = SessionDriver(self)
+        """Starts, runs, pauses, steps and cancels the session."""
 
     @property
     def model_free(self) -> bool:
         """A session without a model: synthesised inputs, a person is the oracle."""
         return self.config.model_free
+
+    def _no_model(self) -> bool:
+        """A session without a model: say so in one line (the model's actions do nothing)."""
+        if self.model_free:
+            self._tell(NO_MODEL_LINE, "warning")
+            return True
+        return False
 
     def _offer_model_free_keys(self) -> None:
         """The same keys, shown in the footer as a session without a model needs them (its
@@ -230,6 +236,17 @@ class AppBase(App[None]):
         posted before it was stopped (a session's last events, a run's result) has nothing to
         be drawn on and is dropped."""
         return not self.is_running
+
+    def on_engine_event(self, message: EngineEvent) -> None:
+        """Fold the event into the state (:attr:`events`), then redraw the status line and
+        save the session. Dropped once the app is closing (:attr:`closing`): the session may
+        still be running while its screen is taken down."""
+        if self.closing:
+            return
+        self.progress.since = self.config.clock()
+        self.events.fold(message.event)
+        self._draw_status()
+        self._save()
 
     def on_unmount(self) -> None:
         """The app closes: a write folded into a later one is done now."""
@@ -467,7 +484,7 @@ class AppBase(App[None]):
             return
         if panel.draw is not None:
             panel.draw(self.query_one(panel.widget), self.state)
-        if name == "code":  # the layout follows the code's width
+        if panel.fits_layout:  # the layout follows the code's width
             self._fit_layout()
 
     def _draw_code(self) -> None:

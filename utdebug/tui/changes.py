@@ -4,7 +4,8 @@ app writes from it (write back, patch, pytest file, the clipboard)."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from textual.widgets import DataTable
 
@@ -14,9 +15,7 @@ from utdebug.engine.program import Raises
 from utdebug.engine.session import Session
 from utdebug.pytest_export import export_pytest, render_pytest
 from utdebug.sandbox.values import Opaque
-from utdebug.tui.base import Undo
 from utdebug.tui.details import TestDetail, TestDetailScreen
-from utdebug.tui.engine_events import EngineEvents
 from utdebug.tui.format import actual_text, passing, plural, safe_repr, verdict_status
 from utdebug.tui.messages import PersonDone, PersonFailed
 from utdebug.tui.screens import (
@@ -35,42 +34,58 @@ from utdebug.tui.widgets import InputsPanel, TestsPanel
 from utdebug.workspace import LoadedFunction, WorkspaceError
 from utdebug.writeback import changed_on_disk, export_patch, function_diff, write_back
 
+if TYPE_CHECKING:
+    from utdebug.tui.base import AppBase
 
-class PersonChanges(EngineEvents):
-    """A person's changes: each runs an engine coroutine in a worker."""
+
+@dataclass(frozen=True, slots=True)
+class Undo:
+    """A person's change that can be undone: what it was, and how to undo it."""
+
+    what: str
+    revert: Callable[[Session], Awaitable[TestRun]]
+
+
+class PersonChanges:
+    """A person's changes: each runs an engine coroutine in a worker of the app. A plain
+    object the app holds (:attr:`~utdebug.tui.app.DebugApp.changes`); the app's ``action_*``
+    methods and message handlers hand their work to it."""
+
+    def __init__(self, app: AppBase) -> None:
+        self.app = app
 
     def _idle_session(self) -> Session | None:
         """The session, when a person may change it now (else say why and return None)."""
-        session = self.session
+        session = self.app.session
         if session is None:
-            self._tell("no session yet", "warning")
+            self.app._tell("no session yet", "warning")
             return None
-        if not session.idle or self.pending_review is not None:
-            self._tell("pause first (p)", "warning")
+        if not session.idle or self.app.pending_review is not None:
+            self.app._tell("pause first (p)", "warning")
             return None
-        if self.person_busy:
-            self._tell("wait: the last change is still being applied", "warning")
+        if self.app.person_busy:
+            self.app._tell("wait: the last change is still being applied", "warning")
             return None
         return session
 
     def _selected_test(self, originals: bool = True) -> UnitTest | None:
         """The selected test (an original one only when ``originals``: it can be read,
         copied and run, not changed)."""
-        test_id = self.query_one(TestsPanel).selected_id()
-        for t in self.state.tests:
+        test_id = self.app.query_one(TestsPanel).selected_id()
+        for t in self.app.state.tests:
             if t.id == test_id:
                 return t
-        for t in self.state.originals:
+        for t in self.app.state.originals:
             if t.id == test_id:
                 if originals:
                     return t
-                self._tell(
+                self.app._tell(
                     f"test #{t.id} is an original test (one of the first, kept to show whether "
                     "the fix holds): it is not among the session's tests now; a adds a test",
                     "warning",
                 )
                 return None
-        self._tell("no test selected", "warning")
+        self.app._tell("no test selected", "warning")
         return None
 
     def _test_to_change(self) -> UnitTest | None:
@@ -92,36 +107,36 @@ class PersonChanges(EngineEvents):
         session = self._idle_session()
         if session is None:
             return
-        self.person_busy += 1
+        self.app.person_busy += 1
 
         async def apply() -> None:
             try:
                 run = await work(session)
             except Exception as exc:  # SessionBusy, a gone test or version, a sandbox failure
                 reason = exc.args[0] if len(exc.args) == 1 else str(exc)
-                self.post_message(PersonFailed(what, str(reason)))
+                self.app.post_message(PersonFailed(what, str(reason)))
             else:
                 step = undo(session) if undo is not None else None
                 if step is not None:
-                    self.undo_stack.append(step)
-                self.post_message(PersonDone(what, run.passed, run.total))
+                    self.app.undo_stack.append(step)
+                self.app.post_message(PersonDone(what, run.passed, run.total))
 
-        self.run_worker(apply(), name=what, group="person", exit_on_error=False)
+        self.app.run_worker(apply(), name=what, group="person", exit_on_error=False)
 
-    def on_person_done(self, message: PersonDone) -> None:
-        self.person_busy = max(self.person_busy - 1, 0)
-        self._save()
+    def person_done(self, message: PersonDone) -> None:
+        self.app.person_busy = max(self.app.person_busy - 1, 0)
+        self.app._save()
         if message.total == 0 and message.what.startswith("test #"):  # a re-run: said as is
-            self._tell(message.what)
+            self.app._tell(message.what)
             return
-        again = " (u undoes)" if self.undo_stack and not message.what.startswith("undo") else ""
-        self._tell(f"{message.what}: {passing(message.passed, message.total)} now{again}")
+        again = " (u undoes)" if self.app.undo_stack and not message.what.startswith("undo") else ""
+        self.app._tell(f"{message.what}: {passing(message.passed, message.total)} now{again}")
 
-    def on_person_failed(self, message: PersonFailed) -> None:
-        self.person_busy = max(self.person_busy - 1, 0)
-        self._tell(f"{message.what} failed: {message.error}", "error")
+    def person_failed(self, message: PersonFailed) -> None:
+        self.app.person_busy = max(self.app.person_busy - 1, 0)
+        self.app._tell(f"{message.what} failed: {message.error}", "error")
 
-    def action_edit_test(self) -> None:
+    def edit_test(self) -> None:
         test = self._test_to_change()
         if test is None:
             return
@@ -143,8 +158,8 @@ class PersonChanges(EngineEvents):
                     ),
                 )
 
-        self.push_screen(
-            EditExpectedScreen(test_id, test.call, test.expected, self.state.code), edited
+        self.app.push_screen(
+            EditExpectedScreen(test_id, test.call, test.expected, self.app.state.code), edited
         )
 
     def _edit_program(self, test: UnitTest) -> None:
@@ -164,12 +179,12 @@ class PersonChanges(EngineEvents):
 
         shown = NewProgram(test.setup or "", test.call, test.expected, test.then)
         title = f"Test #{test_id}: setup, call and expected outcome"
-        self.push_screen(
-            ProgramTestScreen(title, self._target_name(), shown, self.state.code), edited
+        self.app.push_screen(
+            ProgramTestScreen(title, self._target_name(), shown, self.app.state.code), edited
         )
 
     def _target_name(self) -> str:
-        task = self.debug_task
+        task = self.app.debug_task
         return f"{task.class_name}.{task.entry_point}" if task.class_name else task.entry_point
 
     def _add_program(self) -> None:
@@ -190,14 +205,14 @@ class PersonChanges(EngineEvents):
                 )
 
         title = f"Add a test of {self._target_name()}"
-        self.push_screen(
-            ProgramTestScreen(title, self._target_name(), None, self.state.code), added
+        self.app.push_screen(
+            ProgramTestScreen(title, self._target_name(), None, self.app.state.code), added
         )
 
-    def action_add_test(self) -> None:
+    def add_test(self) -> None:
         if self._idle_session() is None:
             return
-        if self.debug_task.program:
+        if self.app.debug_task.program:
             self._add_program()
             return
 
@@ -213,28 +228,30 @@ class PersonChanges(EngineEvents):
 
                 self._person("test added", lambda s: _add(s, args, expected, "person"), undo)
 
-        self.push_screen(AddTestScreen(self.debug_task.entry_point, self.state.code), added)
+        self.app.push_screen(
+            AddTestScreen(self.app.debug_task.entry_point, self.app.state.code), added
+        )
 
     def _synth_row(self) -> SynthRow | None:
         """The selected synthesised input, when a person may make a test of it now (else
         say why and return None)."""
-        if not self.model_free:
-            self._tell(
+        if not self.app.model_free:
+            self.app._tell(
                 "only a session without a model lists synthesised inputs (utdebug debug "
                 "FILE::FUNCTION --model none)",
                 "warning",
             )
             return None
-        if self.state.synth is None:
-            self._tell("the inputs are being synthesised: a moment", "warning")
+        if self.app.state.synth is None:
+            self.app._tell("the inputs are being synthesised: a moment", "warning")
             return None
-        row = self.query_one(InputsPanel).selected()
+        row = self.app.query_one(InputsPanel).selected()
         if row is None:
-            self._tell("no synthesised input to judge: a adds a test by hand", "warning")
+            self.app._tell("no synthesised input to judge: a adds a test by hand", "warning")
             return None
-        made = self.state.synth_tests.get(row.number)
-        if made is not None and any(t.id == made for t in self.state.tests):
-            self._tell(f"input {row.number} is test #{made} already (e edits it)", "warning")
+        made = self.app.state.synth_tests.get(row.number)
+        if made is not None and any(t.id == made for t in self.app.state.tests):
+            self.app._tell(f"input {row.number} is test #{made} already (e edits it)", "warning")
             return None
         if self._idle_session() is None:
             return None
@@ -247,13 +264,13 @@ class PersonChanges(EngineEvents):
             added = s.tests[-1].id if s.tests else None
             if added is None:
                 return None
-            self.state.synth_tests[row.number] = added
-            self.call_later(self._draw, "inputs")
+            self.app.state.synth_tests[row.number] = added
+            self.app.call_later(self.app._draw, "inputs")
             return Undo(f"adding test #{added}", lambda s2: s2.delete_test(added))
 
         self._person(what, lambda s: _add(s, row.args, expected, row.input_source), undo)
 
-    def action_mark_wrong(self) -> None:
+    def mark_wrong(self) -> None:
         """The selected synthesised input's outcome is wrong: a person writes the expected
         value, and the input becomes a test (``input_source`` ``synth:<source>``)."""
         row = self._synth_row()
@@ -264,12 +281,12 @@ class PersonChanges(EngineEvents):
             if result is not None:
                 self._test_of(row, result.value, f"input {row.number} marked wrong: test added")
 
-        self.push_screen(
+        self.app.push_screen(
             EditExpectedScreen(
                 0,
                 row.call,
                 row.value,
-                self.state.code,
+                self.app.state.code,
                 title=f"What should synthesised input {row.number} give?",
                 now=("the code in force gives: ", row.outcome),
                 prefill=safe_repr(row.value) if row.status == "ok" else "",
@@ -278,13 +295,13 @@ class PersonChanges(EngineEvents):
             edited,
         )
 
-    def action_keep_test(self) -> None:
+    def keep_test(self) -> None:
         """The selected synthesised input's outcome is right: keep it as a test."""
         row = self._synth_row()
         if row is None:
             return
         if row.status != "ok" or isinstance(row.value, Opaque):
-            self._tell(
+            self.app._tell(
                 f"input {row.number}: the code {row.outcome}, not a value a test can expect; "
                 "m writes what it should give",
                 "warning",
@@ -292,32 +309,34 @@ class PersonChanges(EngineEvents):
             return
         self._test_of(row, row.value, f"input {row.number} kept as a test")
 
-    def action_delete_test(self) -> None:
+    def delete_test(self) -> None:
         test = self._test_to_change()
         if test is None:
             return
         test_id = test.id
-        index = next(i for i, t in enumerate(self.state.tests) if t.id == test_id)
+        index = next(i for i, t in enumerate(self.app.state.tests) if t.id == test_id)
         self._person(
             f"test #{test_id} deleted",
             lambda s: s.delete_test(test_id),
             lambda s: Undo(f"deleting test #{test_id}", lambda s2: s2.restore_test(test, index)),
         )
 
-    def action_copy(self, what: str) -> None:
+    def copy(self, what: str) -> None:
         """Copy the selected test's ``call``, ``expected`` value or the whole ``test`` as
         pytest to the terminal's clipboard (OSC 52); with the transcript focused, the entry
         under its cursor (whichever copy key)."""
-        transcript = self.query_one(Transcript)
-        if self.focused is transcript:
+        transcript = self.app.query_one(Transcript)
+        if self.app.focused is transcript:
             text = transcript.cursor_text()
             if text is None:
-                self._tell("the transcript is empty: nothing to copy", "warning")
+                self.app._tell("the transcript is empty: nothing to copy", "warning")
                 return
-            self.copy_to_clipboard(text)
-            self.copied = text
+            self.app.copy_to_clipboard(text)
+            self.app.copied = text
             lines = text.count("\n") + 1
-            self._tell(f"copied the transcript entry under the cursor ({plural(lines, 'line')})")
+            self.app._tell(
+                f"copied the transcript entry under the cursor ({plural(lines, 'line')})"
+            )
             return
         test = self._selected_test()
         if test is None:
@@ -328,45 +347,45 @@ class PersonChanges(EngineEvents):
             text = safe_repr(test.expected)
         else:
             text = self._pytest_text(test)
-        self.copy_to_clipboard(text)
-        self.copied = text
-        self._tell(f"copied the {'test' if what == 'test' else what} of test #{test.id}")
+        self.app.copy_to_clipboard(text)
+        self.app.copied = text
+        self.app._tell(f"copied the {'test' if what == 'test' else what} of test #{test.id}")
 
     def _pytest_text(self, test: UnitTest) -> str:
-        if self.loaded is not None:
+        if self.app.loaded is not None:
             try:
-                return render_pytest(self.loaded, [test]).text
+                return render_pytest(self.app.loaded, [test]).text
             except (WorkspaceError, OSError):
                 pass
-        entry = self.debug_task.entry_point
+        entry = self.app.debug_task.entry_point
         return (
             f"def test_{entry}_{test.id}():\n    assert {test.call} == {safe_repr(test.expected)}\n"
         )
 
-    def action_rerun_test(self) -> None:
+    def rerun_test(self) -> None:
         """Run the selected test again on the code in force and say what it does."""
         test = self._selected_test()
         if test is None:
             return
-        code, task, settings = self.state.code, self.debug_task, self.settings
+        code, task, settings = self.app.state.code, self.app.debug_task, self.app.settings
 
         async def rerun() -> None:
             try:
-                run = await self.executor.run_tests(
+                run = await self.app.executor.run_tests(
                     task, code, [test], settings.variant, settings.limits
                 )
             except Exception as exc:  # the sandbox failed: say it, the app stays
-                self.post_message(PersonFailed(f"re-running test #{test.id}", str(exc)))
+                self.app.post_message(PersonFailed(f"re-running test #{test.id}", str(exc)))
                 return
             (result,) = run.results
             status = verdict_status(result.verdict.value, result.detail)
             said = actual_text(status, result.detail)
-            self.post_message(PersonDone(f"test #{test.id} on the code in force: {said}", 0, 0))
+            self.app.post_message(PersonDone(f"test #{test.id} on the code in force: {said}", 0, 0))
 
-        self.person_busy += 1
-        self.run_worker(rerun(), name="rerun", group="person", exit_on_error=False)
+        self.app.person_busy += 1
+        self.app.run_worker(rerun(), name="rerun", group="person", exit_on_error=False)
 
-    def action_rollback(self) -> None:
+    def rollback(self) -> None:
         session = self._idle_session()
         if session is None:
             return
@@ -377,7 +396,7 @@ class PersonChanges(EngineEvents):
             label = f"version {i}: round {v.round}, code {code_id(v.code)}"
             if i == 0:
                 label += " (the given code)"
-            if v.code == self.state.code:
+            if v.code == self.app.state.code:
                 label += "  ← in force"
                 current = i
             labels.append((label, v.code))
@@ -395,58 +414,58 @@ class PersonChanges(EngineEvents):
             elif index is not None:
                 self._person(f"rolled back to version {index}", lambda s: s.rollback(index))
 
-        self.push_screen(RollbackScreen(labels, current), chosen)
+        self.app.push_screen(RollbackScreen(labels, current), chosen)
 
-    def action_undo(self) -> None:
-        if not self.undo_stack:
-            self._tell("nothing to undo", "warning")
+    def undo(self) -> None:
+        if not self.app.undo_stack:
+            self.app._tell("nothing to undo", "warning")
             return
         if self._idle_session() is None:
             return
-        step = self.undo_stack.pop()
+        step = self.app.undo_stack.pop()
         self._person(f"undo {step.what}", step.revert)
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        if event.data_table is self.query_one(TestsPanel).table:
-            self.action_show_test()
+    def row_selected(self, event: DataTable.RowSelected) -> None:
+        if event.data_table is self.app.query_one(TestsPanel).table:
+            self.show_test()
 
     def test_detail(self, test: UnitTest) -> TestDetail:
         """Everything the detail view shows about ``test``."""
-        r = self.state.records
+        r = self.app.state.records
         return TestDetail(
             test, r.actual.get(test.id), r.votes.get(test.id), r.history.get(test.id, [])
         )
 
-    def action_show_test(self) -> None:
+    def show_test(self) -> None:
         test = self._selected_test()
         if test is None:
             return
 
         def chosen(what: str | None) -> None:
             if what == "edit":
-                self.action_edit_test()
+                self.edit_test()
             elif what == "delete":
-                self.action_delete_test()
+                self.delete_test()
 
-        editable = any(t.id == test.id for t in self.state.tests)
-        self.push_screen(TestDetailScreen(self.test_detail(test), editable=editable), chosen)
+        editable = any(t.id == test.id for t in self.app.state.tests)
+        self.app.push_screen(TestDetailScreen(self.test_detail(test), editable=editable), chosen)
 
     def _fix_diff(self) -> tuple[LoadedFunction, str] | None:
         """The source file and the diff the fix makes to it (else say why and return None)."""
-        loaded = self.loaded
+        loaded = self.app.loaded
         if loaded is None:
-            self._tell(
+            self.app._tell(
                 "no source file: debug a function from a file (utdebug debug file.py::name)",
                 "warning",
             )
             return None
-        if self.state.code.strip() == self.debug_task.code.strip():
-            self._tell("nothing to write: the code in force is the given code", "warning")
+        if self.app.state.code.strip() == self.app.debug_task.code.strip():
+            self.app._tell("nothing to write: the code in force is the given code", "warning")
             return None
         from utdebug.agents.sim import SIM_HELPER
 
-        if SIM_HELPER.search(self.state.code):
-            self._tell(
+        if SIM_HELPER.search(self.app.state.code):
+            self.app._tell(
                 "the code in force holds the simulated model's stand-ins (SIMULATED edits, "
                 "not code): it is never written back",
                 "warning",
@@ -454,72 +473,76 @@ class PersonChanges(EngineEvents):
             return None
         changed = changed_on_disk(loaded)
         if changed is not None:  # said before a diff against the old text is shown
-            self._tell(changed, "error")
+            self.app._tell(changed, "error")
             return None
         try:
-            diff = function_diff(loaded, self.state.code)
+            diff = function_diff(loaded, self.app.state.code)
         except WorkspaceError as exc:
-            self._tell(str(exc), "error")
+            self.app._tell(str(exc), "error")
             return None
         if not diff:
-            self._tell(f"nothing to write: {loaded.path.name} already holds this code", "warning")
+            self.app._tell(
+                f"nothing to write: {loaded.path.name} already holds this code", "warning"
+            )
             return None
         return loaded, diff
 
-    def action_write_back(self) -> None:
+    def write_back(self) -> None:
         found = self._fix_diff()
         if found is None:
             return
         loaded, diff = found
-        code = self.state.code
+        code = self.app.state.code
 
         def confirmed(yes: bool | None) -> None:
             if not yes:
-                self._tell("not written")
+                self.app._tell("not written")
                 return
             try:
                 result = write_back(loaded, code, backup=True)
             except WorkspaceError as exc:
-                self._tell(str(exc), "error")
+                self.app._tell(str(exc), "error")
                 return
-            self.loaded = result.loaded
-            self._tell(f"wrote the fix to {result.path}; the original is in {result.backup}")
+            self.app.loaded = result.loaded
+            self.app._tell(f"wrote the fix to {result.path}; the original is in {result.backup}")
 
-        self.push_screen(WriteBackScreen(str(loaded.path), diff), confirmed)
+        self.app.push_screen(WriteBackScreen(str(loaded.path), diff), confirmed)
 
-    def action_export_patch(self) -> None:
+    def export_patch(self) -> None:
         found = self._fix_diff()
         if found is None:
             return
         loaded, _diff = found
         out = loaded.path.with_name(loaded.path.name + ".utdebug.patch")
         try:
-            export_patch(loaded, self.state.code, out)
+            export_patch(loaded, self.app.state.code, out)
         except (WorkspaceError, OSError) as exc:
-            self._tell(f"cannot write {out}: {exc}", "error")
+            self.app._tell(f"cannot write {out}: {exc}", "error")
             return
-        self._tell(f"wrote the patch to {out}")
+        self.app._tell(f"wrote the patch to {out}")
 
-    def action_export_tests(self) -> None:
-        loaded = self.loaded
+    def export_tests(self) -> None:
+        loaded = self.app.loaded
         if loaded is None:
-            self._tell("no source file: the exported tests import the function from it", "warning")
+            self.app._tell(
+                "no source file: the exported tests import the function from it", "warning"
+            )
             return
         # Every test the table shows: the first tests that new ones replaced (those that
         # showed the bug) as well as the session's.
-        tests = [*self.state.originals, *self.state.tests]
+        tests = [*self.app.state.originals, *self.app.state.tests]
         if not tests:
-            self._tell("no tests to export yet", "warning")
+            self.app._tell("no tests to export yet", "warning")
             return
         out = loaded.path.with_name(f"test_{loaded.entry_point}_utdebug.py")
         try:
             rendered = render_pytest(loaded, tests)
             export_pytest(loaded, tests, out)
         except (WorkspaceError, OSError) as exc:
-            self._tell(f"cannot write {out}: {exc}", "error")
+            self.app._tell(f"cannot write {out}: {exc}", "error")
             return
         skipped = f", {rendered.skipped} skipped (not literals)" if rendered.skipped else ""
-        self._tell(f"exported {plural(rendered.exported, 'test')} to {out}{skipped}")
+        self.app._tell(f"exported {plural(rendered.exported, 'test')} to {out}{skipped}")
 
 
 def _add(session: Session, args: tuple[Any, ...], expected: Any, source: str) -> Awaitable[TestRun]:

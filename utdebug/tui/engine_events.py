@@ -1,10 +1,11 @@
 """The engine's events in the app: one small handler per event type (:attr:`EngineEvents.ON_EVENT`),
-each folding its event into the state and drawing it."""
+each folding its event into the app's state and drawing it. The app holds one
+:class:`EngineEvents` and hands it every event."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from utdebug.engine.events import (
     Backtracked,
@@ -28,7 +29,6 @@ from utdebug.engine.events import (
     TestsRun,
     VoteCast,
 )
-from utdebug.tui.base import AppBase
 from utdebug.tui.format import (
     finish_words,
     percent,
@@ -38,8 +38,10 @@ from utdebug.tui.format import (
     shorten,
     summarize_votes,
 )
-from utdebug.tui.messages import EngineEvent
 from utdebug.tui.state import Phase
+
+if TYPE_CHECKING:
+    from utdebug.tui.base import AppBase
 
 PERSON_OUTCOMES = {
     "edited": "test edited",
@@ -51,117 +53,117 @@ PERSON_OUTCOMES = {
 are whole there; ``test restored`` was cut to ``test restore``)."""
 
 
-class EngineEvents(AppBase):
-    """Folds each engine event into the state and draws it."""
+class EngineEvents:
+    """Folds each engine event into the app's state and draws it: a plain object the app
+    holds (:attr:`~utdebug.tui.app.DebugApp.events`), with no Textual of its own."""
 
-    def on_engine_event(self, message: EngineEvent) -> None:
-        """Fold the event into the state (its handler in :attr:`ON_EVENT`), then redraw the
-        status line and save the session. Dropped once the app is closing (:attr:`closing`):
-        the session may still be running while its screen is taken down."""
-        if self.closing:
-            return
-        ev = message.event
-        self.progress.since = self.config.clock()
+    def __init__(self, app: AppBase) -> None:
+        self.app = app
+
+    def fold(self, ev: Event) -> None:
+        """Fold the event into the app's state and draw it (its handler in :attr:`ON_EVENT`;
+        an event without one changes nothing)."""
         handler = self.ON_EVENT.get(type(ev))
         if handler is not None:
             handler(self, ev)
-        self._draw_status()
-        self._save()
 
     def _session_started(self, ev: SessionStarted) -> None:
-        self._note(f"session started: {ev.task_id} with {self._model_label()}", "bold")
+        self.app._note(f"session started: {ev.task_id} with {self.app._model_label()}", "bold")
 
     def _model_called(self, ev: ModelCalled) -> None:
-        self._last_call = ev  # the usage is read from the session below
+        self.app._last_call = ev  # the usage is read from the session below
 
     def _test_proposed(self, ev: TestProposed) -> None:
-        self.progress.round, self.progress.proposals = ev.round, self.progress.proposals + 1
+        self.app.progress.round, self.app.progress.proposals = (
+            ev.round,
+            self.app.progress.proposals + 1,
+        )
         what = ev.call if ev.call is not None else f"unparsable ({ev.reason})"
         header = f"[round {ev.round}] test proposal {ev.attempt + 1}: {what}"
-        self._note_call(header, "bold cyan", ev.reply, "ut")
+        self.app._note_call(header, "bold cyan", ev.reply, "ut")
 
     def _vote_cast(self, ev: VoteCast) -> None:
-        self.state.records.vote(ev)
+        self.app.state.records.vote(ev)
         if ev.answer is None and ev.reason:
-            self._note(f"  vote {ev.index + 1} refused: {ev.reason}", "yellow")
+            self.app._note(f"  vote {ev.index + 1} refused: {ev.reason}", "yellow")
 
     def _test_kept(self, ev: TestKept) -> None:
-        state = self.state
-        state.records.kept(ev, self.config.stamp())
-        self.progress.kept += 1
+        state = self.app.state
+        state.records.kept(ev, self.app.config.stamp())
+        self.app.progress.kept += 1
         votes = summarize_votes(state.records.votes[ev.test.id].tally())
         t = ev.test
         # The tests panel fills as tests are kept (a slow model shows progress at once).
         state.tests = [*(x for x in state.tests if x.id != t.id), t]
-        self._draw_tests()
-        self._note(
+        self.app._draw_tests()
+        self.app._note(
             f"  kept #{t.id} {t.call} → {shorten(safe_repr(t.expected), 40)} "
             f"(votes: {votes}; share {t.share:.0%})",
             "green",
         )
 
     def _test_dropped(self, ev: TestDropped) -> None:
-        votes = summarize_votes(self.state.records.proposal_votes(ev.round, ev.attempt).tally())
-        self._note(f"  dropped {ev.call or 'the proposal'}: {ev.reason} (votes: {votes})", "")
+        votes = summarize_votes(self.app.state.records.proposal_votes(ev.round, ev.attempt).tally())
+        self.app._note(f"  dropped {ev.call or 'the proposal'}: {ev.reason} (votes: {votes})", "")
 
     def _does_not_load(self, ev: DoesNotLoad) -> None:
-        self.state.load_line = ev.line
+        self.app.state.load_line = ev.line
         hint = "fix the code (or what it needs) and debug it again"
         if ev.error.startswith("PermissionError"):  # a folder only its owner may read
             hint = (
                 "the sandbox runs the code as another user: make the project folder "
                 "readable by others (chmod o+rx), then debug it again"
             )
-        self._note(
+        self.app._note(
             f"[round {ev.round}] {ev.line}: nothing can run, so no model call is made; {hint}",
             "bold red",
         )
 
     def _tests_built(self, ev: TestsBuilt) -> None:
-        self.progress.kept, self.progress.proposals = 0, 0
-        self.state.tests_built(ev, self.config.stamp)
-        self._note(
+        self.app.progress.kept, self.app.progress.proposals = 0, 0
+        self.app.state.tests_built(ev, self.app.config.stamp)
+        self.app._note(
             f"[round {ev.round}] {plural(len(ev.tests), 'test')} kept of "
             f"{plural(ev.attempts, 'proposal')}"
         )
-        self._draw_tests()
+        self.app._draw_tests()
 
     def _tests_run(self, ev: TestsRun) -> None:
         if ev.role != "current":
-            self.state.candidate_runs[ev.code_id] = ev
-            self._note(f"  candidate {ev.code_id} passes {ev.passed}/{ev.total}")
+            self.app.state.candidate_runs[ev.code_id] = ev
+            self.app._note(f"  candidate {ev.code_id} passes {ev.passed}/{ev.total}")
             return
-        self._note(f"  code in force {ev.code_id} passes {ev.passed}/{ev.total}")
+        self.app._note(f"  code in force {ev.code_id} passes {ev.passed}/{ev.total}")
         self._show_current_run(ev)
 
     def _edit_proposed(self, ev: EditProposed) -> None:
         which = "" if ev.candidate is None else f" candidate {ev.candidate + 1}"
         fb = "" if ev.feedback_test is None else f" (feedback: test #{ev.feedback_test})"
         header = f"[round {ev.round}] edit{which}{fb}"
-        self._note_call(header, "bold magenta", ev.reply, "debug")
+        self.app._note_call(header, "bold magenta", ev.reply, "debug")
         if ev.reason:
-            self._note(f"  {ev.reason}", "yellow")
+            self.app._note(f"  {ev.reason}", "yellow")
         for label, items in (
             ("replaced", ev.replaced),
             ("added", ev.added),
             ("left out", ev.dropped),
         ):
             if items:
-                self._note(f"  {label}: {', '.join(items)}", "cyan")
+                self.app._note(f"  {label}: {', '.join(items)}", "cyan")
 
     def _candidates_ranked(self, ev: CandidatesRanked) -> None:
-        self.state.candidates_ranked(ev)
+        self.app.state.candidates_ranked(ev)
         chosen = "the code in force" if ev.chosen is None else f"row {ev.chosen}"
-        self._note(
+        self.app._note(
             f"[round {ev.round}] {ev.ranking.get('strategy', 'ranking')} ranked "
             f"{len(ev.code_ids) - 1} candidates: chose {chosen}",
             "bold",
         )
-        self._draw_candidates()
+        self.app._draw_candidates()
 
     def _disagreements_found(self, ev: DisagreementsFound) -> None:
         first = f": {', '.join(ev.inputs)}" if ev.inputs else ""
-        self._note(
+        self.app._note(
             f"[round {ev.round}] the {ev.programs} programs (the code in force and the "
             f"candidates) disagree on {ev.found} of {ev.checked} synthesised inputs, voted on "
             f"first{first}",
@@ -169,21 +171,21 @@ class EngineEvents(AppBase):
         )
 
     def _edit_accepted(self, ev: EditAccepted) -> None:
-        taken = self.state.candidate_runs.get(ev.code_id)
+        taken = self.app.state.candidate_runs.get(ev.code_id)
         if taken is not None:
             self._show_current_run(taken)
         self._round_row(ev.round, pre_post(ev.pre, ev.post), "accepted", ev.reason)
-        self._note(f"[round {ev.round}] edit accepted: {ev.reason}", "bold green")
+        self.app._note(f"[round {ev.round}] edit accepted: {ev.reason}", "bold green")
 
     def _backtracked(self, ev: Backtracked) -> None:
         self._round_row(ev.round, pre_post(ev.pre, ev.post), "backtracked", ev.reason)
-        self._note(f"[round {ev.round}] backtracked: {ev.reason}", "bold yellow")
+        self.app._note(f"[round {ev.round}] backtracked: {ev.reason}", "bold yellow")
 
     def _round_finished(self, ev: RoundFinished) -> None:
-        state = self.state
+        state = self.app.state
         state.candidate_runs.clear()
-        self.progress.round = ev.round + 1
-        self.progress.kept, self.progress.proposals = 0, 0
+        self.app.progress.round = ev.round + 1
+        self.app.progress.kept, self.app.progress.proposals = 0, 0
         state.rounds_done = ev.round
         state.code = ev.code
         if f"r{ev.round}" not in state.timeline:
@@ -194,52 +196,52 @@ class EngineEvents(AppBase):
             else:
                 outcome, why = "finished", ""
             self._round_row(ev.round, percent(ev.pass_rate), outcome, why)
-        self._draw_code()
+        self.app._draw_code()
 
     def _test_changed(self, ev: TestChanged) -> None:
-        session_tests = None if self.session is None else list(self.session.tests)
-        self.state.test_changed(ev, session_tests, self.config.stamp())
+        session_tests = None if self.app.session is None else list(self.app.session.tests)
+        self.app.state.test_changed(ev, session_tests, self.app.config.stamp())
         t = ev.test
         detail = f"#{t.id} {t.call} → {shorten(safe_repr(t.expected), 30)}"
         self._person_row(PERSON_OUTCOMES.get(ev.action, f"test {ev.action}"), detail)
-        self._note(f"a person {ev.action} test {detail}", "bold")
-        self._draw_tests()
+        self.app._note(f"a person {ev.action} test {detail}", "bold")
+        self.app._draw_tests()
 
     def _rolled_back(self, ev: RolledBack) -> None:
-        self.state.code = ev.code
-        if self.state.phase is Phase.FINISHED:  # the finish reason was about another version
-            self.state.rolled_back_to = ev.version
+        self.app.state.code = ev.code
+        if self.app.state.phase is Phase.FINISHED:  # the finish reason was about another version
+            self.app.state.rolled_back_to = ev.version
         self._person_row("rolled back", f"to version {ev.version} ({ev.code_id})")
-        self._note(f"rolled back to version {ev.version} ({ev.code_id})", "bold")
-        self._draw_code()
+        self.app._note(f"rolled back to version {ev.version} ({ev.code_id})", "bold")
+        self.app._draw_code()
 
     def _paused(self, ev: Paused) -> None:
-        self.state.move(Phase.PAUSED)
-        self.state.paused_round = ev.round
-        self._note(f"paused ({self._state_text()})", "bold")
+        self.app.state.move(Phase.PAUSED)
+        self.app.state.paused_round = ev.round
+        self.app._note(f"paused ({self.app._state_text()})", "bold")
 
     def _finished(self, ev: Finished) -> None:
-        state = self.state
+        state = self.app.state
         state.code = ev.code
         state.finish_reason = ev.reason
         state.rolled_back_to = state.taken_back_from = None
         state.error = ev.error
         state.move(Phase.ERROR if ev.reason == "error" else Phase.FINISHED)
-        self._resolve_review(False)  # nothing is waiting any more
+        self.app._resolve_review(False)  # nothing is waiting any more
         words = finish_words(ev.reason)
         if ev.error:
-            self._note(f"stopped by a model error: {ev.error} (r asks again)", "bold red")
+            self.app._note(f"stopped by a model error: {ev.error} (r asks again)", "bold red")
         else:
-            self._note(f"finished: {words}", "bold")
-        self._draw_code()
+            self.app._note(f"finished: {words}", "bold")
+        self.app._draw_code()
         if ev.error:
-            self._tell(f"the model failed: {ev.error}; r asks again", "error")
+            self.app._tell(f"the model failed: {ev.error}; r asks again", "error")
         elif ev.reason == "does_not_load" and state.load_line is not None:
-            self._tell(state.load_line, "error")
-        elif state.code.strip() != self.debug_task.code.strip():
-            self._tell(f"finished ({words}): w writes the fix back, t exports the tests")
+            self.app._tell(state.load_line, "error")
+        elif state.code.strip() != self.app.debug_task.code.strip():
+            self.app._tell(f"finished ({words}): w writes the fix back, t exports the tests")
         else:
-            self._tell(f"finished ({words}) without a change to the code")
+            self.app._tell(f"finished ({words}) without a change to the code")
 
     ON_EVENT: ClassVar[dict[type[Event], Callable[[Any, Any], None]]] = {
         SessionStarted: _session_started,
@@ -266,14 +268,14 @@ class EngineEvents(AppBase):
 
     def _show_current_run(self, ev: TestsRun) -> None:
         """The verdicts of the code in force (its own run, or the accepted candidate's)."""
-        self.state.current_run(ev)
-        self._run_originals(ev.code_id)
-        self._draw_tests()
+        self.app.state.current_run(ev)
+        self.app._run_originals(ev.code_id)
+        self.app._draw_tests()
 
     def _round_row(self, round_no: int, rates: str, outcome: str, reason: str) -> None:
-        self.state.round_row(round_no, rates, outcome, reason)
-        self._draw_timeline()
+        self.app.state.round_row(round_no, rates, outcome, reason)
+        self.app._draw_timeline()
 
     def _person_row(self, outcome: str, reason: str) -> None:
-        self.state.person_row(outcome, reason)
-        self._draw_timeline()
+        self.app.state.person_row(outcome, reason)
+        self.app._draw_timeline()

@@ -1,6 +1,7 @@
-"""The app's panels in one table: where each sits (its tabs and tab), the widget a bottom tab
-holds, and how the panel is drawn from :class:`~utdebug.tui.state.AppState`. ``compose``,
-the panel keys (``action_panel``) and every redraw go through :data:`PANELS`."""
+"""The app's panels in one table: each one's key, where it sits (its tabs and tab), the widget
+a bottom tab holds, what its key focuses and how it is drawn from
+:class:`~utdebug.tui.state.AppState`. ``compose``, the panel keys (``action_panel`` and their
+rows of the actions table) and every redraw go through :data:`PANELS`."""
 
 from __future__ import annotations
 
@@ -64,38 +65,102 @@ def draw_transcript(transcript: Transcript, state: AppState) -> None:
     transcript.add_entries(state.transcript[len(transcript.entries) :])
 
 
+def the_table(panel: TestsPanel | InputsPanel) -> Widget:
+    """What a key of a panel with a table focuses: its table."""
+    return panel.table
+
+
+def itself(widget: Widget) -> Widget:
+    """What a key of a panel that takes the focus itself focuses."""
+    return widget
+
+
 @dataclass(frozen=True, slots=True)
 class Panel:
-    """One panel: the tabs and the tab it is shown by (``None``: always on screen), its
-    widget (a bottom tab's is made by ``compose`` under ``title``) and how it is drawn."""
+    """One panel: its key and help line, the tabs and the tab it is shown by (``None``:
+    always on screen), its widget (a bottom tab's is made by ``compose`` under ``title``),
+    what its key focuses and how it is drawn."""
 
+    key: str
+    help: str
     widget: type[Widget]
     tabs: str | None = None
     pane: str | None = None
     title: str = ""
     widget_id: str = ""
     draw: Callable[[Any, AppState], None] | None = None
+    focus: Callable[[Any], Widget] | None = None
+    """What its key focuses, from its widget (``None``: the focus stays)."""
+    fits_layout: bool = False
+    """Drawing it fits the layout to it (side by side or stacked)."""
     model_free: bool = False
     """Only a session without a model has it."""
+    footer: str | None = None
+    """Its key's label in the footer (``None``: not there)."""
+    key_display: str | None = None
 
 
 BOTTOM = "bottom-tabs"
 PANELS: dict[str, Panel] = {
-    "code": Panel(CodePanel, "code-tabs", "tab-code", draw=draw_code),
-    "diff": Panel(CodePanel, "code-tabs", "tab-diff"),
-    "tests": Panel(TestsPanel, draw=draw_tests),
-    "rounds": Panel(RoundsTable, BOTTOM, "tab-rounds", "Rounds", "rounds-table", draw_rounds),
+    "code": Panel(
+        "1",
+        "Show the code in force (keys 1 to 6 go to the six panels)",
+        CodePanel,
+        "code-tabs",
+        "tab-code",
+        draw=draw_code,
+        fits_layout=True,
+        footer="Panels",
+        key_display="1-6",
+    ),
+    "diff": Panel("2", "Show the diff: given → in force", CodePanel, "code-tabs", "tab-diff"),
+    "tests": Panel("3", "Move to the tests table", TestsPanel, draw=draw_tests, focus=the_table),
+    "rounds": Panel(
+        "4",
+        "Show the rounds",
+        RoundsTable,
+        BOTTOM,
+        "tab-rounds",
+        "Rounds",
+        "rounds-table",
+        draw_rounds,
+    ),
     "candidates": Panel(
-        CandidatesPanel, BOTTOM, "tab-candidates", "Candidates", "candidates-panel", draw_candidates
+        "5",
+        "Show the ranking",
+        CandidatesPanel,
+        BOTTOM,
+        "tab-candidates",
+        "Candidates",
+        "candidates-panel",
+        draw_candidates,
     ),
     "transcript": Panel(
-        Transcript, BOTTOM, "tab-transcript", "Transcript", "transcript", draw_transcript
+        "6",
+        "Show every prompt reply, vote and decision",
+        Transcript,
+        BOTTOM,
+        "tab-transcript",
+        "Transcript",
+        "transcript",
+        draw_transcript,
+        focus=itself,
     ),
     "inputs": Panel(
-        InputsPanel, BOTTOM, "tab-inputs", "Inputs", "inputs-panel", draw_inputs, model_free=True
+        "7",
+        "Without a model: show the synthesised inputs and their outcomes",
+        InputsPanel,
+        BOTTOM,
+        "tab-inputs",
+        "Inputs",
+        "inputs-panel",
+        draw_inputs,
+        focus=the_table,
+        model_free=True,
     ),
 }
-"""Every panel by the name its key shows it by (``panel('rounds')``), in drawing order."""
+"""Every panel by the name its key shows it by (``panel('rounds')``), in drawing order (and
+in the help screen's)."""
 
 
 def panels(model_free: bool) -> list[str]:

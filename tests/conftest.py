@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from testkit import sandbox as H
 
 from utdebug.engine import Executor
 from utdebug.sandbox import Sandbox
@@ -53,13 +54,41 @@ def _fresh_model_servers() -> None:
     reset_registry()
 
 
+# --- the sandbox: one per test module ------------------------------------------------------
+
+
 @pytest.fixture(scope="module")
-def executor() -> Iterator[Executor]:
-    """A sandbox and its executor, one per test module (engine, candidate, app tests)."""
-    with Sandbox() as sb:
-        ex = Executor(sb, workers=2)
-        yield ex
-        ex.close()
+def sb() -> Iterator[Sandbox]:
+    """The test module's sandbox: the default plan (every layer required) with a uid range of
+    its own, so that a scan for its processes sees no other sandbox on the machine; a skip
+    where the full sandbox cannot start here."""
+    box = H.make_sandbox("bwrap")
+    try:
+        yield box
+    finally:
+        box.close()
+
+
+@pytest.fixture(scope="module", params=["bwrap", "root"])
+def any_sb(request: pytest.FixtureRequest, sb: Sandbox) -> Iterator[Sandbox]:
+    """The module's sandbox, then the root-only fallback (``use_bwrap=False``: no PID
+    namespace, every other layer); the fallback is skipped where it cannot exist."""
+    if request.param == "bwrap":
+        yield sb
+        return
+    fallback = H.make_sandbox("root")
+    try:
+        yield fallback
+    finally:
+        fallback.close()
+
+
+@pytest.fixture(scope="module")
+def executor(sb: Sandbox) -> Iterator[Executor]:
+    """The module's sandbox behind an executor (engine, candidate, app tests)."""
+    ex = Executor(sb, workers=2)
+    yield ex
+    ex.close()
 
 
 # --- tests that start Ray ------------------------------------------------------------------

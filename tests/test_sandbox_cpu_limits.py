@@ -19,7 +19,6 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
-from testkit import sandbox as H
 
 from utdebug.sandbox import LimitKind, Limits, Sandbox, Status
 
@@ -51,11 +50,6 @@ PROGRAM = textwrap.dedent(
         return [how, s]
     """
 )
-
-
-@pytest.fixture(scope="module")
-def sb() -> Iterator[Sandbox]:
-    yield from H.default_sandbox()
 
 
 def test_cpu_time_is_the_default_and_the_kind_is_validated() -> None:

@@ -7,10 +7,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from testkit import classeval
 from testkit import sandbox as H
 
 from utdebug.engine import Executor
 from utdebug.sandbox import Sandbox
+from utdebug.sandbox.config import ModuleContext
 
 # Importing litellm (later issues) must never reach the network in tests.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -89,6 +91,21 @@ def executor(sb: Sandbox) -> Iterator[Executor]:
     ex = Executor(sb, workers=2)
     yield ex
     ex.close()
+
+
+@pytest.fixture
+def module_executor(executor: Executor) -> Iterator[Executor]:
+    """The module's sandbox, running programs as the module ``cart`` (registered in
+    ``sys.modules``, as ``debug`` and ``check`` run a file: dataclasses need it)."""
+    ex = Executor(executor.sandbox, workers=2, context=ModuleContext(name="cart"))
+    yield ex
+    ex.close()
+
+
+@pytest.fixture
+def small_dir(tmp_path: Path) -> Path:
+    """A folder with a small ClassEval file of three classes (testkit.classeval)."""
+    return classeval.small_dir(tmp_path)
 
 
 # --- tests that start Ray ------------------------------------------------------------------

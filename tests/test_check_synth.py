@@ -11,7 +11,7 @@ from typing import Any
 import git
 import jsonschema
 import pytest
-from test_check import Replies
+from testkit.check_replies import Replies
 
 from utdebug.check.formats import render, schema
 from utdebug.check.options import CheckOptions

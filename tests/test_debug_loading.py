@@ -197,7 +197,7 @@ def test_debug_in_a_real_terminal_runs_a_dataclass_classmethod() -> None:
         pytest.skip("tmux is not installed")
     import json
 
-    from test_tui_smoke import _start, _tmux, _wait_for
+    from testkit import tmux as T
 
     try:  # a machine where the sandbox cannot start is skipped here, never mid-test
         with Sandbox(SandboxConfig()) as sb:
@@ -225,9 +225,9 @@ def test_debug_in_a_real_terminal_runs_a_dataclass_classmethod() -> None:
                 "settings.py::Setting.parse --model scripted:script.json --rounds 0 -k 2; "
                 "sleep 60"
             )
-            _start(session, 120, 40, cmd)
-            screen = _wait_for(session, "3/3 tests pass", 120)
+            T.start(session, 120, 40, cmd)
+            screen = T.wait_for(session, "3/3 tests pass", 120)
             assert "error" not in screen, screen
         finally:
-            _tmux("kill-session", "-t", session)
+            T.tmux("kill-session", "-t", session)
             shutil.rmtree(root, ignore_errors=True)

@@ -12,9 +12,10 @@ from typing import Any
 
 import git
 import pytest
+from testkit.app import SIZE, make_app, summary, table_rows
 from testkit.scripted_add import fix, ut, votes
+from testkit.wait import until
 
-from tests.test_tui import SIZE, make_app, summary, table_rows, until
 from utdebug.agents.scripted import ScriptedModel
 from utdebug.check.options import CheckOptions, ModelInfo
 from utdebug.check.report import CheckReport, Status

@@ -8,10 +8,10 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from testkit.wait import while_running
 
 from utdebug.runs.records import SAMPLES, SUMMARY, read_samples
 
@@ -374,10 +374,7 @@ def test_interrupt_keeps_finished_records_and_rerun_resumes(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint
     )
     samples = tmp_path / SAMPLES
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and len(read_samples(samples)) < 2:
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.05)
+    while_running(proc, lambda: len(read_samples(samples)) >= 2, "two records written")
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err

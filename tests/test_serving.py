@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from testkit.wait import poll, until
 
 from utdebug.agents.base import (
     Message,
@@ -394,7 +395,13 @@ async def test_a_reply_is_closed_at_its_natural_end(ll: Any) -> None:
         t0 = time.monotonic()
         (c,) = await model.complete(ask(end="ut"))
         elapsed = time.monotonic() - t0
-        time.sleep(0.2)  # the server notices the closed connection at its next token
+        # the server notices the closed connection at its next token: once it has come to
+        # that token (sent it, or stopped), what it sent is counted
+        at_end = server.tokens_sent
+        poll(
+            lambda: server.tokens_sent > at_end or server.served == 1,
+            "the server at its next token",
+        )
         sent = server.tokens_sent
     assert c.text.startswith("## Unit Test") and c.text.rstrip().endswith("```2```")
     assert "thoroughly" not in c.text and c.finish_reason == "stop"
@@ -418,8 +425,8 @@ async def test_a_server_stopped_mid_stream_is_unavailable_then_retried(ll: Any) 
             sleep=restart_then_sleep,
         )
 
-        async def stop_soon() -> None:
-            await asyncio.sleep(0.3)
+        async def stop_soon() -> None:  # mid-stream: once its first tokens are out
+            await until(None, lambda: server.tokens_sent > 0, "the stream started")
             server.stop()
 
         stopper = asyncio.create_task(stop_soon())
@@ -498,7 +505,7 @@ async def test_progress_snapshot_shows_calls_in_flight(ll: Any) -> None:
     with LLMServer(seconds_per_token=0.02, responder=lambda body: "y" * 80) as server:
         model = LiteLLMModel("openai/local", api_base=server.base)
         task = asyncio.create_task(model.complete(ask()))
-        await asyncio.sleep(0.25)
+        await until(None, lambda: task.done() or server.tokens_sent > 0, "the reply streaming")
         during = {s.endpoint: s for s in snapshot_all()}[model.endpoint]
         await task
         after = {s.endpoint: s for s in snapshot_all()}[model.endpoint]

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from testkit.classeval import CART, CART_TESTS, ROWS, STACK, STACK_TESTS
 
 from utdebug.agents.sim import ProgramInput
@@ -192,6 +193,7 @@ def test_intrinsic_metrics_of_tests_with_setup(small_dir: Path) -> None:
     assert "SIMULATED" in table.stdout and "CC BY-NC 4.0" in table.stdout
 
 
+@pytest.mark.slow
 def test_the_loop_with_a_litellm_model_on_loopback(tmp_path: Path) -> None:
     """A litellm model (an OpenAI-compatible server on loopback) writes a test with setup for
     Stack.pop, predicts its outcome and fixes the class; nothing is labelled SIMULATED."""

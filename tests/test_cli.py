@@ -361,6 +361,7 @@ def test_importing_the_core_loads_no_ui_or_model_library() -> None:
     assert r.returncode == 0, r.stdout + r.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_interrupt_keeps_finished_records_and_rerun_resumes(
     data_dir: Path, tmp_path: Path, sig: signal.Signals

@@ -266,6 +266,7 @@ def test_bad_arguments_are_usage_errors(data_dir: Path) -> None:
     assert missing.returncode == 2 and "no such file" in missing.stderr
 
 
+@pytest.mark.slow
 def test_interrupt_keeps_finished_problems_and_resumes(data_dir: Path, tmp_path: Path) -> None:
     cmd = [
         sys.executable,

@@ -543,6 +543,7 @@ async def test_token_caps_per_purpose_and_for_long_code() -> None:
 # --- bench against llama-cpp-python's server, at utdebug's defaults ----------------------------
 
 
+@pytest.mark.slow
 def test_bench_at_the_defaults_on_llama_cpp_python(
     ll: Any,
     data_dir: Path,

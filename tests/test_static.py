@@ -126,3 +126,18 @@ def test_no_test_module_imports_another() -> None:
                 if first in modules:
                     offenders.append(f"{path.relative_to(REPO)}:{node.lineno} imports {name}")
     assert offenders == [], offenders
+
+
+def test_the_slow_marker_marks_tests_that_still_run_by_default() -> None:
+    """Long tests carry the ``slow`` marker, so that ``-m "not slow"`` leaves them out; the
+    README's test command (what CI runs) deselects nothing by default."""
+    import tomllib
+
+    options = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
+    assert "slow" not in options["addopts"], options["addopts"]
+    marked = [
+        path.name
+        for path in sorted((REPO / "tests").glob("test_*.py"))
+        if "@pytest.mark.slow" in path.read_text()
+    ]
+    assert marked != [], "no test is marked slow"

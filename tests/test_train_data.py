@@ -271,6 +271,7 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+@pytest.mark.slow
 def test_an_interrupted_run_resumes_to_the_same_shards(data_dir: Path, tmp_path: Path) -> None:
     data = _mbpp_plus(data_dir)
     extra = ("--limit", "6", "--concurrency", "1", "--decontaminate", "hard")

@@ -5,11 +5,15 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from testkit import classeval
+from testkit import sandbox as H
 
 from utdebug.engine import Executor
 from utdebug.sandbox import Sandbox
+from utdebug.sandbox.config import ModuleContext
 
 # Importing litellm (later issues) must never reach the network in tests.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -53,13 +57,56 @@ def _fresh_model_servers() -> None:
     reset_registry()
 
 
+# --- the sandbox: one per test module ------------------------------------------------------
+
+
 @pytest.fixture(scope="module")
-def executor() -> Iterator[Executor]:
-    """A sandbox and its executor, one per test module (engine, candidate, app tests)."""
-    with Sandbox() as sb:
-        ex = Executor(sb, workers=2)
-        yield ex
-        ex.close()
+def sb() -> Iterator[Sandbox]:
+    """The test module's sandbox: the default plan (every layer required) with a uid range of
+    its own, so that a scan for its processes sees no other sandbox on the machine; a skip
+    where the full sandbox cannot start here."""
+    box = H.make_sandbox("bwrap")
+    try:
+        yield box
+    finally:
+        box.close()
+
+
+@pytest.fixture(scope="module", params=["bwrap", "root"])
+def any_sb(request: pytest.FixtureRequest, sb: Sandbox) -> Iterator[Sandbox]:
+    """The module's sandbox, then the root-only fallback (``use_bwrap=False``: no PID
+    namespace, every other layer); the fallback is skipped where it cannot exist."""
+    if request.param == "bwrap":
+        yield sb
+        return
+    fallback = H.make_sandbox("root")
+    try:
+        yield fallback
+    finally:
+        fallback.close()
+
+
+@pytest.fixture(scope="module")
+def executor(sb: Sandbox) -> Iterator[Executor]:
+    """The module's sandbox behind an executor (engine, candidate, app tests)."""
+    ex = Executor(sb, workers=2)
+    yield ex
+    ex.close()
+
+
+@pytest.fixture
+def module_executor(executor: Executor) -> Iterator[Executor]:
+    """The module's sandbox, running programs as the module ``cart`` (registered in
+    ``sys.modules``, as ``debug`` and ``check`` run a file: dataclasses need it)."""
+    ex = Executor(executor.sandbox, workers=2, context=ModuleContext(name="cart"))
+    yield ex
+    ex.close()
+
+
+@pytest.fixture
+def small_dir(tmp_path: Path) -> Path:
+    """A folder with a small ClassEval file of three classes (testkit.classeval)."""
+    return classeval.small_dir(tmp_path)
 
 
 # --- tests that start Ray ------------------------------------------------------------------
@@ -103,3 +150,15 @@ def pytest_sessionstart(session: pytest.Session) -> None:
                 f"UTDEBUG_TEST_NETNS=1 but this network namespace has {', '.join(others)}: "
                 "run the Ray tests through tests/test_ray_netns.py"
             )
+
+
+@pytest.fixture
+def calc(tmp_path: Path) -> Any:
+    """calc.py's buggy ``add`` (testkit.scripted_add's SOURCE), loaded (app tests)."""
+    from testkit.scripted_add import SOURCE
+
+    from utdebug.workspace import load_function
+
+    path = tmp_path / "calc.py"
+    path.write_text(SOURCE, encoding="utf-8")
+    return load_function(path, "add")

@@ -8,14 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from testkit.cart import cart_task, pytest_reply, run, votes
 
-from tests.test_program_tests import (  # noqa: F401
-    cart_task,
-    module_executor,
-    pytest_reply,
-    run,
-    votes,
-)
 from utdebug.agents.scripted import ScriptedModel
 from utdebug.engine import Executor, Session, Settings
 from utdebug.engine.admission import call_problem, setup_problem
@@ -140,7 +134,7 @@ def test_an_exception_raised_inside_the_code_under_test_is_the_codes(executor: E
 
 def test_broken_tests_are_dropped_before_any_vote(
     tmp_path: Path,
-    module_executor: Executor,  # noqa: F811
+    module_executor: Executor,
 ) -> None:
     """Of six proposals, five cannot run as written: each is dropped with its reason, no vote
     is asked for them, and only the sixth is voted on, kept and run against the code."""
@@ -177,7 +171,7 @@ def test_broken_tests_are_dropped_before_any_vote(
 
 def test_a_table_of_cases_in_one_reply_gives_several_tests(
     tmp_path: Path,
-    module_executor: Executor,  # noqa: F811
+    module_executor: Executor,
 ) -> None:
     """One proposal whose asserts run in a loop over three cases: three tests, each voted on
     and kept, from one model call."""
@@ -214,7 +208,7 @@ class Inventory:
 
 def test_the_tests_that_expose_a_methods_bug_are_read_kept_and_fail_on_it(
     tmp_path: Path,
-    module_executor: Executor,  # noqa: F811
+    module_executor: Executor,
 ) -> None:
     """The issue's case in small: a real model's method tests came as module-level setup, a
     table of cases and a ``pytest.raises`` block (the proposals whose inputs exposed the bug

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from rich.console import Console
+from testkit.wait import poll
 
 from utdebug.agents.traffic import traffic_for
 from utdebug.benchmarks import bench
@@ -46,13 +47,10 @@ def test_the_progress_line_refreshes_while_no_problem_finishes() -> None:
     buf = io.StringIO()
     console = Console(file=buf, force_terminal=True, width=200, color_system=None)
     with recorded_progress("hard utgen", console, 8, outcome_words):
-        time.sleep(0.3)
-        seen_idle = "0/1 in flight" in buf.getvalue()
+        poll(lambda: "0/1 in flight" in buf.getvalue(), "the idle line drawn")
         t.started()  # a call goes out; no problem finishes, nobody updates the task
-        time.sleep(1.5)
-        during = buf.getvalue()  # drawn by the display's own refresh, before it stops
-    assert seen_idle
-    assert "1/1 in flight" in during
+        # drawn by the display's own refresh, before it stops
+        poll(lambda: "1/1 in flight" in buf.getvalue(), "the call in flight drawn")
 
 
 def test_voting_says_no_change_when_voting_changed_nothing() -> None:

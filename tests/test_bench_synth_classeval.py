@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from tests.test_classeval import small_dir  # noqa: F401
 from utdebug import cli
 from utdebug.benchmarks import synth_bench
 from utdebug.benchmarks.synth_classeval import expose_class_problem, groups_of, sites_of
@@ -162,7 +161,7 @@ def _records(out: Path) -> list[dict[str, Any]]:
 
 
 def test_bench_synth_takes_classeval_records_and_resumes(
-    small_dir: Path,  # noqa: F811
+    small_dir: Path,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import git
 import jsonschema
 import pytest
-from test_check_synth import check, commit
+from testkit.check_repo import check, commit
 
 from utdebug.check.formats import schema
 from utdebug.check.report import FunctionReport, Status

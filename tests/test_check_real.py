@@ -11,7 +11,7 @@ from typing import Any
 import git
 import jsonschema
 import pytest
-from test_check_synth import commit
+from testkit.check_repo import commit
 
 from utdebug.check.formats import render, schema
 from utdebug.check.options import CheckOptions

@@ -12,7 +12,7 @@ from typing import Any
 
 import git
 import pytest
-from test_kinds import CLAMP
+from testkit.check_repo import CLAMP
 
 from utdebug.cli import main
 from utdebug.cli_common import Exit

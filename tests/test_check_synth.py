@@ -6,20 +6,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import git
 import jsonschema
 import pytest
-from test_check import Replies
+from testkit.check_replies import Replies
+from testkit.check_repo import check, commit
 
 from utdebug.check.formats import render, schema
-from utdebug.check.options import CheckOptions
-from utdebug.check.report import CheckReport, Status
-from utdebug.check.review import run_check
+from utdebug.check.report import Status
 from utdebug.cli import main
 from utdebug.cli_common import Exit
-from utdebug.sandbox import SandboxConfig
 
 BASE = '''"""Shop helpers."""
 
@@ -56,16 +53,6 @@ def total(xs, k):
 NEW = BASE + '\n\ndef double(x):\n    """>>> double(2)\n    4\n    """\n    return x * 2\n'
 
 
-def commit(repo: git.Repo, files: dict[str, str], message: str) -> str:
-    root = Path(repo.working_tree_dir or ".")
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
-    repo.index.add(list(files))
-    return repo.index.commit(message).hexsha
-
-
 @pytest.fixture
 def shop(tmp_path: Path) -> git.Repo:
     repo = git.Repo.init(tmp_path / "shop", initial_branch="main")
@@ -78,17 +65,6 @@ def shop(tmp_path: Path) -> git.Repo:
 
 def edit(repo: git.Repo, text: str) -> None:
     (Path(repo.working_tree_dir or ".") / "shop.py").write_text(text)
-
-
-def check(repo: git.Repo, tmp_path: Path, model: Any = None, **kw: Any) -> CheckReport:
-    opts: dict[str, Any] = {
-        "cwd": Path(repo.working_tree_dir or "."),
-        "cache_dir": tmp_path / "cache",
-        "timeout": 1.0,
-        "changed": True,
-        "synth_inputs": 80,
-    }
-    return run_check(CheckOptions(**(opts | kw)), model, SandboxConfig())
 
 
 def cli(repo: git.Repo, monkeypatch: pytest.MonkeyPatch, *argv: str) -> int:

@@ -11,7 +11,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.test_classeval import CART, CART_TESTS, ROWS, STACK, STACK_TESTS, small_dir  # noqa: F401
+import pytest
+from testkit.classeval import CART, CART_TESTS, ROWS, STACK, STACK_TESTS
+
 from utdebug.agents.sim import ProgramInput
 from utdebug.benchmarks.classeval_debug import class_task, program_inputs
 from utdebug.data.classeval import DATA_LICENCE
@@ -105,7 +107,7 @@ def _common(data: Path) -> list[str]:
 
 
 def test_the_loop_runs_offline_with_the_simulated_model_and_resumes(
-    small_dir: Path,  # noqa: F811
+    small_dir: Path,
     tmp_path: Path,
 ) -> None:
     out = tmp_path / "sim"
@@ -174,7 +176,7 @@ def test_the_loop_with_a_scripted_model(tmp_path: Path) -> None:
     assert s["rounds"][-1]["solved"] == 1
 
 
-def test_intrinsic_metrics_of_tests_with_setup(small_dir: Path) -> None:  # noqa: F811
+def test_intrinsic_metrics_of_tests_with_setup(small_dir: Path) -> None:
     """Right outcomes only (--sim-out-acc 1): every parsed sample is valid and accurate; the
     attack rate is that of the corrupted code on the proposed programs (some, not all)."""
     args = [*_common(small_dir), "--model", "sim", "--samples", "4", "--sim-out-acc", "1"]
@@ -191,6 +193,7 @@ def test_intrinsic_metrics_of_tests_with_setup(small_dir: Path) -> None:  # noqa
     assert "SIMULATED" in table.stdout and "CC BY-NC 4.0" in table.stdout
 
 
+@pytest.mark.slow
 def test_the_loop_with_a_litellm_model_on_loopback(tmp_path: Path) -> None:
     """A litellm model (an OpenAI-compatible server on loopback) writes a test with setup for
     Stack.pop, predicts its outcome and fixes the class; nothing is labelled SIMULATED."""

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
-from collections.abc import Iterator
 
 import pytest
 
@@ -23,12 +22,6 @@ from utdebug.sandbox import Limits, Sandbox
 from utdebug.sandbox.values import ExceptionValue, Opaque, Record, Structured
 
 LIMITS = Limits(per_input=5.0, batch=120.0)
-
-
-@pytest.fixture(scope="module")
-def sandbox() -> Iterator[Sandbox]:
-    with Sandbox() as sb:
-        yield sb
 
 
 def _names(tests: str) -> tuple[tuple[str, str], ...]:
@@ -218,18 +211,18 @@ Stack.pop = lambda self: _Yes()
 
 
 @pytest.mark.parametrize("attack", sorted(HOSTILE))
-def test_a_hostile_class_does_not_decide_its_verdict(sandbox: Sandbox, attack: str) -> None:
+def test_a_hostile_class_does_not_decide_its_verdict(sb: Sandbox, attack: str) -> None:
     code = STACK + HOSTILE[attack]
-    r = _run(sandbox, code, TESTS)
+    r = _run(sb, code, TESTS)
     assert r["verdicts"] == "FF", (attack, r["details"])
     # The same tests pass on a right pop, with the same hostile code around it.
     right = code.replace("return self.data[0] if", "return self.data[-1] if")
     if not attack.startswith("returns"):
-        assert _run(sandbox, right, TESTS)["verdicts"] == "PP", attack
+        assert _run(sb, right, TESTS)["verdicts"] == "PP", attack
 
 
 def test_a_module_global_that_shadows_a_builtin_does_not_answer_for_the_test(
-    sandbox: Sandbox,
+    sb: Sandbox,
 ) -> None:
     tests = (
         "import unittest\n\n\nclass StackTestPush(unittest.TestCase):\n"
@@ -240,14 +233,14 @@ def test_a_module_global_that_shadows_a_builtin_does_not_answer_for_the_test(
         "        self.assertEqual(sorted(s.data), [1, 1])\n"
     )
     shadow = STACK + "\n\nlen = lambda x: 2\nsorted = lambda x: [1, 1]\n"
-    r = _run(sandbox, shadow, tests)
+    r = _run(sb, shadow, tests)
     assert r["verdicts"] == "F", r["details"]
     assert "assertEqual: 1 != 2" in str(r["details"])
     twice = STACK.replace("self.data.append(x)", "self.data += [x, x]")
-    assert _run(sandbox, twice, tests)["verdicts"] == "P"
+    assert _run(sb, twice, tests)["verdicts"] == "P"
 
 
-def test_a_class_that_silences_the_recorder_by_name_is_still_heard(sandbox: Sandbox) -> None:
+def test_a_class_that_silences_the_recorder_by_name_is_still_heard(sb: Sandbox) -> None:
     # The class reaches the test's namespace through its caller's frame and rebinds the
     # recorder's names for the rest of the test: the test's assertions do not call it by a
     # name, so the assertion after the call reports as before.
@@ -272,7 +265,7 @@ def test_a_class_that_silences_the_recorder_by_name_is_still_heard(sandbox: Sand
         "    def test_nothing_asserted(self):\n"
         "        Stack().push(1)\n"
     )
-    r = _run(sandbox, hijack, tests)
+    r = _run(sb, hijack, tests)
     assert r["verdicts"] == "FP", r["details"]
     assert "line 10: assertEqual: [1, 2] != [1]" in str(r["details"])
 
@@ -493,26 +486,26 @@ Stack.pop = _pop
      *((a, LOOP_TESTS, "F") for a in SKIPS)],
 )  # fmt: skip
 def test_a_class_cannot_rewrite_what_its_tests_asserted(
-    sandbox: Sandbox, attack: str, tests: str, verdicts: str
+    sb: Sandbox, attack: str, tests: str, verdicts: str
 ) -> None:
     hostile = {**REWRITES, **LATER, **SKIPS}[attack]
-    r = _run(sandbox, STACK + hostile, tests)
+    r = _run(sb, STACK + hostile, tests)
     assert r["verdicts"] == verdicts, (attack, r["details"])
 
 
-def test_the_facts_are_the_operands_when_asserted(sandbox: Sandbox) -> None:
+def test_the_facts_are_the_operands_when_asserted(sb: Sandbox) -> None:
     """What the runner copies is what the assertion was given: a list the class changes
     after the assertion is reported as it was; the right stack passes the same tests."""
     right = STACK.replace("return self.data[0] if", "return self.data[-1] if")
     for tests in (LATER_TESTS, LOOP_TESTS):
-        assert _run(sandbox, right, tests)["verdicts"] == "P", tests
+        assert _run(sb, right, tests)["verdicts"] == "P", tests
     later = right + LATER["gc finds the records and rewrites them"].replace(
         "rec[2][1] = rec[2][0]", "rec[2][1] = [99]"
     )
-    assert _run(sandbox, later, LATER_TESTS)["verdicts"] == "P"
+    assert _run(sb, later, LATER_TESTS)["verdicts"] == "P"
 
 
-def test_a_bool_that_lies_decides_neither_assert_true_nor_assert_false(sandbox: Sandbox) -> None:
+def test_a_bool_that_lies_decides_neither_assert_true_nor_assert_false(sb: Sandbox) -> None:
     # __bool__ answers what the calling assertion wants (unittest's assertTrue/assertFalse
     # call bool() on it in the child): both tests passed before.
     liar = STACK.replace(
@@ -524,12 +517,12 @@ def test_a_bool_that_lies_decides_neither_assert_true_nor_assert_false(sandbox: 
         "        import sys\n"
         "        return 'assertFalse' not in sys._getframe(1).f_code.co_name\n"
     )
-    r = _run(sandbox, liar, FULL_TESTS)
+    r = _run(sb, liar, FULL_TESTS)
     assert r["verdicts"] == "FF", r["details"]
     assert "its class's own code" in str(r["details"])
-    assert _run(sandbox, STACK, FULL_TESTS)["verdicts"] == "FF"  # the honest answers are wrong
+    assert _run(sb, STACK, FULL_TESTS)["verdicts"] == "FF"  # the honest answers are wrong
     honest = STACK.replace("len(self.data) >= 2", "len(self.data) < 2")
-    assert _run(sandbox, honest, FULL_TESTS)["verdicts"] == "PP"
+    assert _run(sb, honest, FULL_TESTS)["verdicts"] == "PP"
 
 
 BOX = """import collections
@@ -684,10 +677,10 @@ def _kind_tests(which: int) -> str:
     return f"import collections\nimport unittest\n\n\nclass BoxTest(unittest.TestCase):\n{methods}"
 
 
-def test_each_assertion_kind_is_applied_in_the_parent(sandbox: Sandbox) -> None:
-    holding = _run(sandbox, BOX, _kind_tests(0))
+def test_each_assertion_kind_is_applied_in_the_parent(sb: Sandbox) -> None:
+    holding = _run(sb, BOX, _kind_tests(0))
     assert holding["verdicts"] == "P" * len(KINDS), holding["details"]
-    failing = _run(sandbox, BOX, _kind_tests(1))
+    failing = _run(sb, BOX, _kind_tests(1))
     assert failing["verdicts"] == "F" * len(KINDS), failing["details"]
     details = {
         list(KINDS)[d["i"]]: d["detail"]
@@ -769,7 +762,7 @@ def test_the_parent_reads_values_not_what_the_class_says() -> None:
     assert judge_records(([], None, False), Counter()).verdict.value == "pass"
 
 
-def test_a_test_stops_at_its_first_failed_assertion_as_in_unittest(sandbox: Sandbox) -> None:
+def test_a_test_stops_at_its_first_failed_assertion_as_in_unittest(sb: Sandbox) -> None:
     # The rest of a failed test and its tearDown do not run: the next test (same folder) sees
     # no file, as under unittest.
     tests = (
@@ -791,6 +784,6 @@ def test_a_test_stops_at_its_first_failed_assertion_as_in_unittest(sandbox: Sand
         "    def test_e(self):\n"
         "        self.assertFalse(os.path.exists('marker'))\n"
     )
-    r = _run(sandbox, BOX, tests)
+    r = _run(sb, BOX, tests)
     assert r["verdicts"] == "FPFFP", r["details"]
     assert "line 10: assertEqual: [3, 1, 2] != [] : 'm'" in str(r["details"])

@@ -8,10 +8,10 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from testkit.wait import while_running
 
 from utdebug.runs.records import SAMPLES, SUMMARY, read_samples
 
@@ -362,6 +362,7 @@ def test_importing_the_core_loads_no_ui_or_model_library() -> None:
     assert r.returncode == 0, r.stdout + r.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_interrupt_keeps_finished_records_and_rerun_resumes(
     data_dir: Path, tmp_path: Path, sig: signal.Signals
@@ -375,10 +376,7 @@ def test_interrupt_keeps_finished_records_and_rerun_resumes(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint
     )
     samples = tmp_path / SAMPLES
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and len(read_samples(samples)) < 2:
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.05)
+    while_running(proc, lambda: len(read_samples(samples)) >= 2, "two records written")
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err

@@ -7,10 +7,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from testkit.wait import while_running
 
 from utdebug.runs.records import SAMPLES, SUMMARY, read_samples
 
@@ -266,6 +266,7 @@ def test_bad_arguments_are_usage_errors(data_dir: Path) -> None:
     assert missing.returncode == 2 and "no such file" in missing.stderr
 
 
+@pytest.mark.slow
 def test_interrupt_keeps_finished_problems_and_resumes(data_dir: Path, tmp_path: Path) -> None:
     cmd = [
         sys.executable,
@@ -290,10 +291,7 @@ def test_interrupt_keeps_finished_problems_and_resumes(data_dir: Path, tmp_path:
         cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint
     )
     samples = tmp_path / SAMPLES
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and len(read_samples(samples)) < 2:
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.05)
+    while_running(proc, lambda: len(read_samples(samples)) >= 2, "two records written")
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err

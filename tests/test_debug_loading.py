@@ -1,9 +1,10 @@
 """``utdebug debug`` loads a person's code exactly as ``utdebug check`` does (issue 29, item 1):
 the project folder bound read-only into the sandbox, the file imported as the module it is,
 whatever the target. Each case is a project under /tmp, /var/tmp and the home folder (the
-sandbox keeps its own /tmp, so a folder there exists inside it only when bound), debugged in
-the app (a Pilot, with the start-up ``debug`` uses) with a scripted model: every test runs
-(pass), none is an ``error``.
+sandbox keeps its own /tmp, so a folder there exists inside it only when bound), debugged by
+the session ``debug`` runs, started as ``debug`` starts it (``open_sandbox``), with a scripted
+model: every test runs (pass), none is an ``error``; and the real ``utdebug debug`` in a
+terminal on the first case.
 
 - a ``@dataclass``'s ``@classmethod`` in a module with ``from __future__ import annotations``;
 - a method of a class in a package whose modules import each other relatively;
@@ -14,12 +15,10 @@ the app (a Pilot, with the start-up ``debug`` uses) with a scripted model: every
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shutil
 import sys
 import tempfile
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -30,10 +29,9 @@ from testkit.scripted_add import ut, votes
 
 from utdebug.agents.scripted import ScriptedModel
 from utdebug.debug_cmd import Prepared, loading, open_sandbox
-from utdebug.engine import Settings
+from utdebug.engine import Session, Settings
 from utdebug.sandbox import Sandbox, SandboxConfig
-from utdebug.tui.app import DebugApp
-from utdebug.tui.config import AppConfig
+from utdebug.sandbox.verdicts import Verdict
 from utdebug.workspace import load_function
 
 SETTINGS = '''"""Settings read from text."""
@@ -171,25 +169,19 @@ async def test_debug_runs_every_test_of_a_users_module(project: Path, case: str)
     except Exception as e:  # pragma: no cover - a machine without the sandbox's layers
         pytest.skip(f"the sandbox cannot start here: {e}")
     model = ScriptedModel(_responder(setup, tests), name="scripted loader test")
-    app = DebugApp(prep.task, model, executor, prep.settings, AppConfig(loaded=prep.loaded))
+    session = Session(prep.task, model, executor, prep.settings)  # as the app starts it
     try:
-        async with app.run_test(size=(120, 40)) as pilot:
-            deadline = time.monotonic() + 180
-            while app.state.phase not in ("finished", "error") and time.monotonic() < deadline:
-                await pilot.pause(0.1)
-            assert app.state.phase == "finished", (app.state.phase, app.state.error, app.notices)
-            assert len(app.state.tests) == 3
-            assert sorted(app.state.statuses.values()) == ["pass"] * 3, (
-                app.state.statuses,
-                app.notices,
-            )
+        result = await session.run()
+        assert result.error is None, (result.reason, result.error)  # the session finished
+        assert len(session.tests) == 3
+        run = session.current_run
+        assert run is not None and [j.verdict for j in run.results] == [Verdict.PASS] * 3, run
     finally:
         executor.close()
         sb.close()
-        await asyncio.sleep(0)
 
 
-def test_debug_in_a_real_terminal_runs_a_dataclass_classmethod() -> None:
+def test_debug_in_a_real_terminal_runs_a_dataclass_classmethod(sb: Sandbox) -> None:
     """The real ``utdebug debug`` in tmux, on the issue's own reproduction: a project under
     /tmp, /var/tmp and the home folder, a ``@dataclass``'s ``@classmethod``, a scripted model
     (``--model scripted:FILE``): its three tests pass."""
@@ -197,13 +189,7 @@ def test_debug_in_a_real_terminal_runs_a_dataclass_classmethod() -> None:
         pytest.skip("tmux is not installed")
     import json
 
-    from test_tui_smoke import _start, _tmux, _wait_for
-
-    try:  # a machine where the sandbox cannot start is skipped here, never mid-test
-        with Sandbox(SandboxConfig()) as sb:
-            sb.start()
-    except Exception as e:  # pragma: no cover - a machine without the sandbox's layers
-        pytest.skip(f"the sandbox cannot start here: {e}")
+    from testkit import tmux as T
 
     tests = CASES["classmethod"][2]
     script = {
@@ -225,9 +211,9 @@ def test_debug_in_a_real_terminal_runs_a_dataclass_classmethod() -> None:
                 "settings.py::Setting.parse --model scripted:script.json --rounds 0 -k 2; "
                 "sleep 60"
             )
-            _start(session, 120, 40, cmd)
-            screen = _wait_for(session, "3/3 tests pass", 120)
+            T.start(session, 120, 40, cmd)
+            screen = T.wait_for(session, "3/3 tests pass", 120)
             assert "error" not in screen, screen
         finally:
-            _tmux("kill-session", "-t", session)
+            T.tmux("kill-session", "-t", session)
             shutil.rmtree(root, ignore_errors=True)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,12 +32,6 @@ def hard(data_dir: Path) -> LoadedSplit:
     return load_split(Split.HARD, data_dir=data_dir)
 
 
-@pytest.fixture(scope="module")
-def sandbox() -> Iterator[Sandbox]:
-    with Sandbox() as sb:
-        yield sb
-
-
 def _problems(hard: LoadedSplit, ids: list[str]) -> list[Any]:
     by_id = {p.task_id: p for p in hard.problems}
     return [by_id[i] for i in ids]
@@ -46,7 +39,7 @@ def _problems(hard: LoadedSplit, ids: list[str]) -> list[Any]:
 
 def _run(
     hard: LoadedSplit,
-    sandbox: Sandbox,
+    sb: Sandbox,
     out: Path,
     model: Any,
     ids: list[str],
@@ -56,7 +49,7 @@ def _run(
     executor: Executor | None = None,
     private: PrivateTestRunner | None = None,
 ) -> Any:
-    ex = executor or Executor(sandbox)
+    ex = executor or Executor(sb)
     try:
         return asyncio.run(
             debug_split(
@@ -72,14 +65,14 @@ def _run(
 
 
 def test_a_problem_that_errors_is_recorded_and_the_run_goes_on(
-    hard: LoadedSplit, sandbox: Sandbox, tmp_path: Path
+    hard: LoadedSplit, sb: Sandbox, tmp_path: Path
 ) -> None:
     def reply(req: ModelRequest, i: int) -> str:
         if req.context["task_id"] == "hard/7":
             raise RuntimeError("a bug in a plug-in model")
         return "I cannot think of a test."  # unparsable: no tests, the session stops
 
-    run = _run(hard, sandbox, tmp_path, ScriptedModel(reply), FAST[:3], Settings(rounds=1))
+    run = _run(hard, sb, tmp_path, ScriptedModel(reply), FAST[:3], Settings(rounds=1))
     recs = {r["task_id"]: r for r in read_samples(tmp_path / SAMPLES)}
     assert set(recs) == set(FAST[:3])
     assert recs["hard/7"]["error_kind"] == "problem"
@@ -89,17 +82,17 @@ def test_a_problem_that_errors_is_recorded_and_the_run_goes_on(
 
 
 def test_private_results_are_cached_across_runs(
-    hard: LoadedSplit, sandbox: Sandbox, tmp_path: Path
+    hard: LoadedSplit, sb: Sandbox, tmp_path: Path
 ) -> None:
     cache = VerdictCache(tmp_path / "verdicts")
     settings = Settings(rounds=2)
 
     def run_once(out: str) -> tuple[dict[str, Any], int, int]:
-        ex = Executor(sandbox)
+        ex = Executor(sb)
         private = PrivateTestRunner(ex, EvalSettings(), ExpectedCache(None), cache)
         r = _run(
             hard,
-            sandbox,
+            sb,
             tmp_path / out,
             None,
             FAST,
@@ -121,10 +114,10 @@ def test_private_results_are_cached_across_runs(
 
 
 def test_scores_from_private_results_match_running_the_tests(
-    hard: LoadedSplit, sandbox: Sandbox
+    hard: LoadedSplit, sb: Sandbox
 ) -> None:
     (p,) = _problems(hard, ["hard/11"])
-    ex = Executor(sandbox)
+    ex = Executor(sb)
 
     async def main() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         private = PrivateTestRunner(ex, EvalSettings(), ExpectedCache(None))

@@ -14,6 +14,7 @@ from testkit.scripted_add import (
     ut,
     votes,
 )
+from testkit.wait import until
 
 from utdebug.agents.base import Message, ModelRateLimited, ModelRequest
 from utdebug.agents.scripted import ScriptedModel
@@ -384,10 +385,11 @@ def test_step_pauses_after_one_round_then_cancel(executor: Executor) -> None:
         control.step(1)
         session = Session(TASK, _endless(), executor, Settings(rounds=3), control=control)
         task = asyncio.create_task(session.run())
-        for _ in range(400):
-            await asyncio.sleep(0.01)
-            if control.paused and any(isinstance(e, Paused) for e in session.events):
-                break
+        await until(
+            None,
+            lambda: control.paused and any(isinstance(e, Paused) for e in session.events),
+            "paused after round 0",
+        )
         rounds = [e.round for e in session.events if isinstance(e, RoundFinished)]
         control.cancel()
         result = await task

@@ -60,12 +60,6 @@ def make_problem(
     )
 
 
-@pytest.fixture(scope="module")
-def sb() -> Sandbox:
-    with Sandbox() as box:
-        yield box  # type: ignore[misc]
-
-
 SETTINGS = EvalSettings(limits=Limits(per_input=1.0, load=5.0))
 
 

@@ -357,7 +357,8 @@ SOURCE = f'''def probe(x: int) -> object:
 async def test_the_app_without_a_model_shows_outcomes_and_names_safely(
     executor: Any, tmp_path: Path
 ) -> None:
-    from test_tui_synth import free_app, select_input, until
+    from testkit.app import free_app, select_input
+    from testkit.wait import until
     from textual.widgets import Input
 
     from utdebug.tui.details import TestDetailScreen
@@ -402,8 +403,9 @@ def _reply(call: str, out: str) -> str:
 
 
 async def test_the_app_shows_model_replies_and_code_safely(executor: Any, tmp_path: Path) -> None:
-    from test_tui import make_app, until
+    from testkit.app import make_app
     from testkit.scripted_add import fix, votes
+    from testkit.wait import until
 
     from utdebug.agents.scripted import ScriptedModel
     from utdebug.tui.details import TestDetailScreen

@@ -11,6 +11,7 @@ from testkit.scripted_add import (
     add_script,
     fix,
 )
+from testkit.wait import until
 
 from utdebug.engine import Control, Executor, Session, Settings, Task
 from utdebug.engine.control import SessionBusy
@@ -31,12 +32,8 @@ TASK = Task("toy/add", "Return the sum of a and b.", "add(a, b)", "add", BUGGY)
 
 
 async def until_paused(session: Session, task: asyncio.Task[Any]) -> None:
-    for _ in range(2000):
-        if session.idle and session.control.paused:
-            return
-        assert not task.done(), task
-        await asyncio.sleep(0.005)
-    raise AssertionError("the session never paused")
+    await until(None, lambda: (session.idle and session.control.paused) or task.done(), "paused")
+    assert not task.done(), task
 
 
 def test_a_person_corrects_a_test_then_the_loop_goes_on(executor: Executor) -> None:
@@ -158,10 +155,7 @@ def test_a_session_cancelled_while_building_goes_on_with_the_tests_kept(
         model = StallOnThirdTest(add_script([fix(FIXED)], third="5"))
         s = Session(TASK, model, executor, Settings(rounds=2))  # type: ignore[arg-type]
         task = asyncio.create_task(s.run())
-        for _ in range(2000):
-            if model.ut_calls == 3:
-                break
-            await asyncio.sleep(0.005)
+        await until(None, lambda: model.ut_calls == 3, "the third test proposal asked for")
         s.control.cancel()
         first = await task
         assert first.reason == "cancelled"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from testkit.check_repo import CLAMP
 
 from utdebug.sandbox.executor import Sandbox
 from utdebug.synth.differential import DiffResult, DiffSettings, Version, differential
@@ -95,15 +96,6 @@ def f(text, items, total, table, mapping, n, seq, callback, anything):
     assert got["seq"] == ("str", "list", "tuple")  # sized and indexed by an int
     assert got["callback"] == ("callable",)
     assert got["anything"] == ("int", "str", "list", "float")  # `not x` says nothing
-
-
-CLAMP = """def clamp(x, lo, hi):
-    if x < lo:
-        return lo
-    if x > hi:
-        return hi
-    return x
-"""
 
 
 def test_clamp_without_hints_is_numeric_or_ordered() -> None:

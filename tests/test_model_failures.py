@@ -365,7 +365,7 @@ def test_intrinsic_leaves_a_problem_a_model_error_cut_short_out_of_the_rates(
 def test_verify_with_a_server_that_stops_exits_1_and_retries(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from tests.test_bench_verify import ROWS
+    from testkit.verifiers import ROWS
 
     data = tmp_path / "HE-R+.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in ROWS), encoding="utf-8")

@@ -7,7 +7,6 @@ import asyncio
 import json
 import time
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -191,12 +190,6 @@ def test_programs_name_their_entry_points() -> None:
 
 
 # --- resolve_pending in a real sandbox --------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def sb() -> Iterator[Sandbox]:
-    with Sandbox() as box:
-        yield box
 
 
 PENDING_CALLS = [c for c in CALLS if c.resolved is not None]

@@ -3,12 +3,12 @@ generators, end to end through the engine with the scripted model, and their iso
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from testkit.cart import CART, FIXED_TOTAL, cart_task, pytest_reply, run, votes
 from testkit.scripted_add import fix
 
 from utdebug.agents.scripted import ScriptedModel
@@ -20,78 +20,6 @@ from utdebug.sandbox.config import Limits, ModuleContext
 from utdebug.sandbox.verdicts import Verdict
 from utdebug.workspace import load_function
 from utdebug.writeback import write_back
-
-CART = '''\
-import dataclasses
-
-
-@dataclasses.dataclass
-class Item:
-    price: int
-
-
-class Cart:
-    """A shopping cart."""
-
-    count = 0
-
-    def __init__(self):
-        self.items = []
-        Cart.count += 1
-
-    def add(self, item):
-        self.items.append(item)
-
-    def total(self):
-        return sum(i.price for i in self.items[1:])  # bug: skips the first item
-
-    @property
-    def size(self):
-        return len(self.items)
-
-    async def atotal(self):
-        return self.total()
-
-    def prices(self):
-        for i in self.items:
-            yield i.price
-
-    def __len__(self):
-        return len(self.items)
-'''
-
-FIXED_TOTAL = """\
-class Cart:
-    def total(self):
-        return sum(i.price for i in self.items)
-"""
-
-
-def pytest_reply(body: str) -> str:
-    return f"The bug: the first item is skipped.\n```python\n{body}```\n"
-
-
-def votes(value: str, k: int = 4) -> list[str]:
-    return [f"Adding the prices.\nOutput: ```{value}```"] * k
-
-
-def run(coro: Any) -> Any:
-    return asyncio.run(coro)
-
-
-@pytest.fixture
-def module_executor(executor: Executor) -> Any:
-    """The shared sandbox, running programs as the module ``cart`` (registered in
-    ``sys.modules``, as ``debug`` and ``check`` run a file: dataclasses need it)."""
-    ex = Executor(executor.sandbox, workers=2, context=ModuleContext(name="cart"))
-    yield ex
-    ex.close()
-
-
-def cart_task(tmp_path: Path, name: str = "Cart.total") -> tuple[Path, Task]:
-    path = tmp_path / "cart.py"
-    path.write_text(CART, encoding="utf-8")
-    return path, load_function(path, name).to_task()
 
 
 def test_the_loop_fixes_a_method_with_tests_that_build_what_they_call(

@@ -35,22 +35,6 @@ from utdebug.sandbox.compare import CheckSpec, Semantics, outputs_match
 FAST = H.FAST
 
 
-@pytest.fixture(scope="module")
-def sb():
-    """The default plan with the default uid range (children run as uid >= 1536)."""
-    yield from H.default_sandbox()
-
-
-@pytest.fixture(scope="module", params=["bwrap", "root"])
-def any_sb(request):
-    if request.param == "bwrap":
-        yield request.getfixturevalue("sb")
-        return
-    s = H.make_sandbox("root")
-    yield s
-    s.close()
-
-
 def prog(src: str) -> str:
     import textwrap
 

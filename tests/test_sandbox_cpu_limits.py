@@ -22,7 +22,6 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from testkit import sandbox as H
 
 from utdebug.sandbox import LimitKind, Limits, Sandbox, Status, collector
 
@@ -54,11 +53,6 @@ PROGRAM = textwrap.dedent(
         return [how, s]
     """
 )
-
-
-@pytest.fixture(scope="module")
-def sb() -> Iterator[Sandbox]:
-    yield from H.default_sandbox()
 
 
 def test_cpu_time_is_the_default_and_the_kind_is_validated() -> None:

@@ -18,7 +18,6 @@ import threading
 from collections.abc import Iterator
 from dataclasses import replace
 
-import pytest
 from testkit import sandbox as H
 
 from utdebug.sandbox import LimitKind, Limits, Sandbox, Status
@@ -55,15 +54,6 @@ RESULT_FD = prog(
             pass
     """
 )
-
-
-@pytest.fixture(scope="module")
-def sb() -> Iterator[Sandbox]:
-    box = H.make_sandbox("bwrap")
-    try:
-        yield box
-    finally:
-        box.close()
 
 
 # ---------------------------------------------------------------------------------------------

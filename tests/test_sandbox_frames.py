@@ -258,13 +258,6 @@ def _forger(build: str, whole_frame: bool = False) -> str:
     return code
 
 
-@pytest.fixture(scope="module")
-def sb():
-    s = H.make_sandbox("bwrap")
-    yield s
-    s.close()
-
-
 def _run(sb, code: str, traced: bool) -> tuple[Any, float, int]:
     gc.collect()
     if traced:

@@ -22,7 +22,6 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from testkit import sandbox as H
 
 from utdebug.sandbox import Limits, Sandbox, Status, _runner, clocks, collector
 
@@ -62,11 +61,6 @@ def machine(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     yield runnable
     assert clocks._Lane._active == [0]  # every lane closed
     assert all(v == 0 for v in clocks._Lane._users.values())
-
-
-@pytest.fixture(scope="module")
-def sb() -> Iterator[Sandbox]:
-    yield from H.default_sandbox()
 
 
 def test_each_input_is_charged_all_the_cpu_time_it_used(sb: Sandbox, machine: list[int]) -> None:

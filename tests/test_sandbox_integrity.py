@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import textwrap
 import uuid
-from collections.abc import Iterator
 
 import pytest
-from testkit import sandbox as H
+from testkit.wait import poll
 
 from utdebug.sandbox import LimitKind, Limits, Sandbox, Status
 
@@ -23,15 +22,6 @@ LIM = Limits(per_input=2.0, memory_mb=1024, slack=0.5, wall_factor=20.0)
 
 def prog(src: str) -> str:
     return textwrap.dedent(src).lstrip("\n")
-
-
-@pytest.fixture(scope="module")
-def sb() -> Iterator[Sandbox]:
-    box = H.make_sandbox("bwrap")
-    try:
-        yield box
-    finally:
-        box.close()
 
 
 # A program that reads every readable mapping of its own process (what a fork inherits from
@@ -456,9 +446,7 @@ def test_a_runnable_thread_is_never_taken_for_a_sleeping_one() -> None:
         try:
             assert busy.runnable()
             # the sleeper is asleep once its print is done (on a loaded machine, soon after)
-            deadline = time.monotonic() + 30
-            while idle.runnable() and time.monotonic() < deadline:
-                time.sleep(0.05)
+            poll(lambda: not idle.runnable(), "the sleeper asleep", 30)
             assert not idle.runnable()
             # sums that reach the backstop: the runnable one is looked at again instead
             for s in (busy, idle):

@@ -40,13 +40,6 @@ def prog(src: str) -> str:
     return textwrap.dedent(src).lstrip("\n")
 
 
-@pytest.fixture(scope="module", params=MODES)
-def any_sb(request):
-    s = H.make_sandbox(request.param)
-    yield s
-    s.close()
-
-
 @pytest.fixture
 def fresh_sb(request):
     """A sandbox of its own (one per test), in the mode given by the test's ``mode``."""

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from testkit.wait import until
 
 from utdebug.agents import parsing
 from utdebug.agents.base import (
@@ -637,7 +638,7 @@ async def test_progress_snapshot_shows_calls_in_flight(ll: Any) -> None:
     with LLMServer(seconds_per_token=0.02, responder=lambda body: "y" * 80) as server:
         model = LiteLLMModel("openai/local", api_base=server.base)
         task = asyncio.create_task(model.complete(ask()))
-        await asyncio.sleep(0.25)
+        await until(None, lambda: task.done() or server.tokens_sent > 0, "the reply streaming")
         during = {s.endpoint: s for s in snapshot_all()}[model.endpoint]
         await task
         after = {s.endpoint: s for s in snapshot_all()}[model.endpoint]
@@ -675,6 +676,7 @@ async def test_token_caps_per_purpose_and_for_long_code() -> None:
 # --- bench against llama-cpp-python's server, at utdebug's defaults ----------------------------
 
 
+@pytest.mark.slow
 def test_bench_at_the_defaults_on_llama_cpp_python(
     ll: Any,
     data_dir: Path,

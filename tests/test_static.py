@@ -102,3 +102,42 @@ def test_every_module_has_a_layer() -> None:
     }
     assert present - named == set(), "not in any layer of [tool.importlinter]"
     assert named - present == set(), "a layer names a module that does not exist"
+
+
+def test_no_test_module_imports_another() -> None:
+    """What tests share lives in tests/testkit/ (fixtures in tests/conftest.py): no file under
+    tests/ imports a test module or conftest, at its top or inside a function. A test module
+    imported by another is imported twice (as ``tests.test_x`` and as ``test_x``), its fixtures
+    leak into the importer, and the two can no longer change apart."""
+    tests = REPO / "tests"
+    modules = {p.stem for p in tests.glob("test_*.py")} | {"conftest"}
+    offenders = []
+    for path in sorted(tests.rglob("*.py")):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module] if node.module else [a.name for a in node.names]
+            for name in names:
+                parts = name.split(".")
+                first = parts[1] if parts[0] == "tests" and len(parts) > 1 else parts[0]
+                if first in modules:
+                    offenders.append(f"{path.relative_to(REPO)}:{node.lineno} imports {name}")
+    assert offenders == [], offenders
+
+
+def test_the_slow_marker_marks_tests_that_still_run_by_default() -> None:
+    """Long tests carry the ``slow`` marker, so that ``-m "not slow"`` leaves them out; the
+    README's test command (what CI runs) deselects nothing by default."""
+    import tomllib
+
+    options = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
+    assert "slow" not in options["addopts"], options["addopts"]
+    marked = [
+        path.name
+        for path in sorted((REPO / "tests").glob("test_*.py"))
+        if "@pytest.mark.slow" in path.read_text()
+    ]
+    assert marked != [], "no test is marked slow"

@@ -224,13 +224,6 @@ WRONG: dict[str, str] = {
 
 
 @pytest.fixture(scope="module")
-def sb():
-    s = H.make_sandbox("bwrap")
-    yield s
-    s.close()
-
-
-@pytest.fixture(scope="module")
 def results(sb):
     names = sorted(EXPECTED)
     res = sb.run(MODULE, "f", [[n] for n in names], LIM)

@@ -4,7 +4,6 @@ nothing."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,12 +21,6 @@ from utdebug.synth.differential import (
 
 FN = "pkg/mod.py::f"
 SMALL = DiffSettings(count=60, seed=0)
-
-
-@pytest.fixture(scope="module")
-def sb() -> Iterator[Sandbox]:
-    with Sandbox() as box:
-        yield box
 
 
 def v(code: str, revision: str = "") -> Version:

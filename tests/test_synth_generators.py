@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Iterator
 from typing import Any
-
-import pytest
 
 from utdebug.agents.scripted import ScriptedModel
 from utdebug.agents.synth_prompts import SynthProblem
@@ -37,12 +34,6 @@ def program(body: str) -> str:
 
 GOOD = program("    return [(x,) for x in range(4)]")
 CORNER = program("    return [(0,), (100,)]")
-
-
-@pytest.fixture(scope="module")
-def sb() -> Iterator[Sandbox]:
-    with Sandbox() as box:
-        yield box
 
 
 async def test_a_failing_generator_is_repaired(sb: Sandbox) -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from utdebug.sandbox.config import Limits
@@ -19,12 +17,6 @@ SLOW_ON_100 = "def f(x):\n    while x == 100:\n        pass\n    return x * 2\n"
 STATEFUL = (
     "seen = []\ndef f(x):\n    seen.append(x)\n    return x * 2 + (len(seen) if x == 3 else 0)\n"
 )
-
-
-@pytest.fixture(scope="module")
-def sb() -> Iterator[Sandbox]:
-    with Sandbox() as box:
-        yield box
 
 
 def test_two_disagreeing_references_keep_only_agreed_inputs(sb: Sandbox) -> None:

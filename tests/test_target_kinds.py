@@ -1,8 +1,9 @@
 """Every kind of target end to end, with the scripted model and the sandbox: through ``debug``
-(the interactive session, driven by the pilot) and through ``check`` (named targets and
-``--changed`` on a real temporary git repository). Each target has a bug; its test (a pytest
-function for a target tested with setup, a literal call otherwise) fails on it, and the fix
-(merged into its class for a method) passes."""
+(its session; the app, driven by the pilot, on one target tested with a literal call and one
+tested with setup) and through ``check`` (named targets and ``--changed`` on a real temporary
+git repository). Each target has a bug; its test (a pytest function for a target tested with
+setup, a literal call otherwise) fails on it, and the fix (merged into its class for a
+method) passes."""
 
 from __future__ import annotations
 
@@ -12,15 +13,17 @@ from typing import Any
 
 import git
 import pytest
+from testkit.app import SIZE, make_app, summary, table_rows
 from testkit.scripted_add import fix, ut, votes
+from testkit.wait import until
 
-from tests.test_tui import SIZE, make_app, summary, table_rows, until
 from utdebug.agents.scripted import ScriptedModel
 from utdebug.check.options import CheckOptions, ModelInfo
 from utdebug.check.report import CheckReport, Status
 from utdebug.check.review import run_check
-from utdebug.engine import Executor, Settings
+from utdebug.engine import Executor, Session, Settings
 from utdebug.sandbox import SandboxConfig
+from utdebug.sandbox.verdicts import Verdict
 from utdebug.workspace import load_function
 
 CORRECT = '''\
@@ -167,6 +170,32 @@ def session_model(target: str) -> ScriptedModel:
 
 @pytest.mark.parametrize("target", list(SPECS))
 async def test_debug_each_kind_of_target(executor: Executor, tmp_path: Path, target: str) -> None:
+    """The session ``debug`` runs (the engine, without the app) on each kind of target."""
+    path = tmp_path / "shop.py"
+    path.write_text(buggy(target), encoding="utf-8")
+    loaded = load_function(path, target)
+    session = Session(loaded.to_task(), session_model(target), executor, Settings(n=1, rounds=1))
+    result = await session.run()
+    assert result.error is None, (target, result.reason, result.error)  # the session finished
+    (test,) = session.tests
+    assert test.program == (SPECS[target][0] == "program")
+    assert test.share == 1.0 and test.draws == 8
+    run = session.current_run
+    assert run is not None and (run.passed, run.total) == (1, 1), (target, run)
+    before, _ = BUGS[target]
+    assert before in session.code  # the fix is in force
+    assert run.results[0].verdict is Verdict.PASS
+
+
+APP_KINDS = ["outer.inner", "Cart.total"]
+"""The app on a target with a literal call and on one tested with setup: what it shows of a
+session does not depend on the target's kind beyond that."""
+
+
+@pytest.mark.parametrize("target", APP_KINDS)
+async def test_the_app_debugs_a_kind_of_target(
+    executor: Executor, tmp_path: Path, target: str
+) -> None:
     path = tmp_path / "shop.py"
     path.write_text(buggy(target), encoding="utf-8")
     loaded = load_function(path, target)

@@ -10,12 +10,12 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from testkit.wait import while_running
 
 from utdebug.agents import prompts
 from utdebug.agents.parsing import ParsedCall, ParsedValue, parse_call, parse_output
@@ -271,6 +271,7 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+@pytest.mark.slow
 def test_an_interrupted_run_resumes_to_the_same_shards(data_dir: Path, tmp_path: Path) -> None:
     data = _mbpp_plus(data_dir)
     extra = ("--limit", "6", "--concurrency", "1", "--decontaminate", "hard")
@@ -285,10 +286,7 @@ def test_an_interrupted_run_resumes_to_the_same_shards(data_dir: Path, tmp_path:
         text=True,
         preexec_fn=_default_sigint,
     )
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and len(read_samples(cut / SAMPLES)) < 3:
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.02)
+    while_running(proc, lambda: len(read_samples(cut / SAMPLES)) >= 3, "three records written")
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err

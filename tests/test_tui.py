@@ -13,20 +13,27 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from rich.syntax import Syntax
-from testkit.scripted_add import (
-    add_script,
-    fix,
+from testkit.app import (
+    SIZE,
+    make_app,
+    plain,
+    rows,
+    run_pytest,
+    status,
+    summary,
+    table_rows,
+    timeline,
 )
+from testkit.scripted_add import FIXED, SOURCE, add_script, fix
+from testkit.wait import until
 from textual import events
 from textual.message_pump import MessagePump
-from textual.pilot import Pilot
-from textual.widgets import DataTable, Input, OptionList, Static, TabbedContent
+from textual.widgets import Input, OptionList, Static, TabbedContent
 
 from utdebug.agents.base import Completion, ModelRateLimited, ModelRequest, ModelUnavailable
 from utdebug.agents.scripted import ScriptedModel
@@ -54,93 +61,13 @@ from utdebug.tui.transcript import Transcript
 from utdebug.tui.widgets import (
     CandidatesPanel,
     RoundsTable,
-    StatusBar,
     TestsPanel,
     TooSmall,
 )
 from utdebug.workspace import LoadedFunction, load_function
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
-SIZE = (120, 40)
-
-SOURCE = 'def add(a, b):\n    """Return the sum of a and b."""\n    return a - b\n'
-FIXED = 'def add(a, b):\n    """Return the sum of a and b."""\n    return a + b\n'
 WORSE = "def add(a, b):\n    return 0\n"
-
-
-@pytest.fixture
-def calc(tmp_path: Path) -> LoadedFunction:
-    path = tmp_path / "calc.py"
-    path.write_text(SOURCE, encoding="utf-8")
-    return load_function(path, "add")
-
-
-def make_app(
-    loaded: LoadedFunction,
-    model: ScriptedModel,
-    executor: Executor,
-    settings: Settings | None = None,
-    **kw: Any,
-) -> DebugApp:
-    app = DebugApp(
-        loaded.to_task(),
-        model,
-        executor,
-        settings or Settings(rounds=2),
-        AppConfig(loaded=loaded, sandbox_layers=("test-layer",), **kw),
-    )
-    app.animation_level = "none"  # no tab-underline animation half way in a snapshot
-    app.theme = "textual-dark"  # whatever TEXTUAL_THEME says
-    return app
-
-
-async def until(pilot: Pilot[None], cond: Callable[[], bool], what: str) -> None:
-    """Let the app process messages until ``cond`` holds (a bounded number of rounds)."""
-    app = pilot.app
-    for _ in range(2_000):
-        if cond():
-            return
-        await pilot.pause()
-    assert isinstance(app, DebugApp)
-    raise AssertionError(f"never reached: {what} (state {app.state.phase}, notices {app.notices})")
-
-
-def status(app: DebugApp) -> str:
-    return app.query_one(StatusBar).plain
-
-
-def summary(app: DebugApp) -> str:
-    return str(app.query_one("#tests-summary", Static).content)
-
-
-def rows(table: DataTable[Any]) -> list[list[str]]:
-    return [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
-
-
-def table_rows(app: DebugApp) -> list[list[str]]:
-    """id, input, expected, status, votes, origin."""
-    return rows(app.query_one(TestsPanel).table)
-
-
-def plain(entry: Any) -> str:
-    """A transcript entry's text (a code block: its code)."""
-    return str(entry.code if isinstance(entry, Syntax) else entry.plain)
-
-
-def timeline(app: DebugApp) -> list[list[str]]:
-    """round, pass rate, outcome, reason."""
-    return rows(app.query_one(RoundsTable))
-
-
-def run_pytest(test_file: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", str(test_file), "-q", "-p", "no:cacheprovider"],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 # --- a whole session ------------------------------------------------------------------------
@@ -802,13 +729,17 @@ async def test_the_demo_model_answers_when_every_edit_is_rejected(
     app = make_app(loaded, model, executor, Settings(), review=True)
     async with app.run_test(size=SIZE) as pilot:
         rejected = 0
-        for _ in range(200):
-            if app.state.phase == "finished" or app.state.phase == "error":
-                break
-            if app.pending_review is not None:
+        while app.state.phase not in ("finished", "error"):
+            await until(
+                pilot,
+                lambda: app.pending_review is not None or app.state.phase in ("finished", "error"),
+                "an edit to review, or the end",
+            )
+            review = app.pending_review
+            if review is not None:
                 await pilot.press("n")
                 rejected += 1
-            await pilot.pause(0.02)
+                await until(pilot, lambda r=review: app.pending_review is not r, "edit rejected")
         assert app.state.phase == "finished", (app.state.phase, app.state.error)
         assert app.state.finish_reason == "rounds" and rejected == 3
         assert app.state.code == loaded.to_task().code  # nothing was accepted
@@ -987,7 +918,7 @@ async def test_a_model_that_cannot_be_used_ends_the_app_with_one_line(
 
     app = make_app(calc, add_script([]), None, starting=starting)  # type: ignore[arg-type]
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause(0.2)
+        await until(pilot, lambda: app.startup_failure is not None, "the start-up failed")
     assert app.return_code == 1
     assert app.startup_failure is not None
     assert app.startup_failure.line == "utdebug debug: the model cannot be used: 401 no key"

@@ -5,13 +5,12 @@ says how many joined. Driven by a Pilot with real sandbox runs and a scripted mo
 from __future__ import annotations
 
 import dataclasses
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from testkit.scripted_add import ut
-from textual.pilot import Pilot
+from testkit.wait import until
 
 from utdebug.agents.base import ModelRequest
 from utdebug.agents.scripted import ScriptedModel
@@ -51,17 +50,6 @@ def summing_model() -> ScriptedModel:
         raise AssertionError(req.purpose)
 
     return ScriptedModel(answer)
-
-
-async def until(pilot: Pilot[None], cond: Any, what: str, seconds: float = 120.0) -> None:
-    app = pilot.app
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if cond():
-            return
-        await pilot.pause(0.02)
-    assert isinstance(app, DebugApp)
-    raise AssertionError(f"never reached: {what} (notices {app.notices})")
 
 
 async def test_synthesised_inputs_join_utgen_and_the_table_says_so(

@@ -21,24 +21,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from testkit.scripted_add import add_script, fix
+from testkit.app import (
+    MEAN,
+    SIZE,
+    free_app,
+    make_app,
+    run_pytest,
+    select_input,
+    status,
+    summary,
+    timeline,
+)
+from testkit.scripted_add import FIXED, add_script, fix
+from testkit.wait import until
 from textual.app import App, ComposeResult
 from textual.widgets import Input, Static
 from textual.widgets._footer import FooterKey
 
-from tests import test_tui
-from tests.test_tui import (
-    FIXED,
-    SIZE,
-    make_app,
-    run_pytest,
-    status,
-    summary,
-    timeline,
-    until,
-)
-from tests.test_tui_synth import MEAN, free_app, select_input
-from tests.test_tui_synth import until as until_synth
 from utdebug.agents.scripted import ScriptedModel
 from utdebug.engine import Executor, Settings
 from utdebug.engine.program import Raises
@@ -47,8 +46,6 @@ from utdebug.tui.format import StatusPart, fit_status
 from utdebug.tui.screens import AddTestScreen, EditExpectedScreen, NewProgram, ProgramTestScreen
 from utdebug.tui.widgets import TestsPanel
 from utdebug.workspace import LoadedFunction, load_function
-
-calc = test_tui.calc  # the fixture: calc.py's buggy add
 
 
 @pytest.fixture
@@ -85,13 +82,13 @@ async def test_without_a_model_m_says_an_input_should_raise(
     force fails when it does not raise it."""
     app = free_app(mean_fn, executor)
     async with app.run_test(size=SIZE) as pilot:
-        await until_synth(pilot, lambda: app.state.synth is not None, "inputs synthesised")
+        await until(pilot, lambda: app.state.synth is not None, "inputs synthesised")
         row = select_input(app, "mean([1, 2, 3])")
         await pilot.press("m")
-        await until_synth(pilot, lambda: isinstance(app.screen, EditExpectedScreen), "dialog")
+        await until(pilot, lambda: isinstance(app.screen, EditExpectedScreen), "dialog")
         app.screen.query_one("#expected-input", Input).value = "raises ValueError"
         await pilot.press("enter")
-        await until_synth(pilot, lambda: app.state.total == 1 and not app.person_busy, "run")
+        await until(pilot, lambda: app.state.total == 1 and not app.person_busy, "run")
         (test,) = app.state.tests
         assert test.expected == Raises("ValueError") and test.call == "mean([1, 2, 3])"
         assert test.input_source == row.input_source and test.origin == "person"

@@ -6,10 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from testkit.app import SIZE, make_app, summary, table_rows
 from testkit.scripted_add import fix
+from testkit.wait import until
 from textual.widgets import Input, Static, TextArea
 
-from tests.test_tui import SIZE, make_app, summary, table_rows, until
 from utdebug.agents.scripted import ScriptedModel
 from utdebug.engine import Executor, Settings
 from utdebug.engine.program import Raises

@@ -17,19 +17,10 @@ import re
 from pathlib import Path
 
 import pytest
-from testkit.scripted_add import add_script, fix
+from testkit.app import SIZE, make_app, plain, summary, table_rows, timeline
+from testkit.scripted_add import FIXED, SOURCE, add_script, fix
+from testkit.wait import until
 
-from tests.test_tui import (
-    FIXED,
-    SIZE,
-    SOURCE,
-    make_app,
-    plain,
-    summary,
-    table_rows,
-    timeline,
-    until,
-)
 from utdebug.engine import Executor, Settings
 from utdebug.tui.details import TestDetailScreen
 from utdebug.tui.screens import EditExpectedScreen

@@ -6,39 +6,28 @@ from __future__ import annotations
 
 import io
 import json
-import time
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from rich.console import Console
-from textual.pilot import Pilot
-from textual.widgets import DataTable, Input, Static
+from testkit.app import MEAN, SIZE, free_app, inputs, select_input, table_rows
+from testkit.wait import until
+from textual.widgets import Input, Static
 
 from utdebug.agents.base import Message, ModelError, ModelRequest
 from utdebug.cli import main
-from utdebug.engine import Executor, Settings
+from utdebug.engine import Executor
 from utdebug.engine.model import UnitTest
 from utdebug.tui.app import DebugApp
-from utdebug.tui.config import NO_MODEL_LINE, AppConfig, NoModel
+from utdebug.tui.config import NO_MODEL_LINE, NoModel
 from utdebug.tui.details import TestDetail, detail_renderable
 from utdebug.tui.format import origin_text
 from utdebug.tui.screens import EditExpectedScreen, HelpScreen, help_table
 from utdebug.tui.synth import collect_seeds, plan_for
-from utdebug.tui.widgets import InputsPanel, StatusBar, TestsPanel
+from utdebug.tui.widgets import InputsPanel, StatusBar
 from utdebug.workspace import LoadedFunction, load_function
-
-SIZE = (120, 40)
-
-MEAN = '''def mean(xs):
-    """The mean of the numbers xs.
-
-    >>> mean([1, 2, 3])
-    2.0
-    """
-    return sum(xs) / (len(xs) + 1)
-'''
 
 
 @pytest.fixture
@@ -53,56 +42,10 @@ def mean_fn(project: Path) -> LoadedFunction:
     return load_function(project / "stats.py", "mean")
 
 
-def free_app(loaded: LoadedFunction, executor: Executor, **kw: Any) -> DebugApp:
-    task = loaded.to_task()
-    plan = plan_for(task.entry_point, path=Path(loaded.path), project=Path(loaded.path).parent)
-    app = DebugApp(
-        task,
-        NoModel(),
-        executor,
-        Settings(rounds=2),
-        AppConfig(loaded=loaded, synth=plan, **kw),
-    )
-    app.animation_level = "none"
-    return app
-
-
-async def until(pilot: Pilot[None], cond: Any, what: str, seconds: float = 120.0) -> None:
-    """Let the app work until ``cond`` holds (the synthesiser runs in a thread: its end is
-    waited for, however loaded the machine, up to ``seconds``)."""
-    app = pilot.app
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if cond():
-            return
-        await pilot.pause(0.02)
-    assert isinstance(app, DebugApp)
-    raise AssertionError(f"never reached: {what} (notices {app.notices})")
-
-
-def inputs(app: DebugApp) -> list[list[str]]:
-    table: DataTable[Any] = app.query_one(InputsPanel).table
-    return [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
-
-
-def session_rows_shown(app: DebugApp) -> list[list[str]]:
-    table = app.query_one(TestsPanel).table
-    return [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
-
-
 def rendered(thing: Any) -> str:
     console = Console(width=200, record=True, file=io.StringIO())
     console.print(thing)
     return " ".join(console.export_text().split())
-
-
-def select_input(app: DebugApp, call: str) -> Any:
-    """Put the inputs table's cursor on the row of ``call``; return that synthesised row."""
-    assert app.state.synth is not None
-    row = next(r for r in app.state.synth.rows if r.call == call)
-    table = app.query_one(InputsPanel).table
-    table.move_cursor(row=table.get_row_index(str(row.number)), animate=False)
-    return row
 
 
 async def test_without_a_model_the_app_lists_synthesised_inputs_and_their_outcomes(
@@ -153,7 +96,7 @@ async def test_a_person_marks_an_outcome_wrong_and_it_becomes_a_failing_synth_te
         assert (test.args, test.expected) == (([1, 2, 3],), 2.0)
         assert app.state.statuses[test.id] == "fail"  # the buggy code gives 1.5
         assert app.state.passed == 0
-        (shown,) = session_rows_shown(app)
+        (shown,) = table_rows(app)
         assert shown[0] == str(test.id) and shown[3] == "fail" and shown[5] == "synth"
         assert "0/1" in str(app.query_one("#tests-summary", Static).content)
         assert app.state.synth_tests == {row.number: test.id}

@@ -20,7 +20,7 @@ import shutil
 import stat
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -301,21 +301,6 @@ class HostGuard:
 
 def file_mode(path: str) -> int:
     return stat.S_IMODE(os.stat(path).st_mode)
-
-
-def default_sandbox() -> Iterator[Sandbox]:
-    """A started default ``Sandbox()`` (every layer) for a fixture to ``yield from``; a skip
-    where the full sandbox cannot start here (not root, no seccomp binding)."""
-    skip_unless_mode_possible("bwrap")
-    s = Sandbox(SandboxConfig())
-    try:
-        s.start()
-    except SandboxUnavailable as e:
-        if not (IS_ROOT and HAS_SECCOMP_BINDING):
-            pytest.skip(f"the full sandbox is not available here: {e}")
-        raise
-    yield s
-    s.close()
 
 
 # ---------------------------------------------------------------------------------------------

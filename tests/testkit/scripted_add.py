@@ -6,6 +6,11 @@ from __future__ import annotations
 
 from utdebug.agents.scripted import ScriptedModel
 
+SOURCE = 'def add(a, b):\n    """Return the sum of a and b."""\n    return a - b\n'
+"""The buggy ``add`` as a file holds it."""
+FIXED = 'def add(a, b):\n    """Return the sum of a and b."""\n    return a + b\n'
+"""Its fix."""
+
 
 def ut(call: str, out: str = "0") -> str:
     """A UT generator reply proposing ``call`` with output ``out``."""

@@ -14,7 +14,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from .config import BUILTIN_SIM, SCRIPTED_PREFIX, Kind, ModelSpec, NoModelChosen, resolve_model_spec
+from .config import (
+    BUILTIN_SIM,
+    SCRIPTED_PREFIX,
+    Kind,
+    ModelConfig,
+    ModelSpec,
+    NoModelChosen,
+    resolve_model_spec,
+    spec_for,
+)
 
 if TYPE_CHECKING:
     from .base import Meter, Model
@@ -104,6 +113,22 @@ def choice_of(spec: ModelSpec) -> ModelChoice:
     return ModelChoice(_KIND_OF_SPEC[spec.kind], spec)
 
 
+SIMULATED_MODEL = choice_of(ModelSpec(BUILTIN_SIM, "sim", source="built-in"))
+"""The simulated model, as the benchmarks build it over their own oracles."""
+
+
+def builtin_choice(value: str) -> ModelChoice | None:
+    """The choice of a built-in ``--model`` value (``none``, ``sim``, ``scripted:PATH``) read
+    without the config file; ``None`` for any other value."""
+    if value == NO_MODEL:
+        return NONE
+    if value == BUILTIN_SIM:
+        return SIMULATED_MODEL
+    if value.startswith(SCRIPTED_PREFIX):
+        return choice_of(spec_for(value, ModelConfig(None), "--model"))
+    return None
+
+
 def resolve_choice(cli_value: str | None, *, env: Mapping[str, str] | None = None) -> ModelChoice:
     """The model chosen by ``--model`` > env ``UTDEBUG_MODEL`` > the config's ``default``;
     :data:`NONE` for ``none`` or when nothing names a model. ``ConfigError`` for a broken config
@@ -118,6 +143,15 @@ def resolve_choice(cli_value: str | None, *, env: Mapping[str, str] | None = Non
     except NoModelChosen:
         return NONE
     return choice_of(spec)
+
+
+def check_chosen(choice: ModelChoice) -> None:
+    """``ConfigError`` when the chosen model cannot be used: a provider litellm cannot route
+    (imports litellm), or a script file that is not there."""
+    from .factory import check_model
+
+    if choice.spec is not None:
+        check_model(choice.spec)
 
 
 def build_chosen(

@@ -130,7 +130,7 @@ async def run_intrinsic(
         own = IntrinsicResult(res.method, res.model, res.simulated, he_rule=res.he_rule)
         await private.add(p)
         if sim is not None:
-            register_sim(model, p, private)  # type: ignore[arg-type]
+            register_sim(model, p, private)
         await _one(p, gen, options.intrinsic.samples, executor, own, method, limits)
         return own
 

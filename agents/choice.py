@@ -18,11 +18,9 @@ from .config import (
     BUILTIN_SIM,
     SCRIPTED_PREFIX,
     Kind,
-    ModelConfig,
     ModelSpec,
     NoModelChosen,
     resolve_model_spec,
-    spec_for,
 )
 
 if TYPE_CHECKING:
@@ -117,16 +115,16 @@ SIMULATED_MODEL = choice_of(ModelSpec(BUILTIN_SIM, "sim", source="built-in"))
 """The simulated model, as the benchmarks build it over their own oracles."""
 
 
-def builtin_choice(value: str) -> ModelChoice | None:
-    """The choice of a built-in ``--model`` value (``none``, ``sim``, ``scripted:PATH``) read
-    without the config file; ``None`` for any other value."""
-    if value == NO_MODEL:
-        return NONE
-    if value == BUILTIN_SIM:
-        return SIMULATED_MODEL
-    if value.startswith(SCRIPTED_PREFIX):
-        return choice_of(spec_for(value, ModelConfig(None), "--model"))
-    return None
+def builtin_choice(value: str | None) -> ModelChoice | None:
+    """The choice of ``--model none`` or ``--model sim``, read without the config file (no NAME
+    in it may be ``sim``); ``None`` for any other value."""
+    return {NO_MODEL: NONE, BUILTIN_SIM: SIMULATED_MODEL}.get(value or "")
+
+
+def names_simulated(value: str | None) -> bool:
+    """``value`` (a ``--model`` value, or one a run recorded) names the simulated model."""
+    choice = builtin_choice(value)
+    return choice is not None and choice.simulated
 
 
 def resolve_choice(cli_value: str | None, *, env: Mapping[str, str] | None = None) -> ModelChoice:
@@ -161,6 +159,7 @@ def build_chosen(
     cache_dir: Path | None = None,
     oracle: GoldOracle | None = None,
     sim_params: SimParams | None = None,
+    rationale_error: float | None = None,
 ) -> Model:
     """The model of ``choice`` (:func:`utdebug.agents.factory.build_model`): metered when given
     a meter, a live model in the response cache of ``cache_dir`` when given one, the simulated
@@ -175,4 +174,5 @@ def build_chosen(
         cache_dir if choice.cached else None,
         oracle=oracle,
         sim_params=sim_params,
+        rationale_error=rationale_error,
     )

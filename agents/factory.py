@@ -30,6 +30,8 @@ class BuildWith:
     """The simulated model's: the benchmark's private verdicts and comparison."""
     sim_params: SimParams | None = None
     """The simulated model's parameters (``None``: the defaults)."""
+    rationale_error: float | None = None
+    """The simulated model's P(a rationale states another output) (``None``: its default)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,13 +62,14 @@ def build_model(
     *,
     oracle: GoldOracle | None = None,
     sim_params: SimParams | None = None,
+    rationale_error: float | None = None,
 ) -> Model:
     """The model of ``spec``: wrapped in :class:`Metered` when given a meter (the simulated
     model is not: it costs nothing), and for a real model in the response cache of
     ``cache_dir`` when given one. The simulated model is built over ``oracle`` with
     ``sim_params``; without an oracle: ``ValueError``."""
     kind = kind_of(spec)
-    model = kind.build(spec, BuildWith(meter, oracle, sim_params))
+    model = kind.build(spec, BuildWith(meter, oracle, sim_params, rationale_error))
     if cache_dir is not None and kind.cached:
         return with_cache(model, cache_dir)
     return model
@@ -91,8 +94,10 @@ def _build_sim(spec: ModelSpec, using: BuildWith) -> Model:
             f"{spec.name!r} answers from a benchmark problem's gold solution: it is built over "
             "that benchmark's oracle"
         )
-    oracle = using.oracle
-    return SimModel(using.sim_params or SimParams(), oracle.verdicts, oracle.matches)
+    oracle, params = using.oracle, using.sim_params or SimParams()
+    if using.rationale_error is None:
+        return SimModel(params, oracle.verdicts, oracle.matches)
+    return SimModel(params, oracle.verdicts, oracle.matches, rationale_error=using.rationale_error)
 
 
 def _build_scripted(spec: ModelSpec, using: BuildWith) -> Model:

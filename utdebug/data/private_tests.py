@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from utdebug.agents.base import Model
-from utdebug.agents.sim import SimModel, SimParams, SimProblem, Verdicts
+from utdebug.agents.sim import SimModel, SimProblem, Verdicts
 from utdebug.data.classeval import run_tests
 from utdebug.data.datasets import (
     BenchProblem,
@@ -436,10 +436,6 @@ def task_from_problem(problem: Problem) -> Task:
         he_stub=problem.prompt if he else None,
         reference_use_set=problem.tests.check.reference_use_set,
     )
-
-
-def make_sim(params: SimParams, private: PrivateTestRunner) -> SimModel:
-    return SimModel(params, private.verdicts, private.matches)
 
 
 def register_sim(sim: Model, problem: Problem, private: PrivateTestRunner) -> None:

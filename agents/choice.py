@@ -164,15 +164,9 @@ def build_chosen(
     """The model of ``choice`` (:func:`utdebug.agents.factory.build_model`): metered when given
     a meter, a live model in the response cache of ``cache_dir`` when given one, the simulated
     model over ``oracle``. ``ValueError`` for no model, or a simulated one without an oracle."""
-    from .factory import build_model
+    from .factory import SimSource, build_model
 
     if choice.spec is None:
         raise ValueError("no model chosen")
-    return build_model(
-        choice.spec,
-        meter,
-        cache_dir if choice.cached else None,
-        oracle=oracle,
-        sim_params=sim_params,
-        rationale_error=rationale_error,
-    )
+    sim = None if oracle is None else SimSource(oracle, sim_params, rationale_error)
+    return build_model(choice.spec, meter, cache_dir if choice.cached else None, sim=sim)

@@ -22,16 +22,23 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True, slots=True)
+class SimSource:
+    """What the simulated model is built over."""
+
+    oracle: GoldOracle
+    """The benchmark's private verdicts of a program and its comparison with the gold output."""
+    params: SimParams | None = None
+    """``None``: the defaults."""
+    rationale_error: float | None = None
+    """P(a rationale states another output) (``None``: the model's default)."""
+
+
+@dataclass(frozen=True, slots=True)
 class BuildWith:
     """What a kind may build its model with besides the spec."""
 
     meter: Meter | None = None
-    oracle: GoldOracle | None = None
-    """The simulated model's: the benchmark's private verdicts and comparison."""
-    sim_params: SimParams | None = None
-    """The simulated model's parameters (``None``: the defaults)."""
-    rationale_error: float | None = None
-    """The simulated model's P(a rationale states another output) (``None``: its default)."""
+    sim: SimSource | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,16 +67,14 @@ def build_model(
     meter: Meter | None = None,
     cache_dir: Path | None = None,
     *,
-    oracle: GoldOracle | None = None,
-    sim_params: SimParams | None = None,
-    rationale_error: float | None = None,
+    sim: SimSource | None = None,
 ) -> Model:
     """The model of ``spec``: wrapped in :class:`Metered` when given a meter (the simulated
     model is not: it costs nothing), and for a real model in the response cache of
-    ``cache_dir`` when given one. The simulated model is built over ``oracle`` with
-    ``sim_params``; without an oracle: ``ValueError``."""
+    ``cache_dir`` when given one. The simulated model is built over ``sim``; without it:
+    ``ValueError``."""
     kind = kind_of(spec)
-    model = kind.build(spec, BuildWith(meter, oracle, sim_params, rationale_error))
+    model = kind.build(spec, BuildWith(meter, sim))
     if cache_dir is not None and kind.cached:
         return with_cache(model, cache_dir)
     return model
@@ -89,15 +94,16 @@ def check_model(spec: ModelSpec) -> None:
 def _build_sim(spec: ModelSpec, using: BuildWith) -> Model:
     from .sim import SimModel, SimParams
 
-    if using.oracle is None:
+    sim = using.sim
+    if sim is None:
         raise ValueError(
             f"{spec.name!r} answers from a benchmark problem's gold solution: it is built over "
             "that benchmark's oracle"
         )
-    oracle, params = using.oracle, using.sim_params or SimParams()
-    if using.rationale_error is None:
+    oracle, params = sim.oracle, sim.params or SimParams()
+    if sim.rationale_error is None:
         return SimModel(params, oracle.verdicts, oracle.matches)
-    return SimModel(params, oracle.verdicts, oracle.matches, rationale_error=using.rationale_error)
+    return SimModel(params, oracle.verdicts, oracle.matches, rationale_error=sim.rationale_error)
 
 
 def _build_scripted(spec: ModelSpec, using: BuildWith) -> Model:

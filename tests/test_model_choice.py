@@ -13,7 +13,15 @@ from typing import Any
 import pytest
 
 from utdebug.agents.base import Message, Meter, Metered, ModelRequest
-from utdebug.agents.choice import NONE, ModelChoice, build_chosen, resolve_choice
+from utdebug.agents.choice import (
+    NONE,
+    SIMULATED_MODEL,
+    ModelChoice,
+    build_chosen,
+    builtin_choice,
+    names_simulated,
+    resolve_choice,
+)
 from utdebug.agents.config import ConfigError
 from utdebug.agents.scripted import ScriptedModel
 from utdebug.agents.sim import SimParams, SimProblem
@@ -131,3 +139,16 @@ def test_a_choice_is_frozen(env: dict[str, str]) -> None:
     with pytest.raises(AttributeError):
         choice.kind = "live"  # type: ignore[misc]
     assert choice == ModelChoice("simulated", choice.spec)
+
+
+def test_built_in_values_are_read_without_the_config_file() -> None:
+    assert builtin_choice("none") == NONE
+    assert names_simulated("sim") and builtin_choice("sim") == SIMULATED_MODEL
+    assert not names_simulated("simple") and not names_simulated(None)
+    assert builtin_choice("openai/gpt-4o-mini") is None
+
+
+def test_the_factory_passes_the_rationale_error_to_the_simulated_model() -> None:
+    model = build_chosen(SIMULATED_MODEL, oracle=_Oracle(), rationale_error=0.25)
+    assert model.rationale_error == 0.25  # type: ignore[attr-defined]
+    assert build_chosen(SIMULATED_MODEL, oracle=_Oracle()).rationale_error == 0.1  # type: ignore[attr-defined]

@@ -188,8 +188,8 @@ def _output_arguments(c: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from utdebug.check.formats import render, write_human
     from utdebug.agents.choice import NONE
+    from utdebug.check.formats import render, write_human
     from utdebug.check.options import CheckError, CheckOptions, model_choice, model_info
     from utdebug.check.review import run_check
 

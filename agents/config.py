@@ -79,6 +79,10 @@ class ConfigError(ValueError):
     """The model configuration is missing, malformed or names an unknown model."""
 
 
+class NoModelChosen(ConfigError):
+    """Neither ``--model``, ``UTDEBUG_MODEL`` nor the config file names a model."""
+
+
 @dataclass(frozen=True, slots=True)
 class ModelSpec:
     name: str
@@ -308,7 +312,7 @@ def resolve_model_spec(
         return spec_for(config.default, config, f"default in {config.path}")
     if default is not None:
         return spec_for(default, config, "built-in default")
-    raise ConfigError(
+    raise NoModelChosen(
         'no model chosen: pass --model NAME, set UTDEBUG_MODEL, or set default = "NAME" in '
         f"{default_config_path(env)} (run 'utdebug models' to list them)"
     )

@@ -1,5 +1,7 @@
 """One way from a model spec to a model: what each kind of model is (:data:`KINDS`) and
-:func:`build_model`, which bench, check, debug and train use to make the model they run with.
+:func:`build_model`, which builds every kind (the simulated model over a
+:class:`~utdebug.agents.sim.GoldOracle`). Front ends reach it through
+:func:`utdebug.agents.choice.build_chosen`.
 """
 
 from __future__ import annotations
@@ -7,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .base import Meter, Metered, Model
 from .cache import CachedModel, ResponseCache
@@ -14,17 +17,40 @@ from .config import ConfigError, Kind, ModelSpec
 from .litellm_client import ClientSettings, LiteLLMModel, SamplingOverrides
 from .scripted import ScriptedModel
 
+if TYPE_CHECKING:
+    from .sim import GoldOracle, SimParams
+
+
+@dataclass(frozen=True, slots=True)
+class SimSource:
+    """What the simulated model is built over."""
+
+    oracle: GoldOracle
+    """The benchmark's private verdicts of a program and its comparison with the gold output."""
+    params: SimParams | None = None
+    """``None``: the defaults."""
+    rationale_error: float | None = None
+    """P(a rationale states another output) (``None``: the model's default)."""
+
+
+@dataclass(frozen=True, slots=True)
+class BuildWith:
+    """What a kind may build its model with besides the spec."""
+
+    meter: Meter | None = None
+    sim: SimSource | None = None
+
 
 @dataclass(frozen=True, slots=True)
 class ModelKind:
     """What callers need to know of a kind of model, and how to make one."""
 
-    build: Callable[[ModelSpec, Meter | None], Model]
+    build: Callable[[ModelSpec, BuildWith], Model]
     check: Callable[[ModelSpec], None] = lambda spec: None
     """``ConfigError`` when the spec cannot be used (checked before any work starts)."""
     answers_from_gold: bool = False
-    """The simulated model: answers from a benchmark problem's gold solution, so each run
-    builds its own."""
+    """The simulated model: answers from a benchmark problem's gold solution, so it is built
+    over that benchmark's oracle, each run its own."""
     replays_file: bool = False
     """Replays a JSON file of replies in order: nothing to wait for, one per process."""
     cached: bool = False
@@ -37,13 +63,18 @@ def kind_of(spec: ModelSpec) -> ModelKind:
 
 
 def build_model(
-    spec: ModelSpec, meter: Meter | None = None, cache_dir: Path | None = None
+    spec: ModelSpec,
+    meter: Meter | None = None,
+    cache_dir: Path | None = None,
+    *,
+    sim: SimSource | None = None,
 ) -> Model:
-    """The model of ``spec``: wrapped in :class:`Metered` when given a meter, and for a real
-    model in the response cache of ``cache_dir`` when given one. ``sim``: ``ValueError`` (each
-    run builds its own simulated model)."""
+    """The model of ``spec``: wrapped in :class:`Metered` when given a meter (the simulated
+    model is not: it costs nothing), and for a real model in the response cache of
+    ``cache_dir`` when given one. The simulated model is built over ``sim``; without it:
+    ``ValueError``."""
     kind = kind_of(spec)
-    model = kind.build(spec, meter)
+    model = kind.build(spec, BuildWith(meter, sim))
     if cache_dir is not None and kind.cached:
         return with_cache(model, cache_dir)
     return model
@@ -60,14 +91,29 @@ def check_model(spec: ModelSpec) -> None:
     kind_of(spec).check(spec)
 
 
-def _build_sim(spec: ModelSpec, meter: Meter | None) -> Model:
-    raise ValueError(f"{spec.name!r} is a sim model; build it with its own class")
+def _build_sim(spec: ModelSpec, using: BuildWith) -> Model:
+    from .sim import SimModel, SimParams
+
+    sim = using.sim
+    if sim is None:
+        raise ValueError(
+            f"{spec.name!r} answers from a benchmark problem's gold solution: it is built over "
+            "that benchmark's oracle"
+        )
+    oracle, params = sim.oracle, sim.params or SimParams()
+    if sim.rationale_error is None:
+        return SimModel(params, oracle.verdicts, oracle.matches)
+    return SimModel(params, oracle.verdicts, oracle.matches, rationale_error=sim.rationale_error)
 
 
-def _build_scripted(spec: ModelSpec, meter: Meter | None) -> Model:
+def _build_scripted(spec: ModelSpec, using: BuildWith) -> Model:
     assert spec.script_path is not None
     model = ScriptedModel.from_file(Path(spec.script_path))
-    return model if meter is None else Metered(model, meter)
+    return model if using.meter is None else Metered(model, using.meter)
+
+
+def _build_litellm(spec: ModelSpec, using: BuildWith) -> Model:
+    return build_litellm_model(spec, using.meter)
 
 
 def _check_script(spec: ModelSpec) -> None:
@@ -138,7 +184,7 @@ def check_provider(spec: ModelSpec) -> None:
 
 
 KINDS: Mapping[Kind, ModelKind] = {
-    "litellm": ModelKind(build_litellm_model, check_provider, cached=True),
+    "litellm": ModelKind(_build_litellm, check_provider, cached=True),
     "sim": ModelKind(_build_sim, answers_from_gold=True),
     "scripted": ModelKind(_build_scripted, _check_script, replays_file=True),
 }

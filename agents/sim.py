@@ -60,7 +60,7 @@ import random
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol
 
 from utdebug.agents.base import Completion, ModelError, ModelRequest, Usage
 from utdebug.agents.reply_tests import program_key
@@ -165,6 +165,16 @@ Oracle = Callable[[str, str], Awaitable[Verdicts]]
 """``(task_id, code) -> verdicts`` of ``code`` on that problem's private inputs."""
 Matcher = Callable[[str, Any, Any, tuple[Any, ...]], bool]
 """``(task_id, value, gold, args) -> value is right`` (the problem's own comparison)."""
+
+
+class GoldOracle(Protocol):
+    """What the simulated model needs of the benchmark it runs on (the data layer's private-test
+    runners are such oracles): each problem's private verdicts of a program, and the problem's
+    own comparison of a value with its gold output."""
+
+    async def verdicts(self, task_id: str, code: str) -> Verdicts: ...
+
+    def matches(self, task_id: str, value: Any, gold: Any, args: tuple[Any, ...]) -> bool: ...
 
 
 class SimModel:

@@ -29,11 +29,12 @@ from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
+from utdebug.agents.choice import SIMULATED_MODEL, build_chosen
 from utdebug.agents.sim import SimModel
 from utdebug.benchmarks.context import RunContext
 from utdebug.benchmarks.debugging import SessionSetup, error_rows
 from utdebug.data.datasets import LoadedSplit, Problem
-from utdebug.data.private_tests import PrivateTestRunner, make_sim, register_sim, task_from_problem
+from utdebug.data.private_tests import PrivateTestRunner, register_sim, task_from_problem
 from utdebug.engine import Executor, UnitTest, code_id
 from utdebug.ranking import Strategy, TieRule, rank_all
 from utdebug.runs.folder import (
@@ -175,7 +176,9 @@ async def select_split(
     t0 = time.perf_counter()
     run = SelectionRun(ctx.out_dir)
     settings, key_extra = ctx.settings, ctx.key_extra
-    model = ctx.model if ctx.sim_params is None else make_sim(ctx.sim_params, private)
+    model = ctx.model
+    if ctx.sim_params is not None:
+        model = build_chosen(SIMULATED_MODEL, oracle=private, sim_params=ctx.sim_params)
     if model is None:
         raise ValueError("select_split needs a model or simulation parameters")
     simulated = bool(getattr(model, "simulated", False))

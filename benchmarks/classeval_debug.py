@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from utdebug.agents.base import Model
+from utdebug.agents.choice import SIMULATED_MODEL, build_chosen
 from utdebug.agents.parsing import ParseFailure
 from utdebug.agents.reply_tests import ParsedProgram
 from utdebug.agents.roles import UTGenerator
@@ -247,6 +248,10 @@ class ClassPrivate:
             )
         return await asyncio.shield(self._results[key])
 
+    def matches(self, task_id: str, value: Any, gold: Any, args: tuple[Any, ...]) -> bool:
+        """A test program's outcome is the gold one, as the dataset's helper compares them."""
+        return matches(value, gold)
+
     async def verdicts(self, task_id: str, code: str) -> list[tuple[bool, Any]]:
         """The simulated model's oracle: ``code`` on the known test programs."""
         key = (task_id, code)
@@ -264,14 +269,9 @@ class ClassPrivate:
         return out
 
 
-def _class_sim(params: SimParams, private: ClassPrivate) -> SimModel:
-    """The simulated model over the test programs it knows (outcomes compared as the
-    dataset's helper compares them)."""
-
-    def matcher(task_id: str, value: Any, gold: Any, args: tuple[Any, ...]) -> bool:
-        return matches(value, gold)
-
-    return SimModel(params, private.verdicts, matcher)
+def _class_sim(params: SimParams, private: ClassPrivate) -> Model:
+    """The simulated model over the test programs it knows (``private`` is its oracle)."""
+    return build_chosen(SIMULATED_MODEL, oracle=private, sim_params=params)
 
 
 def _register_sim(model: SimModel, p: ClassFixProblem, private: ClassPrivate) -> None:

@@ -30,6 +30,7 @@ from functools import partial
 from typing import Any, TypeVar
 
 from utdebug.agents.base import Model
+from utdebug.agents.choice import SIMULATED_MODEL, build_chosen
 from utdebug.agents.sim import SimModel, SimParams
 from utdebug.benchmarks.context import RunContext
 from utdebug.data.datasets import ClassFixProblem, LoadedSplit, Problem, ProblemError
@@ -37,7 +38,6 @@ from utdebug.data.private_tests import (
     EvalSettings,
     ExpectedUnavailable,
     PrivateTestRunner,
-    make_sim,
     matches_gold,
     register_sim,
     task_from_problem,
@@ -510,7 +510,7 @@ async def debug_split(
         ls.problems,
         executor=executor,
         eval_settings=private.settings,
-        sim=lambda params: make_sim(params, private),
+        sim=lambda params: build_chosen(SIMULATED_MODEL, oracle=private, sim_params=params),
         work=work,
         problem_errors=(ExpectedUnavailable, SandboxError),
     )

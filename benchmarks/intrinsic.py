@@ -29,13 +29,13 @@ from rich.console import Console
 
 from utdebug.agents import parsing
 from utdebug.agents.base import Model, ModelError, Sampling
+from utdebug.agents.choice import SIMULATED_MODEL, build_chosen
 from utdebug.agents.roles import Proposal, TaskText, UTGenerator
 from utdebug.agents.sim import SimParams
 from utdebug.benchmarks.options import BenchOptions
 from utdebug.data.datasets import LoadedSplit, Problem, Split
 from utdebug.data.private_tests import (
     PrivateTestRunner,
-    make_sim,
     matches_gold,
     register_sim,
     task_from_problem,
@@ -116,7 +116,7 @@ async def run_intrinsic(
     if model is None:
         if sim is None:
             raise ValueError("run_intrinsic needs a model or simulation parameters")
-        model = make_sim(sim, private)
+        model = build_chosen(SIMULATED_MODEL, oracle=private, sim_params=sim)
     method = sampled_method(options)
     style = "reference" if options.loop.variant == "reference" else "paper"
     gen = UTGenerator(model, method, style=style, sampling=INTRINSIC_SAMPLING)  # type: ignore[arg-type]
@@ -130,7 +130,7 @@ async def run_intrinsic(
         own = IntrinsicResult(res.method, res.model, res.simulated, he_rule=res.he_rule)
         await private.add(p)
         if sim is not None:
-            register_sim(model, p, private)  # type: ignore[arg-type]
+            register_sim(model, p, private)
         await _one(p, gen, options.intrinsic.samples, executor, own, method, limits)
         return own
 

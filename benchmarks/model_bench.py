@@ -128,14 +128,16 @@ def sim_params(options: BenchOptions, method: str | None = None, **over: Any) ->
 def build_model(
     spec_value: str, options: BenchOptions, meter: Meter, cache_dir: Path
 ) -> Model | None:
-    """The model named by ``--model`` (``None`` for ``sim``, which each run builds itself)."""
-    from utdebug.agents import factory
+    """The model named by ``--model`` (``None`` for the simulated model, which each run builds
+    over its own private tests)."""
+    from utdebug.agents.choice import build_chosen, choice_of
     from utdebug.agents.config import resolve_model_spec
 
-    spec = resolve_model_spec(spec_value)
-    if factory.kind_of(spec).answers_from_gold:
+    choice = choice_of(resolve_model_spec(spec_value))
+    if choice.simulated:
         return None
-    return factory.build_model(spec, meter, cache_dir if options.loop.use_cache else None)
+    cache = cache_dir if options.loop.use_cache else None
+    return build_chosen(choice, meter=meter, cache_dir=cache)
 
 
 def build_models(

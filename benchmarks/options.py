@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from utdebug.agents.choice import builtin_choice, names_simulated
+
 
 @dataclass(frozen=True, slots=True)
 class DataOptions:
@@ -92,6 +94,11 @@ class LoopOptions:
     use_cache: bool = True
     """The response cache and the private-test results of earlier runs (``--no-cache``: off)."""
     synth_inputs: int = 0
+
+    @property
+    def simulated_ut_model(self) -> bool:
+        """``--ut-model`` names the simulated model (which plays every role or none)."""
+        return names_simulated(self.ut_model)
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,7 +203,13 @@ class BenchOptions:
     @property
     def simulated(self) -> bool:
         """The SIMULATED model plays (``--model sim``)."""
-        return self.model == "sim"
+        return names_simulated(self.model)
+
+    @property
+    def without_model(self) -> bool:
+        """No model (``--model none``, the default)."""
+        choice = builtin_choice(self.model)
+        return choice is not None and not choice.chosen
 
 
 __all__ = [

@@ -506,20 +506,20 @@ def run_with_model(ctx: ModeContext) -> int:
     """``bench synth --model M``: the model-free sources plus the model's generator programs
     (function splits). ``--model sim`` (the SIMULATED model cannot write programs) and
     ``--split classeval`` with a model are usage errors (exit 2)."""
-    from utdebug.agents import factory
     from utdebug.agents.base import Meter
-    from utdebug.agents.config import ConfigError, resolve_model_spec
+    from utdebug.agents.choice import resolve_choice
+    from utdebug.agents.config import ConfigError
     from utdebug.benchmarks.model_bench import build_model
 
     options = ctx.options
     err = console(stderr=True)
     say = partial(error_line, err, "utdebug bench:")
     try:
-        spec = resolve_model_spec(options.model)
+        choice = resolve_choice(options.model)
     except ConfigError as e:
         say(str(e))
         return Exit.USAGE
-    if factory.kind_of(spec).answers_from_gold:
+    if choice.simulated:
         raise UsageError(
             "bench synth --model sim: the SIMULATED model answers from the private tests and "
             "cannot write generator programs; use a model of yours or scripted:FILE, or drop "

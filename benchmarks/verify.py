@@ -52,6 +52,7 @@ from typing import Any
 from rich.console import Console
 
 from utdebug.agents.base import Meter, Model, ModelError
+from utdebug.agents.choice import SIMULATED_MODEL, build_chosen
 from utdebug.agents.sim import SimModel, SimParams, SimProblem, Verdicts
 from utdebug.benchmarks.bench import (
     error_line,
@@ -325,7 +326,7 @@ async def verify_set(
     oracle: SimOracle | None = None
     if sim_params is not None:
         oracle = SimOracle(executor, oracle_limits or settings.limits)
-        model = SimModel(sim_params, oracle.verdicts, oracle.matches)
+        model = build_chosen(SIMULATED_MODEL, oracle=oracle, sim_params=sim_params)
     if model is None:
         raise ValueError("verify_set needs a model or simulation parameters")
     simulated = bool(getattr(model, "simulated", False)) or sim_params is not None

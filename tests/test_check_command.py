@@ -85,6 +85,23 @@ def test_the_time_reported_is_the_commands(
     assert json.loads(out.read_text(encoding="utf-8"))["seconds"] == 33.25
 
 
+def test_model_none_checks_without_a_model(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--model none`` is no model, as for ``debug`` and ``bench`` (it was taken for a litellm
+    model string), also over a config file that names a default."""
+    from utdebug.cli import main
+
+    monkeypatch.chdir(repo)
+    monkeypatch.delenv("UTDEBUG_MODEL", raising=False)
+    config = repo.parent / "default.toml"
+    config.write_text('default = "openai/gpt-4o-mini"\n', encoding="utf-8")
+    monkeypatch.setenv("UTDEBUG_CONFIG", str(config))
+    assert main(["check", "calc.py::double", "--model", "none", "--format", "json"]) == 0
+    err = capsys.readouterr().err
+    assert "no model: comparing each function with its base version" in err
+
+
 def test_a_process_knows_how_long_it_has_run() -> None:
     """:func:`command_seconds` counts from the process's start: at least what was timed
     inside it (to the clock's hundredth of a second)."""

@@ -74,6 +74,9 @@ def test_models_are_checked(
     code, err = run(capsys, "--problem", "hard/99999", "--model", "sim", "--data-dir",
                     str(tmp_path))  # fmt: skip
     assert code == 2 and "MBPP+Fix_hard_test.jsonl" in err
+    monkeypatch.setenv("UTDEBUG_MODEL", "sim")  # chosen by the environment: refused as well
+    code, err = run(capsys, f"{source}::add")
+    assert code == 2 and "--model sim answers from a benchmark problem's gold" in err
 
 
 def test_the_demo_replies_merged_fix_the_median(tmp_path: Path, executor: Executor) -> None:
@@ -154,15 +157,17 @@ def test_debug_caches_responses_like_bench(tmp_path: Path, monkeypatch: pytest.M
     import argparse
 
     from utdebug.agents.cache import CachedModel
+    from utdebug.agents.choice import resolve_choice
     from utdebug.debug_cmd import _model
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     args = argparse.Namespace(model="openai/gpt-4o-mini", cache_dir=tmp_path, no_cache=False)
-    model = _model(args)
+    choice = resolve_choice(args.model)
+    model = _model(choice, args)
     assert isinstance(model, CachedModel)
     assert (tmp_path / "responses.sqlite").exists()
     args.no_cache = True
-    assert not isinstance(_model(args), CachedModel)
+    assert not isinstance(_model(choice, args), CachedModel)
 
 
 def test_a_target_tested_with_programs_runs_as_its_module(tmp_path: Path) -> None:
@@ -327,4 +332,4 @@ def test_debug_without_a_model_opens_the_app_without_one(
     monkeypatch.setattr(debug_cmd, "_open", lambda args, prep, **kw: opened.append(prep) or 0)
     for argv in ([f"{source}::add"], [f"{source}::add", "--model", "none"]):
         assert run(capsys, *argv) == (0, "")
-    assert [p.model for p in opened] == [("none", None)] * 2
+    assert [(p.model.chosen, p.ready) for p in opened] == [(False, None)] * 2

@@ -116,15 +116,22 @@ def test_debug_with_a_model_plans_synthesised_candidates(
     assert configs[3].synth is not None
 
 
-def test_a_live_model_gets_32_synthesised_inputs_unless_told(add_fn: LoadedFunction) -> None:
+def test_a_live_model_gets_32_synthesised_inputs_unless_told(
+    add_fn: LoadedFunction, tmp_path: Path
+) -> None:
     from utdebug import debug_cmd
+    from utdebug.agents.choice import NONE, ModelChoice, resolve_choice
 
-    def prep(model: tuple[str, Any]) -> Any:
-        return debug_cmd.Prepared(add_fn.to_task(), model, add_fn, Settings())
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "no-config")}
 
-    live = prep(("later", None))  # a litellm model, made behind the first screen
+    def prep(choice: ModelChoice, ready: Any = None) -> Any:
+        return debug_cmd.Prepared(add_fn.to_task(), choice, add_fn, Settings(), ready=ready)
+
+    live = prep(resolve_choice("openai/gpt-4o-mini", env=env))  # made behind the first screen
     plan = debug_cmd._candidates_plan(live, None)
     assert plan is not None and plan.count == debug_cmd.DEFAULT_SYNTH_INPUTS == 32
     assert debug_cmd._candidates_plan(live, 0) is None
-    assert debug_cmd._candidates_plan(prep(("ready", None)), None) is None  # scripted
-    assert debug_cmd._candidates_plan(prep(("sim", None)), 8) is None
+    scripted = resolve_choice(f"scripted:{tmp_path / 'replies.json'}", env=env)
+    assert debug_cmd._candidates_plan(prep(scripted), None) is None
+    assert debug_cmd._candidates_plan(prep(resolve_choice("sim", env=env)), 8) is None
+    assert debug_cmd._candidates_plan(prep(NONE), 8) is None

@@ -550,7 +550,7 @@ def _check_common(o: BenchOptions) -> None:
     if o.models is not None:
         if MODES[o.mode].with_models is None:
             raise UsageError("--models is for bench intrinsic (checkpoint selection)")
-        if o.model != "none":
+        if not o.without_model:
             raise UsageError("give --model or --models, not both")
         if not o.models:
             raise UsageError("--models needs at least one model")
@@ -597,7 +597,7 @@ def _check_model_driven(o: BenchOptions) -> None:
     ):
         if p is not None and not 0 <= p <= 1:
             raise UsageError(f"--{name} must be in [0, 1]")
-    if loop.ut_model == "sim":
+    if loop.simulated_ut_model:
         raise UsageError(
             "--ut-model sim is not supported: the simulated model plays every role "
             "(use --model sim)"
@@ -620,7 +620,7 @@ def _check_splits(o: BenchOptions) -> None:
 
 def _entry(mode: Mode, o: BenchOptions) -> str:
     """The ``module:function`` that runs ``o`` (after the checks the choice asks for)."""
-    if o.run.ray and not (mode.ray and o.model == "none"):
+    if o.run.ray and not (mode.ray and o.without_model):
         raise UsageError(
             "--ray runs the plain evaluation (bench without a mode or --model) on a cluster; "
             "the other modes and --model runs run on this machine: drop --ray"
@@ -629,13 +629,13 @@ def _entry(mode: Mode, o: BenchOptions) -> str:
         assert mode.plain is not None
         return mode.plain
     _check_splits(o)
-    if o.model == "none" and mode.plain is not None:
+    if o.without_model and mode.plain is not None:
         return mode.plain
     if o.models is not None:
         _check_model_driven(o)
         assert mode.with_models is not None
         return mode.with_models
-    if o.model == "none" or mode.with_model is None:
+    if o.without_model or mode.with_model is None:
         raise UsageError(
             f"bench {o.mode} needs --model: --model sim for an offline try (SIMULATED), or a "
             "model of yours ('utdebug models' lists them; docs/models.md)"

@@ -199,8 +199,9 @@ def _output_arguments(c: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from utdebug.agents.choice import NONE
     from utdebug.check.formats import render, write_human
-    from utdebug.check.options import CheckError, CheckOptions, model_chosen, model_info
+    from utdebug.check.options import CheckError, CheckOptions, model_choice, model_info
     from utdebug.check.review import run_check
     from utdebug.check.stopping import Stopper
 
@@ -247,8 +248,9 @@ def run(args: argparse.Namespace) -> int:
         # usage errors, a folder outside git and a missing file before a model is built
         located = locate(options)
         model = None
-        if not args.no_model and model_chosen(args.model):
-            model = model_info(args.model)
+        choice = NONE if args.no_model else model_choice(args.model)
+        if choice.chosen:
+            model = model_info(choice)
             _preflight(model.model, progress)
         elif args.fix:
             raise CheckError("--fix needs a model (--model, UTDEBUG_MODEL or the config file)")

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from utdebug.agents.choice import ModelChoice
     from utdebug.tui.config import AppConfig, Started
 
 DEMO_DIR = Path(__file__).resolve().parent / "demo"
@@ -171,12 +172,16 @@ def _saved(path: Path, prep: Any, args: argparse.Namespace) -> tuple[dict[str, A
 @dataclass(slots=True)
 class Prepared:
     task: Any
-    model: Any
+    model: ModelChoice
     loaded: Any
     settings: Any
     note: str | None = None
     problem: Any = None
-    """The benchmark problem of ``--problem`` (its base inputs seed a session without a model)."""
+    """The benchmark problem of ``--problem`` (its base inputs seed a session without a model;
+    the simulated model answers from its gold solution)."""
+    ready: Any = None
+    """The model when it is made before the app opens (a scripted one: nothing to wait for);
+    else the start-up work makes it."""
 
 
 def _say(line: str) -> None:
@@ -220,6 +225,8 @@ def _preflight(model: Any) -> tuple[str | None, str | None]:
 
 
 def run_demo(args: argparse.Namespace) -> int:
+    from utdebug.agents.choice import choice_of
+    from utdebug.agents.config import ModelSpec
     from utdebug.agents.scripted import ScriptedModel
     from utdebug.cli_common import Exit
     from utdebug.engine import Settings
@@ -238,10 +245,12 @@ def run_demo(args: argparse.Namespace) -> int:
         return Exit.USAGE
     # The demo's model answers whatever the session asks: its recorded replies start again
     # when they run out (a rejected edit, more rounds after the end, a rebuilt test set).
-    model = ScriptedModel.from_file(
-        DEMO_DIR / DEMO_SCRIPT, name="demo (scripted replies)", cycle=True
+    name = "demo (scripted replies)"
+    model = ScriptedModel.from_file(DEMO_DIR / DEMO_SCRIPT, name=name, cycle=True)
+    choice = choice_of(ModelSpec(name, "scripted", script_path=DEMO_DIR / DEMO_SCRIPT))
+    prep = Prepared(
+        loaded.to_task(), choice, loaded, Settings(), note=f"demo folder: {folder}", ready=model
     )
-    prep = Prepared(loaded.to_task(), model, loaded, Settings(), note=f"demo folder: {folder}")
     if kept is not None:  # the session saved there ended in the fix now kept aside
         args.fresh, args.resume = True, False
     code = _open(args, prep, step_first=args.step, review=False)
@@ -312,45 +321,36 @@ def _prepare_debug(args: argparse.Namespace) -> Prepared:
             loaded = load_function(path, qualname, task=args.task)
         except WorkspaceError as e:
             raise _UsageError(str(e)) from None
-        if args.model == "sim":
+        choice = _choose(args)
+        if choice.simulated:
             raise _UsageError(
                 "--model sim answers from a benchmark problem's gold solution: use it with "
                 "--problem (or try 'utdebug demo')"
             )
-        return Prepared(loaded.to_task(), _later(args), loaded, settings)
+        return Prepared(loaded.to_task(), choice, loaded, settings, ready=_ready(choice, args))
     return _prepare_problem(args, settings)
 
 
-NO_MODEL_NAME = "none"
-"""``--model none``: a session without a model."""
+def _choose(args: argparse.Namespace) -> ModelChoice:
+    """The model of the session (none when nothing names one, or ``--model none``: the app
+    opens without one). A live model is made behind the app's first screen (checking its
+    provider imports litellm, which takes seconds); a name litellm's price list does not know
+    is checked here, before the app opens."""
+    from utdebug.agents.choice import check_chosen, resolve_choice
+    from utdebug.agents.config import ConfigError
 
-
-def _later(args: argparse.Namespace) -> tuple[str, Any]:
-    """The model, made behind the app's first screen (checking its provider imports litellm,
-    which takes seconds): the name it is known by until then. ``("none", None)``: no model
-    is chosen (or ``--model none``): the app opens without one."""
-    import os
-
-    from utdebug.agents.config import ConfigError, resolve_model_spec
-
-    if (args.model or os.environ.get("UTDEBUG_MODEL")) == NO_MODEL_NAME:
-        return ("none", None)
     try:
-        spec = resolve_model_spec(args.model)
+        choice = resolve_choice(args.model)
+        if not choice.offline and not _routable_at_a_glance(choice.shown_name):
+            check_chosen(choice)
     except (ConfigError, ValueError) as e:
-        if args.model is None and str(e).startswith("no model chosen"):
-            return ("none", None)
         raise _UsageError(f"{e} (for an offline try: 'utdebug demo')") from None
-    from utdebug.agents.factory import kind_of
+    return choice
 
-    if kind_of(spec).replays_file:  # nothing to wait for
-        return ("ready", _model(args))
-    if spec.kind == "litellm" and not _routable_at_a_glance(spec.litellm_model or spec.name):
-        try:  # a name litellm's price list does not know: asked before the app opens
-            kind_of(spec).check(spec)
-        except (ConfigError, ValueError) as e:
-            raise _UsageError(f"{e} (for an offline try: 'utdebug demo')") from None
-    return ("later", args)
+
+def _ready(choice: ModelChoice, args: argparse.Namespace) -> Any:
+    """A model that replays a file, made now (nothing to wait for); else ``None``."""
+    return _model(choice, args) if choice.replays else None
 
 
 def _routable_at_a_glance(model: str) -> bool:
@@ -380,19 +380,19 @@ def _routable_at_a_glance(model: str) -> bool:
     )
 
 
-def _model(args: argparse.Namespace) -> Any:
+def _model(choice: ModelChoice, args: argparse.Namespace) -> Any:
+    """The model of ``choice`` (not the simulated one: :func:`_sim_for`), a live one behind
+    the response cache unless ``--no-cache``."""
     from utdebug.agents.base import Meter
-    from utdebug.agents.config import ConfigError, resolve_model_spec
-    from utdebug.agents.factory import build_model, kind_of, with_cache
+    from utdebug.agents.choice import build_chosen
+    from utdebug.agents.config import ConfigError
+    from utdebug.agents.factory import with_cache
 
     try:
-        spec = resolve_model_spec(args.model)
-        if kind_of(spec).answers_from_gold:
-            raise _UsageError("--model sim needs --problem")
-        model = build_model(spec, Meter())
+        model = build_chosen(choice, meter=Meter())
     except (ConfigError, ValueError) as e:
         raise _UsageError(f"{e} (for an offline try: 'utdebug demo')") from None
-    if getattr(args, "no_cache", False) or not kind_of(spec).cached:
+    if getattr(args, "no_cache", False) or not choice.cached:
         return model
     # The same cache and keys as 'utdebug bench': reopening a function replays its calls.
     from utdebug.data.datasets import default_cache_dir
@@ -426,10 +426,11 @@ def _prepare_problem(args: argparse.Namespace, settings: Any) -> Prepared:
     problem = next((p for p in ls.problems if p.task_id == f"{split_name}/{number}"), None)
     if problem is None:
         raise _UsageError(f"no problem {wanted} in the {split_name} split")
-    task = task_from_problem(problem)
-    if args.model == "sim":
-        return Prepared(task, ("sim", problem), None, settings)
-    return Prepared(task, _later(args), None, settings, problem=problem)
+    choice = _choose(args)
+    ready = _ready(choice, args)
+    return Prepared(
+        task_from_problem(problem), choice, None, settings, problem=problem, ready=ready
+    )
 
 
 def no_terminal() -> str | None:
@@ -474,16 +475,14 @@ def _open(
         except (SandboxUnavailable, SandboxError) as e:
             raise StartupFailed(f"utdebug: {e}", Exit.SANDBOX) from None
         owned.extend((sb, executor))
-        model, note = prep.model, prep.note
-        if isinstance(model, tuple) and model[0] == "sim":  # the simulated model over its tests
-            model = _sim_for(model[1], executor)
-        elif isinstance(model, tuple) and model[0] == "ready":
-            model = model[1]
-        elif isinstance(model, tuple) and model[0] == "none":  # nothing calls it
+        choice, model, note = prep.model, prep.ready, prep.note
+        if not choice.chosen:  # nothing calls it
             return Started(NoModel(), executor, sorted(report.active()), len(report.states))
-        elif isinstance(model, tuple):  # ("later", args): a litellm model, made here
+        if model is None and choice.simulated:  # the simulated model over its tests
+            model = _sim_for(choice, prep.problem, executor)
+        elif model is None:  # a live model, made here
             try:
-                model = _model(model[1])
+                model = _model(choice, args)
             except _UsageError as e:
                 raise StartupFailed(f"utdebug {args.command}: {e}", Exit.USAGE) from None
         if probe and not getattr(model, "simulated", False):
@@ -498,11 +497,11 @@ def _open(
     config = _app_config(args, prep, starting, step_first=step_first, review=review)
     if isinstance(config, int):
         return config
-    model = prep.model
-    if isinstance(model, tuple) and model[0] == "none":
+    model = prep.ready
+    if not prep.model.chosen:
         model = NoModel()
-    elif isinstance(model, tuple):  # made by the start-up work; its name until then
-        model = model[1] if model[0] == "ready" else _Pending(_pending_name(model))
+    elif model is None:  # made by the start-up work; its name until then
+        model = _Pending(prep.model.shown_name)
     app = DebugApp(
         prep.task,
         model,
@@ -566,7 +565,7 @@ def _app_config(
 
 def _synth_plan(prep: Prepared) -> Any:
     """What a session without a model synthesises inputs from (``None``: it has a model)."""
-    if not (isinstance(prep.model, tuple) and prep.model[0] == "none"):
+    if prep.model.chosen:
         return None
     return _plan(prep)
 
@@ -576,10 +575,10 @@ def _candidates_plan(prep: Prepared, asked: int | None) -> Any:
     without a model, with ``--synth-inputs 0`` or with the SIMULATED model, which knows the
     gold outputs of the private inputs only). Unless asked, 32, and none for a scripted model
     (its recorded replies answer the requests of the run they were recorded in)."""
-    model = prep.model
-    replays = isinstance(model, tuple) and model[0] == "ready"
-    count = asked if asked is not None else (0 if replays else DEFAULT_SYNTH_INPUTS)
-    if count <= 0 or (isinstance(model, tuple) and model[0] in ("none", "sim")):
+    choice = prep.model
+    recorded = choice.replays and not getattr(prep.ready, "cycle", False)  # not the demo's
+    count = asked if asked is not None else (0 if recorded else DEFAULT_SYNTH_INPUTS)
+    if count <= 0 or not choice.chosen or choice.simulated:
         return None
     return dataclasses.replace(_plan(prep), count=count)
 
@@ -601,15 +600,6 @@ def _plan(prep: Prepared) -> Any:
         program=task.program,
         kind=task.target_kind,
     )
-
-
-def _pending_name(model: tuple[str, Any]) -> str:
-    if model[0] == "sim":
-        return "sim"
-    from utdebug.agents.config import resolve_model_spec
-
-    spec = resolve_model_spec(model[1].model)
-    return spec.litellm_model or spec.name
 
 
 class _Pending:
@@ -669,20 +659,20 @@ def open_sandbox(prep: Prepared, config: Any) -> tuple[Any, Any, Any]:
     return sb, report, Executor(sb, workers=2, context=how.context)
 
 
-def _sim_for(problem: Any, executor: Any) -> Any:
+def _sim_for(choice: ModelChoice, problem: Any, executor: Any) -> Any:
+    """The simulated model over ``problem``'s private tests (its oracle)."""
     import asyncio
 
-    from utdebug.agents.sim import SimParams
+    from utdebug.agents.choice import build_chosen
     from utdebug.data.private_tests import (
         EvalSettings,
         ExpectedCache,
         PrivateTestRunner,
-        make_sim,
         register_sim,
     )
 
     private = PrivateTestRunner(executor, EvalSettings(), ExpectedCache(None))
     asyncio.run(private.add(problem))
-    sim = make_sim(SimParams(), private)
+    sim = build_chosen(choice, oracle=private)
     register_sim(sim, problem, private)
     return sim

@@ -254,8 +254,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if problem is not None:
         print(f"utdebug train data: {problem}", file=sys.stderr)
         return Exit.USAGE
+    from utdebug.agents.choice import ModelChoice, check_chosen, choice_of
     from utdebug.agents.config import ConfigError, resolve_model_spec
-    from utdebug.agents.factory import check_model, kind_of
     from utdebug.agents.sim import SimParams
     from utdebug.data.datasets import default_cache_dir
     from utdebug.train.driver import run_train_data
@@ -271,32 +271,32 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                 file=sys.stderr,
             )
             return Exit.USAGE
-        spec = None
+        choice: ModelChoice | None = None
     else:
         try:
-            spec = resolve_model_spec(args.model)
+            choice = choice_of(resolve_model_spec(args.model))
         except ConfigError as e:
             named = args.model is not None or "no model chosen" not in str(e)
             if named or args.perturb == "model" or "model" in (args.inputs, args.rationale):
                 print(f"utdebug train data: {e}", file=sys.stderr)
                 return Exit.USAGE
-            spec = None  # nothing names a model: the stages that need none
+            choice = None  # nothing names a model: the stages that need none
         try:
-            if spec is not None:
-                check_model(spec)
+            if choice is not None:
+                check_chosen(choice)
         except ConfigError as e:
             print(f"utdebug train data: {e}", file=sys.stderr)
             return Exit.USAGE
     inputs: Literal["model", "dataset", "synth"]
     rationale: Literal["model", "none"]
-    if spec is None:
+    if choice is None:
         model = NO_MODEL
         inputs, rationale = args.inputs or "dataset", args.rationale or "none"
     else:
-        model = "sim" if kind_of(spec).answers_from_gold else spec.name
+        model = choice.name
         inputs, rationale = args.inputs or "model", args.rationale or "model"
     sim_attack = args.sim_attack
-    if model == "sim" and sim_attack is None:
+    if choice is not None and choice.simulated and sim_attack is None:
         sim_attack = SimParams.for_method("utgen").attack
     cache_dir = args.cache_dir or default_cache_dir()
     settings = Settings(
@@ -313,9 +313,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         limit_kind=args.limit_kind,
         sim_attack=sim_attack,
         sim_rationale_error=args.sim_rationale_error,
-        cache_dir=None
-        if args.no_cache or spec is None or not kind_of(spec).cached
-        else str(cache_dir),
+        cache_dir=None if args.no_cache or choice is None or not choice.cached else str(cache_dir),
     )
     if args.out is None:
         args.out = _default_out(args, model, inputs, rationale)

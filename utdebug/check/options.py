@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from utdebug.agents.choice import ModelChoice
 
 
 class CheckError(Exception):
@@ -89,46 +92,35 @@ def validate_options(o: CheckOptions) -> None:
         raise CheckError("--path limits --changed; name functions as PATH::FUNCTION instead")
 
 
-def model_chosen(spec_value: str | None) -> bool:
-    """Whether ``--model``, ``UTDEBUG_MODEL`` or the config file names a model (when none does,
-    ``check`` runs without one); :class:`CheckError` for a broken config file."""
-    from utdebug.agents.config import ConfigError, resolve_model_spec
+def model_choice(spec_value: str | None) -> ModelChoice:
+    """The model named by ``--model``, else ``UTDEBUG_MODEL``, else the config file (none when
+    nothing names one: ``check`` runs without one); :class:`CheckError` for a broken config
+    file."""
+    from utdebug.agents.choice import resolve_choice
+    from utdebug.agents.config import ConfigError
 
     try:
-        resolve_model_spec(spec_value)
+        return resolve_choice(spec_value)
     except ConfigError as e:
-        if str(e).startswith("no model chosen"):
-            return False
         raise CheckError(str(e)) from None
-    return True
 
 
-def model_info(spec_value: str | None) -> ModelInfo:
-    """Build the model named by ``--model`` (else ``UTDEBUG_MODEL``, else the config default)."""
-    import hashlib
-    import json
-
+def model_info(choice: ModelChoice) -> ModelInfo:
+    """Build the chosen model, with what identifies its answers."""
     from utdebug.agents.base import Meter
-    from utdebug.agents.config import ConfigError, resolve_model_spec
-    from utdebug.agents.factory import build_model, kind_of
+    from utdebug.agents.choice import build_chosen
+    from utdebug.agents.config import ConfigError
 
+    if choice.simulated:
+        raise CheckError(
+            "--model sim answers from a benchmark problem's gold solution; it cannot check "
+            "your code: use a real model, or scripted:FILE for a dry run"
+        )
     try:
-        spec = resolve_model_spec(spec_value)
-        kind = kind_of(spec)
-        if kind.answers_from_gold:
-            raise CheckError(
-                "--model sim answers from a benchmark problem's gold solution; it cannot check "
-                "your code: use a real model, or scripted:FILE for a dry run"
-            )
-        built = build_model(spec, Meter())
-        if kind.replays_file:
-            assert spec.script_path is not None
-            digest = hashlib.sha256(Path(spec.script_path).read_bytes()).hexdigest()
-            return ModelInfo(built, built.name, f"scripted:{digest}", True)
+        built = build_chosen(choice, meter=Meter())
+        key = choice.cache_identity(built)
     except (ConfigError, ValueError, OSError) as e:
         raise CheckError(str(e)) from None
-    from utdebug.agents.base import identity_of
-
-    # the model's identity: its string, server, and the config's sampling values and extras
-    key = json.dumps([spec.litellm_model, identity_of(built)])
-    return ModelInfo(built, spec.name, key, bool(getattr(built, "simulated", False)))
+    if choice.replays:
+        return ModelInfo(built, built.name, key, True)
+    return ModelInfo(built, choice.name, key, bool(getattr(built, "simulated", False)))

@@ -22,7 +22,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from utdebug.agents.sim import SimModel, SimParams, SimProblem, Verdicts
+from utdebug.agents.base import Model
+from utdebug.agents.sim import SimModel, SimProblem, Verdicts
 from utdebug.data.classeval import run_tests
 from utdebug.data.datasets import (
     BenchProblem,
@@ -437,11 +438,9 @@ def task_from_problem(problem: Problem) -> Task:
     )
 
 
-def make_sim(params: SimParams, private: PrivateTestRunner) -> SimModel:
-    return SimModel(params, private.verdicts, private.matches)
-
-
-def register_sim(sim: SimModel, problem: Problem, private: PrivateTestRunner) -> None:
+def register_sim(sim: Model, problem: Problem, private: PrivateTestRunner) -> None:
+    """Tell the simulated model (built over ``private``) the gold solution of ``problem``."""
+    assert isinstance(sim, SimModel)
     sim.register(
         SimProblem(
             task_id=problem.task_id,

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from utdebug import __version__
+from utdebug.agents.choice import names_simulated
 from utdebug.agents.prompts import PROMPT_VERSION, TRAIN_PROMPT_VERSION
 from utdebug.agents.sim import SIMULATED
 from utdebug.cli_common import Exit
@@ -563,7 +564,8 @@ def _print_counts(card: dict[str, Any], out_dir: Path) -> None:
     c = card["counts"]
     st = c["stages"]
     if card["simulated"]:
-        who = "the simulated model (sim)" if card["model"] == "sim" else "a scripted model"
+        sim = names_simulated(card["model"])
+        who = "the simulated model (sim)" if sim else "a scripted model"
         print(
             f"{SIMULATED}: the text of these examples comes from {who}, not from a language "
             "model (the labels are the gold code's outputs)."

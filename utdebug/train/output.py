@@ -28,6 +28,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from utdebug.agents.choice import names_simulated
 from utdebug.runs.records import RunFolderError, write_json_atomic, write_text_atomic
 
 __all__ = [
@@ -144,7 +145,8 @@ def card_markdown(card: dict[str, Any]) -> str:
     sim = card.get("simulated")
     lines = ["# UTGen training data (utdebug)", ""]
     if sim:
-        who = "utdebug's simulated model" if card.get("model") == "sim" else "a scripted model"
+        sim_wrote = names_simulated(card.get("model"))
+        who = "utdebug's simulated model" if sim_wrote else "a scripted model"
         lines += [
             "> **SIMULATED.** The text of these examples (corrupted code, test hypotheses, "
             f"rationales) was written by {who}, not by a language model. "

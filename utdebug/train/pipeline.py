@@ -31,6 +31,7 @@ from utdebug.agents.base import (
     ModelError,
     ModelNotFound,
 )
+from utdebug.agents.choice import SIMULATED_MODEL, build_chosen
 from utdebug.agents.reply_tests import ParsedProgram
 from utdebug.agents.roles import Perturber, Rationalizer, TaskText, UTGenerator
 from utdebug.agents.sim import SIMULATED, SimModel, SimParams, SimProblem
@@ -216,12 +217,13 @@ class _Work:
     def setup_model(self) -> None:
         if self.s.sim:
             params = SimParams.for_method("utgen", attack=self.s.sim_attack, seed=self.s.seed)
-            sim = SimModel(
-                params,
-                self._oracle,
-                self._matcher,
+            sim = build_chosen(
+                SIMULATED_MODEL,
+                oracle=self,
+                sim_params=params,
                 rationale_error=self.s.sim_rationale_error,
             )
+            assert isinstance(sim, SimModel)
             sim.register(
                 SimProblem(
                     task_id=self.p.problem_id,
@@ -233,13 +235,13 @@ class _Work:
                 )
             )
             inner: Model = sim
-            self.endpoint = "sim"
+            self.endpoint = sim.name
         else:
             inner, self.endpoint = _real_model(self.s)
         self.model = Metered(inner, self.meter)
         self.model_name = inner.name
 
-    async def _oracle(self, task_id: str, code: str) -> list[tuple[bool, Any]]:
+    async def verdicts(self, task_id: str, code: str) -> list[tuple[bool, Any]]:
         """The simulated model's view of ``code``: its verdict on every known input (run once
         per program)."""
         hit = self._verdicts.get(code)
@@ -256,7 +258,7 @@ class _Work:
         self._verdicts[code] = found
         return found
 
-    def _matcher(self, task_id: str, value: Any, gold: Any, args: tuple[Any, ...]) -> bool:
+    def matches(self, task_id: str, value: Any, gold: Any, args: tuple[Any, ...]) -> bool:
         try:
             return bool(outputs_match(value, gold, self.check, Semantics.DATASET, args))
         except Exception:

@@ -7,6 +7,8 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from utdebug.agents import prompts
+from utdebug.agents.choice import names_simulated
+from utdebug.agents.config import BUILTIN_SIM, SCRIPTED_PREFIX
 from utdebug.agents.sim import SIMULATED
 from utdebug.runs.records import record_key
 from utdebug.sandbox import LimitKind, Limits
@@ -60,7 +62,7 @@ class Settings:
         for name, default in (("inputs", "model"), ("rationale", "model")):
             if parts[name] == default:
                 parts.pop(name)  # the keys of runs from before these settings stay the same
-        if not self.model.startswith("sim"):
+        if not self.model.startswith(BUILTIN_SIM):  # as the keys of earlier runs have it
             parts.pop("sim_attack")
             parts.pop("sim_rationale_error")
         return parts
@@ -82,13 +84,13 @@ class Settings:
     @property
     def sim(self) -> bool:
         """The simulated model plays stages I-III."""
-        return self.model == "sim"
+        return names_simulated(self.model)
 
     @property
     def simulated(self) -> bool:
         """No language model writes the text: the simulated model, or a scripted one (replies
         replayed from a file, as utdebug's models mark it); everything says SIMULATED."""
-        return self.model == "sim" or self.model.startswith("scripted:")
+        return self.sim or self.model.startswith(SCRIPTED_PREFIX)
 
     def limits(self) -> Limits:
         """Per input ``timeout``; a batch (a program on the known inputs) at most 5 s, and

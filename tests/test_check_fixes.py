@@ -1,0 +1,90 @@
+"""``utdebug check`` without a model on fixes whose values are objects the sandbox cannot
+send back (an iterator, a function): what their text and their calls still show (real git
+repositories in a temporary folder, the sandbox)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import git
+
+from utdebug.check.comparison import same_outcome
+from utdebug.check.options import CheckOptions
+from utdebug.check.report import CheckReport, FunctionReport, Status
+from utdebug.check.review import run_check
+from utdebug.sandbox import SandboxConfig
+from utdebug.sandbox.outcomes import Outcome
+from utdebug.sandbox.outcomes import Status as Ran
+from utdebug.sandbox.values import Opaque
+
+
+def _commit(repo: git.Repo, files: dict[str, str], message: str) -> str:
+    root = Path(repo.working_tree_dir or ".")
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    repo.index.add(list(files))
+    return repo.index.commit(message).hexsha
+
+
+def _repo(tmp_path: Path, files: dict[str, str]) -> git.Repo:
+    repo = git.Repo.init(tmp_path / "project", initial_branch="main")
+    with repo.config_writer() as cw:
+        cw.set_value("user", "name", "Test")
+        cw.set_value("user", "email", "test@example.com")
+    _commit(repo, files, "base")
+    return repo
+
+
+def _check(repo: git.Repo, tmp_path: Path, files: dict[str, str]) -> dict[str, FunctionReport]:
+    root = Path(repo.working_tree_dir or ".")
+    for rel, text in files.items():
+        (root / rel).write_text(text)
+    opts: dict[str, Any] = {
+        "cwd": root,
+        "cache_dir": tmp_path / "cache",
+        "timeout": 1.0,
+        "changed": True,
+        "synth_inputs": 40,
+    }
+    report: CheckReport = run_check(CheckOptions(**opts), None, SandboxConfig())
+    return {f.qualname: f for f in report.functions}
+
+
+def _ok(text: str) -> Outcome:
+    return Outcome(Ran.OK, value=Opaque("function", text))
+
+
+def test_an_object_s_text_is_the_same_but_for_its_memory_address() -> None:
+    a = _ok("<function pick.<locals>.<lambda> at 0x7f1d61510a40>")
+    b = _ok("<function pick.<locals>.<lambda> at 0x7ff8d97bf820>")
+    assert same_outcome(a, b)
+    assert not same_outcome(a, _ok("<function pick.<locals>.<genexpr> at 0x7f1d61510a40>"))
+
+
+PICK = '''"""Getters."""
+
+import operator
+
+
+def pick(index: list[int]):
+    """A function that takes the items at ``index`` from a sequence."""
+    return operator.itemgetter(*index)
+'''
+
+
+def test_a_fix_that_returns_a_function_where_the_base_raised_is_a_finding(
+    tmp_path: Path,
+) -> None:
+    """The head returns a new lambda for an empty index, where the base raised: the lambda's
+    text differs between runs only by its address, so the input is stable and changed."""
+    repo = _repo(tmp_path, {"pick.py": PICK})
+    head = PICK.replace(
+        "    return operator", "    if not index:\n        return lambda x: ()\n    return operator"
+    )
+    f = _check(repo, tmp_path, {"pick.py": head})["pick"]
+    assert f.status is Status.FINDINGS, f.message
+    assert f.differential is not None and not f.differential.unstable
+    assert any(c.input == "([],)" for c in f.differential.changes), f.differential.changes

@@ -4,12 +4,14 @@ repositories in a temporary folder, the sandbox)."""
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 from typing import Any
 
 import git
 
 from utdebug.check.comparison import same_outcome
+from utdebug.check.differ import literals
 from utdebug.check.options import CheckOptions
 from utdebug.check.report import CheckReport, FunctionReport, Status
 from utdebug.check.review import run_check
@@ -88,3 +90,49 @@ def test_a_fix_that_returns_a_function_where_the_base_raised_is_a_finding(
     assert f.status is Status.FINDINGS, f.message
     assert f.differential is not None and not f.differential.unstable
     assert any(c.input == "([],)" for c in f.differential.changes), f.differential.changes
+
+
+RULES = '''"""Rules on numbers."""
+
+
+def holds(a: int, rule: str) -> bool:
+    """Whether ``a`` meets ``rule``, an operator word and a number: ``'above 3'``."""
+    word, _, number = rule.partition(" ")
+    n = int(number)
+    if word == "above":
+        return a > n
+    if word == "below":
+        return a < n
+    if word == "equals":
+        return a == n
+    raise ValueError(f"unknown operator {word!r}")
+'''
+
+RULES_TESTS = '''from rules import holds
+
+
+def test_holds():
+    assert holds(4, "above 3")
+    assert not holds(4, "below 12")
+'''
+
+
+def test_a_new_word_the_fix_accepts_reaches_the_inputs_through_its_literals(
+    tmp_path: Path,
+) -> None:
+    """The head accepts a new operator word, ``'differs'``: no seed holds it and no mutation
+    of the seeds' characters makes it; swapping a word of the code's literals in a seed does."""
+    repo = _repo(tmp_path, {"rules.py": RULES, "tests/test_rules.py": RULES_TESTS})
+    head = RULES.replace(
+        "    raise ValueError", '    if word == "differs":\n        return a != n\n    raise ValueError'
+    )
+    f = _check(repo, tmp_path, {"rules.py": head})["holds"]
+    assert f.status is Status.FINDINGS, f.message
+    assert f.differential is not None
+    assert any("differs" in c.input for c in f.differential.changes), f.differential.changes
+
+
+def test_the_literals_of_both_versions_leave_docstrings_out() -> None:
+    base = ast.parse('def f(x):\n    """Doc."""\n    return x + "a" + 2\n')
+    head = ast.parse('def f(x):\n    """Doc."""\n    return x + "b" + 2.5 + True\n')
+    assert set(literals(base, head)) == {"a", 2, "b", 2.5}

@@ -136,3 +136,37 @@ def test_the_literals_of_both_versions_leave_docstrings_out() -> None:
     base = ast.parse('def f(x):\n    """Doc."""\n    return x + "a" + 2\n')
     head = ast.parse('def f(x):\n    """Doc."""\n    return x + "b" + 2.5 + True\n')
     assert set(literals(base, head)) == {"a", 2, "b", 2.5}
+
+
+CLOCK = '''"""Times of day."""
+
+import re
+
+TIME = r"(?P<hour>[0-9]{2})(:(?P<minute>[0-9]{2}))?"
+TIME_RE = re.compile(TIME + r"$")
+
+
+def minutes(text):
+    """Minutes since midnight.
+
+    >>> minutes("10:15")
+    615
+    """
+    m = TIME_RE.match(text)
+    if m is None:
+        raise ValueError(text)
+    return int(m.group("hour")) * 60 + int(m.group("minute") or 0)
+'''
+
+
+def test_a_changed_constant_marks_the_readers_of_a_name_made_from_it(tmp_path: Path) -> None:
+    """``TIME`` changed; ``minutes`` reads ``TIME_RE``, compiled from it at import."""
+    tests = "import pytest\nfrom clock import minutes\n\n\ndef test_no_colon():\n"
+    tests += '    with pytest.raises(ValueError):\n        minutes("1015")\n'
+    repo = _repo(tmp_path, {"clock.py": CLOCK, "tests/test_clock.py": tests})
+    f = _check(repo, tmp_path, {"clock.py": CLOCK.replace("(:(?P<minute>", "(:?(?P<minute>")})
+    assert set(f) == {"minutes"}
+    got = f["minutes"]
+    assert got.status is Status.FINDINGS, got.message
+    assert got.differential is not None
+    assert any("TIME" in n for n in got.differential.notes)

@@ -108,13 +108,13 @@ def holds(a: int, rule: str) -> bool:
     raise ValueError(f"unknown operator {word!r}")
 '''
 
-RULES_TESTS = '''from rules import holds
+RULES_TESTS = """from rules import holds
 
 
 def test_holds():
     assert holds(4, "above 3")
     assert not holds(4, "below 12")
-'''
+"""
 
 
 def test_a_new_word_the_fix_accepts_reaches_the_inputs_through_its_literals(
@@ -124,7 +124,8 @@ def test_a_new_word_the_fix_accepts_reaches_the_inputs_through_its_literals(
     of the seeds' characters makes it; swapping a word of the code's literals in a seed does."""
     repo = _repo(tmp_path, {"rules.py": RULES, "tests/test_rules.py": RULES_TESTS})
     head = RULES.replace(
-        "    raise ValueError", '    if word == "differs":\n        return a != n\n    raise ValueError'
+        "    raise ValueError",
+        '    if word == "differs":\n        return a != n\n    raise ValueError',
     )
     f = _check(repo, tmp_path, {"rules.py": head})["holds"]
     assert f.status is Status.FINDINGS, f.message

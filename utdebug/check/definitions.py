@@ -168,9 +168,10 @@ def changed_definitions(
     """What a change of the module's ``lines`` (``None``: a new file) touches: the
     definitions on those lines (:func:`touched`) and the module-level functions that read a
     module-level name a changed statement binds (or a name made from one at module level),
-    directly or through other module-level functions (their :attr:`ChangedFunction.reads` says which names). With the module at the
-    base (``base``), a name whose binding statements have the base's syntax tree (imports
-    reordered, a constant reformatted) does not count."""
+    directly or through other module-level functions (their :attr:`ChangedFunction.reads`
+    says which names). With the module at the base (``base``), a name whose binding
+    statements have the base's syntax tree (imports reordered, a constant reformatted) does
+    not count."""
     found = definitions(tree, path)
     hits = touched(found, lines)
     if lines is None:

@@ -17,6 +17,7 @@ from typing import Any
 import git
 import jsonschema
 import pytest
+from testkit.gitrepos import commit
 from testkit.scripted_add import fix, ut, votes
 
 from utdebug.agents.base import ScriptExhausted
@@ -120,16 +121,6 @@ class Replies:
 
     def info(self, key: str = "replies-v1") -> ModelInfo:
         return ModelInfo(ScriptedModel(self, name="scripted test model"), "scripted", key, True)
-
-
-def commit(repo: git.Repo, files: dict[str, str], message: str) -> str:
-    root = Path(repo.working_tree_dir or ".")
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
-    repo.index.add(list(files))
-    return repo.index.commit(message).hexsha
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import git
+from testkit.gitrepos import new_repo
 
 from utdebug.check.comparison import same_outcome
 from utdebug.check.differ import literals
@@ -19,25 +20,6 @@ from utdebug.sandbox import SandboxConfig
 from utdebug.sandbox.outcomes import Outcome
 from utdebug.sandbox.outcomes import Status as Ran
 from utdebug.sandbox.values import Opaque
-
-
-def _commit(repo: git.Repo, files: dict[str, str], message: str) -> str:
-    root = Path(repo.working_tree_dir or ".")
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
-    repo.index.add(list(files))
-    return repo.index.commit(message).hexsha
-
-
-def _repo(tmp_path: Path, files: dict[str, str]) -> git.Repo:
-    repo = git.Repo.init(tmp_path / "project", initial_branch="main")
-    with repo.config_writer() as cw:
-        cw.set_value("user", "name", "Test")
-        cw.set_value("user", "email", "test@example.com")
-    _commit(repo, files, "base")
-    return repo
 
 
 def _check(repo: git.Repo, tmp_path: Path, files: dict[str, str]) -> dict[str, FunctionReport]:
@@ -82,7 +64,7 @@ def test_a_fix_that_returns_a_function_where_the_base_raised_is_a_finding(
 ) -> None:
     """The head returns a new lambda for an empty index, where the base raised: the lambda's
     text differs between runs only by its address, so the input is stable and changed."""
-    repo = _repo(tmp_path, {"pick.py": PICK})
+    repo = new_repo(tmp_path, {"pick.py": PICK})
     head = PICK.replace(
         "    return operator", "    if not index:\n        return lambda x: ()\n    return operator"
     )
@@ -122,7 +104,7 @@ def test_a_new_word_the_fix_accepts_reaches_the_inputs_through_its_literals(
 ) -> None:
     """The head accepts a new operator word, ``'differs'``: no seed holds it and no mutation
     of the seeds' characters makes it; swapping a word of the code's literals in a seed does."""
-    repo = _repo(tmp_path, {"rules.py": RULES, "tests/test_rules.py": RULES_TESTS})
+    repo = new_repo(tmp_path, {"rules.py": RULES, "tests/test_rules.py": RULES_TESTS})
     head = RULES.replace(
         "    raise ValueError",
         '    if word == "differs":\n        return a != n\n    raise ValueError',
@@ -164,7 +146,7 @@ def test_a_changed_constant_marks_the_readers_of_a_name_made_from_it(tmp_path: P
     """``TIME`` changed; ``minutes`` reads ``TIME_RE``, compiled from it at import."""
     tests = "import pytest\nfrom clock import minutes\n\n\ndef test_no_colon():\n"
     tests += '    with pytest.raises(ValueError):\n        minutes("1015")\n'
-    repo = _repo(tmp_path, {"clock.py": CLOCK, "tests/test_clock.py": tests})
+    repo = new_repo(tmp_path, {"clock.py": CLOCK, "tests/test_clock.py": tests})
     f = _check(repo, tmp_path, {"clock.py": CLOCK.replace("(:(?P<minute>", "(:?(?P<minute>")})
     assert set(f) == {"minutes"}
     got = f["minutes"]

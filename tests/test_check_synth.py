@@ -12,6 +12,7 @@ import git
 import jsonschema
 import pytest
 from test_check import Replies
+from testkit.gitrepos import commit
 
 from utdebug.check.formats import render, schema
 from utdebug.check.options import CheckOptions
@@ -54,16 +55,6 @@ def total(xs, k):
 '''
 
 NEW = BASE + '\n\ndef double(x):\n    """>>> double(2)\n    4\n    """\n    return x * 2\n'
-
-
-def commit(repo: git.Repo, files: dict[str, str], message: str) -> str:
-    root = Path(repo.working_tree_dir or ".")
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
-    repo.index.add(list(files))
-    return repo.index.commit(message).hexsha
 
 
 @pytest.fixture

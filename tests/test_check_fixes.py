@@ -20,6 +20,7 @@ from utdebug.sandbox import SandboxConfig
 from utdebug.sandbox.outcomes import Outcome
 from utdebug.sandbox.outcomes import Status as Ran
 from utdebug.sandbox.values import Opaque
+from utdebug.synth.seeds import is_test_file
 
 
 def _check(repo: git.Repo, tmp_path: Path, files: dict[str, str]) -> dict[str, FunctionReport]:
@@ -153,3 +154,40 @@ def test_a_changed_constant_marks_the_readers_of_a_name_made_from_it(tmp_path: P
     assert got.status is Status.FINDINGS, got.message
     assert got.differential is not None
     assert any("TIME" in n for n in got.differential.notes)
+
+
+MATCH = '''"""Versions."""
+
+
+def match(version: str, expr: str) -> bool:
+    """Whether ``version`` (``"2.3"``) meets ``expr``, an operator and a version."""
+    op = expr[:2]
+    if op not in (">=", "<=", "=="):
+        raise ValueError(f"unknown operator in {expr!r}")
+    a, b = version.split("."), expr[2:].split(".")
+    mine, other = (int(a[0]), int(a[1])), (int(b[0]), int(b[1]))
+    return {">=": mine >= other, "<=": mine <= other, "==": mine == other}[op]
+'''
+
+MATCH_TESTS = """from versions import match
+
+
+def test_match():
+    assert match("2.3", ">=2.1")
+    assert match("2.3", "!=2.1")
+"""
+
+
+def test_a_tests_module_gives_seeds_and_is_no_library_code(tmp_path: Path) -> None:
+    """``tests.py`` (a module named ``tests``) holds the only call that reaches the fix."""
+    assert is_test_file("tests.py") and is_test_file("pkg/tests.py")
+    assert not is_test_file("contests.py") and not is_test_file("tests.txt")
+    repo = new_repo(tmp_path, {"versions.py": MATCH, "tests.py": MATCH_TESTS})
+    head = MATCH.replace('("=="', '("==", "!="').replace(
+        '"==": mine == other}', '"==": mine == other, "!=": mine != other}'
+    )
+    head = head.replace('(">=", "<=", "==")', '(">=", "<=", "==", "!=")')
+    f = _check(repo, tmp_path, {"versions.py": head})["match"]
+    assert f.status is Status.FINDINGS, f.message
+    assert f.differential is not None
+    assert any(c.call == "match('2.3', '!=2.1')" for c in f.differential.changes)

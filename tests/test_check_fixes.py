@@ -191,3 +191,43 @@ def test_a_tests_module_gives_seeds_and_is_no_library_code(tmp_path: Path) -> No
     assert f.status is Status.FINDINGS, f.message
     assert f.differential is not None
     assert any(c.call == "match('2.3', '!=2.1')" for c in f.differential.changes)
+
+
+FACTORY = '''"""Sort keys."""
+
+
+def key_factory(sep: str):
+    """A function that makes a sort key of a number (``None`` sorts first)."""
+
+    def key(val):
+        if val is None:
+            return (sep, float("-inf"))
+        return (sep, val)
+
+    return key
+'''
+
+FACTORY_TESTS = """from keys import key_factory
+
+
+def test_key():
+    assert key_factory("")(3) == ("", 3)
+"""
+
+
+def test_a_function_a_factory_returns_is_called_on_probe_values(tmp_path: Path) -> None:
+    """The factory's value is a new closure in every run (known only by its text); the head's
+    sorts ``None`` last: calling it on probe values shows the change."""
+    repo = new_repo(tmp_path, {"keys.py": FACTORY, "tests/test_keys.py": FACTORY_TESTS})
+    f = _check(repo, tmp_path, {"keys.py": FACTORY.replace('float("-inf")', 'float("inf")')})
+    got = f["key_factory"]
+    assert got.status is Status.FINDINGS, got.message
+    assert got.differential is not None and got.differential.changes
+    assert "__probes__" in got.differential.changes[0].before
+
+
+def test_a_factory_whose_function_keeps_its_behaviour_has_no_finding(tmp_path: Path) -> None:
+    repo = new_repo(tmp_path, {"keys.py": FACTORY, "tests/test_keys.py": FACTORY_TESTS})
+    f = _check(repo, tmp_path, {"keys.py": FACTORY.replace("val", "value")})["key_factory"]
+    assert f.status is not Status.FINDINGS, f.message
+    assert f.differential is not None and not f.differential.changes

@@ -150,6 +150,11 @@ def gather_seeds(
     )
 
 
+_RETRIED = (Comparison.NOT_COMPARED, Comparison.UNCHANGED)
+"""Verdicts after which inputs whose values were known only by their text are run again as
+a member's are (an iterator consumed, a returned function called on probes); an unchanged
+function takes that verdict only when it finds changes."""
+
 LITERALS = 60
 """At most this many literals of the code are given to mutation."""
 
@@ -262,9 +267,12 @@ def compare_function(run: DiffRun, target: Target, model_calls: Sequence[str] = 
         changed = {input_key(f.args) for f in result.findings}
         again = [i for i in runs.chosen if input_key(runs.inputs[i]) in changed]
         result = _compare(run, both, rerun(run.runners, both, runs, again, run.settings))
-    if result.verdict is Comparison.NOT_COMPARED and result.incomparable:
-        got = compare_member(run, target)  # values known by repr: iterators, consumed there
-        if not isinstance(got, NotCompared):
+    if result.incomparable and not result.findings and result.verdict in _RETRIED:
+        # values known by repr: iterators consumed there, functions called on probes
+        got = compare_member(run, target)
+        if not isinstance(got, NotCompared) and (
+            result.verdict is Comparison.NOT_COMPARED or got.findings
+        ):
             return got
     notes = [*inputs.notes, *_notes(target, result, runs, bool(run.runners.binds))]
     return DiffOutcome(

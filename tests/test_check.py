@@ -18,6 +18,7 @@ import git
 import jsonschema
 import pytest
 from testkit.check_replies import Replies, Specs
+from testkit.gitrepos import commit
 from testkit.scripted_add import fix, ut, votes
 
 from utdebug.agents.scripted import ScriptedModel
@@ -68,16 +69,6 @@ class Acc:
 '''
 
 UTIL = "SCALE = 10\n\n\ndef clamp(x, lo, hi):\n    return max(lo, min(hi, x))\n"
-
-
-def commit(repo: git.Repo, files: dict[str, str], message: str) -> str:
-    root = Path(repo.working_tree_dir or ".")
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
-    repo.index.add(list(files))
-    return repo.index.commit(message).hexsha
 
 
 @pytest.fixture

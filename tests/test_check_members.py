@@ -10,7 +10,8 @@ from pathlib import Path
 import git
 import jsonschema
 import pytest
-from testkit.check_repo import check, commit
+from testkit.check_repo import check
+from testkit.gitrepos import commit, new_repo
 
 from utdebug.check.formats import schema
 from utdebug.check.report import FunctionReport, Status
@@ -113,12 +114,7 @@ SHAPES_CHANGED = (
 
 
 def repo_with(tmp_path: Path, files: dict[str, str]) -> git.Repo:
-    repo = git.Repo.init(tmp_path / "proj", initial_branch="main")
-    with repo.config_writer() as cw:
-        cw.set_value("user", "name", "Test")
-        cw.set_value("user", "email", "test@example.com")
-    commit(repo, files, "base")
-    return repo
+    return new_repo(tmp_path, files)
 
 
 def by_name(functions: tuple[FunctionReport, ...]) -> dict[str, FunctionReport]:

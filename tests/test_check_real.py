@@ -11,7 +11,7 @@ from typing import Any
 import git
 import jsonschema
 import pytest
-from testkit.check_repo import commit
+from testkit.gitrepos import commit, new_repo
 
 from utdebug.check.formats import render, schema
 from utdebug.check.options import CheckOptions
@@ -20,15 +20,6 @@ from utdebug.check.review import run_check
 from utdebug.cli import main
 from utdebug.cli_common import Exit
 from utdebug.sandbox import SandboxConfig
-
-
-def new_repo(tmp_path: Path, files: dict[str, str]) -> git.Repo:
-    repo = git.Repo.init(tmp_path / "project", initial_branch="main")
-    with repo.config_writer() as cw:
-        cw.set_value("user", "name", "Test")
-        cw.set_value("user", "email", "test@example.com")
-    commit(repo, files, "base")
-    return repo
 
 
 def write(repo: git.Repo, files: dict[str, str]) -> None:

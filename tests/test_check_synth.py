@@ -11,7 +11,8 @@ import git
 import jsonschema
 import pytest
 from testkit.check_replies import Replies
-from testkit.check_repo import check, commit
+from testkit.check_repo import check
+from testkit.gitrepos import commit
 
 from utdebug.check.formats import render, schema
 from utdebug.check.report import Status

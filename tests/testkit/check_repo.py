@@ -1,4 +1,4 @@
-"""A git repository for ``utdebug check`` tests: commit files, run check in-process."""
+"""``utdebug check`` run in-process on a test's repository (testkit.gitrepos), and sources."""
 
 from __future__ import annotations
 
@@ -20,16 +20,6 @@ CLAMP = """def clamp(x, lo, hi):
     return x
 """
 """An unannotated clamp (kinds from its body alone)."""
-
-
-def commit(repo: git.Repo, files: dict[str, str], message: str) -> str:
-    root = Path(repo.working_tree_dir or ".")
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
-    repo.index.add(list(files))
-    return repo.index.commit(message).hexsha
 
 
 def check(repo: git.Repo, tmp_path: Path, model: Any = None, **kw: Any) -> CheckReport:

@@ -167,10 +167,11 @@ def changed_definitions(
 ) -> list[ChangedFunction]:
     """What a change of the module's ``lines`` (``None``: a new file) touches: the
     definitions on those lines (:func:`touched`) and the module-level functions that read a
-    module-level name a changed statement binds, directly or through other module-level
-    functions (their :attr:`ChangedFunction.reads` says which names). With the module at the
-    base (``base``), a name whose binding statements have the base's syntax tree (imports
-    reordered, a constant reformatted) does not count."""
+    module-level name a changed statement binds (or a name made from one at module level),
+    directly or through other module-level functions (their :attr:`ChangedFunction.reads`
+    says which names). With the module at the base (``base``), a name whose binding
+    statements have the base's syntax tree (imports reordered, a constant reformatted) does
+    not count."""
     found = definitions(tree, path)
     hits = touched(found, lines)
     if lines is None:
@@ -180,6 +181,7 @@ def changed_definitions(
         names = {n for n in names if _bindings(tree, n) != _bindings(base, n)}
     if not names:
         return hits
+    names = _derived(tree, names)
     reached = _readers(tree, names)
     have = {d.qualname for d in hits}
     more = [
@@ -188,6 +190,23 @@ def changed_definitions(
         if d.qualname in reached and d.qualname not in have
     ]
     return sorted([*hits, *more], key=lambda d: (d.line, d.qualname))
+
+
+def _derived(tree: ast.Module, names: set[str]) -> set[str]:
+    """``names`` and the module-level names made from them (``TZ_RE = re.compile(TZ_REGEX)``
+    after a change of ``TZ_REGEX``), through any number of such statements."""
+    out = set(names)
+    grown = True
+    while grown:
+        grown = False
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                continue
+            used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+            if used & out and not _bound(node) <= out:
+                out |= _bound(node)
+                grown = True
+    return out
 
 
 def _rebound(tree: ast.Module, lines: list[tuple[int, int]]) -> set[str]:

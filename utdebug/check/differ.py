@@ -17,6 +17,7 @@ again.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -42,6 +43,7 @@ __all__ = [
     "SeedSet",
     "compare_function",
     "gather_seeds",
+    "literals",
     "synthesise",
     "try_kinds_on_base",
 ]
@@ -76,6 +78,8 @@ class SeedSet:
     notes: tuple[str, ...] = ()
     refused: tuple[str, ...] = ()
     """Parameters no seed covers of which the base accepted no candidate kind."""
+    constants: tuple[Any, ...] = ()
+    """The literals of both versions' code (:func:`literals`), for mutation to use."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +141,46 @@ def gather_seeds(
             f"its docstring) and its parameters cannot be typed ({untyped} without a usable "
             "type hint)"
         )
-    return SeedSet(tuple(tuple(s) for s in inputs), tuple(names), hints if typed else None, kinds)
+    return SeedSet(
+        tuple(tuple(s) for s in inputs),
+        tuple(names),
+        hints if typed else None,
+        kinds,
+        constants=literals(pair.base.node, pair.head.node),
+    )
+
+
+_RETRIED = (Comparison.NOT_COMPARED, Comparison.UNCHANGED)
+"""Verdicts after which inputs whose values were known only by their text are run again as
+a member's are (an iterator consumed, a returned function called on probes); an unchanged
+function takes that verdict only when it finds changes."""
+
+LITERALS = 60
+"""At most this many literals of the code are given to mutation."""
+
+
+def literals(*nodes: ast.AST) -> tuple[Any, ...]:
+    """The numbers and short texts (1 to 40 characters) written in ``nodes`` (both versions of
+    a function: the head's new ``'!='`` too), docstrings left out, each once, in order."""
+    docs = {
+        id(n.body[0].value)
+        for node in nodes
+        for n in ast.walk(node)
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+        and n.body
+        and isinstance(n.body[0], ast.Expr)
+        and isinstance(n.body[0].value, ast.Constant)
+    }
+    out: dict[str, Any] = {}
+    for node in nodes:
+        for n in ast.walk(node):
+            if not isinstance(n, ast.Constant) or id(n) in docs:
+                continue
+            v = n.value
+            text = isinstance(v, str) and 0 < len(v) <= 40
+            if text or (type(v) in (int, float) and v == v):
+                out.setdefault(repr(v), v)
+    return tuple(out.values())[:LITERALS]
 
 
 def try_kinds_on_base(run: DiffRun, pair: Pair, seeds: SeedSet) -> SeedSet | NotCompared:
@@ -174,7 +217,7 @@ def _fits(fn: Any, n: int) -> bool:
 def synthesise(seeds: SeedSet, cfg: DiffSettings) -> Inputs | NotCompared:
     """The synthesis stage: ``cfg.count`` inputs from the seeds (the same seeds and settings
     give the same inputs, as long as the time budget does not cut it short)."""
-    from utdebug.synth.synthesizer import synthesize
+    from utdebug.synth.synthesizer import SynthSettings, synthesize
 
     syn = synthesize(
         seeds.inputs,
@@ -183,6 +226,7 @@ def synthesise(seeds: SeedSet, cfg: DiffSettings) -> Inputs | NotCompared:
         hints=seeds.hints,
         names=seeds.names,
         time_budget=cfg.time_budget,
+        settings=SynthSettings(constants=seeds.constants),
     )
     if not syn.inputs:
         why = "no input could be synthesised"
@@ -223,9 +267,12 @@ def compare_function(run: DiffRun, target: Target, model_calls: Sequence[str] = 
         changed = {input_key(f.args) for f in result.findings}
         again = [i for i in runs.chosen if input_key(runs.inputs[i]) in changed]
         result = _compare(run, both, rerun(run.runners, both, runs, again, run.settings))
-    if result.verdict is Comparison.NOT_COMPARED and result.incomparable:
-        got = compare_member(run, target)  # values known by repr: iterators, consumed there
-        if not isinstance(got, NotCompared):
+    if result.incomparable and not result.findings and result.verdict in _RETRIED:
+        # values known by repr: iterators consumed there, functions called on probes
+        got = compare_member(run, target)
+        if not isinstance(got, NotCompared) and (
+            result.verdict is Comparison.NOT_COMPARED or got.findings
+        ):
             return got
     notes = [*inputs.notes, *_notes(target, result, runs, bool(run.runners.binds))]
     return DiffOutcome(

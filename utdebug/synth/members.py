@@ -6,7 +6,8 @@ Each input is a test with setup that the sandbox's runner runs in the version's 
 build the receiver (as the repository's tests build it, or from a synthesised constructor
 call and a few of the class's public methods: :mod:`utdebug.synth.receivers`), make the call
 (awaited when it is a coroutine), consume what it returns when that is a generator or an
-iterator (at most :data:`ITEM_BOUND` items, within the input's CPU time), and report the value
+iterator (at most :data:`ITEM_BOUND` items, within the input's CPU time), call it on fixed
+probe values when it is a function (a factory's product), and report the value
 together with the receiver's plain-data state after the call. Inputs the base rejects in the
 setup are left out; then :func:`utdebug.synth.differential.differential` compares as for a
 function. See docs/check.md ("Methods, properties, async functions and generators").
@@ -57,6 +58,8 @@ ARGS = "_utd_a"
 """The name each input's arguments go under in the test with setup."""
 ITEM_BOUND = 100
 """At most this many items of a returned generator or iterator are compared."""
+PROBE_ITEMS = 20
+"""At most this many items of what a returned function gives a probe are compared."""
 
 _HELPERS = """import enum, types
 
@@ -128,6 +131,21 @@ def state(o):
     return out
 
 
+def probes():
+    return (0, 1, -1, 2.5, float("nan"), float("inf"), None, True, "", "a", "a1b2", "10",
+            "1.5e3", "A b", b"a1", [1, 2], (1, 2), [], {"a": 1})
+
+
+def probe(f):
+    out = []
+    for p in probes():
+        try:
+            out.append(settle(f(p), PROBE_ITEMS))
+        except Exception as e:
+            out.append(("__raises__", type(e).__name__))
+    return {"__probes__": out}
+
+
 def settle(v, bound=ITEM_BOUND):
     t = type(v)
     if t is types.GeneratorType or (hasattr(t, "__next__") and hasattr(t, "__iter__")):
@@ -138,6 +156,8 @@ def settle(v, bound=ITEM_BOUND):
                 if len(out) >= bound:
                     break
         return out
+    if bound == ITEM_BOUND and callable(v) and not isinstance(v, type):
+        return probe(v)
     return v
 
 
@@ -152,7 +172,7 @@ async def asettle(v, bound=ITEM_BOUND):
                 break
         return out
     return settle(v, bound)
-""".replace("ITEM_BOUND", str(ITEM_BOUND))
+""".replace("ITEM_BOUND", str(ITEM_BOUND)).replace("PROBE_ITEMS", str(PROBE_ITEMS))
 
 _PRELUDE = f"""_utd_h = {{}}
 exec({_HELPERS!r}, _utd_h)
@@ -163,7 +183,9 @@ defined in the test's namespace would hold it, and each input's objects, in a cy
 ``_utd_state``: the receiver's instance attributes as plain data (objects of the program's
 classes as dicts of their fields with ``__class__``; what is not plain is left out, a clock
 reading in a ``datetime`` too); ``_utd_settle``/``_utd_asettle``: consume a generator or an
-iterator (awaiting first when asynchronous)."""
+iterator (awaiting first when asynchronous), or call a returned function (not a class) on
+fixed probe values, one argument each (``{"__probes__": [outcome, ...]}``, an exception as
+``("__raises__", name)``)."""
 
 
 class Shape(StrEnum):

@@ -4,7 +4,10 @@ Each operator changes a value of one kind into another value of that kind (an in
 a fresh or seen value, a string by inserting, replacing or deleting a piece or repeating a
 character, a list by removing, inserting, repeating or mutating an element ...). The pool holds
 the scalars and pieces of text seen in seeds and in emitted inputs, so values that mattered in
-one input turn up in others. Mutation is steered by a (widened) :class:`Envelope`: fresh values
+one input turn up in others; the literals of the code under test join it (constants mined from
+the source, as EvoSuite and Pynguin seed them), and a string that holds one of those text
+literals may have it swapped for another of the same character classes (``'==1.0'`` to
+``'!=1.0'``). Mutation is steered by a (widened) :class:`Envelope`: fresh values
 come from its ranges and alphabets, and the caller keeps only results inside it.
 
 Randomness is a ``random.Random`` the caller seeds; sets are read in a hash-independent order,
@@ -21,7 +24,14 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-from utdebug.synth.envelope import _CLASS_CHARS, Envelope, KindEnvelope, Node, number_of
+from utdebug.synth.envelope import (
+    _CLASS_CHARS,
+    Envelope,
+    KindEnvelope,
+    Node,
+    char_class,
+    number_of,
+)
 from utdebug.synth.values import ITERATOR_KINDS, MAX_DEPTH, iterator_of, kind_of, sorted_items
 
 __all__ = ["Ingredients", "Mutator", "alphabet_of"]
@@ -45,6 +55,15 @@ class Ingredients:
     def __init__(self) -> None:
         self.by_kind: dict[str, list[Any]] = {}
         self._keys: dict[str, set[str]] = {}
+        self.texts: list[str] = []
+        """Text literals of the code under test (:meth:`add_constants`), for swaps."""
+
+    def add_constants(self, values: Sequence[Any]) -> None:
+        """Literals read from the code under test: seen values, and text to swap."""
+        for v in values:
+            self.add(v)
+            if isinstance(v, str) and v and v not in self.texts:
+                self.texts.append(v)
 
     def add(self, value: Any, depth: int = 0) -> None:
         if depth > MAX_DEPTH:
@@ -326,6 +345,10 @@ def _piece(m: Mutator, env: KindEnvelope) -> str:
 
 def _mut_str(m: Mutator, s: str, env: KindEnvelope) -> str:
     rng = m.rng
+    if m.pool.texts and rng.random() < _SWAP_SHARE:  # a text literal of the code swapped
+        swapped = _swap_literal(m, s)
+        if swapped is not None:
+            return swapped
     op = rng.randrange(8)
     n = len(s)
     if op == 0 or n == 0:  # insert a piece
@@ -354,6 +377,30 @@ def _mut_str(m: Mutator, s: str, env: KindEnvelope) -> str:
         chars[i], chars[k] = chars[k], chars[i]
         return "".join(chars)
     return s[::-1] if rng.random() < 0.5 else s + s[: rng.randint(1, max(1, n))]
+
+
+_SWAP_SHARE = 0.25
+"""The part of string mutations that try a swap of the code's text literals first."""
+
+
+def _swap_literal(m: Mutator, s: str) -> str | None:
+    """``s`` with one occurrence of a text literal of the code (two characters or more)
+    replaced by another written with the same character classes (a word for a word, an
+    operator for an operator); None when it holds none that has another."""
+    held = [t for t in m.pool.texts if len(t) > 1 and t in s]
+    if not held:
+        return None
+    old = m.rng.choice(held)
+    shape = {char_class(c) for c in old}
+    others = [
+        t for t in m.pool.texts if t != old and len(t) > 1 and {char_class(c) for c in t} == shape
+    ]
+    if not others:
+        return None
+    new = m.rng.choice(others)
+    at = [i for i in range(len(s)) if s.startswith(old, i)]
+    i = m.rng.choice(at)
+    return s[:i] + new + s[i + len(old) :]
 
 
 def _mut_seq(m: Mutator, v: Any, env: KindEnvelope, depth: int) -> Any:

@@ -348,12 +348,13 @@ _NOT_SOURCES = {"__pycache__", "node_modules", "venv", "env", "build", "dist", "
 
 def is_test_file(path: str | Path) -> bool:
     """Whether a project's file (its path relative to the project) is a test file:
-    ``test_*.py``, ``*_test.py`` or a ``.py`` file under a ``tests`` or ``test`` folder."""
+    ``test_*.py``, ``*_test.py``, a module named ``tests`` (``tests.py``, as Django and older
+    projects keep their tests) or a ``.py`` file under a ``tests`` or ``test`` folder."""
     p = Path(path)
     name = p.name
     in_tests = any(part in ("tests", "test") for part in p.parts[:-1])
     return name.endswith(".py") and (
-        in_tests or name.startswith("test_") or name.endswith("_test.py")
+        in_tests or name.startswith("test_") or name.endswith("_test.py") or name == "tests.py"
     )
 
 

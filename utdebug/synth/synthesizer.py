@@ -147,6 +147,8 @@ class SynthSettings:
     """More inputs to mutate (not emitted themselves)."""
     exclude: Iterable[str] = ()
     """Keys (:func:`~utdebug.synth.values.input_key`) of inputs not to emit again."""
+    constants: Sequence[Any] = ()
+    """Literals of the code under test (numbers, text): values for mutation to use."""
 
 
 @dataclass
@@ -310,6 +312,7 @@ def _mutate(
     """Mutation (EvalPlus): parents from the pool of seeds and emitted inputs, 1-5 steps."""
     assert plan.core is not None
     pool = Ingredients()
+    pool.add_constants(cfg.constants)
     for some in [*(c.args for c in em.out), *cfg.parents_extra]:
         for value in some:
             pool.add(value)

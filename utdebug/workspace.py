@@ -116,10 +116,6 @@ class LoadedFunction:
     through: str | None = None
     """The nested function named in the target when it is debugged through this one."""
 
-    @property
-    def is_staticmethod(self) -> bool:
-        return self.kind == "staticmethod"
-
     def to_task(self) -> Task:
         return Task(
             task_id=f"{self.path.name}::{self.qualname}",

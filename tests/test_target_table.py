@@ -1,4 +1,4 @@
-"""The target-kind table (utdebug.engine.targets.KINDS): a row per kind, read where the kinds
+"""The target-kind table (utdebug.engine.target_kinds.KINDS): a row per kind, read where the kinds
 used to be tested by name (the classifier's facts, test admission, check's comparison)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from utdebug.check.members import is_member
 from utdebug.check.targets import Target
 from utdebug.engine.admission import call_problem
-from utdebug.engine.targets import KINDS, Binding, Comparing, TargetKind, classify
+from utdebug.engine.target_kinds import KINDS, Binding, Comparing, TargetKind, classify
 
 CLASS = """\
 class Cart:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from utdebug.check.report import Comparison, Differential, Unstable
 from utdebug.check.versions import NotCompared, read_source
-from utdebug.engine.targets import KINDS, Comparing
+from utdebug.engine.target_kinds import KINDS, Comparing
 
 if TYPE_CHECKING:
     from utdebug.check.differ import DiffOutcome, DiffRun
@@ -29,7 +29,7 @@ __all__ = ["compare_member", "is_member"]
 
 def is_member(target: Target) -> bool:
     """Whether ``target`` is compared by :func:`compare_member` (a class's member, or a
-    module-level function whose kind is compared so: :data:`~utdebug.engine.targets.KINDS`,
+    module-level function whose kind is compared so: :data:`~utdebug.engine.target_kinds.KINDS`,
     async functions and generators, their values awaited or consumed in the child)."""
     if "." in target.qualname:
         return True

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from utdebug.check.loading import Copies, ModuleName, import_name
 from utdebug.check.targets import Target, module_context
-from utdebug.engine.targets import KINDS, Comparing, TargetKind
+from utdebug.engine.target_kinds import KINDS, Comparing, TargetKind
 
 __all__ = ["NotCompared", "Pair", "Side", "pair", "read_source"]
 
@@ -135,6 +135,6 @@ def pair(target: Target, copies: Copies) -> Pair | NotCompared:
 
 
 def _shape(node: ast.FunctionDef | ast.AsyncFunctionDef) -> TargetKind:
-    from utdebug.engine.targets import classify
+    from utdebug.engine.target_kinds import classify
 
     return classify(node, in_class=False).kind

@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from utdebug.engine.execution import Executor
 from utdebug.engine.model import UnitTest
 from utdebug.engine.program import setup_failed
-from utdebug.engine.targets import Binding, Def, classify
+from utdebug.engine.target_kinds import Binding, Def, classify
 from utdebug.sandbox.config import PROGRAM_FILE, Limits
 from utdebug.sandbox.outcomes import Status
 

@@ -60,7 +60,9 @@ from utdebug.benchmarks.report import print_synth
 from utdebug.benchmarks.synth_classeval import expose_class_problem
 from utdebug.benchmarks.synth_model import merge, model_inputs, source_counts
 from utdebug.cli_common import Exit, console
+from utdebug.data import splits
 from utdebug.data.datasets import ClassFixProblem, LoadedSplit, Problem
+from utdebug.data.splits import ProblemKind
 from utdebug.runs.folder import (
     Job,
     JobLoop,
@@ -525,7 +527,7 @@ def run_with_model(ctx: ModeContext) -> int:
             "cannot write generator programs; use a model of yours or scripted:FILE, or drop "
             "--model for the model-free run"
         )
-    if "classeval" in options.data.splits:
+    if any(splits.spec(s).kind is not ProblemKind.FUNCTION for s in options.data.splits):
         raise UsageError(
             "bench synth --model takes the function splits (hard, mbpp, he, val); --split "
             "classeval runs model-free (drop --model)"

@@ -231,3 +231,22 @@ def test_a_model_is_refused_with_classeval(
     argv = ["bench", "synth", "--split", "classeval", "--model", f"scripted:{script}"]
     assert cli.main(argv) == 2
     assert "--split classeval runs model-free" in capsys.readouterr().err
+
+
+def test_the_model_refusal_follows_the_split_rows_problem_kind(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The refusal reads the split's row (its problem kind), not its name: a method split
+    under any name is refused."""
+    from dataclasses import replace
+
+    from utdebug.data import splits
+    from utdebug.data.datasets import Split
+
+    hard = splits.SPLITS[Split.HARD]
+    monkeypatch.setitem(splits.SPLITS, Split.HARD, replace(hard, kind=splits.ProblemKind.METHOD))
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"generate": []}))
+    argv = ["bench", "synth", "--split", "hard", "--model", f"scripted:{script}"]
+    assert cli.main(argv) == 2
+    assert "runs model-free" in capsys.readouterr().err

@@ -17,7 +17,7 @@ import jsonschema
 import pytest
 
 from utdebug.check import formats
-from utdebug.check.formats import FORMATS, render, schema, write_human
+from utdebug.check.formats import FORMATS, Layout, render, schema, write_human
 from utdebug.check.report import (
     CheckReport,
     FixResult,
@@ -187,7 +187,18 @@ def any_report(request: pytest.FixtureRequest) -> CheckReport:
 
 
 def test_formats_are_the_documented_ones() -> None:
-    assert FORMATS == ("human", "json", "junit", "github", "sarif")
+    assert tuple(FORMATS) == ("human", "json", "junit", "github", "sarif")
+
+
+def test_each_format_row_holds_its_renderer() -> None:
+    """``render`` looks the format up in the table: a row's renderer is what it runs."""
+    report = make_report()
+    for name, row in FORMATS.items():
+        assert row.name == name
+        assert render(report, name) == row.render(report, Layout())
+        assert row.render.__module__.startswith("utdebug.check.formats.")
+    modules = {row.render.__module__ for row in FORMATS.values()}
+    assert len(modules) == len(FORMATS)  # one module per format
 
 
 def test_unknown_format_raises_value_error() -> None:
@@ -231,7 +242,7 @@ def test_schema_is_a_valid_draft_2020_12_schema() -> None:
     assert doc["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     jsonschema.Draft202012Validator.check_schema(doc)
     on_disk = json.loads(
-        (Path(formats.__file__).parent / "report.schema.json").read_text(encoding="utf-8")
+        (Path(formats.__file__).parent.parent / "report.schema.json").read_text(encoding="utf-8")
     )
     assert doc == on_disk
     doc["title"] = "changed"

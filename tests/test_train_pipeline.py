@@ -21,7 +21,7 @@ from utdebug.agents.endings import reached
 from utdebug.agents.parsing import ParsedCall, ParsedValue, parse_call, parse_output
 from utdebug.runs.records import SAMPLES, read_samples
 from utdebug.train.sources import load_mbpp_plus
-from utdebug.train.targets import (
+from utdebug.train.texts import (
     build_target,
     literal_text,
     same_answer,
@@ -329,7 +329,7 @@ def test_the_training_package_loads_no_ui_model_or_data_library() -> None:
 
 
 def test_labels_whose_order_may_be_a_sets_are_recognised() -> None:
-    from utdebug.train.targets import order_suspect, uses_sets
+    from utdebug.train.texts import order_suspect, uses_sets
 
     assert uses_sets("def f(a, b):\n    return tuple(set(a) & set(b))\n")
     assert uses_sets("def f(a):\n    return [x for x in {y for y in a}]\n")

@@ -2,9 +2,9 @@
 
 Front ends point utdebug at ``path/to/file.py::name``: :func:`parse_target` splits it and
 :func:`load_function` reads the file (UTF-8), parses it and finds the target: a module-level
-function, any member of a module-level class (its kind: :mod:`utdebug.engine.targets`), or a nested
-function debugged through the one that defines it. Classes, methods of nested classes and
-unknown names are refused with a message that says what to do. :class:`LoadedFunction`
+function, any member of a module-level class (its kind: :mod:`utdebug.engine.target_kinds`),
+or a nested function debugged through the one that defines it. Classes, methods of nested
+classes and unknown names are refused with a message that says what to do. :class:`LoadedFunction`
 carries the target's source, lines, signature, description and ``module_code`` (what the
 engine runs: the module without its ``__main__`` block). Writing a fix back is
 :mod:`utdebug.writeback`, the pytest export :mod:`utdebug.pytest_export`, and how the
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from utdebug.agents.edit_ast import is_main_guard
 from utdebug.engine.model import Task
-from utdebug.engine.targets import Def, classify, first_line, is_property_getter
+from utdebug.engine.target_kinds import Def, classify, first_line, is_property_getter
 
 __all__ = [
     "LoadedFunction",
@@ -108,17 +108,13 @@ class LoadedFunction:
     task: str | None = None
     """The ``task`` text given to :func:`load_function`."""
     kind: str = "function"
-    """What the target is (a :class:`~utdebug.engine.targets.TargetKind` value)."""
+    """What the target is (a :class:`~utdebug.engine.target_kinds.TargetKind` value)."""
     program: bool = False
     """Its tests are programs (setup, call, expected outcome), not literal arguments."""
     context: str | None = None
     """What a test writer needs besides the code (:func:`target_context`)."""
     through: str | None = None
     """The nested function named in the target when it is debugged through this one."""
-
-    @property
-    def is_staticmethod(self) -> bool:
-        return self.kind == "staticmethod"
 
     def to_task(self) -> Task:
         return Task(

@@ -1,11 +1,12 @@
 """Which definitions of a module ``utdebug check`` reports, and which of them a change touches.
 
 :func:`definitions` lists every function and class member of a parsed module with its lines,
-its kind (:func:`utdebug.engine.targets.classify`) and, when the loader (:mod:`utdebug.workspace`)
-cannot reach it, why: methods of nested classes and functions defined inside a module-level
-``if``/``try``/... block. :func:`touched` keeps the ones a change's lines touch, and
-:func:`changed_definitions` adds the module-level functions that read a module-level name
-(a constant, a regex, an import) the change rebinds, directly or through each other.
+its kind (:func:`utdebug.engine.target_kinds.classify`) and, when the loader
+(:mod:`utdebug.workspace`) cannot reach it, why: methods of nested classes and functions
+defined inside a module-level ``if``/``try``/... block. :func:`touched` keeps the ones a
+change's lines touch, and :func:`changed_definitions` adds the module-level functions that
+read a module-level name (a constant, a regex, an import) the change rebinds, directly or
+through each other.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, replace
 
-from utdebug.engine.targets import Def, TargetKind, classify, first_line
+from utdebug.engine.target_kinds import Def, TargetKind, classify, first_line
 
 __all__ = ["ChangedFunction", "changed_definitions", "definitions", "touched"]
 
@@ -36,13 +37,13 @@ class ChangedFunction:
     end_line: int
     kind: str
     """``function``, ``staticmethod``, ``method``, ``classmethod``, ``async`` or ``property``
-    (:attr:`utdebug.engine.targets.Classified.label`)."""
+    (:attr:`utdebug.engine.target_kinds.Classified.label`)."""
     supported: bool
     """Whether ``utdebug`` can load it (see :mod:`utdebug.workspace`)."""
     reason: str | None
     """Why it is not supported, and what to do; ``None`` when supported."""
     shape: TargetKind = TargetKind.FUNCTION
-    """What it is (:class:`utdebug.engine.targets.TargetKind`: function, method, property,
+    """What it is (:class:`utdebug.engine.target_kinds.TargetKind`: function, method, property,
     classmethod, staticmethod, async, generator ...)."""
     reads: tuple[str, ...] = ()
     """Changed only through these module-level names it reads (a constant the change

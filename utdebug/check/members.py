@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from utdebug.check.report import Comparison, Differential, Unstable
 from utdebug.check.versions import NotCompared, read_source
-from utdebug.engine.targets import TargetKind
+from utdebug.engine.target_kinds import KINDS, Comparing
 
 if TYPE_CHECKING:
     from utdebug.check.differ import DiffOutcome, DiffRun
@@ -24,19 +24,16 @@ if TYPE_CHECKING:
     from utdebug.synth.differential import Finding, Version
     from utdebug.synth.members import MemberComparison
 
-__all__ = ["MEMBER_SHAPES", "compare_member", "is_member"]
-
-MEMBER_SHAPES = frozenset(
-    {TargetKind.ASYNC_FUNCTION, TargetKind.GENERATOR, TargetKind.ASYNC_GENERATOR}
-)
-"""The module-level kinds of function compared as members are (their values are consumed or
-awaited in the child)."""
+__all__ = ["compare_member", "is_member"]
 
 
 def is_member(target: Target) -> bool:
     """Whether ``target`` is compared by :func:`compare_member` (a class's member, or a
-    module-level function of :data:`MEMBER_SHAPES`)."""
-    return "." in target.qualname or target.shape in MEMBER_SHAPES
+    module-level function whose kind is compared so: :data:`~utdebug.engine.target_kinds.KINDS`,
+    async functions and generators, their values awaited or consumed in the child)."""
+    if "." in target.qualname:
+        return True
+    return target.shape is not None and KINDS[target.shape].comparing is Comparing.MEMBERS
 
 
 def compare_member(run: DiffRun, target: Target) -> DiffOutcome | NotCompared:

@@ -12,7 +12,7 @@ from typing import Any
 from utdebug.check.options import CheckError, CheckOptions, validate_options
 from utdebug.check.report import FunctionReport, Status
 from utdebug.check.results import function_report
-from utdebug.engine.targets import TargetKind, first_line
+from utdebug.engine.target_kinds import TargetKind, first_line
 
 SKIP_PRAGMA = re.compile(r"#\s*utdebug:\s*skip\b", re.IGNORECASE)
 """``# utdebug: skip`` on a function's ``def`` line (or the line above it) skips it."""

@@ -15,12 +15,9 @@ from pathlib import Path
 
 from utdebug.check.loading import Copies, ModuleName, import_name
 from utdebug.check.targets import Target, module_context
-from utdebug.engine.targets import TargetKind
+from utdebug.engine.target_kinds import KINDS, Comparing, TargetKind
 
-__all__ = ["COMPARED_SHAPES", "NotCompared", "Pair", "Side", "pair", "read_source"]
-
-COMPARED_SHAPES = frozenset({TargetKind.FUNCTION})
-"""The kinds of function compared with their base version."""
+__all__ = ["NotCompared", "Pair", "Side", "pair", "read_source"]
 
 _NOT_YET = {
     TargetKind.ASYNC_FUNCTION: "async functions are not compared with their base",
@@ -110,7 +107,7 @@ def pair(target: Target, copies: Copies) -> Pair | NotCompared:
     if head_text is None or head_fn is None:
         return NotCompared(f"{qualname} is not a module-level function of {path}")
     shape = target.shape or _shape(head_fn)
-    if shape not in COMPARED_SHAPES:
+    if KINDS[shape].comparing is not Comparing.VALUES:
         return NotCompared(_NOT_YET.get(shape, f"a {shape} is not compared with its base"))
     if copies.base is None or copies.base_sha is None:
         return NotCompared("there is no base revision")
@@ -138,6 +135,6 @@ def pair(target: Target, copies: Copies) -> Pair | NotCompared:
 
 
 def _shape(node: ast.FunctionDef | ast.AsyncFunctionDef) -> TargetKind:
-    from utdebug.engine.targets import classify
+    from utdebug.engine.target_kinds import classify
 
     return classify(node, in_class=False).kind

@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from utdebug.engine.execution import Executor
 from utdebug.engine.model import UnitTest
 from utdebug.engine.program import setup_failed
-from utdebug.engine.targets import Def, TargetKind, classify
+from utdebug.engine.target_kinds import Binding, Def, classify
 from utdebug.sandbox.config import PROGRAM_FILE, Limits
 from utdebug.sandbox.outcomes import Status
 
@@ -86,7 +86,8 @@ def call_problem(
         return None
     name = f"{class_name}.{entry_point}" if class_name else entry_point
     kind = classify(target, in_class=class_name is not None)
-    if kind.kind is TargetKind.PROPERTY:
+    binding = kind.row.binding
+    if binding is Binding.READ:
         read = any(isinstance(n, ast.Attribute) and n.attr == entry_point for n in _walk(trees))
         return None if read else f"it never reads the property `{name}`"
     calls = [n for n in _walk(trees) if isinstance(n, ast.Call) and _names_target(n, entry_point)]
@@ -103,7 +104,7 @@ def call_problem(
         if isinstance(node, ast.Await) and node.value in ours and not is_coroutine:
             return f"it awaits `{name}`, which is not a coroutine function"
     signature = _signature(target)
-    method = class_name is not None and kind.kind is not TargetKind.STATICMETHOD
+    method = class_name is not None and binding is not Binding.STATIC
     for c in ours:
         if any(isinstance(a, ast.Starred) for a in c.args) or any(
             k.arg is None for k in c.keywords
@@ -114,7 +115,7 @@ def call_problem(
             and isinstance(c.func.value, ast.Name)
             and c.func.value.id == class_name
         )
-        bound_first = method and not (through_class and kind.kind is not TargetKind.CLASSMETHOD)
+        bound_first = method and not (through_class and binding is not Binding.CLASS)
         params = list(signature.parameters.values())
         sig = signature.replace(parameters=params[1:]) if bound_first and params else signature
         try:

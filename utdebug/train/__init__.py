@@ -8,7 +8,7 @@
 - :mod:`~utdebug.train.pipeline`: per problem, stage I (corrupted versions of the gold code),
   stage II (failing unit-test inputs, labelled by the gold code in the sandbox), stage III
   (post-hoc rationales) and the SFT target; :mod:`~utdebug.train.settings` what determines a
-  problem's record, :mod:`~utdebug.train.targets` the text (literals, targets read back);
+  problem's record, :mod:`~utdebug.train.texts` the text (literals, targets read back);
 - :mod:`~utdebug.train.output`: SFT shards, the validation file, the dataset card,
   :mod:`~utdebug.train.trl_config` the training configurations;
 - :mod:`~utdebug.train.driver`: the run (resumable records, progress, counts).

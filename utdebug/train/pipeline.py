@@ -43,7 +43,7 @@ from utdebug.sandbox.compare import outputs_match
 from utdebug.sandbox.executor import UID_SLOTS
 from utdebug.sandbox.verdicts import Verdict, judge
 from utdebug.train.settings import Job, Settings
-from utdebug.train.targets import (
+from utdebug.train.texts import (
     VAL_TEST_HEAD,
     args_literal,
     build_target,

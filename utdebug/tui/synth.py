@@ -112,7 +112,7 @@ def plan_for(
     kind: str = "function",
 ) -> SynthPlan:
     """The plan of a file's function (``path``) or a benchmark problem (``kind``: the
-    target's kind, :class:`~utdebug.engine.targets.TargetKind`'s value)."""
+    target's kind, :class:`~utdebug.engine.target_kinds.TargetKind`'s value)."""
     refusal = None
     if class_name is not None or program:
         what = (

@@ -3,7 +3,10 @@
 :func:`classify` decides the kind of a ``def`` once, from its syntax; the loader
 (:mod:`utdebug.workspace`), the change finder of ``utdebug check``
 (:mod:`utdebug.check.definitions`) and the test admission (:mod:`utdebug.engine.admission`)
-all use it. Every kind is supported.
+all use it. :data:`KINDS` holds what the rest needs to know of a kind (how a test reaches it,
+whether literal arguments can test it, how ``check`` compares it with its base, the word
+reports use), so no module tests a kind by name. Every kind is supported; a new one is a
+member, its row and its case in :func:`classify`.
 """
 
 from __future__ import annotations
@@ -13,8 +16,12 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 __all__ = [
+    "KINDS",
+    "Binding",
     "Classified",
+    "Comparing",
     "Def",
+    "KindRow",
     "TargetKind",
     "classify",
     "decorator_names",
@@ -41,6 +48,61 @@ class TargetKind(StrEnum):
     PROPERTY = "property"
 
 
+class Binding(StrEnum):
+    """How a test reaches a definition of the kind."""
+
+    PLAIN = "plain"
+    """Called; in a class, bound to the object it is called on (its first parameter)."""
+    CLASS = "class"
+    """Called; bound to the class, whether called through the class or an object."""
+    STATIC = "static"
+    """Called; never bound."""
+    READ = "read"
+    """Read as an attribute, not called (a property)."""
+
+
+class Comparing(StrEnum):
+    """How ``utdebug check`` compares a module-level definition of the kind with its base."""
+
+    VALUES = "values"
+    """Calls with the same inputs, their values compared (:mod:`utdebug.check.differ`)."""
+    MEMBERS = "members"
+    """As a member: call sequences on receivers, awaited or consumed in the child
+    (:mod:`utdebug.check.members`; every definition in a class is compared so)."""
+
+
+@dataclass(frozen=True, slots=True)
+class KindRow:
+    """What the engine and the front ends need to know of a target kind."""
+
+    kind: TargetKind
+    binding: Binding
+    literal_args: bool
+    """A plain call with literal arguments can test it when it is synchronous and returns (the
+    loader also asks that it takes no objects); otherwise its tests need a setup."""
+    comparing: Comparing
+    word: str
+    """The word ``utdebug check`` reports for a synchronous definition (``method`` for a
+    generator in a class)."""
+
+
+KINDS: dict[TargetKind, KindRow] = {
+    row.kind: row
+    for row in (
+        KindRow(TargetKind.FUNCTION, Binding.PLAIN, True, Comparing.VALUES, "function"),
+        KindRow(TargetKind.ASYNC_FUNCTION, Binding.PLAIN, False, Comparing.MEMBERS, "function"),
+        KindRow(TargetKind.GENERATOR, Binding.PLAIN, False, Comparing.MEMBERS, "function"),
+        KindRow(TargetKind.ASYNC_GENERATOR, Binding.PLAIN, False, Comparing.MEMBERS, "function"),
+        KindRow(TargetKind.METHOD, Binding.PLAIN, False, Comparing.MEMBERS, "method"),
+        KindRow(TargetKind.ASYNC_METHOD, Binding.PLAIN, False, Comparing.MEMBERS, "method"),
+        KindRow(TargetKind.CLASSMETHOD, Binding.CLASS, False, Comparing.MEMBERS, "classmethod"),
+        KindRow(TargetKind.STATICMETHOD, Binding.STATIC, True, Comparing.MEMBERS, "staticmethod"),
+        KindRow(TargetKind.PROPERTY, Binding.READ, False, Comparing.MEMBERS, "property"),
+    )
+}
+"""Every target kind's row, in :class:`TargetKind`'s order."""
+
+
 GETTERS = frozenset({"property", "cached_property", "abstractproperty"})
 """Decorators that make a property (its getter)."""
 ACCESSORS = frozenset({"setter", "getter", "deleter"})
@@ -57,11 +119,16 @@ class Classified:
     in_class: bool
 
     @property
+    def row(self) -> KindRow:
+        """What the rest needs to know of its kind (:data:`KINDS`)."""
+        return KINDS[self.kind]
+
+    @property
     def literal_args(self) -> bool:
-        """Whether a plain call with literal arguments can test it (a synchronous function or
-        staticmethod that returns; the loader also asks that it takes no objects)."""
+        """Whether a plain call with literal arguments can test it (a kind that allows it,
+        synchronous and returning; the loader also asks that it takes no objects)."""
         plain = not self.is_async and not self.is_generator
-        return plain and self.kind in (TargetKind.FUNCTION, TargetKind.STATICMETHOD)
+        return plain and self.row.literal_args
 
     @property
     def label(self) -> str:
@@ -69,9 +136,8 @@ class Classified:
         ``classmethod``, ``property`` or ``async`` (any ``async def``)."""
         if self.is_async:
             return "async"
-        if self.kind is TargetKind.GENERATOR:
-            return "method" if self.in_class else "function"
-        return self.kind.value
+        word = self.row.word
+        return "method" if self.in_class and word == "function" else word
 
 
 def decorator_names(node: Def) -> set[str]:

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import ast
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from testkit.app import run_pytest
 
 from utdebug.engine import Task, UnitTest
 from utdebug.pytest_export import export_pytest, render_pytest
@@ -525,17 +524,6 @@ def test_export_patch(tmp_path: Path) -> None:
 
 
 # --- export_pytest ----------------------------------------------------------------------------
-
-
-def run_pytest(test_file: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", str(test_file), "-q", "-p", "no:cacheprovider"],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 def test_an_exported_test_says_its_input_was_synthesised(tmp_path: Path) -> None:

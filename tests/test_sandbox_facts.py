@@ -11,11 +11,9 @@ test reads are constants in its code. See docs/sandbox.md, "Integrity".
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from testkit import sandbox as H
 
 from utdebug.engine import program
 from utdebug.engine.program import Raises
@@ -26,11 +24,6 @@ from utdebug.sandbox.pinning import MARK, pin
 from utdebug.sandbox.verdicts import Judged, Verdict
 
 LIM = Limits(per_input=2.0, memory_mb=1024, slack=0.5, wall_factor=20.0)
-
-
-@pytest.fixture(scope="module")
-def sb() -> Iterator[Sandbox]:
-    yield from H.default_sandbox()
 
 
 def prog(src: str) -> str:

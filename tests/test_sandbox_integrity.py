@@ -449,12 +449,13 @@ def test_a_runnable_thread_is_never_taken_for_a_sleeping_one() -> None:
             poll(lambda: not idle.runnable(), "the sleeper asleep", 30)
             assert not idle.runnable()
             # sums that reach the backstop: the runnable one is looked at again instead
+            # (the first look reads the baseline; the next is made as if 10 s later)
             for s in (busy, idle):
-                s.reset(time.monotonic() - 10.0, 0.0)
-                s.slept(time.monotonic(), 0.0, 1.0)  # the first look reads the baseline
-            slept, _ = busy.slept(time.monotonic(), 0.0, 1.0)
+                s.reset(time.monotonic(), 0.0)
+                s.slept(time.monotonic(), 0.0, 1.0)
+            slept, _ = busy.slept(time.monotonic() + 10.0, 0.0, 1.0)
             assert slept < 1.0, slept
-            slept, _ = idle.slept(time.monotonic(), 0.0, 1.0)
+            slept, _ = idle.slept(time.monotonic() + 10.0, 0.0, 1.0)
             assert slept >= 1.0, slept
         finally:
             busy.close()

@@ -15,7 +15,6 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from testkit import sandbox as H
 
 from utdebug.sandbox import Limits, Sandbox, Status
 from utdebug.sandbox import collector as C
@@ -185,8 +184,3 @@ def test_a_program_that_floods_its_result_pipe_is_refused(sb: Sandbox) -> None:
     honest = "def f(n):\n    return [[] for _ in range(n)]\n"
     res = sb.run(honest, "f", [[300_000], [5]], Limits(per_input=5.0))
     assert [len(o.value) for o in res.outcomes] == [300_000, 5], res
-
-
-@pytest.fixture(scope="module")
-def sb() -> Iterator[Sandbox]:
-    yield from H.default_sandbox()

@@ -33,7 +33,13 @@ def start(session: str, width: int, height: int, cmd: str) -> None:
     first and the command starts after (``respawn-pane``), without COLUMNS and LINES in its
     environment: an app that read a size from them, or before a resize, would keep it."""
     w, h = str(width), str(height)
-    started = tmux("new-session", "-d", "-s", session, "-x", w, "-y", h, "sleep 600")
+    new = ("new-session", "-d", "-s", session, "-x", w, "-y", h, "sleep 600")
+    started = tmux(*new)
+    for _ in range(20):  # the server of a session just killed, the last one, is still exiting
+        if started.returncode == 0 or "server exited unexpectedly" not in started.stderr:
+            break
+        poll(lambda: tmux("has-session").returncode != 0, "the last server gone", 30)
+        started = tmux(*new)
     assert started.returncode == 0, started.stderr
     tmux("set-option", "-t", session, "window-size", "manual")
     tmux("resize-window", "-t", session, "-x", w, "-y", h)

@@ -52,13 +52,15 @@ def compare_member(run: DiffRun, target: Target) -> DiffOutcome | NotCompared:
     if base_text is None:
         return NotCompared(f"new file (no base version of {path})")
     run.runners.start()
+    base = _version(run, target, base_text, base=True)
+    head = _version(run, target, head_text, base=False)
     runs = [
         members.compare_member(
             sandbox,
             f"{path}::{qualname}",
             qualname,
-            _version(run, target, base_text, base=True),
-            _version(run, target, head_text, base=False),
+            base,
+            head,
             run.tests,
             copies.head,
             settings=run.settings,
